@@ -1,0 +1,215 @@
+"""Result types of the Python API. Each has ``to_json`` in the protocol's camelCase.
+
+The language server returns exactly these shapes, so the CLI's ``--json`` output,
+the JSON-RPC results and the Python API agree field for field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .events import JSON, Event, SessionHeader
+
+
+@dataclass(slots=True)
+class Checkpoint:
+    """A whole-workspace (or, when ``partial``, some-files) snapshot at one moment."""
+
+    id: str
+    label: str
+    ts: str
+    tree: str  # hash of the root tree object
+    session_id: str | None
+    event_id: str | None
+    auto: bool = False
+    partial: bool = False
+    files: int = 0
+    bytes: int = 0  # total size of the files it holds
+    skipped: list[JSON] = field(default_factory=list)  # [{path, reason, size?}]
+    absent: list[str] = field(default_factory=list)  # partial: paths known not to exist
+
+    def to_json(self) -> JSON:
+        return {
+            "id": self.id,
+            "label": self.label,
+            "ts": self.ts,
+            "tree": self.tree,
+            "sessionId": self.session_id,
+            "eventId": self.event_id,
+            "auto": self.auto,
+            "partial": self.partial,
+            "files": self.files,
+            "bytes": self.bytes,
+            "skipped": self.skipped,
+            "absent": self.absent,
+        }
+
+    @classmethod
+    def from_json(cls, obj: JSON) -> Checkpoint:
+        return cls(
+            id=str(obj["id"]),
+            label=str(obj.get("label") or ""),
+            ts=str(obj.get("ts") or ""),
+            tree=str(obj["tree"]),
+            session_id=obj.get("sessionId"),
+            event_id=obj.get("eventId"),
+            auto=bool(obj.get("auto", False)),
+            partial=bool(obj.get("partial", False)),
+            files=int(obj.get("files", 0)),
+            bytes=int(obj.get("bytes", 0)),
+            skipped=list(obj.get("skipped") or []),
+            absent=list(obj.get("absent") or []),
+        )
+
+
+@dataclass(slots=True)
+class Change:
+    """One path that differs between two states."""
+
+    path: str
+    status: str  # "added" | "modified" | "deleted"
+    binary: bool = False
+    lines_added: int = 0
+    lines_removed: int = 0
+    kind: str = "file"  # "file" | "symlink"; a mode-only change is "modified"
+    mode_changed: bool = False
+
+    def to_json(self) -> JSON:
+        return {
+            "path": self.path,
+            "status": self.status,
+            "binary": self.binary,
+            "linesAdded": self.lines_added,
+            "linesRemoved": self.lines_removed,
+            "kind": self.kind,
+            "modeChanged": self.mode_changed,
+        }
+
+
+@dataclass(slots=True)
+class FileContent:
+    path: str
+    exists: bool
+    binary: bool = False
+    size: int = 0
+    text: str | None = None
+    kind: str = "file"  # "file" | "symlink" | "executable"
+
+    def to_json(self) -> JSON:
+        out: JSON = {
+            "path": self.path,
+            "exists": self.exists,
+            "binary": self.binary,
+            "size": self.size,
+            "kind": self.kind,
+        }
+        if self.text is not None:
+            out["text"] = self.text
+        return out
+
+
+@dataclass(slots=True)
+class RewindResult:
+    """What a rewind or undo did (or, with ``dry_run``, would do)."""
+
+    written: list[str]  # files whose content or mode was overwritten (existed before)
+    created: list[str]  # files recreated (absent before)
+    removed: list[str]  # files deleted (created since the checkpoint)
+    safety_checkpoint: str | None
+    dry_run: bool
+    mode: str = "files"
+    checkpoint: str | None = None
+    head: str | None = None  # session head after a conversation rewind
+
+    def to_json(self) -> JSON:
+        return {
+            # SPEC's `written` lists every path whose content was put in place.
+            "written": sorted(self.written + self.created),
+            "overwritten": self.written,
+            "created": self.created,
+            "removed": self.removed,
+            "safetyCheckpoint": self.safety_checkpoint,
+            "dryRun": self.dry_run,
+            "mode": self.mode,
+            "checkpoint": self.checkpoint,
+            "head": self.head,
+        }
+
+
+@dataclass(slots=True)
+class GcResult:
+    objects_removed: int
+    bytes_freed: int
+    checkpoints_dropped: list[str]
+    dry_run: bool
+    bytes_after: int
+
+    def to_json(self) -> JSON:
+        return {
+            "objectsRemoved": self.objects_removed,
+            "bytesFreed": self.bytes_freed,
+            "checkpointsDropped": self.checkpoints_dropped,
+            "dryRun": self.dry_run,
+            "bytes": self.bytes_after,
+        }
+
+
+@dataclass(slots=True)
+class SessionSummary:
+    """A session's header and stats, without its events (what listings show)."""
+
+    header: SessionHeader
+    stats: JSON
+    events: int
+    head: str | None
+
+    def to_json(self) -> JSON:
+        h = self.header
+        return {
+            "id": h.id,
+            "title": h.title,
+            "agent": h.agent,
+            "model": h.model,
+            "cwd": h.cwd,
+            "source": h.source,
+            "startedAt": self.stats.get("startedAt") or h.started,
+            "endedAt": self.stats.get("endedAt") or h.ended,
+            "events": self.events,
+            "head": self.head,
+            "stats": self.stats,
+        }
+
+
+@dataclass(slots=True)
+class Problem:
+    """A damaged spot found while reading (a bad line, a torn tail)."""
+
+    file: str
+    line: int
+    message: str
+
+    def to_json(self) -> JSON:
+        return {"file": self.file, "line": self.line, "message": self.message}
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.message}"
+
+
+@dataclass(slots=True)
+class SessionLog:
+    """A whole session as read from its backend."""
+
+    header: SessionHeader
+    events: list[Event]
+    head: str | None
+    problems: list[Problem] = field(default_factory=list)
+
+    def by_id(self) -> dict[str, Event]:
+        return {e.id: e for e in self.events}
+
+
+def jsonable(obj: Any) -> Any:
+    """``to_json`` of a model, or the value unchanged."""
+    to_json = getattr(obj, "to_json", None)
+    return to_json() if callable(to_json) else obj

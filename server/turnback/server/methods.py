@@ -1,0 +1,38 @@
+"""JSON-RPC method names: the contract between the server and every client.
+
+The extension keeps the same names in ``extension/src/protocol.ts``; a test
+checks that both lists agree.
+"""
+
+from __future__ import annotations
+
+STATUS = "turnback/status"
+SESSIONS = "turnback/sessions"
+SESSION = "turnback/session"
+CHECKPOINTS = "turnback/checkpoints"
+CREATE_CHECKPOINT = "turnback/createCheckpoint"
+CHANGES = "turnback/changes"
+FILE_CONTENT = "turnback/fileContent"
+REWIND = "turnback/rewind"
+UNDO = "turnback/undo"
+FORK = "turnback/fork"
+IMPORT = "turnback/import"
+GC = "turnback/gc"
+
+DID_CHANGE = "turnback/didChange"
+
+REQUESTS = (
+    STATUS,
+    SESSIONS,
+    SESSION,
+    CHECKPOINTS,
+    CREATE_CHECKPOINT,
+    CHANGES,
+    FILE_CONTENT,
+    REWIND,
+    UNDO,
+    FORK,
+    IMPORT,
+    GC,
+)
+NOTIFICATIONS = (DID_CHANGE,)
