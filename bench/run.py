@@ -1,0 +1,386 @@
+"""Turnback against a shadow git repository, in one run on the same workspace.
+
+Prints each figure of SPEC's table with its ratio and writes them as JSON
+(``--out``). Both tools start from an empty store; every checkpoint taken on
+one side is taken on the other in the same workspace state, so the two stores
+hold the same history (plus Turnback's rewind safety checkpoints).
+
+    python bench/gen_workspace.py bench/work/ws            # once (about a minute)
+    python bench/run.py --workspace bench/work/ws
+
+Phases, in order (the server is stopped for every "cold" figure):
+ 1. first checkpoint (CLI) vs ``git add -A && git commit``; git's detached auto gc is awaited
+ 2. server start; 100 rounds of "edit 10 files, wait, checkpoint" (server vs git); store sizes
+ 3. no-op checkpoints through the server, and the bytes they add
+ 4. cold: no-op and 10-file checkpoints by a fresh CLI process and a fresh ``Store.open``
+ 5. rewind of 10 changed files: CLI and server vs ``git clean -fd && git reset --hard``
+ 6. the sweep for the plot: 1 .. 10,000 changed files, server, CLI and git
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from edits import Editor
+from gen_workspace import MARKER
+from shadow_git import ShadowGit, dir_size
+from turnback_side import Turnback
+
+HERE = Path(__file__).resolve().parent
+
+
+def median(xs: list[float]) -> float:
+    return statistics.median(xs) if xs else float("nan")
+
+
+def pct(xs: list[float], p: float) -> float:
+    if not xs:
+        return float("nan")
+    s = sorted(xs)
+    return s[min(len(s) - 1, max(0, round(p / 100 * (len(s) - 1))))]
+
+
+def machine() -> dict[str, Any]:
+    """What the figures were measured on."""
+    cpu = "?"
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    mem = 0
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        mem = int(Path("/proc/meminfo").read_text().split()[1]) * 1024
+    disk = subprocess.run(["df", "-hT", str(HERE)], capture_output=True, text=True).stdout.strip()
+    git = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout.strip()
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": cpu,
+        "memBytes": mem,
+        "disk": disk.splitlines()[-1] if disk else "?",
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "git": git,
+    }
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.ws: Path = args.workspace.resolve()
+        self.git = ShadowGit(
+            args.git_dir or self.ws.with_name(self.ws.name + ".shadow.git"), self.ws
+        )
+        self.tb = Turnback(self.ws, python=args.python)
+        self.results: dict[str, Any] = {
+            "machine": machine(),
+            "args": {k: str(v) for k, v in vars(args).items()},
+            "load": [],
+            "figures": {},
+            "samples": {},
+            "notes": [],
+        }
+        self.n = 0
+
+    # -- helpers ----------------------------------------------------------------------------
+    def label(self, what: str) -> str:
+        self.n += 1
+        return f"bench {self.n}: {what}"
+
+    def load(self, phase: str) -> None:
+        one, five, _ = os.getloadavg()
+        self.results["load"].append({"phase": phase, "load1": one, "load5": five})
+        print(f"-- {phase} (load {one:.2f}, {five:.2f})", flush=True)
+
+    def sample(self, key: str, value: float) -> None:
+        self.results["samples"].setdefault(key, []).append(value)
+
+    def both_checkpoint(
+        self, via: Callable[[str], tuple[float, str]], tb_key: str, git_key: str
+    ) -> str:
+        """One Turnback checkpoint (by ``via``) and one git checkpoint of the same state."""
+        lab = self.label(tb_key)
+        secs, cp = via(lab)
+        self.sample(tb_key, secs)
+        self.sample(git_key, self.git.checkpoint(lab).seconds)
+        return cp
+
+    def wait_gc(self, phase: str) -> None:
+        waited = self.git.wait_for_gc()
+        if waited > 0.3:
+            self.results["notes"].append(
+                f"waited {waited:.1f}s for git's background auto gc after {phase}"
+            )
+            print(f"   git auto gc ran in the background: waited {waited:.1f}s", flush=True)
+
+    def sizes(self, key: str) -> None:
+        self.results["figures"][key] = {"turnback": dir_size(self.tb.store), "git": self.git.size()}
+
+    def settle(self, k: int) -> None:
+        """Give the server's watcher time to see ``k`` edits (about 300 ms for a few)."""
+        time.sleep(self.args.settle + k * 0.0002)
+
+    # -- phases -----------------------------------------------------------------------------
+    def prepare(self) -> None:
+        if not (self.ws / MARKER).exists():
+            raise SystemExit(
+                f"{self.ws} is not a generated workspace: run bench/gen_workspace.py {self.ws}"
+            )
+        self.tb.reset_store()
+        if self.git.git_dir.exists():
+            shutil.rmtree(self.git.git_dir)
+        self.git.init()
+        self.editor = Editor(self.ws, seed=self.args.seed)
+        # Warm the page cache once for both tools: neither gets a cold disk the other did not.
+        t0 = time.perf_counter()
+        subprocess.run(
+            ["find", str(self.ws), "-path", f"{self.ws}/node_modules", "-prune", "-o",
+             "-type", "f", "-exec", "cat", "{}", "+"],
+            stdout=subprocess.DEVNULL, check=False,
+        )  # fmt: skip
+        print(f"   page cache warmed in {time.perf_counter() - t0:.1f}s", flush=True)
+
+    def first(self) -> None:
+        self.load("first checkpoint")
+        secs, self.first_cp = self.tb.checkpoint_cli(self.label("first"))
+        self.sample("first.turnback", secs)
+        g = self.git.checkpoint(self.label("first"))
+        self.sample("first.git", g.seconds)
+        print(f"   turnback {secs:.2f}s, git {g.seconds:.2f}s", flush=True)
+        self.wait_gc("the first checkpoint")
+        self.sizes("size.first")
+
+    def rounds(self) -> None:
+        self.load("server start + 100 rounds of 10 changed files")
+        self.results["figures"]["serverStart.workspace"] = self.tb.start_server(
+            self.args.server_settle
+        )
+        for i in range(self.args.rounds):
+            self.editor.edit(10)
+            self.settle(10)
+            key = "edit10.warm.first" if i == 0 else "edit10.warm"
+            self.both_checkpoint(self.tb.checkpoint_server, key, "edit10.git")
+            if (i + 1) % 20 == 0:
+                print(f"   round {i + 1}", flush=True)
+        self.wait_gc("the rounds")
+        self.sizes("size.after100")
+
+    def noop_warm(self) -> None:
+        self.load("no-op checkpoints, server running")
+        before_tb = dir_size(self.tb.store)["apparent"]
+        before_git = self.git.size()["apparent"]
+        reps = self.args.noop_reps
+        for _ in range(reps):
+            time.sleep(self.args.settle)
+            self.both_checkpoint(self.tb.checkpoint_server, "noop.warm", "noop.git")
+        self.results["figures"]["noopBytes"] = {
+            "turnback": (dir_size(self.tb.store)["apparent"] - before_tb) / reps,
+            "git": (self.git.size()["apparent"] - before_git) / reps,
+        }
+        self.tb.stop_server()
+
+    def cold(self) -> None:
+        self.load("cold checkpoints (no server)")
+        for _ in range(self.args.repeat):
+            self.both_checkpoint(self.tb.checkpoint_cli, "noop.cold", "noop.git")
+        for _ in range(self.args.repeat):
+            lab = self.label("noop api")
+            secs, inner = self.tb.checkpoint_api(lab)
+            self.sample("noop.api", secs)
+            self.sample("noop.api.call", float(inner["call"]))
+            self.sample("noop.api.import", float(inner["import"]))
+            self.sample("noop.git", self.git.checkpoint(lab).seconds)
+        for _ in range(self.args.repeat):
+            self.editor.edit(10)
+            self.both_checkpoint(self.tb.checkpoint_cli, "edit10.cold", "edit10.git")
+
+    def rewind(self) -> None:
+        self.load("rewind of 10 changed files")
+        for server in (False, True):
+            if server:
+                self.tb.start_server(self.args.server_settle)
+            for _ in range(self.args.repeat):
+                via = self.tb.checkpoint_server if server else self.tb.checkpoint_cli
+                cp = self.both_checkpoint(via, "rewind.base", "rewind.base.git")
+                commit = self.git.git("rev-parse", "HEAD").stdout.strip()
+                changed = self.editor.edit(10)
+                before = {p: self._original(p, commit) for p in changed}
+                if server:
+                    self.settle(10)
+                    secs, _ = self.tb.rewind_server(cp)
+                else:
+                    secs, _ = self.tb.rewind_cli(cp)
+                self.sample("rewind.server" if server else "rewind.cli", secs)
+                self._check(before, "turnback rewind")
+                self.editor.apply(changed)
+                self.sample("rewind.git", self.git.restore(commit).seconds)
+                self._check(before, "git reset --hard")
+                if server:
+                    self.settle(10)
+        self.tb.stop_server()
+
+    def _original(self, rel: str, commit: str) -> bytes:
+        out = subprocess.run(
+            ["git", f"--git-dir={self.git.git_dir}", "cat-file", "blob", f"{commit}:{rel}"],
+            capture_output=True, check=True,
+        )  # fmt: skip
+        return out.stdout
+
+    def _check(self, expected: dict[str, bytes], who: str) -> None:
+        for rel, data in expected.items():
+            if (self.ws / rel).read_bytes() != data:
+                raise SystemExit(
+                    f"{who} did not restore {rel}: the benchmark's figures would be void"
+                )
+
+    def sweep(self) -> None:
+        self.load("sweep: checkpoint time against changed files")
+        for k in self.args.sweep:
+            self.tb.start_server(self.args.server_settle)
+            self.editor.edit(k)
+            self.settle(k)
+            self.both_checkpoint(self.tb.checkpoint_server, f"sweep.{k}.warm", f"sweep.{k}.git")
+            self.tb.stop_server()
+            self.editor.edit(k)
+            self.both_checkpoint(self.tb.checkpoint_cli, f"sweep.{k}.cold", f"sweep.{k}.git")
+            s = self.results["samples"]
+            print(
+                f"   {k:>6} files: server {s[f'sweep.{k}.warm'][-1]:.3f}s, "
+                f"cli {s[f'sweep.{k}.cold'][-1]:.3f}s, git {median(s[f'sweep.{k}.git']):.3f}s",
+                flush=True,
+            )
+
+    # -- report -----------------------------------------------------------------------------
+    def table(self) -> list[dict[str, Any]]:
+        s = self.results["samples"]
+        f = self.results["figures"]
+        rows: list[dict[str, Any]] = []
+
+        def faster(name: str, tb_key: str, git_key: str, target: float, note: str = "") -> None:
+            tb, git = median(s.get(tb_key, [])), median(s.get(git_key, []))
+            ratio = git / tb if tb > 0 else float("nan")
+            rows.append({
+                "figure": name, "turnback": tb, "git": git, "unit": "s", "ratio": ratio,
+                "target": f"≥ {target:g}× faster" if target > 1 else "no slower",
+                "met": ratio >= target, "n": len(s.get(tb_key, [])), "note": note,
+            })  # fmt: skip
+
+        faster("checkpoint, nothing changed, server running", "noop.warm", "noop.git", 30)
+        faster("checkpoint, 10 files changed, server running", "edit10.warm", "edit10.git", 30)
+        faster("checkpoint, nothing changed, cold CLI", "noop.cold", "noop.git", 1)
+        faster("checkpoint, nothing changed, fresh Store.open()", "noop.api", "noop.git", 1,
+               "process wall time")  # fmt: skip
+        faster(
+            "checkpoint, 10 files changed, cold CLI",
+            "edit10.cold",
+            "edit10.git",
+            1,
+            "no SPEC target",
+        )
+        faster("first checkpoint of the whole workspace", "first.turnback", "first.git", 1)
+        faster("rewind of 10 changed files (server)", "rewind.server", "rewind.git", 20)
+        faster("rewind of 10 changed files (cold CLI)", "rewind.cli", "rewind.git", 20)
+        for key, name in (("size.after100", "store size, first + 100 × 10 files"),):
+            if key in f:
+                tb, git = f[key]["turnback"], f[key]["git"]
+                for kind in ("disk", "apparent"):
+                    rows.append({
+                        "figure": f"{name} ({kind})", "turnback": tb[kind], "git": git[kind],
+                        "unit": "B", "ratio": git[kind] / tb[kind] if tb[kind] else float("nan"),
+                        "target": "≤ shadow git", "met": tb[kind] <= git[kind], "n": 1, "note": "",
+                    })  # fmt: skip
+        if "noopBytes" in f:
+            nb = f["noopBytes"]
+            rows.append({
+                "figure": "bytes added by a no-op checkpoint", "turnback": nb["turnback"],
+                "git": nb["git"], "unit": "B",
+                "ratio": nb["git"] / nb["turnback"] if nb["turnback"] else float("inf"),
+                "target": "≤ 1 KB", "met": nb["turnback"] <= 1024, "n": self.args.noop_reps,
+                "note": "",
+            })  # fmt: skip
+        return rows
+
+
+def fmt(v: float, unit: str) -> str:
+    if unit == "B":
+        return f"{v / 1024 / 1024:.1f} MB" if v >= 1024 * 1024 else f"{v:.0f} B"
+    return f"{v * 1000:.1f} ms" if v < 10 else f"{v:.1f} s"
+
+
+def print_table(rows: list[dict[str, Any]]) -> str:
+    lines = [
+        "| figure | Turnback | shadow git | ratio | target | met |",
+        "|---|---:|---:|---:|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['figure']} | {fmt(r['turnback'], r['unit'])} | {fmt(r['git'], r['unit'])} | "
+            f"{r['ratio']:.1f}× | {r['target']} | {'yes' if r['met'] else 'NO'} |"
+        )
+    text = "\n".join(lines)
+    print(text)
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--workspace", type=Path, default=HERE / "work" / "ws")
+    ap.add_argument(
+        "--git-dir", type=Path, default=None, help="shadow git dir (default: WORKSPACE.shadow.git)"
+    )
+    ap.add_argument(
+        "--python", default=str(Path(sys.executable)), help="the venv's python (runs turnback)"
+    )
+    ap.add_argument("--rounds", type=int, default=100)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--noop-reps", type=int, default=10)
+    ap.add_argument(
+        "--settle", type=float, default=0.3, help="seconds for the watcher to see an edit"
+    )
+    ap.add_argument("--server-settle", type=float, default=1.0, help="seconds after server start")
+    ap.add_argument(
+        "--sweep", type=lambda s: [int(x) for x in s.split(",")], default=[1, 10, 100, 1000, 10000]
+    )
+    ap.add_argument("--seed", type=int, default=11, help="seed of the edits")
+    ap.add_argument("--out", type=Path, default=HERE / "results.json")
+    ap.add_argument("--phases", default="first,rounds,noop,cold,rewind,sweep")
+    a = ap.parse_args(argv)
+    b = Bench(a)
+    t0 = time.perf_counter()
+    phases = a.phases.split(",")
+    try:
+        b.prepare()
+        for name, fn in (
+            ("first", b.first), ("rounds", b.rounds), ("noop", b.noop_warm),
+            ("cold", b.cold), ("rewind", b.rewind), ("sweep", b.sweep),
+        ):  # fmt: skip
+            if name in phases:
+                fn()
+    finally:
+        b.tb.stop_server()
+        b.load("end")
+        b.results["elapsed"] = time.perf_counter() - t0
+        rows = b.table()
+        b.results["table"] = rows
+        b.results["tableMarkdown"] = print_table(rows)
+        a.out.write_text(json.dumps(b.results, indent=1, default=str) + "\n")
+        print(f"wrote {a.out} ({b.results['elapsed']:.0f}s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

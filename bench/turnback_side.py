@@ -1,0 +1,137 @@
+"""Turnback as the benchmark drives it: the CLI, the Python API in a fresh process, the server.
+
+Every figure is a wall time the caller waits for: a CLI call is timed from
+spawn to exit (interpreter start and imports included, as an agent's shell
+pays them); a server request from send to answer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from lsp_client import LspClient
+
+STORE_DIR = ".turnback"
+
+_API_SNIPPET = """
+import sys, time, json
+t0 = time.perf_counter()
+from turnback import Store
+t1 = time.perf_counter()
+store = Store.open(sys.argv[1])
+cp = store.checkpoint(label=sys.argv[2])
+t2 = time.perf_counter()
+print(json.dumps({"import": t1 - t0, "call": t2 - t1, "id": cp.id}))
+"""
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("TURNBACK_STORE", None)  # the store is <workspace>/.turnback
+    return env
+
+
+class Turnback:
+    """Turnback for one workspace, through its CLI, its Python API and its server."""
+
+    def __init__(
+        self, workspace: Path, python: str = sys.executable, cli: str | None = None
+    ) -> None:
+        self.workspace = workspace.resolve()
+        self.python = python
+        self.cli = cli or str(Path(python).with_name("turnback"))
+        self.server_cmd = [python, "-m", "turnback.server"]
+        self.server: LspClient | None = None
+
+    @property
+    def store(self) -> Path:
+        return self.workspace / STORE_DIR
+
+    def reset_store(self) -> None:
+        if self.store.exists():
+            shutil.rmtree(self.store)
+
+    # -- CLI --------------------------------------------------------------------------------
+    def run_cli(self, *args: str) -> tuple[float, Any]:
+        """Run ``turnback ARGS --json`` in the workspace; returns (seconds, parsed output)."""
+        cmd = [self.cli, *args, "--json"]
+        t0 = time.perf_counter()
+        res = subprocess.run(cmd, cwd=self.workspace, env=_env(), capture_output=True, text=True)
+        elapsed = time.perf_counter() - t0
+        if res.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} failed ({res.returncode}): {res.stderr.strip()}")
+        try:
+            out = json.loads(res.stdout) if res.stdout.strip() else None
+        except json.JSONDecodeError:
+            out = res.stdout
+        return elapsed, out
+
+    def checkpoint_cli(self, label: str) -> tuple[float, str]:
+        seconds, out = self.run_cli("checkpoint", "-m", label)
+        return seconds, checkpoint_id(out)
+
+    def rewind_cli(self, checkpoint: str) -> tuple[float, Any]:
+        return self.run_cli("rewind", checkpoint)
+
+    # -- Python API in a fresh process ------------------------------------------------------
+    def checkpoint_api(self, label: str) -> tuple[float, dict[str, Any]]:
+        """``Store.open(ws).checkpoint()`` in a new interpreter: (process seconds, inner times)."""
+        t0 = time.perf_counter()
+        res = subprocess.run(
+            [self.python, "-c", _API_SNIPPET, str(self.workspace), label],
+            cwd=self.workspace, env=_env(), capture_output=True, text=True,
+        )  # fmt: skip
+        elapsed = time.perf_counter() - t0
+        if res.returncode != 0:
+            raise RuntimeError(f"Store.open(...).checkpoint() failed: {res.stderr.strip()}")
+        inner: dict[str, Any] = json.loads(res.stdout.strip().splitlines()[-1])
+        return elapsed, inner
+
+    # -- server -----------------------------------------------------------------------------
+    def start_server(self, settle: float = 1.0) -> dict[str, float]:
+        """Start the server, initialize it, wait for a first answer; then let the watcher settle."""
+        client = LspClient(self.server_cmd, cwd=self.workspace, env=_env())
+        client.initialize(self.workspace)
+        t_init = time.perf_counter() - client.started
+        client.request("turnback/status", {})
+        t_ready = time.perf_counter() - client.started
+        self.server = client
+        time.sleep(settle)
+        return {"initialize": t_init, "firstAnswer": t_ready}
+
+    def stop_server(self) -> None:
+        if self.server is not None:
+            self.server.close()
+            self.server = None
+
+    def _client(self) -> LspClient:
+        if self.server is None:
+            raise RuntimeError("the server is not running: call start_server() first")
+        return self.server
+
+    def checkpoint_server(self, label: str) -> tuple[float, str]:
+        seconds, out = self._client().timed("turnback/createCheckpoint", {"label": label})
+        return seconds, checkpoint_id(out)
+
+    def rewind_server(self, checkpoint: str) -> tuple[float, Any]:
+        return self._client().timed("turnback/rewind", {"checkpoint": checkpoint})
+
+    def server_pid(self) -> int:
+        return self._client().proc.pid
+
+
+def checkpoint_id(out: Any) -> str:
+    """The checkpoint id in a CLI ``--json`` output or a ``createCheckpoint`` result."""
+    if isinstance(out, dict):
+        if isinstance(out.get("checkpoint"), dict):
+            return str(out["checkpoint"]["id"])
+        if "id" in out:
+            return str(out["id"])
+    raise RuntimeError(f"no checkpoint id in {str(out)[:200]!r}")
