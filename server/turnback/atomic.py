@@ -1,0 +1,58 @@
+"""Atomic file writes: temp file in the same folder, optional fsync, rename.
+
+A reader sees the old content or the new, never a torn mix; a crash leaves at
+worst a stray ``.tmp-*`` file that ``fsck``/``gc`` remove.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+TMP_PREFIX = ".tmp-"
+
+
+def fsync_dir(path: Path) -> None:
+    """Persist a rename: on Linux the directory entry needs its own fsync."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, data: bytes, *, fsync: bool = True, mode: int = 0o644) -> None:
+    """Write ``data`` to ``path`` so it is either fully there or not at all."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f"{TMP_PREFIX}{path.name}.{os.getpid()}.{os.urandom(4).hex()}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        view = memoryview(data)
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
+        if fsync:
+            os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    os.close(fd)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    if fsync:
+        fsync_dir(path.parent)

@@ -1,0 +1,100 @@
+"""The list of checkpoints: ``checkpoints.jsonl``, append-only.
+
+A line is a checkpoint record (``models.Checkpoint.to_json``) or a drop
+``{"type": "drop", "id": ...}`` written by retention. Appending the record is
+the commit point of a checkpoint: its objects are durable before it.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from .errors import InvalidInput, NotFound
+from .jsonl import append_lines, read_lines
+from .models import Checkpoint, Problem
+
+
+class CheckpointIndex:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._cache: list[Checkpoint] = []
+        self._by_id: dict[str, Checkpoint] = {}
+        self._size = -1
+        self._ino = -1
+        self.problems: list[Problem] = []
+
+    def _refresh(self) -> None:
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            self._cache, self._by_id, self._size = [], {}, 0
+            return
+        if st.st_size == self._size and st.st_ino == self._ino:
+            return
+        problems: list[Problem] = []
+        items: dict[str, Checkpoint] = {}
+        for line in read_lines(self.path, problems=problems):
+            v = line.value
+            if v.get("type") == "drop":
+                items.pop(str(v.get("id")), None)
+                continue
+            try:
+                cp = Checkpoint.from_json(v)
+            except (KeyError, TypeError, ValueError) as exc:
+                problems.append(Problem(str(self.path), line.number, f"bad checkpoint ({exc})"))
+                continue
+            items[cp.id] = cp
+        self._cache = sorted(items.values(), key=lambda c: (c.ts, c.id))
+        self._by_id = items
+        self._size, self._ino = st.st_size, st.st_ino
+        self.problems = problems
+
+    def all(self) -> list[Checkpoint]:
+        with self._lock:
+            self._refresh()
+            return list(self._cache)
+
+    def add(self, cp: Checkpoint, *, fsync: bool) -> None:
+        append_lines(self.path, [cp.to_json()], fsync=fsync)
+
+    def drop(self, ids: list[str], *, fsync: bool) -> None:
+        if ids:
+            append_lines(self.path, [{"type": "drop", "id": i} for i in ids], fsync=fsync)
+
+    def get(self, cp_id: str) -> Checkpoint | None:
+        with self._lock:
+            self._refresh()
+            return self._by_id.get(cp_id)
+
+    def resolve(self, ref: object, where: str = "checkpoint") -> Checkpoint:
+        """Full id, a unique prefix of 4+ characters, ``latest`` or ``latest~N``."""
+        if not isinstance(ref, str) or not ref:
+            raise InvalidInput(f"{where} must be a checkpoint id (a non-empty string)")
+        items = self.all()
+        if ref == "latest" or ref.startswith("latest~"):
+            full = [c for c in items if not c.partial]
+            n = 0
+            if ref != "latest":
+                try:
+                    n = int(ref[7:])
+                except ValueError:
+                    raise InvalidInput(f"{where} {ref!r}: write latest~N with N a number") from None
+            if n < 0 or n >= len(full):
+                raise NotFound(f"no checkpoint {ref!r}: the store has {len(full)} checkpoints")
+            return full[-1 - n]
+        exact = self._by_id.get(ref)
+        if exact is not None:
+            return exact
+        if len(ref) >= 4:
+            matches = [c for c in items if c.id.startswith(ref)]
+            if len(matches) == 1:
+                return matches[0]
+            if len(matches) > 1:
+                raise InvalidInput(
+                    f"{where} {ref!r} is ambiguous: it starts {len(matches)} checkpoint ids; "
+                    "give more characters"
+                )
+        raise NotFound(f"no checkpoint {ref!r} in {self.path.parent}; list them with "
+                       "'turnback checkpoints'")

@@ -1,0 +1,1 @@
+"""The ``turnback`` command line: a thin layer over ``turnback.Store``."""

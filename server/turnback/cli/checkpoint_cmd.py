@@ -1,0 +1,101 @@
+"""``checkpoint``, ``checkpoints``, ``changes``, ``diff``, ``show``."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..errors import NotFound
+from .common import Ctx, emit, pass_ctx, progress_bar
+
+
+@click.command("checkpoint")
+@click.option("-m", "--label", default=None, help="A label for the checkpoint.")
+@click.option("--session", "session_id", default=None,
+              help="Session to attach it to (default: the workspace session).")
+@click.option("--auto", is_flag=True, help="Mark it automatic (retention may drop it).")
+@pass_ctx
+def checkpoint(ctx: Ctx, label: str | None, session_id: str | None, auto: bool) -> None:
+    """Checkpoint every file of the workspace (minus ignores)."""
+    store = ctx.open(create=True)
+    with progress_bar("checkpoint") as bar:
+        cp = store.checkpoint(label=label, session_id=session_id, auto=auto, progress=bar)
+    store.close()
+
+    def human() -> None:
+        click.echo(f"{cp.id}  {cp.files} files, {cp.bytes} bytes  {cp.label}")
+        for s in cp.skipped:
+            click.echo(f"skipped {s['path']}: {s['reason']}", err=True)
+
+    emit(ctx, cp.to_json(), human)
+
+
+@click.command("checkpoints")
+@click.option("--session", "session_id", default=None)
+@pass_ctx
+def checkpoints(ctx: Ctx, session_id: str | None) -> None:
+    """List checkpoints, oldest first."""
+    store = ctx.open()
+    items = store.checkpoints(session_id)
+
+    def human() -> None:
+        for c in items:
+            flags = ("auto " if c.auto else "") + ("partial" if c.partial else "")
+            click.echo(f"{c.id}  {c.ts[:19]}  {c.files:>6} files  {flags:<12} {c.label}")
+
+    emit(ctx, {"checkpoints": [c.to_json() for c in items]}, human)
+
+
+@click.command("changes")
+@click.argument("a")
+@click.argument("b", required=False)
+@pass_ctx
+def changes(ctx: Ctx, a: str, b: str | None) -> None:
+    """Files changed from checkpoint A to B (default: the working tree)."""
+    store = ctx.open()
+    items = store.changes(a, b)
+    letter = {"added": "A", "modified": "M", "deleted": "D"}
+
+    def human() -> None:
+        for c in items:
+            counts = "binary" if c.binary else f"+{c.lines_added} -{c.lines_removed}"
+            click.echo(f"{letter[c.status]} {c.path}  {counts}")
+
+    emit(ctx, {"changes": [c.to_json() for c in items]}, human)
+
+
+@click.command("diff")
+@click.argument("a")
+@click.argument("b", required=False)
+@click.argument("path", required=False)
+@pass_ctx
+def diff(ctx: Ctx, a: str, b: str | None, path: str | None) -> None:
+    """Unified diff from checkpoint A to B (or the working tree), optionally of one PATH.
+
+    With two arguments, the second is taken as a checkpoint if one matches, else as PATH.
+    """
+    store = ctx.open()
+    if b is not None and path is None:
+        try:
+            store.resolve_checkpoint(b)
+        except NotFound:
+            b, path = None, b
+    text = store.diff(a, b, path)
+    emit(ctx, {"diff": text}, lambda: sys.stdout.write(text))
+
+
+@click.command("show")
+@click.argument("checkpoint")
+@click.argument("path")
+@pass_ctx
+def show(ctx: Ctx, checkpoint: str, path: str) -> None:
+    """Print PATH's content at CHECKPOINT (bytes as stored)."""
+    store = ctx.open()
+    if ctx.as_json:
+        emit(ctx, store.file_content(checkpoint, path).to_json())
+        return
+    data = store.read_file(checkpoint, path)
+    if data is None:
+        raise NotFound(f"'{path}' does not exist in checkpoint {checkpoint}")
+    sys.stdout.buffer.write(data)

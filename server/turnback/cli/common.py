@@ -1,0 +1,118 @@
+"""What every CLI command shares: finding the store, printing, errors, progress."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+import orjson
+
+from ..config import STORE_DIRNAME
+from ..errors import InvalidInput, TurnbackError
+from ..models import jsonable
+from ..store import Store
+
+
+@dataclass
+class Ctx:
+    workspace: str | None
+    store_dir: str | None
+    as_json: bool
+
+    def find_workspace(self) -> Path:
+        """``-C`` if given, else the nearest folder upward holding a store, else the cwd."""
+        if self.workspace:
+            return Path(self.workspace)
+        cwd = Path.cwd()
+        for d in (cwd, *cwd.parents):
+            if (d / STORE_DIRNAME / "config.json").exists():
+                return d
+        return cwd
+
+    def open(self, create: bool = False) -> Store:
+        return Store.open(self.find_workspace(), store_dir=self.store_dir,
+                          create=create or bool(os.environ.get("TURNBACK_AUTO_INIT")))
+
+
+pass_ctx = click.make_pass_decorator(Ctx)
+
+
+def emit(ctx: Ctx, value: Any, human: Callable[[], None] | str | None = None) -> None:
+    """Print JSON with ``--json``, else the human form."""
+    if ctx.as_json:
+        data = orjson.dumps(_deep(value), option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+        sys.stdout.write(data.decode("utf-8", "replace") + "\n")
+        return
+    if callable(human):
+        human()
+    elif isinstance(human, str):
+        click.echo(human)
+
+
+def _deep(value: Any) -> Any:
+    value = jsonable(value)
+    if isinstance(value, dict):
+        return {k: _deep(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_deep(v) for v in value]
+    return value
+
+
+def parse_json_arg(text: str, what: str) -> dict[str, Any]:
+    if text == "-":
+        text = sys.stdin.read()
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise InvalidInput(f"{what} is not valid JSON ({exc})") from exc
+    if not isinstance(value, dict):
+        raise InvalidInput(f"{what} must be a JSON object")
+    return value
+
+
+@contextmanager
+def progress_bar(desc: str) -> Iterator[Callable[[int, int], None] | None]:
+    """A tqdm bar on a terminal (stderr), nothing when output is piped."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from tqdm import tqdm
+
+    bar: Any = None
+
+    def update(done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = tqdm(total=total, desc=desc, unit="file", file=sys.stderr, leave=False)
+        bar.n = done
+        bar.refresh()
+
+    try:
+        yield update
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+class TurnbackGroup(click.Group):
+    """Maps Turnback errors to a message on stderr and exit codes 1 (failed) / 2 (usage)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except InvalidInput as exc:
+            click.echo(f"turnback: {exc.message}", err=True)
+            ctx.exit(2)
+        except TurnbackError as exc:
+            click.echo(f"turnback: {exc.message}", err=True)
+            ctx.exit(1)
+        except OSError as exc:
+            where = f" ({exc.filename})" if exc.filename else ""
+            click.echo(f"turnback: {exc.strerror or exc}{where}", err=True)
+            ctx.exit(1)

@@ -1,0 +1,84 @@
+"""``init``, ``status``, ``gc``, ``fsck``."""
+
+from __future__ import annotations
+
+import click
+
+from .common import Ctx, emit, pass_ctx
+
+
+def _size(n: int) -> str:
+    f = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if f < 1024 or unit == "GB":
+            return f"{f:.0f} {unit}" if unit == "B" else f"{f:.1f} {unit}"
+        f /= 1024
+    return f"{n} B"
+
+
+@click.command("init")
+@pass_ctx
+def init(ctx: Ctx) -> None:
+    """Create the store of this workspace (default: ./.turnback)."""
+    store = ctx.open(create=True)
+    emit(ctx, store.status(), f"Turnback store at {store.root}")
+
+
+@click.command("status")
+@pass_ctx
+def status(ctx: Ctx) -> None:
+    """Where the store is, what it holds and its disk usage."""
+    store = ctx.open()
+    st = store.status()
+
+    def human() -> None:
+        click.echo(f"workspace   {st['folder']}\nstore       {st['store']} (format "
+                   f"{st['formatVersion']})\nsessions    {st['sessions']}\ncheckpoints "
+                   f"{st['checkpoints']}\ndisk usage  {_size(st['bytes'])}")
+        last = st.get("lastCheckpoint")
+        if last:
+            click.echo(f"last        {last['id']}  {last['ts'][:19]}  {last['label']}")
+        if st.get("pendingRewind"):
+            click.echo("an interrupted rewind is pending (it finishes on next open)")
+
+    emit(ctx, st, human)
+
+
+@click.command("gc")
+@click.option("--dry-run", is_flag=True, help="Report what would be removed.")
+@click.option("--keep-last", type=click.IntRange(min=0), default=None,
+              help="Keep at least the newest N checkpoints; drop older ones.")
+@click.option("--keep-days", type=click.FloatRange(min=0), default=None,
+              help="Keep checkpoints newer than D days; drop older ones.")
+@click.option("--quota", "quota_bytes", type=click.IntRange(min=0), default=None,
+              help="Drop the oldest automatic checkpoints while objects exceed this many bytes.")
+@pass_ctx
+def gc(ctx: Ctx, dry_run: bool, keep_last: int | None, keep_days: float | None,
+       quota_bytes: int | None) -> None:
+    """Remove objects no checkpoint references (after applying retention)."""
+    store = ctx.open()
+    res = store.gc(dry_run, keep_last, keep_days, quota_bytes)
+    verb = "would remove" if dry_run else "removed"
+    emit(ctx, res.to_json(),
+         f"{verb} {res.objects_removed} objects ({_size(res.bytes_freed)}); dropped "
+         f"{len(res.checkpoints_dropped)} checkpoints; store now {_size(res.bytes_after)}")
+
+
+@click.command("fsck")
+@pass_ctx
+def fsck(ctx: Ctx) -> None:
+    """Check every object, checkpoint and session; say what is damaged. Exit 1 if any."""
+    store = ctx.open()
+    rep = store.fsck()
+
+    def human() -> None:
+        click.echo(f"checked {rep.objects_checked} objects, {rep.checkpoints_checked} "
+                   f"checkpoints, {rep.sessions_checked} sessions")
+        for d in rep.damaged:
+            click.echo(f"damaged {d['what']} {d['id']}: {d['problem']}\n  recoverable: "
+                       f"{d['recoverable']}")
+        click.echo("ok" if rep.ok else f"{len(rep.damaged)} problem(s)")
+
+    emit(ctx, rep.to_json(), human)
+    if not rep.ok:
+        raise SystemExit(1)

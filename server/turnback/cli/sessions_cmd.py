@@ -1,0 +1,154 @@
+"""``session start|list|show|end``, ``record``, ``fork``, ``log``."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from ..errors import InvalidInput, NotFound
+from ..events import summarize
+from ..store import HEAD, WORKSPACE_SESSION, Store
+from .common import Ctx, emit, parse_json_arg, pass_ctx
+
+
+def default_session(store: Store, given: str | None) -> str:
+    """--session, else $TURNBACK_SESSION, else the newest session that has not ended."""
+    if given:
+        return given
+    env = os.environ.get("TURNBACK_SESSION")
+    if env:
+        return env
+    for s in store.sessions()[0]:
+        if s.header.id != WORKSPACE_SESSION and not s.header.ended:
+            return s.header.id
+    raise NotFound("no open session: give --session ID or start one with 'turnback session start'")
+
+
+@click.group("session")
+def session_group() -> None:
+    """Start, list, show and end sessions."""
+
+
+@session_group.command("start")
+@click.option("--title", default="", help="What the session is about.")
+@click.option("--agent", default="unknown", help="The agent or tool running it.")
+@click.option("--model", default=None, help="The model it uses.")
+@click.option("--id", "session_id", default=None, help="Use this id instead of a new one.")
+@pass_ctx
+def session_start(ctx: Ctx, title: str, agent: str, model: str | None,
+                  session_id: str | None) -> None:
+    """Start a session and print its id."""
+    store = ctx.open(create=True)
+    h = store.start_session(title=title, agent=agent, model=model, session_id=session_id)
+    emit(ctx, h.to_json(), h.id)
+
+
+@session_group.command("list")
+@click.option("--query", "-q", default=None, help="Only sessions whose id/title/agent match.")
+@click.option("--limit", type=click.IntRange(min=1), default=None)
+@click.option("--offset", type=click.IntRange(min=0), default=0)
+@pass_ctx
+def session_list(ctx: Ctx, query: str | None, limit: int | None, offset: int) -> None:
+    """List sessions, newest first."""
+    store = ctx.open()
+    items, total = store.sessions(offset, limit, query)
+
+    def human() -> None:
+        for s in items:
+            st = s.stats
+            click.echo(f"{s.header.id}  {(st.get('startedAt') or '')[:19]}  {s.header.agent:<12} "
+                       f"{s.events:>6} events  {s.header.title}")
+        click.echo(f"({len(items)} of {total})")
+
+    emit(ctx, {"sessions": [s.to_json() for s in items], "total": total}, human)
+
+
+@session_group.command("show")
+@click.argument("session_id")
+@pass_ctx
+def session_show(ctx: Ctx, session_id: str) -> None:
+    """Show a session: header, stats and events (the head is marked)."""
+    store = ctx.open()
+    log = store.session(session_id)
+    summary = store.session_summary(session_id)
+    out = {"session": summary.to_json(), "head": log.head, "stats": summary.stats,
+           "events": [e.to_json() for e in log.events],
+           "problems": [p.to_json() for p in log.problems]}
+
+    def human() -> None:
+        h = log.header
+        click.echo(f"session {h.id}  {h.title}\nagent {h.agent}  model {h.model or '-'}  "
+                   f"started {h.started}")
+        st = summary.stats
+        click.echo(f"prompts {st['prompts']}  responses {st['responses']}  tool calls "
+                   f"{st['toolCalls']} ({st['toolCallsFailed']} failed)  checkpoints "
+                   f"{st['checkpoints']}  rewinds {st['rewinds']}  tokens in "
+                   f"{st['tokens']['input']} out {st['tokens']['output']}")
+        for e in log.events:
+            mark = "*" if e.id == log.head else " "
+            click.echo(f"{mark} {e.id:<20} {e.ts[11:19]} {e.kind:<14} {summarize(e, 80)}")
+        for p in log.problems:
+            click.echo(f"warning: {p}", err=True)
+
+    emit(ctx, out, human)
+
+
+@session_group.command("end")
+@click.argument("session_id")
+@pass_ctx
+def session_end(ctx: Ctx, session_id: str) -> None:
+    """Mark a session as ended."""
+    store = ctx.open()
+    store.end_session(session_id)
+    emit(ctx, {"session": session_id, "ended": True}, f"ended {session_id}")
+
+
+@click.command("record")
+@click.argument("kind")
+@click.option("--session", "session_id", default=None, help="Session id (default: "
+              "$TURNBACK_SESSION, else the newest open session).")
+@click.option("--data", default=None, help="Event data as a JSON object, or - to read stdin.")
+@click.option("--text", default=None, help="Shorthand for --data '{\"text\": TEXT}'.")
+@click.option("--parent", default=None, help="Parent event id (default: the session head).")
+@pass_ctx
+def record(ctx: Ctx, kind: str, session_id: str | None, data: str | None, text: str | None,
+           parent: str | None) -> None:
+    """Append an event of KIND (prompt, response, tool_call, note, ...) to a session."""
+    if data is not None and text is not None:
+        raise InvalidInput("give --data or --text, not both")
+    payload = parse_json_arg(data, "--data") if data is not None else {}
+    if text is not None:
+        payload = {"text": text}
+    store = ctx.open()
+    sid = default_session(store, session_id)
+    ev = store.append(sid, kind, payload, parent=parent if parent else HEAD)
+    emit(ctx, ev.to_json(), ev.id)
+
+
+@click.command("fork")
+@click.argument("event_id")
+@click.option("--session", "session_id", default=None)
+@pass_ctx
+def fork(ctx: Ctx, event_id: str, session_id: str | None) -> None:
+    """Move a session's head to EVENT_ID: new events branch from there."""
+    store = ctx.open()
+    sid, head = store.fork(event_id, session_id)
+    emit(ctx, {"sessionId": sid, "head": head}, f"session {sid}: head is now {head}")
+
+
+@click.command("log")
+@pass_ctx
+def oplog(ctx: Ctx) -> None:
+    """The operation log: every rewind and undo."""
+    store = ctx.open()
+    ops = store.log()
+
+    def human() -> None:
+        if not ops:
+            click.echo("no rewinds yet")
+        for op in ops:
+            click.echo(f"{op.get('ts', '')[:19]}  {op.get('op'):<6} {op.get('mode'):<12} "
+                       f"to {op.get('checkpoint') or '-'}  safety {op.get('safety') or '-'}")
+
+    emit(ctx, {"operations": ops}, human)

@@ -1,0 +1,104 @@
+"""Store settings: where the store lives, what to ignore, fsync and retention.
+
+Kept in ``<store>/config.json``; values passed by a caller (CLI flags, the
+editor's settings) override the file for that process only.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .atomic import atomic_write
+from .errors import InvalidInput, StoreDamaged
+
+FORMAT_VERSION = 1
+STORE_DIRNAME = ".turnback"
+DEFAULT_SIZE_CAP = 50 * 1024 * 1024  # files larger than this are skipped (and reported)
+
+
+@dataclass(slots=True)
+class StoreConfig:
+    """Settings of one store. Unknown keys in config.json are kept and ignored."""
+
+    size_cap_bytes: int = DEFAULT_SIZE_CAP
+    ignores: list[str] = field(default_factory=list)  # extra gitignore-style patterns
+    fsync: str = "commit"  # "always" | "commit" (checkpoint and rewind) | "never"
+    auto_checkpoint: bool = True
+    keep_last: int | None = None  # retention: keep at least the newest N checkpoints
+    keep_days: float | None = None  # retention: keep checkpoints newer than D days
+    quota_bytes: int | None = None  # drop oldest automatic checkpoints above this
+    compression_level: int = 3
+
+    def validate(self) -> StoreConfig:
+        if not isinstance(self.size_cap_bytes, int) or self.size_cap_bytes <= 0:
+            raise InvalidInput("config 'size_cap_bytes' must be a positive integer")
+        if self.fsync not in ("always", "commit", "never"):
+            raise InvalidInput("config 'fsync' must be one of always, commit, never")
+        if not isinstance(self.ignores, list) or not all(isinstance(p, str) for p in self.ignores):
+            raise InvalidInput("config 'ignores' must be a list of strings")
+        for name in ("keep_last", "quota_bytes"):
+            v = getattr(self, name)
+            if v is not None and (not isinstance(v, int) or v < 0):
+                raise InvalidInput(f"config {name!r} must be a non-negative integer or null")
+        if self.keep_days is not None and (
+            not isinstance(self.keep_days, (int, float)) or self.keep_days < 0
+        ):
+            raise InvalidInput("config 'keep_days' must be a non-negative number or null")
+        return self
+
+    def merged(self, overrides: dict[str, Any]) -> StoreConfig:
+        names = {f.name for f in fields(self)}
+        data = asdict(self)
+        for key, value in overrides.items():
+            if key not in names:
+                raise InvalidInput(f"unknown setting {key!r}; known: {', '.join(sorted(names))}")
+            data[key] = value
+        return StoreConfig(**data).validate()
+
+    @property
+    def fsync_commits(self) -> bool:
+        return self.fsync in ("always", "commit")
+
+    @property
+    def fsync_appends(self) -> bool:
+        return self.fsync == "always"
+
+
+def default_store_dir(workspace: Path) -> Path:
+    env = os.environ.get("TURNBACK_STORE")
+    return Path(env).expanduser().resolve() if env else workspace / STORE_DIRNAME
+
+
+def load_config(store_dir: Path) -> tuple[StoreConfig, int]:
+    """Read config.json; return the config and the store's format version."""
+    path = store_dir / "config.json"
+    try:
+        raw = orjson.loads(path.read_bytes())
+    except FileNotFoundError:
+        return StoreConfig(), FORMAT_VERSION
+    except orjson.JSONDecodeError as exc:
+        raise StoreDamaged(f"{path} is not valid JSON ({exc}); fix or delete it") from exc
+    if not isinstance(raw, dict):
+        raise StoreDamaged(f"{path} must hold a JSON object")
+    version = raw.pop("formatVersion", FORMAT_VERSION)
+    if not isinstance(version, int) or version > FORMAT_VERSION:
+        raise StoreDamaged(
+            f"store {store_dir} has format version {version!r}; this Turnback reads up to "
+            f"{FORMAT_VERSION}: upgrade Turnback"
+        )
+    known = {f.name for f in fields(StoreConfig)}
+    try:
+        cfg = StoreConfig(**{k: v for k, v in raw.items() if k in known}).validate()
+    except InvalidInput as exc:
+        raise StoreDamaged(f"{path}: {exc.message}") from exc
+    return cfg, version
+
+
+def save_config(store_dir: Path, config: StoreConfig) -> None:
+    data = {"formatVersion": FORMAT_VERSION, **asdict(config)}
+    atomic_write(store_dir / "config.json", orjson.dumps(data, option=orjson.OPT_INDENT_2))

@@ -1,0 +1,92 @@
+"""``fsck``: check the whole store, say what is damaged and what can be recovered."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .errors import NotFound, StoreDamaged, Unsafe
+from .trees import DIR
+
+if TYPE_CHECKING:
+    from .store import Store
+
+
+@dataclass(slots=True)
+class FsckReport:
+    objects_checked: int = 0
+    sessions_checked: int = 0
+    checkpoints_checked: int = 0
+    damaged: list[dict[str, Any]] = field(default_factory=list)  # {what, id, problem, recoverable}
+    stray_temps: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.damaged
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "objectsChecked": self.objects_checked,
+            "sessionsChecked": self.sessions_checked,
+            "checkpointsChecked": self.checkpoints_checked,
+            "damaged": self.damaged,
+            "strayTemps": self.stray_temps,
+        }
+
+
+def check(store: Store) -> FsckReport:
+    rep = FsckReport()
+    bad_objects: dict[str, str] = {}
+    for name, _size in store.objects.all_names():
+        rep.objects_checked += 1
+        problem = store.objects.verify(name)
+        if problem is not None:
+            bad_objects[name] = problem
+            rep.damaged.append({"what": "object", "id": name, "problem": problem,
+                                "recoverable": "no: delete it; checkpoints using it are listed "
+                                               "below"})
+    rep.stray_temps = sum(1 for _ in store.objects.stray_temps())
+    for p in store.index.problems:
+        rep.damaged.append({"what": "checkpoint index", "id": f"{p.file}:{p.line}",
+                            "problem": p.message, "recoverable": "the other lines are intact"})
+    for cp in store.index.all():
+        rep.checkpoints_checked += 1
+        missing: list[str] = []
+
+        def walk(tree: str, prefix: str, missing: list[str] = missing) -> None:
+            if tree in bad_objects:
+                missing.append(prefix or ".")
+                return
+            try:
+                entries = store.trees.get(tree)
+            except (NotFound, StoreDamaged, Unsafe) as exc:
+                missing.append(f"{prefix or '.'} ({exc})")
+                return
+            for name, e in entries.items():
+                path = f"{prefix}{name}"
+                if e.mode == DIR:
+                    walk(e.hash, path + "/")
+                elif e.hash in bad_objects or not store.objects.exists(e.hash):
+                    missing.append(path)
+
+        walk(cp.tree, "")
+        if missing:
+            rep.damaged.append({
+                "what": "checkpoint", "id": cp.id,
+                "problem": f"{len(missing)} path(s) unreadable: {', '.join(missing[:10])}",
+                "recoverable": "other files of this checkpoint can still be restored with "
+                               "'turnback rewind CP PATH...'",
+            })
+    for sid in store.backend.ids():
+        rep.sessions_checked += 1
+        try:
+            log = store.backend.load(sid)
+        except (StoreDamaged, NotFound) as exc:
+            rep.damaged.append({"what": "session", "id": sid, "problem": exc.message,
+                                "recoverable": "no header: the events can be read by hand"})
+            continue
+        for p in log.problems:
+            rep.damaged.append({"what": "session", "id": sid, "problem": str(p),
+                                "recoverable": "every other line is read"})
+    return rep

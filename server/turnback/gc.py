@@ -1,0 +1,107 @@
+"""Garbage collection and retention: storage stays bounded.
+
+Retention drops checkpoints (never the newest, never one the operation log needs
+to undo the last operation); then objects no remaining checkpoint reaches are
+deleted. gc holds the store's gc lock exclusively, so no checkpoint can be
+writing objects it has not yet committed while unreferenced objects are swept.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .events import parse_iso
+from .locks import rw_lock
+from .models import Checkpoint, GcResult
+
+if TYPE_CHECKING:
+    from .store import Store
+
+STRAY_AGE_S = 3600  # temp files older than this belong to dead writers
+
+
+@dataclass(slots=True)
+class _Plan:
+    drop: list[Checkpoint]
+    keep: list[Checkpoint]
+
+
+def _retention(store: Store, items: list[Checkpoint], keep_last: int | None,
+               keep_days: float | None) -> _Plan:
+    protected: set[str] = set()
+    last_op = store.oplog.last()
+    if last_op is not None:
+        for key in ("safety", "checkpoint"):
+            v = last_op.get(key)
+            if isinstance(v, str):
+                protected.add(v)
+    if items:
+        protected.add(items[-1].id)
+    if keep_last is None and keep_days is None:
+        return _Plan([], items)
+    now = time.time()
+    drop, keep = [], []
+    for i, cp in enumerate(items):
+        newest_rank = len(items) - i  # 1 = newest
+        young = False
+        if keep_days is not None:
+            t = parse_iso(cp.ts)
+            young = t is not None and now - t <= keep_days * 86400
+        recent = keep_last is not None and newest_rank <= keep_last
+        if cp.id in protected or young or recent:
+            keep.append(cp)
+        else:
+            drop.append(cp)
+    return _Plan(drop, keep)
+
+
+def collect(store: Store, *, dry_run: bool = False, keep_last: int | None = None,
+            keep_days: float | None = None, quota_bytes: int | None = None) -> GcResult:
+    cfg = store.config
+    keep_last = cfg.keep_last if keep_last is None else keep_last
+    keep_days = cfg.keep_days if keep_days is None else keep_days
+    quota_bytes = cfg.quota_bytes if quota_bytes is None else quota_bytes
+    with rw_lock(store.root / "locks" / "gc", exclusive=True):
+        items = store.index.all()
+        plan = _retention(store, items, keep_last, keep_days)
+        keep = plan.keep
+        objects = dict(store.objects.all_names())
+        reachable = store.reachable(keep)
+        pending = store.oplog.pending()
+        if pending is not None:
+            # an unfinished rewind still needs its target
+            reachable |= store.reachable([Checkpoint("journal", "", "", str(pending.get("target")),
+                                                     None, None)])
+        if quota_bytes is not None:
+            # drop the oldest automatic checkpoints while the kept objects exceed the quota
+            protected = {c.id for c in _retention(store, keep, 0, None).keep}
+            while sum(objects.get(n, 0) for n in reachable) > quota_bytes:
+                victims = [c for c in keep if c.auto and c.id not in protected]
+                if not victims:
+                    break
+                plan.drop.append(victims[0])
+                keep = [c for c in keep if c.id != victims[0].id]
+                reachable = store.reachable(keep)
+        garbage = [n for n in objects if n not in reachable]
+        freed = sum(objects[n] for n in garbage)
+        dropped = [c.id for c in plan.drop]
+        if not dry_run:
+            store.index.drop(dropped, fsync=cfg.fsync_commits)
+            for name in garbage:
+                store.objects.remove(name)
+            now = time.time()
+            for tmp in store.objects.stray_temps():
+                try:
+                    if now - tmp.stat().st_mtime > STRAY_AGE_S:
+                        tmp.unlink()
+                except OSError:
+                    pass
+            if garbage:
+                # tell every process its stat cache may name removed objects
+                gen = store.root / "cache" / "gc-generation"
+                gen.write_text(f"{time.time_ns()}-{os.getpid()}")
+        return GcResult(len(garbage), freed, dropped, dry_run,
+                        store.disk_usage() if not dry_run else store.disk_usage() - freed)

@@ -1,0 +1,146 @@
+"""Append-only JSON Lines files that survive crashes and concurrent writers.
+
+- Appends take an exclusive file lock, write whole lines in one ``write`` and
+  flush; ``fsync`` is the caller's choice (commit points).
+- A torn last line (a writer died mid-line) is skipped on read and cut off by
+  the next append, so the file heals without losing acknowledged lines.
+- A bad line in the middle is reported with its line number; the rest is read.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .locks import file_lock
+from .models import Problem
+
+
+@dataclass(slots=True)
+class Line:
+    number: int  # 1-based
+    offset: int  # byte offset of the line start
+    value: dict[str, Any]
+    end: int  # byte offset just past the line's newline
+
+
+def dumps(obj: Any) -> bytes:
+    return orjson.dumps(obj)
+
+
+def _torn_tail_start(fd: int, size: int) -> int:
+    """Offset where a final line without ``\\n`` starts (== size when the file ends cleanly)."""
+    if size == 0:
+        return 0
+    pos = size
+    block = 65536
+    while pos > 0:
+        start = max(0, pos - block)
+        chunk = os.pread(fd, pos - start, start)
+        if pos == size and chunk.endswith(b"\n"):
+            return size
+        idx = chunk.rfind(b"\n")
+        if idx >= 0:
+            return start + idx + 1
+        pos = start
+    return 0
+
+
+def append_lines(path: Path, objs: Iterable[Any], *, fsync: bool = False) -> int:
+    """Append JSON objects as lines; return the offset where they start.
+
+    Under the lock, a torn tail left by a crashed writer is truncated first, so
+    the new lines never glue onto half a line.
+    """
+    data = b"".join(dumps(o) + b"\n" for o in objs)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with file_lock(path):
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            size = os.fstat(fd).st_size
+            tail = _torn_tail_start(fd, size)
+            if tail < size:
+                os.ftruncate(fd, tail)
+            view = memoryview(data)
+            while view:
+                n = os.write(fd, view)
+                view = view[n:]
+            if fsync:
+                os.fsync(fd)
+            return tail
+        finally:
+            os.close(fd)
+
+
+def read_lines(
+    path: Path, *, start: int = 0, first_line: int = 1, problems: list[Problem] | None = None
+) -> Iterator[Line]:
+    """Yield parsed lines from byte ``start``; bad lines go to ``problems``.
+
+    A final line without a newline is a write in progress or a torn tail: it is
+    skipped silently here (an append repairs it).
+    """
+    try:
+        f = open(path, "rb")  # noqa: SIM115 - generator owns the handle
+    except FileNotFoundError:
+        return
+    with f:
+        f.seek(start)
+        offset = start
+        number = first_line - 1
+        for raw in f:
+            number += 1
+            line_offset = offset
+            offset += len(raw)
+            if not raw.endswith(b"\n"):
+                break  # torn or in-progress tail
+            stripped = raw.strip()
+            if not stripped:
+                continue
+            try:
+                value = orjson.loads(stripped)
+            except orjson.JSONDecodeError as exc:
+                if problems is not None:
+                    problems.append(Problem(str(path), number, f"not valid JSON ({exc})"))
+                continue
+            if not isinstance(value, dict):
+                if problems is not None:
+                    problems.append(Problem(str(path), number, "line is not a JSON object"))
+                continue
+            yield Line(number, line_offset, value, offset)
+
+
+def last_line(path: Path) -> dict[str, Any] | None:
+    """The last complete, parsable line, read from the file's end (cost ~ one line, not the file)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        end = _torn_tail_start(fd, os.fstat(fd).st_size)
+        block = 65536
+        while True:
+            start = max(0, end - block)
+            lines = os.pread(fd, end - start, start).split(b"\n")
+            if start > 0:
+                lines = lines[1:]  # may be cut at the front: read again with a bigger block
+            for raw in reversed(lines):
+                raw = raw.strip()
+                if not raw:
+                    continue
+                try:
+                    value = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    continue
+                if isinstance(value, dict):
+                    return value
+            if start == 0:
+                return None
+            block *= 4
+    finally:
+        os.close(fd)

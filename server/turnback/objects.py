@@ -1,0 +1,239 @@
+"""Content-addressed, immutable, compressed objects (git's object model).
+
+An object's name is the BLAKE3 hash of ``<type>\\0<content>``; its file,
+``objects/<2 hex>/<62 hex>``, holds the same bytes zstd-compressed. Identical
+content is stored once however many checkpoints share it, and any object can be
+verified by decompressing and re-hashing it. Writes are atomic (temp + rename).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import blake3
+import zstandard
+
+from .atomic import TMP_PREFIX
+from .errors import NotFound, StoreDamaged
+
+BLOB = b"blob"
+TREE = b"tree"
+STREAM_THRESHOLD = 8 * 1024 * 1024  # larger files are hashed and compressed in chunks
+CHUNK = 1024 * 1024
+HASH_LEN = 64
+
+_libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+
+
+def hash_bytes(kind: bytes, data: bytes) -> str:
+    h = blake3.blake3(kind + b"\0")
+    h.update(data)
+    return h.hexdigest()
+
+
+def is_hash(value: str) -> bool:
+    return len(value) == HASH_LEN and all(c in "0123456789abcdef" for c in value)
+
+
+class ObjectStore:
+    """The ``objects/`` folder of a store."""
+
+    def __init__(self, root: Path, level: int = 3) -> None:
+        self.root = root
+        self.level = level
+        self._local = threading.local()  # zstd contexts are not thread-safe
+        self.written = 0  # objects written by this process since the last sync()
+
+    # -- helpers -----------------------------------------------------------------
+    def _cctx(self) -> zstandard.ZstdCompressor:
+        c = getattr(self._local, "c", None)
+        if c is None:
+            c = self._local.c = zstandard.ZstdCompressor(level=self.level)
+        return c
+
+    def _dctx(self) -> zstandard.ZstdDecompressor:
+        d = getattr(self._local, "d", None)
+        if d is None:
+            d = self._local.d = zstandard.ZstdDecompressor()
+        return d
+
+    def path(self, name: str) -> Path:
+        return self.root / name[:2] / name[2:]
+
+    def exists(self, name: str) -> bool:
+        return self.path(name).exists()
+
+    def _tmp(self, final: Path) -> Path:
+        final.parent.mkdir(parents=True, exist_ok=True)
+        return final.parent / f"{TMP_PREFIX}{final.name[:8]}.{os.getpid()}.{os.urandom(4).hex()}"
+
+    # -- writing -------------------------------------------------------------------
+    def put(self, kind: bytes, data: bytes) -> str:
+        """Store ``data`` as an object of ``kind``; return its name. Idempotent."""
+        name = hash_bytes(kind, data)
+        final = self.path(name)
+        if final.exists():
+            return name
+        payload = self._cctx().compress(kind + b"\0" + data)
+        tmp = self._tmp(final)
+        with open(tmp, "wb") as f:
+            f.write(payload)
+        os.replace(tmp, final)
+        self.written += 1
+        return name
+
+    def put_file(self, path: Path, size: int) -> str:
+        """Store the file at ``path`` as a blob, streaming when it is large."""
+        if size < STREAM_THRESHOLD:
+            with open(path, "rb", buffering=0) as f:
+                return self.put(BLOB, f.read())
+        h = blake3.blake3(BLOB + b"\0")
+        with open(path, "rb") as f:
+            while chunk := f.read(CHUNK):
+                h.update(chunk)
+        name = h.hexdigest()
+        final = self.path(name)
+        if final.exists():
+            return name
+        tmp = self._tmp(final)
+        # Re-hash while compressing, so a file changed between the passes is caught.
+        check = blake3.blake3(BLOB + b"\0")
+        with open(path, "rb") as src, open(tmp, "wb") as dst:
+            with self._cctx().stream_writer(dst, closefd=False) as w:
+                w.write(BLOB + b"\0")
+                while chunk := src.read(CHUNK):
+                    check.update(chunk)
+                    w.write(chunk)
+        if check.hexdigest() != name:
+            os.unlink(tmp)
+            return self.put_file(path, os.stat(path).st_size)  # changed under us: once more
+        os.replace(tmp, final)
+        self.written += 1
+        return name
+
+    def sync(self) -> None:
+        """Make written objects durable before a checkpoint that names them is committed."""
+        if not self.written:
+            return
+        fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            if _libc.syncfs(fd) != 0:
+                os.sync()
+        finally:
+            os.close(fd)
+        self.written = 0
+
+    # -- reading ---------------------------------------------------------------------
+    def _raw(self, name: str) -> bytes:
+        try:
+            payload = self.path(name).read_bytes()
+        except FileNotFoundError:
+            raise NotFound(
+                f"object {name[:12]} is missing from {self.root}; run 'turnback fsck' to see "
+                "which checkpoints are affected"
+            ) from None
+        try:
+            return self._dctx().decompress(payload, max_output_size=1 << 34)
+        except zstandard.ZstdError as exc:
+            raise StoreDamaged(
+                f"object {name[:12]} in {self.root} is corrupt ({exc}); run 'turnback fsck'"
+            ) from exc
+
+    def get(self, kind: bytes, name: str) -> bytes:
+        """The content of object ``name``, checked to be of ``kind``."""
+        raw = self._raw(name)
+        head, sep, data = raw.partition(b"\0")
+        if not sep or head != kind:
+            raise StoreDamaged(
+                f"object {name[:12]} is not a {kind.decode()} (found {head[:8]!r}); run "
+                "'turnback fsck'"
+            )
+        return data
+
+    def verify(self, name: str) -> str | None:
+        """None when the object is intact, else what is wrong with it."""
+        try:
+            raw = self._raw(name)
+        except (NotFound, StoreDamaged) as exc:
+            return exc.message
+        if blake3.blake3(raw).hexdigest() != name:
+            return f"object {name[:12]} does not match its hash (torn or altered)"
+        return None
+
+    def copy_blob_to(self, name: str, fd: int) -> int:
+        """Write blob ``name``'s content to ``fd`` in chunks; return bytes written."""
+        path = self.path(name)
+        try:
+            src = open(path, "rb")  # noqa: SIM115
+        except FileNotFoundError:
+            raise NotFound(f"object {name[:12]} is missing from {self.root}") from None
+        total = 0
+        h = blake3.blake3()
+        with src:
+            try:
+                reader = self._dctx().stream_reader(src)
+                header = b""
+                while b"\0" not in header:
+                    more = reader.read(64)
+                    if not more:
+                        raise StoreDamaged(f"object {name[:12]} is truncated")
+                    header += more
+                head, _, rest = header.partition(b"\0")
+                if head != BLOB:
+                    raise StoreDamaged(f"object {name[:12]} is not a blob")
+                h.update(head + b"\0")
+                chunk = rest
+                while True:
+                    if chunk:
+                        h.update(chunk)
+                        view = memoryview(chunk)
+                        while view:
+                            n = os.write(fd, view)
+                            view = view[n:]
+                        total += len(chunk)
+                    chunk = reader.read(CHUNK)
+                    if not chunk:
+                        break
+            except zstandard.ZstdError as exc:
+                raise StoreDamaged(f"object {name[:12]} is corrupt ({exc})") from exc
+        if h.hexdigest() != name:
+            raise StoreDamaged(f"object {name[:12]} does not match its hash")
+        return total
+
+    def all_names(self) -> Iterator[tuple[str, int]]:
+        """Every object name with its on-disk size (stray temp files excluded)."""
+        if not self.root.exists():
+            return
+        for sub in os.scandir(self.root):
+            if not sub.is_dir() or len(sub.name) != 2:
+                continue
+            for entry in os.scandir(sub.path):
+                if entry.name.startswith(TMP_PREFIX):
+                    continue
+                try:
+                    yield sub.name + entry.name, entry.stat().st_size
+                except FileNotFoundError:
+                    continue
+
+    def stray_temps(self) -> Iterator[Path]:
+        if not self.root.exists():
+            return
+        for sub in os.scandir(self.root):
+            if sub.is_dir():
+                for entry in os.scandir(sub.path):
+                    if entry.name.startswith(TMP_PREFIX):
+                        yield Path(entry.path)
+
+    def remove(self, name: str) -> int:
+        p = self.path(name)
+        try:
+            size = p.stat().st_size
+            p.unlink()
+            return size
+        except FileNotFoundError:
+            return 0

@@ -1,0 +1,55 @@
+"""The operation log (``oplog.jsonl``): every rewind and undo, so each can be undone.
+
+Like jj's operation log: an undo is itself an operation, so undoing an undo
+redoes. A rewind in progress is described by ``journal.json`` until it is done.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .atomic import atomic_write
+from .errors import StoreDamaged
+from .jsonl import append_lines, last_line, read_lines
+
+
+class OpLog:
+    def __init__(self, root: Path) -> None:
+        self.path = root / "oplog.jsonl"
+        self.journal = root / "journal.json"
+
+    def last(self) -> dict[str, Any] | None:
+        return last_line(self.path)
+
+    def all(self) -> list[dict[str, Any]]:
+        return [line.value for line in read_lines(self.path)]
+
+    def add(self, op: dict[str, Any], *, fsync: bool) -> None:
+        append_lines(self.path, [op], fsync=fsync)
+
+    # -- journal of the rewind in progress ------------------------------------------
+    def begin(self, record: dict[str, Any], *, fsync: bool) -> None:
+        atomic_write(self.journal, orjson.dumps(record), fsync=fsync)
+
+    def pending(self) -> dict[str, Any] | None:
+        try:
+            data = orjson.loads(self.journal.read_bytes())
+        except FileNotFoundError:
+            return None
+        except orjson.JSONDecodeError as exc:
+            raise StoreDamaged(
+                f"{self.journal} (an interrupted rewind) is unreadable ({exc}); the workspace may "
+                "be half rewound: inspect it, then delete that file"
+            ) from exc
+        if not isinstance(data, dict):
+            raise StoreDamaged(f"{self.journal} must hold a JSON object")
+        return data
+
+    def end(self) -> None:
+        try:
+            self.journal.unlink()
+        except FileNotFoundError:
+            pass

@@ -1,0 +1,70 @@
+"""Workspace-relative paths: validation, and file-system access that cannot escape.
+
+Every write of a rewind goes through a folder descriptor opened component by
+component with ``O_NOFOLLOW``, so a symlink — even one swapped in while the
+rewind runs — can never redirect a write outside the workspace.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from .errors import InvalidInput, Unsafe
+
+MAX_NAME = 255
+
+
+def normalize(path: object, what: str = "path") -> str:
+    """A user-supplied relative path as ``a/b/c``; refuse anything that could escape."""
+    if not isinstance(path, str) or not path:
+        raise InvalidInput(f"{what} must be a non-empty string")
+    if "\0" in path:
+        raise Unsafe(f"{what} {path!r} contains a NUL byte")
+    if "\\" in path:
+        raise Unsafe(f"{what} {path!r} contains a backslash; use '/' between folders")
+    if path.startswith("/"):
+        raise Unsafe(f"{what} {path!r} is absolute; give a path relative to the workspace")
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    if not parts:
+        raise InvalidInput(f"{what} {path!r} names the workspace itself, not a file in it")
+    for p in parts:
+        if p == "..":
+            raise Unsafe(f"{what} {path!r} is outside the workspace ('..')")
+        if len(os.fsencode(p)) > MAX_NAME:
+            raise InvalidInput(f"{what} {path!r} has a name longer than {MAX_NAME} bytes")
+    return "/".join(parts)
+
+
+def open_dir(root_fd: int, parts: list[str], *, create: bool) -> int:
+    """Open folder ``parts`` under ``root_fd`` without following any symlink.
+
+    Returns a new descriptor (caller closes). ``create`` makes missing folders.
+    """
+    fd = os.dup(root_fd)
+    try:
+        for i, name in enumerate(parts):
+            try:
+                nfd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                try:
+                    os.mkdir(name, 0o755, dir_fd=fd)
+                except FileExistsError:
+                    pass
+                nfd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            except (NotADirectoryError, OSError) as exc:
+                if isinstance(exc, NotADirectoryError) or exc.errno == 40:  # ELOOP: a symlink
+                    st = os.lstat(name, dir_fd=fd)
+                    what = "a symlink" if stat.S_ISLNK(st.st_mode) else "not a folder"
+                    raise Unsafe(
+                        f"'{'/'.join(parts[: i + 1])}' is {what}; refusing to write through it"
+                    ) from None
+                raise
+            os.close(fd)
+            fd = nfd
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise

@@ -1,0 +1,192 @@
+"""Making workspace files equal to a checkpoint: the plan, and applying it safely.
+
+The plan is computed from two trees — the safety checkpoint (the workspace as it
+is now) and the target — so ignored files, never being in either, are never
+touched. Applying removes first (deepest paths first), then writes each file to
+a temporary name beside it and renames it into place, all through folder
+descriptors that refuse symlinks. Every step is idempotent, which is what lets a
+journal finish an interrupted rewind by simply applying the plan again.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from dataclasses import dataclass, field
+
+from .errors import Conflict
+from .objects import BLOB, ObjectStore
+from .paths import open_dir
+from .trees import EXEC, LINK, Entry, TreeReader
+
+
+@dataclass(slots=True)
+class Plan:
+    write: dict[str, Entry] = field(default_factory=dict)  # existed, content/mode differs
+    create: dict[str, Entry] = field(default_factory=dict)  # absent now
+    remove: list[str] = field(default_factory=list)  # present now, absent in the target
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "write": {p: list(e) for p, e in self.write.items()},
+            "create": {p: list(e) for p, e in self.create.items()},
+            "remove": self.remove,
+        }
+
+    @classmethod
+    def from_json(cls, obj: dict[str, object]) -> Plan:
+        w = obj.get("write") or {}
+        c = obj.get("create") or {}
+        r = obj.get("remove") or []
+        assert isinstance(w, dict) and isinstance(c, dict) and isinstance(r, list)
+        return cls(
+            {p: Entry(*e) for p, e in w.items()},
+            {p: Entry(*e) for p, e in c.items()},
+            [str(p) for p in r],
+        )
+
+    def empty(self) -> bool:
+        return not (self.write or self.create or self.remove)
+
+
+def _selected(path: str, paths: list[str] | None) -> bool:
+    if paths is None:
+        return True
+    return any(path == p or path.startswith(p + "/") for p in paths)
+
+
+def make_plan(
+    trees: TreeReader,
+    current: dict[str, Entry],
+    target: dict[str, Entry],
+    paths: list[str] | None,
+    absent: list[str] | None = None,
+    partial: bool = False,
+) -> Plan:
+    """``current``/``target`` are flattened trees (path -> entry)."""
+    plan = Plan()
+    for path, entry in target.items():
+        if not _selected(path, paths):
+            continue
+        now = current.get(path)
+        if now is None:
+            plan.create[path] = entry
+        elif now != entry:
+            plan.write[path] = entry
+    if partial:
+        # a partial checkpoint knows only some files: remove just the ones it saw absent
+        for path in absent or []:
+            if path in current and _selected(path, paths):
+                plan.remove.append(path)
+    else:
+        for path in current:
+            if path not in target and _selected(path, paths):
+                plan.remove.append(path)
+    plan.remove.sort(key=lambda p: (-p.count("/"), p))
+    return plan
+
+
+class Applier:
+    def __init__(self, workspace: str, objects: ObjectStore, fsync: bool) -> None:
+        self.workspace = workspace
+        self.objects = objects
+        self.fsync = fsync
+
+    def apply(self, plan: Plan) -> None:
+        root = os.open(self.workspace, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            for path in plan.remove:
+                self._remove(root, path)
+            for path, entry in sorted({**plan.write, **plan.create}.items()):
+                self._put(root, path, entry)
+        finally:
+            os.close(root)
+
+    def _remove(self, root: int, path: str) -> None:
+        parts = path.split("/")
+        try:
+            dfd = open_dir(root, parts[:-1], create=False)
+        except (FileNotFoundError, NotADirectoryError):
+            return  # already gone (a re-applied journal)
+        try:
+            try:
+                os.unlink(parts[-1], dir_fd=dfd)
+            except FileNotFoundError:
+                pass
+            except IsADirectoryError:
+                pass  # a folder now stands there: its files are removed one by one
+        finally:
+            os.close(dfd)
+        # prune folders the removal emptied, up to the workspace
+        for depth in range(len(parts) - 1, 0, -1):
+            try:
+                pfd = open_dir(root, parts[: depth - 1], create=False)
+            except (FileNotFoundError, NotADirectoryError):
+                return
+            try:
+                os.rmdir(parts[depth - 1], dir_fd=pfd)
+            except OSError:
+                return  # not empty (other or ignored files): keep it
+            finally:
+                os.close(pfd)
+
+    def _clear_dir(self, dfd: int, name: str, path: str) -> None:
+        """A target file replaces a folder: the folder must be empty by now."""
+        try:
+            os.rmdir(name, dir_fd=dfd)
+        except OSError as exc:
+            if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
+                raise Conflict(
+                    f"cannot restore file '{path}': a folder of that name holds files Turnback "
+                    "does not track (ignored files); move them away and rewind again"
+                ) from None
+            raise
+
+    def _put(self, root: int, path: str, entry: Entry) -> None:
+        parts = path.split("/")
+        dfd = self._parent(root, parts, path)
+        name = parts[-1]
+        tmp = f".turnback-tmp-{os.getpid()}-{os.urandom(4).hex()}"
+        try:
+            try:
+                st = os.lstat(name, dir_fd=dfd)
+                if stat.S_ISDIR(st.st_mode):
+                    self._clear_dir(dfd, name, path)
+            except FileNotFoundError:
+                pass
+            if entry.mode == LINK:
+                target = self.objects.get(BLOB, entry.hash)
+                os.symlink(target, tmp, dir_fd=dfd)
+            else:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644,
+                             dir_fd=dfd)
+                try:
+                    self.objects.copy_blob_to(entry.hash, fd)
+                    os.fchmod(fd, 0o755 if entry.mode == EXEC else 0o644)
+                    if self.fsync:
+                        os.fsync(fd)
+                finally:
+                    os.close(fd)
+            os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException:
+            try:
+                os.unlink(tmp, dir_fd=dfd)
+            except OSError:
+                pass
+            raise
+        finally:
+            os.close(dfd)
+
+    def _parent(self, root: int, parts: list[str], path: str) -> int:
+        """Open the folder that will hold ``path``, turning files in the way into folders."""
+        try:
+            return open_dir(root, parts[:-1], create=True)
+        except FileExistsError:
+            pass
+        # a tracked file stands where the target has a folder (file <-> folder swap):
+        # removals ran first, so whatever is left there is untracked
+        raise Conflict(
+            f"cannot restore '{path}': a file stands where the checkpoint has a folder; move it "
+            "away and rewind again"
+        )

@@ -1,0 +1,278 @@
+"""Turns the workspace on disk into a tree of objects (the work of a checkpoint).
+
+A full scan walks every folder; an incremental scan (the server's watcher knows
+which paths changed) re-lists only the folders on the paths to those changes and
+reuses every other subtree of the previous scan as is. Either way files whose
+stat matches the stat cache are not read, and the files that must be read are
+hashed and compressed on a thread pool (BLAKE3 and zstd release the GIL).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .ignore import IgnoreRules
+from .objects import BLOB, CHUNK, ObjectStore, hash_bytes
+from .statcache import StatCache
+from .trees import DIR, EXEC, FILE, LINK, Entry, Tree, TreeReader
+
+Progress = Callable[[int, int], None]
+WORKERS = max(2, min(8, (os.cpu_count() or 2) * 2))
+
+
+@dataclass(slots=True)
+class ScanResult:
+    tree: str
+    files: int
+    bytes: int
+    skipped: list[dict[str, object]] = field(default_factory=list)
+    read: int = 0  # files actually read (not served by the stat cache)
+
+
+@dataclass(slots=True)
+class _Pending:
+    rel: str
+    abs: str
+    st: os.stat_result
+
+
+@dataclass(slots=True)
+class _Dir:
+    entries: dict[str, Entry | _Dir | _Pending] = field(default_factory=dict)
+
+
+def _hash_file_only(path: str, size: int) -> str:
+    import blake3
+
+    h = blake3.blake3(BLOB + b"\0")
+    with open(path, "rb") as f:
+        while chunk := f.read(CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class Scanner:
+    def __init__(
+        self,
+        workspace: Path,
+        objects: ObjectStore,
+        trees: TreeReader,
+        ignore: IgnoreRules,
+        statcache: StatCache,
+        size_cap: int,
+    ) -> None:
+        self.workspace = workspace
+        self.objects = objects
+        self.trees = trees
+        self.ignore = ignore
+        self.statcache = statcache
+        self.size_cap = size_cap
+        self.counts: dict[str, tuple[int, int]] = {}  # tree hash -> (files, bytes)
+        self._write = True
+        self._results: dict[str, tuple[str, os.stat_result] | None] = {}
+
+    # -- public ------------------------------------------------------------------
+    def scan(
+        self,
+        *,
+        base: str | None = None,
+        dirty: Iterable[str] | None = None,
+        write: bool = True,
+        progress: Progress | None = None,
+    ) -> ScanResult:
+        """Snapshot the workspace; with ``base`` and ``dirty``, only around the dirty paths."""
+        self.statcache.load()
+        self.ignore.forget()
+        started = time.time_ns()
+        skipped: list[dict[str, object]] = []
+        pending: list[_Pending] = []
+        dirty_paths: set[str] | None = None
+        dirty_dirs: set[str] = set()
+        if dirty is not None and base is not None:
+            dirty_paths = {p.strip("/") for p in dirty}
+            for p in dirty_paths:
+                parts = p.split("/")
+                for i in range(len(parts)):
+                    dirty_dirs.add("/".join(parts[:i]))
+        full = dirty_paths is None
+        self._write = write
+        self._results = {}
+        root = self._list("", base if not full else None, full, dirty_paths, dirty_dirs,
+                          pending, skipped)
+        seen: set[str] | None = set() if full else None
+        read = self._hash_pending(pending, dirty_paths or set(), write, started, progress)
+        tree, files, nbytes = self._build(root, write, seen, "")
+        if write:
+            self.statcache.save(keep=seen)
+        return ScanResult(tree, files, nbytes, skipped, read)
+
+    def count(self, tree: str) -> tuple[int, int]:
+        """(files, bytes) below a tree, cached by hash."""
+        got = self.counts.get(tree)
+        if got is None:
+            files = nbytes = 0
+            for entry in self.trees.get(tree).values():
+                if entry.mode == DIR:
+                    f, b = self.count(entry.hash)
+                    files += f
+                    nbytes += b
+                else:
+                    files += 1
+                    nbytes += entry.size
+            got = self.counts[tree] = (files, nbytes)
+        return got
+
+    # -- walking -------------------------------------------------------------------
+    def _list(
+        self,
+        rel_dir: str,
+        base: str | None,
+        full: bool,
+        dirty_paths: set[str] | None,
+        dirty_dirs: set[str],
+        pending: list[_Pending],
+        skipped: list[dict[str, object]],
+    ) -> _Dir:
+        node = _Dir()
+        abs_dir = os.path.join(self.workspace, rel_dir) if rel_dir else str(self.workspace)
+        base_tree: Tree = self.trees.get(base) if base is not None else {}
+        try:
+            it = os.scandir(abs_dir)
+        except (FileNotFoundError, NotADirectoryError):
+            return node
+        except PermissionError as exc:
+            skipped.append({"path": rel_dir or ".", "reason": f"unreadable folder ({exc.strerror})"})
+            return node
+        with it:
+            for de in it:
+                name = de.name
+                rel = f"{rel_dir}/{name}" if rel_dir else name
+                try:
+                    st = de.stat(follow_symlinks=False)
+                except FileNotFoundError:
+                    continue
+                mode = st.st_mode
+                if stat.S_ISDIR(mode):
+                    if self.ignore.is_ignored(rel, True):
+                        continue
+                    old = base_tree.get(name)
+                    old_dir = old.hash if old is not None and old.mode == DIR else None
+                    if full or old_dir is None or (dirty_paths is not None and rel in dirty_paths):
+                        node.entries[name] = self._list(rel, None, True, None, set(), pending,
+                                                        skipped)
+                    elif rel in dirty_dirs:
+                        node.entries[name] = self._list(rel, old_dir, False, dirty_paths,
+                                                        dirty_dirs, pending, skipped)
+                    else:
+                        assert old is not None
+                        node.entries[name] = old
+                    continue
+                if self.ignore.is_ignored(rel, False):
+                    continue
+                if stat.S_ISLNK(mode):
+                    try:
+                        target = os.readlink(de.path.encode("utf-8", "surrogateescape"))
+                    except OSError:
+                        continue
+                    node.entries[name] = Entry(LINK, self._put_link(target), len(target))
+                    continue
+                if not stat.S_ISREG(mode):
+                    skipped.append({"path": rel, "reason": "not a regular file, folder or symlink"})
+                    continue
+                if st.st_size > self.size_cap:
+                    skipped.append({"path": rel, "reason": "larger than the size cap",
+                                    "size": st.st_size})
+                    continue
+                fmode = EXEC if mode & stat.S_IXUSR else FILE
+                if dirty_paths is None or rel not in dirty_paths:
+                    digest = self.statcache.lookup(rel, st)
+                    if digest is not None:
+                        node.entries[name] = Entry(fmode, digest, st.st_size)
+                        continue
+                node.entries[name] = _Pending(rel, de.path, st)
+                pending.append(node.entries[name])  # type: ignore[arg-type]
+        return node
+
+    def _put_link(self, target: bytes) -> str:
+        return self.objects.put(BLOB, target) if self._write else hash_bytes(BLOB, target)
+
+    def _hash_pending(
+        self,
+        pending: list[_Pending],
+        dirty_paths: set[str],
+        write: bool,
+        started: int,
+        progress: Progress | None,
+    ) -> int:
+        if not pending:
+            return 0
+        total = len(pending)
+        results = self._results
+
+        def work(p: _Pending) -> tuple[str, tuple[str, os.stat_result] | None]:
+            try:
+                st = os.lstat(p.abs)
+                if not stat.S_ISREG(st.st_mode):
+                    return p.rel, None
+                if write:
+                    digest = self.objects.put_file(Path(p.abs), st.st_size)
+                else:
+                    digest = _hash_file_only(p.abs, st.st_size)
+                return p.rel, (digest, st)
+            except (FileNotFoundError, PermissionError, IsADirectoryError):
+                return p.rel, None
+
+        if total <= 8:
+            done = [work(p) for p in pending]
+        else:
+            with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+                done = []
+                for i, item in enumerate(pool.map(work, pending, chunksize=16)):
+                    done.append(item)
+                    if progress is not None and (i % 256 == 0 or i == total - 1):
+                        progress(i + 1, total)
+        for rel, res in done:
+            results[rel] = res
+            if res is not None and write:
+                self.statcache.record(rel, res[1], res[0], started)
+        return total
+
+    def _build(self, node: _Dir, write: bool, seen: set[str] | None, rel_dir: str
+               ) -> tuple[str, int, int]:
+        tree: Tree = {}
+        files = nbytes = 0
+        for name, item in node.entries.items():
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            if isinstance(item, _Dir):
+                h, f, b = self._build(item, write, seen, rel)
+                if f == 0:
+                    continue  # empty folders are not recorded (as in git)
+                tree[name] = Entry(DIR, h, b)
+                files += f
+                nbytes += b
+                continue
+            if isinstance(item, _Pending):
+                res = self._results.get(item.rel)
+                if res is None:
+                    continue  # vanished or became something else mid-scan
+                digest, st = res
+                item = Entry(EXEC if st.st_mode & stat.S_IXUSR else FILE, digest, st.st_size)
+            if item.mode == DIR:
+                f, b = self.count(item.hash)
+                files += f
+                nbytes += b
+            else:
+                files += 1
+                nbytes += item.size
+                if seen is not None:
+                    seen.add(rel)
+            tree[name] = item
+        h = self.trees.put(tree) if write else self.trees.put_transient(tree)
+        self.counts[h] = (files, nbytes)
+        return h, files, nbytes

@@ -1,0 +1,100 @@
+"""The one small interface session storage sits behind, and its in-memory backend.
+
+``FileSessions`` (``session_files.py``) is the real one; ``MemorySessions`` serves
+tests of code that uses the API, as the seed systems' in-memory stores did.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections.abc import Callable
+from typing import Protocol
+
+from .errors import Conflict, NotFound
+from .events import Event, SessionHeader
+from .models import SessionLog, SessionSummary
+from .stats import StatsAccumulator
+
+# Given the current head, build the events to append (so "parent = head" is
+# decided under the backend's lock, safe with concurrent writers).
+EventFactory = Callable[[str | None, set[str] | None], list[Event]]
+
+
+class SessionBackend(Protocol):
+    def create(self, header: SessionHeader) -> None: ...
+    def exists(self, session_id: str) -> bool: ...
+    def ids(self) -> list[str]: ...
+    def append(self, session_id: str, make: EventFactory, *, need_ids: bool = False,
+               fsync: bool = False) -> list[Event]: ...
+    def set_head(self, session_id: str, event_id: str) -> None: ...
+    def update_meta(self, session_id: str, meta: dict[str, str]) -> None: ...
+    def load(self, session_id: str) -> SessionLog: ...
+    def summary(self, session_id: str) -> SessionSummary: ...
+    def head(self, session_id: str) -> str | None: ...
+
+
+class MemorySessions:
+    """Sessions kept in a dict; thread-safe; same semantics as the file backend."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._logs: dict[str, SessionLog] = {}
+
+    def _get(self, session_id: str) -> SessionLog:
+        log = self._logs.get(session_id)
+        if log is None:
+            raise NotFound(f"no session {session_id!r}")
+        return log
+
+    def create(self, header: SessionHeader) -> None:
+        with self._lock:
+            if header.id in self._logs:
+                raise Conflict(f"session {header.id!r} already exists")
+            self._logs[header.id] = SessionLog(copy.deepcopy(header), [], None)
+
+    def exists(self, session_id: str) -> bool:
+        return session_id in self._logs
+
+    def ids(self) -> list[str]:
+        with self._lock:
+            return list(self._logs)
+
+    def append(self, session_id: str, make: EventFactory, *, need_ids: bool = False,
+               fsync: bool = False) -> list[Event]:
+        with self._lock:
+            log = self._get(session_id)
+            ids = {e.id for e in log.events} if need_ids else None
+            events = make(log.head, ids)
+            log.events.extend(copy.deepcopy(events))
+            if events:
+                log.head = events[-1].id
+            return events
+
+    def set_head(self, session_id: str, event_id: str) -> None:
+        with self._lock:
+            self._get(session_id).head = event_id
+
+    def update_meta(self, session_id: str, meta: dict[str, str]) -> None:
+        with self._lock:
+            self._get(session_id).header.apply_meta(meta)
+
+    def head(self, session_id: str) -> str | None:
+        return self._get(session_id).head
+
+    def load(self, session_id: str) -> SessionLog:
+        with self._lock:
+            return copy.deepcopy(self._get(session_id))
+
+    def summary(self, session_id: str) -> SessionSummary:
+        with self._lock:
+            log = self._get(session_id)
+            acc = StatsAccumulator()
+            for e in log.events:
+                acc.add(e)
+            return SessionSummary(
+                copy.deepcopy(log.header),
+                acc.result(log.header.started, log.header.ended),
+                len(log.events),
+                log.head,
+            )

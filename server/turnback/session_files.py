@@ -1,0 +1,249 @@
+"""Sessions as append-only JSONL files: ``sessions/<id>.jsonl``.
+
+Line 1 is the header ``{"type": "session", ...}``; every event is one line
+``{id, session, parent, ts, kind, data}``; control lines (``{"type": "head"}``
+after a fork, ``{"type": "meta"}`` for a title or end) carry the current head,
+so the head is always read from the last complete line, never the whole file.
+Summaries (header + stats) are cached by file size in ``index/sessions.json``,
+so listing a thousand sessions parses no event that was already counted.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .atomic import atomic_write
+from .errors import Conflict, InvalidInput, NotFound, StoreDamaged
+from .events import Event, SessionHeader, check_id
+from .jsonl import _torn_tail_start, dumps, last_line, read_lines
+from .locks import file_lock
+from .models import Problem, SessionLog, SessionSummary
+from .session_backend import EventFactory
+from .stats import StatsAccumulator
+
+
+def _head_of(line: dict[str, Any] | None) -> str | None:
+    if line is None:
+        return None
+    if "type" in line:
+        h = line.get("head")
+        return h if isinstance(h, str) else None
+    i = line.get("id")
+    return i if isinstance(i, str) else None
+
+
+class FileSessions:
+    def __init__(self, root: Path, index_path: Path, *, fsync_appends: bool = False) -> None:
+        self.root = root
+        self.index_path = index_path
+        self.fsync_appends = fsync_appends
+        self._lock = threading.Lock()
+        self._index: dict[str, dict[str, Any]] | None = None
+        self._index_dirty = False
+
+    def path(self, session_id: str) -> Path:
+        check_id(session_id, "session id")
+        return self.root / f"{session_id}.jsonl"
+
+    # -- writing -----------------------------------------------------------------
+    def create(self, header: SessionHeader) -> None:
+        path = self.path(header.id)
+        self.root.mkdir(parents=True, exist_ok=True)
+        with file_lock(path):
+            if path.exists() and path.stat().st_size > 0:
+                raise Conflict(f"session {header.id!r} already exists")
+            line = dumps({"type": "session", "format": 1, **header.to_json(), "head": None})
+            atomic_write(path, line + b"\n", fsync=self.fsync_appends)
+
+    def exists(self, session_id: str) -> bool:
+        return self.path(session_id).exists()
+
+    def ids(self) -> list[str]:
+        if not self.root.exists():
+            return []
+        return [n[:-6] for n in os.listdir(self.root) if n.endswith(".jsonl")]
+
+    def _write_locked(self, path: Path, lines: list[bytes], fsync: bool) -> None:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND)
+        try:
+            size = os.fstat(fd).st_size
+            tail = _torn_tail_start(fd, size)
+            if tail < size:
+                os.ftruncate(fd, tail)  # a crashed writer's half line: cut it off
+            data = b"".join(lines)
+            view = memoryview(data)
+            while view:
+                n = os.write(fd, view)
+                view = view[n:]
+            if fsync or self.fsync_appends:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def append(self, session_id: str, make: EventFactory, *, need_ids: bool = False,
+               fsync: bool = False) -> list[Event]:
+        path = self.path(session_id)
+        if not path.exists():
+            raise NotFound(f"no session {session_id!r}; start one with 'turnback session start'")
+        with file_lock(path):
+            head = _head_of(last_line(path))
+            ids: set[str] | None = None
+            if need_ids:
+                ids = set()
+                for line in read_lines(path):
+                    if "type" not in line.value and isinstance(line.value.get("id"), str):
+                        ids.add(line.value["id"])
+            events = make(head, ids)
+            if events:
+                self._write_locked(path, [dumps(e.to_json()) + b"\n" for e in events], fsync)
+        return events
+
+    def _control(self, session_id: str, obj: dict[str, Any], head: str | None = None,
+                 keep_head: bool = True) -> None:
+        path = self.path(session_id)
+        if not path.exists():
+            raise NotFound(f"no session {session_id!r}")
+        with file_lock(path):
+            current = _head_of(last_line(path))
+            obj["head"] = current if keep_head else head
+            self._write_locked(path, [dumps(obj) + b"\n"], False)
+
+    def set_head(self, session_id: str, event_id: str) -> None:
+        self._control(session_id, {"type": "head"}, head=event_id, keep_head=False)
+
+    def update_meta(self, session_id: str, meta: dict[str, str]) -> None:
+        self._control(session_id, {"type": "meta", **meta})
+
+    def head(self, session_id: str) -> str | None:
+        path = self.path(session_id)
+        if not path.exists():
+            raise NotFound(f"no session {session_id!r}")
+        return _head_of(last_line(path))
+
+    # -- reading -----------------------------------------------------------------
+    def load(self, session_id: str) -> SessionLog:
+        path = self.path(session_id)
+        if not path.exists():
+            raise NotFound(f"no session {session_id!r}")
+        problems: list[Problem] = []
+        header: SessionHeader | None = None
+        events: list[Event] = []
+        head: str | None = None
+        for line in read_lines(path, problems=problems):
+            v = line.value
+            typ = v.get("type")
+            if typ is None:
+                try:
+                    ev = Event.from_json(v)
+                except InvalidInput as exc:
+                    problems.append(Problem(str(path), line.number, exc.message))
+                    continue
+                events.append(ev)
+                head = ev.id
+            elif typ == "session" and header is None:
+                try:
+                    header = SessionHeader.from_json(v)
+                except InvalidInput as exc:
+                    raise StoreDamaged(f"{path}:{line.number}: {exc.message}") from exc
+            elif header is not None and typ == "meta":
+                header.apply_meta(v)
+                head = _head_of(v) if "head" in v else head
+            elif typ == "head":
+                head = _head_of(v)
+        if header is None:
+            raise StoreDamaged(f"{path} has no session header line; run 'turnback fsck'")
+        return SessionLog(header, events, head, problems)
+
+    def _load_index(self) -> dict[str, dict[str, Any]]:
+        if self._index is None:
+            try:
+                data = orjson.loads(self.index_path.read_bytes())
+                self._index = data if isinstance(data, dict) else {}
+            except (FileNotFoundError, orjson.JSONDecodeError):
+                self._index = {}
+        return self._index
+
+    def save_index(self) -> None:
+        """Persist cached summaries (best effort: the index is only a cache)."""
+        with self._lock:
+            if self._index is not None and self._index_dirty:
+                try:
+                    atomic_write(self.index_path, orjson.dumps(self._index), fsync=False)
+                    self._index_dirty = False
+                except OSError:
+                    pass
+
+    def summary(self, session_id: str) -> SessionSummary:
+        """Header and stats, counting only the lines added since the cached entry."""
+        path = self.path(session_id)
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            raise NotFound(f"no session {session_id!r}") from None
+        with self._lock:
+            index = self._load_index()
+            entry = index.get(session_id)
+            if entry is not None and (entry.get("size", -1) > st.st_size
+                                      or entry.get("ino") != st.st_ino):
+                entry = None  # rewritten or truncated: count again
+            if entry is not None and entry["size"] == st.st_size:
+                return self._summary_from(entry)
+        # count the new part outside the index lock
+        if entry is None:
+            acc = StatsAccumulator()
+            header_json: dict[str, Any] | None = None
+            start, first_line, count, head = 0, 1, 0, None
+        else:
+            acc = StatsAccumulator(entry["acc"])
+            header_json = entry["header"]
+            start, first_line, count, head = (entry["size"], entry["lines"] + 1, entry["events"],
+                                              entry["head"])
+        header = SessionHeader.from_json(header_json) if header_json else None
+        end = start
+        lines = first_line - 1
+        for line in read_lines(path, start=start, first_line=first_line):
+            v = line.value
+            end = line.end
+            lines = line.number
+            typ = v.get("type")
+            if typ is None:
+                try:
+                    ev = Event.from_json(v)
+                except InvalidInput:
+                    continue
+                acc.add(ev)
+                count += 1
+                head = ev.id
+            elif typ == "session" and header is None:
+                try:
+                    header = SessionHeader.from_json(v)
+                except InvalidInput:
+                    continue
+            elif typ == "meta" and header is not None:
+                header.apply_meta(v)
+                head = _head_of(v)
+            elif typ == "head":
+                head = _head_of(v)
+        if header is None:
+            raise StoreDamaged(f"{path} has no session header line; run 'turnback fsck'")
+        entry = {
+            "size": end, "ino": st.st_ino, "lines": lines, "events": count, "head": head,
+            "header": header.to_json(), "acc": acc.state(),
+        }
+        with self._lock:
+            self._load_index()[session_id] = entry
+            self._index_dirty = True
+        return self._summary_from(entry)
+
+    @staticmethod
+    def _summary_from(entry: dict[str, Any]) -> SessionSummary:
+        header = SessionHeader.from_json(entry["header"])
+        acc = StatsAccumulator(entry["acc"])
+        return SessionSummary(header, acc.result(header.started, header.ended), entry["events"],
+                              entry["head"])
+

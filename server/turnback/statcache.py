@@ -1,0 +1,80 @@
+"""Remembers each file's stat and hash so unchanged files are not read again.
+
+An entry is trusted only when size, mtime, ctime, inode and mode all match and
+the file's mtime is older than the scan that read it (git's "racily clean"
+rule: a file written in the same instant as that read is hashed again).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import orjson
+
+from .atomic import atomic_write
+
+# path -> [size, mtime_ns, ctime_ns, ino, mode, hash, scan_ns]
+Row = list[int | str]
+# File times come from a coarse kernel clock that can trail time.time_ns() by a
+# tick; a margin keeps a write in the same tick as the read from being trusted.
+RACY_MARGIN_NS = 50_000_000
+
+
+class StatCache:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.rows: dict[str, Row] = {}
+        self.dirty = False
+        self._loaded = False
+
+    def load(self) -> None:
+        if self._loaded:
+            return
+        self._loaded = True
+        try:
+            data = orjson.loads(self.path.read_bytes())
+            rows = data["rows"]
+            if not isinstance(rows, dict):
+                raise TypeError("rows")
+            self.rows = rows
+        except (FileNotFoundError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+            self.rows = {}  # a cache: losing it only costs a re-read
+
+    def lookup(self, rel: str, st: os.stat_result) -> str | None:
+        row = self.rows.get(rel)
+        if (
+            row is not None
+            and len(row) == 7
+            and row[0] == st.st_size
+            and row[1] == st.st_mtime_ns
+            and row[2] == st.st_ctime_ns
+            and row[3] == st.st_ino
+            and row[4] == st.st_mode
+            and st.st_mtime_ns < int(row[6]) - RACY_MARGIN_NS
+        ):
+            return str(row[5])
+        return None
+
+    def record(self, rel: str, st: os.stat_result, digest: str, scan_ns: int) -> None:
+        """Remember ``rel``'s hash as read by a scan that started at ``scan_ns``."""
+        self.rows[rel] = [
+            st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode, digest, scan_ns
+        ]
+        self.dirty = True
+
+    def drop(self, rel: str) -> None:
+        if self.rows.pop(rel, None) is not None:
+            self.dirty = True
+
+    def save(self, keep: set[str] | None = None) -> None:
+        """Persist; ``keep`` (after a full scan) prunes paths that no longer exist."""
+        if keep is not None:
+            gone = self.rows.keys() - keep
+            for rel in gone:
+                del self.rows[rel]
+            self.dirty = self.dirty or bool(gone)
+        if not self.dirty:
+            return
+        atomic_write(self.path, orjson.dumps({"rows": self.rows}), fsync=False)
+        self.dirty = False

@@ -1,0 +1,134 @@
+"""Session stats, counted from the events (so imported and recorded sessions count alike).
+
+The accumulator is incremental — ``add`` one event at a time — and its state is
+plain JSON, so the session index can resume counting where a file last ended.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .events import Event, Kind, parse_iso
+
+TOKEN_KEYS = ("input", "output", "cacheRead", "cacheCreation")
+
+
+class StatsAccumulator:
+    def __init__(self, state: dict[str, Any] | None = None) -> None:
+        s = state or {}
+        self.c: dict[str, int] = dict(s.get("c") or {})
+        self.tokens: dict[str, int] = {k: int((s.get("tokens") or {}).get(k, 0)) for k in TOKEN_KEYS}
+        # usage keyed by message id: a message's usage counts once, its last figure
+        self.by_message: dict[str, list[int]] = dict(s.get("byMessage") or {})
+        self.first: str | None = s.get("first")
+        self.last: str | None = s.get("last")
+        self.ended: str | None = s.get("ended")
+        self.completion: str | None = s.get("completion")
+        self.termination: str | None = s.get("termination")
+        self.merge: dict[str, Any] | None = s.get("merge")
+        self.events: int = int(s.get("events", 0))
+
+    def state(self) -> dict[str, Any]:
+        return {
+            "c": self.c,
+            "tokens": self.tokens,
+            "byMessage": self.by_message,
+            "first": self.first,
+            "last": self.last,
+            "ended": self.ended,
+            "completion": self.completion,
+            "termination": self.termination,
+            "merge": self.merge,
+            "events": self.events,
+        }
+
+    def _inc(self, key: str, n: int = 1) -> None:
+        self.c[key] = self.c.get(key, 0) + n
+
+    def add(self, e: Event) -> None:
+        self.events += 1
+        if self.first is None or e.ts < self.first:
+            self.first = e.ts
+        if self.last is None or e.ts > self.last:
+            self.last = e.ts
+        d = e.data
+        k = e.kind
+        if k == Kind.PROMPT or k == Kind.LOOP_STARTED:
+            self._inc("prompts")
+        elif k == Kind.RESPONSE:
+            self._inc("responses")
+        elif k == Kind.TOOL_CALL:
+            self._inc("toolCalls")
+        elif k == Kind.TOOL_RESULT:
+            self._inc("toolResults")
+            if d.get("isError") is True:
+                self._inc("toolCallsFailed")
+        elif k == Kind.ITERATION_COMPLETED:
+            self._inc("iterations")
+            if d.get("success") is False:
+                self._inc("iterationsFailed")
+        elif k == Kind.EVENT_PUBLISHED:
+            self._inc("eventsPublished")
+        elif k == Kind.CHECKPOINT:
+            self._inc("checkpoints")
+        elif k == Kind.REWIND:
+            self._inc("rewinds")
+        elif k == Kind.USAGE:
+            figures = [_int(d.get(key)) for key in TOKEN_KEYS]
+            mid = d.get("messageId")
+            if isinstance(mid, str) and mid:
+                self.by_message[mid] = figures
+            else:
+                for key, v in zip(TOKEN_KEYS, figures):
+                    self.tokens[key] += v
+        elif k == Kind.LOOP_COMPLETED:
+            self.completion = str(d.get("reason") or "completed")
+            self.ended = e.ts
+        elif k == Kind.LOOP_TERMINATED:
+            self.termination = str(d.get("signal") or "terminated")
+            self.ended = e.ts
+        elif k == Kind.MERGE_COMPLETED:
+            self.merge = {"status": "completed", "commit": d.get("commit")}
+        elif k == Kind.MERGE_FAILED:
+            self.merge = {"status": "failed", "reason": d.get("reason")}
+
+    def result(self, header_started: str = "", header_ended: str | None = None) -> dict[str, Any]:
+        tokens = dict(self.tokens)
+        for figures in self.by_message.values():
+            for key, v in zip(TOKEN_KEYS, figures):
+                tokens[key] += v
+        started = self.first or header_started or None
+        ended = header_ended or self.ended or self.last
+        duration = 0
+        a, b = parse_iso(started or ""), parse_iso(ended or "")
+        if a is not None and b is not None and b >= a:
+            duration = int((b - a) * 1000)
+        out: dict[str, Any] = {
+            key: self.c.get(key, 0)
+            for key in (
+                "prompts", "responses", "toolCalls", "toolCallsFailed", "toolResults",
+                "iterations", "iterationsFailed", "eventsPublished", "checkpoints", "rewinds",
+            )
+        }
+        out.update(
+            tokens=tokens,
+            durationMs=duration,
+            startedAt=started,
+            endedAt=ended,
+            completion=self.completion,
+            termination=self.termination,
+            merge=self.merge,
+            events=self.events,
+        )
+        return out
+
+
+def _int(v: object) -> int:
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else 0
+
+
+def compute(events: list[Event], started: str = "", ended: str | None = None) -> dict[str, Any]:
+    acc = StatsAccumulator()
+    for e in events:
+        acc.add(e)
+    return acc.result(started, ended)

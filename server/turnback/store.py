@@ -1,0 +1,710 @@
+"""``Store``: the one object every client (CLI, language server, importers) calls.
+
+It ties together the session backend (event trees), the object store and scanner
+(checkpoints), the checkpoint index, the operation log and journal (rewind and
+undo). It knows nothing of the server or the CLI.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from . import changes as changes_mod
+from .checkpoint_index import CheckpointIndex
+from .config import FORMAT_VERSION, StoreConfig, default_store_dir, load_config, save_config
+from .errors import Conflict, InvalidInput, NotFound, StoreDamaged, Unsafe
+from .events import JSON, Event, Kind, SessionHeader, check_id, new_id, new_session_id, now_iso
+from .ignore import IgnoreRules
+from .locks import file_lock, rw_lock
+from .models import Change, Checkpoint, FileContent, RewindResult, SessionLog, SessionSummary
+from .objects import BLOB, ObjectStore
+from .oplog import OpLog
+from .paths import normalize
+from .rewind import Applier, Plan, make_plan
+from .scan import Progress, Scanner
+from .session_backend import MemorySessions, SessionBackend
+from .session_files import FileSessions
+from .statcache import StatCache
+from .trees import DIR, LINK, Entry, Tree, TreeReader
+
+WORKSPACE_SESSION = "workspace"
+MODES = ("files", "conversation", "both")
+MAX_TEXT = 8 * 1024 * 1024  # fileContent returns text up to this size
+
+
+class _Head:
+    """Sentinel: attach to the session head."""
+
+
+HEAD: Any = _Head()
+
+
+class Store:
+    """The history store of one workspace. Thread-safe for the server's use."""
+
+    def __init__(
+        self,
+        workspace: Path,
+        root: Path,
+        config: StoreConfig,
+        sessions: SessionBackend,
+        format_version: int = FORMAT_VERSION,
+    ) -> None:
+        self.workspace = workspace
+        self.root = root
+        self.config = config
+        self.format_version = format_version
+        self.backend = sessions
+        self.objects = ObjectStore(root / "objects", config.compression_level)
+        self.trees = TreeReader(self.objects)
+        self.index = CheckpointIndex(root / "checkpoints.jsonl")
+        self.oplog = OpLog(root)
+        self.ignore = IgnoreRules(workspace, root, config.ignores)
+        self._statcache = StatCache(root / "cache" / "stat.json")
+        self._gc_seen = self._gc_generation()
+        self.scanner = Scanner(workspace, self.objects, self.trees, self.ignore, self._statcache,
+                               config.size_cap_bytes)
+        self._scan_base: str | None = None  # tree of this object's last scan (watcher base)
+        self._mutex = threading.RLock()
+
+    # -- opening ---------------------------------------------------------------------
+    @classmethod
+    def open(
+        cls,
+        workspace: str | os.PathLike[str],
+        *,
+        store_dir: str | os.PathLike[str] | None = None,
+        config: StoreConfig | dict[str, Any] | None = None,
+        create: bool = True,
+    ) -> Store:
+        """Open the store of ``workspace`` (creating it unless ``create=False``).
+
+        An interrupted rewind found in the journal is finished before returning.
+        """
+        ws = Path(workspace).expanduser()
+        if not ws.is_dir():
+            raise NotFound(f"workspace {str(ws)!r} is not a folder")
+        ws = ws.resolve()
+        root = Path(store_dir).expanduser().resolve() if store_dir else default_store_dir(ws)
+        if ws == root or ws.is_relative_to(root):
+            raise InvalidInput(f"store {root} cannot contain the workspace it records")
+        exists = (root / "config.json").exists()
+        if not exists and not create:
+            raise NotFound(f"no Turnback store at {root}; create one with 'turnback init'")
+        file_cfg, version = load_config(root)
+        if isinstance(config, dict):
+            cfg = file_cfg.merged(config)
+        else:
+            cfg = (config or file_cfg).validate()
+        if not exists:
+            for sub in ("sessions", "objects", "index", "cache", "locks"):
+                (root / sub).mkdir(parents=True, exist_ok=True)
+            save_config(root, file_cfg)
+        backend = FileSessions(root / "sessions", root / "index" / "sessions.json",
+                               fsync_appends=cfg.fsync_appends)
+        store = cls(ws, root, cfg, backend, version)
+        store.recover()
+        return store
+
+    @classmethod
+    def memory(cls, workspace: str | os.PathLike[str] | None = None) -> Store:
+        """A store whose sessions live in memory (objects in a temporary folder)."""
+        ws = Path(workspace).resolve() if workspace else Path(tempfile.mkdtemp(prefix="tb-ws-"))
+        root = Path(tempfile.mkdtemp(prefix="tb-store-"))
+        for sub in ("objects", "index", "cache", "locks"):
+            (root / sub).mkdir()
+        return cls(ws, root, StoreConfig(), MemorySessions())
+
+    def close(self) -> None:
+        if isinstance(self.backend, FileSessions):
+            self.backend.save_index()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def save_config(self) -> None:
+        save_config(self.root, self.config)
+
+    # -- sessions --------------------------------------------------------------------
+    def start_session(
+        self,
+        title: str = "",
+        agent: str = "unknown",
+        model: str | None = None,
+        cwd: str | None = None,
+        source: str = "turnback",
+        session_id: str | None = None,
+        started: str | None = None,
+        extra: JSON | None = None,
+    ) -> SessionHeader:
+        sid = check_id(session_id, "session id") if session_id else new_session_id()
+        header = SessionHeader(sid, title, agent, model, started or now_iso(),
+                               cwd or str(self.workspace), source, None, extra or {})
+        self.backend.create(header)
+        return header
+
+    def ensure_session(self, header: SessionHeader) -> tuple[SessionHeader, bool]:
+        """Create the session unless it exists (importers); return it and whether it was new."""
+        check_id(header.id, "session id")
+        if self.backend.exists(header.id):
+            return self.backend.load(header.id).header, False
+        try:
+            self.backend.create(header)
+        except Conflict:
+            return self.backend.load(header.id).header, False
+        return header, True
+
+    def has_session(self, session_id: str) -> bool:
+        return self.backend.exists(check_id(session_id, "session id"))
+
+    def update_session(self, session_id: str, **meta: str) -> None:
+        bad = set(meta) - {"title", "agent", "model", "cwd", "ended"}
+        if bad:
+            raise InvalidInput(f"cannot update session field(s) {sorted(bad)}")
+        self.backend.update_meta(check_id(session_id, "session id"), meta)
+
+    def end_session(self, session_id: str, ts: str | None = None) -> None:
+        self.update_session(session_id, ended=ts or now_iso())
+
+    def _workspace_session(self) -> str:
+        if not self.backend.exists(WORKSPACE_SESSION):
+            try:
+                self.backend.create(SessionHeader(
+                    WORKSPACE_SESSION, "Workspace checkpoints", "turnback", None, now_iso(),
+                    str(self.workspace), "turnback"))
+            except Conflict:
+                pass
+        return WORKSPACE_SESSION
+
+    def append(
+        self,
+        session_id: str,
+        kind: str,
+        data: JSON | None = None,
+        parent: str | None | _Head = HEAD,
+        ts: str | None = None,
+        event_id: str | None = None,
+        fsync: bool = False,
+    ) -> Event:
+        """Append one event; ``parent`` defaults to the head (decided under the file lock)."""
+        check_id(session_id, "session id")
+        if not isinstance(kind, str) or not kind or len(kind) > 64:
+            raise InvalidInput("event kind must be a non-empty string of at most 64 characters")
+        if data is not None and not isinstance(data, dict):
+            raise InvalidInput("event data must be a JSON object")
+        eid = check_id(event_id, "event id") if event_id else new_id()
+        if parent is not None and not isinstance(parent, _Head):
+            check_id(parent, "parent event id")
+
+        def make(head: str | None, _ids: set[str] | None) -> list[Event]:
+            p = head if isinstance(parent, _Head) else parent
+            return [Event(eid, session_id, p, ts or now_iso(), kind, dict(data or {}))]
+
+        return self.backend.append(session_id, make, fsync=fsync)[0]
+
+    def append_events(self, session_id: str, events: Iterable[Event]) -> int:
+        """Append events as they are (ids, parents, times kept), skipping ids already present."""
+        batch = list(events)
+        if not batch:
+            return 0
+
+        def make(_head: str | None, ids: set[str] | None) -> list[Event]:
+            known = ids or set()
+            out = []
+            for e in batch:
+                if e.id in known:
+                    continue
+                known.add(e.id)
+                e.session = session_id
+                out.append(e)
+            return out
+
+        return len(self.backend.append(session_id, make, need_ids=True))
+
+    def session(self, session_id: str) -> SessionLog:
+        return self.backend.load(check_id(session_id, "session id"))
+
+    def session_summary(self, session_id: str) -> SessionSummary:
+        return self.backend.summary(check_id(session_id, "session id"))
+
+    def stats(self, session_id: str) -> JSON:
+        return self.session_summary(session_id).stats
+
+    def sessions(self, offset: int = 0, limit: int | None = None, query: str | None = None
+                 ) -> tuple[list[SessionSummary], int]:
+        """Summaries, newest first; ``query`` matches id, title, agent and model."""
+        summaries = []
+        for sid in self.backend.ids():
+            try:
+                summaries.append(self.backend.summary(sid))
+            except (StoreDamaged, NotFound, InvalidInput):
+                continue  # reported by fsck; listing keeps working
+        if query:
+            q = query.lower()
+            summaries = [
+                s for s in summaries
+                if q in s.header.id.lower() or q in s.header.title.lower()
+                or q in s.header.agent.lower() or q in (s.header.model or "").lower()
+            ]
+        summaries.sort(key=lambda s: (s.stats.get("startedAt") or s.header.started or "",
+                                      s.header.id), reverse=True)
+        if isinstance(self.backend, FileSessions):
+            self.backend.save_index()
+        total = len(summaries)
+        end = None if limit is None else offset + limit
+        return summaries[offset:end], total
+
+    def find_event(self, event_id: str, session_id: str | None = None) -> Event:
+        check_id(event_id, "event id")
+        ids = [session_id] if session_id else self.backend.ids()
+        for sid in ids:
+            for e in self.session(sid).events:
+                if e.id == event_id:
+                    return e
+        raise NotFound(f"no event {event_id!r}" + (f" in session {session_id!r}" if session_id
+                                                    else ""))
+
+    def children(self, session_id: str, event_id: str | None) -> list[Event]:
+        return [e for e in self.session(session_id).events if e.parent == event_id]
+
+    def conversation(self, session_id: str, head: str | None = None) -> list[Event]:
+        """The events on the path root → head (the conversation as it stands)."""
+        log = self.session(session_id)
+        by_id = log.by_id()
+        cur = head or log.head
+        path: list[Event] = []
+        seen: set[str] = set()
+        while cur is not None and cur in by_id and cur not in seen:
+            seen.add(cur)
+            path.append(by_id[cur])
+            cur = by_id[cur].parent
+        return path[::-1]
+
+    def fork(self, event_id: str, session_id: str | None = None) -> tuple[str, str]:
+        """Move the session head to ``event_id``: new events branch from there."""
+        ev = self.find_event(event_id, session_id)
+        self.backend.set_head(ev.session, ev.id)
+        return ev.session, ev.id
+
+    # -- checkpoints -----------------------------------------------------------------
+    def _gc_generation(self) -> str:
+        try:
+            return (self.root / "cache" / "gc-generation").read_text()
+        except (FileNotFoundError, OSError):
+            return ""
+
+    def _check_gc(self) -> None:
+        """After a gc (any process), cached hashes may name removed objects: forget them."""
+        gen = self._gc_generation()
+        if gen != self._gc_seen:
+            self._gc_seen = gen
+            self._statcache.rows = {}
+            self._statcache.dirty = True
+            self._scan_base = None
+
+    def checkpoint(
+        self,
+        label: str | None = None,
+        session_id: str | None = None,
+        auto: bool = False,
+        dirty: Iterable[str] | None = None,
+        progress: Progress | None = None,
+    ) -> Checkpoint:
+        """Snapshot the whole workspace (minus ignores) as a checkpoint event."""
+        if session_id is not None:
+            check_id(session_id, "session id")
+            if not self.backend.exists(session_id):
+                raise NotFound(f"no session {session_id!r}")
+        if label is not None and not isinstance(label, str):
+            raise InvalidInput("label must be a string")
+        with self._mutex, rw_lock(self.root / "locks" / "gc", exclusive=False):
+            self._check_gc()
+            base = self._scan_base if dirty is not None else None
+            res = self.scanner.scan(base=base, dirty=dirty if base else None, progress=progress)
+            self._scan_base = res.tree
+            if self.config.fsync_commits:
+                self.objects.sync()
+            return self._commit_checkpoint(
+                res.tree, label, session_id, auto, res.files, res.bytes, res.skipped
+            )
+
+    def _commit_checkpoint(
+        self, tree: str, label: str | None, session_id: str | None, auto: bool, files: int,
+        nbytes: int, skipped: list[JSON], *, partial: bool = False,
+        absent: list[str] | None = None, parent: str | None | _Head = HEAD,
+        ts: str | None = None, cp_id: str | None = None,
+    ) -> Checkpoint:
+        sid = session_id or self._workspace_session()
+        cid = cp_id or new_id()[:12]
+        eid = f"cp-{cid}"
+        when = ts or now_iso()
+        cp = Checkpoint(cid, label or f"checkpoint {when[:19].replace('T', ' ')}", when, tree, sid,
+                        eid, auto, partial, files, nbytes, skipped, absent or [])
+        self.index.add(cp, fsync=self.config.fsync_commits)
+        self.append(sid, Kind.CHECKPOINT,
+                    {"checkpoint": cid, "label": cp.label, "auto": auto, "files": files,
+                     "bytes": nbytes, "partial": partial, "skipped": len(skipped)},
+                    parent=parent, ts=when, event_id=eid)
+        return cp
+
+    def import_checkpoint(
+        self,
+        files: dict[str, bytes | None],
+        session_id: str,
+        event_id: str | None = None,
+        label: str = "",
+        ts: str | None = None,
+        partial: bool = True,
+        checkpoint_id: str | None = None,
+    ) -> Checkpoint:
+        """A checkpoint of some files given by content (None: known absent), for importers."""
+        if checkpoint_id is not None:
+            check_id(checkpoint_id, "checkpoint id")
+            existing = self.index.get(checkpoint_id)
+            if existing is not None:
+                return existing
+        nested: dict[str, Any] = {}
+        absent: list[str] = []
+        nbytes = 0
+        count = 0
+        with rw_lock(self.root / "locks" / "gc", exclusive=False):
+            for raw_path, content in sorted(files.items()):
+                rel = normalize(raw_path, "checkpoint file path")
+                if content is None:
+                    absent.append(rel)
+                    continue
+                parts = rel.split("/")
+                node = nested
+                for part in parts[:-1]:
+                    nxt = node.setdefault(part, {})
+                    if not isinstance(nxt, dict):
+                        raise InvalidInput(f"checkpoint file path {rel!r} runs through a file")
+                    node = nxt
+                node[parts[-1]] = Entry("f", self.objects.put(BLOB, content), len(content))
+                nbytes += len(content)
+                count += 1
+            tree = self._write_nested(nested)
+            if self.config.fsync_commits:
+                self.objects.sync()
+            return self._commit_checkpoint(tree, label, session_id, True, count, nbytes, [],
+                                           partial=partial, absent=absent,
+                                           parent=event_id if event_id else HEAD, ts=ts,
+                                           cp_id=checkpoint_id)
+
+    def _write_nested(self, nested: dict[str, Any]) -> str:
+        tree: Tree = {}
+        for name, item in nested.items():
+            if isinstance(item, dict):
+                h = self._write_nested(item)
+                tree[name] = Entry(DIR, h, 0)
+            else:
+                tree[name] = item
+        return self.trees.put(tree)
+
+    def checkpoints(self, session_id: str | None = None) -> list[Checkpoint]:
+        items = self.index.all()
+        if session_id is not None:
+            items = [c for c in items if c.session_id == session_id]
+        return items
+
+    def resolve_checkpoint(self, ref: object, where: str = "checkpoint") -> Checkpoint:
+        return self.index.resolve(ref, where)
+
+    # -- reading states --------------------------------------------------------------
+    def _working_tree(self) -> str:
+        """The working tree's root hash, computed without storing anything."""
+        with self._mutex:
+            self._check_gc()
+            return self.scanner.scan(write=False).tree
+
+    def _reader(self, working: bool) -> Callable[[str, Entry], bytes]:
+        def read_obj(_path: str, entry: Entry) -> bytes:
+            return self.objects.get(BLOB, entry.hash)
+
+        def read_disk(path: str, entry: Entry) -> bytes:
+            full = self.workspace / path
+            try:
+                if entry.mode == LINK:
+                    return os.fsencode(os.readlink(full))
+                return full.read_bytes()
+            except OSError:
+                return b""
+
+        return read_disk if working else read_obj
+
+    def changes(self, a: str, b: str | None = None, paths: list[str] | None = None
+                ) -> list[Change]:
+        """What changed from checkpoint ``a`` to ``b`` (or to the working tree)."""
+        ca = self.resolve_checkpoint(a, "from")
+        tb = self.resolve_checkpoint(b, "to").tree if b is not None else self._working_tree()
+        sel = [normalize(p) for p in paths] if paths else None
+        read_a, read_b = self._reader(False), self._reader(b is None)
+        out = []
+        for path, old, new in changes_mod.diff_trees(self.trees, ca.tree, tb):
+            if sel is not None and not any(path == p or path.startswith(p + "/") for p in sel):
+                continue
+            out.append(changes_mod.describe(path, old, new, read_a, read_b))
+        return out
+
+    def diff(self, a: str, b: str | None = None, path: str | None = None) -> str:
+        """Unified diff text (git style) from ``a`` to ``b`` or the working tree."""
+        ca = self.resolve_checkpoint(a, "from")
+        tb = self.resolve_checkpoint(b, "to").tree if b is not None else self._working_tree()
+        sel = normalize(path) if path else None
+        read_a, read_b = self._reader(False), self._reader(b is None)
+        parts = []
+        for p, old, new in changes_mod.diff_trees(self.trees, ca.tree, tb):
+            if sel is not None and not (p == sel or p.startswith(sel + "/")):
+                continue
+            parts.append(changes_mod.unified(
+                p, read_a(p, old) if old else None, read_b(p, new) if new else None,
+                ca.id, b or "working"))
+        return "".join(parts)
+
+    def read_file(self, checkpoint: str, path: str) -> bytes | None:
+        cp = self.resolve_checkpoint(checkpoint)
+        entry = self.trees.lookup(cp.tree, normalize(path))
+        if entry is None or entry.mode == DIR:
+            return None
+        return self.objects.get(BLOB, entry.hash)
+
+    def file_content(self, checkpoint: str, path: str) -> FileContent:
+        cp = self.resolve_checkpoint(checkpoint)
+        rel = normalize(path)
+        entry = self.trees.lookup(cp.tree, rel)
+        if entry is None or entry.mode == DIR:
+            return FileContent(rel, False)
+        data = self.objects.get(BLOB, entry.hash)
+        kind = {"l": "symlink", "x": "executable"}.get(entry.mode, "file")
+        binary = changes_mod.is_binary(data)
+        text = None
+        if not binary and len(data) <= MAX_TEXT:
+            text = data.decode("utf-8")
+        return FileContent(rel, True, binary, len(data), text, kind)
+
+    # -- rewind and undo ---------------------------------------------------------------
+    def _check_objects(self, plan: Plan) -> None:
+        """Every blob the plan needs must be there before the workspace is touched."""
+        for path, entry in {**plan.write, **plan.create}.items():
+            if not self.objects.exists(entry.hash):
+                raise StoreDamaged(
+                    f"cannot rewind: the stored content of '{path}' (object {entry.hash[:12]}) is "
+                    "missing; the workspace was not changed. Run 'turnback fsck'"
+                )
+
+    def rewind(
+        self,
+        checkpoint: str,
+        paths: list[str] | None = None,
+        mode: str = "files",
+        dry_run: bool = False,
+    ) -> RewindResult:
+        """Make the workspace (and/or the conversation) what it was at ``checkpoint``."""
+        if mode not in MODES:
+            raise InvalidInput(f"mode {mode!r} must be one of {', '.join(MODES)}")
+        cp = self.resolve_checkpoint(checkpoint)
+        sel = sorted({normalize(p) for p in paths}) if paths else None
+        if mode == "conversation":
+            return self._rewind_conversation(cp, dry_run)
+        return self._rewind_files(cp.id, cp.tree, sel, mode, dry_run, cp.partial, cp.absent,
+                                  session_id=cp.session_id, to_event=cp.event_id, op="rewind")
+
+    def _rewind_conversation(self, cp: Checkpoint, dry_run: bool) -> RewindResult:
+        if not cp.session_id or not cp.event_id:
+            raise Conflict(f"checkpoint {cp.id} belongs to no session event: nothing to rewind")
+        if dry_run:
+            return RewindResult([], [], [], None, True, "conversation", cp.id, cp.event_id)
+        prev = self.backend.head(cp.session_id)
+        ev = self.append(cp.session_id, Kind.REWIND,
+                         {"checkpoint": cp.id, "mode": "conversation", "previousHead": prev},
+                         parent=cp.event_id, fsync=self.config.fsync_commits)
+        self.oplog.add({"id": new_id(), "op": "rewind", "ts": now_iso(), "mode": "conversation",
+                        "checkpoint": cp.id, "session": cp.session_id, "prevHead": prev,
+                        "newHead": ev.id}, fsync=self.config.fsync_commits)
+        return RewindResult([], [], [], None, False, "conversation", cp.id, ev.id)
+
+    def _rewind_files(
+        self, label_id: str, target_tree: str, sel: list[str] | None, mode: str, dry_run: bool,
+        partial: bool, absent: list[str], *, session_id: str | None, to_event: str | None,
+        op: str, undo_of: str | None = None,
+    ) -> RewindResult:
+        with file_lock(self.root / "locks" / "rewind"), self._mutex:
+            target = self.trees.flatten(target_tree)
+            if dry_run:
+                current = self.trees.flatten(self._working_tree())
+                plan = make_plan(self.trees, current, target, sel, absent, partial)
+                return RewindResult(sorted(plan.write), sorted(plan.create), plan.remove, None,
+                                    True, mode, label_id)
+            sid = session_id if session_id and self.backend.exists(session_id) else None
+            safety = self.checkpoint(label=f"before {op} to {label_id}", session_id=sid,
+                                     auto=True)
+            current = self.trees.flatten(safety.tree)
+            plan = make_plan(self.trees, current, target, sel, absent, partial)
+            self._check_objects(plan)
+            sid = safety.session_id
+            assert sid is not None
+            prev_head = self.backend.head(sid)
+            op_id = new_id()
+            record = {
+                "id": op_id, "op": op, "ts": now_iso(), "mode": mode, "checkpoint": label_id,
+                "target": target_tree, "safety": safety.id, "paths": sel, "session": sid,
+                "prevHead": prev_head, "toEvent": to_event if mode == "both" else None,
+                "undoOf": undo_of, "plan": plan.to_json(),
+            }
+            self.oplog.begin(record, fsync=self.config.fsync_commits)
+            Applier(str(self.workspace), self.objects, self.config.fsync_commits).apply(plan)
+            head = self._finish(record)
+            self._scan_base = None  # the workspace moved under the watcher's base
+            return RewindResult(sorted(plan.write), sorted(plan.create), plan.remove, safety.id,
+                                False, mode, label_id, head)
+
+    def _finish(self, record: JSON) -> str | None:
+        """Record a rewind whose files are in place: event, op log, end of journal."""
+        sid = record["session"]
+        plan = Plan.from_json(record["plan"])
+        data = {"checkpoint": record["checkpoint"], "mode": record["mode"],
+                "safetyCheckpoint": record["safety"], "paths": record["paths"],
+                "written": len(plan.write) + len(plan.create), "removed": len(plan.remove),
+                "previousHead": record["prevHead"]}
+        if record.get("undoOf"):
+            data["undo"] = record["undoOf"]
+        parent: str | None | _Head = record["toEvent"] if record.get("toEvent") else HEAD
+        ev = self.append(sid, Kind.REWIND, data, parent=parent, event_id=f"rw-{record['id']}",
+                         fsync=self.config.fsync_commits)
+        op = {k: v for k, v in record.items() if k != "plan"}
+        op["newHead"] = ev.id
+        self.oplog.add(op, fsync=self.config.fsync_commits)
+        self.oplog.end()
+        return ev.id
+
+    def recover(self) -> str | None:
+        """Finish a rewind that a crash interrupted (idempotent); return its op id."""
+        record = self.oplog.pending()
+        if record is None:
+            return None
+        with file_lock(self.root / "locks" / "rewind"):
+            record = self.oplog.pending()
+            if record is None:
+                return None
+            try:
+                plan = Plan.from_json(record["plan"])
+                sid = record["session"]
+            except (KeyError, TypeError, AssertionError) as exc:
+                raise StoreDamaged(f"{self.oplog.journal} is malformed ({exc})") from exc
+            Applier(str(self.workspace), self.objects, True).apply(plan)
+            last = self.oplog.last()
+            if last is not None and last.get("id") == record["id"]:
+                self.oplog.end()  # already recorded; only the journal was left
+                return str(record["id"])
+            log = self.backend.load(sid) if self.backend.exists(sid) else None
+            if log is not None and any(e.id == f"rw-{record['id']}" for e in log.events):
+                op = {k: v for k, v in record.items() if k != "plan"}
+                self.oplog.add(op, fsync=True)
+                self.oplog.end()
+            else:
+                self._finish(record)
+            return str(record["id"])
+
+    def undo(self, dry_run: bool = False) -> RewindResult:
+        """Revert the last rewind or undo (so undo twice is redo)."""
+        last = self.oplog.last()
+        if last is None:
+            raise Conflict("nothing to undo: no rewind has been made in this store")
+        if last.get("mode") == "conversation":
+            sid, prev = last.get("session"), last.get("prevHead")
+            if not isinstance(sid, str):
+                raise StoreDamaged("the last operation in oplog.jsonl names no session")
+            if dry_run:
+                return RewindResult([], [], [], None, True, "conversation", None, prev)
+            cur = self.backend.head(sid)
+            if isinstance(prev, str):
+                self.backend.set_head(sid, prev)
+            self.oplog.add({"id": new_id(), "op": "undo", "ts": now_iso(), "mode": "conversation",
+                            "session": sid, "prevHead": cur, "newHead": prev,
+                            "undoOf": last.get("id")}, fsync=self.config.fsync_commits)
+            return RewindResult([], [], [], None, False, "conversation", None, prev)
+        safety = self.index.get(str(last.get("safety")))
+        if safety is None:
+            raise NotFound(
+                f"cannot undo: the safety checkpoint {last.get('safety')!r} of the last rewind is "
+                "gone (dropped by retention)")
+        res = self._rewind_files(
+            safety.id, safety.tree, last.get("paths"), "files", dry_run, False, [],
+            session_id=last.get("session"), to_event=None, op="undo", undo_of=last.get("id"))
+        if not dry_run and last.get("mode") == "both" and isinstance(last.get("prevHead"), str):
+            self.backend.set_head(str(last["session"]), str(last["prevHead"]))
+        return res
+
+    # -- maintenance -------------------------------------------------------------------
+    def disk_usage(self) -> int:
+        total = 0
+        for dirpath, _dirs, files in os.walk(self.root):
+            for f in files:
+                try:
+                    total += os.lstat(os.path.join(dirpath, f)).st_size
+                except OSError:
+                    pass
+        return total
+
+    def status(self) -> JSON:
+        cps = self.index.all()
+        return {
+            "folder": str(self.workspace),
+            "store": str(self.root),
+            "formatVersion": self.format_version,
+            "sessions": len(self.backend.ids()),
+            "checkpoints": len(cps),
+            "bytes": self.disk_usage(),
+            "lastCheckpoint": cps[-1].to_json() if cps else None,
+            "pendingRewind": self.oplog.journal.exists(),
+        }
+
+    def log(self) -> list[JSON]:
+        """The operation log (rewinds and undos), oldest first."""
+        return self.oplog.all()
+
+    def reachable(self, checkpoints: Iterable[Checkpoint]) -> set[str]:
+        """Every object name the given checkpoints need."""
+        seen: set[str] = set()
+
+        def mark(tree: str) -> None:
+            if tree in seen:
+                return
+            seen.add(tree)
+            for entry in self.trees.get(tree).values():
+                if entry.mode == DIR:
+                    mark(entry.hash)
+                else:
+                    seen.add(entry.hash)
+
+        for cp in checkpoints:
+            try:
+                mark(cp.tree)
+            except (NotFound, StoreDamaged, Unsafe):
+                continue  # fsck reports it; gc must not fail on it
+        return seen
+
+    def gc(self, dry_run: bool = False, keep_last: int | None = None,
+           keep_days: float | None = None, quota_bytes: int | None = None) -> Any:
+        from .gc import collect
+
+        return collect(self, dry_run=dry_run, keep_last=keep_last, keep_days=keep_days,
+                       quota_bytes=quota_bytes)
+
+    def fsck(self) -> Any:
+        from .fsck import check
+
+        return check(self)
+
+    def remove_store(self) -> None:
+        shutil.rmtree(self.root)
+

@@ -1,0 +1,121 @@
+"""Directory listings (tree objects): the Merkle structure of a checkpoint.
+
+A tree lists one folder: ``<mode> <hash> <size> <name>\\0`` per entry, sorted by
+name bytes. Modes: ``f`` file, ``x`` executable file, ``l`` symlink (the blob
+holds the link target), ``d`` folder (the hash names another tree). A folder
+that did not change keeps its hash, so checkpoints share it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import NamedTuple
+
+from .errors import StoreDamaged, Unsafe
+from .objects import TREE, ObjectStore, hash_bytes
+
+FILE = "f"
+EXEC = "x"
+LINK = "l"
+DIR = "d"
+MODES = (FILE, EXEC, LINK, DIR)
+
+
+class Entry(NamedTuple):
+    mode: str
+    hash: str
+    size: int
+
+
+Tree = dict[str, Entry]  # name (os.fsdecode'd) -> entry
+
+
+def check_name(name: str, where: str) -> None:
+    """A tree entry name must be one path component: refuse anything that could escape."""
+    if not name or name in (".", "..") or "/" in name or "\0" in name:
+        raise Unsafe(f"tree {where} has an entry named {name!r}, which is not a plain file name")
+
+
+def encode(tree: Tree) -> bytes:
+    items = sorted(((os.fsencode(n), e) for n, e in tree.items()), key=lambda t: t[0])
+    return b"".join(
+        f"{e.mode} {e.hash} {e.size} ".encode() + name + b"\0" for name, e in items
+    )
+
+
+def decode(data: bytes, where: str) -> Tree:
+    tree: Tree = {}
+    if not data:
+        return tree
+    parts = data.split(b"\0")
+    if parts[-1] != b"":
+        raise StoreDamaged(f"tree {where} is truncated")
+    for raw in parts[:-1]:
+        try:
+            mode_b, hash_b, size_b, name_b = raw.split(b" ", 3)
+            mode = mode_b.decode()
+            if mode not in MODES:
+                raise ValueError(mode)
+            entry = Entry(mode, hash_b.decode(), int(size_b))
+        except ValueError as exc:
+            raise StoreDamaged(f"tree {where} has a malformed entry ({exc})") from exc
+        name = os.fsdecode(name_b)
+        check_name(name, where)
+        tree[name] = entry
+    return tree
+
+
+class TreeReader:
+    """Reads trees through a small in-memory cache (trees are immutable)."""
+
+    def __init__(self, objects: ObjectStore) -> None:
+        self.objects = objects
+        self._cache: dict[str, Tree] = {}
+
+    def get(self, name: str) -> Tree:
+        tree = self._cache.get(name)
+        if tree is None:
+            tree = decode(self.objects.get(TREE, name), name[:12])
+            if len(self._cache) > 20000:
+                self._cache.clear()
+            self._cache[name] = tree
+        return tree
+
+    def put(self, tree: Tree) -> str:
+        name = self.objects.put(TREE, encode(tree))
+        self._cache[name] = tree
+        return name
+
+    def put_transient(self, tree: Tree) -> str:
+        """Name a tree without storing it (diffs against the working tree)."""
+        name = hash_bytes(TREE, encode(tree))
+        self._cache[name] = tree
+        return name
+
+    def walk(self, root: str, prefix: str = "") -> Iterator[tuple[str, Entry]]:
+        """Every non-folder entry below ``root`` as (relative path, entry)."""
+        for name, entry in sorted(self.get(root).items()):
+            path = f"{prefix}{name}"
+            if entry.mode == DIR:
+                yield from self.walk(entry.hash, path + "/")
+            else:
+                yield path, entry
+
+    def lookup(self, root: str, path: str) -> Entry | None:
+        """The entry at ``path`` (``a/b/c``) in tree ``root``, or None."""
+        tree = self.get(root)
+        parts = [p for p in path.split("/") if p]
+        for i, part in enumerate(parts):
+            entry = tree.get(part)
+            if entry is None:
+                return None
+            if i == len(parts) - 1:
+                return entry
+            if entry.mode != DIR:
+                return None
+            tree = self.get(entry.hash)
+        return Entry(DIR, root, 0)
+
+    def flatten(self, root: str) -> dict[str, Entry]:
+        return dict(self.walk(root))
