@@ -312,8 +312,9 @@ def _node_modules(out: Path, plan: Plan, pool: list[str]) -> int:
         return 0
     packages = max(1, n // 40)
     sizes = _lognormal_sizes(rng, n, n * 3000, sigma=1.0)
+    names = [f"{_ident(rng, 1)}-{j}" for j in range(packages)]
     for i, size in enumerate(sizes):
-        pkg = f"node_modules/{_ident(rng, 1)}-{i % packages}"
+        pkg = f"node_modules/{names[i % packages]}"
         sub = rng.choice(("", "lib/", "dist/", "src/", "lib/util/"))
         rel = f"{pkg}/{sub}{_ident(rng, 2)}-{i}.js"
         _write(out / rel, _text_file(rng, pool, size))

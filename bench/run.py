@@ -76,6 +76,26 @@ def machine() -> dict[str, Any]:
     }
 
 
+def workspace_counts(ws: Path) -> dict[str, int]:
+    """Files, bytes and folders outside ``node_modules/`` and the store; files inside it."""
+    c = {"files": 0, "bytes": 0, "folders": 0, "ignoredFiles": 0}
+    for dirpath, dirnames, filenames in os.walk(ws):
+        rel = os.path.relpath(dirpath, ws)
+        top = rel.split(os.sep, 1)[0]
+        if top == ".turnback":
+            dirnames[:] = []
+            continue
+        if top == "node_modules":
+            c["ignoredFiles"] += len(filenames)
+            continue
+        c["folders"] += len([d for d in dirnames if d not in ("node_modules", ".turnback")])
+        c["files"] += len(filenames) + len(
+            [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
+        )
+        c["bytes"] += sum(os.lstat(os.path.join(dirpath, f)).st_size for f in filenames)
+    return c
+
+
 class Bench:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
@@ -143,6 +163,7 @@ class Bench:
             shutil.rmtree(self.git.git_dir)
         self.git.init()
         self.editor = Editor(self.ws, seed=self.args.seed)
+        self.results["workspace"] = workspace_counts(self.ws)
         # Warm the page cache once for both tools: neither gets a cold disk the other did not.
         t0 = time.perf_counter()
         subprocess.run(

@@ -1,0 +1,142 @@
+"""The benchmark's own parts at small scale: generator, edits, shadow git baseline.
+
+No timing is asserted: these check that the workspace is what SPEC describes and
+that the baseline really checkpoints and restores, so the benchmark's figures
+compare like with like.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+sys.path.insert(0, str(BENCH))
+
+from edits import Editor, text_files  # noqa: E402
+from gen_workspace import MARKER, SYMLINKS, Plan, generate  # noqa: E402
+from shadow_git import ShadowGit, dir_size  # noqa: E402
+
+needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+
+def _plan(files: int = 200, seed: int = 3) -> Plan:
+    return Plan(files=files, size_mb=1.0, folders=12, node_modules_files=40, seed=seed)
+
+
+def _tree(root: Path) -> dict[str, tuple[bytes, int]]:
+    out: dict[str, tuple[bytes, int]] = {}
+    for dirpath, _dirs, files in os.walk(root):
+        for name in files:
+            p = Path(dirpath) / name
+            rel = str(p.relative_to(root))
+            if p.is_symlink():
+                out[rel] = (os.readlink(p).encode(), -1)
+            else:
+                out[rel] = (p.read_bytes(), p.stat().st_mode & 0o777)
+    return out
+
+
+def _tracked(root: Path) -> list[Path]:
+    return [
+        p
+        for p in root.rglob("*")
+        if "node_modules" not in p.parts and (p.is_file() or p.is_symlink())
+    ]
+
+
+def test_generator_is_deterministic(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    generate(a, _plan(), progress=False)
+    generate(b, _plan(), progress=False)
+    assert _tree(a) == _tree(b)
+    c = tmp_path / "c"
+    generate(c, _plan(seed=4), progress=False)
+    assert _tree(a) != _tree(c)
+
+
+def test_generator_shape(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    counts = generate(ws, _plan(files=300), progress=False)
+    files = _tracked(ws)
+    assert len(files) == counts["files"] == 300
+    assert sum(1 for p in files if p.is_symlink()) == SYMLINKS
+    assert counts["binary"] > 0
+    assert sum(p.stat().st_size for p in files if not p.is_symlink()) == counts["bytes"]
+    assert abs(counts["bytes"] - 1024 * 1024) < 0.02 * 1024 * 1024
+    folders = [p for p in ws.rglob("*") if p.is_dir() and "node_modules" not in p.parts]
+    assert len(folders) == 12
+    assert len([p for p in (ws / "node_modules").rglob("*") if p.is_file()]) == 40
+    assert "node_modules/" in (ws / ".gitignore").read_text()
+    assert (ws / MARKER).exists()
+    for p in files:  # symlinks stay inside the workspace
+        if p.is_symlink():
+            assert p.resolve().is_relative_to(ws.resolve())
+
+
+def test_editor_changes_k_files_and_reapplies(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    generate(ws, _plan(), progress=False)
+    ed = Editor(ws, seed=1)
+    before = {rel: (ws / rel).read_bytes() for rel in text_files(ws)}
+    changed = ed.edit(7)
+    assert len(changed) == 7
+    for rel, data in changed.items():
+        assert data != before[rel] and len(data) != len(before[rel])
+        (ws / rel).write_bytes(before[rel])
+    ed.apply(changed)
+    assert all((ws / rel).read_bytes() == data for rel, data in changed.items())
+    with pytest.raises(ValueError, match="cannot edit"):
+        ed.edit(10**6)
+
+
+@needs_git
+def test_shadow_git_checkpoint_and_restore(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    generate(ws, _plan(), progress=False)
+    (ws / ".turnback").mkdir()
+    (ws / ".turnback" / "object").write_bytes(b"store data")
+    sg = ShadowGit(tmp_path / "shadow.git", ws)
+    sg.init()
+    assert not (ws / ".git").exists()
+    first = sg.checkpoint("first")
+    files = sg.git("ls-tree", "-r", "--name-only", first.value).stdout.split()
+    assert not any(f.startswith(("node_modules/", ".turnback/")) for f in files)
+    assert len(files) == 200
+    original = _tree(ws)
+    ed = Editor(ws, seed=2)
+    ed.edit(5)
+    (ws / "created.txt").write_text("new")
+    victim = next(p for p in _tracked(ws) if p.suffix == ".py")
+    victim.unlink()
+    second = sg.checkpoint("second")
+    assert second.value != first.value
+    sg.restore(first.value)
+    assert _tree(ws) == original  # edits undone, created file removed, deleted file back
+    assert (ws / ".turnback" / "object").read_bytes() == b"store data"
+    assert sg.size()["apparent"] > 0
+    assert dir_size(sg.git_dir)["files"] > 0
+
+
+def test_shadow_git_dir_must_be_outside(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="inside the workspace"):
+        ShadowGit(tmp_path / "ws" / ".shadow", tmp_path / "ws")
+
+
+def test_generator_cli_refuses_foreign_folder(tmp_path: Path) -> None:
+    other = tmp_path / "precious"
+    other.mkdir()
+    (other / "keep.txt").write_text("mine")
+    res = subprocess.run(
+        [sys.executable, str(BENCH / "gen_workspace.py"), str(other), "--files", "50", "--force"],
+        capture_output=True,
+        text=True,
+    )
+    assert res.returncode == 2
+    assert "refusing" in res.stderr
+    assert (other / "keep.txt").read_text() == "mine"
