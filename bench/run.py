@@ -185,14 +185,18 @@ class Bench:
 
     def rounds(self) -> None:
         self.load("server start + 100 rounds of 10 changed files")
-        self.results["figures"]["serverStart.workspace"] = self.tb.start_server(
-            self.args.server_settle
-        )
+        server = not self.args.no_server
+        if server:
+            start = self.tb.start_server(self.args.server_settle)
+            self.results["figures"]["serverStart.workspace"] = start
         for i in range(self.args.rounds):
             self.editor.edit(10)
-            self.settle(10)
-            key = "edit10.warm.first" if i == 0 else "edit10.warm"
-            self.both_checkpoint(self.tb.checkpoint_server, key, "edit10.git")
+            if server:
+                self.settle(10)
+                key = "edit10.warm.first" if i == 0 else "edit10.warm"
+                self.both_checkpoint(self.tb.checkpoint_server, key, "edit10.git")
+            else:
+                self.both_checkpoint(self.tb.checkpoint_cli, "edit10.cold", "edit10.git")
             if (i + 1) % 20 == 0:
                 print(f"   round {i + 1}", flush=True)
         self.wait_gc("the rounds")
@@ -200,12 +204,16 @@ class Bench:
 
     def noop_warm(self) -> None:
         self.load("no-op checkpoints, server running")
+        server = not self.args.no_server
         before_tb = dir_size(self.tb.store)["apparent"]
         before_git = self.git.size()["apparent"]
         reps = self.args.noop_reps
         for _ in range(reps):
-            time.sleep(self.args.settle)
-            self.both_checkpoint(self.tb.checkpoint_server, "noop.warm", "noop.git")
+            if server:
+                time.sleep(self.args.settle)
+                self.both_checkpoint(self.tb.checkpoint_server, "noop.warm", "noop.git")
+            else:
+                self.both_checkpoint(self.tb.checkpoint_cli, "noop.cold", "noop.git")
         self.results["figures"]["noopBytes"] = {
             "turnback": (dir_size(self.tb.store)["apparent"] - before_tb) / reps,
             "git": (self.git.size()["apparent"] - before_git) / reps,
@@ -229,7 +237,7 @@ class Bench:
 
     def rewind(self) -> None:
         self.load("rewind of 10 changed files")
-        for server in (False, True):
+        for server in (False, True)[: 1 if self.args.no_server else 2]:
             if server:
                 self.tb.start_server(self.args.server_settle)
             for _ in range(self.args.repeat):
@@ -269,17 +277,19 @@ class Bench:
     def sweep(self) -> None:
         self.load("sweep: checkpoint time against changed files")
         for k in self.args.sweep:
-            self.tb.start_server(self.args.server_settle)
-            self.editor.edit(k)
-            self.settle(k)
-            self.both_checkpoint(self.tb.checkpoint_server, f"sweep.{k}.warm", f"sweep.{k}.git")
-            self.tb.stop_server()
+            if not self.args.no_server:
+                self.tb.start_server(self.args.server_settle)
+                self.editor.edit(k)
+                self.settle(k)
+                self.both_checkpoint(self.tb.checkpoint_server, f"sweep.{k}.warm", f"sweep.{k}.git")
+                self.tb.stop_server()
             self.editor.edit(k)
             self.both_checkpoint(self.tb.checkpoint_cli, f"sweep.{k}.cold", f"sweep.{k}.git")
             s = self.results["samples"]
+            warm = s.get(f"sweep.{k}.warm", [float("nan")])[-1]
             print(
-                f"   {k:>6} files: server {s[f'sweep.{k}.warm'][-1]:.3f}s, "
-                f"cli {s[f'sweep.{k}.cold'][-1]:.3f}s, git {median(s[f'sweep.{k}.git']):.3f}s",
+                f"   {k:>6} files: server {warm:.3f}s, cli {s[f'sweep.{k}.cold'][-1]:.3f}s, "
+                f"git {median(s[f'sweep.{k}.git']):.3f}s",
                 flush=True,
             )
 
@@ -379,6 +389,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=11, help="seed of the edits")
     ap.add_argument("--out", type=Path, default=HERE / "results.json")
     ap.add_argument("--phases", default="first,rounds,noop,cold,rewind,sweep")
+    ap.add_argument("--no-server", action="store_true", help="CLI only (no warm figures)")
     a = ap.parse_args(argv)
     b = Bench(a)
     t0 = time.perf_counter()

@@ -61,7 +61,7 @@ class Turnback:
     # -- CLI --------------------------------------------------------------------------------
     def run_cli(self, *args: str) -> tuple[float, Any]:
         """Run ``turnback ARGS --json`` in the workspace; returns (seconds, parsed output)."""
-        cmd = [self.cli, *args, "--json"]
+        cmd = [self.cli, "--json", "-C", str(self.workspace), *args]
         t0 = time.perf_counter()
         res = subprocess.run(cmd, cwd=self.workspace, env=_env(), capture_output=True, text=True)
         elapsed = time.perf_counter() - t0
