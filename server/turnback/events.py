@@ -193,7 +193,8 @@ def summarize(event: Event, width: int = 120) -> str:
     """A one-line human summary of an event for trees and lists."""
     d = event.data
     text = ""
-    for key in ("text", "summary", "label", "name", "prompt", "reason", "message", "topic"):
+    for key in ("text", "summary", "label", "name", "prompt", "reason", "message", "topic",
+                "output", "signal", "commit"):
         v = d.get(key)
         if isinstance(v, str) and v.strip():
             text = v

@@ -12,8 +12,9 @@ from .common import Ctx, emit, pass_ctx, progress_bar
 
 @click.command("checkpoint")
 @click.option("-m", "--label", default=None, help="A label for the checkpoint.")
-@click.option("--session", "session_id", default=None,
-              help="Session to attach it to (default: the workspace session).")
+@click.option("--session", "session_id", default=None, envvar="TURNBACK_SESSION",
+              help="Session to attach it to (default: $TURNBACK_SESSION, else the workspace "
+              "session).")
 @click.option("--auto", is_flag=True, help="Mark it automatic (retention may drop it).")
 @pass_ctx
 def checkpoint(ctx: Ctx, label: str | None, session_id: str | None, auto: bool) -> None:

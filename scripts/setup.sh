@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Sets up the Python side: .venv/ at the repository root with Turnback installed
+# (editable) and its pinned dev tools. Idempotent: a stamp of pyproject.toml's
+# hash skips the install when nothing changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PY=${PYTHON:-python3}
+if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
+  echo "setup: Turnback needs Python 3.10 or newer as '$PY' (set PYTHON=...)" >&2
+  exit 1
+fi
+if [[ ! -x .venv/bin/python ]]; then
+  if ! "$PY" -m venv .venv 2>/dev/null; then
+    echo "setup: python venv module missing; installing python3-venv from apt" >&2
+    apt-get update -qq && apt-get install -y -qq python3-venv >/dev/null
+    "$PY" -m venv .venv
+  fi
+fi
+stamp=.venv/.turnback-setup
+want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+if [[ ! -f $stamp || "$(cat "$stamp")" != "$want" ]]; then
+  echo "setup: installing Python dependencies into .venv" >&2
+  .venv/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v -i warning >&2 || true
+  .venv/bin/python -m pip install -q -e '.[dev]' 2>&1 | grep -v -i warning >&2 || true
+  .venv/bin/python -c 'import turnback, pygls, pytest_lsp' # fail loudly if the install did not work
+  echo "$want" > "$stamp"
+fi

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Sets everything up and runs every test: lint and types, the Python suites
+# (store, CLI, importers, language server), the extension's unit tests, and the
+# end-to-end suite in a real VS Code (code-server) driven by Chromium.
+# Set TURNBACK_SKIP_E2E=1 to leave out the end-to-end suite.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+failed=()
+run() {
+  local name=$1; shift
+  echo "==> $name" >&2
+  if "$@"; then echo "==> $name: ok" >&2; else echo "==> $name: FAILED" >&2; failed+=("$name"); fi
+}
+
+bash scripts/setup.sh || { echo "set-up failed" >&2; exit 1; }
+run ruff .venv/bin/ruff check server tests bench
+run mypy .venv/bin/mypy
+run pytest .venv/bin/python -m pytest -q -p no:cacheprovider
+if [[ -f scripts/test-extension.sh ]]; then run extension bash scripts/test-extension.sh; fi
+if [[ -f scripts/test-e2e.sh && -z "${TURNBACK_SKIP_E2E:-}" ]]; then run e2e bash scripts/test-e2e.sh; fi
+
+if ((${#failed[@]})); then
+  echo "FAILED: ${failed[*]}" >&2
+  exit 1
+fi
+echo "all test suites passed" >&2
