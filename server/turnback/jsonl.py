@@ -116,7 +116,7 @@ def read_lines(
 
 
 def last_line(path: Path) -> dict[str, Any] | None:
-    """The last complete, parsable line, read from the file's end (cost ~ one line, not the file)."""
+    """The last complete, parsable line, read from the file's end (costs a line, not the file)."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except FileNotFoundError:

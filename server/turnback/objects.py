@@ -103,12 +103,15 @@ class ObjectStore:
         tmp = self._tmp(final)
         # Re-hash while compressing, so a file changed between the passes is caught.
         check = blake3.blake3(BLOB + b"\0")
-        with open(path, "rb") as src, open(tmp, "wb") as dst:
-            with self._cctx().stream_writer(dst, closefd=False) as w:
-                w.write(BLOB + b"\0")
-                while chunk := src.read(CHUNK):
-                    check.update(chunk)
-                    w.write(chunk)
+        with (
+            open(path, "rb") as src,
+            open(tmp, "wb") as dst,
+            self._cctx().stream_writer(dst, closefd=False) as w,
+        ):
+            w.write(BLOB + b"\0")
+            while chunk := src.read(CHUNK):
+                check.update(chunk)
+                w.write(chunk)
         if check.hexdigest() != name:
             os.unlink(tmp)
             return self.put_file(path, os.stat(path).st_size)  # changed under us: once more

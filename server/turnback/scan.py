@@ -147,7 +147,8 @@ class Scanner:
         except (FileNotFoundError, NotADirectoryError):
             return node
         except PermissionError as exc:
-            skipped.append({"path": rel_dir or ".", "reason": f"unreadable folder ({exc.strerror})"})
+            skipped.append({"path": rel_dir or ".",
+                            "reason": f"unreadable folder ({exc.strerror})"})
             return node
         with it:
             for de in it:

@@ -17,7 +17,8 @@ class StatsAccumulator:
     def __init__(self, state: dict[str, Any] | None = None) -> None:
         s = state or {}
         self.c: dict[str, int] = dict(s.get("c") or {})
-        self.tokens: dict[str, int] = {k: int((s.get("tokens") or {}).get(k, 0)) for k in TOKEN_KEYS}
+        saved = s.get("tokens") or {}
+        self.tokens: dict[str, int] = {k: int(saved.get(k, 0)) for k in TOKEN_KEYS}
         # usage keyed by message id: a message's usage counts once, its last figure
         self.by_message: dict[str, list[int]] = dict(s.get("byMessage") or {})
         self.first: str | None = s.get("first")
@@ -79,7 +80,7 @@ class StatsAccumulator:
             if isinstance(mid, str) and mid:
                 self.by_message[mid] = figures
             else:
-                for key, v in zip(TOKEN_KEYS, figures):
+                for key, v in zip(TOKEN_KEYS, figures, strict=True):
                     self.tokens[key] += v
         elif k == Kind.LOOP_COMPLETED:
             self.completion = str(d.get("reason") or "completed")
@@ -95,7 +96,7 @@ class StatsAccumulator:
     def result(self, header_started: str = "", header_ended: str | None = None) -> dict[str, Any]:
         tokens = dict(self.tokens)
         for figures in self.by_message.values():
-            for key, v in zip(TOKEN_KEYS, figures):
+            for key, v in zip(TOKEN_KEYS, figures, strict=True):
                 tokens[key] += v
         started = self.first or header_started or None
         ended = header_ended or self.ended or self.last

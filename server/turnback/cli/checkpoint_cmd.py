@@ -83,7 +83,7 @@ def diff(ctx: Ctx, a: str, b: str | None, path: str | None) -> None:
         except NotFound:
             b, path = None, b
     text = store.diff(a, b, path)
-    emit(ctx, {"diff": text}, lambda: sys.stdout.write(text))
+    emit(ctx, {"diff": text}, lambda: click.echo(text, nl=False))
 
 
 @click.command("show")
