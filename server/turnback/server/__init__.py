@@ -1,0 +1,1 @@
+"""The Turnback language server (pygls): the store over JSON-RPC on stdio."""

@@ -1,0 +1,174 @@
+"""The Turnback language server: a pygls server exposing the store over JSON-RPC.
+
+This module builds the server and holds what its features share — the folders,
+the thread pools, the change notifier — and the helpers every request uses to
+reach a folder's store off the event loop. The methods themselves live in
+``features/``, one module per group.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+from collections.abc import Callable
+from importlib.metadata import PackageNotFoundError, version
+from typing import TypeVar
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from ..errors import NotFound
+from ..store import Store
+from . import logs
+from .folders import Folder, Folders
+from .notify import ChangeNotifier
+from .settings import Settings
+from .wire import plain_json_converter
+from .work import Pools, run_blocking
+
+log = logging.getLogger("turnback.server")
+
+T = TypeVar("T")
+
+try:
+    VERSION = version("turnback")
+except PackageNotFoundError:  # running from a source tree
+    VERSION = "0+unknown"
+
+
+class TurnbackServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__(
+            "turnback",
+            VERSION,
+            text_document_sync_kind=types.TextDocumentSyncKind.None_,
+            converter_factory=plain_json_converter,
+        )
+        self.folders = Folders()
+        self.pools = Pools()
+        self.global_settings = Settings()
+        self.notifier: ChangeNotifier | None = None
+
+    # -- folders -----------------------------------------------------------------------
+    async def folder(self, uri: str | None, method: str) -> Folder:
+        """The folder a request names, once its store has been looked for."""
+        folder = self.folders.get(uri, method)
+        await folder.opened.wait()
+        return folder
+
+    async def folders_for(self, uri: str | None, method: str) -> list[Folder]:
+        folders = self.folders.candidates(uri, method)
+        for f in folders:
+            await f.opened.wait()
+        return folders
+
+    # -- store access ------------------------------------------------------------------
+    async def read(self, folder: Folder, fn: Callable[[Store], T]) -> T:
+        """Run a read on the reads pool; NotFound when the folder has no store yet."""
+
+        def job() -> T:
+            store = folder.open_store(create=False)
+            if store is None:
+                raise NotFound(_no_store(folder))
+            return fn(store)
+
+        return await run_blocking(self.pools.reads, job)
+
+    async def read_or(
+        self, folder: Folder, fn: Callable[[Store], T], missing: Callable[[], T]
+    ) -> T:
+        """Like :meth:`read`, but a folder without a store answers ``missing()``."""
+
+        def job() -> T:
+            store = folder.open_store(create=False)
+            return missing() if store is None else fn(store)
+
+        return await run_blocking(self.pools.reads, job)
+
+    async def write(
+        self,
+        folder: Folder,
+        fn: Callable[[Store], T],
+        *,
+        cancel: threading.Event | None = None,
+        create: bool = False,
+        sessions: set[str] | None = None,
+        checkpoints: bool = False,
+    ) -> T:
+        """Run a write on the writes pool, one at a time per folder.
+
+        ``create`` makes the store if the folder has none. ``sessions`` and
+        ``checkpoints`` say what the write changes; they are announced here only
+        when no watcher will see it.
+        """
+        async with folder.write_lock:
+            had_store = folder.store is not None
+
+            def job() -> T:
+                store = folder.open_store(create=create)
+                if store is None:
+                    raise NotFound(_no_store(folder))
+                return fn(store)
+
+            result = await run_blocking(self.pools.writes, job, cancel)
+            if not had_store and folder.store is not None:
+                log.info("created the store %s", folder.store_root)
+                if folder.watcher is not None and not folder.watching:
+                    self.restart_watcher(folder)
+        if not folder.watching and (sessions or checkpoints):
+            self.announce(folder, sessions or set(), checkpoints)
+        return result
+
+    def announce(self, folder: Folder, sessions: set[str], checkpoints: bool) -> None:
+        if self.notifier is not None:
+            self.notifier.add(folder.uri, sessions, checkpoints)
+
+    def restart_watcher(self, folder: Folder) -> None:
+        if self.notifier is None:
+            return
+        folder.start_watcher(self.notifier.callback(folder.uri))
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def close_all(self) -> None:
+        for folder in self.folders.all():
+            folder.stop_watcher()
+            try:
+                folder.close_store()
+            except Exception:
+                log.exception("closing the store of %s", folder.path)
+
+    def shutdown(self) -> None:
+        self.close_all()
+        self.pools.shutdown()
+        super().shutdown()  # type: ignore[no-untyped-call]
+
+
+def _no_store(folder: Folder) -> str:
+    return (
+        f"no Turnback store for {folder.path} yet (looked in {folder.store_root}); "
+        "create a checkpoint or import a session to start one"
+    )
+
+
+def create_server() -> TurnbackServer:
+    from .features import register_all
+
+    ls = TurnbackServer()
+    register_all(ls)
+    return ls
+
+
+def main() -> int:
+    """Serve on stdio until the client says exit or closes the pipe."""
+    logs.setup_stderr()
+    # The protocol owns stdout: anything else that prints goes to stderr.
+    stdout = sys.stdout.buffer
+    sys.stdout = sys.stderr
+    ls = create_server()
+    log.info("turnback language server %s on stdio", VERSION)
+    try:
+        ls.start_io(sys.stdin.buffer, stdout)
+    except KeyboardInterrupt:
+        pass
+    return 0

@@ -1,0 +1,59 @@
+"""turnback/import: read sessions other tools wrote into the store."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...store import Store
+from .. import methods
+from ..app import TurnbackServer
+from ..errors import about_param, rpc_method
+from ..params import Params
+from ..progress import WorkProgress
+
+JSON = dict[str, Any]
+
+SOURCES = (
+    "claude-code",
+    "codex",
+    "aider",
+    "ralph",
+    "checkpoint-json",
+    "event-records",
+    "meta-jsonl",
+    "snapshot-json",
+    "turnback",
+)
+
+
+def register(ls: TurnbackServer) -> None:
+    @ls.feature(methods.IMPORT)
+    @rpc_method(methods.IMPORT)
+    async def import_(ls: TurnbackServer, params: Any) -> JSON:
+        from ...importers import import_source
+
+        p = Params(params, methods.IMPORT)
+        source = p.choice("source", SOURCES, "")
+        if not source:
+            raise p.missing("source")
+        path = p.string("path")
+        folder = await ls.folder(p.string("folder"), methods.IMPORT)
+        work = WorkProgress(ls, f"Turnback: importing {source}", p.raw.get("workDoneToken"))
+        await work.begin(path or "looking in the tool's usual place")
+
+        def job(store: Store) -> JSON:
+            work.check()
+            with about_param(methods.IMPORT, "path"):
+                result = import_source(store, source, path)
+            out: JSON = result.to_json()
+            return out
+
+        try:
+            out = await ls.write(folder, job, cancel=work.cancel_event, create=True)
+        finally:
+            work.end()
+        if not folder.watching:
+            ids = out.get("sessions")
+            ls.announce(folder, {str(i) for i in ids} if isinstance(ids, list) else set(), True)
+        out["folder"] = folder.uri
+        return out

@@ -1,0 +1,186 @@
+"""initialize, folders, settings and shutdown.
+
+Folders come from ``initialize`` (``workspaceFolders``, else ``rootUri``) and
+``workspace/didChangeWorkspaceFolders``. Settings come from
+``initializationOptions`` and ``workspace/didChangeConfiguration``; when the
+client supports ``workspace/configuration`` the server also pulls the
+``turnback`` section per folder, so each root of a multi-root workspace may have
+its own store path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from lsprotocol import types
+
+from ...errors import InvalidInput
+from .. import logs, settings
+from ..app import TurnbackServer
+from ..folders import Folder
+from ..notify import ChangeNotifier
+from ..settings import Settings
+from ..work import run_blocking
+
+log = logging.getLogger("turnback.server")
+
+PULL_TIMEOUT_S = 2.0  # a client that never answers workspace/configuration must not hang us
+
+
+def _supports_pull(ls: TurnbackServer) -> bool:
+    caps = ls.client_capabilities
+    ws = caps.workspace if caps is not None else None
+    return bool(ws and ws.configuration)
+
+
+async def _pull(ls: TurnbackServer, folder_uri: str) -> Settings | None:
+    """This folder's settings from the client, or None (not supported, no answer, bad)."""
+    if not _supports_pull(ls):
+        return None
+    try:
+        items = await asyncio.wait_for(
+            ls.workspace_configuration_async(
+                types.ConfigurationParams(
+                    items=[types.ConfigurationItem(scope_uri=folder_uri, section=settings.SECTION)]
+                )
+            ),
+            PULL_TIMEOUT_S,
+        )
+    except Exception as exc:
+        log.info(
+            "workspace/configuration for %s failed (%s); using pushed settings", folder_uri, exc
+        )
+        return None
+    raw = items[0] if items else None
+    if raw is None:
+        return None
+    try:
+        return settings.parse(_plain(raw), f"settings of {folder_uri}")
+    except InvalidInput as exc:
+        log.warning("%s; keeping the previous settings", exc.message)
+        return None
+
+
+def _plain(value: Any) -> Any:
+    """JSON from pygls, where nested objects may arrive as namedtuples."""
+    if hasattr(value, "_asdict"):
+        return {k: _plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+async def open_folder(ls: TurnbackServer, folder: Folder) -> None:
+    """Pull its settings, start watching, look for its store; then serve requests."""
+    try:
+        pulled = await _pull(ls, folder.uri)
+        if pulled is not None:
+            folder.settings = pulled
+        ls.restart_watcher(folder)
+        await run_blocking(ls.pools.writes, lambda: folder.open_store(create=False))
+        if folder.store is not None:
+            log.info("%s: store %s", folder.path, folder.store_root)
+        else:
+            log.info(
+                "%s: no store yet (it is created by the first checkpoint or import)", folder.path
+            )
+    except Exception as exc:
+        folder.open_error = exc
+        log.warning("%s: %s", folder.path, getattr(exc, "message", exc))
+    finally:
+        folder.opened.set()
+
+
+async def apply_settings(ls: TurnbackServer, folder: Folder, new: Settings) -> None:
+    """Switch a folder to new settings; reopen its store when they touch it."""
+    old = folder.settings
+    if new == old:
+        return
+    async with folder.write_lock:
+        folder.settings = new
+        if new.store_key() != old.store_key():
+            folder.stop_watcher()
+            await run_blocking(ls.pools.writes, folder.close_store)
+            try:
+                await run_blocking(ls.pools.writes, lambda: folder.open_store(create=False))
+            except Exception as exc:
+                log.warning("%s: %s", folder.path, getattr(exc, "message", exc))
+            ls.restart_watcher(folder)
+        elif new.watch != old.watch:
+            ls.restart_watcher(folder)
+    log.info("%s: settings updated", folder.path)
+
+
+def add_folder(ls: TurnbackServer, uri: str) -> Folder | None:
+    try:
+        folder = ls.folders.add(uri, ls.global_settings)
+    except InvalidInput as exc:
+        log.warning("ignoring workspace folder %s: %s", uri, exc.message)
+        return None
+    asyncio.get_running_loop().create_task(open_folder(ls, folder))
+    return folder
+
+
+def register(ls: TurnbackServer) -> None:
+    @ls.feature(types.INITIALIZE)
+    def on_initialize(ls: TurnbackServer, params: types.InitializeParams) -> None:
+        try:
+            ls.global_settings = settings.parse(
+                _plain(params.initialization_options), "initializationOptions"
+            )
+        except InvalidInput as exc:
+            log.warning("%s; using the defaults", exc.message)
+
+    @ls.feature(types.INITIALIZED)
+    async def on_initialized(ls: TurnbackServer, params: types.InitializedParams) -> None:
+        loop = asyncio.get_running_loop()
+        ls.notifier = ChangeNotifier(ls, loop)
+        logs.attach_client(ls, loop)
+        uris = [f.uri for f in ls.workspace.folders.values()]
+        if not uris and ls.workspace.root_uri:
+            uris = [ls.workspace.root_uri]
+        if not uris:
+            log.warning(
+                "the client sent no workspace folder: every request will fail "
+                "until one is added (workspace/didChangeWorkspaceFolders)"
+            )
+        for uri in uris:
+            add_folder(ls, uri)
+
+    @ls.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    async def on_folders(ls: TurnbackServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        for removed in params.event.removed or []:
+            folder = ls.folders.remove(removed.uri)
+            if folder is not None:
+                folder.stop_watcher()
+                await run_blocking(ls.pools.writes, folder.close_store)
+                log.info("%s: closed", folder.path)
+        for added in params.event.added or []:
+            add_folder(ls, added.uri)
+
+    @ls.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def on_configuration(
+        ls: TurnbackServer, params: types.DidChangeConfigurationParams
+    ) -> None:
+        pushed = _plain(params.settings)
+        if settings.carries_settings(pushed):
+            try:
+                ls.global_settings = settings.parse(pushed, "workspace/didChangeConfiguration")
+            except InvalidInput as exc:
+                log.warning("%s; keeping the previous settings", exc.message)
+                return
+        for folder in ls.folders.all():
+            await folder.opened.wait()
+            pulled = await _pull(ls, folder.uri)
+            try:
+                await apply_settings(ls, folder, pulled or ls.global_settings)
+            except Exception:
+                log.exception("%s: applying settings failed", folder.path)
+
+    @ls.feature(types.SHUTDOWN)
+    def on_shutdown(ls: TurnbackServer, params: None) -> None:
+        ls.close_all()

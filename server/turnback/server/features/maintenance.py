@@ -1,0 +1,70 @@
+"""turnback/status and turnback/gc."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...config import FORMAT_VERSION
+from ...models import GcResult
+from ...store import Store
+from .. import methods
+from ..app import TurnbackServer
+from ..errors import rpc_method
+from ..params import Params
+from ..progress import WorkProgress
+
+JSON = dict[str, Any]
+
+
+def register(ls: TurnbackServer) -> None:
+    @ls.feature(methods.STATUS)
+    @rpc_method(methods.STATUS)
+    async def status(ls: TurnbackServer, params: Any) -> JSON:
+        p = Params(params, methods.STATUS)
+        folder = await ls.folder(p.string("folder"), methods.STATUS)
+
+        def missing() -> JSON:
+            return {
+                "folder": str(folder.path),
+                "store": str(folder.store_root),
+                "formatVersion": FORMAT_VERSION,
+                "sessions": 0,
+                "checkpoints": 0,
+                "bytes": 0,
+                "exists": False,
+            }
+
+        def present(store: Store) -> JSON:
+            return {**store.status(), "exists": True}
+
+        out = await ls.read_or(folder, present, missing)
+        out["uri"] = folder.uri
+        out["watching"] = folder.watching
+        # Paths changed since this server's last checkpoint; null when unknown.
+        out["dirtyPaths"] = folder.tracker.count
+        return out
+
+    @ls.feature(methods.GC)
+    @rpc_method(methods.GC)
+    async def gc(ls: TurnbackServer, params: Any) -> JSON:
+        p = Params(params, methods.GC)
+        folder = await ls.folder(p.string("folder"), methods.GC)
+        dry_run = p.boolean("dryRun")
+        keep_last = p.opt_integer("keepLast")
+        keep_days = p.opt_integer("keepDays", maximum=365_000)
+        quota = p.opt_integer("quotaBytes")
+        work = WorkProgress(ls, "Turnback: collecting garbage", p.raw.get("workDoneToken"))
+        await work.begin()
+        try:
+
+            def job(store: Store) -> GcResult:
+                work.check()
+                res: GcResult = store.gc(
+                    dry_run=dry_run, keep_last=keep_last, keep_days=keep_days, quota_bytes=quota
+                )
+                return res
+
+            res = await ls.write(folder, job, cancel=work.cancel_event, checkpoints=not dry_run)
+        finally:
+            work.end()
+        return res.to_json()

@@ -1,0 +1,45 @@
+"""turnback/rewind and turnback/undo."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...models import RewindResult
+from ...store import MODES, Store
+from .. import methods
+from ..app import TurnbackServer
+from ..errors import about_param, rpc_method
+from ..params import Params
+from .checkpoints import find_checkpoint
+
+JSON = dict[str, Any]
+
+
+def register(ls: TurnbackServer) -> None:
+    @ls.feature(methods.REWIND)
+    @rpc_method(methods.REWIND)
+    async def rewind(ls: TurnbackServer, params: Any) -> JSON:
+        p = Params(params, methods.REWIND)
+        ref = p.req_string("checkpoint", max_len=256)
+        paths = p.strings("paths")
+        mode = p.choice("mode", MODES, "files")
+        dry_run = p.boolean("dryRun")
+        folder = await find_checkpoint(ls, p.string("folder"), ref, "checkpoint", methods.REWIND)
+
+        def job(store: Store) -> RewindResult:
+            with about_param(methods.REWIND, "checkpoint"):
+                cp = store.resolve_checkpoint(ref)
+            with about_param(methods.REWIND, "paths"):
+                return store.rewind(cp.id, paths=paths, mode=mode, dry_run=dry_run)
+
+        res = await ls.write(folder, job, checkpoints=not dry_run)
+        return {**res.to_json(), "folder": folder.uri}
+
+    @ls.feature(methods.UNDO)
+    @rpc_method(methods.UNDO)
+    async def undo(ls: TurnbackServer, params: Any) -> JSON:
+        p = Params(params, methods.UNDO)
+        folder = await ls.folder(p.string("folder"), methods.UNDO)
+        dry_run = p.boolean("dryRun")
+        res = await ls.write(folder, lambda s: s.undo(dry_run=dry_run), checkpoints=not dry_run)
+        return {**res.to_json(), "folder": folder.uri}

@@ -1,0 +1,110 @@
+"""turnback/sessions, turnback/session and turnback/fork."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...errors import NotFound
+from ...events import summarize
+from ...store import Store
+from .. import methods
+from ..app import TurnbackServer
+from ..errors import rpc_method
+from ..folders import Folder
+from ..params import MAX_LIMIT, Params
+
+JSON = dict[str, Any]
+
+DEFAULT_EVENTS_PAGE = 1000
+
+
+async def find_session(
+    ls: TurnbackServer, folder_uri: str | None, session_id: str, method: str
+) -> Folder:
+    """The folder whose store holds ``session_id`` (every folder is searched if unnamed)."""
+    for folder in await ls.folders_for(folder_uri, method):
+        if await ls.read_or(folder, lambda s: s.has_session(session_id), lambda: False):
+            return folder
+    raise NotFound(f"{method}: no session {session_id!r} (param 'sessionId')")
+
+
+def register(ls: TurnbackServer) -> None:
+    @ls.feature(methods.SESSIONS)
+    @rpc_method(methods.SESSIONS)
+    async def sessions(ls: TurnbackServer, params: Any) -> JSON:
+        p = Params(params, methods.SESSIONS)
+        folder = await ls.folder(p.string("folder"), methods.SESSIONS)
+        offset = p.integer("offset", 0)
+        limit = p.opt_integer("limit", maximum=MAX_LIMIT)
+        query = p.string("query") or None
+
+        def job(store: Store) -> JSON:
+            items, total = store.sessions(offset=offset, limit=limit, query=query)
+            return {"sessions": [s.to_json() for s in items], "total": total}
+
+        out = await ls.read_or(folder, job, lambda: {"sessions": [], "total": 0})
+        out["folder"] = folder.uri
+        return out
+
+    @ls.feature(methods.SESSION)
+    @rpc_method(methods.SESSION)
+    async def session(ls: TurnbackServer, params: Any) -> JSON:
+        p = Params(params, methods.SESSION)
+        sid = p.req_ident("sessionId")
+        offset = p.integer("offset", 0)
+        limit = p.integer("limit", DEFAULT_EVENTS_PAGE, minimum=1, maximum=MAX_LIMIT)
+        folder = await find_session(ls, p.string("folder"), sid, methods.SESSION)
+
+        def job(store: Store) -> JSON:
+            log = store.session(sid)
+            summary = store.session_summary(sid)
+            page = log.events[offset : offset + limit]
+            return {
+                "session": summary.to_json(),
+                "head": log.head,
+                "events": [
+                    {
+                        "id": e.id,
+                        "parent": e.parent,
+                        "ts": e.ts,
+                        "kind": e.kind,
+                        "summary": summarize(e),
+                        "data": e.data,
+                    }
+                    for e in page
+                ],
+                "total": len(log.events),
+                "offset": offset,
+                "problems": [pr.to_json() for pr in log.problems],
+                "folder": folder.uri,
+            }
+
+        return await ls.read(folder, job)
+
+    @ls.feature(methods.FORK)
+    @rpc_method(methods.FORK)
+    async def fork(ls: TurnbackServer, params: Any) -> JSON:
+        p = Params(params, methods.FORK)
+        event_id = p.req_ident("eventId")
+        sid = p.ident("sessionId")
+        folder_uri = p.string("folder")
+        if sid is not None:
+            candidates = [await find_session(ls, folder_uri, sid, methods.FORK)]
+        else:
+            candidates = await ls.folders_for(folder_uri, methods.FORK)
+        last: NotFound | None = None
+        for folder in candidates:
+            try:
+                session_id, head = await ls.write(
+                    folder, lambda s: s.fork(event_id, sid), sessions={sid} if sid else None
+                )
+            except NotFound as exc:
+                last = exc
+                continue
+            if not folder.watching:
+                ls.announce(folder, {session_id}, False)
+            return {"sessionId": session_id, "head": head, "folder": folder.uri}
+        raise NotFound(
+            f"{methods.FORK}: no event {event_id!r} (param 'eventId')"
+            + (f" in session {sid!r}" if sid else "")
+        ) from last

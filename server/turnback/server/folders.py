@@ -1,0 +1,174 @@
+"""Workspace folders: one store, one watcher and one write lock per folder.
+
+Multi-root workspaces get one :class:`Folder` each. Requests name theirs with
+``folder`` (a URI or a path); with a single folder it may be left out. A store is
+opened without creating it — opening an editor on a folder must not litter it
+with ``.turnback/`` — and created by the first write (a checkpoint, an import).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from ..config import default_store_dir
+from ..errors import InvalidInput, NotFound
+from ..store import Store
+from .dirty import DirtyTracker
+from .settings import Settings
+from .watch import FolderWatcher, StoreChange
+
+log = logging.getLogger("turnback.server")
+
+
+def uri_to_path(uri: str) -> Path:
+    """A ``file:`` URI (or a plain path) as an absolute path."""
+    if uri.startswith("file:"):
+        parsed = urlparse(uri)
+        if parsed.netloc not in ("", "localhost"):
+            raise InvalidInput(f"folder {uri!r}: only local file: URIs are supported")
+        raw = unquote(parsed.path)
+        if os.name == "nt" and raw.startswith("/") and raw[2:3] == ":":
+            raw = raw[1:]
+        return Path(raw)
+    if "://" in uri:
+        raise InvalidInput(f"folder {uri!r}: only file: URIs are supported")
+    return Path(uri).expanduser()
+
+
+def path_to_uri(path: Path) -> str:
+    return path.absolute().as_uri()
+
+
+class Folder:
+    """One workspace folder and everything the server keeps for it."""
+
+    def __init__(self, uri: str, path: Path, settings: Settings) -> None:
+        self.uri = uri
+        self.path = path
+        self.settings = settings
+        self.store: Store | None = None
+        self.tracker = DirtyTracker()
+        self.watcher: FolderWatcher | None = None
+        self.write_lock = asyncio.Lock()
+        self.opened = asyncio.Event()
+        self.open_error: Exception | None = None
+        self._open_lock = threading.Lock()
+
+    @property
+    def store_root(self) -> Path:
+        if self.store is not None:
+            return Path(self.store.root)
+        return self.settings.store_dir(self.path) or default_store_dir(self.path)
+
+    # -- blocking: run on a worker thread ------------------------------------------------
+    def open_store(self, *, create: bool) -> Store | None:
+        """Open the store (creating it if ``create``); None if there is none yet."""
+        with self._open_lock:
+            if self.store is not None:
+                return self.store
+            if not self.path.is_dir():
+                raise NotFound(
+                    f"workspace folder {self.path} does not exist or is not a folder; "
+                    "reopen the editor on an existing folder"
+                )
+            try:
+                # The editor's settings override the store's config.json for this
+                # process only; the file stays as the CLI and other clients see it.
+                self.store = Store.open(
+                    self.path,
+                    store_dir=self.settings.store_dir(self.path),
+                    config=self.settings.store_overrides(),
+                    create=create,
+                )
+            except NotFound:
+                if create:
+                    raise
+                return None
+            return self.store
+
+    def close_store(self) -> None:
+        with self._open_lock:
+            store, self.store = self.store, None
+        if store is not None:
+            store.close()
+
+    # -- watcher ----------------------------------------------------------------------------
+    def start_watcher(self, on_store_change: StoreChange) -> None:
+        self.stop_watcher()
+        if not self.settings.watch or not self.path.is_dir():
+            self.tracker.watching(False, "watching is off")
+            return
+        self.watcher = FolderWatcher(self.path, self.store_root, self.tracker, on_store_change)
+        self.watcher.start()
+
+    def stop_watcher(self) -> None:
+        watcher, self.watcher = self.watcher, None
+        if watcher is not None:
+            watcher.stop()
+
+    @property
+    def watching(self) -> bool:
+        return self.watcher is not None and self.watcher.ready
+
+
+class Folders:
+    """The open workspace folders, by normalized URI."""
+
+    def __init__(self) -> None:
+        self._by_key: dict[str, Folder] = {}
+
+    @staticmethod
+    def key(uri_or_path: str) -> str:
+        return os.path.normcase(os.path.normpath(str(uri_to_path(uri_or_path).absolute())))
+
+    def add(self, uri: str, settings: Settings) -> Folder:
+        path = uri_to_path(uri).absolute()
+        folder = Folder(uri, path, settings)
+        self._by_key[self.key(uri)] = folder
+        return folder
+
+    def remove(self, uri: str) -> Folder | None:
+        return self._by_key.pop(self.key(uri), None)
+
+    def all(self) -> list[Folder]:
+        return list(self._by_key.values())
+
+    def __len__(self) -> int:
+        return len(self._by_key)
+
+    def get(self, uri: str | None, method: str) -> Folder:
+        """The folder a request names, or the only one."""
+        if uri is None:
+            if len(self._by_key) == 1:
+                return next(iter(self._by_key.values()))
+            if not self._by_key:
+                raise NotFound(
+                    f"{method}: the server has no workspace folder; the client must send "
+                    "workspaceFolders (or rootUri) in initialize"
+                )
+            raise InvalidInput(
+                f"{method}: param 'folder' is required when {len(self._by_key)} folders are "
+                "open; use one of " + ", ".join(f.uri for f in self._by_key.values())
+            )
+        try:
+            key = self.key(uri)
+        except InvalidInput as exc:
+            raise InvalidInput(f"{method}: param 'folder': {exc.message}") from None
+        folder = self._by_key.get(key)
+        if folder is None:
+            raise NotFound(
+                f"{method}: param 'folder' {uri!r} is not an open workspace folder; open: "
+                + ", ".join(f.uri for f in self._by_key.values())
+            )
+        return folder
+
+    def candidates(self, uri: str | None, method: str) -> list[Folder]:
+        """The named folder, or every folder (for ids that say which folder they are in)."""
+        if uri is not None or len(self._by_key) <= 1:
+            return [self.get(uri, method)]
+        return self.all()
