@@ -22,3 +22,33 @@ e2e_use_node24() {
 }
 
 e2e_log() { printf '[e2e] %s\n' "$*" >&2; }
+
+# The project's venv (the README's set-up makes it): the CLI and the Python
+# the extension's server runs on.
+e2e_require_venv() {
+  if [[ ! -x "$TURNBACK_ROOT/.venv/bin/turnback" ]]; then
+    e2e_log "no $TURNBACK_ROOT/.venv/bin/turnback: run the project's set-up (scripts/setup.sh) first"
+    exit 1
+  fi
+}
+
+# Builds turnback-*.vsix at the repository root with the extension's own
+# `npm run package` (machine Node, not Node 24); prints its path.
+e2e_build_vsix() {
+  local stamp=$TURNBACK_ROOT/node_modules/.turnback-stamp want
+  want=$(sha256sum "$TURNBACK_ROOT/package-lock.json" | cut -d' ' -f1)
+  if [[ "$(cat "$stamp" 2>/dev/null)" != "$want" ]]; then
+    e2e_log "extension: npm ci"
+    (cd "$TURNBACK_ROOT" && npm ci --no-audit --no-fund --loglevel=error) >&2
+    echo "$want" >"$stamp"
+  fi
+  e2e_log "extension: npm run package"
+  (cd "$TURNBACK_ROOT" && npm run --silent package) >&2
+  local vsix
+  vsix=$(ls -t "$TURNBACK_ROOT"/turnback-*.vsix 2>/dev/null | head -1)
+  if [[ -z "$vsix" ]]; then
+    e2e_log "extension: npm run package made no turnback-*.vsix at $TURNBACK_ROOT"
+    exit 1
+  fi
+  printf '%s\n' "$vsix"
+}

@@ -7,7 +7,7 @@ import { type ChildProcess, spawn, type SpawnOptions } from "node:child_process"
 import { createWriteStream } from "node:fs";
 import { createServer } from "node:net";
 
-const liveGroups = new Set<number>();
+const groups = new Map<number, Group>();
 
 function killGroup(pid: number, signal: NodeJS.Signals): void {
   try {
@@ -19,12 +19,16 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
 
 // Last resort on any exit path; orderly stops happen in stopGroup.
 process.on("exit", () => {
-  for (const pid of liveGroups) killGroup(pid, "SIGKILL");
+  for (const pid of groups.keys()) killGroup(pid, "SIGKILL");
 });
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
   process.once(signal, () => {
-    for (const pid of liveGroups) killGroup(pid, "SIGTERM");
-    process.exit(signal === "SIGINT" ? 130 : 143);
+    // Give every group the same short grace, then the exit hook SIGKILLs the rest.
+    for (const pid of groups.keys()) killGroup(pid, "SIGTERM");
+    setTimeout(() => process.exit(signal === "SIGINT" ? 130 : 143), 2000).unref();
+    void Promise.all([...groups.values()].map((g) => g.exited)).then(() =>
+      process.exit(signal === "SIGINT" ? 130 : 143),
+    );
   });
 }
 
@@ -50,24 +54,25 @@ export function spawnGroup(
   child.stderr?.pipe(log);
   const pid = child.pid;
   if (pid === undefined) throw new Error(`could not start ${command}: no process id`);
-  liveGroups.add(pid);
   const exited = new Promise<number | null>((resolve) => {
     child.once("exit", (code) => {
       resolve(code);
     });
   });
-  return { child, pid, exited };
+  const group = { child, pid, exited };
+  groups.set(pid, group);
+  return group;
 }
 
 /** SIGTERM to the whole group, SIGKILL after `graceMs` if the leader is still there. */
 export async function stopGroup(group: Group, graceMs = 5000): Promise<void> {
-  if (!liveGroups.has(group.pid)) return;
+  if (!groups.has(group.pid)) return;
   killGroup(group.pid, "SIGTERM");
   const timer = new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), graceMs));
   const outcome = await Promise.race([group.exited.then(() => "exited" as const), timer]);
   // Children of the leader may outlive it: the group gets SIGKILL either way.
   killGroup(group.pid, "SIGKILL");
-  liveGroups.delete(group.pid);
+  groups.delete(group.pid);
   if (outcome === "timeout") await group.exited;
 }
 
