@@ -11,7 +11,7 @@ Only the CLI is used (no Python API), so the demo also exercises what a
 script outside the editor can do. Prints a JSON summary (paths, session ids,
 checkpoint ids by label) for the end-to-end suite with --json.
 
-Usage: make-demo-workspace.py DIR [--json] [--turnback PATH]
+Usage: make-demo-workspace.py DIR [--json] [--expect-dir DIR] [--turnback PATH]
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -32,9 +33,10 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 class Demo:
     """Runs the CLI inside one workspace and remembers what it made."""
 
-    def __init__(self, workspace: Path, turnback: str) -> None:
+    def __init__(self, workspace: Path, turnback: str, expect_dir: Path | None = None) -> None:
         self.workspace = workspace
         self.turnback = turnback
+        self.expect_dir = expect_dir
         self.checkpoints: dict[str, str] = {}
         self.checkpoint_events: dict[str, str] = {}
         self.sessions: dict[str, str] = {}
@@ -87,6 +89,14 @@ class Demo:
         cp = self.cli("checkpoint", "-m", label, "--session", session)
         self.checkpoints[label] = str(cp["id"])
         self.checkpoint_events[label] = str(cp["eventId"])
+        if self.expect_dir is not None:
+            # An independent copy of what the checkpoint must hold, for tests
+            # that check a rewind byte for byte without trusting the store.
+            shutil.copytree(
+                self.workspace,
+                self.expect_dir / str(cp["id"]),
+                ignore=shutil.ignore_patterns(".turnback"),
+            )
         return self.checkpoints[label]
 
 
@@ -312,6 +322,11 @@ def main() -> None:
     parser.add_argument("dir", type=Path, help="folder to create (must not exist or be empty)")
     parser.add_argument("--json", action="store_true", help="print a JSON summary")
     parser.add_argument(
+        "--expect-dir",
+        type=Path,
+        help="also copy the files at each checkpoint to EXPECT_DIR/<checkpoint id>/",
+    )
+    parser.add_argument(
         "--turnback",
         default=os.environ.get("TURNBACK_CLI", str(REPO_ROOT / ".venv" / "bin" / "turnback")),
         help="the turnback CLI (default: .venv/bin/turnback)",
@@ -321,7 +336,7 @@ def main() -> None:
     if workspace.exists() and any(workspace.iterdir()):
         sys.exit(f"make-demo-workspace: {workspace} is not empty; give a new folder")
     workspace.mkdir(parents=True, exist_ok=True)
-    demo = Demo(workspace, args.turnback)
+    demo = Demo(workspace, args.turnback, args.expect_dir)
     build(demo)
     summary = {
         "workspace": str(workspace),
