@@ -36,7 +36,7 @@ from typing import Any
 from edits import Editor
 from gen_workspace import MARKER
 from shadow_git import ShadowGit, dir_size
-from turnback_side import Turnback
+from turnback_side import Turnback, use_ref
 
 HERE = Path(__file__).resolve().parent
 
@@ -390,8 +390,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=HERE / "results.json")
     ap.add_argument("--phases", default="first,rounds,noop,cold,rewind,sweep")
     ap.add_argument("--no-server", action="store_true", help="CLI only (no warm figures)")
+    ap.add_argument(
+        "--ref", default=None, help="measure turnback as committed at REF (default: the work tree)"
+    )
     a = ap.parse_args(argv)
+    commit = use_ref(a.ref, HERE / "work") if a.ref else None
     b = Bench(a)
+    b.results["turnbackCommit"] = commit or "working tree"
     t0 = time.perf_counter()
     phases = a.phases.split(",")
     try:

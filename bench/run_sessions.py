@@ -32,6 +32,7 @@ from typing import Any
 
 import orjson
 import psutil
+import turnback_side
 from lsp_client import LspClient
 from run import machine, pct
 
@@ -162,9 +163,7 @@ class RssWatch:
 
 
 def start(ws: Path, python: str) -> tuple[LspClient, dict[str, float]]:
-    env = dict(os.environ)
-    env.pop("TURNBACK_STORE", None)
-    client = LspClient([python, "-m", "turnback.server"], cwd=ws, env=env)
+    client = LspClient([python, "-m", "turnback.server"], cwd=ws, env=turnback_side.env())
     client.initialize(ws)
     t_init = time.perf_counter() - client.started
     client.request("turnback/sessions", {"limit": 50})
@@ -189,9 +188,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--reuse", action="store_true", help="keep an existing store (skip the build)")
     ap.add_argument("--out", type=Path, default=HERE / "results_sessions.json")
+    ap.add_argument(
+        "--ref", default=None, help="measure turnback as committed at REF (default: the work tree)"
+    )
     a = ap.parse_args(argv)
+    commit = turnback_side.use_ref(a.ref, HERE / "work") if a.ref else "working tree"
     ws: Path = a.workspace.resolve()
-    res: dict[str, Any] = {"machine": machine(), "load": [os.getloadavg()[:2]]}
+    res: dict[str, Any] = {
+        "machine": machine(),
+        "load": [os.getloadavg()[:2]],
+        "turnbackCommit": commit,
+    }
 
     if a.reuse and (ws / ".turnback" / "sessions").exists():
         res["store"] = json.loads((ws.parent / (ws.name + ".json")).read_text())

@@ -32,10 +32,40 @@ print(json.dumps({"import": t1 - t0, "call": t2 - t1, "id": cp.id}))
 """
 
 
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.pop("TURNBACK_STORE", None)  # the store is <workspace>/.turnback
-    return env
+_SOURCE: Path | None = None
+
+
+def use_ref(ref: str, into: Path) -> str:
+    """Measure the package as committed at ``ref`` (a clean copy), not the working tree.
+
+    Returns the full commit id. Every process the benchmark starts then imports
+    ``turnback`` from that copy (``PYTHONPATH`` comes before the editable install).
+    """
+    global _SOURCE
+    repo = Path(__file__).resolve().parent.parent
+    commit = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "--verify", f"{ref}^{{commit}}"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    dest = into / f"src-{commit[:12]}"
+    if not (dest / "server" / "turnback").exists():
+        dest.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(
+            ["git", "-C", str(repo), "archive", commit, "server"], capture_output=True, check=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    _SOURCE = dest / "server"
+    sys.path.insert(0, str(_SOURCE))  # and this process too (run_sessions builds with the API)
+    return commit
+
+
+def env() -> dict[str, str]:
+    """The environment of every Turnback process the benchmark starts."""
+    out = dict(os.environ)
+    out.pop("TURNBACK_STORE", None)  # the store is <workspace>/.turnback
+    if _SOURCE is not None:
+        out["PYTHONPATH"] = str(_SOURCE)
+    return out
 
 
 class Turnback:
@@ -63,7 +93,7 @@ class Turnback:
         """Run ``turnback ARGS --json`` in the workspace; returns (seconds, parsed output)."""
         cmd = [self.cli, "--json", "-C", str(self.workspace), *args]
         t0 = time.perf_counter()
-        res = subprocess.run(cmd, cwd=self.workspace, env=_env(), capture_output=True, text=True)
+        res = subprocess.run(cmd, cwd=self.workspace, env=env(), capture_output=True, text=True)
         elapsed = time.perf_counter() - t0
         if res.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)} failed ({res.returncode}): {res.stderr.strip()}")
@@ -86,7 +116,7 @@ class Turnback:
         t0 = time.perf_counter()
         res = subprocess.run(
             [self.python, "-c", _API_SNIPPET, str(self.workspace), label],
-            cwd=self.workspace, env=_env(), capture_output=True, text=True,
+            cwd=self.workspace, env=env(), capture_output=True, text=True,
         )  # fmt: skip
         elapsed = time.perf_counter() - t0
         if res.returncode != 0:
@@ -97,7 +127,7 @@ class Turnback:
     # -- server -----------------------------------------------------------------------------
     def start_server(self, settle: float = 1.0) -> dict[str, float]:
         """Start the server, initialize it, wait for a first answer; then let the watcher settle."""
-        client = LspClient(self.server_cmd, cwd=self.workspace, env=_env())
+        client = LspClient(self.server_cmd, cwd=self.workspace, env=env())
         client.initialize(self.workspace)
         t_init = time.perf_counter() - client.started
         client.request("turnback/status", {})
