@@ -1,0 +1,140 @@
+/**
+ * What the tree and the status bar show, fetched once and kept until the
+ * server says the store changed (`turnback/didChange`). Changes between two
+ * checkpoints never change (checkpoints are immutable), so they stay cached.
+ */
+
+import * as vscode from 'vscode';
+
+import type { TurnbackClient } from './client';
+import { matchFolder, folderId } from './folders';
+import type {
+  Change,
+  Checkpoint,
+  DidChangeParams,
+  SessionResult,
+  SessionsResult,
+  StatusResult,
+} from './protocol';
+
+/** Immutable change lists kept at most; the oldest goes first. */
+const MAX_CACHED_CHANGES = 200;
+
+export class StoreCache implements vscode.Disposable {
+  private readonly memo = new Map<string, Promise<unknown>>();
+  private readonly changesMemo = new Map<string, Promise<Change[]>>();
+  private readonly limits = new Map<string, number>();
+  private readonly changed = new vscode.EventEmitter<string | undefined>();
+
+  /** Fires after data was dropped: a folder URI, or undefined for everything. */
+  readonly onDidChange = this.changed.event;
+
+  constructor(
+    private readonly client: TurnbackClient,
+    private readonly pageSize: () => number,
+  ) {}
+
+  private remember<T>(key: string, fetch: () => Promise<T>): Promise<T> {
+    const hit = this.memo.get(key) as Promise<T> | undefined;
+    if (hit !== undefined) {
+      return hit;
+    }
+    const p = fetch();
+    this.memo.set(key, p);
+    // A failure is not cached: the next look retries.
+    p.catch(() => {
+      if (this.memo.get(key) === p) {
+        this.memo.delete(key);
+      }
+    });
+    return p;
+  }
+
+  private limit(key: string): number {
+    return this.limits.get(key) ?? this.pageSize();
+  }
+
+  status(folder: string): Promise<StatusResult> {
+    return this.remember(`status|${folder}`, () => this.client.request('turnback/status', { folder }));
+  }
+
+  /** The newest sessions, as many pages as were asked for. */
+  sessions(folder: string): Promise<SessionsResult> {
+    const limit = this.limit(`sessions|${folder}`);
+    return this.remember(`sessions|${folder}`, () =>
+      this.client.request('turnback/sessions', { folder, offset: 0, limit }),
+    );
+  }
+
+  /** A session's events from the first, as many pages as were asked for. */
+  session(folder: string, sessionId: string): Promise<SessionResult> {
+    const key = `session|${folder}|${sessionId}`;
+    const limit = this.limit(key);
+    return this.remember(key, () => this.client.request('turnback/session', { folder, sessionId, offset: 0, limit }));
+  }
+
+  /** Every checkpoint of the folder. */
+  checkpoints(folder: string): Promise<Checkpoint[]> {
+    return this.remember(`checkpoints|${folder}`, async () => {
+      const r = await this.client.request('turnback/checkpoints', { folder });
+      return r.checkpoints;
+    });
+  }
+
+  /** What changed from one checkpoint to another (cached: both are immutable). */
+  changes(folder: string, from: string, to: string): Promise<Change[]> {
+    const key = `${folder}|${from}|${to}`;
+    const hit = this.changesMemo.get(key);
+    if (hit !== undefined) {
+      return hit;
+    }
+    const p = this.client.request('turnback/changes', { folder, from, to }).then((r) => r.changes);
+    this.changesMemo.set(key, p);
+    p.catch(() => this.changesMemo.delete(key));
+    if (this.changesMemo.size > MAX_CACHED_CHANGES) {
+      const oldest = this.changesMemo.keys().next().value;
+      if (oldest !== undefined) {
+        this.changesMemo.delete(oldest);
+      }
+    }
+    return p;
+  }
+
+  /** One more page of sessions (or of a session's events) next time they are read. */
+  loadMore(folder: string, sessionId?: string): void {
+    const key = sessionId === undefined ? `sessions|${folder}` : `session|${folder}|${sessionId}`;
+    this.limits.set(key, this.limit(key) + this.pageSize());
+    this.memo.delete(key);
+    this.changed.fire(folder);
+  }
+
+  /** Drops what a `turnback/didChange` says is stale. */
+  storeChanged(params: DidChangeParams): void {
+    const wf = matchFolder(params.folder);
+    if (wf === undefined) {
+      this.invalidateAll();
+      return;
+    }
+    const folder = folderId(wf);
+    this.memo.delete(`status|${folder}`);
+    this.memo.delete(`sessions|${folder}`);
+    if (params.checkpoints) {
+      this.memo.delete(`checkpoints|${folder}`);
+    }
+    const sessions = Array.isArray(params.sessions) ? params.sessions : [];
+    for (const id of sessions) {
+      this.memo.delete(`session|${folder}|${id}`);
+    }
+    this.changed.fire(folder);
+  }
+
+  /** Drops everything except immutable change lists (Refresh, a server restart). */
+  invalidateAll(): void {
+    this.memo.clear();
+    this.changed.fire(undefined);
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * Entry point: wires the server connection, the Sessions view, the diff
+ * documents, decorations, the status bar and the commands together.
+ */
+
+import * as vscode from 'vscode';
+
+import { StoreCache } from './cache';
+import { TurnbackClient } from './client';
+import { VIEW_ID, registerCommands } from './commands';
+import { CheckpointContentProvider } from './contentProvider';
+import { onPythonEnvironmentChange } from './python';
+import { SECTION, pageSize } from './settings';
+import { StatusBar } from './statusBar';
+import { ChangeDecorationProvider } from './tree/decorations';
+import type { TreeNode } from './tree/model';
+import { SessionTreeProvider } from './tree/provider';
+import { CONTENT_SCHEME } from './uris';
+
+let client: TurnbackClient | undefined;
+
+export function activate(context: vscode.ExtensionContext): void {
+  const output = vscode.window.createOutputChannel('Turnback', { log: true });
+  client = new TurnbackClient(context.extensionPath, output);
+  const turnback = client;
+  const cache = new StoreCache(turnback, () => pageSize(vscode.workspace.getConfiguration(SECTION)));
+  const tree = new SessionTreeProvider(cache, () => turnback.currentState);
+  const view = vscode.window.createTreeView<TreeNode>(VIEW_ID, {
+    treeDataProvider: tree,
+    showCollapseAll: true,
+  });
+  const statusBar = new StatusBar(cache, () => turnback.currentState);
+
+  context.subscriptions.push(
+    output,
+    turnback,
+    cache,
+    tree,
+    view,
+    statusBar,
+    vscode.workspace.registerTextDocumentContentProvider(CONTENT_SCHEME, new CheckpointContentProvider(turnback)),
+    vscode.window.registerFileDecorationProvider(new ChangeDecorationProvider()),
+    ...registerCommands({ client: turnback, cache, tree, view }),
+    turnback.onDidChangeStore((params) => {
+      cache.storeChanged(params);
+    }),
+    turnback.onDidChangeState((state) => {
+      // Running again (or failed): everything cached may be stale or missing.
+      if (state.kind === 'running' || state.kind === 'failed') {
+        cache.invalidateAll();
+      }
+      void vscode.commands.executeCommand('setContext', 'turnback.serverState', state.kind);
+    }),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => {
+      // The language client tells the server; a first folder needs a server at all.
+      if (turnback.currentState.kind === 'stopped') {
+        void turnback.start();
+      }
+      cache.invalidateAll();
+    }),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => {
+      // Trusted now: the workspace's own settings apply and writing is allowed.
+      void turnback.restart();
+    }),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration(`${SECTION}.python`)) {
+        void turnback.restart();
+      } else if (e.affectsConfiguration(`${SECTION}.pageSize`)) {
+        cache.invalidateAll();
+      } else if (e.affectsConfiguration(SECTION)) {
+        void turnback.sendSettings();
+      }
+    }),
+  );
+
+  void onPythonEnvironmentChange(() => {
+    if (vscode.workspace.getConfiguration(SECTION).get<string>('python', '').trim() === '') {
+      void turnback.restart();
+    }
+  }).then((d) => {
+    if (d !== undefined) {
+      context.subscriptions.push(d);
+    }
+  });
+
+  void turnback.start();
+}
+
+export async function deactivate(): Promise<void> {
+  await client?.stop();
+  client = undefined;
+}

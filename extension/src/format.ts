@@ -1,0 +1,175 @@
+/**
+ * Human-readable figures for labels, tooltips and messages. Pure functions: the
+ * clock is a parameter so that tests (and the status bar's timer) decide "now".
+ */
+
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+/** Milliseconds since the epoch for an ISO 8601 timestamp, or undefined. */
+export function parseTime(ts: string | null | undefined): number | undefined {
+  if (!ts) {
+    return undefined;
+  }
+  const ms = Date.parse(ts);
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
+/** "just now", "5 min ago", "3 h ago", "2 days ago", or the date for anything older than a month. */
+export function formatAge(ts: string | null | undefined, now: number): string {
+  const t = parseTime(ts);
+  if (t === undefined) {
+    return 'unknown time';
+  }
+  const delta = now - t;
+  if (delta < -MINUTE) {
+    // A clock skew between machines; saying "in the future" would only confuse.
+    return formatDate(t);
+  }
+  if (delta < 45 * SECOND) {
+    return 'just now';
+  }
+  if (delta < HOUR) {
+    return `${String(Math.max(1, Math.round(delta / MINUTE)))} min ago`;
+  }
+  if (delta < DAY) {
+    return `${String(Math.floor(delta / HOUR))} h ago`;
+  }
+  if (delta < 30 * DAY) {
+    const days = Math.floor(delta / DAY);
+    return days === 1 ? 'yesterday' : `${String(days)} days ago`;
+  }
+  return formatDate(t);
+}
+
+/** The short age used in the status bar: "now", "5m", "3h", "2d", "7w". */
+export function formatShortAge(ts: string | null | undefined, now: number): string {
+  const t = parseTime(ts);
+  if (t === undefined) {
+    return '?';
+  }
+  const delta = Math.max(0, now - t);
+  if (delta < MINUTE) {
+    return 'now';
+  }
+  if (delta < HOUR) {
+    return `${String(Math.floor(delta / MINUTE))}m`;
+  }
+  if (delta < DAY) {
+    return `${String(Math.floor(delta / HOUR))}h`;
+  }
+  if (delta < 14 * DAY) {
+    return `${String(Math.floor(delta / DAY))}d`;
+  }
+  return `${String(Math.floor(delta / (7 * DAY)))}w`;
+}
+
+function pad2(n: number): string {
+  return n < 10 ? `0${String(n)}` : String(n);
+}
+
+/** "2026-11-21" in UTC, so that every machine labels a moment alike. */
+export function formatDate(ms: number): string {
+  const d = new Date(ms);
+  return `${String(d.getUTCFullYear())}-${pad2(d.getUTCMonth() + 1)}-${pad2(d.getUTCDate())}`;
+}
+
+/** "2026-11-21 14:03:07 UTC", for tooltips. */
+export function formatTimestamp(ts: string | null | undefined): string {
+  const t = parseTime(ts);
+  if (t === undefined) {
+    return ts ?? 'unknown';
+  }
+  const d = new Date(t);
+  return `${formatDate(t)} ${pad2(d.getUTCHours())}:${pad2(d.getUTCMinutes())}:${pad2(d.getUTCSeconds())} UTC`;
+}
+
+/** "14:03:07" (UTC), the time of an event within its session. */
+export function formatClock(ts: string | null | undefined): string {
+  const t = parseTime(ts);
+  if (t === undefined) {
+    return '';
+  }
+  const d = new Date(t);
+  return `${pad2(d.getUTCHours())}:${pad2(d.getUTCMinutes())}:${pad2(d.getUTCSeconds())}`;
+}
+
+/** "850 ms", "12 s", "4 min 05 s", "2 h 03 min". */
+export function formatDuration(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms) || ms < 0) {
+    return 'unknown';
+  }
+  if (ms < SECOND) {
+    return `${String(Math.round(ms))} ms`;
+  }
+  if (ms < MINUTE) {
+    return `${String(Math.round(ms / SECOND))} s`;
+  }
+  if (ms < HOUR) {
+    const m = Math.floor(ms / MINUTE);
+    return `${String(m)} min ${pad2(Math.floor((ms % MINUTE) / SECOND))} s`;
+  }
+  const h = Math.floor(ms / HOUR);
+  return `${String(h)} h ${pad2(Math.floor((ms % HOUR) / MINUTE))} min`;
+}
+
+/** "512 B", "1.5 KB", "12 MB", "3.2 GB" (powers of 1024, as file managers show). */
+export function formatBytes(bytes: number | null | undefined): string {
+  if (bytes === null || bytes === undefined || !Number.isFinite(bytes) || bytes < 0) {
+    return 'unknown size';
+  }
+  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  if (unit === 0) {
+    return `${String(value)} B`;
+  }
+  const shown = value < 10 ? value.toFixed(1) : String(Math.round(value));
+  return `${shown} ${units[unit] ?? 'B'}`;
+}
+
+/** "1 file", "3 files"; `plural` defaults to the singular plus "s". */
+export function countOf(n: number, singular: string, plural?: string): string {
+  return `${formatCount(n)} ${n === 1 ? singular : (plural ?? `${singular}s`)}`;
+}
+
+/** 1234567 → "1,234,567". Fixed separators keep labels identical on every locale. */
+export function formatCount(n: number): string {
+  const s = String(Math.trunc(n));
+  return s.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+}
+
+/** Ids are long; the first 8 characters identify one in practice (the server accepts prefixes ≥ 4). */
+export function shortId(id: string | null | undefined): string {
+  if (!id) {
+    return '';
+  }
+  return id.length > 8 ? id.slice(0, 8) : id;
+}
+
+/** Collapse whitespace and cut to `width` characters with an ellipsis. */
+export function oneLine(text: string, width: number): string {
+  const flat = text.split(/\s+/).filter((w) => w.length > 0).join(' ');
+  return flat.length > width ? `${flat.slice(0, Math.max(0, width - 1))}…` : flat;
+}
+
+/**
+ * A list of paths for a message: at most `max` shown, then "and N more".
+ * Modal dialogs have no scroll bar worth the name, so long lists must be cut.
+ */
+export function listPaths(paths: readonly string[], max: number): string {
+  if (paths.length === 0) {
+    return '';
+  }
+  const shown = paths.slice(0, max).map((p) => `  ${p}`);
+  if (paths.length > max) {
+    shown.push(`  … and ${formatCount(paths.length - max)} more`);
+  }
+  return shown.join('\n');
+}

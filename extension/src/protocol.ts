@@ -1,0 +1,294 @@
+/**
+ * The JSON-RPC surface of the Turnback server, as the extension sees it.
+ *
+ * Method names mirror `server/turnback/server/methods.py` (a unit test checks
+ * both lists agree). Types follow the shapes in docs/PROTOCOL.md and
+ * `server/turnback/models.py`; fields the server may add later are allowed, and
+ * fields a server might leave out are optional so that rendering never trusts
+ * more than the contract promises.
+ */
+
+/** Request method names, keyed like the Python constants (STATUS → status). */
+export const Methods = {
+  status: 'turnback/status',
+  sessions: 'turnback/sessions',
+  session: 'turnback/session',
+  checkpoints: 'turnback/checkpoints',
+  createCheckpoint: 'turnback/createCheckpoint',
+  changes: 'turnback/changes',
+  fileContent: 'turnback/fileContent',
+  rewind: 'turnback/rewind',
+  undo: 'turnback/undo',
+  fork: 'turnback/fork',
+  import: 'turnback/import',
+  gc: 'turnback/gc',
+} as const;
+
+/** Notification method names. */
+export const Notifications = {
+  didChange: 'turnback/didChange',
+} as const;
+
+export const REQUESTS: readonly string[] = Object.values(Methods);
+export const NOTIFICATIONS: readonly string[] = Object.values(Notifications);
+
+/** JSON-RPC error codes the server answers with (server/turnback/errors.py). */
+export const ErrorCodes = {
+  invalidParams: -32602,
+  notFound: -32001,
+  conflict: -32002,
+  storeDamaged: -32003,
+  unsafe: -32004,
+} as const;
+
+/** Every request may name the workspace folder (its URI); with one folder it may be left out. */
+export interface FolderParams {
+  folder?: string;
+}
+
+export interface StatusResult {
+  folder: string;
+  store: string;
+  formatVersion: number;
+  sessions: number;
+  checkpoints: number;
+  bytes: number;
+}
+
+export interface TokenStats {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheCreation: number;
+}
+
+/** Per-session counters, named as in SPEC "Session stats". */
+export interface SessionStats {
+  prompts: number;
+  responses: number;
+  toolCalls: number;
+  toolCallsFailed: number;
+  toolResults: number;
+  iterations: number;
+  iterationsFailed: number;
+  eventsPublished: number;
+  checkpoints: number;
+  rewinds: number;
+  tokens: TokenStats;
+  durationMs: number | null;
+  startedAt: string | null;
+  endedAt: string | null;
+  completion: string | null;
+  termination: string | null;
+  merge: string | null;
+}
+
+export interface SessionInfo {
+  id: string;
+  title: string;
+  agent: string;
+  model?: string | null;
+  cwd?: string | null;
+  source?: string;
+  startedAt: string | null;
+  endedAt: string | null;
+  events?: number;
+  head?: string | null;
+  stats?: Partial<SessionStats>;
+}
+
+export interface SessionsParams extends FolderParams {
+  offset?: number;
+  limit?: number;
+  query?: string;
+}
+
+export interface SessionsResult {
+  sessions: SessionInfo[];
+  total: number;
+}
+
+export interface SessionParams extends FolderParams {
+  sessionId: string;
+  offset?: number;
+  limit?: number;
+}
+
+export interface SessionEvent {
+  id: string;
+  parent: string | null;
+  ts: string;
+  kind: string;
+  summary?: string;
+  data?: Record<string, unknown>;
+}
+
+export interface SessionResult {
+  session: SessionInfo;
+  head: string | null;
+  events: SessionEvent[];
+  total: number;
+}
+
+export interface CheckpointsParams extends FolderParams {
+  sessionId?: string;
+}
+
+export interface Checkpoint {
+  id: string;
+  label: string;
+  ts: string;
+  sessionId: string | null;
+  eventId: string | null;
+  auto: boolean;
+  partial: boolean;
+  files?: number;
+  bytes?: number;
+  skipped?: { path: string; reason: string; size?: number }[];
+}
+
+export interface CheckpointsResult {
+  checkpoints: Checkpoint[];
+}
+
+export interface CreateCheckpointParams extends FolderParams {
+  sessionId?: string;
+  label?: string;
+}
+
+export interface CreateCheckpointResult {
+  checkpoint: Checkpoint;
+}
+
+export type ChangeStatus = 'added' | 'modified' | 'deleted';
+
+export interface ChangesParams extends FolderParams {
+  from: string;
+  /** Absent: the working tree. */
+  to?: string;
+}
+
+export interface Change {
+  path: string;
+  status: ChangeStatus;
+  binary: boolean;
+  linesAdded: number;
+  linesRemoved: number;
+  kind?: string;
+  modeChanged?: boolean;
+}
+
+export interface ChangesResult {
+  changes: Change[];
+}
+
+export interface FileContentParams extends FolderParams {
+  checkpoint: string;
+  path: string;
+}
+
+export interface FileContentResult {
+  path: string;
+  exists: boolean;
+  binary: boolean;
+  size: number;
+  text?: string;
+  kind?: string;
+}
+
+export type RewindMode = 'files' | 'conversation' | 'both';
+
+export interface RewindParams extends FolderParams {
+  checkpoint: string;
+  paths?: string[];
+  mode?: RewindMode;
+  dryRun?: boolean;
+}
+
+export interface RewindResult {
+  /** Every path whose content was put in place (overwritten + created). */
+  written: string[];
+  overwritten?: string[];
+  created?: string[];
+  removed: string[];
+  safetyCheckpoint: string | null;
+  dryRun: boolean;
+  mode?: RewindMode;
+  checkpoint?: string | null;
+  head?: string | null;
+}
+
+export interface UndoParams extends FolderParams {
+  dryRun?: boolean;
+}
+
+export interface ForkParams extends FolderParams {
+  eventId: string;
+  sessionId?: string;
+}
+
+export interface ForkResult {
+  sessionId: string;
+  head: string;
+}
+
+export const IMPORT_SOURCES = [
+  'claude-code',
+  'codex',
+  'aider',
+  'ralph',
+  'checkpoint-json',
+  'event-records',
+  'meta-jsonl',
+  'snapshot-json',
+  'turnback',
+] as const;
+export type ImportSource = (typeof IMPORT_SOURCES)[number];
+
+export interface ImportParams extends FolderParams {
+  source: ImportSource;
+  path?: string;
+}
+
+export interface ImportResult {
+  sessions: string[];
+  events: number;
+}
+
+export interface GcParams extends FolderParams {
+  dryRun?: boolean;
+}
+
+export interface GcResult {
+  objectsRemoved: number;
+  bytesFreed: number;
+  checkpointsDropped?: string[];
+  dryRun?: boolean;
+  bytes?: number;
+}
+
+export interface DidChangeParams {
+  folder: string;
+  sessions: string[];
+  checkpoints: boolean;
+}
+
+/** Params and result type of each request, so `request()` is typed by method name. */
+export interface RequestTypes {
+  'turnback/status': [FolderParams, StatusResult];
+  'turnback/sessions': [SessionsParams, SessionsResult];
+  'turnback/session': [SessionParams, SessionResult];
+  'turnback/checkpoints': [CheckpointsParams, CheckpointsResult];
+  'turnback/createCheckpoint': [CreateCheckpointParams, CreateCheckpointResult];
+  'turnback/changes': [ChangesParams, ChangesResult];
+  'turnback/fileContent': [FileContentParams, FileContentResult];
+  'turnback/rewind': [RewindParams, RewindResult];
+  'turnback/undo': [UndoParams, RewindResult];
+  'turnback/fork': [ForkParams, ForkResult];
+  'turnback/import': [ImportParams, ImportResult];
+  'turnback/gc': [GcParams, GcResult];
+}
+
+export type RequestMethod = keyof RequestTypes;
+export type ParamsOf<M extends RequestMethod> = RequestTypes[M][0];
+export type ResultOf<M extends RequestMethod> = RequestTypes[M][1];

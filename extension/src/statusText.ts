@@ -1,0 +1,33 @@
+/**
+ * Wording of the status bar item. Pure, so it is tested.
+ */
+
+import { countOf, formatAge, formatShortAge } from './format';
+import type { Checkpoint } from './protocol';
+import { checkpointTitle } from './tree/labels';
+
+/** Text and tooltip of the item: the newest checkpoint's age and the count. */
+export function statusText(
+  checkpoints: readonly Checkpoint[],
+  folderName: string,
+  now: number,
+): { text: string; tooltip: string } {
+  let last: Checkpoint | undefined;
+  for (const cp of checkpoints) {
+    if (last === undefined || cp.ts > last.ts) {
+      last = cp;
+    }
+  }
+  if (last === undefined) {
+    return {
+      text: '$(history) no checkpoints',
+      tooltip: `Turnback: ${folderName} has no checkpoints yet. Click to show the Turnback view.`,
+    };
+  }
+  return {
+    text: `$(history) ${formatShortAge(last.ts, now)} · ${String(checkpoints.length)}`,
+    tooltip:
+      `Turnback: last checkpoint “${checkpointTitle(last)}” ${formatAge(last.ts, now)}; ` +
+      `${countOf(checkpoints.length, 'checkpoint')} in ${folderName}. Click to show the Turnback view.`,
+  };
+}

@@ -1,0 +1,563 @@
+/**
+ * Tree nodes built from server responses. Pure (no VS Code), so the shape of
+ * the tree — labels, context values, paging, branches, the head — is unit-tested;
+ * tree/provider.ts only turns these nodes into `TreeItem`s and fetches data.
+ *
+ * Context values are space-separated tags (`event checkpoint head`) matched in
+ * package.json menus with `viewItem =~ /\bcheckpoint\b/`.
+ */
+
+import { countOf, formatAge, formatClock, formatCount, shortId } from '../format';
+import type {
+  Change,
+  Checkpoint,
+  SessionEvent,
+  SessionInfo,
+  SessionResult,
+  SessionsResult,
+  StatusResult,
+} from '../protocol';
+import { basename, dirname } from '../uris';
+import {
+  type IconSpec,
+  checkpointTitle,
+  checkpointTooltip,
+  escapeMarkdown,
+  eventLabel,
+  eventSummary,
+  kindIcon,
+  sessionTitle,
+  sessionTooltip,
+} from './labels';
+
+export type Collapsible = 'none' | 'collapsed' | 'expanded';
+
+interface BaseNode {
+  /** Stable and unique in the tree: VS Code keeps expansion and selection by it. */
+  key: string;
+  parentKey?: string;
+  label: string;
+  description?: string;
+  /** Markdown. */
+  tooltip?: string;
+  contextValue: string;
+  collapsible: Collapsible;
+  icon?: IconSpec;
+}
+
+export interface FolderNode extends BaseNode {
+  type: 'folder';
+  folder: string;
+}
+
+export interface SessionNode extends BaseNode {
+  type: 'session';
+  folder: string;
+  sessionId: string;
+  title: string;
+}
+
+/** Where a checkpoint sits: what its changed files are compared against. */
+export interface CheckpointRef {
+  id: string;
+  title: string;
+  /** The checkpoint taken just before it in this folder; absent for the first. */
+  previous?: { id: string; title: string };
+  files?: number;
+}
+
+export interface EventNode extends BaseNode {
+  type: 'event';
+  folder: string;
+  sessionId: string;
+  eventId: string;
+  kind: string;
+  head: boolean;
+  checkpoint?: CheckpointRef;
+}
+
+/** A checkpoint of the session whose event is not among the loaded events. */
+export interface CheckpointNode extends BaseNode {
+  type: 'checkpoint';
+  folder: string;
+  sessionId?: string;
+  checkpoint: CheckpointRef;
+}
+
+export interface ChangeNode extends BaseNode {
+  type: 'change';
+  folder: string;
+  checkpoint: CheckpointRef;
+  path: string;
+  status: Change['status'];
+  binary: boolean;
+}
+
+export interface LoadMoreNode extends BaseNode {
+  type: 'loadMore';
+  folder: string;
+  what: 'sessions' | 'events';
+  sessionId?: string;
+  loaded: number;
+  total: number;
+}
+
+export interface MessageNode extends BaseNode {
+  type: 'message';
+  command?: { id: string; title: string; args?: unknown[] };
+}
+
+export type TreeNode =
+  | FolderNode
+  | SessionNode
+  | EventNode
+  | CheckpointNode
+  | ChangeNode
+  | LoadMoreNode
+  | MessageNode;
+
+/** Nodes that stand for one checkpoint (rewind, compare and "changed files" apply). */
+export type CheckpointBearing = EventNode & { checkpoint: CheckpointRef } | CheckpointNode;
+
+export function bearsCheckpoint(node: TreeNode): node is CheckpointBearing {
+  return (node.type === 'event' && node.checkpoint !== undefined) || node.type === 'checkpoint';
+}
+
+export function folderKey(folder: string): string {
+  return `f|${folder}`;
+}
+
+export function sessionKey(folder: string, sessionId: string): string {
+  return `s|${folder}|${sessionId}`;
+}
+
+export function eventKey(folder: string, sessionId: string, eventId: string): string {
+  return `e|${folder}|${sessionId}|${eventId}`;
+}
+
+export function message(parentKey: string, index: number, label: string, extra?: Partial<MessageNode>): MessageNode {
+  return {
+    type: 'message',
+    key: `${parentKey}|msg|${String(index)}`,
+    parentKey,
+    label,
+    contextValue: 'message',
+    collapsible: 'none',
+    icon: { id: 'info' },
+    ...extra,
+  };
+}
+
+// ---------------------------------------------------------------- folders
+
+export function folderNode(
+  folder: { uri: string; name: string },
+  status: StatusResult | undefined,
+): FolderNode {
+  let description: string | undefined;
+  let tooltip = `**${escapeMarkdown(folder.name)}**`;
+  if (status) {
+    description = `${countOf(status.sessions, 'session')} · ${countOf(status.checkpoints, 'checkpoint')}`;
+    tooltip += `  \nstore: \`${status.store}\``;
+  }
+  return {
+    type: 'folder',
+    key: folderKey(folder.uri),
+    folder: folder.uri,
+    label: folder.name,
+    description,
+    tooltip,
+    contextValue: 'folder',
+    collapsible: 'expanded',
+    icon: { id: 'root-folder' },
+  };
+}
+
+// ---------------------------------------------------------------- sessions
+
+export function sessionNode(folder: string, s: SessionInfo, now: number): SessionNode {
+  const title = sessionTitle(s);
+  const parts = [s.agent || 'unknown', formatAge(s.startedAt, now)];
+  if (!s.endedAt) {
+    parts.push('open');
+  }
+  return {
+    type: 'session',
+    key: sessionKey(folder, s.id),
+    parentKey: folderKey(folder),
+    folder,
+    sessionId: s.id,
+    title,
+    label: title,
+    description: parts.join(' · '),
+    tooltip: sessionTooltip(s),
+    contextValue: 'session',
+    collapsible: 'collapsed',
+    icon: { id: 'comment-discussion' },
+  };
+}
+
+/** The sessions of a folder (as loaded so far), then "Load more…" when there are more. */
+export function sessionNodes(folder: string, result: SessionsResult, now: number): TreeNode[] {
+  const parentKey = folderKey(folder);
+  const nodes: TreeNode[] = result.sessions.map((s) => sessionNode(folder, s, now));
+  if (result.sessions.length === 0) {
+    nodes.push(
+      message(parentKey, 0, 'No sessions recorded yet', {
+        description: 'run an agent, or Import Sessions…',
+        command: { id: 'turnback.importSessions', title: 'Import Sessions…' },
+      }),
+    );
+  }
+  if (result.total > result.sessions.length) {
+    nodes.push(loadMore(parentKey, folder, 'sessions', result.sessions.length, result.total));
+  }
+  return nodes;
+}
+
+function loadMore(
+  parentKey: string,
+  folder: string,
+  what: 'sessions' | 'events',
+  loaded: number,
+  total: number,
+  sessionId?: string,
+): LoadMoreNode {
+  return {
+    type: 'loadMore',
+    key: `${parentKey}|more`,
+    parentKey,
+    folder,
+    what,
+    sessionId,
+    loaded,
+    total,
+    label: 'Load more…',
+    description: `${formatCount(loaded)} of ${formatCount(total)} ${what}`,
+    contextValue: 'loadMore',
+    collapsible: 'none',
+    icon: { id: 'ellipsis' },
+  };
+}
+
+// ---------------------------------------------------------------- branches
+
+/** Where an event sits in its session's tree of events. */
+export interface Placement {
+  /** 1 for the first line of events; each branch gets the next number in order of appearance. */
+  lane: number;
+  /** The event starts a branch: its parent already had an earlier child (or it is a later root). */
+  branchStart: boolean;
+  /** How many children the event has (a branch point has more than one). */
+  children: number;
+  /** On the path from the root to the head; undefined when the head is not loaded. */
+  onHeadPath: boolean | undefined;
+}
+
+/**
+ * Places each event on a lane. Events come in append order, so a parent comes
+ * before its children; the first child continues its parent's lane and every
+ * later child starts a new one (a branch made by a rewind or a fork).
+ */
+export function placeEvents(events: readonly SessionEvent[], head: string | null): Map<string, Placement> {
+  const out = new Map<string, Placement>();
+  const continued = new Set<string>();
+  let nextLane = 1;
+  for (const e of events) {
+    let lane: number;
+    let branchStart = false;
+    const parent = e.parent !== null ? out.get(e.parent) : undefined;
+    if (e.parent !== null && parent !== undefined) {
+      parent.children += 1;
+      if (continued.has(e.parent)) {
+        lane = nextLane++;
+        branchStart = true;
+      } else {
+        continued.add(e.parent);
+        lane = parent.lane;
+      }
+    } else {
+      // A root, or an event whose parent is not loaded: a line of its own
+      // unless it is the very first.
+      branchStart = nextLane > 1;
+      lane = nextLane++;
+    }
+    out.set(e.id, { lane, branchStart, children: 0, onHeadPath: undefined });
+  }
+  if (head !== null && out.has(head)) {
+    for (const p of out.values()) {
+      p.onHeadPath = false;
+    }
+    const byId = new Map(events.map((e) => [e.id, e]));
+    let cur: string | null = head;
+    const seen = new Set<string>();
+    while (cur !== null && !seen.has(cur)) {
+      seen.add(cur);
+      const p = out.get(cur);
+      if (p === undefined) {
+        break;
+      }
+      p.onHeadPath = true;
+      cur = byId.get(cur)?.parent ?? null;
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- checkpoints
+
+/** A checkpoint as nodes refer to it, with the one before it (by time) in the folder. */
+export function checkpointRefs(all: readonly Checkpoint[]): Map<string, CheckpointRef> {
+  const sorted = [...all].sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : 0));
+  const refs = new Map<string, CheckpointRef>();
+  let prev: CheckpointRef | undefined;
+  for (const cp of sorted) {
+    const ref: CheckpointRef = {
+      id: cp.id,
+      title: checkpointTitle(cp),
+      previous: prev ? { id: prev.id, title: prev.title } : undefined,
+      files: cp.files,
+    };
+    refs.set(cp.id, ref);
+    prev = ref;
+  }
+  return refs;
+}
+
+function checkpointIdInData(e: SessionEvent): string | undefined {
+  if (e.kind !== 'checkpoint') {
+    return undefined;
+  }
+  const data = e.data ?? {};
+  for (const key of ['checkpoint', 'checkpointId', 'id']) {
+    const v = data[key];
+    if (typeof v === 'string' && v.length > 0) {
+      return v;
+    }
+  }
+  return undefined;
+}
+
+// ---------------------------------------------------------------- events
+
+export interface EventsInput {
+  folder: string;
+  sessionId: string;
+  result: Pick<SessionResult, 'events' | 'head' | 'total'>;
+  /** Every checkpoint of the folder (any order): for "previous" and for the session's own. */
+  checkpoints: readonly Checkpoint[];
+  now: number;
+}
+
+/**
+ * The events of a session, in order, with the head marked and branches shown;
+ * an event that owns a checkpoint can be expanded into its changed files.
+ * Checkpoints of the session whose event is not loaded follow once every
+ * event is loaded, so none is out of reach.
+ */
+export function eventNodes(input: EventsInput): TreeNode[] {
+  const { folder, sessionId, result, checkpoints } = input;
+  const parentKey = sessionKey(folder, sessionId);
+  const refs = checkpointRefs(checkpoints);
+  const byEvent = new Map<string, Checkpoint>();
+  const byId = new Map<string, Checkpoint>();
+  for (const cp of checkpoints) {
+    byId.set(cp.id, cp);
+    if (cp.eventId !== null && cp.sessionId === sessionId) {
+      byEvent.set(cp.eventId, cp);
+    }
+  }
+  const events = result.events;
+  const placement = placeEvents(events, result.head);
+  const branched = events.some((e) => placement.get(e.id)?.branchStart === true);
+  const summaries = new Map(events.map((e) => [e.id, eventSummary(e, 40) || e.kind]));
+  const shown = new Set<string>();
+  const nodes: TreeNode[] = [];
+
+  for (const e of events) {
+    const p = placement.get(e.id);
+    const fromData = checkpointIdInData(e);
+    const cp = byEvent.get(e.id) ?? (fromData !== undefined ? byId.get(fromData) : undefined);
+    const ref = cp ? refs.get(cp.id) : undefined;
+    if (cp) {
+      shown.add(cp.id);
+    }
+    const isHead = result.head === e.id;
+    const tags = ['event'];
+    if (ref) {
+      tags.push('checkpoint');
+    }
+    if (isHead) {
+      tags.push('head');
+    }
+    const desc: string[] = [];
+    if (isHead) {
+      desc.push('● head');
+    }
+    desc.push(formatClock(e.ts));
+    if (p?.branchStart === true) {
+      const from = e.parent !== null ? summaries.get(e.parent) : undefined;
+      desc.push(from !== undefined ? `⑂ branch ${String(p.lane)} from “${from}”` : `⑂ branch ${String(p.lane)}`);
+    } else if (branched && p !== undefined && p.lane > 1) {
+      desc.push(`branch ${String(p.lane)}`);
+    }
+    if (p !== undefined && p.children > 1) {
+      desc.push(`${String(p.children)} branches`);
+    }
+    if (p?.onHeadPath === false) {
+      desc.push('off the current branch');
+      tags.push('offBranch');
+    }
+    if (cp && e.kind !== 'checkpoint' && ref) {
+      desc.push(`◆ ${ref.title}`);
+    }
+    let icon = kindIcon(e);
+    if (isHead) {
+      icon = { id: icon.id, color: 'charts.blue' };
+    } else if (p?.onHeadPath === false) {
+      icon = { id: icon.id, color: 'disabledForeground' };
+    }
+    const tooltipLines = [
+      `**${escapeMarkdown(eventLabel(e, cp))}**`,
+      '',
+      `id: \`${e.id}\``,
+      `time: ${e.ts}`,
+    ];
+    if (isHead) {
+      tooltipLines.push('the session head: new events attach here');
+    }
+    if (cp) {
+      tooltipLines.push('', checkpointTooltip(cp));
+    }
+    nodes.push({
+      type: 'event',
+      key: eventKey(folder, sessionId, e.id),
+      parentKey,
+      folder,
+      sessionId,
+      eventId: e.id,
+      kind: e.kind,
+      head: isHead,
+      checkpoint: ref,
+      label: eventLabel(e, cp),
+      description: desc.filter((d) => d.length > 0).join(' · '),
+      tooltip: tooltipLines.join('  \n'),
+      contextValue: tags.join(' '),
+      collapsible: ref ? 'collapsed' : 'none',
+      icon,
+    });
+  }
+
+  const more = result.total > events.length;
+  if (more) {
+    nodes.push(loadMore(parentKey, folder, 'events', events.length, result.total, sessionId));
+  } else {
+    const rest = checkpoints
+      .filter((cp) => cp.sessionId === sessionId && !shown.has(cp.id))
+      .sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : 0));
+    for (const cp of rest) {
+      const ref = refs.get(cp.id);
+      if (ref) {
+        nodes.push(orphanCheckpointNode(folder, sessionId, cp, ref, input.now));
+      }
+    }
+  }
+  if (events.length === 0 && nodes.length === 0) {
+    nodes.push(message(parentKey, 0, 'No events in this session'));
+  }
+  return nodes;
+}
+
+function orphanCheckpointNode(
+  folder: string,
+  sessionId: string,
+  cp: Checkpoint,
+  ref: CheckpointRef,
+  now: number,
+): CheckpointNode {
+  return {
+    type: 'checkpoint',
+    key: `c|${folder}|${cp.id}`,
+    parentKey: sessionKey(folder, sessionId),
+    folder,
+    sessionId,
+    checkpoint: ref,
+    label: `Checkpoint: ${ref.title}`,
+    description: `${formatClock(cp.ts)} · ${formatAge(cp.ts, now)}`,
+    tooltip: checkpointTooltip(cp),
+    contextValue: 'checkpoint',
+    collapsible: 'collapsed',
+    icon: { id: 'git-commit' },
+  };
+}
+
+// ---------------------------------------------------------------- changes
+
+/** At most this many changed files are listed under one checkpoint. */
+export const MAX_CHANGES_SHOWN = 500;
+
+/**
+ * The files a checkpoint changed compared with the checkpoint before it, folders
+ * first by path. The first checkpoint has nothing before it: one line says so.
+ */
+export function changeNodes(
+  parent: CheckpointBearing,
+  changes: readonly Change[] | undefined,
+  max = MAX_CHANGES_SHOWN,
+): TreeNode[] {
+  const cp = parent.checkpoint;
+  if (cp.previous === undefined || changes === undefined) {
+    const files = typeof cp.files === 'number' ? `: ${countOf(cp.files, 'file')}` : '';
+    return [
+      message(parent.key, 0, `First checkpoint${files}`, {
+        description: 'nothing earlier to compare with; use Compare with Now',
+        icon: { id: 'info' },
+      }),
+    ];
+  }
+  if (changes.length === 0) {
+    return [
+      message(parent.key, 0, 'No files changed', {
+        description: `same as ${cp.previous.title}`,
+      }),
+    ];
+  }
+  const sorted = [...changes].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const nodes: TreeNode[] = sorted.slice(0, max).map((c) => changeNode(parent, c));
+  if (sorted.length > max) {
+    nodes.push(
+      message(parent.key, 1, `… and ${formatCount(sorted.length - max)} more changed files`, {
+        description: 'Compare with Previous Checkpoint shows them all',
+      }),
+    );
+  }
+  return nodes;
+}
+
+function changeNode(parent: CheckpointBearing, c: Change): ChangeNode {
+  const dir = dirname(c.path);
+  const stat = c.binary
+    ? 'binary'
+    : `+${formatCount(c.linesAdded)} −${formatCount(c.linesRemoved)}`;
+  const verb = { added: 'Added', modified: 'Modified', deleted: 'Deleted' }[c.status];
+  return {
+    type: 'change',
+    key: `${parent.key}|p|${c.path}`,
+    parentKey: parent.key,
+    folder: parent.folder,
+    checkpoint: parent.checkpoint,
+    path: c.path,
+    status: c.status,
+    binary: c.binary,
+    label: basename(c.path),
+    description: dir ? `${dir} · ${stat}` : stat,
+    tooltip: `\`${c.path}\`  \n${verb} in ${escapeMarkdown(parent.checkpoint.title)}${c.binary ? ' (binary)' : ''}`,
+    contextValue: `change ${c.status}${c.binary ? ' binary' : ''}`,
+    collapsible: 'none',
+  };
+}
+
+/** "checkpoint 1a2b3c4d" style fallback for things shown by id only. */
+export function describeCheckpointId(id: string): string {
+  return `checkpoint ${shortId(id)}`;
+}

@@ -1,0 +1,257 @@
+/**
+ * The Sessions view: fetches through the cache, builds nodes with tree/model.ts,
+ * and turns them into TreeItems. Refreshes when the cache drops data (a
+ * `turnback/didChange`, Load more…, Refresh), debounced so that a burst of
+ * appends redraws once.
+ */
+
+import * as vscode from 'vscode';
+
+import type { StoreCache } from '../cache';
+import type { ServerState } from '../client';
+import { describeError, errorText } from '../errors';
+import { folderId } from '../folders';
+import type { SessionInfo } from '../protocol';
+import { changeUriParts } from '../uris';
+import {
+  type SessionNode,
+  type TreeNode,
+  bearsCheckpoint,
+  changeNodes,
+  eventNodes,
+  folderKey,
+  folderNode,
+  message,
+  sessionKey,
+  sessionNode,
+  sessionNodes,
+} from './model';
+
+const REFRESH_DELAY_MS = 150;
+
+export class SessionTreeProvider implements vscode.TreeDataProvider<TreeNode>, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<TreeNode | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+
+  /** The latest node object per key, for getParent and reveal. */
+  private readonly nodes = new Map<string, TreeNode>();
+  /** Sessions shown although not on the loaded page (Show Session…, Search Sessions…). */
+  private readonly pinned = new Map<string, SessionInfo[]>();
+  private timer: NodeJS.Timeout | undefined;
+  private readonly disposables: { dispose(): unknown }[] = [];
+
+  constructor(
+    private readonly cache: StoreCache,
+    private readonly serverState: () => ServerState,
+  ) {
+    this.disposables.push(
+      this.changed,
+      cache.onDidChange(() => {
+        this.refreshSoon();
+      }),
+    );
+  }
+
+  refreshSoon(): void {
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer);
+    }
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.changed.fire(undefined);
+    }, REFRESH_DELAY_MS);
+  }
+
+  getTreeItem(node: TreeNode): vscode.TreeItem {
+    const state =
+      node.collapsible === 'expanded'
+        ? vscode.TreeItemCollapsibleState.Expanded
+        : node.collapsible === 'collapsed'
+          ? vscode.TreeItemCollapsibleState.Collapsed
+          : vscode.TreeItemCollapsibleState.None;
+    const item = new vscode.TreeItem(node.label, state);
+    item.id = node.key;
+    item.description = node.description;
+    item.contextValue = node.contextValue;
+    if (node.tooltip !== undefined) {
+      const md = new vscode.MarkdownString(node.tooltip);
+      md.supportThemeIcons = true;
+      item.tooltip = md;
+    }
+    if (node.icon !== undefined) {
+      item.iconPath = new vscode.ThemeIcon(
+        node.icon.id,
+        node.icon.color !== undefined ? new vscode.ThemeColor(node.icon.color) : undefined,
+      );
+    }
+    switch (node.type) {
+      case 'change':
+        // The file's own icon from the icon theme, and the A/M/D decoration.
+        item.resourceUri = vscode.Uri.from(
+          changeUriParts({ folder: node.folder, checkpoint: node.checkpoint.id, path: node.path, status: node.status }),
+        );
+        item.iconPath = vscode.ThemeIcon.File;
+        item.command = { command: 'turnback.openChange', title: 'Open Changes', arguments: [node] };
+        break;
+      case 'loadMore':
+        item.command = { command: 'turnback.loadMore', title: 'Load More', arguments: [node] };
+        break;
+      case 'message':
+        if (node.command !== undefined) {
+          item.command = { command: node.command.id, title: node.command.title, arguments: node.command.args };
+        }
+        break;
+      default:
+        break;
+    }
+    item.accessibilityInformation = { label: [node.label, node.description].filter(Boolean).join(', ') };
+    return item;
+  }
+
+  async getChildren(node?: TreeNode): Promise<TreeNode[]> {
+    const children = await this.children(node);
+    for (const c of children) {
+      this.nodes.set(c.key, c);
+    }
+    return children;
+  }
+
+  getParent(node: TreeNode): TreeNode | undefined {
+    return node.parentKey !== undefined ? this.nodes.get(node.parentKey) : undefined;
+  }
+
+  private async children(node?: TreeNode): Promise<TreeNode[]> {
+    if (node === undefined) {
+      return this.roots();
+    }
+    try {
+      switch (node.type) {
+        case 'folder':
+          return await this.sessionsOf(node.folder);
+        case 'session':
+          return await this.eventsOf(node);
+        case 'event':
+        case 'checkpoint':
+          if (!bearsCheckpoint(node)) {
+            return [];
+          }
+          return changeNodes(
+            node,
+            node.checkpoint.previous !== undefined
+              ? await this.cache.changes(node.folder, node.checkpoint.previous.id, node.checkpoint.id)
+              : undefined,
+          );
+        default:
+          return [];
+      }
+    } catch (err) {
+      return [
+        message(node.key, 99, describeError('Loading', err), {
+          icon: { id: 'error', color: 'errorForeground' },
+          contextValue: 'message error',
+          command: { id: 'turnback.showOutput', title: 'Show Server Log' },
+        }),
+      ];
+    }
+  }
+
+  private async roots(): Promise<TreeNode[]> {
+    const folders = vscode.workspace.workspaceFolders ?? [];
+    if (folders.length === 0) {
+      return [];
+    }
+    const state = this.serverState();
+    if (state.kind === 'failed') {
+      return [
+        message('root', 0, 'Turnback server is not running', {
+          description: state.reason,
+          tooltip: `${state.reason}  \nClick to restart the server.`,
+          icon: { id: 'warning', color: 'problemsWarningIcon.foreground' },
+          contextValue: 'message serverFailed',
+          command: { id: 'turnback.restartServer', title: 'Restart Server' },
+        }),
+      ];
+    }
+    return Promise.all(
+      folders.map(async (f) => {
+        const uri = folderId(f);
+        const status = await this.cache.status(uri).catch(() => undefined);
+        return folderNode({ uri, name: f.name }, status);
+      }),
+    );
+  }
+
+  private async sessionsOf(folder: string): Promise<TreeNode[]> {
+    const result = await this.cache.sessions(folder);
+    const now = Date.now();
+    const nodes = sessionNodes(folder, result, now);
+    const loaded = new Set(result.sessions.map((s) => s.id));
+    const extra = (this.pinned.get(folder) ?? []).filter((s) => !loaded.has(s.id));
+    if (extra.length === 0) {
+      return nodes;
+    }
+    // Pinned sessions go before "Load more…" so the page marker stays last.
+    const more = nodes.length > 0 && nodes[nodes.length - 1]?.type === 'loadMore' ? nodes.pop() : undefined;
+    const pinnedNodes = extra.map((s) => {
+      const n = sessionNode(folder, s, now);
+      return { ...n, description: `${n.description ?? ''} · found` };
+    });
+    return [...nodes.filter((n) => n.type !== 'message'), ...pinnedNodes, ...(more ? [more] : [])];
+  }
+
+  private async eventsOf(node: SessionNode): Promise<TreeNode[]> {
+    const [result, checkpoints] = await Promise.all([
+      this.cache.session(node.folder, node.sessionId),
+      this.cache.checkpoints(node.folder),
+    ]);
+    return eventNodes({
+      folder: node.folder,
+      sessionId: node.sessionId,
+      result,
+      checkpoints,
+      now: Date.now(),
+    });
+  }
+
+  /**
+   * Shows a session in the tree, expanded and selected, even when it is not on
+   * the loaded page of its folder.
+   */
+  async revealSession(view: vscode.TreeView<TreeNode>, folder: string, session: SessionInfo): Promise<void> {
+    const key = sessionKey(folder, session.id);
+    const loaded = await this.cache.sessions(folder).catch(() => undefined);
+    if (loaded?.sessions.some((s) => s.id === session.id) !== true) {
+      const list = this.pinned.get(folder) ?? [];
+      if (!list.some((s) => s.id === session.id)) {
+        list.push(session);
+        this.pinned.set(folder, list);
+      }
+    }
+    // Make sure the folder's children (with the session) are known before revealing.
+    await this.getChildren(this.nodes.get(folderKey(folder)) ?? (await this.rootFor(folder)));
+    const node = this.nodes.get(key);
+    if (node === undefined) {
+      void vscode.window.showWarningMessage(`Session ${session.id} is not in the tree of this folder.`);
+      return;
+    }
+    try {
+      await view.reveal(node, { select: true, focus: true, expand: true });
+    } catch (err) {
+      void vscode.window.showWarningMessage(`Could not show the session: ${errorText(err)}`);
+    }
+  }
+
+  private async rootFor(folder: string): Promise<TreeNode | undefined> {
+    const roots = await this.getChildren(undefined);
+    return roots.find((r) => r.key === folderKey(folder));
+  }
+
+  dispose(): void {
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer);
+    }
+    for (const d of this.disposables) {
+      d.dispose();
+    }
+  }
+}
