@@ -10,9 +10,14 @@ import { run } from "./processes.ts";
 export const PYTHON = process.env["TURNBACK_PYTHON"] ?? join(REPO_ROOT, ".venv", "bin", "python");
 export const CLI = process.env["TURNBACK_CLI"] ?? join(REPO_ROOT, ".venv", "bin", "turnback");
 
-/** Settings for the extension: run its server with the project's own venv Python. */
+/**
+ * Settings for the extension. By default none: its server runs on `python3`
+ * with the dependencies the .vsix carries, as for a user. TURNBACK_E2E_PYTHON
+ * picks another interpreter.
+ */
 export function extensionSettings(): Record<string, unknown> {
-  return { "turnback.python": PYTHON };
+  const python = process.env["TURNBACK_E2E_PYTHON"];
+  return python === undefined ? {} : { "turnback.python": python };
 }
 
 export interface DemoSummary {
@@ -22,9 +27,13 @@ export interface DemoSummary {
   checkpointEvents: Record<string, string>;
 }
 
-/** Builds the demo workspace in `dir` with scripts/make-demo-workspace.py. */
-export async function makeDemoWorkspace(dir: string): Promise<DemoSummary> {
-  const out = await run(PYTHON, [join(REPO_ROOT, "scripts", "make-demo-workspace.py"), dir, "--json"], {
+/**
+ * Builds the demo workspace in `dir` with scripts/make-demo-workspace.py; the
+ * files of each checkpoint are also copied to `expectDir/<checkpoint id>/`.
+ */
+export async function makeDemoWorkspace(dir: string, expectDir: string): Promise<DemoSummary> {
+  const script = join(REPO_ROOT, "scripts", "make-demo-workspace.py");
+  const out = await run(PYTHON, [script, dir, "--json", "--expect-dir", expectDir], {
     env: { ...process.env, TURNBACK_CLI: CLI },
   });
   return JSON.parse(out) as DemoSummary;

@@ -1,0 +1,221 @@
+// Turnback in a real VS Code: the freshly built .vsix installed into
+// code-server, a demo workspace made by the CLI, everything done through the
+// UI a person uses (activity bar, tree, inline actions, dialogs, notifications,
+// command palette), and every result checked on disk, byte for byte.
+//
+// The tests run in order and share one editor: later ones start from the
+// state earlier ones leave, as a person's session would.
+
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import type { Browser, Page } from "playwright-core";
+import { launchBrowser, openWorkbench, runCommand, Shots } from "../lib/browser.ts";
+import { type CodeServer, installExtension, REPO_ROOT, startCodeServer } from "../lib/codeServer.ts";
+import { run } from "../lib/processes.ts";
+import {
+  CLI,
+  cliJson,
+  type DemoSummary,
+  extensionSettings,
+  makeDemoWorkspace,
+  PYTHON,
+  readTree,
+  showBytes,
+  treeDiff,
+} from "../lib/turnback.ts";
+import {
+  answerDialog,
+  clearNotifications,
+  clickToastButton,
+  inputBox,
+  quickPick,
+  readDiff,
+  toastText,
+  TreeView,
+} from "../lib/workbench.ts";
+
+const vsix = process.env["TURNBACK_VSIX"];
+const runDir = mkdtempSync(join(tmpdir(), "turnback-e2e-"));
+const expectDir = join(runDir, "expected");
+const artifacts = process.env["ARTIFACTS_DIR"] ?? join(REPO_ROOT, "artifacts");
+const shots = new Shots(join(artifacts, "e2e"));
+
+let demo: DemoSummary;
+let workspace: string;
+let server: CodeServer | undefined;
+let browser: Browser | undefined;
+let page: Page;
+let view: TreeView;
+
+/** A test that always leaves a screenshot of where it ended, passed or failed. */
+function step(name: string, slug: string, body: () => Promise<void>): void {
+  test(name, async () => {
+    try {
+      await body();
+    } finally {
+      if (browser !== undefined) await shots.take(page, slug).catch(() => undefined);
+    }
+  });
+}
+
+function cp(label: string): string {
+  const id = demo.checkpoints[label];
+  if (id === undefined) throw new Error(`the demo has no checkpoint labelled ${label}`);
+  return id;
+}
+
+/** The files the demo had at a checkpoint, copied aside when it was taken. */
+function expectedTree(checkpointId: string): Map<string, Buffer> {
+  return readTree(join(expectDir, checkpointId));
+}
+
+/** The workspace equals the checkpoint: per the independent copy and per `turnback show`. */
+async function assertWorkspaceIs(checkpointId: string): Promise<void> {
+  const onDisk = readTree(workspace);
+  assert.deepEqual(treeDiff(expectedTree(checkpointId), onDisk), [], "workspace vs the files copied at the checkpoint");
+  for (const [path, bytes] of onDisk) {
+    const stored = await showBytes(workspace, checkpointId, path);
+    assert.ok(stored.equals(bytes), `${path}: turnback show ${checkpointId} gives different bytes`);
+  }
+}
+
+before(async () => {
+  if (vsix === undefined || !existsSync(vsix)) {
+    throw new Error(`TURNBACK_VSIX must name the built extension (got ${String(vsix)}); run scripts/test-e2e.sh`);
+  }
+  workspace = join(runDir, "workspace");
+  demo = await makeDemoWorkspace(workspace, expectDir);
+  await installExtension(runDir, vsix);
+  server = await startCodeServer({ runDir, folder: workspace, settings: extensionSettings() });
+  browser = await launchBrowser();
+  page = await openWorkbench(browser, server.folderUrl);
+  view = new TreeView(page);
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+  if (server !== undefined) {
+    // Keep the logs of a run next to its screenshots.
+    writeFileSync(join(artifacts, "e2e", "code-server.log"), readFileSync(server.logPath));
+  }
+  rmSync(runDir, { recursive: true, force: true });
+});
+
+step("the Turnback view shows the sessions, their events and checkpoints", "view", async () => {
+  await view.open();
+  await view.row("Add a farewell command", 60_000);
+  await view.row("Tidy the README");
+  await view.expand("Add a farewell command");
+  await view.row(/^Prompt: Add a farewell\(name\) next to greet\(\)/);
+  await view.row("Tool: Read");
+  await view.row("Checkpoint: Before the agent");
+  await view.row("Checkpoint: farewell() added");
+  await view.row("Checkpoint: Tests pass");
+  await view.row("Checkpoint: Brighter logo");
+  await view.row("Checkpoint: Shorter farewell (branch)");
+  await view.row("Prompt: Actually, make the farewell shorter.");
+});
+
+step("a checkpoint's changed file opens in a diff with both sides' text", "diff-text", async () => {
+  await view.expand("Checkpoint: Tests pass");
+  const row = await view.row("cli.py");
+  await row.click();
+  const diff = await readDiff(page);
+  assert.match(diff.title, /cli\.py/);
+  assert.match(diff.original, /from greeter\.greet import greet$/m);
+  assert.doesNotMatch(diff.original, /farewell/);
+  assert.match(diff.modified, /from greeter\.greet import farewell, greet$/m);
+  assert.match(diff.modified, /say = farewell if sys\.argv\[1:2\] == \["bye"\] else greet/);
+  await view.collapse("Checkpoint: Tests pass");
+});
+
+step("a binary file's diff says so on both sides, with each side's size", "diff-binary", async () => {
+  const before = expectedTree(cp("Tests pass")).get("assets/logo.png");
+  const after = expectedTree(cp("Brighter logo")).get("assets/logo.png");
+  assert.ok(before !== undefined && after !== undefined && before.length < 1024 && after.length < 1024);
+  await view.expand("Checkpoint: Brighter logo");
+  await (await view.row("logo.png")).click();
+  const diff = await readDiff(page);
+  assert.match(diff.title, /logo\.png/);
+  assert.ok(diff.original.includes(`assets/logo.png is a binary file (${before.length} B)`), diff.original);
+  assert.ok(diff.modified.includes(`assets/logo.png is a binary file (${after.length} B)`), diff.modified);
+  await view.collapse("Checkpoint: Brighter logo");
+});
+
+let beforeRewind: Map<string, Buffer>;
+
+step("rewind from the tree's inline action, confirmed, puts the checkpoint's files back byte for byte", "rewind", async () => {
+  await page.keyboard.press("Control+K");
+  await page.keyboard.press("W"); // close editors, so the rewind has no open documents to settle
+  await clearNotifications(page);
+  beforeRewind = readTree(workspace);
+  await view.inlineAction("Checkpoint: Tests pass", "Rewind to Here");
+  await quickPick(page, "Files");
+  const question = await answerDialog(page, "Rewind");
+  assert.match(question, /Rewind to “Tests pass”/);
+  assert.match(question, /tests\/test_farewell\.py/); // the dry run lists what it will create
+  const done = await toastText(page, /^Rewound to “Tests pass”/);
+  assert.match(done, /overwritten/);
+  await assertWorkspaceIs(cp("Tests pass"));
+});
+
+step("Undo Rewind in the notification brings the state before the rewind back", "undo", async () => {
+  assert.ok(beforeRewind !== undefined, "needs the rewind step");
+  await clickToastButton(page, /^Rewound to “Tests pass”/, "Undo Rewind");
+  await toastText(page, /^Undid the last rewind/);
+  assert.deepEqual(treeDiff(beforeRewind, readTree(workspace)), []);
+});
+
+step("Create Checkpoint from the command palette records the workspace as it is", "palette-checkpoint", async () => {
+  await clearNotifications(page);
+  writeFileSync(join(workspace, "greeter", "palette.txt"), "made before the palette checkpoint\n");
+  await runCommand(page, "Turnback: Create Checkpoint");
+  await inputBox(page, "From the palette");
+  await toastText(page, /^Checkpoint “From the palette” created/);
+  const { checkpoints } = await cliJson<{ checkpoints: { id: string; label: string }[] }>(workspace, "checkpoints");
+  const made = checkpoints.find((c) => c.label === "From the palette");
+  assert.ok(made !== undefined, `checkpoints: ${checkpoints.map((c) => c.label).join(", ")}`);
+  const stored = await showBytes(workspace, made.id, "greeter/palette.txt");
+  assert.equal(stored.toString(), "made before the palette checkpoint\n");
+  await view.row("Checkpoint: From the palette");
+});
+
+step("an event appended with the CLI from outside shows up in the tree by itself", "cli-append", async () => {
+  await view.expand("Add a farewell command");
+  const text = `Appended from outside the editor at ${new Date().toISOString()}`;
+  await run(CLI, ["record", "prompt", "--session", demo.sessions.main, "--text", text], { cwd: workspace });
+  await view.row(`Prompt: ${text}`, 20_000);
+});
+
+step("rewinding to a checkpoint whose stored content is gone fails readably and changes nothing", "rewind-error", async () => {
+  await clearNotifications(page);
+  const doomed = join(workspace, "doomed.txt");
+  writeFileSync(doomed, `content only this checkpoint has: ${runDir}\n`);
+  const made = await cliJson<{ id: string }>(workspace, "checkpoint", "-m", "Doomed", "--session", demo.sessions.main);
+  // Delete the one object that holds doomed.txt's content at that checkpoint.
+  const blob = (
+    await run(PYTHON, [
+      "-c",
+      "import sys; from turnback.objects import hash_bytes; print(hash_bytes(b'blob', open(sys.argv[1], 'rb').read()))",
+      doomed,
+    ])
+  ).trim();
+  unlinkSync(join(workspace, ".turnback", "objects", blob.slice(0, 2), blob.slice(2)));
+  writeFileSync(doomed, "changed after the checkpoint\n");
+  writeFileSync(join(workspace, "README.md"), "# greeter\n\nchanged after the checkpoint\n");
+  const untouched = readTree(workspace);
+
+  await view.inlineAction("Checkpoint: Doomed", "Rewind to Here");
+  await quickPick(page, "Files");
+  await answerDialog(page, "Rewind");
+  const error = await toastText(page, /^Rewind failed/);
+  assert.match(error, /doomed\.txt/);
+  assert.match(error, /missing/);
+  assert.match(error, /not changed/);
+  assert.deepEqual(treeDiff(untouched, readTree(workspace)), [], "the workspace after the failed rewind");
+  assert.ok(made.id.length > 0);
+});
