@@ -9,12 +9,38 @@ An excluded folder is not entered, as in git.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import blake3
 import pathspec
 
 ALWAYS = frozenset({".git"})
 IGNORE_FILES = (".gitignore", ".turnbackignore")
+
+
+class _Spec:
+    """One folder's ignore files. Without negations, all patterns are folded into one
+    regular expression (one match per path instead of one per pattern)."""
+
+    def __init__(self, spec: pathspec.GitIgnoreSpec) -> None:
+        self.spec = spec
+        pats = [p for p in spec.patterns if getattr(p, "include", None) is not None]
+        self.rx: re.Pattern[str] | None = None
+        self.fast = all(p.include for p in pats) and all(
+            getattr(p, "regex", None) is not None for p in pats)
+        if self.fast and pats:
+            # group names repeat across patterns; they are not needed for a yes/no match
+            parts = [re.sub(r"\(\?P<[^>]+>", "(?:", p.regex.pattern) for p in pats
+                     if p.regex is not None]
+            self.rx = re.compile("|".join(f"(?:{x})" for x in parts))
+
+    def check(self, sub: str) -> bool | None:
+        """True: ignored, False: re-included, None: no rule says."""
+        if self.fast:
+            return True if self.rx is not None and self.rx.match(sub) else None
+        res = self.spec.check_file(sub)
+        return None if res.include is None else bool(res.include)
 
 
 class IgnoreRules:
@@ -27,9 +53,12 @@ class IgnoreRules:
             pass
         self.store_rel = store_rel
         self.extra = pathspec.GitIgnoreSpec.from_lines(extra) if extra else None
-        self._specs: dict[str, pathspec.GitIgnoreSpec | None] = {}
+        self._specs: dict[str, _Spec | None] = {}
+        self._chains: dict[str, list[tuple[int, _Spec]]] = {}
+        self._sigs: dict[str, str] = {}
+        self._extra_sig = blake3.blake3("\n".join(extra).encode()).hexdigest()[:16]
 
-    def _spec_for(self, dir_rel: str) -> pathspec.GitIgnoreSpec | None:
+    def _spec_for(self, dir_rel: str) -> _Spec | None:
         """The combined ignore files of one folder (cached; call ``forget`` when they change)."""
         if dir_rel in self._specs:
             return self._specs[dir_rel]
@@ -41,13 +70,61 @@ class IgnoreRules:
             except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError):
                 continue
             lines.extend(text.splitlines())
-        spec = pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+        spec = _Spec(pathspec.GitIgnoreSpec.from_lines(lines)) if lines else None
         self._specs[dir_rel] = spec
+        self._sigs[dir_rel] = (
+            blake3.blake3("\n".join(lines).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+            if lines else "-")
         return spec
+
+    def chain_sig(self, dir_rel: str) -> str:
+        """A signature of every ignore rule in force in ``dir_rel`` (changes when any does)."""
+        parts = dir_rel.split("/") if dir_rel else []
+        sigs = [self._extra_sig, self.store_rel or ""]
+        for depth in range(len(parts) + 1):
+            d = "/".join(parts[:depth])
+            self._spec_for(d)
+            sigs.append(self._sigs[d])
+        return ":".join(sigs) if len(sigs) < 6 else blake3.blake3(
+            ":".join(sigs).encode("utf-8", "surrogateescape")).hexdigest()[:24]
 
     def forget(self) -> None:
         """Drop cached ignore files (they may have changed on disk)."""
         self._specs.clear()
+        self._chains.clear()
+        self._sigs.clear()
+
+    def chain(self, dir_rel: str) -> list[tuple[int, _Spec]]:
+        """The ignore files that apply inside ``dir_rel``, deepest first, with the length of
+        the prefix to strip from a path to make it relative to each one's folder."""
+        got = self._chains.get(dir_rel)
+        if got is None:
+            parts = dir_rel.split("/") if dir_rel else []
+            got = []
+            for depth in range(len(parts), -1, -1):
+                d = "/".join(parts[:depth])
+                spec = self._spec_for(d)
+                if spec is not None:
+                    got.append((len(d) + 1 if d else 0, spec))
+            self._chains[dir_rel] = got
+        return got
+
+    def in_dir(self, dir_rel: str, rel: str, name: str, is_dir: bool) -> bool:
+        """``is_ignored`` for an entry ``name`` of folder ``dir_rel`` (the scanner's hot path)."""
+        if name in ALWAYS:
+            return True
+        if self.store_rel is not None and rel == self.store_rel:
+            return True
+        sub = rel + "/" if is_dir else rel
+        for strip, spec in self.chain(dir_rel):
+            res = spec.check(sub[strip:])
+            if res is not None:
+                return res
+        if self.extra is not None:
+            r = self.extra.check_file(sub)
+            if r.include is not None:
+                return bool(r.include)
+        return False
 
     def is_ignored(self, rel: str, is_dir: bool) -> bool:
         """Whether ``rel`` (posix, relative to the workspace) is left out.
@@ -55,29 +132,10 @@ class IgnoreRules:
         Only this path's own name is judged against each folder's rules; callers
         walk top-down and never enter an ignored folder, as git does.
         """
-        name = rel.rsplit("/", 1)[-1]
-        if name in ALWAYS:
+        dir_rel, _, name = rel.rpartition("/")
+        if self.store_rel is not None and rel.startswith(self.store_rel + "/"):
             return True
-        if self.store_rel is not None and (
-            rel == self.store_rel or rel.startswith(self.store_rel + "/")
-        ):
-            return True
-        parts = rel.split("/")
-        # deepest folder first: its rules override its parents'
-        for depth in range(len(parts) - 1, -1, -1):
-            dir_rel = "/".join(parts[:depth])
-            spec = self._spec_for(dir_rel)
-            if spec is None:
-                continue
-            sub = "/".join(parts[depth:]) + ("/" if is_dir else "")
-            res = spec.check_file(sub)
-            if res.include is not None:
-                return bool(res.include)
-        if self.extra is not None:
-            res = self.extra.check_file(rel + ("/" if is_dir else ""))
-            if res.include is not None:
-                return bool(res.include)
-        return False
+        return self.in_dir(dir_rel, rel, name, is_dir)
 
     def is_ignored_path(self, rel: str, is_dir: bool) -> bool:
         """Like ``is_ignored`` but also true when any parent folder is ignored."""

@@ -16,10 +16,11 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISDIR, S_ISREG, S_IXUSR
 
 from .ignore import IgnoreRules
 from .objects import BLOB, CHUNK, ObjectStore, hash_bytes
-from .statcache import StatCache
+from .statcache import RACY_MARGIN_NS, StatCache
 from .trees import DIR, EXEC, FILE, LINK, Entry, Tree, TreeReader
 
 Progress = Callable[[int, int], None]
@@ -45,6 +46,8 @@ class _Pending:
 @dataclass(slots=True)
 class _Dir:
     entries: dict[str, Entry | _Dir | _Pending] = field(default_factory=dict)
+    hits: int = 0  # files served by the stat cache
+    clean: bool = True  # nothing but stat-cache hits and clean subfolders
 
 
 def _hash_file_only(path: str, size: int) -> str:
@@ -150,6 +153,13 @@ class Scanner:
             skipped.append({"path": rel_dir or ".",
                             "reason": f"unreadable folder ({exc.strerror})"})
             return node
+        # Files the stat cache knows were not ignored last time; if this folder's ignore
+        # rules are unchanged since, they still are not: skip matching them again.
+        sig = self.ignore.chain_sig(rel_dir)
+        trusted = self.statcache.dirsigs.get(rel_dir) == sig
+        self.statcache.new_dirsigs[rel_dir] = sig
+        rows = self.statcache.rows
+        in_dir = self.ignore.in_dir
         with it:
             for de in it:
                 name = de.name
@@ -159,8 +169,42 @@ class Scanner:
                 except FileNotFoundError:
                     continue
                 mode = st.st_mode
-                if stat.S_ISDIR(mode):
-                    if self.ignore.is_ignored(rel, True):
+                if S_ISREG(mode):
+                    row = rows.get(rel)
+                    if (
+                        row is not None
+                        and trusted
+                        and (dirty_paths is None or rel not in dirty_paths)
+                        and row[0] == st.st_size
+                        and row[1] == st.st_mtime_ns
+                        and row[2] == st.st_ctime_ns
+                        and row[3] == st.st_ino
+                        and row[4] == mode
+                        and st.st_mtime_ns < row[6] - RACY_MARGIN_NS  # type: ignore[operator]
+                    ):
+                        node.entries[name] = Entry(EXEC if mode & S_IXUSR else FILE,
+                                                   row[5], st.st_size)  # type: ignore[arg-type]
+                        node.hits += 1
+                        continue
+                    node.clean = False
+                    if in_dir(rel_dir, rel, name, False):
+                        continue
+                    if st.st_size > self.size_cap:
+                        skipped.append({"path": rel, "reason": "larger than the size cap",
+                                        "size": st.st_size})
+                        continue
+                    if dirty_paths is None or rel not in dirty_paths:
+                        digest = self.statcache.lookup(rel, st)
+                        if digest is not None:
+                            node.entries[name] = Entry(EXEC if mode & S_IXUSR else FILE, digest,
+                                                       st.st_size)
+                            continue
+                    node.entries[name] = _Pending(rel, de.path, st)
+                    pending.append(node.entries[name])  # type: ignore[arg-type]
+                    continue
+                if S_ISDIR(mode):
+                    if not (trusted and rel in self.statcache.dirsigs) and in_dir(
+                            rel_dir, rel, name, True):
                         continue
                     old = base_tree.get(name)
                     old_dir = old.hash if old is not None and old.mode == DIR else None
@@ -173,8 +217,10 @@ class Scanner:
                     else:
                         assert old is not None
                         node.entries[name] = old
+                        node.clean = False
                     continue
-                if self.ignore.is_ignored(rel, False):
+                node.clean = False
+                if in_dir(rel_dir, rel, name, False):
                     continue
                 if stat.S_ISLNK(mode):
                     try:
@@ -183,22 +229,9 @@ class Scanner:
                         continue
                     node.entries[name] = Entry(LINK, self._put_link(target), len(target))
                     continue
-                if not stat.S_ISREG(mode):
-                    skipped.append({"path": rel, "reason": "not a regular file, folder or symlink"})
-                    continue
-                if st.st_size > self.size_cap:
-                    skipped.append({"path": rel, "reason": "larger than the size cap",
-                                    "size": st.st_size})
-                    continue
-                fmode = EXEC if mode & stat.S_IXUSR else FILE
-                if dirty_paths is None or rel not in dirty_paths:
-                    digest = self.statcache.lookup(rel, st)
-                    if digest is not None:
-                        node.entries[name] = Entry(fmode, digest, st.st_size)
-                        continue
-                node.entries[name] = _Pending(rel, de.path, st)
-                pending.append(node.entries[name])  # type: ignore[arg-type]
+                skipped.append({"path": rel, "reason": "not a regular file, folder or symlink"})
         return node
+
 
     def _put_link(self, target: bytes) -> str:
         return self.objects.put(BLOB, target) if self._write else hash_bytes(BLOB, target)
@@ -246,12 +279,36 @@ class Scanner:
 
     def _build(self, node: _Dir, write: bool, seen: set[str] | None, rel_dir: str
                ) -> tuple[str, int, int]:
+        h, files, nbytes, _ = self._build_dir(node, write, seen, rel_dir)
+        return h, files, nbytes
+
+    def _build_dir(self, node: _Dir, write: bool, seen: set[str] | None, rel_dir: str
+                   ) -> tuple[str, int, int, bool]:
+        """Build (or reuse) one folder's tree; the last value says it is unchanged."""
         tree: Tree = {}
         files = nbytes = 0
+        clean = node.clean
+        subs: dict[str, tuple[str, int, int, bool]] = {}
+        for name, item in node.entries.items():
+            if isinstance(item, _Dir):
+                sub = subs[name] = self._build_dir(item, write, seen,
+                                                   f"{rel_dir}/{name}" if rel_dir else name)
+                clean = clean and sub[3]
+        prev = self.statcache.dirtrees.get(rel_dir)
+        if (clean and prev is not None and prev[3] == len(node.entries)
+                and node.hits == len(node.entries) - len(subs)):
+            # every entry is as the last scan saw it: so is the tree
+            if seen is not None:
+                prefix = f"{rel_dir}/" if rel_dir else ""
+                seen.update(prefix + n for n, it in node.entries.items()
+                            if not isinstance(it, _Dir))
+            self.statcache.new_dirtrees[rel_dir] = prev
+            self.counts[prev[0]] = (prev[1], prev[2])
+            return prev[0], prev[1], prev[2], True
         for name, item in node.entries.items():
             rel = f"{rel_dir}/{name}" if rel_dir else name
             if isinstance(item, _Dir):
-                h, f, b = self._build(item, write, seen, rel)
+                h, f, b, _ = subs[name]
                 if f == 0:
                     continue  # empty folders are not recorded (as in git)
                 tree[name] = Entry(DIR, h, b)
@@ -276,4 +333,6 @@ class Scanner:
             tree[name] = item
         h = self.trees.put(tree) if write else self.trees.put_transient(tree)
         self.counts[h] = (files, nbytes)
-        return h, files, nbytes
+        if write:
+            self.statcache.new_dirtrees[rel_dir] = [h, files, nbytes, len(node.entries)]
+        return h, files, nbytes, False

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -27,6 +28,12 @@ class StatCache:
         self.rows: dict[str, Row] = {}
         self.dirty = False
         self._loaded = False
+        # folder -> signature of the ignore rules in force there at the last scan
+        self.dirsigs: dict[str, str] = {}
+        self.new_dirsigs: dict[str, str] = {}
+        # folder -> [tree hash, files, bytes, entries] as the last scan built it
+        self.dirtrees: dict[str, list[Any]] = {}
+        self.new_dirtrees: dict[str, list[Any]] = {}
 
     def load(self) -> None:
         if self._loaded:
@@ -35,9 +42,12 @@ class StatCache:
         try:
             data = orjson.loads(self.path.read_bytes())
             rows = data["rows"]
-            if not isinstance(rows, dict):
+            dirsigs = data.get("dirsigs") or {}
+            if not isinstance(rows, dict) or not isinstance(dirsigs, dict):
                 raise TypeError("rows")
             self.rows = rows
+            self.dirsigs = dirsigs
+            self.dirtrees = data.get("dirtrees") or {}
         except (FileNotFoundError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
             self.rows = {}  # a cache: losing it only costs a re-read
 
@@ -74,7 +84,24 @@ class StatCache:
             for rel in gone:
                 del self.rows[rel]
             self.dirty = self.dirty or bool(gone)
+            if self.new_dirsigs != self.dirsigs:
+                self.dirsigs = self.new_dirsigs
+                self.dirty = True
+            if self.new_dirtrees != self.dirtrees:
+                self.dirtrees = self.new_dirtrees
+                self.dirty = True
+        else:
+            for k, v in self.new_dirsigs.items():
+                if self.dirsigs.get(k) != v:
+                    self.dirsigs[k] = v
+                    self.dirty = True
+            if self.dirtrees:
+                self.dirtrees = {}  # only a full scan sees every folder
+                self.dirty = True
+        self.new_dirsigs = {}
+        self.new_dirtrees = {}
         if not self.dirty:
             return
-        atomic_write(self.path, orjson.dumps({"rows": self.rows}), fsync=False)
+        atomic_write(self.path, orjson.dumps({"rows": self.rows, "dirsigs": self.dirsigs,
+                                              "dirtrees": self.dirtrees}), fsync=False)
         self.dirty = False

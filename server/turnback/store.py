@@ -190,7 +190,7 @@ class Store:
         session_id: str,
         kind: str,
         data: JSON | None = None,
-        parent: str | None | _Head = HEAD,
+        parent: str | _Head | None = HEAD,
         ts: str | None = None,
         event_id: str | None = None,
         fsync: bool = False,
@@ -340,7 +340,7 @@ class Store:
     def _commit_checkpoint(
         self, tree: str, label: str | None, session_id: str | None, auto: bool, files: int,
         nbytes: int, skipped: list[JSON], *, partial: bool = False,
-        absent: list[str] | None = None, parent: str | None | _Head = HEAD,
+        absent: list[str] | None = None, parent: str | _Head | None = HEAD,
         ts: str | None = None, cp_id: str | None = None,
     ) -> Checkpoint:
         sid = session_id or self._workspace_session()
@@ -577,7 +577,7 @@ class Store:
                 "previousHead": record["prevHead"]}
         if record.get("undoOf"):
             data["undo"] = record["undoOf"]
-        parent: str | None | _Head = record["toEvent"] if record.get("toEvent") else HEAD
+        parent: str | _Head | None = record["toEvent"] if record.get("toEvent") else HEAD
         ev = self.append(sid, Kind.REWIND, data, parent=parent, event_id=f"rw-{record['id']}",
                          fsync=self.config.fsync_commits)
         op = {k: v for k, v in record.items() if k != "plan"}
