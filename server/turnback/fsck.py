@@ -47,10 +47,11 @@ def check(store: Store) -> FsckReport:
                                 "recoverable": "no: delete it; checkpoints using it are listed "
                                                "below"})
     rep.stray_temps = sum(1 for _ in store.objects.stray_temps())
+    checkpoints = store.index.all()  # reads the index first: its problems are known after
     for p in store.index.problems:
         rep.damaged.append({"what": "checkpoint index", "id": f"{p.file}:{p.line}",
                             "problem": p.message, "recoverable": "the other lines are intact"})
-    for cp in store.index.all():
+    for cp in checkpoints:
         rep.checkpoints_checked += 1
         missing: list[str] = []
 

