@@ -1,0 +1,248 @@
+"""Checkpoints: what is in them (ignores, size cap) and incremental scans."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from turnback import InvalidInput, NotFound, Store
+from turnback.ignore import IgnoreRules
+from turnback.trees import DIR, EXEC, FILE, LINK
+
+from .wsutil import age, age_tree, picture, write
+
+
+def files_of(store: Store, cp_id: str) -> dict[str, str]:
+    cp = store.resolve_checkpoint(cp_id)
+    return {p: e.mode for p, e in store.trees.walk(cp.tree)}
+
+
+def test_checkpoint_records_every_file(store: Store, ws: Path) -> None:
+    write(ws, "a.txt", "a")
+    write(ws, "run.sh", "#!/bin/sh\n", exec_=True)
+    write(ws, "deep/er/f.bin", bytes(range(256)))
+    os.symlink("a.txt", ws / "link")
+    (ws / "empty").mkdir()
+    cp = store.checkpoint(label="first")
+    assert files_of(store, cp.id) == {"a.txt": FILE, "run.sh": EXEC, "deep/er/f.bin": FILE,
+                                      "link": LINK}
+    assert (cp.files, cp.bytes) == (4, 1 + 10 + 256 + len("a.txt"))
+    assert cp.label == "first" and cp.session_id == "workspace" and cp.event_id
+    assert store.read_file(cp.id, "deep/er/f.bin") == bytes(range(256))
+    assert store.read_file(cp.id, "link") == b"a.txt"
+    assert store.read_file(cp.id, "deep") is None
+    # the checkpoint is an event of its session
+    ev = store.find_event(cp.event_id or "", "workspace")
+    assert ev.kind == "checkpoint" and ev.data["checkpoint"] == cp.id
+
+
+def test_checkpoint_in_a_session(store: Store, ws: Path) -> None:
+    s = store.start_session()
+    p = store.append(s.id, "prompt", {"text": "x"})
+    cp = store.checkpoint(session_id=s.id)
+    ev = store.session(s.id).events[-1]
+    assert (ev.id, ev.parent, ev.kind) == (cp.event_id, p.id, "checkpoint")
+    assert store.stats(s.id)["checkpoints"] == 1
+    assert [c.id for c in store.checkpoints(s.id)] == [cp.id]
+    with pytest.raises(NotFound):
+        store.checkpoint(session_id="nope")
+
+
+def test_resolve_checkpoint_refs(store: Store, ws: Path) -> None:
+    write(ws, "f", "1")
+    a = store.checkpoint()
+    write(ws, "f", "2")
+    b = store.checkpoint()
+    assert store.resolve_checkpoint("latest").id == b.id
+    assert store.resolve_checkpoint("latest~1").id == a.id
+    assert store.resolve_checkpoint(a.id[:6]).id == a.id
+    with pytest.raises(NotFound, match="latest~2"):
+        store.resolve_checkpoint("latest~2")
+    with pytest.raises(InvalidInput, match="latest~N"):
+        store.resolve_checkpoint("latest~x")
+    with pytest.raises(NotFound, match="no checkpoint 'zzzzzz'"):
+        store.resolve_checkpoint("zzzzzz")
+    with pytest.raises(InvalidInput):
+        store.resolve_checkpoint("")
+
+
+# -- ignores -------------------------------------------------------------------------------
+
+def test_ignores_gitignore_nested_negation_turnbackignore(store: Store, ws: Path) -> None:
+    write(ws, ".gitignore", "*.log\nbuild/\n!keep.log\n")
+    write(ws, ".turnbackignore", "secret*\n")
+    write(ws, "a.log", "x")
+    write(ws, "keep.log", "kept")
+    write(ws, "build/out.o", "o")
+    write(ws, "secret.txt", "s")
+    write(ws, "src/.gitignore", "gen/\n!important.log\n")
+    write(ws, "src/gen/x.c", "g")
+    write(ws, "src/important.log", "imp")
+    write(ws, "src/other.log", "other")
+    write(ws, "src/main.c", "m")
+    write(ws, "node_modules/pkg/index.js", "nm")  # not ignored unless a rule says so
+    got = set(files_of(store, store.checkpoint().id))
+    assert got == {".gitignore", ".turnbackignore", "keep.log", "src/.gitignore",
+                   "src/important.log", "src/main.c", "node_modules/pkg/index.js"}
+
+
+def test_configured_extra_ignores(ws: Path) -> None:
+    write(ws, "x.tmp", "t")
+    write(ws, "y.txt", "y")
+    store = Store.open(ws, config={"ignores": ["*.tmp"]})
+    assert set(files_of(store, store.checkpoint().id)) == {"y.txt"}
+
+
+def test_nested_git_repo_is_a_folder_and_its_git_untouched(store: Store, ws: Path) -> None:
+    sub = ws / "vendor" / "lib"
+    sub.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(sub)], check=True)
+    write(sub, "code.py", "print(1)")
+    write(ws, ".git/config", "[core]")
+    before = picture(sub / ".git")
+    cp = store.checkpoint()
+    assert set(files_of(store, cp.id)) == {"vendor/lib/code.py"}
+    write(sub, "code.py", "print(2)")
+    write(sub, "new.py", "n")
+    store.rewind(cp.id)
+    assert (sub / "code.py").read_text() == "print(1)" and not (sub / "new.py").exists()
+    assert picture(sub / ".git") == before
+    assert (ws / ".git" / "config").read_text() == "[core]"
+
+
+def test_store_dir_excluded_also_when_configured_inside(tmp_path: Path) -> None:
+    ws = tmp_path / "w"
+    write(ws, "f", "f")
+    store = Store.open(ws, store_dir=ws / "history")
+    assert set(files_of(store, store.checkpoint().id)) == {"f"}
+    with pytest.raises(InvalidInput, match="cannot contain the workspace"):
+        Store.open(ws, store_dir=tmp_path)
+
+
+def test_size_cap_skips_and_reports(ws: Path) -> None:
+    write(ws, "small", b"x" * 10)
+    write(ws, "huge", b"x" * 5000)
+    store = Store.open(ws, config={"size_cap_bytes": 1000})
+    cp = store.checkpoint()
+    assert set(files_of(store, cp.id)) == {"small"}
+    assert cp.skipped == [{"path": "huge", "reason": "larger than the size cap", "size": 5000}]
+    again = store.resolve_checkpoint(cp.id)  # the report is kept with the checkpoint
+    assert again.skipped == cp.skipped
+
+
+def test_fifo_skipped_and_reported(store: Store, ws: Path) -> None:
+    os.mkfifo(ws / "pipe")
+    write(ws, "f", "f")
+    cp = store.checkpoint()
+    assert set(files_of(store, cp.id)) == {"f"}
+    assert [s["path"] for s in cp.skipped] == ["pipe"]
+
+
+def test_ignore_rules_unit(tmp_path: Path) -> None:
+    ws = tmp_path / "w"
+    write(ws, ".gitignore", "/root-only\n*.pyc\n")
+    write(ws, "a/.turnbackignore", "!keep.pyc\n")
+    rules = IgnoreRules(ws, ws / ".turnback", ["extra/"])
+    assert rules.is_ignored(".turnback", True)
+    assert rules.is_ignored("a/.git", True) and rules.is_ignored(".git", True)
+    assert rules.is_ignored("root-only", False)
+    assert not rules.is_ignored("a/root-only", False)
+    assert rules.is_ignored("a/x.pyc", False)
+    assert not rules.is_ignored("a/keep.pyc", False)
+    assert rules.is_ignored("extra", True)
+    assert rules.is_ignored_path("extra/inside/file", False)
+    assert not rules.is_ignored_path("a/b/c", False)
+
+
+# -- incremental -----------------------------------------------------------------------------
+
+def test_unchanged_files_are_not_read_again(store: Store, ws: Path) -> None:
+    for i in range(20):
+        write(ws, f"d{i % 3}/f{i}.txt", f"content {i}")
+    age_tree(ws)
+    first = store.scanner.scan()
+    assert first.read == 20
+    again = store.scanner.scan()
+    assert again.read == 0 and again.tree == first.tree
+    age(write(ws, "d1/f1.txt", "changed"))  # (utime moves only this file's ctime)
+    third = store.scanner.scan()
+    assert third.read == 1 and third.tree != first.tree
+
+
+def test_unchanged_files_not_opened(store: Store, ws: Path, monkeypatch: pytest.MonkeyPatch
+                                    ) -> None:
+    for i in range(5):
+        write(ws, f"f{i}", f"{i}")
+    age_tree(ws)
+    store.checkpoint()
+    opened: list[str] = []
+    real = store.objects.put_file
+
+    def spy(path: Path, size: int) -> str:
+        opened.append(path.name)
+        return real(path, size)
+
+    monkeypatch.setattr(store.objects, "put_file", spy)
+    cp = store.checkpoint()
+    assert opened == [] and cp.files == 5
+    # a new store object (a cold CLI) trusts the cache file too
+    cold = Store.open(ws)
+    monkeypatch.setattr(cold.objects, "put_file", spy)
+    cold.checkpoint()
+    assert opened == []
+
+
+def test_racily_clean_file_is_read_again(store: Store, ws: Path) -> None:
+    """A file written just as it was scanned could change within the same mtime tick."""
+    write(ws, "f", "1")
+    assert store.scanner.scan().read == 1
+    assert store.scanner.scan().read == 1  # too fresh to trust the cache
+    age_tree(ws)
+    store.scanner.scan()
+    assert store.scanner.scan().read == 0
+
+
+def test_same_size_same_mtime_edit_is_still_seen(store: Store, ws: Path) -> None:
+    p = write(ws, "f", "aaaa")
+    age_tree(ws)
+    a = store.checkpoint()
+    st = p.stat()
+    p.write_bytes(b"bbbb")
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))  # same size and mtime; ctime moves
+    b = store.checkpoint()
+    assert store.read_file(b.id, "f") == b"bbbb" and a.tree != b.tree
+
+
+def test_dirty_incremental_checkpoint(store: Store, ws: Path) -> None:
+    write(ws, "a/x", "1")
+    write(ws, "b/y", "2")
+    age_tree(ws)
+    base = store.checkpoint(dirty=set())  # first one is full: no base yet
+    write(ws, "a/x", "changed")
+    write(ws, "a/new", "n")
+    cp = store.checkpoint(dirty={"a/x", "a/new"})
+    assert store.read_file(cp.id, "a/x") == b"changed"
+    assert store.read_file(cp.id, "a/new") == b"n"
+    root_a, root_b = store.trees.get(base.tree), store.trees.get(cp.tree)
+    assert root_a["b"] == root_b["b"] and root_b["b"].mode == DIR
+
+
+def test_nothing_changed_adds_little(store: Store, ws: Path) -> None:
+    for i in range(50):
+        write(ws, f"d{i % 5}/f{i}", os.urandom(100))
+    age_tree(ws)
+    store.checkpoint()
+    objects_before = sum(1 for _ in store.objects.all_names())
+    store.checkpoint()
+    assert sum(1 for _ in store.objects.all_names()) == objects_before
+
+
+def test_progress_callback(store: Store, ws: Path) -> None:
+    for i in range(40):
+        write(ws, f"f{i}", f"{i}")
+    seen: list[tuple[int, int]] = []
+    store.checkpoint(progress=lambda d, t: seen.append((d, t)))
+    assert seen and seen[-1] == (40, 40)

@@ -1,0 +1,83 @@
+"""jsonl: crash-tolerant appends (torn tails, bad middle lines)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from turnback.jsonl import append_lines, last_line, read_lines
+from turnback.models import Problem
+
+
+def values(path: Path, problems: list[Problem] | None = None) -> list[dict[str, object]]:
+    return [line.value for line in read_lines(path, problems=problems)]
+
+
+def test_append_and_read_back(tmp_path: Path) -> None:
+    p = tmp_path / "log.jsonl"
+    assert append_lines(p, [{"n": 1}, {"n": 2}]) == 0
+    start = append_lines(p, [{"n": 3}])
+    assert start == len(b'{"n":1}\n{"n":2}\n')
+    assert values(p) == [{"n": 1}, {"n": 2}, {"n": 3}]
+    assert last_line(p) == {"n": 3}
+
+
+def test_missing_file_reads_empty(tmp_path: Path) -> None:
+    assert values(tmp_path / "none.jsonl") == []
+    assert last_line(tmp_path / "none.jsonl") is None
+
+
+def test_torn_tail_skipped_then_repaired_by_next_append(tmp_path: Path) -> None:
+    p = tmp_path / "log.jsonl"
+    append_lines(p, [{"n": 1}, {"n": 2}])
+    with open(p, "ab") as f:
+        f.write(b'{"n": 3, "half')  # a writer died mid-line
+    problems: list[Problem] = []
+    assert values(p, problems) == [{"n": 1}, {"n": 2}]
+    assert problems == []  # a torn tail is not damage: it was never acknowledged
+    assert last_line(p) == {"n": 2}
+    append_lines(p, [{"n": 4}])
+    assert p.read_bytes() == b'{"n":1}\n{"n":2}\n{"n":4}\n'
+    assert values(p) == [{"n": 1}, {"n": 2}, {"n": 4}]
+
+
+def test_torn_tail_without_any_newline(tmp_path: Path) -> None:
+    p = tmp_path / "log.jsonl"
+    p.write_bytes(b'{"n": 1')
+    assert values(p) == []
+    append_lines(p, [{"n": 2}])
+    assert values(p) == [{"n": 2}]
+
+
+def test_bad_middle_line_reported_with_number_rest_read(tmp_path: Path) -> None:
+    p = tmp_path / "log.jsonl"
+    p.write_bytes(b'{"n":1}\n{"n":2\n[1,2]\n\n{"n":5}\n')
+    problems: list[Problem] = []
+    assert values(p, problems) == [{"n": 1}, {"n": 5}]
+    assert [(pr.line, pr.file) for pr in problems] == [(2, str(p)), (3, str(p))]
+    assert "not valid JSON" in problems[0].message
+    assert "not a JSON object" in problems[1].message
+    # an append after damage keeps the damaged line and the good ones
+    append_lines(p, [{"n": 6}])
+    assert values(p) == [{"n": 1}, {"n": 5}, {"n": 6}]
+
+
+def test_last_line_skips_bad_tail_lines(tmp_path: Path) -> None:
+    p = tmp_path / "log.jsonl"
+    p.write_bytes(b'{"n":1}\nnot json\n')
+    assert last_line(p) == {"n": 1}
+
+
+def test_last_line_of_a_long_line(tmp_path: Path) -> None:
+    p = tmp_path / "log.jsonl"
+    big = "x" * 300_000  # longer than the block read from the end
+    append_lines(p, [{"n": 1}, {"big": big}])
+    assert last_line(p) == {"big": big}
+
+
+def test_read_from_offset_numbers_lines(tmp_path: Path) -> None:
+    p = tmp_path / "log.jsonl"
+    append_lines(p, [{"n": 1}, {"n": 2}])
+    start = append_lines(p, [{"n": 3}, {"n": 4}])
+    lines = list(read_lines(p, start=start, first_line=3))
+    assert [(ln.number, ln.value["n"]) for ln in lines] == [(3, 3), (4, 4)]
+    assert lines[-1].end == p.stat().st_size

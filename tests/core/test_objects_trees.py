@@ -1,0 +1,152 @@
+"""Content-addressed objects and tree listings."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from turnback import NotFound, StoreDamaged, Unsafe
+from turnback.objects import BLOB, STREAM_THRESHOLD, TREE, ObjectStore, hash_bytes
+from turnback.trees import DIR, EXEC, FILE, LINK, Entry, TreeReader, decode, encode
+
+
+@pytest.fixture
+def objs(tmp_path: Path) -> ObjectStore:
+    return ObjectStore(tmp_path / "objects")
+
+
+def test_put_get_is_content_addressed(objs: ObjectStore) -> None:
+    data = bytes(range(256)) * 10
+    name = objs.put(BLOB, data)
+    assert name == hash_bytes(BLOB, data) and len(name) == 64
+    assert objs.path(name) == objs.root / name[:2] / name[2:]
+    assert objs.get(BLOB, name) == data
+    mtime = objs.path(name).stat().st_mtime_ns
+    assert objs.put(BLOB, data) == name  # idempotent: stored once
+    assert objs.path(name).stat().st_mtime_ns == mtime
+    assert [n for n, _ in objs.all_names()] == [name]
+    assert objs.verify(name) is None
+
+
+def test_objects_are_compressed(objs: ObjectStore) -> None:
+    name = objs.put(BLOB, b"a" * 100_000)
+    assert objs.path(name).stat().st_size < 1000
+
+
+def test_same_bytes_different_kind_differ(objs: ObjectStore) -> None:
+    assert objs.put(BLOB, b"x") != objs.put(TREE, b"x")
+
+
+def test_get_checks_kind(objs: ObjectStore) -> None:
+    name = objs.put(TREE, b"")
+    with pytest.raises(StoreDamaged, match="not a blob"):
+        objs.get(BLOB, name)
+
+
+def test_missing_and_corrupt_objects(objs: ObjectStore) -> None:
+    with pytest.raises(NotFound, match="missing"):
+        objs.get(BLOB, "ab" * 32)
+    name = objs.put(BLOB, b"hello world" * 100)
+    path = objs.path(name)
+    raw = path.read_bytes()
+    path.write_bytes(raw[: len(raw) // 2])  # truncated
+    with pytest.raises(StoreDamaged, match="corrupt"):
+        objs.get(BLOB, name)
+    assert objs.verify(name) is not None
+
+
+def test_altered_object_fails_verify(objs: ObjectStore) -> None:
+    name = objs.put(BLOB, b"original")
+    other = objs.put(BLOB, b"altered!")
+    os.replace(objs.path(other), objs.path(name))  # valid zstd, wrong content
+    problem = objs.verify(name)
+    assert problem is not None and "does not match its hash" in problem
+
+
+def test_streamed_large_file(objs: ObjectStore, tmp_path: Path) -> None:
+    src = tmp_path / "big.bin"
+    data = os.urandom(1024) * (STREAM_THRESHOLD // 1024 + 7)
+    src.write_bytes(data)
+    name = objs.put_file(src, len(data))
+    assert name == hash_bytes(BLOB, data)
+    assert objs.get(BLOB, name) == data
+    out = tmp_path / "out.bin"
+    fd = os.open(out, os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        assert objs.copy_blob_to(name, fd) == len(data)
+    finally:
+        os.close(fd)
+    assert out.read_bytes() == data
+
+
+def test_copy_blob_detects_altered_content(objs: ObjectStore, tmp_path: Path) -> None:
+    a = objs.put(BLOB, b"aaaa")
+    b = objs.put(BLOB, b"bbbb")
+    os.replace(objs.path(b), objs.path(a))
+    fd = os.open(tmp_path / "o", os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        with pytest.raises(StoreDamaged, match="does not match"):
+            objs.copy_blob_to(a, fd)
+    finally:
+        os.close(fd)
+
+
+def test_stray_temps_are_not_objects(objs: ObjectStore) -> None:
+    name = objs.put(BLOB, b"x")
+    stray = objs.path(name).parent / ".tmp-deadbeef.1.0000"
+    stray.write_bytes(b"half")
+    assert [n for n, _ in objs.all_names()] == [name]
+    assert list(objs.stray_temps()) == [stray]
+
+
+def test_tree_encoding_round_trips_and_sorts_by_bytes() -> None:
+    h = "0" * 64
+    tree = {"b": Entry(FILE, h, 3), "a": Entry(DIR, h, 0), "x.sh": Entry(EXEC, h, 1),
+            "ln": Entry(LINK, h, 4), os.fsdecode(b"\xff\xfe"): Entry(FILE, h, 2),
+            "back\\slash": Entry(FILE, h, 0)}
+    data = encode(tree)
+    assert decode(data, "t") == tree
+    names = [raw.split(b" ", 3)[3] for raw in data.split(b"\0")[:-1]]
+    assert names == sorted(names)
+    assert encode(decode(data, "t")) == data
+
+
+@pytest.mark.parametrize("name", [b"..", b".", b"a/b", b""])
+def test_tree_refuses_escaping_names(name: bytes) -> None:
+    raw = b"f " + b"0" * 64 + b" 1 " + name + b"\0"
+    with pytest.raises(Unsafe, match="not a plain file name"):
+        decode(raw, "t")
+
+
+@pytest.mark.parametrize("raw", [b"f 00 1 name", b"q " + b"0" * 64 + b" 1 n\0",
+                                 b"f " + b"0" * 64 + b" many n\0", b"garbage\0"])
+def test_tree_malformed(raw: bytes) -> None:
+    with pytest.raises(StoreDamaged):
+        decode(raw, "t")
+
+
+def test_tree_reader_walk_lookup(objs: ObjectStore) -> None:
+    trees = TreeReader(objs)
+    blob = objs.put(BLOB, b"content")
+    sub = trees.put({"f.txt": Entry(FILE, blob, 7)})
+    root = trees.put({"d": Entry(DIR, sub, 7), "top": Entry(EXEC, blob, 7)})
+    assert list(trees.walk(root)) == [("d/f.txt", Entry(FILE, blob, 7)),
+                                      ("top", Entry(EXEC, blob, 7))]
+    assert trees.lookup(root, "d/f.txt") == Entry(FILE, blob, 7)
+    assert trees.lookup(root, "d") == Entry(DIR, sub, 7)
+    assert trees.lookup(root, "d/missing") is None
+    assert trees.lookup(root, "top/below") is None
+    fresh = TreeReader(objs)  # no cache: read from disk
+    assert fresh.flatten(root) == trees.flatten(root)
+
+
+def test_unchanged_folders_are_shared(objs: ObjectStore) -> None:
+    trees = TreeReader(objs)
+    b1, b2 = objs.put(BLOB, b"1"), objs.put(BLOB, b"2")
+    same = trees.put({"f": Entry(FILE, b1, 1)})
+    r1 = trees.put({"keep": Entry(DIR, same, 1), "g": Entry(FILE, b1, 1)})
+    r2 = trees.put({"keep": Entry(DIR, same, 1), "g": Entry(FILE, b2, 1)})
+    assert r1 != r2
+    assert trees.get(r1)["keep"].hash == trees.get(r2)["keep"].hash
