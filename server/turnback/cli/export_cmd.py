@@ -1,0 +1,48 @@
+"""``turnback export SESSION``: a session as Turnback JSONL or a Markdown transcript."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+import click
+
+from ..atomic import atomic_write
+from ..export import export_jsonl, export_markdown
+from .common import Ctx, pass_ctx
+
+
+@click.command("export")
+@click.argument("session_id", metavar="SESSION")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "markdown"]), default="jsonl",
+              show_default=True,
+              help="jsonl: Turnback's own format ('turnback import turnback FILE' reads it back); "
+              "markdown: a transcript to read.")
+@click.option("-o", "--output", default=None, metavar="FILE",
+              help="Write to FILE (replaced whole, atomically) instead of stdout.")
+@pass_ctx
+def export_cmd(ctx: Ctx, session_id: str, fmt: str, output: str | None) -> None:
+    """Export SESSION: its header and every event, or a readable transcript."""
+    store = ctx.open()
+    buf = io.BytesIO()
+    try:
+        if fmt == "jsonl":
+            count = export_jsonl(store, session_id, buf)
+        else:
+            text = io.StringIO()
+            count = export_markdown(store, session_id, text)
+            buf.write(text.getvalue().encode("utf-8"))
+    finally:
+        store.close()
+    data = buf.getvalue()
+    if output is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
+    target = Path(output).expanduser()
+    atomic_write(target, data, fsync=True)
+    if ctx.as_json:
+        click.echo(f'{{"session": "{session_id}", "file": "{target}", "events": {count}}}')
+    else:
+        click.echo(f"wrote {count} events of {session_id} to {target}", err=True)

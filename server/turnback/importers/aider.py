@@ -1,0 +1,261 @@
+"""aider chat history: ``.aider.chat.history.md`` in the workspace.
+
+aider appends Markdown: ``# aider chat started at <time>`` opens a session;
+each line of user input is prefixed ``#### ``; aider's own output is ``> ``
+(only its first line when it spans several); the model's answer is plain text.
+
+- a run of consecutive ``#### `` lines is one ``prompt``; a run that is a
+  ``/command`` is a ``note`` (aider logs the message it carries again as a
+  prompt of its own when it sends it);
+- the text between is one ``response`` per block;
+- ``> Applied edit to PATH`` → a ``tool_call`` (``apply_edit``) with its
+  ``tool_result``; ``> Commit <hash> <msg>`` → a ``note`` with the commit;
+  ``> Tokens: …`` → ``usage`` (aider rounds to 0.1k: the figures are approximate);
+  other ``> `` lines → one ``note`` per block (aider's output).
+
+Events chain in file order; ids hash the session and the block's first line
+number, so an appended history adds only its new blocks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from ..events import JSON, Event, Kind, SessionHeader
+from .base import (
+    TITLE_FIRST_PROMPT,
+    Context,
+    EventRecord,
+    FileParser,
+    MetaRecord,
+    RawLine,
+    Record,
+    SessionRecord,
+    derive_id,
+    short_title,
+)
+
+AGENT = "aider"
+HISTORY_FILE = ".aider.chat.history.md"
+_START_RE = re.compile(r"^# aider chat started at (.+?)\s*$")
+_TOKENS_RE = re.compile(r"([\d.,]+)([kKmM]?) (sent|received|cache write|cache hit)")
+_EDIT_RE = re.compile(r"^Applied edit to (.+?)\s*$")
+_COMMIT_RE = re.compile(r"^Commit ([0-9a-f]{7,40}) (.*?)\s*$")
+_MODEL_RE = re.compile(r"^Main model: (\S+)")
+
+
+def locate(ctx: Context, path: Path | None) -> list[Path]:
+    """PATH, a folder's history file, or the workspace's own history file."""
+    if path is None:
+        default = ctx.workspace / HISTORY_FILE
+        return [default] if default.exists() else []
+    if path.is_dir():
+        return sorted(path.rglob(HISTORY_FILE))
+    return [path]
+
+
+def parse_tokens(text: str) -> JSON | None:
+    """Token figures of a ``Tokens: 3.7k sent, 1.5k received. …`` line."""
+    found: dict[str, int] = {}
+    for number, unit, what in _TOKENS_RE.findall(text):
+        try:
+            value = float(number.replace(",", ""))
+        except ValueError:
+            continue
+        scale = {"k": 1e3, "K": 1e3, "m": 1e6, "M": 1e6}.get(unit, 1)
+        found[what] = round(value * scale)
+    if "sent" not in found and "received" not in found:
+        return None
+    return {
+        "input": found.get("sent", 0),
+        "output": found.get("received", 0),
+        "cacheRead": found.get("cache hit", 0),
+        "cacheCreation": found.get("cache write", 0),
+        "approximate": True,
+    }
+
+
+def _is_own_event(body: str) -> bool:
+    """Output lines that become events of their own (not part of a note)."""
+    return bool(
+        body.startswith("Tokens:") or _EDIT_RE.match(body) or _COMMIT_RE.match(body)
+    )
+
+
+def _session_id(stamp: str) -> str:
+    try:
+        when = datetime.strptime(stamp.strip(), "%Y-%m-%d %H:%M:%S")
+        return "aider-" + when.strftime("%Y%m%dT%H%M%S")
+    except ValueError:
+        return "aider-" + derive_id(stamp)
+
+
+def _iso(stamp: str) -> str:
+    """aider writes local time without a zone; it is kept as written, marked local."""
+    try:
+        return datetime.strptime(stamp.strip(), "%Y-%m-%d %H:%M:%S").strftime(
+            "%Y-%m-%dT%H:%M:%S.000"
+        )
+    except ValueError:
+        return ""
+
+
+@dataclass(slots=True)
+class _Block:
+    kind: str  # "prompt" | "text" | "output"
+    line: int
+    lines: list[str] = field(default_factory=list)
+
+
+class AiderParser(FileParser):
+    def __init__(self, path: Path, ctx: Context) -> None:
+        super().__init__(path, ctx)
+        self.session_id: str | None = None
+        self.ts = ""
+        self.block: _Block | None = None
+        self.last_event: str | None = None
+        self.titled = False
+        self.model: str | None = None
+        self.seen: dict[str, int] = {}  # session ids in this file, to tell repeats apart
+        self.in_fence = False
+        self.blank_run = 0  # blank lines just read
+
+    def feed(self, line: RawLine) -> Iterator[Record]:
+        text = line.data.decode("utf-8", "replace").rstrip("\r\n")
+        blank_before = self.blank_run
+        self.blank_run = 0 if text.strip() else self.blank_run + 1
+        start = _START_RE.match(text)
+        if start:
+            yield from self._close_block()
+            yield from self._start(start.group(1), line.number)
+            return
+        if self.session_id is None:
+            if text.strip():
+                yield self.problem(line.number, "text before the first '# aider chat started at'")
+            return
+        # Inside a code fence of the answer, `####` and `> ` are the answer's text —
+        # unless two blank lines precede them: aider ends every answer that way,
+        # so an answer cut off mid-fence (^C) does not swallow the next prompt.
+        free = not self.in_fence or blank_before >= 2
+        if free and text.startswith("####"):
+            self.in_fence = False
+            body = text[5:] if text.startswith("#### ") else text[4:]
+            yield from self._add("prompt", line.number, body.rstrip())
+            return
+        if free and (text == ">" or text.startswith("> ")):
+            self.in_fence = False
+            body = text[2:].rstrip()
+            if _is_own_event(body):
+                yield from self._close_block()
+                yield from self._add("output", line.number, body)
+                yield from self._close_block()
+            else:
+                yield from self._add("output", line.number, body)
+            return
+        if not text.strip():
+            if self.block is not None and self.block.kind != "text":
+                yield from self._close_block()
+            elif self.block is not None:
+                self.block.lines.append("")
+            return
+        if self.block is not None and self.block.kind == "output":
+            self.block.lines.append(text.rstrip())  # a multi-line message aider printed
+            return
+        if text.lstrip().startswith("```"):
+            self.in_fence = not self.in_fence
+        yield from self._add("text", line.number, text)
+
+    def finish(self, final: bool) -> Iterator[Record]:
+        if final:
+            yield from self._close_block()
+
+    def _start(self, stamp: str, number: int) -> Iterator[Record]:
+        sid = _session_id(stamp)
+        n = self.seen.get(sid, 0) + 1
+        self.seen[sid] = n
+        if n > 1:
+            sid = f"{sid}-{n}"
+        self.session_id = sid
+        self.ts = _iso(stamp)
+        self.last_event = None
+        self.titled = False
+        self.model = None
+        self.in_fence = False
+        yield SessionRecord(
+            SessionHeader(id=sid, agent=AGENT, started=self.ts, source=AGENT,
+                          cwd=str(self.ctx.workspace), extra={"localTime": True})
+        )
+
+    def _add(self, kind: str, number: int, text: str) -> Iterator[Record]:
+        if self.block is not None and self.block.kind != kind:
+            yield from self._close_block()
+        if self.block is None:
+            self.block = _Block(kind, number)
+        self.block.lines.append(text)
+
+    def _close_block(self) -> Iterator[Record]:
+        block, self.block = self.block, None
+        if block is None or self.session_id is None:
+            return
+        text = "\n".join(block.lines).strip("\n")
+        if block.kind == "prompt":
+            yield from self._prompt(block, text)
+        elif block.kind == "output":
+            yield from self._output(block, text)
+        elif text.strip():
+            yield self._event(block.line, Kind.RESPONSE, {"text": text})
+
+    def _event(self, number: int, kind: str, data: JSON, part: str = "") -> EventRecord:
+        sid = self.session_id
+        assert sid is not None
+        eid = "a" + derive_id(sid, number, part)[1:]
+        ev = Event(eid, sid, self.last_event, self.ts, kind, data)
+        self.last_event = eid
+        return EventRecord(ev)
+
+    def _prompt(self, block: _Block, text: str) -> Iterator[Record]:
+        sid = self.session_id
+        assert sid is not None
+        first = text.lstrip()
+        if first.startswith("/"):
+            command = first.split(None, 1)[0]
+            yield self._event(block.line, Kind.NOTE, {"text": text, "command": command})
+            return
+        if not self.titled and short_title(text):
+            self.titled = True
+            yield MetaRecord(sid, {"title": short_title(text)}, TITLE_FIRST_PROMPT)
+        yield self._event(block.line, Kind.PROMPT, {"text": text})
+
+    def _output(self, block: _Block, text: str) -> Iterator[Record]:
+        sid = self.session_id
+        assert sid is not None
+        head = block.lines[0] if block.lines else ""
+        if head.startswith("Tokens:"):
+            usage = parse_tokens(head)
+            if usage is not None:
+                yield self._event(block.line, Kind.USAGE, {**usage, "text": head})
+                return
+        edit = _EDIT_RE.match(head)
+        if edit:
+            call_id = "edit-" + derive_id(sid, block.line)
+            path = edit.group(1)
+            yield self._event(block.line, Kind.TOOL_CALL,
+                              {"name": "apply_edit", "input": {"path": path}, "toolUseId": call_id})
+            yield self._event(block.line, Kind.TOOL_RESULT,
+                              {"toolUseId": call_id, "isError": False, "output": text}, "result")
+            return
+        commit = _COMMIT_RE.match(head)
+        if commit:
+            yield self._event(block.line, Kind.NOTE,
+                              {"text": text, "commit": commit.group(1), "message": commit.group(2)})
+            return
+        for out_line in block.lines:
+            model = _MODEL_RE.match(out_line)
+            if model and model.group(1) != self.model:
+                self.model = model.group(1)
+                yield MetaRecord(sid, {"model": self.model})
+        yield self._event(block.line, Kind.NOTE, {"text": text, "output": True})

@@ -1,0 +1,127 @@
+"""Run an import: find the input files, stream them through a parser, apply the records."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import NotFound
+from ..models import Problem
+from ..store import Store
+from . import registry
+from .apply import Applier
+from .base import Context, DocumentParser, FileParser, iter_raw_lines
+from .result import ImportResult
+
+Progress = Callable[[int, int], None]  # (bytes done, bytes in all)
+PROGRESS_EVERY = 1 << 20  # report progress each MiB read
+
+
+@dataclass(slots=True)
+class Cursor:
+    """Where reading a file stopped: a follower resumes from here."""
+
+    offset: int = 0
+    line: int = 1
+
+
+def make_context(store: Store, home: str | os.PathLike[str] | None = None,
+                 env: Mapping[str, str] | None = None) -> Context:
+    return Context(
+        workspace=store.workspace,
+        home=Path(home).expanduser() if home is not None else Path.home(),
+        env=dict(os.environ if env is None else env),
+    )
+
+
+def import_source(
+    store: Store,
+    source: str,
+    path: str | os.PathLike[str] | None = None,
+    progress: Progress | None = None,
+    *,
+    home: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> ImportResult:
+    """Import SOURCE's sessions (from PATH, or the source's usual place) into ``store``."""
+    src = registry.get(source)
+    ctx = make_context(store, home, env)
+    target: Path | None = None
+    if path is not None and str(path) != "":
+        target = Path(path).expanduser().absolute()
+        if not target.exists():
+            raise NotFound(f"{source} input {str(target)!r} does not exist")
+    files = src.locate(ctx, target)
+    result = ImportResult()
+    applier = Applier(store, result)
+    sizes = [_size(f) for f in files]
+    total = sum(sizes)
+    done = 0
+    for f, size in zip(files, sizes, strict=True):
+        applier.file = str(f)
+        result.files += 1
+        parser = src.parser(f, ctx)
+
+        def step(n: int, base: int = done) -> None:
+            if progress is not None:
+                progress(base + n, total)
+
+        if isinstance(parser, DocumentParser):
+            for rec in parser.parse():
+                applier.add(rec)
+        else:
+            read_lines(parser, f, applier, Cursor(), final=True, progress=step)
+        done += size
+        if progress is not None:
+            progress(done, total)
+    applier.close()
+    return result
+
+
+def read_lines(
+    parser: FileParser,
+    path: Path,
+    applier: Applier,
+    cursor: Cursor,
+    *,
+    final: bool,
+    progress: Callable[[int], None] | None = None,
+) -> bool:
+    """Feed the complete lines from ``cursor`` on; advance it; True if any line was read."""
+    start = cursor.offset
+    next_report = start + PROGRESS_EVERY
+    read = False
+    try:
+        lines = iter_raw_lines(path, cursor.offset, cursor.line, final=final)
+        for item in lines:
+            if isinstance(item, Problem):
+                applier.add(item)
+                continue
+            read = True
+            cursor.offset, cursor.line = item.end, item.number + 1
+            try:
+                records = list(parser.feed(item))
+            except Exception as exc:  # one odd line must not stop an import
+                applier.add(parser.problem(item.number, f"could not read this line ({exc!r})"))
+                continue
+            for rec in records:
+                applier.add(rec)
+            if progress is not None and item.end >= next_report:
+                progress(item.end - start)
+                next_report = item.end + PROGRESS_EVERY
+    except OSError as exc:
+        applier.add(Problem(str(path), cursor.line, f"cannot read: {exc.strerror or exc}"))
+    for rec in parser.finish(final):
+        applier.add(rec)
+    return read
+
+
+def _size(path: Path) -> int:
+    try:
+        if path.is_dir():
+            return sum(p.stat().st_size for p in path.glob("*") if p.is_file())
+        return path.stat().st_size
+    except OSError:
+        return 0
