@@ -13,7 +13,7 @@ import sys
 import threading
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -28,6 +28,8 @@ from .wire import plain_json_converter
 from .work import Pools, run_blocking
 
 log = logging.getLogger("turnback.server")
+# Outside the "turnback" tree, so never forwarded to the client (see logs.py).
+_transport_log = logging.getLogger("turnback_transport")
 
 T = TypeVar("T")
 
@@ -49,6 +51,7 @@ class TurnbackServer(LanguageServer):
         self.pools = Pools()
         self.global_settings = Settings()
         self.notifier: ChangeNotifier | None = None
+        self.closing = False  # after shutdown/exit nothing more is sent to the client
 
     # -- folders -----------------------------------------------------------------------
     async def folder(self, uri: str | None, method: str) -> Folder:
@@ -130,6 +133,14 @@ class TurnbackServer(LanguageServer):
         folder.start_watcher(self.notifier.callback(folder.uri))
 
     # -- lifecycle -------------------------------------------------------------------------
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """Log server-side failures; never answer them with more messages.
+
+        pygls's default shows them to the user with ``window/showMessage``; when
+        the failure is the pipe itself, that would fail again, forever.
+        """
+        _transport_log.error("%s: %s", getattr(source, "__name__", source), error)
+
     def close_all(self) -> None:
         for folder in self.folders.all():
             folder.stop_watcher()

@@ -15,9 +15,10 @@ import logging
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
-from pygls.exceptions import JsonRpcException, JsonRpcInternalError
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcRequestCancelled
 
 from ..errors import TurnbackError
+from .progress import Cancelled
 
 log = logging.getLogger("turnback.server")
 
@@ -51,8 +52,12 @@ def rpc_method(method: str) -> Callable[[Handler[S]], Handler[S]]:
             try:
                 return await fn(ls, params)
             except TurnbackError as exc:
-                log.info("%s (%s)", exc.message, type(exc).__name__)
+                where = "" if exc.message.startswith(method) else f"{method}: "
+                log.info("%s%s (%s)", where, exc.message, type(exc).__name__)
                 raise to_jsonrpc(exc) from None
+            except Cancelled as exc:
+                log.info("%s: cancelled; nothing was committed", method)
+                raise JsonRpcRequestCancelled(message=f"{exc}; nothing was committed") from None
             except (JsonRpcException, asyncio.CancelledError):
                 raise
             except Exception as exc:

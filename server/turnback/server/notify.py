@@ -54,6 +54,8 @@ class ChangeNotifier:
     def flush(self) -> None:
         self._scheduled = None
         pending, self._pending = self._pending, {}
+        if getattr(self.ls, "closing", False):
+            return
         for uri, (sessions, checkpoints) in pending.items():
             params: dict[str, Any] = {
                 "folder": uri,

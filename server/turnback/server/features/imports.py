@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from ...importers.registry import SOURCES
+from ...importers.runner import import_source
 from ...store import Store
 from .. import methods
 from ..app import TurnbackServer
@@ -13,38 +16,26 @@ from ..progress import WorkProgress
 
 JSON = dict[str, Any]
 
-SOURCES = (
-    "claude-code",
-    "codex",
-    "aider",
-    "ralph",
-    "checkpoint-json",
-    "event-records",
-    "meta-jsonl",
-    "snapshot-json",
-    "turnback",
-)
-
 
 def register(ls: TurnbackServer) -> None:
     @ls.feature(methods.IMPORT)
     @rpc_method(methods.IMPORT)
     async def import_(ls: TurnbackServer, params: Any) -> JSON:
-        from ...importers import import_source
-
         p = Params(params, methods.IMPORT)
         source = p.choice("source", SOURCES, "")
         if not source:
             raise p.missing("source")
-        path = p.string("path")
+        raw_path = p.string("path")
         folder = await ls.folder(p.string("folder"), methods.IMPORT)
+        # A relative path means the workspace's, not wherever the server was started.
+        path = str(folder.path / Path(raw_path).expanduser()) if raw_path else None
         work = WorkProgress(ls, f"Turnback: importing {source}", p.raw.get("workDoneToken"))
         await work.begin(path or "looking in the tool's usual place")
 
         def job(store: Store) -> JSON:
             work.check()
             with about_param(methods.IMPORT, "path"):
-                result = import_source(store, source, path)
+                result = import_source(store, source, path, progress=work.report)
             out: JSON = result.to_json()
             return out
 

@@ -183,4 +183,9 @@ def register(ls: TurnbackServer) -> None:
 
     @ls.feature(types.SHUTDOWN)
     def on_shutdown(ls: TurnbackServer, params: None) -> None:
+        ls.closing = True
         ls.close_all()
+
+    @ls.feature(types.EXIT)
+    def on_exit(ls: TurnbackServer, params: None) -> None:
+        ls.closing = True

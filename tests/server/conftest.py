@@ -1,0 +1,181 @@
+"""The language server under test: a real ``python -m turnback.server`` process.
+
+Each test gets a fresh workspace folder and a server started on it through
+pytest-lsp. ``TurnbackClient`` adds what the tests need on top: plain-JSON
+results, ``call``/``fails`` helpers, and a record of ``turnback/didChange``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp.client import register_lsp_features
+
+from turnback.server.wire import plain_json_converter
+
+REPO = Path(__file__).resolve().parents[2]
+SERVER_CMD = [sys.executable, "-m", "turnback.server"]
+
+
+def server_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TURNBACK_")}
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(REPO / "server"), os.environ.get("PYTHONPATH", "")) if p
+    )
+    env.update(extra)
+    return env
+
+
+CAPS = types.ClientCapabilities(
+    window=types.WindowClientCapabilities(work_done_progress=True),
+    workspace=types.WorkspaceClientCapabilities(configuration=True, workspace_folders=True),
+)
+
+
+class TurnbackClient(LanguageClient):
+    """A pytest-lsp client that keeps custom results as plain JSON."""
+
+    def __init__(self) -> None:
+        super().__init__(converter_factory=plain_json_converter)
+        self.changes: list[tuple[float, dict[str, Any]]] = []
+        self._changed = asyncio.Event()
+
+    @classmethod
+    def make(cls) -> TurnbackClient:
+        client = cls()
+        register_lsp_features(client)
+
+        @client.feature("turnback/didChange")
+        def on_change(params: Any) -> None:
+            client.changes.append((time.monotonic(), params))
+            client._changed.set()
+
+        return client
+
+    async def call(self, method: str, params: Any = None) -> Any:
+        return await self.protocol.send_request_async(method, params)
+
+    async def fails(self, method: str, params: Any, code: int, *words: str) -> str:
+        """Assert the request fails with ``code`` and a message holding ``words``."""
+        with pytest.raises(JsonRpcException) as info:
+            await self.call(method, params)
+        err = info.value
+        assert err.code == code, f"{method} {params!r}: got {err.code} {err.message}"
+        for w in words:
+            assert w in err.message, f"{w!r} not in {err.message!r}"
+        return err.message
+
+    async def wait_change(
+        self, pred: Callable[[dict[str, Any]], bool], timeout: float = 5.0, since: int = 0
+    ) -> tuple[float, dict[str, Any]]:
+        """The first didChange (from index ``since``) that satisfies ``pred``."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for t, params in self.changes[since:]:
+                if pred(params):
+                    return t, params
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no matching turnback/didChange; got {self.changes[since:]}")
+            self._changed.clear()
+            try:
+                await asyncio.wait_for(self._changed.wait(), left)
+            except asyncio.TimeoutError:
+                pass
+
+    async def wait_watching(self, folder: str | None = None, timeout: float = 10.0) -> None:
+        """Until the server's watcher of ``folder`` is up (so events are not missed)."""
+        params = {"folder": folder} if folder else {}
+        deadline = time.monotonic() + timeout
+        while not (await self.call("turnback/status", params))["watching"]:
+            if time.monotonic() > deadline:
+                raise AssertionError("the server's watcher did not start")
+            await asyncio.sleep(0.02)
+
+
+def folder_params(*folders: Path, options: Any = None) -> types.InitializeParams:
+    return types.InitializeParams(
+        capabilities=CAPS,
+        root_uri=folders[0].as_uri() if folders else None,
+        workspace_folders=[types.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in folders],
+        initialization_options=options,
+    )
+
+
+def config(**env: str) -> ClientServerConfig:
+    return ClientServerConfig(
+        server_command=SERVER_CMD, client_factory=TurnbackClient.make, server_env=server_env(**env)
+    )
+
+
+def make_workspace(root: Path) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "README.md").write_text("# demo\n")
+    (root / "src").mkdir(exist_ok=True)
+    (root / "src" / "app.py").write_text("print('hello')\n")
+    (root / "data.bin").write_bytes(bytes(range(256)) * 4)
+    return root
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    return make_workspace(tmp_path / "ws")
+
+
+@pytest_lsp.fixture(config=config())
+async def client(lsp_client: TurnbackClient, ws: Path) -> AsyncIterator[None]:
+    await lsp_client.initialize_session(folder_params(ws))
+    await lsp_client.wait_watching()
+    yield
+    await lsp_client.shutdown_session()
+
+
+@contextlib.asynccontextmanager
+async def started(*folders: Path, options: Any = None, **env: str) -> AsyncIterator[TurnbackClient]:
+    """A server on ``folders`` (for tests that need their own set-up)."""
+    client = await config(**env).start()
+    assert isinstance(client, TurnbackClient)
+    try:
+        await client.initialize_session(folder_params(*folders, options=options))
+        yield client
+        await client.shutdown_session()
+    finally:
+        await client.stop()
+
+
+def run_python(code: str, *args: str) -> str:
+    """Run ``code`` in another Python process (another writer of the store)."""
+    out = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        env=server_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return out.stdout
+
+
+def run_cli(ws: Path, *args: str) -> str:
+    out = subprocess.run(
+        [sys.executable, "-m", "turnback.cli.main", "-C", str(ws), *args],
+        env=server_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return out.stdout

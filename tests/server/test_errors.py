@@ -1,0 +1,118 @@
+"""Error paths: SPEC's codes, a message naming the field or id, and a server that keeps going."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import TurnbackClient, make_workspace, started
+
+INVALID, NOT_FOUND, CONFLICT, DAMAGED, UNSAFE = -32602, -32001, -32002, -32003, -32004
+
+# (method, params, code, words the message must hold); a store with one checkpoint exists.
+CASES: list[tuple[str, Any, int, tuple[str, ...]]] = [
+    ("turnback/status", [1, 2], INVALID, ("params must be a JSON object",)),
+    ("turnback/status", {"folder": 7}, INVALID, ("'folder'", "string")),
+    ("turnback/status", {"folder": "file:///no/such/folder"}, NOT_FOUND, ("'folder'",)),
+    ("turnback/status", {"folder": "http://example.com/x"}, INVALID, ("'folder'", "file:")),
+    ("turnback/sessions", {"offset": -1}, INVALID, ("'offset'",)),
+    ("turnback/sessions", {"limit": "ten"}, INVALID, ("'limit'", "integer")),
+    ("turnback/sessions", {"limit": 1.5}, INVALID, ("'limit'",)),
+    ("turnback/sessions", {"query": ["x"]}, INVALID, ("'query'",)),
+    ("turnback/session", {}, INVALID, ("'sessionId'", "required")),
+    ("turnback/session", {"sessionId": "../etc"}, INVALID, ("'sessionId'",)),
+    ("turnback/session", {"sessionId": "nope"}, NOT_FOUND, ("'sessionId'", "nope")),
+    ("turnback/session", {"sessionId": "workspace", "limit": 0}, INVALID, ("'limit'",)),
+    ("turnback/checkpoints", {"sessionId": "ghost"}, NOT_FOUND, ("ghost",)),
+    ("turnback/createCheckpoint", {"sessionId": "ghost"}, NOT_FOUND, ("ghost",)),
+    ("turnback/createCheckpoint", {"label": {"a": 1}}, INVALID, ("'label'",)),
+    ("turnback/createCheckpoint", {"auto": "yes"}, INVALID, ("'auto'",)),
+    ("turnback/changes", {}, INVALID, ("'from'", "required")),
+    ("turnback/changes", {"from": "ffffffffffff"}, NOT_FOUND, ("'from'", "ffffffffffff")),
+    ("turnback/changes", {"from": "latest", "to": "zzzz9"}, NOT_FOUND, ("'to'", "zzzz9")),
+    ("turnback/changes", {"from": "latest", "paths": "src"}, INVALID, ("'paths'",)),
+    ("turnback/changes", {"from": "latest", "paths": ["../x"]}, UNSAFE, ("'paths'", "..")),
+    ("turnback/changes", {"from": "latest~x"}, INVALID, ("'from'", "latest~N")),
+    ("turnback/fileContent", {"checkpoint": "latest"}, INVALID, ("'path'", "required")),
+    ("turnback/fileContent", {"path": "a"}, INVALID, ("'checkpoint'", "required")),
+    ("turnback/fileContent", {"checkpoint": "latest", "path": "/etc/passwd"}, UNSAFE, ("'path'",)),
+    ("turnback/fileContent", {"checkpoint": "latest", "path": "a/../../b"}, UNSAFE, ("'path'",)),
+    ("turnback/fileContent", {"checkpoint": "latest", "path": "a\\b"}, UNSAFE, ("'path'",)),
+    ("turnback/fileContent", {"checkpoint": "nope1", "path": "a"}, NOT_FOUND, ("'checkpoint'",)),
+    ("turnback/rewind", {}, INVALID, ("'checkpoint'", "required")),
+    ("turnback/rewind", {"checkpoint": "latest", "mode": "all"}, INVALID, ("'mode'", "files")),
+    ("turnback/rewind", {"checkpoint": "latest", "dryRun": 1}, INVALID, ("'dryRun'",)),
+    ("turnback/rewind", {"checkpoint": "latest", "paths": ["../../x"]}, UNSAFE, ("'paths'",)),
+    ("turnback/rewind", {"checkpoint": "latest", "paths": [""]}, INVALID, ("'paths[0]'",)),
+    ("turnback/rewind", {"checkpoint": "abcdef99"}, NOT_FOUND, ("'checkpoint'", "abcdef99")),
+    ("turnback/undo", {}, CONFLICT, ("nothing to undo",)),
+    ("turnback/undo", {"dryRun": "no"}, INVALID, ("'dryRun'",)),
+    ("turnback/fork", {}, INVALID, ("'eventId'", "required")),
+    ("turnback/fork", {"eventId": "nope"}, NOT_FOUND, ("'eventId'", "nope")),
+    ("turnback/fork", {"eventId": "x", "sessionId": "ghost"}, NOT_FOUND, ("ghost",)),
+    ("turnback/import", {}, INVALID, ("'source'", "required")),
+    ("turnback/import", {"source": "chatgpt"}, INVALID, ("'source'", "claude-code")),
+    ("turnback/gc", {"keepLast": -3}, INVALID, ("'keepLast'",)),
+    ("turnback/gc", {"dryRun": None, "quotaBytes": "1GB"}, INVALID, ("'quotaBytes'",)),
+]
+
+
+@pytest.fixture
+async def with_store(client: TurnbackClient, ws: Path) -> TurnbackClient:
+    await client.call("turnback/createCheckpoint", {})
+    return client
+
+
+async def test_each_error(with_store: TurnbackClient) -> None:
+    client = with_store
+    for method, params, code, words in CASES:
+        await client.fails(method, params, code, *words)
+    # ... and the server still answers.
+    assert (await client.call("turnback/status", {}))["checkpoints"] == 1
+
+
+async def test_reads_without_store_say_how_to_start(client: TurnbackClient) -> None:
+    await client.fails("turnback/changes", {"from": "latest"}, NOT_FOUND, "no Turnback store")
+    await client.fails("turnback/undo", {}, NOT_FOUND, "create a checkpoint")
+    await client.fails("turnback/gc", {}, NOT_FOUND, "no Turnback store")
+
+
+async def test_rewind_never_writes_through_a_symlink(with_store: TurnbackClient, ws: Path) -> None:
+    """A folder swapped for a symlink to outside is replaced, never written through."""
+    client = with_store
+    outside = ws.parent / "outside"
+    outside.mkdir()
+    cp = (await client.call("turnback/createCheckpoint", {}))["checkpoint"]["id"]
+    (ws / "src" / "app.py").unlink()
+    (ws / "src").rmdir()
+    (ws / "src").symlink_to(outside, target_is_directory=True)
+    await client.call("turnback/rewind", {"checkpoint": cp})
+    assert list(outside.iterdir()) == [], "nothing was written outside the workspace"
+    assert not (ws / "src").is_symlink()
+    assert (ws / "src" / "app.py").read_text() == "print('hello')\n"
+
+
+async def test_damaged_store_is_reported(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path / "ws")
+    (ws / ".turnback").mkdir()
+    (ws / ".turnback" / "config.json").write_text("{not json")
+    async with started(ws) as client:
+        await client.fails("turnback/sessions", {}, DAMAGED, "config.json")
+        await client.fails("turnback/createCheckpoint", {}, DAMAGED, "config.json")
+        (ws / ".turnback" / "config.json").write_text("{}")
+        # Fixed on disk: the server picks the store up without a restart.
+        assert (await client.call("turnback/status", {}))["exists"] is True
+
+
+async def test_unknown_method_and_garbage(client: TurnbackClient) -> None:
+    from pygls.exceptions import JsonRpcMethodNotFound
+
+    with pytest.raises(JsonRpcMethodNotFound):
+        await client.call("turnback/nope", {})
+    writer = client.protocol.writer
+    assert writer is not None
+    body = b"{this is not json"
+    writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    assert (await client.call("turnback/status", {}))["exists"] is False

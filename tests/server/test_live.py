@@ -1,0 +1,145 @@
+"""Live behaviour: didChange from other processes, progress, cancellation, no stalls."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import time
+from pathlib import Path
+
+from lsprotocol import types
+
+from .conftest import TurnbackClient, run_cli, run_python
+
+APPEND = """
+import sys, time
+from turnback import Store, Kind
+s = Store.open(sys.argv[1])
+if not s.has_session("agent"):
+    s.start_session(title="agent run", agent="codex", session_id="agent")
+s.append("agent", Kind.PROMPT, {"text": sys.argv[2]})
+print(time.monotonic())
+"""
+
+
+async def test_did_change_when_another_process_appends(client: TurnbackClient, ws: Path) -> None:
+    await client.call("turnback/createCheckpoint", {})  # the store exists
+    await asyncio.sleep(0.3)
+    latencies = []
+    for i in range(3):
+        since = len(client.changes)
+        done_at = float(run_python(APPEND, str(ws), f"turn {i}"))
+        t, params = await client.wait_change(lambda p: "agent" in p["sessions"], since=since)
+        assert params["folder"] == ws.as_uri()
+        latencies.append(t - done_at)
+    # Both clocks are CLOCK_MONOTONIC on one machine, so the difference is real latency.
+    print(f"didChange latency after another process's append: {latencies}")
+    assert max(latencies) < 1.0, latencies
+    assert statistics.median(latencies) < 0.2, latencies
+
+
+async def test_did_change_when_the_cli_checkpoints(client: TurnbackClient, ws: Path) -> None:
+    await client.call("turnback/createCheckpoint", {})
+    await asyncio.sleep(0.3)
+    since = len(client.changes)
+    run_cli(ws, "checkpoint", "-m", "from the cli")
+    _, params = await client.wait_change(lambda p: p["checkpoints"], since=since)
+    assert params["folder"] == ws.as_uri()
+    cps = (await client.call("turnback/checkpoints", {}))["checkpoints"]
+    assert cps[-1]["label"] == "from the cli"
+
+
+async def test_did_change_for_the_servers_own_writes(client: TurnbackClient, ws: Path) -> None:
+    since = len(client.changes)
+    await client.call("turnback/createCheckpoint", {})
+    _, params = await client.wait_change(lambda p: p["checkpoints"], since=since)
+    assert params["sessions"] == ["workspace"]
+
+
+async def test_bursts_are_coalesced(client: TurnbackClient, ws: Path) -> None:
+    await client.call("turnback/createCheckpoint", {})
+    await asyncio.sleep(0.3)
+    since = len(client.changes)
+    run_python(
+        "import sys\nfrom turnback import Store, Kind\ns = Store.open(sys.argv[1])\n"
+        "for n in range(5):\n"
+        "    s.start_session(title='burst', session_id=f'b{n}')\n"
+        "    for i in range(40):\n"
+        "        s.append(f'b{n}', Kind.NOTE, {'text': str(i)})\n",
+        str(ws),
+    )
+    await client.wait_change(lambda p: "b4" in p["sessions"], since=since)
+    await asyncio.sleep(0.3)
+    got = client.changes[since:]
+    seen = set().union(*(set(p["sessions"]) for _, p in got))
+    assert {"b0", "b1", "b2", "b3", "b4"} <= seen
+    assert len(got) < 40, f"205 appends gave {len(got)} notifications"
+
+
+def _big_workspace(ws: Path, files: int, size: int) -> None:
+    block = os.urandom(size)
+    for d in range(files // 100):
+        sub = ws / "big" / f"d{d}"
+        sub.mkdir(parents=True)
+        for i in range(100):
+            # distinct content per file, so every file is hashed and compressed
+            (sub / f"f{i}.bin").write_bytes(block[: size - 8] + (d * 100 + i).to_bytes(8, "big"))
+
+
+async def test_long_checkpoint_does_not_stall_reads(client: TurnbackClient, ws: Path) -> None:
+    run_python(APPEND, str(ws), "hello")
+    _big_workspace(ws, 3000, 20_000)
+    task = asyncio.ensure_future(client.call("turnback/createCheckpoint", {"label": "big"}))
+    latencies = []
+    while not task.done():
+        t0 = time.perf_counter()
+        res = await client.call("turnback/sessions", {})
+        latencies.append(time.perf_counter() - t0)
+        assert res["total"] in (1, 2)  # the checkpoint adds the "workspace" session
+        await client.call("turnback/session", {"sessionId": "agent"})
+        await asyncio.sleep(0.01)
+    cp = (await task)["checkpoint"]
+    assert cp["files"] == 3003
+    print(f"turnback/sessions during a {len(latencies)}-read checkpoint: median "
+          f"{statistics.median(latencies) * 1000:.1f} ms, max {max(latencies) * 1000:.1f} ms")
+    assert len(latencies) >= 5, "the checkpoint was too quick to overlap with reads"
+    assert max(latencies) < 0.5 and statistics.median(latencies) < 0.05, latencies
+
+
+async def test_first_checkpoint_reports_progress(client: TurnbackClient, ws: Path) -> None:
+    _big_workspace(ws, 1000, 4_000)
+    await client.call("turnback/createCheckpoint", {})
+    kinds = [
+        type(v).__name__ for values in client.progress_reports.values() for v in values
+    ]
+    assert kinds[0] == "WorkDoneProgressBegin" and kinds[-1] == "WorkDoneProgressEnd"
+    assert "WorkDoneProgressReport" in kinds
+
+
+async def test_cancelled_checkpoint_commits_nothing(client: TurnbackClient, ws: Path) -> None:
+    _big_workspace(ws, 3000, 20_000)
+    token = "cancel-me"
+    client.progress_reports[token] = []  # a client-made token (workDoneToken)
+    task = asyncio.ensure_future(
+        client.call("turnback/createCheckpoint", {"workDoneToken": token})
+    )
+    deadline = time.monotonic() + 10
+    while not any(type(v).__name__ == "WorkDoneProgressReport"
+                  for v in client.progress_reports[token]):
+        assert time.monotonic() < deadline and not task.done(), "no progress before the end"
+        await asyncio.sleep(0.01)
+    client.protocol.notify(
+        types.WINDOW_WORK_DONE_PROGRESS_CANCEL, types.WorkDoneProgressCancelParams(token=token)
+    )
+    from pygls.exceptions import JsonRpcException
+
+    try:
+        await task
+        raise AssertionError("the checkpoint finished despite the cancel")
+    except JsonRpcException as exc:
+        assert exc.code == -32800, exc
+    assert (await client.call("turnback/checkpoints", {}))["checkpoints"] == []
+    # ... and the next checkpoint works and sees everything.
+    res = await client.call("turnback/createCheckpoint", {})
+    assert res["checkpoint"]["files"] == 3003
