@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -30,7 +31,30 @@ class Line:
 
 
 def dumps(obj: Any) -> bytes:
-    return orjson.dumps(obj)
+    """One JSON line's bytes. A file name that is not UTF-8 survives as ``\\udcXX`` escapes.
+
+    Such names reach Python as strings with lone surrogates (``os.fsdecode``);
+    orjson refuses them, the standard library escapes them and ``loads`` reads
+    them back, so rewinding a workspace that holds one still works.
+    """
+    try:
+        return orjson.dumps(obj)
+    except TypeError:
+        return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).encode()
+
+
+def loads(raw: bytes) -> Any:
+    """Parse what ``dumps`` wrote; raises ``orjson.JSONDecodeError`` on bad JSON."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        if b"\\ud" not in raw.lower():
+            raise
+        try:
+            return json.loads(raw)
+        except ValueError:
+            pass
+        raise
 
 
 def _torn_tail_start(fd: int, size: int) -> int:
@@ -103,7 +127,7 @@ def read_lines(
             if not stripped:
                 continue
             try:
-                value = orjson.loads(stripped)
+                value = loads(stripped)
             except orjson.JSONDecodeError as exc:
                 if problems is not None:
                     problems.append(Problem(str(path), number, f"not valid JSON ({exc})"))
@@ -134,7 +158,7 @@ def last_line(path: Path) -> dict[str, Any] | None:
                 if not raw:
                     continue
                 try:
-                    value = orjson.loads(raw)
+                    value = loads(raw)
                 except orjson.JSONDecodeError:
                     continue
                 if isinstance(value, dict):

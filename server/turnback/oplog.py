@@ -13,7 +13,7 @@ import orjson
 
 from .atomic import atomic_write
 from .errors import StoreDamaged
-from .jsonl import append_lines, last_line, read_lines
+from .jsonl import append_lines, dumps, last_line, loads, read_lines
 
 
 class OpLog:
@@ -32,11 +32,11 @@ class OpLog:
 
     # -- journal of the rewind in progress ------------------------------------------
     def begin(self, record: dict[str, Any], *, fsync: bool) -> None:
-        atomic_write(self.journal, orjson.dumps(record), fsync=fsync)
+        atomic_write(self.journal, dumps(record), fsync=fsync)
 
     def pending(self) -> dict[str, Any] | None:
         try:
-            data = orjson.loads(self.journal.read_bytes())
+            data = loads(self.journal.read_bytes())
         except FileNotFoundError:
             return None
         except orjson.JSONDecodeError as exc:

@@ -20,7 +20,7 @@ import orjson
 from .atomic import atomic_write
 from .errors import Conflict, InvalidInput, NotFound, StoreDamaged
 from .events import Event, SessionHeader, check_id
-from .jsonl import _torn_tail_start, dumps, last_line, read_lines
+from .jsonl import _torn_tail_start, dumps, last_line, loads, read_lines
 from .locks import file_lock
 from .models import Problem, SessionLog, SessionSummary
 from .session_backend import EventFactory
@@ -162,7 +162,7 @@ class FileSessions:
     def _load_index(self) -> dict[str, dict[str, Any]]:
         if self._index is None:
             try:
-                data = orjson.loads(self.index_path.read_bytes())
+                data = loads(self.index_path.read_bytes())
                 self._index = data if isinstance(data, dict) else {}
             except (FileNotFoundError, orjson.JSONDecodeError):
                 self._index = {}
@@ -173,7 +173,7 @@ class FileSessions:
         with self._lock:
             if self._index is not None and self._index_dirty:
                 try:
-                    atomic_write(self.index_path, orjson.dumps(self._index), fsync=False)
+                    atomic_write(self.index_path, dumps(self._index), fsync=False)
                     self._index_dirty = False
                 except OSError:
                     pass

@@ -153,7 +153,7 @@ def test_fsck_corrupted_object(store: Store, ws: Path) -> None:
 
 
 def test_fsck_truncated_object(store: Store, ws: Path) -> None:
-    cp, blob = setup_store(store, ws)
+    _cp, blob = setup_store(store, ws)
     p = store.objects.path(blob)
     p.write_bytes(p.read_bytes()[:10])
     assert ("object", blob) in damaged(store)

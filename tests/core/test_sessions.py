@@ -39,7 +39,7 @@ def test_duplicate_session_is_a_conflict(st: Store) -> None:
         st.start_session(session_id="dup")
     h, created = st.ensure_session(SessionHeader("dup"))
     assert not created and h.id == "dup"
-    h2, created2 = st.ensure_session(SessionHeader("new-one", title="t"))
+    _h2, created2 = st.ensure_session(SessionHeader("new-one", title="t"))
     assert created2 and st.session("new-one").header.title == "t"
 
 
