@@ -91,7 +91,9 @@ def collect(store: Store, *, dry_run: bool = False, keep_last: int | None = None
         if not dry_run:
             store.index.drop(dropped, fsync=cfg.fsync_commits)
             for name in garbage:
-                store.objects.remove(name)
+                if store.objects.is_loose(name):
+                    store.objects.remove(name)
+            store.objects.repack(reachable, cfg.fsync_commits)
             now = time.time()
             for tmp in store.objects.stray_temps():
                 try:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .events import JSON, Event, SessionHeader
+from .paths import display
 
 
 @dataclass(slots=True)
@@ -77,7 +78,7 @@ class Change:
 
     def to_json(self) -> JSON:
         return {
-            "path": self.path,
+            "path": display(self.path),
             "status": self.status,
             "binary": self.binary,
             "linesAdded": self.lines_added,
@@ -98,7 +99,7 @@ class FileContent:
 
     def to_json(self) -> JSON:
         out: JSON = {
-            "path": self.path,
+            "path": display(self.path),
             "exists": self.exists,
             "binary": self.binary,
             "size": self.size,
@@ -125,10 +126,10 @@ class RewindResult:
     def to_json(self) -> JSON:
         return {
             # SPEC's `written` lists every path whose content was put in place.
-            "written": sorted(self.written + self.created),
-            "overwritten": self.written,
-            "created": self.created,
-            "removed": self.removed,
+            "written": sorted(display(p) for p in self.written + self.created),
+            "overwritten": [display(p) for p in self.written],
+            "created": [display(p) for p in self.created],
+            "removed": [display(p) for p in self.removed],
             "safetyCheckpoint": self.safety_checkpoint,
             "dryRun": self.dry_run,
             "mode": self.mode,

@@ -13,6 +13,7 @@ import ctypes.util
 import os
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import blake3
@@ -20,10 +21,12 @@ import zstandard
 
 from .atomic import TMP_PREFIX
 from .errors import NotFound, StoreDamaged
+from .packs import PackReader, PackWriter
 
 BLOB = b"blob"
 TREE = b"tree"
 STREAM_THRESHOLD = 8 * 1024 * 1024  # larger files are hashed and compressed in chunks
+LOOSE_THRESHOLD = 512 * 1024  # objects this large stay loose files even inside a batch
 CHUNK = 1024 * 1024
 HASH_LEN = 64
 
@@ -47,7 +50,12 @@ class ObjectStore:
         self.root = root
         self.level = level
         self._local = threading.local()  # zstd contexts are not thread-safe
-        self.written = 0  # objects written by this process since the last sync()
+        self.written = 0  # loose objects written by this process since the last sync()
+        self.packs = PackReader(root / "pack")
+        self._refreshed = False
+        self._writer: PackWriter | None = None
+        self._depth = 0
+        self._batch_lock = threading.Lock()
 
     # -- helpers -----------------------------------------------------------------
     def _cctx(self) -> zstandard.ZstdCompressor:
@@ -65,8 +73,42 @@ class ObjectStore:
     def path(self, name: str) -> Path:
         return self.root / name[:2] / name[2:]
 
+    def _ensure_index(self) -> None:
+        if not self._refreshed:
+            self.packs.refresh()
+            self._refreshed = True
+
     def exists(self, name: str) -> bool:
+        self._ensure_index()
+        if self.packs.locate(name) is not None:
+            return True
+        w = self._writer
+        if w is not None and w.has(name):
+            return True
         return self.path(name).exists()
+
+    @contextmanager
+    def batch(self, fsync: bool) -> Iterator[None]:
+        """Small objects put inside go into one new pack, visible when the batch ends."""
+        with self._batch_lock:
+            self._depth += 1
+            if self._writer is None:
+                self.packs.refresh()
+                self._refreshed = True
+                self._writer = PackWriter(self.root / "pack", self.level)
+        ok = False
+        try:
+            yield
+            ok = True
+        finally:
+            with self._batch_lock:
+                self._depth -= 1
+                if self._depth == 0 and self._writer is not None:
+                    w, self._writer = self._writer, None
+                    if ok:
+                        self.packs.add_entries(w.finish(fsync), w.id)
+                    else:
+                        w.abort()
 
     def _tmp(self, final: Path) -> Path:
         final.parent.mkdir(parents=True, exist_ok=True)
@@ -76,8 +118,13 @@ class ObjectStore:
     def put(self, kind: bytes, data: bytes) -> str:
         """Store ``data`` as an object of ``kind``; return its name. Idempotent."""
         name = hash_bytes(kind, data)
+        w = self._writer
+        if w is not None and len(data) < LOOSE_THRESHOLD:
+            if self.packs.locate(name) is None and not w.has(name):
+                w.add(name, kind + b"\0" + data)
+            return name
         final = self.path(name)
-        if final.exists():
+        if self.packs.locate(name) is not None or final.exists():
             return name
         payload = self._cctx().compress(kind + b"\0" + data)
         tmp = self._tmp(final)
@@ -132,7 +179,28 @@ class ObjectStore:
         self.written = 0
 
     # -- reading ---------------------------------------------------------------------
+    def _packed(self, name: str) -> bytes | None:
+        self._ensure_index()
+        for attempt in range(2):
+            loc = self.packs.locate(name)
+            if loc is not None:
+                try:
+                    return self.packs.read(loc)
+                except FileNotFoundError:
+                    pass  # repacked by gc under us
+            w = self._writer
+            if w is not None:
+                own = w.read_own(name)
+                if own is not None:
+                    return own
+            if attempt == 0:
+                self.packs.refresh()
+        return None
+
     def _raw(self, name: str) -> bytes:
+        packed = self._packed(name)
+        if packed is not None:
+            return packed
         try:
             payload = self.path(name).read_bytes()
         except FileNotFoundError:
@@ -170,6 +238,13 @@ class ObjectStore:
 
     def copy_blob_to(self, name: str, fd: int) -> int:
         """Write blob ``name``'s content to ``fd`` in chunks; return bytes written."""
+        if not self.path(name).exists():
+            data = self.get(BLOB, name)  # packed objects are small: whole is fine
+            view = memoryview(data)
+            while view:
+                n = os.write(fd, view)
+                view = view[n:]
+            return len(data)
         path = self.path(name)
         try:
             src = open(path, "rb")  # noqa: SIM115
@@ -209,9 +284,25 @@ class ObjectStore:
         return total
 
     def all_names(self) -> Iterator[tuple[str, int]]:
-        """Every object name with its on-disk size (stray temp files excluded)."""
+        """Every object name with its on-disk size (stray temp files excluded).
+
+        A packed object's size is its share of its pack file's size.
+        """
         if not self.root.exists():
             return
+        self.packs.refresh()
+        packed = self.packs.names()
+        raw_total: dict[str, int] = {}
+        for loc in packed.values():
+            raw_total[loc.pack] = raw_total.get(loc.pack, 0) + loc.length
+        ratio = {}
+        for pack, total in raw_total.items():
+            try:
+                ratio[pack] = (self.root / "pack" / f"{pack}.pack").stat().st_size / max(1, total)
+            except FileNotFoundError:
+                ratio[pack] = 0.0
+        for name, loc in packed.items():
+            yield name, int(loc.length * ratio[loc.pack]) + 1
         for sub in os.scandir(self.root):
             if not sub.is_dir() or len(sub.name) != 2:
                 continue
@@ -228,9 +319,53 @@ class ObjectStore:
             return
         for sub in os.scandir(self.root):
             if sub.is_dir():
-                for entry in os.scandir(sub.path):
-                    if entry.name.startswith(TMP_PREFIX):
-                        yield Path(entry.path)
+                names = os.listdir(sub.path)
+                for n in names:
+                    if n.startswith(TMP_PREFIX):
+                        yield Path(sub.path) / n
+                if sub.name == "pack":
+                    # a pack without its index: a writer died before finishing it
+                    idx = {n[:-4] for n in names if n.endswith(".idx")}
+                    for n in names:
+                        if n.endswith(".pack") and n[:-5] not in idx:
+                            yield Path(sub.path) / n
+
+    def is_loose(self, name: str) -> bool:
+        return self.path(name).exists()
+
+    def repack(self, keep: set[str], fsync: bool) -> int:
+        """Rewrite every pack holding garbage so it holds only ``keep``; return bytes freed.
+
+        Runs under the gc lock: nobody else writes or removes packs meanwhile.
+        """
+        self.packs.refresh()
+        packed = self.packs.names()
+        by_pack: dict[str, list[str]] = {}
+        for name, loc in packed.items():
+            by_pack.setdefault(loc.pack, []).append(name)
+        dirty = [p for p, names in by_pack.items() if any(n not in keep for n in names)]
+        if len(by_pack) > 8:
+            dirty = list(by_pack)  # many small packs: merge them all into one
+        if not dirty:
+            return 0
+        folder = self.root / "pack"
+        before = sum((folder / f"{p}.pack").stat().st_size for p in dirty)
+        writer = PackWriter(folder, self.level)
+        try:
+            for pack in dirty:
+                for name in sorted(by_pack[pack]):
+                    if name in keep:
+                        writer.add(name, self.packs.read(packed[name]))
+            entries = writer.finish(fsync)
+        except BaseException:
+            writer.abort()
+            raise
+        after = writer.path.stat().st_size if entries else 0
+        for pack in dirty:
+            (folder / f"{pack}.idx").unlink(missing_ok=True)  # index first: readers stop here
+            (folder / f"{pack}.pack").unlink(missing_ok=True)
+        self.packs.refresh()
+        return before - after
 
     def remove(self, name: str) -> int:
         p = self.path(name)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from .errors import Conflict
 from .objects import BLOB, ObjectStore
-from .paths import open_dir
+from .paths import decode, encode, open_dir
 from .trees import EXEC, LINK, Entry, TreeReader
 
 
@@ -29,9 +29,9 @@ class Plan:
 
     def to_json(self) -> dict[str, object]:
         return {
-            "write": {p: list(e) for p, e in self.write.items()},
-            "create": {p: list(e) for p, e in self.create.items()},
-            "remove": self.remove,
+            "write": {encode(p): list(e) for p, e in self.write.items()},
+            "create": {encode(p): list(e) for p, e in self.create.items()},
+            "remove": [encode(p) for p in self.remove],
         }
 
     @classmethod
@@ -41,9 +41,9 @@ class Plan:
         r = obj.get("remove") or []
         assert isinstance(w, dict) and isinstance(c, dict) and isinstance(r, list)
         return cls(
-            {p: Entry(*e) for p, e in w.items()},
-            {p: Entry(*e) for p, e in c.items()},
-            [str(p) for p in r],
+            {decode(p): Entry(*e) for p, e in w.items()},
+            {decode(p): Entry(*e) for p, e in c.items()},
+            [decode(str(p)) for p in r],
         )
 
     def empty(self) -> bool:
@@ -190,3 +190,44 @@ class Applier:
             f"cannot restore '{path}': a file stands where the checkpoint has a folder; move it "
             "away and rewind again"
         )
+
+
+def check_conflicts(workspace: str, plan: Plan) -> None:
+    """Refuse, before anything is touched, a plan that would stop halfway.
+
+    A file to restore may stand where a folder now holds files the plan does not
+    remove (ignored or unselected files), or below something that is not a folder
+    and is not removed first.
+    """
+    removed = set(plan.remove)
+    for path in sorted({**plan.write, **plan.create}):
+        parts = path.split("/")
+        for depth in range(1, len(parts)):
+            anc = "/".join(parts[:depth])
+            try:
+                st = os.lstat(os.path.join(workspace, anc))
+            except (FileNotFoundError, NotADirectoryError):
+                break
+            if stat.S_ISDIR(st.st_mode):
+                continue
+            if anc not in removed:
+                raise Conflict(
+                    f"cannot restore '{path}': '{anc}' is a file or symlink the rewind does not "
+                    "replace; move it away (or include it in the paths) and rewind again"
+                )
+            break
+        full = os.path.join(workspace, path)
+        try:
+            st = os.lstat(full)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            for dirpath, _dirs, files in os.walk(full):
+                for f in files:
+                    rel = os.path.relpath(os.path.join(dirpath, f), workspace)
+                    if rel not in removed:
+                        raise Conflict(
+                            f"cannot restore file '{path}': the folder of that name holds "
+                            f"'{rel}', which Turnback does not track (ignored files); move it "
+                            "away and rewind again"
+                        )

@@ -26,7 +26,7 @@ from .models import Change, Checkpoint, FileContent, RewindResult, SessionLog, S
 from .objects import BLOB, ObjectStore
 from .oplog import OpLog
 from .paths import normalize
-from .rewind import Applier, Plan, make_plan
+from .rewind import Applier, Plan, check_conflicts, make_plan
 from .scan import Progress, Scanner
 from .session_backend import MemorySessions, SessionBackend
 from .session_files import FileSessions
@@ -329,7 +329,9 @@ class Store:
         with self._mutex, rw_lock(self.root / "locks" / "gc", exclusive=False):
             self._check_gc()
             base = self._scan_base if dirty is not None else None
-            res = self.scanner.scan(base=base, dirty=dirty if base else None, progress=progress)
+            with self.objects.batch(fsync=self.config.fsync_commits):
+                res = self.scanner.scan(base=base, dirty=dirty if base else None,
+                                        progress=progress)
             self._scan_base = res.tree
             if self.config.fsync_commits:
                 self.objects.sync()
@@ -377,22 +379,25 @@ class Store:
         nbytes = 0
         count = 0
         with rw_lock(self.root / "locks" / "gc", exclusive=False):
-            for raw_path, content in sorted(files.items()):
-                rel = normalize(raw_path, "checkpoint file path")
-                if content is None:
-                    absent.append(rel)
-                    continue
-                parts = rel.split("/")
-                node = nested
-                for part in parts[:-1]:
-                    nxt = node.setdefault(part, {})
-                    if not isinstance(nxt, dict):
-                        raise InvalidInput(f"checkpoint file path {rel!r} runs through a file")
-                    node = nxt
-                node[parts[-1]] = Entry("f", self.objects.put(BLOB, content), len(content))
-                nbytes += len(content)
-                count += 1
-            tree = self._write_nested(nested)
+            with self.objects.batch(fsync=self.config.fsync_commits):
+                for raw_path, content in sorted(files.items()):
+                    rel = normalize(raw_path, "checkpoint file path")
+                    if content is None:
+                        absent.append(rel)
+                        continue
+                    parts = rel.split("/")
+                    node = nested
+                    for part in parts[:-1]:
+                        nxt = node.setdefault(part, {})
+                        if not isinstance(nxt, dict):
+                            raise InvalidInput(f"checkpoint file path {rel!r} runs through a file")
+                        node = nxt
+                    node[parts[-1]] = Entry("f", self.objects.put(BLOB, content), len(content))
+                    nbytes += len(content)
+                    count += 1
+                tree = self._write_nested(nested)
+            # the pack is complete and durable once the batch ends: only then commit,
+            # still under the gc lock so the new objects cannot be collected meanwhile
             if self.config.fsync_commits:
                 self.objects.sync()
             return self._commit_checkpoint(tree, label, session_id, True, count, nbytes, [],
@@ -550,6 +555,7 @@ class Store:
             current = self.trees.flatten(safety.tree)
             plan = make_plan(self.trees, current, target, sel, absent, partial)
             self._check_objects(plan)
+            check_conflicts(str(self.workspace), plan)
             sid = safety.session_id
             assert sid is not None
             prev_head = self.backend.head(sid)

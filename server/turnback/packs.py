@@ -1,0 +1,231 @@
+"""Pack files: many small objects in one file, compressed together in blocks.
+
+A first checkpoint of 50,000 files would otherwise create 50,000 object files
+(one file-system entry and one 4 KB block each, however small). Objects under
+``LOOSE_THRESHOLD`` go instead into a pack written by one checkpoint:
+
+- ``pack-<id>.pack``: ``TBPACK1\\n`` then blocks, each one zstd frame holding the
+  concatenated objects (``<type>\\0<content>``) of up to ``BLOCK_RAW`` bytes —
+  files compressed together share context, as in a solid archive.
+- ``pack-<id>.idx``: ``TBIDX1\\n``, a count, then per object, sorted by name:
+  32-byte name, block offset (u64), block length (u32), offset in block (u32),
+  length (u32).
+
+The index is written atomically after the pack is complete and durable; a pack
+without an index is an interrupted write, ignored by readers and removed by gc.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+import zstandard
+
+from .atomic import atomic_write, fsync_dir
+from .errors import StoreDamaged
+
+PACK_MAGIC = b"TBPACK1\n"
+IDX_MAGIC = b"TBIDX1\n"
+BLOCK_RAW = 1 << 20
+_ENTRY = struct.Struct(">32sQIII")
+
+
+class Loc(NamedTuple):
+    pack: str  # pack id
+    block_off: int
+    block_len: int
+    off: int
+    length: int
+
+
+def read_index(path: Path) -> dict[str, Loc]:
+    data = path.read_bytes()
+    if not data.startswith(IDX_MAGIC) or len(data) < len(IDX_MAGIC) + 4:
+        raise StoreDamaged(f"pack index {path} is damaged (bad header); run 'turnback fsck'")
+    (count,) = struct.unpack_from(">I", data, len(IDX_MAGIC))
+    start = len(IDX_MAGIC) + 4
+    if len(data) != start + count * _ENTRY.size:
+        raise StoreDamaged(f"pack index {path} is truncated; run 'turnback fsck'")
+    pack = path.name[:-4]
+    return {
+        raw.hex(): Loc(pack, bo, bl, off, ln)
+        for raw, bo, bl, off, ln in _ENTRY.iter_unpack(data[start:])
+    }
+
+
+class PackWriter:
+    """Appends objects to a new pack; ``finish`` makes it visible (index written last)."""
+
+    def __init__(self, folder: Path, level: int) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.folder = folder
+        self.id = f"pack-{os.getpid()}-{os.urandom(8).hex()}"
+        self.path = folder / f"{self.id}.pack"
+        self._f = open(self.path, "wb")  # noqa: SIM115 - closed in finish/abort
+        self._f.write(PACK_MAGIC)
+        self._pos = len(PACK_MAGIC)
+        self._cctx = zstandard.ZstdCompressor(level=level)
+        self._buf: list[bytes] = []
+        self._buf_len = 0
+        self._pending: list[tuple[str, int, int]] = []  # name, off in block, length
+        self._names: set[str] = set()
+        self.entries: dict[str, Loc] = {}
+        self._lock = threading.Lock()
+
+    def add(self, name: str, payload: bytes) -> None:
+        with self._lock:
+            if name in self._names:
+                return
+            self._names.add(name)
+            self._pending.append((name, self._buf_len, len(payload)))
+            self._buf.append(payload)
+            self._buf_len += len(payload)
+            if self._buf_len >= BLOCK_RAW:
+                self._flush_block()
+
+    def _flush_block(self) -> None:
+        if not self._buf:
+            return
+        block = self._cctx.compress(b"".join(self._buf))
+        self._f.write(block)
+        for name, off, ln in self._pending:
+            self.entries[name] = Loc(self.id, self._pos, len(block), off, ln)
+        self._pos += len(block)
+        self._buf, self._buf_len, self._pending = [], 0, []
+
+    def has(self, name: str) -> bool:
+        return name in self._names
+
+    def read_own(self, name: str) -> bytes | None:
+        """An object this writer holds (a checkpoint reading its own writes), else None."""
+        with self._lock:
+            for n, off, ln in self._pending:
+                if n == name:
+                    return b"".join(self._buf)[off: off + ln]
+            loc = self.entries.get(name)
+            if loc is None:
+                return None
+            self._f.flush()
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            block = zstandard.ZstdDecompressor().decompress(
+                os.pread(fd, loc.block_len, loc.block_off), max_output_size=BLOCK_RAW * 64)
+        finally:
+            os.close(fd)
+        return block[loc.off: loc.off + loc.length]
+
+    def finish(self, fsync: bool) -> dict[str, Loc]:
+        with self._lock:
+            self._flush_block()
+            self._f.flush()
+            if fsync:
+                os.fsync(self._f.fileno())
+            self._f.close()
+            if not self.entries:
+                self.path.unlink()
+                return {}
+            rows = sorted(self.entries.items())
+            body = b"".join(
+                _ENTRY.pack(bytes.fromhex(n), loc.block_off, loc.block_len, loc.off, loc.length)
+                for n, loc in rows
+            )
+            atomic_write(self.folder / f"{self.id}.idx",
+                         IDX_MAGIC + struct.pack(">I", len(rows)) + body, fsync=fsync)
+            if fsync:
+                fsync_dir(self.folder)
+            return dict(self.entries)
+
+    def abort(self) -> None:
+        with self._lock:
+            try:
+                self._f.close()
+            finally:
+                try:
+                    self.path.unlink()
+                except FileNotFoundError:
+                    pass
+
+
+class PackReader:
+    """Finds and reads packed objects; caches indexes and recently used blocks."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._lock = threading.Lock()
+        self._index: dict[str, Loc] = {}
+        self._loaded: set[str] = set()
+        self._blocks: OrderedDict[tuple[str, int], bytes] = OrderedDict()
+        self._dctx = threading.local()
+
+    def refresh(self) -> None:
+        """Load the indexes of packs written since the last look (by any process)."""
+        try:
+            names = {n[:-4] for n in os.listdir(self.folder) if n.endswith(".idx")}
+        except FileNotFoundError:
+            names = set()
+        with self._lock:
+            gone = self._loaded - names
+            if gone:  # repacked by gc: forget their entries
+                self._index = {k: v for k, v in self._index.items() if v.pack not in gone}
+                self._loaded -= gone
+            for pack in sorted(names - self._loaded):
+                try:
+                    self._index.update(read_index(self.folder / f"{pack}.idx"))
+                except FileNotFoundError:
+                    continue
+                self._loaded.add(pack)
+
+    def add_entries(self, entries: dict[str, Loc], pack: str) -> None:
+        with self._lock:
+            self._index.update(entries)
+            self._loaded.add(pack)
+
+    def locate(self, name: str) -> Loc | None:
+        return self._index.get(name)
+
+    def names(self) -> dict[str, Loc]:
+        with self._lock:
+            return dict(self._index)
+
+    def packs(self) -> set[str]:
+        return set(self._loaded)
+
+    def read(self, loc: Loc) -> bytes:
+        key = (loc.pack, loc.block_off)
+        with self._lock:
+            block = self._blocks.get(key)
+            if block is not None:
+                self._blocks.move_to_end(key)
+        if block is None:
+            d = getattr(self._dctx, "d", None)
+            if d is None:
+                d = self._dctx.d = zstandard.ZstdDecompressor()
+            fd = os.open(self.folder / f"{loc.pack}.pack", os.O_RDONLY)
+            try:
+                raw = os.pread(fd, loc.block_len, loc.block_off)
+            finally:
+                os.close(fd)
+            if len(raw) != loc.block_len:
+                raise StoreDamaged(f"pack {loc.pack} is truncated; run 'turnback fsck'")
+            try:
+                block = d.decompress(raw, max_output_size=BLOCK_RAW * 64)
+            except zstandard.ZstdError as exc:
+                raise StoreDamaged(f"pack {loc.pack} has a corrupt block ({exc})") from exc
+            with self._lock:
+                self._blocks[key] = block
+                while len(self._blocks) > 16:
+                    self._blocks.popitem(last=False)
+        if loc.off + loc.length > len(block):
+            raise StoreDamaged(f"pack {loc.pack}: an object runs past its block")
+        return block[loc.off: loc.off + loc.length]
+
+    def files(self) -> Iterator[Path]:
+        if self.folder.exists():
+            for n in os.listdir(self.folder):
+                yield self.folder / n
