@@ -15,21 +15,6 @@ from .errors import InvalidInput, Unsafe
 MAX_NAME = 255
 
 
-def encode(rel: str) -> str:
-    """A JSON-safe, reversible form of a path: non-UTF-8 names become NUL + hex of the bytes."""
-    try:
-        rel.encode("utf-8")
-        return rel
-    except UnicodeEncodeError:
-        return "\0" + rel.encode("utf-8", "surrogateescape").hex()
-
-
-def decode(text: str) -> str:
-    if text.startswith("\0"):
-        return bytes.fromhex(text[1:]).decode("utf-8", "surrogateescape")
-    return text
-
-
 def display(rel: str) -> str:
     """A path for people and JSON results: undecodable bytes shown as U+FFFD."""
     return rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from .errors import Conflict
 from .objects import BLOB, ObjectStore
-from .paths import decode, encode, open_dir
+from .paths import open_dir
 from .trees import EXEC, LINK, Entry, TreeReader
 
 
@@ -29,9 +29,9 @@ class Plan:
 
     def to_json(self) -> dict[str, object]:
         return {
-            "write": {encode(p): list(e) for p, e in self.write.items()},
-            "create": {encode(p): list(e) for p, e in self.create.items()},
-            "remove": [encode(p) for p in self.remove],
+            "write": {p: list(e) for p, e in self.write.items()},
+            "create": {p: list(e) for p, e in self.create.items()},
+            "remove": self.remove,
         }
 
     @classmethod
@@ -41,9 +41,9 @@ class Plan:
         r = obj.get("remove") or []
         assert isinstance(w, dict) and isinstance(c, dict) and isinstance(r, list)
         return cls(
-            {decode(p): Entry(*e) for p, e in w.items()},
-            {decode(p): Entry(*e) for p, e in c.items()},
-            [decode(str(p)) for p in r],
+            {p: Entry(*e) for p, e in w.items()},
+            {p: Entry(*e) for p, e in c.items()},
+            [str(p) for p in r],
         )
 
     def empty(self) -> bool:

@@ -20,7 +20,6 @@ from stat import S_ISDIR, S_ISREG, S_IXUSR
 
 from .ignore import IgnoreRules
 from .objects import BLOB, CHUNK, ObjectStore, hash_bytes
-from .paths import encode as statkey
 from .statcache import RACY_MARGIN_NS, StatCache
 from .trees import DIR, EXEC, FILE, LINK, Entry, Tree, TreeReader
 
@@ -157,8 +156,8 @@ class Scanner:
         # Files the stat cache knows were not ignored last time; if this folder's ignore
         # rules are unchanged since, they still are not: skip matching them again.
         sig = self.ignore.chain_sig(rel_dir)
-        trusted = self.statcache.dirsigs.get(statkey(rel_dir)) == sig
-        self.statcache.new_dirsigs[statkey(rel_dir)] = sig
+        trusted = self.statcache.dirsigs.get(rel_dir) == sig
+        self.statcache.new_dirsigs[rel_dir] = sig
         rows = self.statcache.rows
         in_dir = self.ignore.in_dir
         with it:
@@ -171,7 +170,7 @@ class Scanner:
                     continue
                 mode = st.st_mode
                 if S_ISREG(mode):
-                    row = rows.get(statkey(rel))
+                    row = rows.get(rel)
                     if (
                         row is not None
                         and trusted
@@ -204,7 +203,7 @@ class Scanner:
                     pending.append(node.entries[name])  # type: ignore[arg-type]
                     continue
                 if S_ISDIR(mode):
-                    if not (trusted and statkey(rel) in self.statcache.dirsigs) and in_dir(
+                    if not (trusted and rel in self.statcache.dirsigs) and in_dir(
                             rel_dir, rel, name, True):
                         continue
                     old = base_tree.get(name)
@@ -295,15 +294,15 @@ class Scanner:
                 sub = subs[name] = self._build_dir(item, write, seen,
                                                    f"{rel_dir}/{name}" if rel_dir else name)
                 clean = clean and sub[3]
-        prev = self.statcache.dirtrees.get(statkey(rel_dir))
+        prev = self.statcache.dirtrees.get(rel_dir)
         if (clean and prev is not None and prev[3] == len(node.entries)
                 and node.hits == len(node.entries) - len(subs)):
             # every entry is as the last scan saw it: so is the tree
             if seen is not None:
                 prefix = f"{rel_dir}/" if rel_dir else ""
-                seen.update(statkey(prefix + n) for n, it in node.entries.items()
+                seen.update(prefix + n for n, it in node.entries.items()
                             if not isinstance(it, _Dir))
-            self.statcache.new_dirtrees[statkey(rel_dir)] = prev
+            self.statcache.new_dirtrees[rel_dir] = prev
             self.counts[prev[0]] = (prev[1], prev[2])
             return prev[0], prev[1], prev[2], True
         for name, item in node.entries.items():
@@ -330,10 +329,10 @@ class Scanner:
                 files += 1
                 nbytes += item.size
                 if seen is not None:
-                    seen.add(statkey(rel))
+                    seen.add(rel)
             tree[name] = item
         h = self.trees.put(tree) if write else self.trees.put_transient(tree)
         self.counts[h] = (files, nbytes)
         if write:
-            self.statcache.new_dirtrees[statkey(rel_dir)] = [h, files, nbytes, len(node.entries)]
+            self.statcache.new_dirtrees[rel_dir] = [h, files, nbytes, len(node.entries)]
         return h, files, nbytes, False

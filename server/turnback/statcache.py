@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from .atomic import atomic_write
-from .paths import encode as key
+from .jsonl import dumps, loads
 
 # path -> [size, mtime_ns, ctime_ns, ino, mode, hash, scan_ns]
 Row = list[int | str]
@@ -41,7 +41,7 @@ class StatCache:
             return
         self._loaded = True
         try:
-            data = orjson.loads(self.path.read_bytes())
+            data = loads(self.path.read_bytes())
             rows = data["rows"]
             dirsigs = data.get("dirsigs") or {}
             if not isinstance(rows, dict) or not isinstance(dirsigs, dict):
@@ -53,7 +53,7 @@ class StatCache:
             self.rows = {}  # a cache: losing it only costs a re-read
 
     def lookup(self, rel: str, st: os.stat_result) -> str | None:
-        row = self.rows.get(key(rel))
+        row = self.rows.get(rel)
         if (
             row is not None
             and len(row) == 7
@@ -69,13 +69,13 @@ class StatCache:
 
     def record(self, rel: str, st: os.stat_result, digest: str, scan_ns: int) -> None:
         """Remember ``rel``'s hash as read by a scan that started at ``scan_ns``."""
-        self.rows[key(rel)] = [
+        self.rows[rel] = [
             st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode, digest, scan_ns
         ]
         self.dirty = True
 
     def drop(self, rel: str) -> None:
-        if self.rows.pop(key(rel), None) is not None:
+        if self.rows.pop(rel, None) is not None:
             self.dirty = True
 
     def save(self, keep: set[str] | None = None) -> None:
@@ -103,6 +103,6 @@ class StatCache:
         self.new_dirtrees = {}
         if not self.dirty:
             return
-        atomic_write(self.path, orjson.dumps({"rows": self.rows, "dirsigs": self.dirsigs,
-                                              "dirtrees": self.dirtrees}), fsync=False)
+        atomic_write(self.path, dumps({"rows": self.rows, "dirsigs": self.dirsigs,
+                                       "dirtrees": self.dirtrees}), fsync=False)
         self.dirty = False
