@@ -49,7 +49,8 @@ def restore(store: Store, doc: JSON, session_id: str | None = None) -> str:
     messages = doc.get("messages")
     if not isinstance(messages, list):
         raise InvalidInput("snapshot field 'messages' must be a list")
-    head = doc.get("session") if isinstance(doc.get("session"), dict) else {}
+    raw_head = doc.get("session")
+    head: JSON = raw_head if isinstance(raw_head, dict) else {}
     header = SessionHeader.from_json({"id": session_id or head.get("id") or new_id(), **{
         k: v for k, v in head.items() if k != "id"}})
     header.source = "snapshot"
@@ -60,13 +61,16 @@ def restore(store: Store, doc: JSON, session_id: str | None = None) -> str:
     for i, m in enumerate(messages):
         if not isinstance(m, dict):
             raise InvalidInput(f"snapshot message {i} must be an object")
-        kind = m.get("kind") if isinstance(m.get("kind"), str) else (
-            Kind.PROMPT if m.get("role") == "user" else Kind.RESPONSE)
-        data = m.get("data") if isinstance(m.get("data"), dict) else {
-            "text": str(m.get("content") or "")}
-        eid = m.get("id") if isinstance(m.get("id"), str) else f"{header.id}-m{i}"
-        ts = m.get("ts") if isinstance(m.get("ts"), str) else header.started
-        events.append(Event(eid, header.id, parent, ts, str(kind), dict(data)))
+        kind, data, eid, ts = m.get("kind"), m.get("data"), m.get("id"), m.get("ts")
+        if not isinstance(kind, str):
+            kind = Kind.PROMPT if m.get("role") == "user" else Kind.RESPONSE
+        if not isinstance(data, dict):
+            data = {"text": str(m.get("content") or "")}
+        if not isinstance(eid, str):
+            eid = f"{header.id}-m{i}"
+        if not isinstance(ts, str):
+            ts = header.started
+        events.append(Event(eid, header.id, parent, ts, kind, dict(data)))
         parent = eid
     store.append_events(header.id, events)
     return header.id

@@ -62,5 +62,5 @@ def test_bad_documents_are_named(tmp_path: Path) -> None:
         restore(Store.memory(), {"version": 1, "messages": "x"})
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    with pytest.raises(StoreDamaged, match="bad.json"):
+    with pytest.raises(StoreDamaged, match=r"bad\.json"):
         JsonFileSnapshotStore(bad).load()
