@@ -108,10 +108,13 @@ async function waitHealthy(url: string, group: Group, timeoutMs: number, logPath
 export async function startCodeServer(options: CodeServerOptions): Promise<CodeServer> {
   const { runDir, folder } = options;
   const args = commonArgs(runDir);
-  writeFileSync(
-    join(dirs(runDir).userData, "User", "settings.json"),
-    JSON.stringify({ ...USER_SETTINGS, ...options.settings }, null, 2),
-  );
+  // Also as the machine's settings: in code-server the workbench is a remote
+  // window, where machine-scoped settings (turnback.python) are read only there.
+  const settings = JSON.stringify({ ...USER_SETTINGS, ...options.settings }, null, 2);
+  for (const scope of ["User", "Machine"]) {
+    mkdirSync(join(dirs(runDir).userData, scope), { recursive: true });
+    writeFileSync(join(dirs(runDir).userData, scope, "settings.json"), settings);
+  }
   const port = options.port ?? (await freePort());
   const logPath = join(runDir, "code-server.log");
   const group = spawnGroup(

@@ -33,7 +33,8 @@ export class TreeView {
     const icon = this.page.locator(".activitybar .action-item a[aria-label^='Turnback']").first();
     await icon.waitFor({ timeout: 60_000 });
     await icon.click();
-    await this.page.locator(".part.sidebar .pane-header", { hasText: /Sessions/i }).first().waitFor();
+    // With one view in the container, its title stands in the sidebar's title bar.
+    await this.page.locator(".part.sidebar .title-label", { hasText: /Turnback/ }).first().waitFor();
   }
 
   private rowsMatching(label: Text): Locator {

@@ -7,7 +7,7 @@
 // state earlier ones leave, as a person's session would.
 
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -99,8 +99,10 @@ after(async () => {
   await browser?.close();
   await server?.stop();
   if (server !== undefined) {
-    // Keep the logs of a run next to its screenshots.
+    // Keep the logs of a run (code-server's, the extension host's, the
+    // Turnback output channel) next to its screenshots.
     writeFileSync(join(artifacts, "e2e", "code-server.log"), readFileSync(server.logPath));
+    cpSync(join(runDir, "user-data", "logs"), join(artifacts, "e2e", "logs"), { recursive: true });
   }
   rmSync(runDir, { recursive: true, force: true });
 });
@@ -193,10 +195,12 @@ step("an event appended with the CLI from outside shows up in the tree by itself
 
 step("rewinding to a checkpoint whose stored content is gone fails readably and changes nothing", "rewind-error", async () => {
   await clearNotifications(page);
+  // Large enough (over the store's 512 KB pack threshold) to be kept as a
+  // loose object file of its own, which is then deleted.
   const doomed = join(workspace, "doomed.txt");
-  writeFileSync(doomed, `content only this checkpoint has: ${runDir}\n`);
+  const lines = Array.from({ length: 20_000 }, (_, i) => `line ${i} only this checkpoint has, run ${runDir}`);
+  writeFileSync(doomed, `${lines.join("\n")}\n`);
   const made = await cliJson<{ id: string }>(workspace, "checkpoint", "-m", "Doomed", "--session", demo.sessions.main);
-  // Delete the one object that holds doomed.txt's content at that checkpoint.
   const blob = (
     await run(PYTHON, [
       "-c",
@@ -204,7 +208,9 @@ step("rewinding to a checkpoint whose stored content is gone fails readably and 
       doomed,
     ])
   ).trim();
-  unlinkSync(join(workspace, ".turnback", "objects", blob.slice(0, 2), blob.slice(2)));
+  const object = join(workspace, ".turnback", "objects", blob.slice(0, 2), blob.slice(2));
+  assert.ok(existsSync(object), `doomed.txt's content is not a loose object at ${object}`);
+  unlinkSync(object);
   writeFileSync(doomed, "changed after the checkpoint\n");
   writeFileSync(join(workspace, "README.md"), "# greeter\n\nchanged after the checkpoint\n");
   const untouched = readTree(workspace);
