@@ -279,6 +279,9 @@ class Bench:
         for k in self.args.sweep:
             if not self.args.no_server:
                 self.tb.start_server(self.args.server_settle)
+                # The first checkpoint after a start scans everything (the watcher cannot know
+                # what changed while no server ran): take it first, on both sides.
+                self.both_checkpoint(self.tb.checkpoint_server, "serverFirst", "noop.git")
                 self.editor.edit(k)
                 self.settle(k)
                 self.both_checkpoint(self.tb.checkpoint_server, f"sweep.{k}.warm", f"sweep.{k}.git")
