@@ -12,7 +12,14 @@ from ..errors import TurnbackError
 from ..events import Event, Kind, SessionHeader
 from ..models import Problem
 from ..store import Store
-from .base import CheckpointRecord, EventRecord, MetaRecord, Record, SessionRecord
+from .base import (
+    CheckpointRecord,
+    EventRecord,
+    MetaRecord,
+    Record,
+    SessionRecord,
+    is_valid_id,
+)
 from .result import ImportResult
 
 # Events per append. Each append takes the session's lock and reads the ids it
@@ -51,9 +58,9 @@ class Applier:
         """Write what is buffered and the header updates."""
         self.flush()
         for sid, fields in self.meta.items():
-            header = self.headers.get(sid)
-            if header is None:
+            if not self._known(sid):
                 continue
+            header = self.headers[sid]
             head = fields.pop("head", None)
             if head is not None and self.store.session_summary(sid).head != head:
                 try:
@@ -77,9 +84,18 @@ class Applier:
         self.headers[header.id] = stored
         self.title_rank.setdefault(header.id, 0)
 
+    def _known(self, sid: str) -> bool:
+        """Whether the session was announced (or is in the store: a follower's later poll)."""
+        if sid in self.headers:
+            return True
+        if is_valid_id(sid) and self.store.has_session(sid):
+            self.headers[sid] = self.store.session_summary(sid).header
+            return True
+        return False
+
     def _event(self, event: Event) -> None:
         sid = event.session
-        if sid not in self.headers:
+        if not self._known(sid):
             self.result.add_problem(
                 Problem(self.file, 0, f"event {event.id} names no known session {sid!r}; skipped")
             )
@@ -95,6 +111,8 @@ class Applier:
             return
         added = self.store.append_events(sid, buf)
         self.result.events += added
+        if added:
+            self.result.add_session(sid)
         # Sources only ever append, and ids are derived from the input, so what the
         # store did not have yet is the batch's tail: its prompts are new prompts.
         if added and any(e.kind == Kind.PROMPT for e in buf[len(buf) - added:]):
@@ -110,7 +128,7 @@ class Applier:
             fields[key] = value
 
     def _checkpoint(self, rec: CheckpointRecord) -> None:
-        if rec.session_id not in self.headers:
+        if not self._known(rec.session_id):
             return
         self._flush(rec.session_id)
         try:
@@ -134,3 +152,4 @@ class Applier:
             )
             return
         self.result.checkpoints += 1
+        self.result.add_session(rec.session_id)

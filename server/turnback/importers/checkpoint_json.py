@@ -75,6 +75,7 @@ class CheckpointJsonParser(DocumentParser):
         self.session_id = ""
         self.last_event: str | None = None
         self.counts = {"p": 0, "r": 0, "t": 0}
+        self.prev_ts = ""  # the time of the state "before" a checkpoint's changes
 
     def parse(self) -> Iterator[Record]:
         files = sorted(self.path.glob("*.json")) if self.path.is_dir() else [self.path]
@@ -103,6 +104,7 @@ class CheckpointJsonParser(DocumentParser):
         self.session_id = "ckpt-" + derive_id(cid, ts)
         stats = as_dict(doc.get("stats"))
         started = system_time(stats.get("start_time")) or ts
+        self.prev_ts = started
         yield SessionRecord(SessionHeader(id=self.session_id, agent=AGENT, started=started,
                                           source=AGENT, cwd=str(self.ctx.workspace),
                                           extra={"firstCheckpoint": cid}))
@@ -153,6 +155,7 @@ class CheckpointJsonParser(DocumentParser):
             if kind == Kind.PROMPT and key == "p" and index == 0 and short_title(data["text"]):
                 yield MetaRecord(sid, {"title": short_title(data["text"])}, TITLE_FIRST_PROMPT)
         yield from self._diffs(doc, cid, ts, f, first_event)
+        self.prev_ts = ts
 
     def _diffs(
         self, doc: JSON, cid: str, ts: str, f: Path, first_event: str | None
@@ -176,13 +179,14 @@ class CheckpointJsonParser(DocumentParser):
             return
         safe = safe_id(cid) or derive_id(cid)
         start = first_event or self.last_event
-        for side, files, event in (("before", before, start), ("after", after, self.last_event)):
+        for side, files, event, when in (("before", before, start, self.prev_ts or ts),
+                                         ("after", after, self.last_event, ts)):
             yield CheckpointRecord(
                 session_id=self.session_id,
                 event_id=event,
                 checkpoint_id="cj" + derive_id(self.session_id, cid, side)[2:],
                 label=f"{side} {safe}"[:120],
-                ts=ts or None,
+                ts=when or None,
                 files=files,
                 file=str(f),
             )

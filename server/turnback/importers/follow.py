@@ -69,6 +69,8 @@ class Follower:
         self.clock = clock
         self.files: dict[Path, _Followed] = {}
         self.polls = 0
+        # One applier for all polls: it knows the sessions and the titles' ranks.
+        self.applier = Applier(store, ImportResult())
 
     def discover(self) -> list[tuple[str, Path]]:
         """The files to follow now: this workspace's transcripts and the given paths."""
@@ -84,7 +86,8 @@ class Follower:
     def poll(self) -> ImportResult:
         """Import what was appended since the last poll."""
         result = ImportResult()
-        applier = Applier(self.store, result)
+        applier = self.applier
+        applier.result = result
         first = self.polls == 0
         self.polls += 1
         now = self.clock()

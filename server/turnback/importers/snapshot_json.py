@@ -99,9 +99,11 @@ def message_parts(message: Any) -> tuple[str, list[tuple[str, JSON]]]:
         blocks = [{"Text": blocks if isinstance(blocks, str) else body}]
     parts: list[tuple[str, JSON]] = []
     texts: list[str] = []
+    text_at: int | None = None
     for block in as_list(blocks):
         name, inner = _variant(block)
         if name == "text":
+            text_at = len(parts) if text_at is None else text_at
             texts.append(_text(inner if inner is not None else block))
         elif name in ("toolcall", "tooluse"):
             b = as_dict(inner)
@@ -127,7 +129,7 @@ def message_parts(message: Any) -> tuple[str, list[tuple[str, JSON]]]:
         else:
             kind = Kind.NOTE
         data: JSON = {"text": text} if kind != Kind.NOTE else {"text": text, "role": role}
-        parts.insert(0, (kind, data))
+        parts.insert(text_at or 0, (kind, data))
     return role, parts
 
 

@@ -1,0 +1,46 @@
+"""Fixtures of the importer tests: a store, and the real transcripts read in place."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from turnback import Store
+
+REPO = Path(__file__).resolve().parents[2]
+TRANSCRIPTS = REPO.parent / "shared" / "transcripts"
+
+
+def transcripts(pattern: str) -> list[Path]:
+    """Real transcript files under ../shared/transcripts (never copied into the repo)."""
+    return sorted(TRANSCRIPTS.glob(pattern))
+
+
+def need_transcripts() -> None:
+    if not TRANSCRIPTS.is_dir():
+        pytest.skip(f"the real transcripts are not at {TRANSCRIPTS}")
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    d = tmp_path / "ws"
+    d.mkdir()
+    return d
+
+
+@pytest.fixture
+def store(ws: Path) -> Iterator[Store]:
+    s = Store.open(ws)
+    yield s
+    s.close()
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No developer settings or home folder leak into an import."""
+    for name in ("TURNBACK_STORE", "TURNBACK_SESSION", "TURNBACK_AUTO_INIT", "CLAUDE_CONFIG_DIR",
+                 "CODEX_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
