@@ -25,8 +25,8 @@ def test_ralph_real_history(store: Store) -> None:
     assert result.problems == [] and len(result.sessions) == len(starts) == 5
     stats = [store.stats(s) for s in result.sessions]
     assert [s["prompts"] for s in stats] == [1] * 5
-    assert [s["completion"] for s in stats] == [None, None, "completion_promise", "completion_promise",
-                                              "completion_promise"]
+    done = "completion_promise"
+    assert [s["completion"] for s in stats] == [None, None, done, done, done]
     third = store.session(result.sessions[2])
     assert third.header.title == "Cross-Platform Rho Implementation"
     assert third.header.ended == "2026-02-05T05:16:01.600Z"
@@ -242,7 +242,8 @@ def test_snapshot_json_bad_version_is_reported(store: Store, tmp_path: Path) -> 
     f = tmp_path / "snap.json"
     f.write_text(json.dumps({"version": 999, "messages": [], "pinned": []}))
     result = import_source(store, "snapshot-json", f)
-    assert result.sessions == [] and "unsupported snapshot version 999" in result.problems[0].message
+    assert result.sessions == []
+    assert "unsupported snapshot version 999" in result.problems[0].message
 
 
 @pytest.mark.parametrize("source", ["checkpoint-json", "event-records", "meta-jsonl",
