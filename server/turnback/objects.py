@@ -93,8 +93,7 @@ class ObjectStore:
         with self._batch_lock:
             self._depth += 1
             if self._writer is None:
-                self.packs.refresh()
-                self._refreshed = True
+                self._refreshed = False  # other processes' packs: looked up when first needed
                 self._writer = PackWriter(self.root / "pack", self.level)
         ok = False
         try:
@@ -118,6 +117,7 @@ class ObjectStore:
     def put(self, kind: bytes, data: bytes) -> str:
         """Store ``data`` as an object of ``kind``; return its name. Idempotent."""
         name = hash_bytes(kind, data)
+        self._ensure_index()
         w = self._writer
         if w is not None and len(data) < LOOSE_THRESHOLD:
             if self.packs.locate(name) is None and not w.has(name):
