@@ -1,0 +1,110 @@
+import * as assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import {
+  countOf,
+  formatAge,
+  formatBytes,
+  formatClock,
+  formatCount,
+  formatDuration,
+  formatShortAge,
+  formatTimestamp,
+  listPaths,
+  oneLine,
+  shortId,
+} from '../src/format';
+
+const NOW = Date.parse('2026-11-21T12:00:00.000Z');
+const ago = (ms: number): string => new Date(NOW - ms).toISOString();
+const MIN = 60_000;
+const HOUR = 60 * MIN;
+const DAY = 24 * HOUR;
+
+describe('formatAge', () => {
+  it('reads like a person would say it', () => {
+    assert.equal(formatAge(ago(10_000), NOW), 'just now');
+    assert.equal(formatAge(ago(50_000), NOW), '1 min ago');
+    assert.equal(formatAge(ago(5 * MIN), NOW), '5 min ago');
+    assert.equal(formatAge(ago(3 * HOUR + 5 * MIN), NOW), '3 h ago');
+    assert.equal(formatAge(ago(DAY + HOUR), NOW), 'yesterday');
+    assert.equal(formatAge(ago(4 * DAY), NOW), '4 days ago');
+  });
+
+  it('gives the date beyond a month, and for clocks ahead of ours', () => {
+    assert.equal(formatAge('2026-01-02T03:04:05Z', NOW), '2026-01-02');
+    assert.equal(formatAge(new Date(NOW + 2 * HOUR).toISOString(), NOW), '2026-11-21');
+  });
+
+  it('says when the time is unknown', () => {
+    assert.equal(formatAge(undefined, NOW), 'unknown time');
+    assert.equal(formatAge('not a date', NOW), 'unknown time');
+  });
+});
+
+describe('formatShortAge', () => {
+  it('is compact for the status bar', () => {
+    assert.equal(formatShortAge(ago(20_000), NOW), 'now');
+    assert.equal(formatShortAge(ago(7 * MIN), NOW), '7m');
+    assert.equal(formatShortAge(ago(5 * HOUR), NOW), '5h');
+    assert.equal(formatShortAge(ago(3 * DAY), NOW), '3d');
+    assert.equal(formatShortAge(ago(21 * DAY), NOW), '3w');
+    assert.equal(formatShortAge(null, NOW), '?');
+  });
+});
+
+describe('timestamps and durations', () => {
+  it('prints UTC so every machine shows the same label', () => {
+    assert.equal(formatTimestamp('2026-11-21T09:08:07.123Z'), '2026-11-21 09:08:07 UTC');
+    assert.equal(formatClock('2026-11-21T09:08:07.123Z'), '09:08:07');
+    assert.equal(formatClock('garbage'), '');
+    assert.equal(formatTimestamp('garbage'), 'garbage');
+  });
+
+  it('formats durations at a useful precision', () => {
+    assert.equal(formatDuration(850), '850 ms');
+    assert.equal(formatDuration(12_400), '12 s');
+    assert.equal(formatDuration(4 * MIN + 5_000), '4 min 05 s');
+    assert.equal(formatDuration(2 * HOUR + 3 * MIN), '2 h 03 min');
+    assert.equal(formatDuration(null), 'unknown');
+    assert.equal(formatDuration(-1), 'unknown');
+  });
+});
+
+describe('sizes and counts', () => {
+  it('formats bytes in powers of 1024', () => {
+    assert.equal(formatBytes(0), '0 B');
+    assert.equal(formatBytes(512), '512 B');
+    assert.equal(formatBytes(1536), '1.5 KB');
+    assert.equal(formatBytes(12 * 1024 * 1024), '12 MB');
+    assert.equal(formatBytes(3.25 * 1024 ** 3), '3.3 GB');
+    assert.equal(formatBytes(undefined), 'unknown size');
+  });
+
+  it('groups digits and picks singular or plural', () => {
+    assert.equal(formatCount(1234567), '1,234,567');
+    assert.equal(formatCount(999), '999');
+    assert.equal(countOf(1, 'file'), '1 file');
+    assert.equal(countOf(0, 'file'), '0 files');
+    assert.equal(countOf(2500, 'entry', 'entries'), '2,500 entries');
+  });
+});
+
+describe('text helpers', () => {
+  it('shortens ids to 8 characters', () => {
+    assert.equal(shortId('0123456789abcdef'), '01234567');
+    assert.equal(shortId('abc'), 'abc');
+    assert.equal(shortId(null), '');
+  });
+
+  it('flattens and cuts text', () => {
+    assert.equal(oneLine('fix\n  the   tests', 80), 'fix the tests');
+    assert.equal(oneLine('abcdefghij', 5), 'abcd…');
+  });
+
+  it('cuts long path lists with a count of the rest', () => {
+    assert.equal(listPaths([], 3), '');
+    assert.equal(listPaths(['a', 'b'], 3), '  a\n  b');
+    assert.equal(listPaths(['a', 'b', 'c', 'd', 'e'], 2), '  a\n  b\n  … and 3 more');
+  });
+});

@@ -1,0 +1,67 @@
+import * as assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { binaryNotice, changesTitle, diffTitle } from '../src/diffText';
+import { describeError, errorCode, errorText } from '../src/errors';
+import type { Checkpoint } from '../src/protocol';
+import { statusText } from '../src/statusText';
+
+describe('errors', () => {
+  it("shows the server's message and adds what to do", () => {
+    const damaged = { code: -32003, message: 'object 1a2b is truncated' };
+    assert.equal(errorCode(damaged), -32003);
+    assert.equal(
+      describeError('Rewind', damaged),
+      'Rewind failed: object 1a2b is truncated Run `turnback fsck` in the workspace to see what is damaged.',
+    );
+    assert.equal(
+      describeError('Rewind', { code: -32004, message: 'path ../x is outside the workspace' }),
+      'Rewind failed: path ../x is outside the workspace Nothing was changed.',
+    );
+    assert.equal(describeError('Import', new Error('no such file')), 'Import failed: no such file');
+  });
+
+  it('copes with things that are not errors', () => {
+    assert.equal(errorText('plain'), 'plain');
+    assert.match(errorText(undefined), /output channel/);
+    assert.equal(errorCode({ code: 'x' }), undefined);
+  });
+});
+
+describe('diff titles', () => {
+  it('name the file and both states', () => {
+    assert.equal(diffTitle('src/app.py', 'after tests', 'Now'), 'app.py (after tests ↔ Now)');
+    assert.equal(changesTitle('one', 'two'), 'Turnback: one ↔ two');
+    assert.match(binaryNotice('img/logo.png', 2048), /^img\/logo\.png is a binary file \(2\.0 KB\)/);
+  });
+});
+
+describe('status bar text', () => {
+  const now = Date.parse('2026-11-21T12:00:00Z');
+  const cp = (id: string, ts: string, label: string): Checkpoint => ({
+    id,
+    label,
+    ts,
+    sessionId: null,
+    eventId: null,
+    auto: false,
+    partial: false,
+  });
+
+  it('shows the newest checkpoint’s age and the count', () => {
+    const s = statusText(
+      [cp('a', '2026-11-21T11:00:00Z', 'old'), cp('b', '2026-11-21T11:55:00Z', 'new'), cp('c', '2026-11-20T11:00:00Z', '')],
+      'demo',
+      now,
+    );
+    assert.equal(s.text, '$(history) 5m · 3');
+    assert.equal(
+      s.tooltip,
+      'Turnback: last checkpoint “new” 5 min ago; 3 checkpoints in demo. Click to show the Turnback view.',
+    );
+  });
+
+  it('says when there is none', () => {
+    assert.equal(statusText([], 'demo', now).text, '$(history) no checkpoints');
+  });
+});

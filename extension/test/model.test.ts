@@ -1,0 +1,349 @@
+/**
+ * The tree built from server responses: what a user sees in the Sessions view
+ * and what end-to-end tests look for (labels, context values, keys).
+ */
+
+import * as assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import type { Change, Checkpoint, SessionEvent, SessionInfo } from '../src/protocol';
+import {
+  type ChangeNode,
+  type CheckpointBearing,
+  type EventNode,
+  type TreeNode,
+  bearsCheckpoint,
+  changeNodes,
+  checkpointRefs,
+  eventNodes,
+  folderNode,
+  placeEvents,
+  sessionNodes,
+} from '../src/tree/model';
+
+const FOLDER = 'file:///work/demo';
+const NOW = Date.parse('2026-11-21T12:00:00Z');
+
+function session(id: string, extra: Partial<SessionInfo> = {}): SessionInfo {
+  return {
+    id,
+    title: `fix ${id}`,
+    agent: 'claude-code',
+    startedAt: '2026-11-21T10:00:00Z',
+    endedAt: '2026-11-21T10:30:00Z',
+    stats: { prompts: 2, toolCalls: 5, checkpoints: 1 },
+    ...extra,
+  };
+}
+
+function ev(id: string, parent: string | null, kind: string, data: Record<string, unknown> = {}, minute = 0): SessionEvent {
+  return { id, parent, kind, data, ts: `2026-11-21T10:${String(minute).padStart(2, '0')}:00.000Z` };
+}
+
+function cp(id: string, eventId: string | null, ts: string, label = '', sessionId: string | null = 's1'): Checkpoint {
+  return { id, label, ts, sessionId, eventId, auto: false, partial: false, files: 3 };
+}
+
+function events(nodes: TreeNode[]): EventNode[] {
+  return nodes.filter((n): n is EventNode => n.type === 'event');
+}
+
+function byEvent(nodes: TreeNode[], id: string): EventNode {
+  const found = events(nodes).find((n) => n.eventId === id);
+  assert.ok(found, `node for event ${id}`);
+  return found;
+}
+
+describe('folder node', () => {
+  it('is named after the folder and counts from status', () => {
+    const node = folderNode(
+      { uri: FOLDER, name: 'demo' },
+      { folder: FOLDER, store: '/work/demo/.turnback', formatVersion: 1, sessions: 3, checkpoints: 1, bytes: 10 },
+    );
+    assert.equal(node.label, 'demo');
+    assert.equal(node.description, '3 sessions · 1 checkpoint');
+    assert.equal(node.contextValue, 'folder');
+    assert.equal(node.collapsible, 'expanded');
+    assert.equal(node.key, `f|${FOLDER}`);
+  });
+});
+
+describe('session nodes', () => {
+  it('shows title, agent and age, with stats in the tooltip', () => {
+    const nodes = sessionNodes(FOLDER, { sessions: [session('s1'), session('s2', { title: '', endedAt: null })], total: 2 }, NOW);
+    assert.equal(nodes.length, 2);
+    const [a, b] = nodes;
+    assert.ok(a?.type === 'session' && b?.type === 'session');
+    assert.equal(a.label, 'fix s1');
+    assert.equal(a.description, 'claude-code · 2 h ago');
+    assert.equal(a.contextValue, 'session');
+    assert.match(a.tooltip ?? '', /2 prompts/);
+    assert.match(a.tooltip ?? '', /5 tool calls/);
+    assert.equal(b.label, 'session s2', 'an untitled session is named by its id');
+    assert.equal(b.description, 'claude-code · 2 h ago · open');
+  });
+
+  it('ends with "Load more…" while the server has more', () => {
+    const nodes = sessionNodes(FOLDER, { sessions: [session('s1')], total: 250 }, NOW);
+    const last = nodes[nodes.length - 1];
+    assert.ok(last?.type === 'loadMore');
+    assert.equal(last.label, 'Load more…');
+    assert.equal(last.description, '1 of 250 sessions');
+    assert.equal(last.what, 'sessions');
+    assert.equal(last.contextValue, 'loadMore');
+  });
+
+  it('says so when there is no session', () => {
+    const nodes = sessionNodes(FOLDER, { sessions: [], total: 0 }, NOW);
+    assert.equal(nodes.length, 1);
+    assert.equal(nodes[0]?.type, 'message');
+    assert.equal(nodes[0].label, 'No sessions recorded yet');
+  });
+});
+
+describe('event nodes', () => {
+  const linear = [
+    ev('e1', null, 'prompt', { text: 'make the tests pass' }, 1),
+    { ...ev('e2', 'e1', 'tool_call', { name: 'Bash', input: { command: 'pytest' } }, 2), summary: 'Bash(pytest)' },
+    ev('e3', 'e2', 'tool_result', { isError: true, output: 'boom' }, 3),
+    ev('e4', 'e3', 'checkpoint', { checkpoint: 'cp1' }, 4),
+  ];
+  const checkpoints = [cp('cp1', 'e4', '2026-11-21T10:04:00Z', 'after tests')];
+
+  it('labels each event by kind and summary, and marks the head', () => {
+    const nodes = eventNodes({
+      folder: FOLDER,
+      sessionId: 's1',
+      result: { events: linear, head: 'e4', total: 4 },
+      checkpoints,
+      now: NOW,
+    });
+    assert.deepEqual(
+      nodes.map((n) => n.label),
+      ['Prompt: make the tests pass', 'Tool: Bash(pytest)', 'Result', 'Checkpoint: after tests'],
+    );
+    const head = byEvent(nodes, 'e4');
+    assert.equal(head.head, true);
+    assert.match(head.description ?? '', /^● head · 10:04:00/);
+    assert.equal(head.contextValue, 'event checkpoint head');
+    assert.equal(byEvent(nodes, 'e1').contextValue, 'event');
+    assert.equal(byEvent(nodes, 'e1').description, '10:01:00');
+    assert.equal(byEvent(nodes, 'e3').icon?.id, 'error', 'a failed tool result shows an error icon');
+    assert.equal(byEvent(nodes, 'e4').key, `e|${FOLDER}|s1|e4`);
+  });
+
+  it('makes the checkpoint expandable and links it to the one before', () => {
+    const earlier = cp('cp0', null, '2026-11-21T09:00:00Z', 'start', null);
+    const nodes = eventNodes({
+      folder: FOLDER,
+      sessionId: 's1',
+      result: { events: linear, head: 'e4', total: 4 },
+      checkpoints: [...checkpoints, earlier],
+      now: NOW,
+    });
+    const node = byEvent(nodes, 'e4');
+    assert.ok(bearsCheckpoint(node));
+    assert.equal(node.collapsible, 'collapsed');
+    assert.deepEqual(node.checkpoint, {
+      id: 'cp1',
+      title: 'after tests',
+      previous: { id: 'cp0', title: 'start' },
+      files: 3,
+    });
+  });
+
+  it('finds a checkpoint by the id in its event data when eventId is not set', () => {
+    const nodes = eventNodes({
+      folder: FOLDER,
+      sessionId: 's1',
+      result: { events: linear, head: 'e4', total: 4 },
+      checkpoints: [cp('cp1', null, '2026-11-21T10:04:00Z', '')],
+      now: NOW,
+    });
+    const node = byEvent(nodes, 'e4');
+    assert.equal(node.checkpoint?.id, 'cp1');
+    assert.equal(node.label, 'Checkpoint: checkpoint cp1');
+  });
+
+  it('marks a non-checkpoint event that owns a checkpoint', () => {
+    const nodes = eventNodes({
+      folder: FOLDER,
+      sessionId: 's1',
+      result: { events: linear.slice(0, 1), head: 'e1', total: 1 },
+      checkpoints: [cp('cpX', 'e1', '2026-11-21T10:01:00Z', 'file history')],
+      now: NOW,
+    });
+    const node = byEvent(nodes, 'e1');
+    assert.equal(node.label, 'Prompt: make the tests pass');
+    assert.equal(node.contextValue, 'event checkpoint head');
+    assert.match(node.description ?? '', /◆ file history/);
+  });
+
+  it('pages: "Load more…" while events remain, then the session’s other checkpoints', () => {
+    const stray = cp('cp9', 'elsewhere', '2026-11-21T11:00:00Z', 'imported');
+    const page = eventNodes({
+      folder: FOLDER,
+      sessionId: 's1',
+      result: { events: linear.slice(0, 2), head: 'e4', total: 4 },
+      checkpoints: [...checkpoints, stray],
+      now: NOW,
+    });
+    const last = page[page.length - 1];
+    assert.ok(last?.type === 'loadMore');
+    assert.equal(last.description, '2 of 4 events');
+    assert.equal(last.sessionId, 's1');
+    assert.ok(!page.some((n) => n.type === 'checkpoint'), 'no stray checkpoints before the last page');
+    assert.ok(!page.some((n) => n.type === 'event' && n.head), 'the head is not loaded yet');
+
+    const all = eventNodes({
+      folder: FOLDER,
+      sessionId: 's1',
+      result: { events: linear, head: 'e4', total: 4 },
+      checkpoints: [...checkpoints, stray],
+      now: NOW,
+    });
+    const tail = all[all.length - 1];
+    assert.ok(tail?.type === 'checkpoint');
+    assert.equal(tail.label, 'Checkpoint: imported');
+    assert.equal(tail.contextValue, 'checkpoint');
+    assert.equal(tail.checkpoint.previous?.id, 'cp1');
+  });
+
+  it('shows branches: where they start, where they split, and what is off the current one', () => {
+    // e1 → e2 → e3 (abandoned) ; rewound to e2, then e2 → e4 → e5 (head)
+    const branched = [
+      ev('e1', null, 'prompt', { text: 'first' }, 1),
+      ev('e2', 'e1', 'response', { text: 'answer' }, 2),
+      ev('e3', 'e2', 'prompt', { text: 'try A' }, 3),
+      ev('e4', 'e2', 'prompt', { text: 'try B' }, 4),
+      ev('e5', 'e4', 'response', { text: 'done' }, 5),
+    ];
+    const nodes = eventNodes({
+      folder: FOLDER,
+      sessionId: 's1',
+      result: { events: branched, head: 'e5', total: 5 },
+      checkpoints: [],
+      now: NOW,
+    });
+    assert.match(byEvent(nodes, 'e2').description ?? '', /2 branches/);
+    assert.match(byEvent(nodes, 'e3').description ?? '', /off the current branch/);
+    assert.match(byEvent(nodes, 'e3').contextValue, /\boffBranch\b/);
+    assert.equal(byEvent(nodes, 'e3').icon?.color, 'disabledForeground');
+    assert.match(byEvent(nodes, 'e4').description ?? '', /⑂ branch 2 from “answer”/);
+    assert.match(byEvent(nodes, 'e5').description ?? '', /● head .*branch 2/);
+    assert.doesNotMatch(byEvent(nodes, 'e1').description ?? '', /branch/);
+  });
+
+  it('says so when a session has no events', () => {
+    const nodes = eventNodes({
+      folder: FOLDER,
+      sessionId: 's1',
+      result: { events: [], head: null, total: 0 },
+      checkpoints: [],
+      now: NOW,
+    });
+    assert.deepEqual(
+      nodes.map((n) => n.label),
+      ['No events in this session'],
+    );
+  });
+});
+
+describe('placeEvents', () => {
+  it('continues a lane with the first child and opens a lane for each later one', () => {
+    const p = placeEvents(
+      [ev('a', null, 'x'), ev('b', 'a', 'x'), ev('c', 'a', 'x'), ev('d', 'a', 'x'), ev('e', 'c', 'x'), ev('r', null, 'x')],
+      'e',
+    );
+    const lanes = Object.fromEntries([...p].map(([id, pl]) => [id, pl.lane]));
+    assert.deepEqual(lanes, { a: 1, b: 1, c: 2, d: 3, e: 2, r: 4 });
+    assert.equal(p.get('a')?.children, 3);
+    assert.equal(p.get('r')?.branchStart, true, 'a second root is a line of its own');
+    assert.deepEqual(
+      [...p].filter(([, pl]) => pl.onHeadPath === true).map(([id]) => id),
+      ['a', 'c', 'e'],
+    );
+  });
+
+  it('does not guess the current branch when the head is not loaded', () => {
+    const p = placeEvents([ev('a', null, 'x'), ev('b', 'a', 'x')], 'zzz');
+    assert.equal(p.get('a')?.onHeadPath, undefined);
+  });
+
+  it('survives a cycle in bad data', () => {
+    const p = placeEvents([ev('a', 'b', 'x'), ev('b', 'a', 'x')], 'b');
+    assert.equal(p.size, 2);
+  });
+});
+
+describe('checkpoint refs', () => {
+  it('orders by time across sessions to find the previous checkpoint', () => {
+    const refs = checkpointRefs([
+      cp('c3', null, '2026-11-21T10:03:00Z', 'three'),
+      cp('c1', null, '2026-11-21T10:01:00Z', 'one', 'other'),
+      cp('c2', null, '2026-11-21T10:02:00Z', ''),
+    ]);
+    assert.equal(refs.get('c1')?.previous, undefined);
+    assert.deepEqual(refs.get('c2')?.previous, { id: 'c1', title: 'one' });
+    assert.deepEqual(refs.get('c3')?.previous, { id: 'c2', title: 'checkpoint c2' });
+  });
+});
+
+describe('changed files of a checkpoint', () => {
+  const parent = (previous?: { id: string; title: string }): CheckpointBearing => ({
+    type: 'checkpoint',
+    key: 'c|f|cp2',
+    folder: FOLDER,
+    checkpoint: { id: 'cp2', title: 'after tests', previous, files: 12 },
+    label: 'Checkpoint: after tests',
+    contextValue: 'checkpoint',
+    collapsible: 'collapsed',
+  });
+  const change = (path: string, status: Change['status'], extra: Partial<Change> = {}): Change => ({
+    path,
+    status,
+    binary: false,
+    linesAdded: 3,
+    linesRemoved: 1,
+    ...extra,
+  });
+
+  it('lists files sorted by path with status, lines and decorations tags', () => {
+    const nodes = changeNodes(parent({ id: 'cp1', title: 'start' }), [
+      change('src/b.py', 'modified'),
+      change('README.md', 'added', { linesAdded: 1200, linesRemoved: 0 }),
+      change('img/logo.png', 'deleted', { binary: true }),
+    ]) as ChangeNode[];
+    assert.deepEqual(
+      nodes.map((n) => [n.label, n.description, n.contextValue]),
+      [
+        ['README.md', '+1,200 −0', 'change added'],
+        ['logo.png', 'img · binary', 'change deleted binary'],
+        ['b.py', 'src · +3 −1', 'change modified'],
+      ],
+    );
+    assert.equal(nodes[2]?.path, 'src/b.py');
+    assert.equal(nodes[2].checkpoint.id, 'cp2');
+    assert.equal(nodes[2].key, 'c|f|cp2|p|src/b.py');
+    assert.equal(nodes[2].parentKey, 'c|f|cp2');
+  });
+
+  it('says the first checkpoint has nothing to compare with', () => {
+    const nodes = changeNodes(parent(undefined), undefined);
+    assert.equal(nodes.length, 1);
+    assert.equal(nodes[0]?.label, 'First checkpoint: 12 files');
+  });
+
+  it('says when nothing changed', () => {
+    const nodes = changeNodes(parent({ id: 'cp1', title: 'start' }), []);
+    assert.equal(nodes[0]?.label, 'No files changed');
+    assert.equal(nodes[0].description, 'same as start');
+  });
+
+  it('caps very long lists and says how many are left out', () => {
+    const many = Array.from({ length: 7 }, (_, i) => change(`f${String(i)}.txt`, 'modified'));
+    const nodes = changeNodes(parent({ id: 'cp1', title: 'start' }), many, 5);
+    assert.equal(nodes.length, 6);
+    assert.equal(nodes[5]?.label, '… and 2 more changed files');
+  });
+});

@@ -1,0 +1,92 @@
+import * as assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import {
+  ABSENT,
+  CHANGE_SCHEME,
+  CONTENT_SCHEME,
+  UriError,
+  basename,
+  changeUriParts,
+  contentUriParts,
+  decorationFor,
+  dirname,
+  parseChangeUri,
+  parseContentUri,
+} from '../src/uris';
+
+const FOLDER = 'file:///home/me/my%20project';
+
+describe('turnback: content URIs', () => {
+  it('carries the path as the URI path, so the editor knows the language', () => {
+    const parts = contentUriParts({ folder: FOLDER, checkpoint: 'c0ffee12', path: 'src/app.py' });
+    assert.equal(parts.scheme, CONTENT_SCHEME);
+    assert.equal(parts.path, '/src/app.py');
+    assert.equal(basename(parts.path), 'app.py');
+  });
+
+  it('round-trips awkward paths and folder URIs', () => {
+    for (const path of ['a.txt', 'dir with space/x y.md', 'weird/#hash?q=1&x%20.ts', 'ünï/cödé.rs', 'a+b/c=d']) {
+      const ref = { folder: FOLDER, checkpoint: 'abcdef0123456789', path };
+      assert.deepEqual(parseContentUri(contentUriParts(ref)), ref);
+    }
+  });
+
+  it('round-trips through percent-encoding of the query, as vscode.Uri.toString() does', () => {
+    const ref = { folder: 'file:///c%3A/work', checkpoint: 'cp1', path: 'x.py' };
+    const parts = contentUriParts(ref);
+    const encoded = encodeURIComponent(parts.query);
+    assert.deepEqual(parseContentUri({ path: parts.path, query: decodeURIComponent(encoded) }), ref);
+  });
+
+  it('has an id for "no file" that no checkpoint can have', () => {
+    const ref = { folder: FOLDER, checkpoint: ABSENT, path: 'gone.txt' };
+    assert.deepEqual(parseContentUri(contentUriParts(ref)), ref);
+    assert.doesNotMatch(ABSENT, /^[A-Za-z0-9]/);
+  });
+
+  it('rejects what it cannot read, naming the missing part', () => {
+    assert.throws(() => parseContentUri({ path: '/a.py', query: 'checkpoint=x' }), /folder/);
+    assert.throws(() => parseContentUri({ path: '/a.py', query: `folder=${FOLDER}` }), /checkpoint/);
+    assert.throws(() => parseContentUri({ path: '/', query: 'folder=f&checkpoint=c' }), UriError);
+    assert.throws(() => contentUriParts({ folder: FOLDER, checkpoint: 'c', path: '/abs' }), /relative/);
+    assert.throws(() => contentUriParts({ folder: FOLDER, checkpoint: 'c', path: '' }), /empty/);
+  });
+});
+
+describe('turnback-change: URIs and decorations', () => {
+  it('round-trips the status', () => {
+    for (const status of ['added', 'modified', 'deleted'] as const) {
+      const ref = { folder: FOLDER, checkpoint: 'cp', path: 'lib/x.ts', status };
+      const parts = changeUriParts(ref);
+      assert.equal(parts.scheme, CHANGE_SCHEME);
+      assert.deepEqual(parseChangeUri(parts), ref);
+    }
+  });
+
+  it('refuses an unknown status', () => {
+    assert.throws(
+      () => parseChangeUri({ path: '/x', query: 'folder=f&checkpoint=c&status=renamed' }),
+      /unknown change status "renamed"/,
+    );
+  });
+
+  it('decorates like the Source Control view', () => {
+    assert.deepEqual(decorationFor('added'), {
+      badge: 'A',
+      tooltip: 'Added',
+      color: 'gitDecoration.addedResourceForeground',
+    });
+    assert.equal(decorationFor('modified').badge, 'M');
+    assert.equal(decorationFor('deleted').color, 'gitDecoration.deletedResourceForeground');
+  });
+});
+
+describe('path helpers', () => {
+  it('splits relative paths', () => {
+    assert.equal(basename('src/app.py'), 'app.py');
+    assert.equal(dirname('src/app.py'), 'src');
+    assert.equal(dirname('app.py'), '');
+    assert.equal(basename('app.py'), 'app.py');
+  });
+});

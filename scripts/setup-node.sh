@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the VS Code extension's npm dependencies, exactly as package-lock.json
+# pins them (npm ci). Idempotent: skipped while the lock file is unchanged.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  echo "setup-node: Node.js 20.19+ and npm are needed (Debian: apt-get install nodejs npm)" >&2
+  exit 1
+fi
+node -e '
+  const [major, minor] = process.versions.node.split(".").map(Number);
+  if (major < 20 || (major === 20 && minor < 19)) {
+    console.error(`setup-node: Node.js ${process.versions.node} is too old; the extension tools need 20.19 or newer`);
+    process.exit(1);
+  }'
+
+stamp=node_modules/.turnback-lock.sha256
+want=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+  echo "setup-node: npm dependencies up to date"
+  exit 0
+fi
+echo "setup-node: npm ci"
+npm ci --no-audit --no-fund
+echo "$want" >"$stamp"
