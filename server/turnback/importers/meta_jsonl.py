@@ -68,6 +68,13 @@ def content_text(content: Any) -> str:
     return orjson.dumps(content).decode()
 
 
+def _mtime(path: Path) -> str:
+    try:
+        return iso_from_epoch(os.stat(path).st_mtime)
+    except OSError:
+        return ""
+
+
 class MetaJsonlParser(JsonlParser):
     def __init__(self, path: Path, ctx: Context) -> None:
         super().__init__(path, ctx)
@@ -115,7 +122,7 @@ class MetaJsonlParser(JsonlParser):
         if started is None and isinstance(meta.get("started"), (int, float)):
             started = iso_from_epoch(float(meta["started"]))
         if not started:
-            started = norm_ts(self.path.stem) or iso_from_epoch(os.stat(self.path).st_mtime)
+            started = norm_ts(self.path.stem) or _mtime(self.path)
         self.ts = started
         extra = {k: v for k, v in meta.items() if k not in ("started", "model")}
         yield SessionRecord(
