@@ -87,6 +87,24 @@ def make_plan(
     return plan
 
 
+def _remove_empty_folders(dfd: int, name: str) -> bool:
+    """Remove folder ``name`` if it holds nothing but folders, recursively; never a file.
+
+    Walks through descriptors without following symlinks (a link is not empty).
+    """
+    fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dfd)
+    try:
+        for child in os.listdir(fd):
+            if not stat.S_ISDIR(os.lstat(child, dir_fd=fd).st_mode):
+                return False
+            if not _remove_empty_folders(fd, child):
+                return False
+    finally:
+        os.close(fd)
+    os.rmdir(name, dir_fd=dfd)
+    return True
+
+
 class Applier:
     def __init__(self, workspace: str, objects: ObjectStore, fsync: bool) -> None:
         self.workspace = workspace
@@ -132,8 +150,14 @@ class Applier:
                 os.close(pfd)
 
     def _clear_dir(self, dfd: int, name: str, path: str) -> None:
-        """A target file replaces a folder: the folder must be empty by now."""
+        """A target file replaces a folder: the folder must hold no file by now.
+
+        Empty folders inside it go too: checkpoints do not record empty folders,
+        so they are no reason to refuse.
+        """
         try:
+            if _remove_empty_folders(dfd, name):
+                return
             os.rmdir(name, dir_fd=dfd)
         except OSError as exc:
             if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
