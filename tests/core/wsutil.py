@@ -98,3 +98,57 @@ def run_cli(cwd: Path, *args: str, input: bytes | None = None,
             f"stderr: {proc.stderr.decode(errors='replace')}"
         )
     return proc
+
+
+# -- damaging stored objects, loose or packed ------------------------------------------------
+
+def object_file(store: Any, name: str) -> tuple[Path, int, int]:
+    """(file, offset, length) of the bytes that hold object ``name`` on disk.
+
+    A loose object is a whole file; a packed one is the compressed block of its pack
+    that holds it (damaging that block damages every object sharing it).
+    """
+    objs = store.objects
+    loose = objs.path(name)
+    if loose.exists():
+        return loose, 0, loose.stat().st_size
+    objs.packs.refresh()
+    loc = objs.packs.locate(name)
+    if loc is None:
+        raise AssertionError(f"object {name[:12]} is not stored")
+    return objs.root / "pack" / f"{loc.pack}.pack", loc.block_off, loc.block_len
+
+
+def corrupt_object(store: Any, name: str) -> None:
+    """Flip bytes in the middle of the object's stored bytes (size unchanged)."""
+    path, off, length = object_file(store, name)
+    with open(path, "r+b") as f:
+        f.seek(off + length // 2)
+        b = f.read(4)
+        f.seek(off + length // 2)
+        f.write(bytes(x ^ 0xFF for x in b))
+
+
+def truncate_object(store: Any, name: str) -> None:
+    """Cut the object's stored bytes in half (as a torn write would)."""
+    path, off, length = object_file(store, name)
+    os.truncate(path, off + length // 2)
+
+
+def remove_object(store: Any, name: str) -> None:
+    """Make the object disappear: delete a loose file, or drop it from its pack index."""
+    objs = store.objects
+    loose = objs.path(name)
+    if loose.exists():
+        loose.unlink()
+        return
+    from turnback import packs
+
+    objs.packs.refresh()
+    loc = objs.packs.locate(name)
+    assert loc is not None, name
+    idx = objs.root / "pack" / f"{loc.pack}.idx"
+    rows = sorted((n, lc) for n, lc in packs.read_index(idx).items() if n != name)
+    body = b"".join(packs._ENTRY.pack(bytes.fromhex(n), lc.block_off, lc.block_len, lc.off,
+                                      lc.length) for n, lc in rows)
+    idx.write_bytes(packs.IDX_MAGIC + len(rows).to_bytes(4, "big") + body)
