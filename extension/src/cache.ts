@@ -8,11 +8,11 @@ import * as vscode from 'vscode';
 
 import type { TurnbackClient } from './client';
 import { matchFolder, folderId } from './folders';
+import type { EventWindow } from './tree/model';
 import type {
   Change,
   Checkpoint,
   DidChangeParams,
-  SessionResult,
   SessionsResult,
   StatusResult,
 } from './protocol';
@@ -66,11 +66,23 @@ export class StoreCache implements vscode.Disposable {
     );
   }
 
-  /** A session's events from the first, as many pages as were asked for. */
-  session(folder: string, sessionId: string): Promise<SessionResult> {
+  /**
+   * A session's latest events, as many pages as were asked for. `knownTotal`
+   * (the event count from the sessions list) places the window without an
+   * extra request; if more events arrived since, the window moves to the end.
+   */
+  session(folder: string, sessionId: string, knownTotal: number | undefined): Promise<EventWindow> {
     const key = `session|${folder}|${sessionId}`;
     const limit = this.limit(key);
-    return this.remember(key, () => this.client.request('turnback/session', { folder, sessionId, offset: 0, limit }));
+    return this.remember(key, async () => {
+      const fetch = async (offset: number): Promise<EventWindow> => {
+        const r = await this.client.request('turnback/session', { folder, sessionId, offset, limit });
+        return { ...r, offset };
+      };
+      const first = await fetch(Math.max(0, (knownTotal ?? 0) - limit));
+      const end = first.offset + first.events.length;
+      return end < first.total ? fetch(Math.max(0, first.total - limit)) : first;
+    });
   }
 
   /** Every checkpoint of the folder. */

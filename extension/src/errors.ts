@@ -37,11 +37,11 @@ export function errorText(err: unknown): string {
 export function describeError(action: string, err: unknown): string {
   const text = errorText(err);
   const code = errorCode(err);
-  const hint =
-    code === ErrorCodes.storeDamaged
-      ? ' Run `turnback fsck` in the workspace to see what is damaged.'
-      : code === ErrorCodes.unsafe
-        ? ' Nothing was changed.'
-        : '';
+  let hint = '';
+  if (code === ErrorCodes.storeDamaged && !text.includes('fsck')) {
+    hint = ' Run `turnback fsck` in the workspace to see what is damaged.';
+  } else if (code === ErrorCodes.unsafe && !/not changed|nothing was/i.test(text)) {
+    hint = ' Nothing was changed.';
+  }
   return `${action} failed: ${text}${hint}`;
 }

@@ -21,6 +21,19 @@ describe('errors', () => {
     assert.equal(describeError('Import', new Error('no such file')), 'Import failed: no such file');
   });
 
+  it('adds no hint the server already gave', () => {
+    const msg = "cannot rewind: the stored content of 'doomed.txt' is missing; the workspace was not changed. Run 'turnback fsck'";
+    assert.equal(describeError('Rewind', { code: -32003, message: msg }), `Rewind failed: ${msg}`);
+    assert.equal(
+      describeError('Rewind', { code: -32004, message: 'a symlink escapes the workspace' }),
+      'Rewind failed: a symlink escapes the workspace Nothing was changed.',
+    );
+    assert.equal(
+      describeError('Rewind', { code: -32004, message: 'refused; the workspace was not changed' }),
+      'Rewind failed: refused; the workspace was not changed',
+    );
+  });
+
   it('copes with things that are not errors', () => {
     assert.equal(errorText('plain'), 'plain');
     assert.match(errorText(undefined), /output channel/);

@@ -88,7 +88,7 @@ describe('session nodes', () => {
     const last = nodes[nodes.length - 1];
     assert.ok(last?.type === 'loadMore');
     assert.equal(last.label, 'Load more…');
-    assert.equal(last.description, '1 of 250 sessions');
+    assert.equal(last.description, '1 of 250 sessions shown');
     assert.equal(last.what, 'sessions');
     assert.equal(last.contextValue, 'loadMore');
   });
@@ -114,7 +114,7 @@ describe('event nodes', () => {
     const nodes = eventNodes({
       folder: FOLDER,
       sessionId: 's1',
-      result: { events: linear, head: 'e4', total: 4 },
+      result: { events: linear, head: 'e4', total: 4, offset: 0 },
       checkpoints,
       now: NOW,
     });
@@ -137,7 +137,7 @@ describe('event nodes', () => {
     const nodes = eventNodes({
       folder: FOLDER,
       sessionId: 's1',
-      result: { events: linear, head: 'e4', total: 4 },
+      result: { events: linear, head: 'e4', total: 4, offset: 0 },
       checkpoints: [...checkpoints, earlier],
       now: NOW,
     });
@@ -156,7 +156,7 @@ describe('event nodes', () => {
     const nodes = eventNodes({
       folder: FOLDER,
       sessionId: 's1',
-      result: { events: linear, head: 'e4', total: 4 },
+      result: { events: linear, head: 'e4', total: 4, offset: 0 },
       checkpoints: [cp('cp1', null, '2026-11-21T10:04:00Z', '')],
       now: NOW,
     });
@@ -169,7 +169,7 @@ describe('event nodes', () => {
     const nodes = eventNodes({
       folder: FOLDER,
       sessionId: 's1',
-      result: { events: linear.slice(0, 1), head: 'e1', total: 1 },
+      result: { events: linear.slice(0, 1), head: 'e1', total: 1, offset: 0 },
       checkpoints: [cp('cpX', 'e1', '2026-11-21T10:01:00Z', 'file history')],
       now: NOW,
     });
@@ -179,29 +179,36 @@ describe('event nodes', () => {
     assert.match(node.description ?? '', /◆ file history/);
   });
 
-  it('pages: "Load more…" while events remain, then the session’s other checkpoints', () => {
+  it('pages from the end: "Load earlier events…" first, then the session’s other checkpoints once all are in', () => {
     const stray = cp('cp9', 'elsewhere', '2026-11-21T11:00:00Z', 'imported');
     const page = eventNodes({
       folder: FOLDER,
       sessionId: 's1',
-      result: { events: linear.slice(0, 2), head: 'e4', total: 4 },
+      result: { events: linear.slice(2), head: 'e4', total: 4, offset: 2 },
       checkpoints: [...checkpoints, stray],
       now: NOW,
     });
-    const last = page[page.length - 1];
-    assert.ok(last?.type === 'loadMore');
-    assert.equal(last.description, '2 of 4 events');
-    assert.equal(last.sessionId, 's1');
-    assert.ok(!page.some((n) => n.type === 'checkpoint'), 'no stray checkpoints before the last page');
-    assert.ok(!page.some((n) => n.type === 'event' && n.head), 'the head is not loaded yet');
+    const first = page[0];
+    assert.ok(first?.type === 'loadMore');
+    assert.equal(first.label, 'Load earlier events…');
+    assert.equal(first.description, 'the last 2 of 4 events shown');
+    assert.equal(first.sessionId, 's1');
+    assert.deepEqual(
+      page.slice(1).map((n) => n.label),
+      ['Result', 'Checkpoint: after tests'],
+    );
+    assert.ok(!page.some((n) => n.type === 'checkpoint'), 'no stray checkpoints before the earliest page');
+    assert.doesNotMatch(byEvent(page, 'e3').description ?? '', /branch/, 'a parent before the window is no branch');
+    assert.equal(byEvent(page, 'e4').head, true);
 
     const all = eventNodes({
       folder: FOLDER,
       sessionId: 's1',
-      result: { events: linear, head: 'e4', total: 4 },
+      result: { events: linear, head: 'e4', total: 4, offset: 0 },
       checkpoints: [...checkpoints, stray],
       now: NOW,
     });
+    assert.ok(!all.some((n) => n.type === 'loadMore'));
     const tail = all[all.length - 1];
     assert.ok(tail?.type === 'checkpoint');
     assert.equal(tail.label, 'Checkpoint: imported');
@@ -221,7 +228,7 @@ describe('event nodes', () => {
     const nodes = eventNodes({
       folder: FOLDER,
       sessionId: 's1',
-      result: { events: branched, head: 'e5', total: 5 },
+      result: { events: branched, head: 'e5', total: 5, offset: 0 },
       checkpoints: [],
       now: NOW,
     });
@@ -238,7 +245,7 @@ describe('event nodes', () => {
     const nodes = eventNodes({
       folder: FOLDER,
       sessionId: 's1',
-      result: { events: [], head: null, total: 0 },
+      result: { events: [], head: null, total: 0, offset: 0 },
       checkpoints: [],
       now: NOW,
     });
@@ -262,6 +269,18 @@ describe('placeEvents', () => {
     assert.deepEqual(
       [...p].filter(([, pl]) => pl.onHeadPath === true).map(([id]) => id),
       ['a', 'c', 'e'],
+    );
+  });
+
+  it('continues the first line from a parent before the window, and still branches after it', () => {
+    const p = placeEvents([ev('c', 'b', 'x'), ev('d', 'c', 'x'), ev('e', 'c', 'x')], 'e');
+    assert.deepEqual(
+      [...p].map(([id, pl]) => [id, pl.lane, pl.branchStart]),
+      [
+        ['c', 1, false],
+        ['d', 1, false],
+        ['e', 2, true],
+      ],
     );
   });
 

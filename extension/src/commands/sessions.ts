@@ -44,6 +44,11 @@ export async function createCheckpoint(services: Services, arg: unknown): Promis
     services.cache.invalidateAll();
     const files = typeof r.checkpoint.files === 'number' ? ` (${countOf(r.checkpoint.files, 'file')})` : '';
     void vscode.window.showInformationMessage(`Checkpoint “${checkpointTitle(r.checkpoint)}” created${files}.`);
+    const { sessionId: sid, eventId } = r.checkpoint;
+    if (services.view.visible && sid !== null && eventId !== null) {
+      // Show where it went (a palette checkpoint goes to the "workspace" session).
+      await services.tree.revealEvent(services.view, folder, sid, eventId);
+    }
   } catch (err) {
     showError('Create Checkpoint', err);
   }

@@ -55,6 +55,8 @@ export interface SessionNode extends BaseNode {
   folder: string;
   sessionId: string;
   title: string;
+  /** The event count the sessions list gave, to place the window of latest events. */
+  events?: number;
 }
 
 /** Where a checkpoint sits: what its changed files are compared against. */
@@ -188,6 +190,7 @@ export function sessionNode(folder: string, s: SessionInfo, now: number): Sessio
     folder,
     sessionId: s.id,
     title,
+    events: s.events,
     label: title,
     description: parts.join(' · '),
     tooltip: sessionTooltip(s),
@@ -232,8 +235,10 @@ function loadMore(
     sessionId,
     loaded,
     total,
-    label: 'Load more…',
-    description: `${formatCount(loaded)} of ${formatCount(total)} ${what}`,
+    // Sessions come newest first, so more are older ones below; a session's
+    // latest events are shown, so more are earlier ones above.
+    label: what === 'sessions' ? 'Load more…' : 'Load earlier events…',
+    description: `${what === 'sessions' ? '' : 'the last '}${formatCount(loaded)} of ${formatCount(total)} ${what} shown`,
     contextValue: 'loadMore',
     collapsible: 'none',
     icon: { id: 'ellipsis' },
@@ -276,9 +281,12 @@ export function placeEvents(events: readonly SessionEvent[], head: string | null
         continued.add(e.parent);
         lane = parent.lane;
       }
+    } else if (e.parent !== null) {
+      // The parent is before the loaded window: the event continues the first line.
+      lane = 1;
+      nextLane = Math.max(nextLane, 2);
     } else {
-      // A root, or an event whose parent is not loaded: a line of its own
-      // unless it is the very first.
+      // A root: a line of its own unless it is the very first.
       branchStart = nextLane > 1;
       lane = nextLane++;
     }
@@ -340,20 +348,24 @@ function checkpointIdInData(e: SessionEvent): string | undefined {
 
 // ---------------------------------------------------------------- events
 
+/** A session's events from `offset` on (the latest page or pages). */
+export type EventWindow = Pick<SessionResult, 'session' | 'events' | 'head' | 'total'> & { offset: number };
+
 export interface EventsInput {
   folder: string;
   sessionId: string;
-  result: Pick<SessionResult, 'events' | 'head' | 'total'>;
+  result: Pick<EventWindow, 'events' | 'head' | 'total' | 'offset'>;
   /** Every checkpoint of the folder (any order): for "previous" and for the session's own. */
   checkpoints: readonly Checkpoint[];
   now: number;
 }
 
 /**
- * The events of a session, in order, with the head marked and branches shown;
- * an event that owns a checkpoint can be expanded into its changed files.
- * Checkpoints of the session whose event is not loaded follow once every
- * event is loaded, so none is out of reach.
+ * The latest events of a session, in order, with the head marked and branches
+ * shown; an event that owns a checkpoint can be expanded into its changed
+ * files. "Load earlier events…" comes first while earlier ones exist; once all
+ * are loaded, checkpoints of the session whose event is not among them follow,
+ * so none is out of reach.
  */
 export function eventNodes(input: EventsInput): TreeNode[] {
   const { folder, sessionId, result, checkpoints } = input;
@@ -373,6 +385,9 @@ export function eventNodes(input: EventsInput): TreeNode[] {
   const summaries = new Map(events.map((e) => [e.id, eventSummary(e, 40) || e.kind]));
   const shown = new Set<string>();
   const nodes: TreeNode[] = [];
+  if (result.offset > 0) {
+    nodes.push(loadMore(parentKey, folder, 'events', events.length, result.total, sessionId));
+  }
 
   for (const e of events) {
     const p = placement.get(e.id);
@@ -448,10 +463,7 @@ export function eventNodes(input: EventsInput): TreeNode[] {
     });
   }
 
-  const more = result.total > events.length;
-  if (more) {
-    nodes.push(loadMore(parentKey, folder, 'events', events.length, result.total, sessionId));
-  } else {
+  if (result.offset === 0) {
     const rest = checkpoints
       .filter((cp) => cp.sessionId === sessionId && !shown.has(cp.id))
       .sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : 0));

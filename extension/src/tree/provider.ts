@@ -18,6 +18,7 @@ import {
   type TreeNode,
   bearsCheckpoint,
   changeNodes,
+  eventKey,
   eventNodes,
   folderKey,
   folderNode,
@@ -108,12 +109,29 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeNode>, v
     return item;
   }
 
+  /**
+   * Children keep the object of the same key from one refresh to the next
+   * (updated in place): VS Code knows elements by object, and reveal() of a
+   * node kept from earlier must find it.
+   */
   async getChildren(node?: TreeNode): Promise<TreeNode[]> {
     const children = await this.children(node);
-    for (const c of children) {
-      this.nodes.set(c.key, c);
-    }
-    return children;
+    return children.map((fresh) => {
+      const old = this.nodes.get(fresh.key);
+      if (old?.type !== fresh.type) {
+        this.nodes.set(fresh.key, fresh);
+        return fresh;
+      }
+      const target = old as unknown as Record<string, unknown>;
+      for (const k of Object.keys(target)) {
+        if (!(k in fresh)) {
+          // eslint-disable-next-line @typescript-eslint/no-dynamic-delete
+          delete target[k];
+        }
+      }
+      Object.assign(target, fresh);
+      return old;
+    });
   }
 
   getParent(node: TreeNode): TreeNode | undefined {
@@ -201,7 +219,7 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeNode>, v
 
   private async eventsOf(node: SessionNode): Promise<TreeNode[]> {
     const [result, checkpoints] = await Promise.all([
-      this.cache.session(node.folder, node.sessionId),
+      this.cache.session(node.folder, node.sessionId, node.events),
       this.cache.checkpoints(node.folder),
     ]);
     return eventNodes({
@@ -213,12 +231,18 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeNode>, v
     });
   }
 
-  /**
-   * Shows a session in the tree, expanded and selected, even when it is not on
-   * the loaded page of its folder.
-   */
-  async revealSession(view: vscode.TreeView<TreeNode>, folder: string, session: SessionInfo): Promise<void> {
-    const key = sessionKey(folder, session.id);
+  /** The folder's node, fetching the roots if the tree has not shown them yet. */
+  private async folderNodeOf(folder: string): Promise<TreeNode | undefined> {
+    const known = this.nodes.get(folderKey(folder));
+    if (known !== undefined) {
+      return known;
+    }
+    const roots = await this.getChildren(undefined);
+    return roots.find((r) => r.key === folderKey(folder));
+  }
+
+  /** The session's node, pinning the session when it is not on the loaded page. */
+  private async sessionNodeOf(folder: string, session: SessionInfo): Promise<TreeNode | undefined> {
     const loaded = await this.cache.sessions(folder).catch(() => undefined);
     if (loaded?.sessions.some((s) => s.id === session.id) !== true) {
       const list = this.pinned.get(folder) ?? [];
@@ -227,23 +251,50 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeNode>, v
         this.pinned.set(folder, list);
       }
     }
-    // Make sure the folder's children (with the session) are known before revealing.
-    await this.getChildren(this.nodes.get(folderKey(folder)) ?? (await this.rootFor(folder)));
-    const node = this.nodes.get(key);
+    const parent = await this.folderNodeOf(folder);
+    if (parent === undefined) {
+      return undefined;
+    }
+    await this.getChildren(parent);
+    return this.nodes.get(sessionKey(folder, session.id));
+  }
+
+  private async reveal(view: vscode.TreeView<TreeNode>, node: TreeNode, focus: boolean): Promise<void> {
+    try {
+      await view.reveal(node, { select: true, focus, expand: node.type === 'session' });
+    } catch (err) {
+      void vscode.window.showWarningMessage(`Could not show it in the Turnback view: ${errorText(err)}`);
+    }
+  }
+
+  /**
+   * Shows a session in the tree, expanded and selected, even when it is not on
+   * the loaded page of its folder.
+   */
+  async revealSession(view: vscode.TreeView<TreeNode>, folder: string, session: SessionInfo): Promise<void> {
+    const node = await this.sessionNodeOf(folder, session);
     if (node === undefined) {
       void vscode.window.showWarningMessage(`Session ${session.id} is not in the tree of this folder.`);
       return;
     }
-    try {
-      await view.reveal(node, { select: true, focus: true, expand: true });
-    } catch (err) {
-      void vscode.window.showWarningMessage(`Could not show the session: ${errorText(err)}`);
-    }
+    await this.reveal(view, node, true);
   }
 
-  private async rootFor(folder: string): Promise<TreeNode | undefined> {
-    const roots = await this.getChildren(undefined);
-    return roots.find((r) => r.key === folderKey(folder));
+  /** Selects an event (a new checkpoint's, say) in the tree, expanding its session. */
+  async revealEvent(view: vscode.TreeView<TreeNode>, folder: string, sessionId: string, eventId: string): Promise<void> {
+    const window = await this.cache.session(folder, sessionId, undefined).catch(() => undefined);
+    if (window === undefined) {
+      return;
+    }
+    const session = await this.sessionNodeOf(folder, window.session);
+    if (session === undefined) {
+      return;
+    }
+    await this.getChildren(session);
+    const node = this.nodes.get(eventKey(folder, sessionId, eventId));
+    if (node !== undefined) {
+      await this.reveal(view, node, false);
+    }
   }
 
   dispose(): void {
