@@ -226,11 +226,13 @@ def check_conflicts(workspace: str, plan: Plan) -> None:
     removed = set(plan.remove)
     for path in sorted({**plan.write, **plan.create}):
         parts = path.split("/")
+        folders_stand = True  # every folder on the way is a real folder now
         for depth in range(1, len(parts)):
             anc = "/".join(parts[:depth])
             try:
                 st = os.lstat(os.path.join(workspace, anc))
             except (FileNotFoundError, NotADirectoryError):
+                folders_stand = False
                 break
             if stat.S_ISDIR(st.st_mode):
                 continue
@@ -239,7 +241,11 @@ def check_conflicts(workspace: str, plan: Plan) -> None:
                     f"cannot restore '{path}': '{anc}' is a file or symlink the rewind does not "
                     "replace; move it away (or include it in the paths) and rewind again"
                 )
+            folders_stand = False
             break
+        if not folders_stand:
+            continue  # its folders are made afresh: nothing stands at the path (and looking
+            # there would follow a symlink the plan removes, maybe out of the workspace)
         full = os.path.join(workspace, path)
         try:
             st = os.lstat(full)

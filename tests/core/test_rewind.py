@@ -261,3 +261,26 @@ def test_folder_of_empty_folders_gives_way_to_a_file(store: Store, ws: Path) -> 
     (ws / "b" / "empty" / "deeper").mkdir(parents=True)
     store.rewind(cp.id)
     assert (ws / "b").read_text() == "file b\n"
+
+
+def test_symlink_loop_where_a_folder_was(store: Store, ws: Path) -> None:
+    write(ws, "a/a", "inner\n")
+    want = picture(ws)
+    cp = store.checkpoint()
+    shutil.rmtree(ws / "a")
+    os.symlink("a", ws / "a")  # a link to itself: any path through it loops
+    store.rewind(cp.id)
+    assert picture(ws) == want
+
+
+def test_symlink_to_outside_folder_is_not_searched(store: Store, ws: Path, tmp_path: Path
+                                                   ) -> None:
+    outside = tmp_path / "outside"
+    write(outside, "f/untracked.txt", "outside\n")  # would be a 'conflict' if looked at
+    write(ws, "d/f", "inside\n")
+    cp = store.checkpoint()
+    shutil.rmtree(ws / "d")
+    os.symlink(outside, ws / "d")
+    store.rewind(cp.id)
+    assert (ws / "d/f").read_text() == "inside\n"
+    assert (outside / "f/untracked.txt").read_text() == "outside\n"
