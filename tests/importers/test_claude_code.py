@@ -256,7 +256,7 @@ def test_a_line_with_several_blocks_becomes_a_chain(store: Store, tmp_path: Path
     ]
     stats = store.stats("s-1")
     assert (stats["toolCalls"], stats["toolCallsFailed"], stats["tokens"]["output"]) == (1, 1, 7)
-    assert log.head == "u2"
+    assert log.head == "a1:2:usage"  # the last event written: its path is the conversation
 
 
 def test_usage_counts_once_per_message_with_the_last_figure(store: Store, tmp_path: Path) -> None:

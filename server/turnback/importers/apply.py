@@ -25,6 +25,8 @@ from .result import ImportResult
 # Events per append. Each append takes the session's lock and reads the ids it
 # holds, so fewer, larger batches import faster; this many events stay in memory.
 BATCH = 5000
+# ... and at most about this much input: events with large tool outputs are big.
+BATCH_BYTES = 8 << 20
 
 
 class Applier:
@@ -36,6 +38,13 @@ class Applier:
         self.buffers: dict[str, list[Event]] = {}
         self.meta: dict[str, dict[str, str]] = {}
         self.title_rank: dict[str, int] = {}
+        self.pending_bytes = 0
+
+    def consumed(self, nbytes: int) -> None:
+        """Input read since the last write: flush before the buffers grow large."""
+        self.pending_bytes += nbytes
+        if self.pending_bytes >= BATCH_BYTES:
+            self.flush()
 
     def add(self, rec: Record) -> None:
         if isinstance(rec, EventRecord):
@@ -51,6 +60,7 @@ class Applier:
 
     def flush(self) -> None:
         """Write the buffered events of every session."""
+        self.pending_bytes = 0
         for sid in list(self.buffers):
             self._flush(sid)
 

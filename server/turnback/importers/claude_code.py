@@ -72,6 +72,8 @@ TURN_END_SUBTYPES = frozenset({"turn_duration", "stop_hook_summary"})
 
 # Without a sessionId after this many lines, the file name stands in for it.
 MAX_PENDING_LINES = 200
+# Split lines remembered so that their children hang below their last block.
+MAX_REMAP = 50_000
 
 
 def encode_project_dir(cwd: str) -> str:
@@ -180,7 +182,6 @@ class ClaudeCodeParser(JsonlParser):
         self.snapshot: _Snapshot | None = None
         self.model: str | None = None
         self.titled = False
-        self.leaf: str | None = None  # last event of the conversation: the head
         self.history_dir = _claude_root(path, ctx) / "file-history"
 
     # -- session start -------------------------------------------------
@@ -239,10 +240,7 @@ class ClaudeCodeParser(JsonlParser):
         if final and self.session_id is not None:
             yield from self._flush_message()
             yield from self._flush_snapshot()
-            if self.leaf is not None:
-                # Usage and raw lines come last in the file but are not where the
-                # conversation goes on: the head is its last message.
-                yield MetaRecord(self.session_id, {"head": self.leaf})
+
 
     # -- one line ------------------------------------------------------
 
@@ -290,9 +288,11 @@ class ClaudeCodeParser(JsonlParser):
             parent = event_id
         if len(parts) > 1:
             self.remap[first_id] = event_id
+            if len(self.remap) > MAX_REMAP:
+                # Children follow their parent closely; forgetting the oldest keeps
+                # memory bounded (a very late child would hang below the line's first block).
+                del self.remap[next(iter(self.remap))]
         self.last_event = event_id
-        if uuid is not None and kind in ("user", "assistant", "system"):
-            self.leaf = event_id
         if kind == "assistant" and self.message is not None:
             self.message.last_event = event_id
             self.message.ts = ts

@@ -108,6 +108,7 @@ def read_lines(
                 continue
             for rec in records:
                 applier.add(rec)
+            applier.consumed(item.end - item.offset)
             if progress is not None and item.end >= next_report:
                 progress(item.end - start)
                 next_report = item.end + PROGRESS_EVERY

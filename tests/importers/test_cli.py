@@ -1,0 +1,81 @@
+"""``turnback import`` and ``turnback export`` as a person or a script runs them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from turnback import Store
+from turnback.cli.main import cli
+
+from .conftest import TRANSCRIPTS, need_transcripts
+
+SHORT = TRANSCRIPTS / "claude-code/marot+spotter/short.jsonl"
+SID = "55604662-cf2a-4331-851a-ec234028f8ca"
+
+
+def run(ws: Path, *args: str, stdin: str | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, ["-C", str(ws), *args], input=stdin)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_import_prints_what_it_added_and_json_for_scripts(ws: Path) -> None:
+    need_transcripts()
+    code, out, _ = run(ws, "import", "claude-code", str(SHORT))
+    assert code == 0 and out == "imported 16 new events, 0 checkpoints, 1 sessions from 1 files\n"
+    code, out, _ = run(ws, "--json", "import", "claude-code", str(SHORT))
+    assert code == 0
+    result = json.loads(out)
+    assert (result["sessions"], result["events"], result["problems"]) == ([SID], 0, [])
+
+
+def test_import_reports_bad_lines_on_stderr_and_goes_on(ws: Path, tmp_path: Path) -> None:
+    need_transcripts()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(SHORT.read_bytes().replace(b"\n", b"\nnot json\n", 1))
+    code, out, err = run(ws, "import", "claude-code", str(bad))
+    assert code == 0
+    assert err.startswith(f"turnback: {bad}:2: not valid JSON (")
+    assert err.endswith("; line skipped\n") and err.count("\n") == 1
+    assert out.startswith("imported 16 new events")
+
+
+def test_import_usage_errors_exit_2_and_failures_1(ws: Path, tmp_path: Path) -> None:
+    code, _, err = run(ws, "import", "nope")
+    assert code == 2 and "'nope' is not one of" in err
+    code, _, err = run(ws, "import", "event-records")
+    assert code == 2 and "needs a PATH" in err
+    code, _, err = run(ws, "import", "codex", str(tmp_path / "missing"))
+    assert code == 1 and "does not exist" in err
+    code, _, err = run(ws, "import", "codex", "--from-hook", stdin="{}")
+    assert code == 2 and "--from-hook works with claude-code" in err
+
+
+def test_export_jsonl_and_markdown(ws: Path, tmp_path: Path) -> None:
+    need_transcripts()
+    run(ws, "import", "claude-code", str(SHORT))
+    code, out, _ = run(ws, "export", SID)
+    assert code == 0
+    lines = out.splitlines()
+    assert json.loads(lines[0])["type"] == "session" and len(lines) == 17
+    target = tmp_path / "out" / "s.md"
+    target.parent.mkdir()
+    code, _, err = run(ws, "export", SID, "--format", "markdown", "-o", str(target))
+    assert code == 0 and err.startswith("wrote ")
+    assert target.read_text().startswith("# mix phx.server doesnt seem to start")
+    code, _, err = run(ws, "export", "no-such-session")
+    assert code == 1 and "no session 'no-such-session'" in err
+
+
+def test_export_then_import_into_another_workspace(ws: Path, tmp_path: Path) -> None:
+    need_transcripts()
+    run(ws, "import", "claude-code", str(SHORT))
+    out = tmp_path / "s.jsonl"
+    assert run(ws, "export", SID, "-o", str(out))[0] == 0
+    other = tmp_path / "other"
+    other.mkdir()
+    code, stdout, _ = run(other, "--json", "import", "turnback", str(out))
+    assert code == 0 and json.loads(stdout)["events"] == 16
+    assert Store.open(other).stats(SID) == Store.open(ws).stats(SID)
