@@ -79,3 +79,9 @@ def test_export_then_import_into_another_workspace(ws: Path, tmp_path: Path) -> 
     code, stdout, _ = run(other, "--json", "import", "turnback", str(out))
     assert code == 0 and json.loads(stdout)["events"] == 16
     assert Store.open(other).stats(SID) == Store.open(ws).stats(SID)
+
+
+def test_import_says_where_it_looked_when_it_found_nothing(ws: Path) -> None:
+    code, out, err = run(ws, "import", "claude-code")
+    assert code == 0 and out.startswith("imported 0 new events")
+    assert "no claude-code sessions of this workspace found in ~/.claude/projects/" in err

@@ -159,3 +159,19 @@ def test_following_a_real_transcript_in_random_pieces_equals_importing_it(
     mine, theirs = store.stats(sid), reference.stats(sid)
     for key in ("prompts", "responses", "toolCalls", "toolResults", "tokens", "checkpoints"):
         assert mine[key] == theirs[key], key
+
+
+def test_a_subagent_prompt_is_not_a_new_turn(store: Store, ws: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    project = project_dir(home, ws)
+    (project / "s-1.jsonl").write_text(prompt(ws, "s-1", "u1", None, "main"))
+    follower = Follower(store, home=home, clock=Clock())
+    follower.poll()
+    sub = project / "s-1" / "subagents"
+    sub.mkdir(parents=True)
+    (sub / "agent-x.jsonl").write_text(cc(ws, "s-1", type="user", uuid="v1", parentUuid=None,
+                                          isSidechain=True, agentId="x",
+                                          message={"role": "user", "content": "sub task"}))
+    result = follower.poll()
+    assert result.sessions == ["s-1.agent-x"] and result.prompted == []
+    assert store.stats("s-1.agent-x")["prompts"] == 1

@@ -72,6 +72,9 @@ def import_cmd(ctx: Ctx, source: str, path: str | None, home: str | None, from_h
         click.echo(f"turnback: … and {result.problems_omitted} more problems", err=True)
 
     def human() -> None:
+        if result.files == 0 and not from_hook:
+            where = path or SOURCES[source].default
+            click.echo(f"no {source} sessions of this workspace found in {where}", err=True)
         click.echo(f"imported {result.events} new events, {result.checkpoints} checkpoints, "
                    f"{len(result.sessions)} sessions from {result.files} files")
         if checkpoint is not None:

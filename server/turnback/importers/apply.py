@@ -124,8 +124,10 @@ class Applier:
         if added:
             self.result.add_session(sid)
         # Sources only ever append, and ids are derived from the input, so what the
-        # store did not have yet is the batch's tail: its prompts are new prompts.
-        if added and any(e.kind == Kind.PROMPT for e in buf[len(buf) - added:]):
+        # store did not have yet is the batch's tail: its prompts are new prompts. A
+        # sidechain's prompt is the main agent's task for a subagent, not a new turn.
+        if added and any(e.kind == Kind.PROMPT and e.data.get("sidechain") is not True
+                         for e in buf[len(buf) - added:]):
             self.result.add_prompted(sid)
 
     def _meta(self, rec: MetaRecord) -> None:
