@@ -543,7 +543,7 @@ class Store:
         op: str, undo_of: str | None = None,
     ) -> RewindResult:
         with file_lock(self.root / "locks" / "rewind"), self._mutex:
-            target = self.trees.flatten(target_tree)
+            target = self._flatten_selected(target_tree, sel)
             if dry_run:
                 current = self.trees.flatten(self._working_tree())
                 plan = make_plan(self.trees, current, target, sel, absent, partial)
@@ -572,6 +572,22 @@ class Store:
             self._scan_base = None  # the workspace moved under the watcher's base
             return RewindResult(sorted(plan.write), sorted(plan.create), plan.remove, safety.id,
                                 False, mode, label_id, head)
+
+    def _flatten_selected(self, tree: str, sel: list[str] | None) -> dict[str, Entry]:
+        """The files of ``tree`` under the selected paths, reading only the trees on the way
+        (so the intact parts of a damaged checkpoint can still be restored)."""
+        if sel is None:
+            return self.trees.flatten(tree)
+        out: dict[str, Entry] = {}
+        for p in sel:
+            entry = self.trees.lookup(tree, p)
+            if entry is None:
+                continue
+            if entry.mode == DIR:
+                out.update(self.trees.walk(entry.hash, p + "/"))
+            else:
+                out[p] = entry
+        return out
 
     def _finish(self, record: JSON) -> str | None:
         """Record a rewind whose files are in place: event, op log, end of journal."""
@@ -686,17 +702,18 @@ class Store:
             if tree in seen:
                 return
             seen.add(tree)
-            for entry in self.trees.get(tree).values():
+            try:
+                entries = self.trees.get(tree)
+            except (NotFound, StoreDamaged, Unsafe):
+                return  # fsck reports it; gc must not fail on it, nor skip its siblings
+            for entry in entries.values():
                 if entry.mode == DIR:
                     mark(entry.hash)
                 else:
                     seen.add(entry.hash)
 
         for cp in checkpoints:
-            try:
-                mark(cp.tree)
-            except (NotFound, StoreDamaged, Unsafe):
-                continue  # fsck reports it; gc must not fail on it
+            mark(cp.tree)
         return seen
 
     def gc(self, dry_run: bool = False, keep_last: int | None = None,

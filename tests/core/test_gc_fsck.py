@@ -216,3 +216,18 @@ def test_fsck_corrupt_pack_block(store: Store, ws: Path) -> None:
     # zstd may decode a damaged block without complaint: the hashes catch what changed
     assert objects and objects <= in_block
     assert [d["id"] for d in rep.damaged if d["what"] == "checkpoint"] == [cp_id]
+
+
+def test_gc_keeps_intact_parts_of_a_damaged_checkpoint(store: Store, ws: Path) -> None:
+    """One unreadable folder listing must not make gc delete the checkpoint's other files."""
+    write(ws, "a/x", "ax")
+    write(ws, "b/y", os.urandom(600_000))  # large: a loose object of its own
+    cp = store.checkpoint()
+    root = store.trees.get(cp.tree)
+    y = store.trees.get(root["b"].hash)["y"].hash
+    remove_object(store, root["a"].hash)  # the listing of folder a/ is gone
+    fresh = Store.open(ws)
+    fresh.gc()
+    assert fresh.objects.exists(y)
+    fresh.rewind(cp.id, ["b"], dry_run=True)
+    assert fresh.read_file(cp.id, "b/y") == (ws / "b" / "y").read_bytes()
