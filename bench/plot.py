@@ -51,7 +51,7 @@ def plot(results: dict[str, Any], png: Path) -> None:
     m = results.get("machine", {})
     ax.set_title(
         f"Checkpoint time, {m.get('nproc', '?')} cores, workspace of "
-        f"{results.get('workspace', {}).get('files', '50,000')} files"
+        f"{results.get('workspace', {}).get('files', 50_000):,} files"
     )
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()

@@ -140,3 +140,25 @@ def test_generator_cli_refuses_foreign_folder(tmp_path: Path) -> None:
     assert res.returncode == 2
     assert "refusing" in res.stderr
     assert (other / "keep.txt").read_text() == "mine"
+
+
+def test_pyspy_summary_counts_own_and_inclusive(tmp_path: Path) -> None:
+    from pyspy_top import summarise
+
+    raw = tmp_path / "x.raw"
+    raw.write_text(
+        "main (a.py:1);scan (s.py:5);stat (s.py:9) 3\n"
+        "main (a.py:1);scan (s.py:6) 1\n"
+        "worker (t.py:2);compress (p.py:3) 4\n"
+    )
+    total, own, incl = summarise(raw, lines=False)
+    assert total == 8
+    assert own["stat (s.py)"] == 3 and own["scan (s.py)"] == 1 and own["compress (p.py)"] == 4
+    assert incl["scan (s.py)"] == 4 and incl["main (a.py)"] == 4
+
+
+def test_plot_reads_the_sweep_medians() -> None:
+    from plot import sweep
+
+    got = sweep({"sweep.10.git": [0.5, 0.3, 0.4], "sweep.10.warm": [0.01], "noop.git": [1.0]})
+    assert got == {"git": {10: 0.4}, "warm": {10: 0.01}}
