@@ -158,6 +158,7 @@ def test_pyspy_summary_counts_own_and_inclusive(tmp_path: Path) -> None:
 
 
 def test_plot_reads_the_sweep_medians() -> None:
+    pytest.importorskip("matplotlib", reason="the bench extra is not installed")
     from plot import sweep
 
     got = sweep({"sweep.10.git": [0.5, 0.3, 0.4], "sweep.10.warm": [0.01], "noop.git": [1.0]})
