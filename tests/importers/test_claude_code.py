@@ -363,3 +363,22 @@ def test_default_location_is_this_workspace_and_honours_claude_config_dir(
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(other))
     again = import_source(store, "claude-code", home=tmp_path / "home")
     assert again.sessions == ["s-1", "s-1.agent-abc"] and again.events == 0
+
+
+def test_odd_ids_become_valid_stable_ids(store: Store, tmp_path: Path) -> None:
+    long_uuid = "a" * 128  # valid, but no room for a ':1' suffix
+    f = tmp_path / "s-1.jsonl"
+    f.write_text(
+        line(type="user", uuid="bad id/with spaces", parentUuid=None,
+             message={"role": "user", "content": "go"})
+        + assistant(long_uuid, "bad id/with spaces", "m1", [
+            {"type": "text", "text": "a"}, {"type": "text", "text": "b"}])
+    )
+    import_source(store, "claude-code", f)
+    events = store.session("s-1").events
+    ids = [e.id for e in events]
+    assert ids[1] == long_uuid and len(ids) == 4
+    assert all(len(i) <= 128 and " " not in i for i in ids)
+    assert events[1].parent == ids[0] and events[2].parent == long_uuid
+    import_source(store, "claude-code", f)
+    assert [e.id for e in store.session("s-1").events] == ids

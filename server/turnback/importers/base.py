@@ -181,6 +181,12 @@ def safe_id(value: object, *salt: object) -> str | None:
     return "x" + derive_id(value, *salt)[1:]
 
 
+def sub_id(base: str, suffix: object) -> str:
+    """The id of an event derived from another (``<base>:<suffix>``), kept within id rules."""
+    candidate = f"{base}:{suffix}"
+    return candidate if _ID_RE.match(candidate) else "x" + derive_id(base, suffix)[1:]
+
+
 def is_valid_id(value: str) -> bool:
     return bool(_ID_RE.match(value))
 

@@ -51,6 +51,7 @@ from .base import (
     derive_id,
     safe_id,
     short_title,
+    sub_id,
     workspace_relpath,
 )
 
@@ -241,7 +242,6 @@ class ClaudeCodeParser(JsonlParser):
             yield from self._flush_message()
             yield from self._flush_snapshot()
 
-
     # -- one line ------------------------------------------------------
 
     def _line(self, obj: JSON, line: RawLine) -> Iterator[Record]:
@@ -283,7 +283,7 @@ class ClaudeCodeParser(JsonlParser):
             parent = self._parent(obj)
         event_id = first_id
         for i, (ev_kind, data) in enumerate(parts):
-            event_id = first_id if i == 0 else f"{first_id}:{i}"
+            event_id = first_id if i == 0 else sub_id(first_id, i)
             yield EventRecord(Event(event_id, sid, parent, ts, ev_kind, data))
             parent = event_id
         if len(parts) > 1:
@@ -422,7 +422,7 @@ class ClaudeCodeParser(JsonlParser):
         u = msg.usage
         yield EventRecord(
             Event(
-                f"{msg.last_event}:usage",
+                sub_id(msg.last_event, "usage"),
                 self.session_id,
                 msg.last_event,
                 msg.ts,

@@ -43,6 +43,7 @@ from .base import (
     norm_ts,
     safe_id,
     short_title,
+    sub_id,
 )
 
 AGENT = "event-records"
@@ -109,7 +110,8 @@ class EventRecordsParser(JsonlParser):
             usage = _usage(f.get("usage"))
             if usage is not None:
                 usage["messageId"] = turn
-                yield EventRecord(Event(f"{event_id}:usage", sid, event_id, ts, Kind.USAGE, usage))
+                yield EventRecord(Event(sub_id(event_id, "usage"), sid, event_id, ts, Kind.USAGE,
+                                        usage))
         if name == "run_started" and sid not in self.titled:
             self.titled.add(sid)
             title = short_title(f"{f.get('provider', 'run')} run {run}".strip())
