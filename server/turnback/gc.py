@@ -102,6 +102,9 @@ def collect(store: Store, *, dry_run: bool = False, keep_last: int | None = None
                 except OSError:
                     pass
             if garbage:
+                # the stat cache file may name removed objects (a checkpoint that crashed
+                # before its commit, one retention dropped): a checkpoint would trust them
+                (store.root / "cache" / "stat.json").unlink(missing_ok=True)
                 # tell every process its stat cache may name removed objects
                 gen = store.root / "cache" / "gc-generation"
                 gen.write_text(f"{time.time_ns()}-{os.getpid()}")

@@ -78,6 +78,7 @@ class Scanner:
         self.size_cap = size_cap
         self.counts: dict[str, tuple[int, int]] = {}  # tree hash -> (files, bytes)
         self._write = True
+        self._keep: set[str] | None = None  # paths seen by the last full scan
         self._results: dict[str, tuple[str, os.stat_result] | None] = {}
 
     # -- public ------------------------------------------------------------------
@@ -88,8 +89,13 @@ class Scanner:
         dirty: Iterable[str] | None = None,
         write: bool = True,
         progress: Progress | None = None,
+        save_cache: bool = True,
     ) -> ScanResult:
-        """Snapshot the workspace; with ``base`` and ``dirty``, only around the dirty paths."""
+        """Snapshot the workspace; with ``base`` and ``dirty``, only around the dirty paths.
+
+        ``save_cache=False`` leaves the stat cache file to ``save_cache()``, which a
+        checkpoint calls once the objects the scan wrote are committed.
+        """
         self.statcache.load()
         self.ignore.forget()
         started = time.time_ns()
@@ -111,9 +117,14 @@ class Scanner:
         seen: set[str] | None = set() if full else None
         read = self._hash_pending(pending, dirty_paths or set(), write, started, progress)
         tree, files, nbytes = self._build(root, write, seen, "")
-        if write:
+        self._keep = seen
+        if write and save_cache:
             self.statcache.save(keep=seen)
         return ScanResult(tree, files, nbytes, skipped, read)
+
+    def save_cache(self) -> None:
+        """Persist the stat cache of the last ``scan(save_cache=False)``."""
+        self.statcache.save(keep=self._keep)
 
     def count(self, tree: str) -> tuple[int, int]:
         """(files, bytes) below a tree, cached by hash."""

@@ -52,6 +52,14 @@ class StatCache:
         except (FileNotFoundError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
             self.rows = {}  # a cache: losing it only costs a re-read
 
+    def discard(self) -> None:
+        """Forget what is not saved: a checkpoint failed, so its rows may name objects that
+        were never committed. The next ``load`` reads the file again."""
+        self.rows, self.dirsigs, self.dirtrees = {}, {}, {}
+        self.new_dirsigs, self.new_dirtrees = {}, {}
+        self.dirty = False
+        self._loaded = False
+
     def lookup(self, rel: str, st: os.stat_result) -> str | None:
         row = self.rows.get(rel)
         if (

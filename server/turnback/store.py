@@ -307,8 +307,7 @@ class Store:
         gen = self._gc_generation()
         if gen != self._gc_seen:
             self._gc_seen = gen
-            self._statcache.rows = {}
-            self._statcache.dirty = True
+            self._statcache.discard()  # rows and folder trees alike may name removed objects
             self._scan_base = None
 
     def checkpoint(
@@ -329,15 +328,25 @@ class Store:
         with self._mutex, rw_lock(self.root / "locks" / "gc", exclusive=False):
             self._check_gc()
             base = self._scan_base if dirty is not None else None
-            with self.objects.batch(fsync=self.config.fsync_commits):
-                res = self.scanner.scan(base=base, dirty=dirty if base else None,
-                                        progress=progress)
-            self._scan_base = res.tree
-            if self.config.fsync_commits:
-                self.objects.sync()
-            return self._commit_checkpoint(
-                res.tree, label, session_id, auto, res.files, res.bytes, res.skipped
-            )
+            try:
+                with self.objects.batch(fsync=self.config.fsync_commits):
+                    res = self.scanner.scan(base=base, dirty=dirty if base else None,
+                                            progress=progress, save_cache=False)
+                self._scan_base = res.tree
+                if self.config.fsync_commits:
+                    self.objects.sync()
+                cp = self._commit_checkpoint(
+                    res.tree, label, session_id, auto, res.files, res.bytes, res.skipped
+                )
+            except BaseException:
+                # the stat cache may name objects of a pack that was never finished
+                self._statcache.discard()
+                self._scan_base = None
+                raise
+            # saved only now: a crash before the commit must not leave a cache file that
+            # names objects no checkpoint holds (the next checkpoint would trust them)
+            self.scanner.save_cache()
+            return cp
 
     def _commit_checkpoint(
         self, tree: str, label: str | None, session_id: str | None, auto: bool, files: int,

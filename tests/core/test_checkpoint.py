@@ -246,3 +246,48 @@ def test_progress_callback(store: Store, ws: Path) -> None:
     seen: list[tuple[int, int]] = []
     store.checkpoint(progress=lambda d, t: seen.append((d, t)))
     assert seen and seen[-1] == (40, 40)
+
+
+# -- a checkpoint that fails half way --------------------------------------------------------
+
+class Crash(BaseException):
+    """Stands for the process dying at that point (not an Exception: nothing catches it)."""
+
+
+def crash_once(monkeypatch: pytest.MonkeyPatch, obj: object, name: str) -> None:
+    def boom(*_a: object, **_k: object) -> None:
+        monkeypatch.undo()
+        raise Crash(name)
+
+    monkeypatch.setattr(obj, name, boom)
+
+
+@pytest.mark.parametrize("where", ["pack", "commit"])
+def test_failed_checkpoint_leaves_no_cache_naming_lost_objects(
+        ws: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    """The next checkpoint, in this process or another, after gc or not, must be whole."""
+    from turnback import packs
+
+    write(ws, "f", "v1")
+    write(ws, "d/g", "g1")
+    store = Store.open(ws)
+    store.checkpoint()
+    write(ws, "f", "v2, never committed")
+    write(ws, "d/g", "g2, never committed")
+    age_tree(ws)
+    if where == "pack":
+        crash_once(monkeypatch, packs.PackWriter, "finish")
+    else:
+        crash_once(monkeypatch, store.index, "add")
+    with pytest.raises(Crash):
+        store.checkpoint()
+    Store.open(ws).gc()  # another process collects what no checkpoint holds
+    other = Store.open(ws).checkpoint()  # another one starts
+    checks = [other]
+    for _ in range(2):
+        fresh = Store.open(ws)
+        assert fresh.fsck().ok
+        for cp in checks:
+            assert fresh.read_file(cp.id, "f") == b"v2, never committed"
+            assert fresh.read_file(cp.id, "d/g") == b"g2, never committed"
+        checks = [store.checkpoint()]  # and the first one goes on
