@@ -28,14 +28,14 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-e2e_log "demo workspace: $run_dir/workspace"
-"$TURNBACK_ROOT/.venv/bin/python" "$TURNBACK_ROOT/scripts/make-demo-workspace.py" "$run_dir/workspace"
+e2e_log "demo workspace: $run_dir/greeter"
+"$TURNBACK_ROOT/.venv/bin/python" "$TURNBACK_ROOT/scripts/make-demo-workspace.py" "$run_dir/greeter"
 
 e2e_use_node24
 port_args=()
 [[ -n "${TURNBACK_DEMO_PORT:-}" ]] && port_args=(--port "$TURNBACK_DEMO_PORT")
 # Its own process group, so Ctrl-C here takes code-server's whole tree down.
-setsid node "$E2E_DIR/serve.ts" --folder "$run_dir/workspace" --run-dir "$run_dir" \
+setsid node "$E2E_DIR/serve.ts" --folder "$run_dir/greeter" --run-dir "$run_dir" \
   --vsix "$vsix" "${port_args[@]}" &
 server_pid=$!
 wait "$server_pid"

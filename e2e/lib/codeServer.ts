@@ -30,6 +30,8 @@ export const USER_SETTINGS: Record<string, unknown> = {
   "security.workspace.trust.enabled": false,
   "git.openRepositoryInParentFolders": "never",
   "editor.minimap.enabled": false,
+  // Rows are found by their text; sticky copies of parent rows would only add doubles.
+  "workbench.tree.enableStickyScroll": false,
 };
 
 export interface CodeServerOptions {

@@ -33,15 +33,9 @@ e2e_require_venv() {
 }
 
 # Builds turnback-*.vsix at the repository root with the extension's own
-# `npm run package` (machine Node, not Node 24); prints its path.
+# `npm run package` (machine Node, not Node 24; it installs its own npm
+# dependencies); prints the path of the .vsix.
 e2e_build_vsix() {
-  local stamp=$TURNBACK_ROOT/node_modules/.turnback-stamp want
-  want=$(sha256sum "$TURNBACK_ROOT/package-lock.json" | cut -d' ' -f1)
-  if [[ "$(cat "$stamp" 2>/dev/null)" != "$want" ]]; then
-    e2e_log "extension: npm ci"
-    (cd "$TURNBACK_ROOT" && npm ci --no-audit --no-fund --loglevel=error) >&2
-    echo "$want" >"$stamp"
-  fi
   e2e_log "extension: npm run package"
   (cd "$TURNBACK_ROOT" && npm run --silent package) >&2
   local vsix

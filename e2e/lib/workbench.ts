@@ -38,44 +38,63 @@ export class TreeView {
   }
 
   private rowsMatching(label: Text): Locator {
-    return this.root.locator(".monaco-list-row", {
+    // Sticky-scroll copies of parent rows are left out: only the tree's own rows.
+    return this.root.locator(".monaco-list-row:not(.monaco-tree-sticky-row)", {
       has: this.page.locator(".label-name", { hasText: exact(label) }),
     });
   }
 
-  /** All rendered rows' labels, top to bottom. */
+  /** All rendered rows' labels (rendering order, not necessarily top to bottom). */
   async labels(): Promise<string[]> {
-    const names = await this.root.locator(".monaco-list-row .label-name").allInnerTexts();
+    const names = await this.root
+      .locator(".monaco-list-row:not(.monaco-tree-sticky-row) .label-name")
+      .allInnerTexts();
     return names.map(plain);
+  }
+
+  private async findRendered(label: Text): Promise<Locator | undefined> {
+    const row = this.rowsMatching(label).first();
+    return (await row.count()) > 0 ? row : undefined;
   }
 
   /**
    * The row whose label is `label`, scrolled into view. Trees render only the
-   * rows on screen, so this scrolls the list until the row appears.
+   * rows on screen, so this pages through the list (keyboard focus, which
+   * selects nothing and runs no command) until the row appears, and keeps
+   * trying until the tree has loaded it or `timeoutMs` passes.
    */
   async row(label: Text, timeoutMs = 20_000): Promise<Locator> {
     const deadline = Date.now() + timeoutMs;
-    const list = this.root.locator(".monaco-list").first();
-    let direction = 1;
     for (;;) {
-      const row = this.rowsMatching(label).first();
-      if ((await row.count()) > 0) {
+      const row = (await this.findRendered(label)) ?? (await this.pageThrough(label));
+      if (row !== undefined) {
         await row.scrollIntoViewIfNeeded();
         return row;
       }
       if (Date.now() > deadline) {
         throw new Error(`no row labelled ${String(label)} in the Turnback view; rows: ${(await this.labels()).join(" | ")}`);
       }
-      // Sweep down, then back up, while waiting for the tree to load.
-      await list.hover();
-      await this.page.mouse.wheel(0, direction * 400);
-      const atEnd = await list.evaluate((el, dir) => {
-        const s = el.querySelector(".monaco-scrollable-element") ?? el;
-        return dir > 0 ? s.scrollTop + s.clientHeight >= s.scrollHeight - 2 : s.scrollTop <= 0;
-      }, direction);
-      if (atEnd) direction = -direction;
-      await this.page.waitForTimeout(150);
+      await this.page.waitForTimeout(250);
     }
+  }
+
+  /** Moves keyboard focus from the first row down a page at a time, looking for the row. */
+  private async pageThrough(label: Text): Promise<Locator | undefined> {
+    const rows = this.root.locator(".monaco-list-row:not(.monaco-tree-sticky-row)");
+    if ((await rows.count()) === 0) return undefined; // not loaded yet
+    await this.root.locator(".monaco-list").first().focus();
+    await this.page.keyboard.press("Home");
+    let last: string | null = null;
+    for (let pages = 0; pages < 200; pages += 1) {
+      const row = await this.findRendered(label);
+      if (row !== undefined) return row;
+      await this.page.keyboard.press("PageDown");
+      const focused = this.root.locator(".monaco-list-row.focused").first();
+      const index = (await focused.count()) > 0 ? await focused.getAttribute("data-index") : null;
+      if (index === null || index === last) break; // no focus, or the end of the list
+      last = index;
+    }
+    return this.findRendered(label);
   }
 
   async expand(label: Text): Promise<Locator> {

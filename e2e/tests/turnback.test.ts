@@ -86,7 +86,8 @@ before(async () => {
   if (vsix === undefined || !existsSync(vsix)) {
     throw new Error(`TURNBACK_VSIX must name the built extension (got ${String(vsix)}); run scripts/test-e2e.sh`);
   }
-  workspace = join(runDir, "workspace");
+  // Named after the project, so the folder row differs from every session title.
+  workspace = join(runDir, "greeter");
   demo = await makeDemoWorkspace(workspace, expectDir);
   await installExtension(runDir, vsix);
   server = await startCodeServer({ runDir, folder: workspace, settings: extensionSettings() });
@@ -113,7 +114,7 @@ step("the Turnback view shows the sessions, their events and checkpoints", "view
   await view.row("Tidy the README");
   await view.expand("Add a farewell command");
   await view.row(/^Prompt: Add a farewell\(name\) next to greet\(\)/);
-  await view.row("Tool: Read");
+  await view.row(/^Tool: Read\(greeter\/greet\.py\)/);
   await view.row("Checkpoint: Before the agent");
   await view.row("Checkpoint: farewell() added");
   await view.row("Checkpoint: Tests pass");
@@ -183,7 +184,10 @@ step("Create Checkpoint from the command palette records the workspace as it is"
   assert.ok(made !== undefined, `checkpoints: ${checkpoints.map((c) => c.label).join(", ")}`);
   const stored = await showBytes(workspace, made.id, "greeter/palette.txt");
   assert.equal(stored.toString(), "made before the palette checkpoint\n");
+  // A checkpoint taken outside any agent session goes to the folder's own session.
+  await view.expand("Workspace checkpoints");
   await view.row("Checkpoint: From the palette");
+  await view.collapse("Workspace checkpoints");
 });
 
 step("an event appended with the CLI from outside shows up in the tree by itself", "cli-append", async () => {
@@ -222,6 +226,7 @@ step("rewinding to a checkpoint whose stored content is gone fails readably and 
   assert.match(error, /doomed\.txt/);
   assert.match(error, /missing/);
   assert.match(error, /not changed/);
+  assert.doesNotMatch(error, /param '/, "the error blames a parameter the user never gave");
   assert.deepEqual(treeDiff(untouched, readTree(workspace)), [], "the workspace after the failed rewind");
   assert.ok(made.id.length > 0);
 });
