@@ -32,6 +32,7 @@ class SessionBackend(Protocol):
     def load(self, session_id: str) -> SessionLog: ...
     def summary(self, session_id: str) -> SessionSummary: ...
     def head(self, session_id: str) -> str | None: ...
+    def has_event(self, session_id: str, event_id: str) -> bool: ...
 
 
 class MemorySessions:
@@ -81,6 +82,10 @@ class MemorySessions:
 
     def head(self, session_id: str) -> str | None:
         return self._get(session_id).head
+
+    def has_event(self, session_id: str, event_id: str) -> bool:
+        with self._lock:
+            return any(e.id == event_id for e in self._get(session_id).events)
 
     def load(self, session_id: str) -> SessionLog:
         with self._lock:

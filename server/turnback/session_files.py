@@ -45,6 +45,8 @@ class FileSessions:
         self._lock = threading.Lock()
         self._index: dict[str, dict[str, Any]] | None = None
         self._index_dirty = False
+        # session -> (inode, bytes read, event ids): importers skip ids already stored
+        self._ids: dict[str, tuple[int, int, set[str]]] = {}
 
     def path(self, session_id: str) -> Path:
         check_id(session_id, "session id")
@@ -92,16 +94,38 @@ class FileSessions:
             raise NotFound(f"no session {session_id!r}; start one with 'turnback session start'")
         with file_lock(path):
             head = _head_of(last_line(path))
-            ids: set[str] | None = None
-            if need_ids:
-                ids = set()
-                for line in read_lines(path):
-                    if "type" not in line.value and isinstance(line.value.get("id"), str):
-                        ids.add(line.value["id"])
-            events = make(head, ids)
+            ids = self._event_ids_locked(session_id, path) if need_ids else None
+            events = make(head, set(ids) if ids is not None else None)
             if events:
                 self._write_locked(path, [dumps(e.to_json()) + b"\n" for e in events], fsync)
+                if ids is not None:
+                    ids.update(e.id for e in events)
+                    st = os.stat(path)
+                    self._ids[session_id] = (st.st_ino, st.st_size, ids)
         return events
+
+    def _event_ids_locked(self, session_id: str, path: Path) -> set[str]:
+        """The session's event ids, reading only what was appended since the last call."""
+        st = os.stat(path)
+        cached = self._ids.get(session_id)
+        if cached is not None and cached[0] == st.st_ino and cached[1] <= st.st_size:
+            _ino, start, ids = cached
+        else:
+            start, ids = 0, set()
+        end = start
+        for line in read_lines(path, start=start):
+            end = line.end
+            if "type" not in line.value and isinstance(line.value.get("id"), str):
+                ids.add(line.value["id"])
+        self._ids[session_id] = (st.st_ino, end, ids)
+        return ids
+
+    def has_event(self, session_id: str, event_id: str) -> bool:
+        path = self.path(session_id)
+        if not path.exists():
+            raise NotFound(f"no session {session_id!r}")
+        with file_lock(path):
+            return event_id in self._event_ids_locked(session_id, path)
 
     def _control(self, session_id: str, obj: dict[str, Any], head: str | None = None,
                  keep_head: bool = True) -> None:

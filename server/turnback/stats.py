@@ -21,6 +21,7 @@ class StatsAccumulator:
         self.tokens: dict[str, int] = {k: int(saved.get(k, 0)) for k in TOKEN_KEYS}
         # usage keyed by message id: a message's usage counts once, its last figure
         self.by_message: dict[str, list[int]] = dict(s.get("byMessage") or {})
+        self.responded: set[str] = set(s.get("responded") or [])
         self.first: str | None = s.get("first")
         self.last: str | None = s.get("last")
         self.ended: str | None = s.get("ended")
@@ -34,6 +35,7 @@ class StatsAccumulator:
             "c": self.c,
             "tokens": self.tokens,
             "byMessage": self.by_message,
+            "responded": sorted(self.responded),
             "first": self.first,
             "last": self.last,
             "ended": self.ended,
@@ -57,7 +59,15 @@ class StatsAccumulator:
         if k == Kind.PROMPT or k == Kind.LOOP_STARTED:
             self._inc("prompts")
         elif k == Kind.RESPONSE:
-            self._inc("responses")
+            # one model message may arrive as several response events (one per text
+            # part): it is one response
+            mid = d.get("messageId")
+            if isinstance(mid, str) and mid:
+                if mid not in self.responded:
+                    self.responded.add(mid)
+                    self._inc("responses")
+            else:
+                self._inc("responses")
         elif k == Kind.TOOL_CALL:
             self._inc("toolCalls")
         elif k == Kind.TOOL_RESULT:

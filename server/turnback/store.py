@@ -291,7 +291,14 @@ class Store:
 
     def fork(self, event_id: str, session_id: str | None = None) -> tuple[str, str]:
         """Move the session head to ``event_id``: new events branch from there."""
-        ev = self.find_event(event_id, session_id)
+        check_id(event_id, "event id")
+        if session_id is not None:
+            check_id(session_id, "session id")
+            if not self.backend.has_event(session_id, event_id):
+                raise NotFound(f"no event {event_id!r} in session {session_id!r}")
+            self.backend.set_head(session_id, event_id)
+            return session_id, event_id
+        ev = self.find_event(event_id)
         self.backend.set_head(ev.session, ev.id)
         return ev.session, ev.id
 
