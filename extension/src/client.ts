@@ -29,6 +29,7 @@ import {
   type ResultOf,
 } from './protocol';
 import { findInterpreter } from './python';
+import { sendTyped } from './rpc';
 import { SECTION, serverSettings } from './settings';
 
 export type ServerState =
@@ -232,7 +233,7 @@ export class TurnbackClient implements vscode.Disposable {
       const reason = this.state.kind === 'failed' ? this.state.reason : 'The Turnback server is not running.';
       throw new Error(reason);
     }
-    return client.sendRequest<ResultOf<M>>(method, params, token);
+    return sendTyped(client, method, params, token);
   }
 
   dispose(): void {

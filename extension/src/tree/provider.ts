@@ -29,6 +29,9 @@ import {
 } from './model';
 
 const REFRESH_DELAY_MS = 150;
+/** VS Code applies tree refreshes ~200 ms after they are fired; reveal after that. */
+const REVEAL_RETRY_MS = 400;
+const REVEAL_ATTEMPTS = 4;
 
 export class SessionTreeProvider implements vscode.TreeDataProvider<TreeNode>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<TreeNode | undefined>();
@@ -51,6 +54,15 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeNode>, v
         this.refreshSoon();
       }),
     );
+  }
+
+  /** Redraws at once (a pending debounced redraw is folded in). */
+  refreshNow(): void {
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    this.changed.fire(undefined);
   }
 
   refreshSoon(): void {
@@ -259,12 +271,24 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeNode>, v
     return this.nodes.get(sessionKey(folder, session.id));
   }
 
+  /**
+   * Reveals a node. VS Code applies a refresh a little later than it is fired
+   * (debounced) and forgets the refreshed nodes then, so a reveal right after
+   * a change can miss its node: the refresh is fired now, and a miss retried.
+   */
   private async reveal(view: vscode.TreeView<TreeNode>, node: TreeNode, focus: boolean): Promise<void> {
-    try {
-      await view.reveal(node, { select: true, focus, expand: node.type === 'session' });
-    } catch (err) {
-      void vscode.window.showWarningMessage(`Could not show it in the Turnback view: ${errorText(err)}`);
+    this.refreshNow();
+    let last: unknown;
+    for (let attempt = 0; attempt < REVEAL_ATTEMPTS; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, REVEAL_RETRY_MS));
+      try {
+        await view.reveal(node, { select: true, focus, expand: node.type === 'session' });
+        return;
+      } catch (err) {
+        last = err;
+      }
     }
+    void vscode.window.showWarningMessage(`Could not show it in the Turnback view: ${errorText(last)}`);
   }
 
   /**
