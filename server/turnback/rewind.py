@@ -15,7 +15,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 
-from .errors import Conflict
+from .errors import Conflict, Unsafe
 from .objects import BLOB, ObjectStore
 from .paths import open_dir
 from .trees import EXEC, LINK, Entry, TreeReader
@@ -105,6 +105,9 @@ def _remove_empty_folders(dfd: int, name: str) -> bool:
     return True
 
 
+TMP_PREFIX = ".turnback-tmp-"  # a file being written into place; a crash may leave one
+
+
 class Applier:
     def __init__(self, workspace: str, objects: ObjectStore, fsync: bool) -> None:
         self.workspace = workspace
@@ -121,12 +124,33 @@ class Applier:
         finally:
             os.close(root)
 
+    def remove_temps(self, plan: Plan) -> None:
+        """Delete the temporary files a killed rewind left beside the files it was writing."""
+        folders = {p.rpartition("/")[0] for p in {**plan.write, **plan.create}}
+        root = os.open(self.workspace, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            for folder in sorted(folders):
+                try:
+                    dfd = open_dir(root, folder.split("/") if folder else [], create=False)
+                except (FileNotFoundError, NotADirectoryError, Unsafe):
+                    continue
+                try:
+                    for name in os.listdir(dfd):
+                        if name.startswith(TMP_PREFIX):
+                            os.unlink(name, dir_fd=dfd)
+                finally:
+                    os.close(dfd)
+        finally:
+            os.close(root)
+
     def _remove(self, root: int, path: str) -> None:
         parts = path.split("/")
         try:
             dfd = open_dir(root, parts[:-1], create=False)
-        except (FileNotFoundError, NotADirectoryError):
-            return  # already gone (a re-applied journal)
+        except (FileNotFoundError, NotADirectoryError, Unsafe):
+            # already gone: a re-applied journal may find a file where the folder was
+            # (a file <-> folder swap), and nothing is removed through a symlink
+            return
         try:
             try:
                 os.unlink(parts[-1], dir_fd=dfd)
@@ -140,7 +164,7 @@ class Applier:
         for depth in range(len(parts) - 1, 0, -1):
             try:
                 pfd = open_dir(root, parts[: depth - 1], create=False)
-            except (FileNotFoundError, NotADirectoryError):
+            except (FileNotFoundError, NotADirectoryError, Unsafe):
                 return
             try:
                 os.rmdir(parts[depth - 1], dir_fd=pfd)
@@ -171,7 +195,7 @@ class Applier:
         parts = path.split("/")
         dfd = self._parent(root, parts, path)
         name = parts[-1]
-        tmp = f".turnback-tmp-{os.getpid()}-{os.urandom(4).hex()}"
+        tmp = f"{TMP_PREFIX}{os.getpid()}-{os.urandom(4).hex()}"
         try:
             try:
                 st = os.lstat(name, dir_fd=dfd)

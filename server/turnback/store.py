@@ -638,7 +638,9 @@ class Store:
                 sid = record["session"]
             except (KeyError, TypeError, AssertionError) as exc:
                 raise StoreDamaged(f"{self.oplog.journal} is malformed ({exc})") from exc
-            Applier(str(self.workspace), self.objects, True).apply(plan)
+            applier = Applier(str(self.workspace), self.objects, True)
+            applier.apply(plan)
+            applier.remove_temps(plan)
             last = self.oplog.last()
             if last is not None and last.get("id") == record["id"]:
                 self.oplog.end()  # already recorded; only the journal was left

@@ -284,3 +284,33 @@ def test_symlink_to_outside_folder_is_not_searched(store: Store, ws: Path, tmp_p
     store.rewind(cp.id)
     assert (ws / "d/f").read_text() == "inside\n"
     assert (outside / "f/untracked.txt").read_text() == "outside\n"
+
+
+class Crash(BaseException):
+    """Stands for the process dying at that point."""
+
+
+def test_journal_replay_after_a_swap_and_stray_temp(store: Store, ws: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A crash after the files were in place: opening the store replays the plan again."""
+    write(ws, "run.sh", "#!/bin/sh\n", exec_=True)
+    write(ws, "src/a.txt", "a\n")
+    want = picture(ws)
+    cp = store.checkpoint()
+    os.unlink(ws / "run.sh")
+    write(ws, "run.sh/inner.txt", "a folder now\n")  # file -> folder
+    write(ws, "src/a.txt", "changed\n")
+
+    def die(*_a: object, **_k: object) -> None:
+        raise Crash
+
+    monkeypatch.setattr(Store, "_finish", die)
+    with pytest.raises(Crash):
+        store.rewind(cp.id)
+    monkeypatch.undo()
+    assert (store.root / "journal.json").exists()
+    (ws / "src" / ".turnback-tmp-4242-deadbeef").write_bytes(b"half a file")  # a kill's leftover
+    again = Store.open(ws)  # replays: run.sh is a file again, its old folder's file is gone
+    assert not (again.root / "journal.json").exists()
+    assert picture(ws) == want
+    assert again.log()[-1]["op"] == "rewind"
