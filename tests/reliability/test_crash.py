@@ -1,0 +1,354 @@
+"""SIGKILL a writer at random moments; reopen; nothing acknowledged is lost, nothing torn.
+
+Each trial forks a child that opens the store and runs one operation; the child
+dies at a random file-system mutation (torn writes included) or from a timed
+``kill -9``. The parent then opens the store (journal recovery runs there) and
+checks the promise of that operation. Seeds make every trial reproducible: a
+failure names its seed.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from core.wsutil import Picture, picture
+from turnback import Store
+
+from .crashkit import Ack, Outcome, run_child, tally
+from .wsgen import edit_workspace, ignored, make_workspace, tracked
+
+SOAK = int(os.environ.get("TURNBACK_SOAK_TRIALS", "1000"))
+
+
+def kill_plan(rng: random.Random, steps: int) -> dict[str, float | int | None]:
+    """Mostly a kill at a random mutation (some runs finish), sometimes a timed kill."""
+    if rng.random() < 0.8:
+        return {"kill_at": rng.randint(1, steps + max(1, steps // 10))}
+    return {"kill_after": rng.uniform(0.0, 0.05)}
+
+
+def calibrate(setup: Callable[[Path, random.Random], Callable[[Ack], None]],
+              tmp: Path) -> int:
+    fn = setup(tmp / "calibrate", random.Random(0))
+    out = run_child(fn)
+    assert out.error is None, out.error
+    assert out.steps, "the operation mutated nothing"
+    return out.steps
+
+
+def trials(name: str, n: int, tmp: Path,
+           setup: Callable[[Path, random.Random], Callable[[Ack], None]],
+           check: Callable[[Path, Outcome, random.Random], str],
+           per_trial: bool = False) -> None:
+    """``per_trial``: count the mutations of each trial's own operation first (when they
+    vary much between trials), rather than once."""
+    steps = 0 if per_trial else calibrate(setup, tmp)
+    for i in range(n):
+        seed = zlib.crc32(f"{name}:{i}".encode())
+        if per_trial:
+            steps = calibrate(lambda ws, _rng, s=seed: setup(ws, random.Random(s)),
+                              tmp / f"c{i}")
+        rng = random.Random(seed)
+        ws = tmp / f"t{i}" / "ws"
+        fn = setup(ws, rng)
+        out = run_child(fn, seed=seed, **kill_plan(rng, steps))  # type: ignore[arg-type]
+        assert out.error is None, f"{name} seed {seed}: the writer failed:\n{out.error}"
+        try:
+            outcome = check(ws, out, rng)
+        except AssertionError as exc:
+            raise AssertionError(f"{name} trial {i} (seed {seed}, killed={out.killed}): "
+                                 f"{exc}") from exc
+        tally(name).add(out, outcome)
+
+
+def fsck_clean(store: Store) -> None:
+    rep = store.fsck()
+    assert rep.ok, f"fsck: {rep.damaged}"
+
+
+# -- append --------------------------------------------------------------------------------
+
+def setup_append(ws: Path, rng: random.Random) -> Callable[[Ack], None]:
+    ws.mkdir(parents=True)
+    store = Store.open(ws)
+    sid = store.start_session(session_id="s").id
+    store.append(sid, "prompt", {"text": "start"})
+    sizes = [rng.choice([10, 100, 1000, 20_000, 200_000]) for _ in range(30)]
+
+    def run(ack: Ack) -> None:
+        st = Store.open(ws)
+        for i, size in enumerate(sizes):
+            ev = st.append(sid, "note", {"i": i, "pad": "x" * size})
+            ack(ev.id)
+
+    return run
+
+
+def check_append(ws: Path, out: Outcome, rng: random.Random) -> str:
+    torn = not (ws / ".turnback" / "sessions" / "s.jsonl").read_bytes().endswith(b"\n")
+    store = Store.open(ws)
+    log = store.session("s")
+    ids = [e.id for e in log.events]
+    assert len(ids) == len(set(ids)), "an event is doubled"
+    missing = set(out.acks) - set(ids)
+    assert not missing, f"acknowledged events lost: {sorted(missing)}"
+    assert not log.problems, f"damage reported: {log.problems}"
+    notes = [e for e in log.events if e.kind == "note"]
+    assert [e.data["i"] for e in notes] == list(range(len(notes))), "events out of order"
+    for prev, e in zip(log.events, log.events[1:], strict=False):
+        assert e.parent == prev.id, "the chain of parents is broken"
+    unacked = len(ids) - 1 - len(out.acks)
+    assert unacked in (0, 1), f"{unacked} events appeared without an ack"
+    # the next append repairs a torn tail and links to the last whole event
+    nxt = store.append("s", "note", {"text": "after the crash"})
+    assert nxt.parent == ids[-1]
+    again = store.session("s")
+    assert not again.problems and again.events[-1].id == nxt.id
+    return "torn tail repaired" if torn else "whole lines"
+
+
+# -- checkpoint ------------------------------------------------------------------------------
+
+def setup_checkpoint(ws: Path, rng: random.Random) -> Callable[[Ack], None]:
+    make_workspace(ws, rng)
+    Store.open(ws).checkpoint(label="base")
+    edit_workspace(ws, rng)
+
+    def run(ack: Ack) -> None:
+        cp = Store.open(ws).checkpoint(label="crash")
+        ack(cp.id)
+
+    return run
+
+
+def check_checkpoint(ws: Path, out: Outcome, rng: random.Random) -> str:
+    store = Store.open(ws)
+    fsck_clean(store)
+    ids = {c.id for c in store.checkpoints()}
+    assert set(out.acks) <= ids, "an acknowledged checkpoint is missing"
+    committed = any(c.label == "crash" for c in store.checkpoints())
+    if rng.random() < 0.5:
+        store.gc()  # garbage of the dead checkpoint goes; nothing referenced may
+        fsck_clean(Store.open(ws))
+    # the next checkpoint (a new process) is whole and equals the workspace
+    nxt = Store.open(ws).checkpoint(label="next")
+    fresh = Store.open(ws)
+    fsck_clean(fresh)
+    assert fresh.changes(nxt.id) == [], "the next checkpoint differs from the workspace"
+    want = tracked(picture(ws))
+    for rel, item in want.items():
+        assert fresh.read_file(nxt.id, os.fsdecode(rel)) == item[1], rel
+    return "committed" if committed else "not committed"
+
+
+# -- rewind and undo -------------------------------------------------------------------------
+
+def _prepare_rewind(ws: Path, rng: random.Random) -> tuple[Store, str, Picture, Picture]:
+    make_workspace(ws, rng)
+    store = Store.open(ws)
+    a = picture(ws)
+    cp = store.checkpoint(label="A")
+    edit_workspace(ws, rng)
+    b = picture(ws)
+    return store, cp.id, a, b
+
+
+STATES: dict[Path, tuple[Picture, Picture]] = {}
+
+
+def setup_rewind(ws: Path, rng: random.Random) -> Callable[[Ack], None]:
+    _, cp, a, b = _prepare_rewind(ws, rng)
+    STATES[ws] = (a, b)
+
+    def run(ack: Ack) -> None:
+        Store.open(ws).rewind(cp)
+        ack("rewound")
+
+    return run
+
+
+def rewound_or_not(ws: Path, a: Picture, b: Picture) -> str:
+    now = picture(ws)
+    if now == b:
+        return "before"
+    assert tracked(now) == tracked(a), (
+        "the workspace is neither the target nor the state before the rewind: "
+        f"differs at {sorted(set(now.items()) ^ set({**tracked(a), **ignored(b)}.items()))[:6]}")
+    assert ignored(now) == ignored(b), "an ignored file was touched"
+    return "target"
+
+
+def check_rewind(ws: Path, out: Outcome, rng: random.Random) -> str:
+    a, b = STATES.pop(ws)
+    store = Store.open(ws)  # finishes (or rolls back) an interrupted rewind
+    assert not (store.root / "journal.json").exists(), "the journal was left behind"
+    where = rewound_or_not(ws, a, b)
+    if out.acks:
+        assert where == "target", "an acknowledged rewind is not in place"
+    fsck_clean(store)
+    if where == "target":
+        store.undo()  # the safety checkpoint brings back the state before the rewind
+        assert picture(ws) == b, "undo after a recovered rewind is not byte-exact"
+    return where
+
+
+def setup_undo(ws: Path, rng: random.Random) -> Callable[[Ack], None]:
+    store, cp, a, b = _prepare_rewind(ws, rng)
+    store.rewind(cp)
+    STATES[ws] = (a, b)
+
+    def run(ack: Ack) -> None:
+        Store.open(ws).undo()
+        ack("undone")
+
+    return run
+
+
+def check_undo(ws: Path, out: Outcome, rng: random.Random) -> str:
+    a, b = STATES.pop(ws)
+    store = Store.open(ws)
+    assert not (store.root / "journal.json").exists(), "the journal was left behind"
+    where = rewound_or_not(ws, a, b)  # "before" = undone, "target" = still rewound
+    if out.acks:
+        assert where == "before", "an acknowledged undo is not in place"
+    fsck_clean(store)
+    store.undo()  # whichever it is, one more undo flips it
+    flipped = picture(ws)
+    if where == "before":
+        assert tracked(flipped) == tracked(a)
+    else:
+        assert flipped == b
+    return "undone" if where == "before" else "not undone"
+
+
+# -- gc --------------------------------------------------------------------------------------
+
+CONTENTS: dict[Path, dict[str, dict[str, bytes]]] = {}
+
+
+def setup_gc(ws: Path, rng: random.Random) -> Callable[[Ack], None]:
+    make_workspace(ws, rng, files=8)
+    store = Store.open(ws)
+    cps = [store.checkpoint(label="0")]
+    for i in range(1, 5):
+        edit_workspace(ws, rng, n=4)
+        cps.append(store.checkpoint(label=str(i), auto=True))
+    res = store.rewind(cps[1].id)
+    assert res.safety_checkpoint
+    for _ in range(rng.randint(0, 3)):
+        store.objects.put(b"blob", rng.randbytes(rng.choice([100, 600_000])))  # orphans
+    CONTENTS[ws] = {c.id: {p: store.objects.get(b"blob", e.hash)
+                           for p, e in store.trees.walk(c.tree)}
+                    for c in store.checkpoints()}
+    keep = rng.choice([None, 1, 2, 3])
+
+    def run(ack: Ack) -> None:
+        res = Store.open(ws).gc(keep_last=keep)
+        ack(",".join(res.checkpoints_dropped) or "-")
+
+    return run
+
+
+def check_gc(ws: Path, out: Outcome, rng: random.Random) -> str:
+    before = CONTENTS.pop(ws)
+    store = Store.open(ws)
+    fsck_clean(store)
+    remaining = store.checkpoints()
+    for cp in remaining:  # every checkpoint still listed is whole, byte for byte
+        files = {p: store.objects.get(b"blob", e.hash) for p, e in store.trees.walk(cp.tree)}
+        assert files == before[cp.id], f"checkpoint {cp.id} lost content"
+    store.undo()  # the last rewind's safety checkpoint is never collected
+    again = Store.open(ws).gc()
+    assert again is not None
+    fsck_clean(Store.open(ws))
+    return "dropped" if len(remaining) < len(before) else "kept all"
+
+
+# -- import ----------------------------------------------------------------------------------
+
+TRANSCRIPTS = Path(__file__).resolve().parents[2].parent / "shared" / "transcripts"
+SOURCES = [("claude-code", "claude-code/marot+spotter/tool_heavy.jsonl"),
+           ("claude-code", "claude-code/kvsankar+agent-history/session-01.jsonl"),
+           ("codex", "codex/simonw+claude-code-transcripts/sample_codex_session.jsonl"),
+           ("ralph", "ralph/mikeyobrien+rho/history.jsonl")]
+IMPORTS: dict[Path, tuple[str, Path]] = {}
+
+
+def _contents(store: Store) -> dict[str, list[tuple[str, str | None, str]]]:
+    return {s.header.id: [(e.id, e.parent, e.kind) for e in store.session(s.header.id).events]
+            for s in store.sessions()[0]}
+
+
+def setup_import(ws: Path, rng: random.Random) -> Callable[[Ack], None]:
+    from turnback.importers import import_source
+
+    source, rel = rng.choice(SOURCES)
+    path = TRANSCRIPTS / rel
+    ws.mkdir(parents=True)
+    Store.open(ws)
+    IMPORTS[ws] = (source, path)
+
+    def run(ack: Ack) -> None:
+        res = import_source(Store.open(ws), source, path)
+        ack(f"{len(res.sessions)} {res.events}")
+
+    return run
+
+
+def check_import(ws: Path, out: Outcome, rng: random.Random) -> str:
+    from turnback.importers import import_source
+
+    source, path = IMPORTS.pop(ws)
+    store = Store.open(ws)
+    fsck_clean(store)
+    partial = _contents(store)
+    import_source(store, source, path)  # importing again completes what the crash cut
+    done = _contents(Store.open(ws))
+    clean_ws = ws.parent / "clean"
+    clean_ws.mkdir()
+    clean = Store.open(clean_ws)
+    import_source(clean, source, path)
+    assert done == _contents(clean), "a re-import after a crash differs from a clean import"
+    for sid, events in partial.items():  # nothing imported before the crash was changed
+        assert done[sid][: len(events)] == events
+    if out.acks:
+        assert partial == done, "an acknowledged import is incomplete"
+    return "complete" if partial == done else "partial"
+
+
+SCENARIOS = {
+    "append": (setup_append, check_append, 50, False),
+    "checkpoint": (setup_checkpoint, check_checkpoint, 50, False),
+    "rewind": (setup_rewind, check_rewind, 50, True),
+    "undo": (setup_undo, check_undo, 30, True),
+    "gc": (setup_gc, check_gc, 30, True),
+    "import": (setup_import, check_import, 20, True),
+}
+
+
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_crash(name: str, tmp_path: Path) -> None:
+    setup, check, n, per_trial = SCENARIOS[name]
+    trials(f"crash: {name}", n, tmp_path, setup, check, per_trial)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_crash_soak(name: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The long run: ``TURNBACK_SOAK_TRIALS`` trials of each (default 1000)."""
+    setup, check, _, per_trial = SCENARIOS[name]
+    done = 0
+    while done < SOAK:  # fresh folders every 100 trials keep the disk use small
+        tmp = tmp_path_factory.mktemp(f"soak-{name}")
+        n = min(100, SOAK - done)
+        trials(f"soak: {name}", n, tmp, setup, check, per_trial)
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+        done += n
