@@ -12,7 +12,7 @@ source "$(dirname "$0")/../e2e/lib/env.sh"
 
 "$TURNBACK_ROOT/scripts/setup-e2e.sh"
 e2e_require_venv
-vsix=${TURNBACK_VSIX:-$(e2e_build_vsix)}
+if [[ -n "${TURNBACK_VSIX:-}" ]]; then vsix=$TURNBACK_VSIX; else vsix=$(e2e_build_vsix); fi
 
 run_dir=$(mktemp -d "${TMPDIR:-/tmp}/turnback-demo-XXXXXX")
 server_pid=

@@ -13,7 +13,7 @@ source "$(dirname "$0")/../e2e/lib/env.sh"
 start=$SECONDS
 "$TURNBACK_ROOT/scripts/setup-e2e.sh"
 e2e_require_venv
-vsix=${TURNBACK_VSIX:-$(e2e_build_vsix)}
+if [[ -n "${TURNBACK_VSIX:-}" ]]; then vsix=$TURNBACK_VSIX; else vsix=$(e2e_build_vsix); fi
 e2e_log "set-up and build took $((SECONDS - start)) s; testing $vsix"
 
 e2e_use_node24
@@ -22,15 +22,24 @@ rm -rf "$ARTIFACTS_DIR/e2e" "$ARTIFACTS_DIR/smoke"
 mkdir -p "$ARTIFACTS_DIR"
 log=$ARTIFACTS_DIR/e2e-output.txt
 
-# The runner leads its own process group; on any exit of this script the
-# whole group (code-server, extension host, language server, Chromium) goes.
+# The runner leads its own process group, and everything it starts keeps its
+# temporary files under run_tmp (TMPDIR): code-server's profile and the
+# workspace, and Playwright's Chromium profile. Chromium leads a process group
+# of its own, so on the way out whatever still names run_tmp is stopped too.
+run_tmp=$(mktemp -d "${TMPDIR:-/tmp}/turnback-e2e-run-XXXXXX")
+export TMPDIR=$run_tmp
 runner_pid=
 cleanup() {
   if [[ -n "$runner_pid" ]]; then
     kill -TERM -- "-$runner_pid" 2>/dev/null || true
-    sleep 2
+    for _ in $(seq 50); do kill -0 "$runner_pid" 2>/dev/null || break; sleep 0.1; done
     kill -KILL -- "-$runner_pid" 2>/dev/null || true
   fi
+  local stray
+  stray=$(pgrep -f -- "$run_tmp/" || true)
+  # shellcheck disable=SC2086
+  [[ -n "$stray" ]] && kill -KILL $stray 2>/dev/null || true
+  rm -rf "$run_tmp"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM

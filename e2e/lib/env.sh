@@ -37,12 +37,15 @@ e2e_require_venv() {
 # dependencies); prints the path of the .vsix.
 e2e_build_vsix() {
   e2e_log "extension: npm run package"
-  (cd "$TURNBACK_ROOT" && npm run --silent package) >&2
+  if ! (cd "$TURNBACK_ROOT" && npm run --silent package) >&2; then
+    e2e_log "extension: npm run package failed (output above)"
+    return 1
+  fi
   local vsix
   vsix=$(ls -t "$TURNBACK_ROOT"/turnback-*.vsix 2>/dev/null | head -1)
   if [[ -z "$vsix" ]]; then
     e2e_log "extension: npm run package made no turnback-*.vsix at $TURNBACK_ROOT"
-    exit 1
+    return 1
   fi
   printf '%s\n' "$vsix"
 }

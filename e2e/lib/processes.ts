@@ -17,9 +17,23 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
+const exitHooks: (() => void)[] = [];
+
+/** Runs `hook` (synchronous) when this process exits, however it exits short of SIGKILL. */
+export function onExit(hook: () => void): void {
+  exitHooks.push(hook);
+}
+
 // Last resort on any exit path; orderly stops happen in stopGroup.
 process.on("exit", () => {
   for (const pid of groups.keys()) killGroup(pid, "SIGKILL");
+  for (const hook of exitHooks) {
+    try {
+      hook();
+    } catch {
+      // Exiting anyway: one failed clean-up must not skip the others.
+    }
+  }
 });
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
   process.once(signal, () => {

@@ -9,8 +9,10 @@ import { after, before, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import { explorerRow, launchBrowser, openWorkbench, Shots } from "../lib/browser.ts";
 import { type CodeServer, REPO_ROOT, startCodeServer } from "../lib/codeServer.ts";
+import { onExit } from "../lib/processes.ts";
 
 const runDir = mkdtempSync(join(tmpdir(), "turnback-e2e-smoke-"));
+onExit(() => rmSync(runDir, { recursive: true, force: true }));
 const workspace = join(runDir, "workspace");
 const shots = new Shots(join(process.env["ARTIFACTS_DIR"] ?? join(REPO_ROOT, "artifacts"), "smoke"));
 let server: CodeServer | undefined;

@@ -14,7 +14,7 @@ import { after, before, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import { launchBrowser, openWorkbench, runCommand, Shots } from "../lib/browser.ts";
 import { type CodeServer, installExtension, REPO_ROOT, startCodeServer } from "../lib/codeServer.ts";
-import { run } from "../lib/processes.ts";
+import { onExit, run } from "../lib/processes.ts";
 import {
   CLI,
   cliJson,
@@ -39,6 +39,7 @@ import {
 
 const vsix = process.env["TURNBACK_VSIX"];
 const runDir = mkdtempSync(join(tmpdir(), "turnback-e2e-"));
+onExit(() => rmSync(runDir, { recursive: true, force: true }));
 const expectDir = join(runDir, "expected");
 const artifacts = process.env["ARTIFACTS_DIR"] ?? join(REPO_ROOT, "artifacts");
 const shots = new Shots(join(artifacts, "e2e"));
