@@ -12,7 +12,7 @@ Scenarios:
   edit10cold 10 files edited, checkpoint with no dirty set (the cold CLI)
   rewind10   checkpoint, edit 10 files, rewind to the checkpoint
 
-    python bench/profile.py --scenario edit10 --workspace bench/work/ws
+    python bench/profile_figures.py --scenario edit10 --workspace bench/work/ws
 """
 
 from __future__ import annotations
