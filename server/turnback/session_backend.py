@@ -33,6 +33,7 @@ class SessionBackend(Protocol):
     def summary(self, session_id: str) -> SessionSummary: ...
     def head(self, session_id: str) -> str | None: ...
     def has_event(self, session_id: str, event_id: str) -> bool: ...
+    def summaries(self) -> list[SessionSummary]: ...
 
 
 class MemorySessions:
@@ -90,6 +91,9 @@ class MemorySessions:
     def load(self, session_id: str) -> SessionLog:
         with self._lock:
             return copy.deepcopy(self._get(session_id))
+
+    def summaries(self) -> list[SessionSummary]:
+        return [self.summary(sid) for sid in self.ids()]
 
     def summary(self, session_id: str) -> SessionSummary:
         with self._lock:

@@ -197,10 +197,45 @@ class FileSessions:
         with self._lock:
             if self._index is not None and self._index_dirty:
                 try:
-                    atomic_write(self.index_path, dumps(self._index), fsync=False)
+                    plain = {k: {f: v for f, v in e.items() if f != "_summary"}
+                             for k, e in self._index.items()}
+                    atomic_write(self.index_path, dumps(plain), fsync=False)
                     self._index_dirty = False
                 except OSError:
                     pass
+
+    def summaries(self) -> list[SessionSummary]:
+        """Every session's summary: one directory scan, one stat per file, cached counts."""
+        if not self.root.exists():
+            return []
+        out: list[SessionSummary] = []
+        stale: list[str] = []
+        with self._lock:
+            index = self._load_index()
+            with os.scandir(self.root) as it:
+                for de in it:
+                    name = de.name
+                    if not name.endswith(".jsonl"):
+                        continue
+                    sid = name[:-6]
+                    entry = index.get(sid)
+                    if entry is None:
+                        stale.append(sid)
+                        continue
+                    try:
+                        st = de.stat()
+                    except FileNotFoundError:
+                        continue
+                    if entry["size"] == st.st_size and entry.get("ino") == st.st_ino:
+                        out.append(self._summary_from(entry))
+                    else:
+                        stale.append(sid)
+        for sid in stale:
+            try:
+                out.append(self.summary(sid))
+            except (StoreDamaged, NotFound, InvalidInput):
+                continue  # reported by fsck; listing keeps working
+        return out
 
     def summary(self, session_id: str) -> SessionSummary:
         """Header and stats, counting only the lines added since the cached entry."""
@@ -266,8 +301,16 @@ class FileSessions:
 
     @staticmethod
     def _summary_from(entry: dict[str, Any]) -> SessionSummary:
-        header = SessionHeader.from_json(entry["header"])
-        acc = StatsAccumulator(entry["acc"])
-        return SessionSummary(header, acc.result(header.started, header.ended), entry["events"],
-                              entry["head"])
+        """The summary of an index entry; built once per entry, then reused."""
+        summary = entry.get("_summary")
+        if summary is None:
+            header = SessionHeader.from_json(entry["header"])
+            stats = entry.get("stats")
+            if not isinstance(stats, dict):
+                stats = StatsAccumulator(entry["acc"]).result(header.started, header.ended)
+                entry["stats"] = stats
+            summary = entry["_summary"] = SessionSummary(header, stats, entry["events"],
+                                                         entry["head"])
+        assert isinstance(summary, SessionSummary)
+        return summary
 

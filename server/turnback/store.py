@@ -18,7 +18,7 @@ from typing import Any
 from . import changes as changes_mod
 from .checkpoint_index import CheckpointIndex
 from .config import FORMAT_VERSION, StoreConfig, default_store_dir, load_config, save_config
-from .errors import Conflict, InvalidInput, NotFound, StoreDamaged, Unsafe
+from .errors import Conflict, InvalidInput, NotFound, StoreDamaged, TurnbackError, Unsafe
 from .events import JSON, Event, Kind, SessionHeader, check_id, new_id, new_session_id, now_iso
 from .ignore import IgnoreRules
 from .locks import file_lock, rw_lock
@@ -72,6 +72,10 @@ class Store:
                                config.size_cap_bytes)
         self._scan_base: str | None = None  # tree of this object's last scan (watcher base)
         self._mutex = threading.RLock()
+        # A process that watches the store (the server) sets trust_listing and calls
+        # sessions_changed() on every change; the listing is then not re-checked per file.
+        self.trust_listing = False
+        self._listing: list[SessionSummary] | None = None
 
     # -- opening ---------------------------------------------------------------------
     @classmethod
@@ -149,6 +153,7 @@ class Store:
         sid = check_id(session_id, "session id") if session_id else new_session_id()
         header = SessionHeader(sid, title, agent, model, started or now_iso(),
                                cwd or str(self.workspace), source, None, extra or {})
+        self._listing = None
         self.backend.create(header)
         return header
 
@@ -158,6 +163,7 @@ class Store:
         if self.backend.exists(header.id):
             return self.backend.load(header.id).header, False
         try:
+            self._listing = None
             self.backend.create(header)
         except Conflict:
             return self.backend.load(header.id).header, False
@@ -170,6 +176,7 @@ class Store:
         bad = set(meta) - {"title", "agent", "model", "cwd", "ended"}
         if bad:
             raise InvalidInput(f"cannot update session field(s) {sorted(bad)}")
+        self._listing = None
         self.backend.update_meta(check_id(session_id, "session id"), meta)
 
     def end_session(self, session_id: str, ts: str | None = None) -> None:
@@ -178,6 +185,7 @@ class Store:
     def _workspace_session(self) -> str:
         if not self.backend.exists(WORKSPACE_SESSION):
             try:
+                self._listing = None
                 self.backend.create(SessionHeader(
                     WORKSPACE_SESSION, "Workspace checkpoints", "turnback", None, now_iso(),
                     str(self.workspace), "turnback"))
@@ -209,6 +217,7 @@ class Store:
             p = head if isinstance(parent, _Head) else parent
             return [Event(eid, session_id, p, ts or now_iso(), kind, dict(data or {}))]
 
+        self._listing = None
         return self.backend.append(session_id, make, fsync=fsync)[0]
 
     def append_events(self, session_id: str, events: Iterable[Event]) -> int:
@@ -228,6 +237,7 @@ class Store:
                 out.append(e)
             return out
 
+        self._listing = None
         return len(self.backend.append(session_id, make, need_ids=True))
 
     def session(self, session_id: str) -> SessionLog:
@@ -242,12 +252,12 @@ class Store:
     def sessions(self, offset: int = 0, limit: int | None = None, query: str | None = None
                  ) -> tuple[list[SessionSummary], int]:
         """Summaries, newest first; ``query`` matches id, title, agent and model."""
-        summaries = []
-        for sid in self.backend.ids():
-            try:
-                summaries.append(self.backend.summary(sid))
-            except (StoreDamaged, NotFound, InvalidInput):
-                continue  # reported by fsck; listing keeps working
+        summaries = self._listing if self.trust_listing else None
+        if summaries is None:
+            summaries = self.backend.summaries()
+            summaries.sort(key=lambda s: (s.stats.get("startedAt") or s.header.started or "",
+                                          s.header.id), reverse=True)
+            self._listing = summaries
         if query:
             q = query.lower()
             summaries = [
@@ -255,13 +265,15 @@ class Store:
                 if q in s.header.id.lower() or q in s.header.title.lower()
                 or q in s.header.agent.lower() or q in (s.header.model or "").lower()
             ]
-        summaries.sort(key=lambda s: (s.stats.get("startedAt") or s.header.started or "",
-                                      s.header.id), reverse=True)
         if isinstance(self.backend, FileSessions):
             self.backend.save_index()
         total = len(summaries)
         end = None if limit is None else offset + limit
         return summaries[offset:end], total
+
+    def sessions_changed(self) -> None:
+        """Forget the cached session listing (a watcher saw a session file change)."""
+        self._listing = None
 
     def find_event(self, event_id: str, session_id: str | None = None) -> Event:
         check_id(event_id, "event id")
@@ -296,9 +308,11 @@ class Store:
             check_id(session_id, "session id")
             if not self.backend.has_event(session_id, event_id):
                 raise NotFound(f"no event {event_id!r} in session {session_id!r}")
+            self._listing = None
             self.backend.set_head(session_id, event_id)
             return session_id, event_id
         ev = self.find_event(event_id)
+        self._listing = None
         self.backend.set_head(ev.session, ev.id)
         return ev.session, ev.id
 
@@ -398,6 +412,7 @@ class Store:
             with self.objects.batch(fsync=self.config.fsync_commits):
                 for raw_path, content in sorted(files.items()):
                     rel = normalize(raw_path, "checkpoint file path")
+                    self._refuse_reserved([rel], "checkpoint file path")
                     if content is None:
                         absent.append(rel)
                         continue
@@ -560,6 +575,7 @@ class Store:
     ) -> RewindResult:
         with file_lock(self.root / "locks" / "rewind"), self._mutex:
             target = self._flatten_selected(target_tree, sel)
+            self._refuse_reserved([*target, *(absent if partial else [])], "the checkpoint's path")
             if dry_run:
                 current = self.trees.flatten(self._working_tree())
                 plan = make_plan(self.trees, current, target, sel, absent, partial)
@@ -583,11 +599,52 @@ class Store:
                 "undoOf": undo_of, "plan": plan.to_json(),
             }
             self.oplog.begin(record, fsync=self.config.fsync_commits)
-            Applier(str(self.workspace), self.objects, self.config.fsync_commits).apply(plan)
+            try:
+                Applier(str(self.workspace), self.objects, self.config.fsync_commits).apply(plan)
+            except (TurnbackError, OSError) as exc:
+                self._roll_back(record, exc)
+                raise
             head = self._finish(record)
             self._scan_base = None  # the workspace moved under the watcher's base
             return RewindResult(sorted(plan.write), sorted(plan.create), plan.remove, safety.id,
                                 False, mode, label_id, head)
+
+    def _refuse_reserved(self, paths: Iterable[str], what: str) -> None:
+        """Never write into a .git folder (any repository's) or into the store itself.
+
+        Checkpoints never hold such paths; a crafted tree or an imported file list might.
+        """
+        sr = self.ignore.store_rel
+        for rel in paths:
+            if ".git" in rel.split("/"):
+                raise Unsafe(f"{what} '{rel}' is inside a .git folder; Turnback never writes "
+                             "there")
+            if sr is not None and (rel == sr or rel.startswith(sr + "/")):
+                raise Unsafe(f"{what} '{rel}' is inside the Turnback store; Turnback never "
+                             "writes there")
+
+    def _roll_back(self, record: JSON, exc: BaseException) -> None:
+        """Put back the workspace as it was before a rewind that failed part-way (a symlink
+        swapped in, a name the file system refuses, a full disk), and end its journal:
+        replaying the journal would only fail again at every open."""
+        safety = self.index.get(str(record.get("safety")))
+        if safety is None:
+            raise StoreDamaged(f"a rewind failed part-way ({exc}) and its safety checkpoint "
+                               f"{record.get('safety')!r} is gone; see {self.oplog.journal}")
+        sel = record.get("paths")
+        try:
+            now = self.trees.flatten(self._working_tree())
+            back = make_plan(self.trees, now, self._flatten_selected(safety.tree, sel), sel)
+            applier = Applier(str(self.workspace), self.objects, self.config.fsync_commits)
+            applier.apply(back)
+            applier.remove_temps(Plan.from_json(record["plan"]))
+        except (TurnbackError, OSError) as again:
+            raise StoreDamaged(
+                f"a rewind failed part-way ({exc}) and putting the workspace back failed too "
+                f"({again}); it is retried when the store is next opened, and safety "
+                f"checkpoint {safety.id} holds the files as they were"
+            ) from again
+        self.oplog.end()
 
     def _flatten_selected(self, tree: str, sel: list[str] | None) -> dict[str, Entry]:
         """The files of ``tree`` under the selected paths, reading only the trees on the way
@@ -639,7 +696,11 @@ class Store:
             except (KeyError, TypeError, AssertionError) as exc:
                 raise StoreDamaged(f"{self.oplog.journal} is malformed ({exc})") from exc
             applier = Applier(str(self.workspace), self.objects, True)
-            applier.apply(plan)
+            try:
+                applier.apply(plan)
+            except (TurnbackError, OSError) as exc:
+                self._roll_back(record, exc)  # cannot be finished: back to the state before
+                return None
             applier.remove_temps(plan)
             last = self.oplog.last()
             if last is not None and last.get("id") == record["id"]:
@@ -667,6 +728,7 @@ class Store:
                 return RewindResult([], [], [], None, True, "conversation", None, prev)
             cur = self.backend.head(sid)
             if isinstance(prev, str):
+                self._listing = None
                 self.backend.set_head(sid, prev)
             self.oplog.add({"id": new_id(), "op": "undo", "ts": now_iso(), "mode": "conversation",
                             "session": sid, "prevHead": cur, "newHead": prev,
@@ -681,6 +743,7 @@ class Store:
             safety.id, safety.tree, last.get("paths"), "files", dry_run, False, [],
             session_id=last.get("session"), to_event=None, op="undo", undo_of=last.get("id"))
         if not dry_run and last.get("mode") == "both" and isinstance(last.get("prevHead"), str):
+            self._listing = None
             self.backend.set_head(str(last["session"]), str(last["prevHead"]))
         return res
 
