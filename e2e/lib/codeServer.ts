@@ -32,6 +32,9 @@ export const USER_SETTINGS: Record<string, unknown> = {
   "editor.minimap.enabled": false,
   // Rows are found by their text; sticky copies of parent rows would only add doubles.
   "workbench.tree.enableStickyScroll": false,
+  // Both sides of a diff, always: the suite reads each side's text.
+  "diffEditor.renderSideBySide": true,
+  "diffEditor.useInlineViewWhenSpaceIsLimited": false,
 };
 
 export interface CodeServerOptions {

@@ -35,6 +35,18 @@ export class TreeView {
     await icon.click();
     // With one view in the container, its title stands in the sidebar's title bar.
     await this.page.locator(".part.sidebar .title-label", { hasText: /Turnback/ }).first().waitFor();
+    await this.widen(480);
+  }
+
+  /** Drags the sash at the sidebar's right edge, so labels (and screenshots) are readable. */
+  async widen(width: number): Promise<void> {
+    const box = await this.root.boundingBox();
+    if (box === null || box.width >= width) return;
+    const y = box.y + box.height / 2;
+    await this.page.mouse.move(box.x + box.width + 1, y);
+    await this.page.mouse.down();
+    await this.page.mouse.move(box.x + width, y, { steps: 5 });
+    await this.page.mouse.up();
   }
 
   private rowsMatching(label: Text): Locator {
@@ -192,8 +204,9 @@ export interface DiffSides {
 export async function readDiff(page: Page): Promise<DiffSides> {
   const diff = page.locator(".editor-group-container.active .monaco-diff-editor").first();
   await diff.waitFor({ timeout: 30_000 });
-  const original = diff.locator(".editor.original .view-lines");
-  const modified = diff.locator(".editor.modified .view-lines");
+  // The editors' own line layers (an inline view would add deleted-line zones).
+  const original = diff.locator(".editor.original .view-lines:not(.line-delete)");
+  const modified = diff.locator(".editor.modified .view-lines:not(.line-delete)");
   await original.waitFor();
   await modified.waitFor();
   // Contents come from the extension's content provider: wait for text.

@@ -188,7 +188,6 @@ step("Create Checkpoint from the command palette records the workspace as it is"
   // A checkpoint taken outside any agent session goes to the folder's own session.
   await view.expand("Workspace checkpoints");
   await view.row("Checkpoint: From the palette");
-  await view.collapse("Workspace checkpoints");
 });
 
 step("an event appended with the CLI from outside shows up in the tree by itself", "cli-append", async () => {
