@@ -28,7 +28,8 @@ step_apt() {
   fi
   e2e_log "apt: installing ${missing[*]}"
   "${sudo[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null 2>&1 ||
+    { e2e_log "apt: apt-get install ${missing[*]} failed"; exit 1; }
 }
 
 # Stamp = hash of the lockfile that describes what is installed; a changed
@@ -64,8 +65,13 @@ step_e2e_modules() {
   echo "$want" >"$stamp"
 }
 
+timed() {
+  local t0=$SECONDS
+  "$@"
+  e2e_log "$1: $((SECONDS - t0)) s"
+}
 start=$SECONDS
-step_apt
-step_node24
-step_e2e_modules
+timed step_apt
+timed step_node24
+timed step_e2e_modules
 e2e_log "setup done in $((SECONDS - start)) s"
