@@ -27,9 +27,14 @@ step_apt() {
     sudo=(sudo)
   fi
   e2e_log "apt: installing ${missing[*]}"
-  "${sudo[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null 2>&1 ||
-    { e2e_log "apt: apt-get install ${missing[*]} failed"; exit 1; }
+  local log; log=$(mktemp)
+  if ! { "${sudo[@]}" apt-get update -qq &&
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${missing[@]}"; } >"$log" 2>&1; then
+    tail -n 30 "$log" >&2
+    e2e_log "apt: installing ${missing[*]} failed (output above)"
+    exit 1
+  fi
+  rm -f "$log"
 }
 
 # Stamp = hash of the lockfile that describes what is installed; a changed
