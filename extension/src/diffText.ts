@@ -18,7 +18,7 @@ export function changesTitle(left: string, right: string): string {
 /** What a binary file's side of a diff says instead of showing its bytes. */
 export function binaryNotice(path: string, size: number): string {
   return (
-    `${path} is a binary file (${formatBytes(size)}) in this checkpoint; Turnback does not show its bytes.\n` +
+    `${path} is a binary file (${formatBytes(size)}); its bytes are not shown.\n` +
     'Restore This File or Rewind to Here puts it back byte for byte.\n'
   );
 }

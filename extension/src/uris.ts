@@ -2,11 +2,13 @@
  * The extension's URI schemes, encoded and decoded without VS Code so that the
  * round trip is unit-tested; callers build a `vscode.Uri` with `Uri.from(parts)`.
  *
- * - `turnback:/<path>?folder=…&checkpoint=…` — a file as it is in a checkpoint,
- *   served by the content provider through `turnback/fileContent`. The path is the
- *   workspace-relative path, so the editor picks the language from its extension
- *   and the tab shows the file's own name.
- * - `turnback-change:/<path>?folder=…&checkpoint=…&status=…` — the resource of a
+ * - `turnback:/<folder path>/<path>?folder=…&checkpoint=…&path=…` — a file as
+ *   it is in a checkpoint, served by the content provider through
+ *   `turnback/fileContent`. The URI path is the file's own path on disk, so
+ *   the editor picks the language from its extension, the tab shows the
+ *   file's name, and the multi-file diff pairs it with the working file
+ *   instead of calling it a rename. The query is what is read back.
+ * - `turnback-change:…` — the same, plus `status`, for the resource of a
  *   changed-file tree item; it only carries the status for the decoration provider.
  */
 
@@ -52,18 +54,32 @@ function checkRelative(path: string): string {
   return path;
 }
 
+/** The path part of a folder URI, decoded ("file:///a%20b/" → "/a b"); "" if it is no URI. */
+export function folderPath(folder: string): string {
+  try {
+    return decodeURIComponent(new URL(folder).pathname).replace(/\/+$/, '');
+  } catch {
+    return '';
+  }
+}
+
+function displayPath(ref: ContentRef): string {
+  return `${folderPath(ref.folder)}/${checkRelative(ref.path)}`;
+}
+
 export function contentUriParts(ref: ContentRef): UriParts {
-  const query = new URLSearchParams({ folder: ref.folder, checkpoint: ref.checkpoint });
-  return { scheme: CONTENT_SCHEME, path: `/${checkRelative(ref.path)}`, query: query.toString() };
+  const query = new URLSearchParams({ folder: ref.folder, checkpoint: ref.checkpoint, path: ref.path });
+  return { scheme: CONTENT_SCHEME, path: displayPath(ref), query: query.toString() };
 }
 
 export function changeUriParts(ref: ChangeRef): UriParts {
   const query = new URLSearchParams({
     folder: ref.folder,
     checkpoint: ref.checkpoint,
+    path: ref.path,
     status: ref.status,
   });
-  return { scheme: CHANGE_SCHEME, path: `/${checkRelative(ref.path)}`, query: query.toString() };
+  return { scheme: CHANGE_SCHEME, path: displayPath(ref), query: query.toString() };
 }
 
 function required(query: URLSearchParams, name: string, scheme: string): string {
@@ -74,25 +90,19 @@ function required(query: URLSearchParams, name: string, scheme: string): string 
   return value;
 }
 
-function relativePath(path: string, scheme: string): string {
-  if (!path.startsWith('/') || path.length < 2) {
-    throw new UriError(`a ${scheme}: URI needs the file's path, got ${JSON.stringify(path)}`);
-  }
-  return path.slice(1);
-}
 
 /** Reads a `turnback:` URI back; throws UriError naming what is missing. */
-export function parseContentUri(parts: { path: string; query: string }): ContentRef {
+export function parseContentUri(parts: { query: string }): ContentRef {
   const query = new URLSearchParams(parts.query);
   return {
     folder: required(query, 'folder', CONTENT_SCHEME),
     checkpoint: required(query, 'checkpoint', CONTENT_SCHEME),
-    path: relativePath(parts.path, CONTENT_SCHEME),
+    path: required(query, 'path', CONTENT_SCHEME),
   };
 }
 
 /** Reads a `turnback-change:` URI back; throws UriError naming what is wrong. */
-export function parseChangeUri(parts: { path: string; query: string }): ChangeRef {
+export function parseChangeUri(parts: { query: string }): ChangeRef {
   const query = new URLSearchParams(parts.query);
   const status = required(query, 'status', CHANGE_SCHEME);
   if (!(STATUSES as readonly string[]).includes(status)) {
@@ -101,7 +111,7 @@ export function parseChangeUri(parts: { path: string; query: string }): ChangeRe
   return {
     folder: required(query, 'folder', CHANGE_SCHEME),
     checkpoint: required(query, 'checkpoint', CHANGE_SCHEME),
-    path: relativePath(parts.path, CHANGE_SCHEME),
+    path: required(query, 'path', CHANGE_SCHEME),
     status: status as ChangeStatus,
   };
 }

@@ -11,6 +11,7 @@ import {
   contentUriParts,
   decorationFor,
   dirname,
+  folderPath,
   parseChangeUri,
   parseContentUri,
 } from '../src/uris';
@@ -18,11 +19,13 @@ import {
 const FOLDER = 'file:///home/me/my%20project';
 
 describe('turnback: content URIs', () => {
-  it('carries the path as the URI path, so the editor knows the language', () => {
+  it("uses the file's path on disk as the URI path, so the editor knows the language and pairs it with the file", () => {
     const parts = contentUriParts({ folder: FOLDER, checkpoint: 'c0ffee12', path: 'src/app.py' });
     assert.equal(parts.scheme, CONTENT_SCHEME);
-    assert.equal(parts.path, '/src/app.py');
+    assert.equal(parts.path, '/home/me/my project/src/app.py');
     assert.equal(basename(parts.path), 'app.py');
+    assert.equal(folderPath('file:///c%3A/work/'), '/c:/work');
+    assert.equal(folderPath('not a uri'), '');
   });
 
   it('round-trips awkward paths and folder URIs', () => {
@@ -36,7 +39,7 @@ describe('turnback: content URIs', () => {
     const ref = { folder: 'file:///c%3A/work', checkpoint: 'cp1', path: 'x.py' };
     const parts = contentUriParts(ref);
     const encoded = encodeURIComponent(parts.query);
-    assert.deepEqual(parseContentUri({ path: parts.path, query: decodeURIComponent(encoded) }), ref);
+    assert.deepEqual(parseContentUri({ query: decodeURIComponent(encoded) }), ref);
   });
 
   it('has an id for "no file" that no checkpoint can have', () => {
@@ -46,9 +49,9 @@ describe('turnback: content URIs', () => {
   });
 
   it('rejects what it cannot read, naming the missing part', () => {
-    assert.throws(() => parseContentUri({ path: '/a.py', query: 'checkpoint=x' }), /folder/);
-    assert.throws(() => parseContentUri({ path: '/a.py', query: `folder=${FOLDER}` }), /checkpoint/);
-    assert.throws(() => parseContentUri({ path: '/', query: 'folder=f&checkpoint=c' }), UriError);
+    assert.throws(() => parseContentUri({ query: 'checkpoint=x&path=a.py' }), /folder/);
+    assert.throws(() => parseContentUri({ query: `folder=${FOLDER}&path=a.py` }), /checkpoint/);
+    assert.throws(() => parseContentUri({ query: 'folder=f&checkpoint=c' }), UriError);
     assert.throws(() => contentUriParts({ folder: FOLDER, checkpoint: 'c', path: '/abs' }), /relative/);
     assert.throws(() => contentUriParts({ folder: FOLDER, checkpoint: 'c', path: '' }), /empty/);
   });
@@ -66,7 +69,7 @@ describe('turnback-change: URIs and decorations', () => {
 
   it('refuses an unknown status', () => {
     assert.throws(
-      () => parseChangeUri({ path: '/x', query: 'folder=f&checkpoint=c&status=renamed' }),
+      () => parseChangeUri({ query: 'folder=f&checkpoint=c&path=x&status=renamed' }),
       /unknown change status "renamed"/,
     );
   });
