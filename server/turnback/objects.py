@@ -50,7 +50,7 @@ class ObjectStore:
         self.root = root
         self.level = level
         self._local = threading.local()  # zstd contexts are not thread-safe
-        self.written = 0  # loose objects written by this process since the last sync()
+        self.written = 0  # objects or packs written by this process since the last sync()
         self.packs = PackReader(root / "pack")
         self._refreshed = False
         self._writer: PackWriter | None = None
@@ -105,7 +105,12 @@ class ObjectStore:
                 if self._depth == 0 and self._writer is not None:
                     w, self._writer = self._writer, None
                     if ok:
-                        self.packs.add_entries(w.finish(fsync), w.id)
+                        # no fsync per file here: the caller's sync() makes pack, index and
+                        # loose objects durable with one syncfs before it commits
+                        entries = w.finish(fsync=False)
+                        if entries:
+                            self.written += 1
+                        self.packs.add_entries(entries, w.id)
                     else:
                         w.abort()
 

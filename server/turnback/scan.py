@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISDIR, S_ISREG, S_IXUSR
 
-from .ignore import IgnoreRules
+from .ignore import IGNORE_FILES, IgnoreRules
 from .objects import BLOB, CHUNK, ObjectStore, hash_bytes
 from .statcache import RACY_MARGIN_NS, StatCache
 from .trees import DIR, EXEC, FILE, LINK, Entry, Tree, TreeReader
@@ -97,7 +97,6 @@ class Scanner:
         checkpoint calls once the objects the scan wrote are committed.
         """
         self.statcache.load()
-        self.ignore.forget()
         started = time.time_ns()
         skipped: list[dict[str, object]] = []
         pending: list[_Pending] = []
@@ -105,6 +104,11 @@ class Scanner:
         dirty_dirs: set[str] = set()
         if dirty is not None and base is not None:
             dirty_paths = {p.strip("/") for p in dirty}
+            if any(p.rsplit("/", 1)[-1] in IGNORE_FILES for p in dirty_paths):
+                dirty_paths = None  # the ignore rules changed: every path is in question
+        if dirty_paths is None:
+            self.ignore.forget()  # a full scan reads the ignore files afresh
+        else:
             for p in dirty_paths:
                 parts = p.split("/")
                 for i in range(len(parts)):
@@ -112,8 +116,16 @@ class Scanner:
         full = dirty_paths is None
         self._write = write
         self._results = {}
-        root = self._list("", base if not full else None, full, dirty_paths, dirty_dirs,
-                          pending, skipped)
+        if full or base is None:
+            root = self._list("", None, True, None, set(), pending, skipped)
+        else:
+            assert dirty_paths is not None
+            children: dict[str, set[str]] = {}  # folder -> names in it on a dirty path
+            for p in dirty_paths:
+                parts = p.split("/")
+                for i, part in enumerate(parts):
+                    children.setdefault("/".join(parts[:i]), set()).add(part)
+            root = self._list_dirty("", base, dirty_paths, children, pending, skipped)
         seen: set[str] | None = set() if full else None
         read = self._hash_pending(pending, dirty_paths or set(), write, started, progress)
         tree, files, nbytes = self._build(root, write, seen, "")
@@ -243,6 +255,65 @@ class Scanner:
                 skipped.append({"path": rel, "reason": "not a regular file, folder or symlink"})
         return node
 
+
+    def _list_dirty(
+        self,
+        rel_dir: str,
+        base: str,
+        dirty_paths: set[str],
+        children: dict[str, set[str]],
+        pending: list[_Pending],
+        skipped: list[dict[str, object]],
+    ) -> _Dir:
+        """A folder of the previous scan with only its dirty entries looked at again.
+
+        ``children`` maps a folder to the names in it that changed or lead to a change;
+        every other entry is taken from the base tree without a system call.
+        """
+        node = _Dir(clean=False)
+        node.entries.update(self.trees.get(base))
+        prefix = f"{rel_dir}/" if rel_dir else ""
+        for name in children.get(rel_dir, ()):
+            rel = prefix + name
+            try:
+                st = os.lstat(os.path.join(self.workspace, rel))
+            except (FileNotFoundError, NotADirectoryError):
+                node.entries.pop(name, None)
+                continue
+            mode = st.st_mode
+            if S_ISDIR(mode):
+                if self.ignore.in_dir(rel_dir, rel, name, True):
+                    node.entries.pop(name, None)
+                    continue
+                old = node.entries.get(name)
+                if rel in dirty_paths or not isinstance(old, Entry) or old.mode != DIR:
+                    node.entries[name] = self._list(rel, None, True, None, set(), pending,
+                                                    skipped)
+                else:
+                    node.entries[name] = self._list_dirty(rel, old.hash, dirty_paths, children,
+                                                          pending, skipped)
+                continue
+            node.entries.pop(name, None)
+            if self.ignore.in_dir(rel_dir, rel, name, False):
+                continue
+            if S_ISREG(mode):
+                if st.st_size > self.size_cap:
+                    skipped.append({"path": rel, "reason": "larger than the size cap",
+                                    "size": st.st_size})
+                    continue
+                item = _Pending(rel, os.path.join(self.workspace, rel), st)
+                node.entries[name] = item
+                pending.append(item)
+            elif stat.S_ISLNK(mode):
+                try:
+                    target = os.readlink(os.path.join(self.workspace, rel).encode(
+                        "utf-8", "surrogateescape"))
+                except OSError:
+                    continue
+                node.entries[name] = Entry(LINK, self._put_link(target), len(target))
+            else:
+                skipped.append({"path": rel, "reason": "not a regular file, folder or symlink"})
+        return node
 
     def _put_link(self, target: bytes) -> str:
         return self.objects.put(BLOB, target) if self._write else hash_bytes(BLOB, target)

@@ -1,0 +1,85 @@
+"""An incremental scan (the watcher's dirty paths) builds exactly the tree a full scan builds."""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+from turnback import Store
+
+
+def _edit(ws: Path, rng: random.Random, files: list[str]) -> set[str]:
+    """One random edit; returns the paths a file watcher would report."""
+    op = rng.choice(["modify", "create", "delete", "chmod", "mkdir", "rmdir", "link", "ignored"])
+    if op == "modify" and files:
+        p = rng.choice(files)
+        (ws / p).write_bytes(os.urandom(rng.randint(0, 64)))
+        return {p}
+    if op == "create":
+        p = f"d{rng.randint(0, 3)}/n{rng.randint(0, 50)}.txt"
+        (ws / p).parent.mkdir(parents=True, exist_ok=True)
+        (ws / p).write_text(f"new {rng.random()}")
+        return {p}
+    if op == "delete" and files:
+        p = rng.choice(files)
+        (ws / p).unlink()
+        return {p}
+    if op == "chmod" and files:
+        p = rng.choice(files)
+        os.chmod(ws / p, 0o755 if rng.random() < 0.5 else 0o644)
+        return {p}
+    if op == "mkdir":
+        d = f"d{rng.randint(0, 3)}/sub{rng.randint(0, 3)}"
+        (ws / d).mkdir(parents=True, exist_ok=True)
+        (ws / d / "inner.txt").write_text("inner")
+        return {d}  # watchers often report only the new folder
+    if op == "rmdir":
+        d = ws / f"d{rng.randint(0, 3)}"
+        if d.is_dir():
+            for root, dirs, fs in os.walk(d, topdown=False):
+                for f in fs:
+                    os.unlink(os.path.join(root, f))
+                for x in dirs:
+                    p = os.path.join(root, x)
+                    os.unlink(p) if os.path.islink(p) else os.rmdir(p)
+            d.rmdir()
+            return {d.relative_to(ws).as_posix()}
+    if op == "link":
+        p = f"d{rng.randint(0, 3)}/ln{rng.randint(0, 3)}"
+        (ws / p).parent.mkdir(parents=True, exist_ok=True)
+        if (ws / p).is_symlink():
+            (ws / p).unlink()
+        os.symlink(f"target-{rng.randint(0, 9)}", ws / p)
+        return {p}
+    if op == "ignored":
+        (ws / "build").mkdir(exist_ok=True)
+        (ws / "build" / "out.o").write_bytes(os.urandom(8))
+        return {"build/out.o"}
+    return set()
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_incremental_equals_full(tmp_path: Path, seed: int) -> None:
+    rng = random.Random(seed)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".gitignore").write_text("build/\n")
+    for i in range(30):
+        p = ws / f"d{i % 4}" / f"f{i}.txt"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(f"file {i}")
+    store = Store.open(ws)
+    store.checkpoint(dirty=set())  # no base yet: a full scan that becomes the base
+    for _ in range(12):
+        dirty: set[str] = set()
+        for _ in range(rng.randint(1, 4)):
+            files = [p.relative_to(ws).as_posix() for p in sorted(ws.rglob("*"))
+                     if p.is_file() and not p.is_symlink() and ".turnback" not in p.parts]
+            dirty |= _edit(ws, rng, files)
+        inc = store.checkpoint(dirty=dirty)
+        full = Store.open(ws).scanner.scan(write=False)
+        assert inc.tree == full.tree, f"dirty {sorted(dirty)}"
+        assert (inc.files, inc.bytes) == (full.files, full.bytes)
