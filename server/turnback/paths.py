@@ -61,8 +61,11 @@ def open_dir(root_fd: int, parts: list[str], *, create: bool) -> int:
                 nfd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
             except (NotADirectoryError, OSError) as exc:
                 if isinstance(exc, NotADirectoryError) or exc.errno == 40:  # ELOOP: a symlink
-                    st = os.lstat(name, dir_fd=fd)
-                    what = "a symlink" if stat.S_ISLNK(st.st_mode) else "not a folder"
+                    try:
+                        st = os.lstat(name, dir_fd=fd)
+                        what = "a symlink" if stat.S_ISLNK(st.st_mode) else "not a folder"
+                    except OSError:
+                        what = "being replaced while Turnback opens it"  # a race: refuse too
                     raise Unsafe(
                         f"'{'/'.join(parts[: i + 1])}' is {what}; refusing to write through it"
                     ) from None

@@ -261,9 +261,12 @@ def check_conflicts(workspace: str, plan: Plan) -> None:
             if stat.S_ISDIR(st.st_mode):
                 continue
             if anc not in removed:
+                if stat.S_ISLNK(st.st_mode):
+                    raise Unsafe(f"cannot restore '{path}': '{anc}' is a symlink; refusing to "
+                                 "write through it (remove the link and rewind again)")
                 raise Conflict(
-                    f"cannot restore '{path}': '{anc}' is a file or symlink the rewind does not "
-                    "replace; move it away (or include it in the paths) and rewind again"
+                    f"cannot restore '{path}': '{anc}' is a file the rewind does not replace; "
+                    "move it away (or include it in the paths) and rewind again"
                 )
             folders_stand = False
             break

@@ -170,12 +170,21 @@ class Tally:
     killed: int = 0
     finished: int = 0
     outcomes: dict[str, int] = field(default_factory=dict)
+    cases: list[str] = field(default_factory=list)
 
     def add(self, out: Outcome, outcome: str) -> None:
         self.trials += 1
         self.killed += out.killed
         self.finished += not out.killed
         self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
+
+    def add_case(self, case: str, refused: bool) -> None:
+        """A hostile-input case: refused with an error, or done safely (contained)."""
+        self.trials += 1
+        self.finished += 1
+        key = "refused" if refused else "contained"
+        self.outcomes[key] = self.outcomes.get(key, 0) + 1
+        self.cases.append(case)
 
 
 TALLIES: dict[str, Tally] = {}
