@@ -8,6 +8,7 @@ rule: a file written in the same instant as that read is hashed again).
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ Row = list[int | str]
 # File times come from a coarse kernel clock that can trail time.time_ns() by a
 # tick; a margin keeps a write in the same tick as the read from being trusted.
 RACY_MARGIN_NS = 50_000_000
+INCREMENTAL_SAVE_S = 30.0
 
 
 class StatCache:
@@ -29,6 +31,7 @@ class StatCache:
         self.rows: dict[str, Row] = {}
         self.dirty = False
         self._loaded = False
+        self._saved_at = time.monotonic()
         # folder -> signature of the ignore rules in force there at the last scan
         self.dirsigs: dict[str, str] = {}
         self.new_dirsigs: dict[str, str] = {}
@@ -59,6 +62,7 @@ class StatCache:
         self.new_dirsigs, self.new_dirtrees = {}, {}
         self.dirty = False
         self._loaded = False
+        self._saved_at = time.monotonic()
 
     def lookup(self, rel: str, st: os.stat_result) -> str | None:
         row = self.rows.get(rel)
@@ -111,6 +115,17 @@ class StatCache:
         self.new_dirtrees = {}
         if not self.dirty:
             return
+        if keep is None and time.monotonic() - self._saved_at < INCREMENTAL_SAVE_S:
+            # incremental scans (a watching server) keep the cache in memory; rewriting
+            # every row for a few changed files would cost more than the checkpoint
+            return
+        self._saved_at = time.monotonic()
         atomic_write(self.path, dumps({"rows": self.rows, "dirsigs": self.dirsigs,
                                        "dirtrees": self.dirtrees}), fsync=False)
         self.dirty = False
+
+    def flush(self) -> None:
+        """Write what throttled incremental saves held back (on close)."""
+        if self.dirty and self._loaded:
+            self._saved_at = 0.0
+            self.save()

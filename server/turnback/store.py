@@ -128,6 +128,10 @@ class Store:
     def close(self) -> None:
         if isinstance(self.backend, FileSessions):
             self.backend.save_index()
+        try:
+            self._statcache.flush()
+        except OSError:
+            pass  # a cache: losing it only costs re-reading files
 
     def __enter__(self) -> Store:
         return self
