@@ -46,6 +46,11 @@ def check(store: Store) -> FsckReport:
             rep.damaged.append({"what": "object", "id": name, "problem": problem,
                                 "recoverable": "no: delete it; checkpoints using it are listed "
                                                "below"})
+    for pack, problem in sorted(store.objects.packs.damaged.items()):
+        rep.damaged.append({"what": "pack", "id": pack, "problem": problem,
+                            "recoverable": "no: its objects are unreadable (checkpoints using "
+                                           "them are listed below); the next checkpoint "
+                                           "stores the files still in the workspace again"})
     rep.stray_temps = sum(1 for _ in store.objects.stray_temps())
     checkpoints = store.index.all()  # reads the index first: its problems are known after
     for p in store.index.problems:

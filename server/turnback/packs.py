@@ -162,6 +162,7 @@ class PackReader:
         self._loaded: set[str] = set()
         self._blocks: OrderedDict[tuple[str, int], bytes] = OrderedDict()
         self._dctx = threading.local()
+        self.damaged: dict[str, str] = {}  # pack id -> what is wrong with its index
 
     def refresh(self) -> None:
         """Load the indexes of packs written since the last look (by any process)."""
@@ -174,11 +175,17 @@ class PackReader:
             if gone:  # repacked by gc: forget their entries
                 self._index = {k: v for k, v in self._index.items() if v.pack not in gone}
                 self._loaded -= gone
+                for pack in gone:
+                    self.damaged.pop(pack, None)
             for pack in sorted(names - self._loaded):
                 try:
                     self._index.update(read_index(self.folder / f"{pack}.idx"))
                 except FileNotFoundError:
                     continue
+                except StoreDamaged as exc:
+                    # one bad index must not stop every read and write: its objects count
+                    # as missing (a checkpoint stores them again), fsck reports the pack
+                    self.damaged[pack] = exc.message
                 self._loaded.add(pack)
 
     def add_entries(self, entries: dict[str, Loc], pack: str) -> None:
