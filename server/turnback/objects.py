@@ -8,8 +8,6 @@ verified by decompressing and re-hashing it. Writes are atomic (temp + rename).
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 import threading
 from collections.abc import Iterator
@@ -19,7 +17,7 @@ from pathlib import Path
 import blake3
 import zstandard
 
-from .atomic import TMP_PREFIX
+from .atomic import TMP_PREFIX, syncfs
 from .errors import NotFound, StoreDamaged
 from .packs import PackReader, PackWriter
 
@@ -30,7 +28,6 @@ LOOSE_THRESHOLD = 512 * 1024  # objects this large stay loose files even inside 
 CHUNK = 1024 * 1024
 HASH_LEN = 64
 
-_libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
 
 
 def hash_bytes(kind: bytes, data: bytes) -> str:
@@ -175,12 +172,7 @@ class ObjectStore:
         """Make written objects durable before a checkpoint that names them is committed."""
         if not self.written:
             return
-        fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            if _libc.syncfs(fd) != 0:
-                os.sync()
-        finally:
-            os.close(fd)
+        syncfs(self.root)
         self.written = 0
 
     # -- reading ---------------------------------------------------------------------

@@ -15,10 +15,11 @@ import os
 import stat
 from dataclasses import dataclass, field
 
+from .changes import diff_trees
 from .errors import Conflict, Unsafe
 from .objects import BLOB, ObjectStore
 from .paths import open_dir
-from .trees import EXEC, LINK, Entry, TreeReader
+from .trees import DIR, EXEC, LINK, Entry, TreeReader
 
 
 @dataclass(slots=True)
@@ -288,3 +289,40 @@ def check_conflicts(workspace: str, plan: Plan) -> None:
                             f"'{rel}', which Turnback does not track (ignored files); move it "
                             "away and rewind again"
                         )
+
+
+def diff_plan(trees: TreeReader, current: str, target: str, sel: list[str] | None) -> Plan:
+    """The plan of a whole-checkpoint rewind, from a Merkle diff of the two trees.
+
+    Equal subtrees are skipped unread, so a rewind costs the size of the difference.
+    With ``sel``, only the selected paths' subtrees are read (the rest of a damaged
+    checkpoint does not matter).
+    """
+    plan = Plan()
+    removed: set[str] = set()
+    if sel is None:
+        items = list(diff_trees(trees, current, target))
+    else:
+        items = []
+        for p in sel:
+            a, b = trees.lookup(current, p), trees.lookup(target, p)
+            a_dir = a is not None and a.mode == DIR
+            b_dir = b is not None and b.mode == DIR
+            if a_dir or b_dir:
+                items.extend(diff_trees(trees, a.hash if a_dir and a else None,
+                                        b.hash if b_dir and b else None, p + "/"))
+            fa = None if a_dir else a
+            fb = None if b_dir else b
+            if fa != fb:
+                items.append((p, fa, fb))
+    for path, old, new in items:
+        if new is None:
+            if path not in removed:
+                removed.add(path)
+                plan.remove.append(path)
+        elif old is None:
+            plan.create[path] = new
+        else:
+            plan.write[path] = new
+    plan.remove.sort(key=lambda p: (-p.count("/"), p))
+    return plan

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from . import changes as changes_mod
+from .atomic import syncfs
 from .checkpoint_index import CheckpointIndex
 from .config import FORMAT_VERSION, StoreConfig, default_store_dir, load_config, save_config
 from .errors import Conflict, InvalidInput, NotFound, StoreDamaged, TurnbackError, Unsafe
@@ -26,7 +27,7 @@ from .models import Change, Checkpoint, FileContent, RewindResult, SessionLog, S
 from .objects import BLOB, ObjectStore
 from .oplog import OpLog
 from .paths import normalize
-from .rewind import Applier, Plan, check_conflicts, make_plan
+from .rewind import Applier, Plan, check_conflicts, diff_plan, make_plan
 from .scan import Progress, Scanner
 from .session_backend import MemorySessions, SessionBackend
 from .session_files import FileSessions
@@ -71,6 +72,7 @@ class Store:
         self.scanner = Scanner(workspace, self.objects, self.trees, self.ignore, self._statcache,
                                config.size_cap_bytes)
         self._scan_base: str | None = None  # tree of this object's last scan (watcher base)
+        self._own_dirty: set[str] = set()  # paths this object changed since that scan
         self._mutex = threading.RLock()
         # A process that watches the store (the server) sets trust_listing and calls
         # sessions_changed() on every change; the listing is then not re-checked per file.
@@ -353,6 +355,9 @@ class Store:
         with self._mutex, rw_lock(self.root / "locks" / "gc", exclusive=False):
             self._check_gc()
             base = self._scan_base if dirty is not None else None
+            if base is not None and dirty is not None:
+                dirty = {*dirty, *self._own_dirty}
+            self._own_dirty = set()
             try:
                 with self.objects.batch(fsync=self.config.fsync_commits):
                     res = self.scanner.scan(base=base, dirty=dirty if base else None,
@@ -547,8 +552,12 @@ class Store:
         paths: list[str] | None = None,
         mode: str = "files",
         dry_run: bool = False,
+        dirty: Iterable[str] | None = None,
     ) -> RewindResult:
-        """Make the workspace (and/or the conversation) what it was at ``checkpoint``."""
+        """Make the workspace (and/or the conversation) what it was at ``checkpoint``.
+
+        ``dirty`` (a watcher's changed paths) lets the safety checkpoint read only those.
+        """
         if mode not in MODES:
             raise InvalidInput(f"mode {mode!r} must be one of {', '.join(MODES)}")
         cp = self.resolve_checkpoint(checkpoint)
@@ -556,7 +565,8 @@ class Store:
         if mode == "conversation":
             return self._rewind_conversation(cp, dry_run)
         return self._rewind_files(cp.id, cp.tree, sel, mode, dry_run, cp.partial, cp.absent,
-                                  session_id=cp.session_id, to_event=cp.event_id, op="rewind")
+                                  session_id=cp.session_id, to_event=cp.event_id, op="rewind",
+                                  dirty=dirty)
 
     def _rewind_conversation(self, cp: Checkpoint, dry_run: bool) -> RewindResult:
         if not cp.session_id or not cp.event_id:
@@ -575,21 +585,17 @@ class Store:
     def _rewind_files(
         self, label_id: str, target_tree: str, sel: list[str] | None, mode: str, dry_run: bool,
         partial: bool, absent: list[str], *, session_id: str | None, to_event: str | None,
-        op: str, undo_of: str | None = None,
+        op: str, undo_of: str | None = None, dirty: Iterable[str] | None = None,
     ) -> RewindResult:
         with file_lock(self.root / "locks" / "rewind"), self._mutex:
-            target = self._flatten_selected(target_tree, sel)
-            self._refuse_reserved([*target, *(absent if partial else [])], "the checkpoint's path")
             if dry_run:
-                current = self.trees.flatten(self._working_tree())
-                plan = make_plan(self.trees, current, target, sel, absent, partial)
+                plan = self._plan(self._working_tree(), target_tree, sel, partial, absent)
                 return RewindResult(sorted(plan.write), sorted(plan.create), plan.remove, None,
                                     True, mode, label_id)
             sid = session_id if session_id and self.backend.exists(session_id) else None
             safety = self.checkpoint(label=f"before {op} to {label_id}", session_id=sid,
-                                     auto=True)
-            current = self.trees.flatten(safety.tree)
-            plan = make_plan(self.trees, current, target, sel, absent, partial)
+                                     auto=True, dirty=dirty)
+            plan = self._plan(safety.tree, target_tree, sel, partial, absent)
             self._check_objects(plan)
             check_conflicts(str(self.workspace), plan)
             sid = safety.session_id
@@ -604,14 +610,31 @@ class Store:
             }
             self.oplog.begin(record, fsync=self.config.fsync_commits)
             try:
-                Applier(str(self.workspace), self.objects, self.config.fsync_commits).apply(plan)
+                Applier(str(self.workspace), self.objects, False).apply(plan)
             except (TurnbackError, OSError) as exc:
                 self._roll_back(record, exc)
                 raise
+            if self.config.fsync_commits:
+                syncfs(self.workspace)  # the files are down before the rewind is recorded
             head = self._finish(record)
-            self._scan_base = None  # the workspace moved under the watcher's base
+            # the next incremental checkpoint looks again at what the rewind changed
+            self._own_dirty.update(plan.write, plan.create, plan.remove)
             return RewindResult(sorted(plan.write), sorted(plan.create), plan.remove, safety.id,
                                 False, mode, label_id, head)
+
+    def _plan(self, current: str, target: str, sel: list[str] | None, partial: bool,
+              absent: list[str]) -> Plan:
+        """What a rewind from tree ``current`` to ``target`` writes, creates and removes."""
+        if partial:
+            # a partial checkpoint knows few files: look each one up
+            want = self._flatten_selected(target, sel)
+            now = {p: e for p in [*want, *absent]
+                   if (e := self.trees.lookup(current, p)) is not None and e.mode != DIR}
+            plan = make_plan(self.trees, now, want, sel, absent, partial)
+        else:
+            plan = diff_plan(self.trees, current, target, sel)
+        self._refuse_reserved([*plan.write, *plan.create, *plan.remove], "the checkpoint's path")
+        return plan
 
     def _refuse_reserved(self, paths: Iterable[str], what: str) -> None:
         """Never write into a .git folder (any repository's) or into the store itself.
@@ -719,7 +742,7 @@ class Store:
                 self._finish(record)
             return str(record["id"])
 
-    def undo(self, dry_run: bool = False) -> RewindResult:
+    def undo(self, dry_run: bool = False, dirty: Iterable[str] | None = None) -> RewindResult:
         """Revert the last rewind or undo (so undo twice is redo)."""
         last = self.oplog.last()
         if last is None:
@@ -745,7 +768,8 @@ class Store:
                 "gone (dropped by retention)")
         res = self._rewind_files(
             safety.id, safety.tree, last.get("paths"), "files", dry_run, False, [],
-            session_id=last.get("session"), to_event=None, op="undo", undo_of=last.get("id"))
+            session_id=last.get("session"), to_event=None, op="undo", undo_of=last.get("id"),
+            dirty=dirty)
         if not dry_run and last.get("mode") == "both" and isinstance(last.get("prevHead"), str):
             self._listing = None
             self.backend.set_head(str(last["session"]), str(last["prevHead"]))
