@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -27,7 +28,8 @@ from pytest_lsp.client import register_lsp_features
 from turnback.server.wire import plain_json_converter
 
 REPO = Path(__file__).resolve().parents[2]
-SERVER_CMD = [sys.executable, "-m", "turnback.server"]
+# faulthandler: a server killed for hanging prints every thread's stack first.
+SERVER_CMD = [sys.executable, "-X", "faulthandler", "-m", "turnback.server"]
 
 
 def server_env(**extra: str) -> dict[str, str]:
@@ -65,8 +67,16 @@ class TurnbackClient(LanguageClient):
 
         return client
 
-    async def call(self, method: str, params: Any = None) -> Any:
-        return await self.protocol.send_request_async(method, params)
+    async def call(self, method: str, params: Any = None, timeout: float = 60.0) -> Any:
+        try:
+            return await asyncio.wait_for(
+                self.protocol.send_request_async(method, params), timeout
+            )
+        except asyncio.TimeoutError:
+            if self._server is not None and self._server.returncode is None:
+                os.kill(self._server.pid, signal.SIGUSR1)  # the server prints its threads
+                await asyncio.sleep(1)
+            raise AssertionError(f"{method} got no answer within {timeout}s") from None
 
     async def fails(self, method: str, params: Any, code: int, *words: str) -> str:
         """Assert the request fails with ``code`` and a message holding ``words``."""
@@ -140,20 +150,51 @@ async def client(lsp_client: TurnbackClient, ws: Path) -> AsyncIterator[None]:
     await lsp_client.initialize_session(folder_params(ws))
     await lsp_client.wait_watching()
     yield
-    await lsp_client.shutdown_session()
+    await stop_server(lsp_client)
+
+
+async def stop_server(client: LanguageClient, timeout: float = 20.0) -> None:
+    """shutdown + exit; a server that does not exit is made to dump its threads."""
+    try:
+        await asyncio.wait_for(client.shutdown_session(), timeout)
+    except asyncio.TimeoutError:
+        proc = client._server
+        if proc is not None and proc.returncode is None:
+            os.kill(proc.pid, signal.SIGABRT)
+            await asyncio.sleep(1)
+        raise AssertionError(f"the server did not exit within {timeout}s of exit") from None
+
+
+async def kill_and_stop(client: LanguageClient) -> None:
+    """After a failed test the server was never told to exit: end it, then the client."""
+    proc = client._server
+    if proc is not None and proc.returncode is None:
+        proc.kill()
+    await client.stop()
 
 
 @contextlib.asynccontextmanager
-async def started(*folders: Path, options: Any = None, **env: str) -> AsyncIterator[TurnbackClient]:
+async def started(
+    *folders: Path,
+    options: Any = None,
+    command: list[str] | None = None,
+    before_init: Callable[[TurnbackClient], None] | None = None,
+    **env: str,
+) -> AsyncIterator[TurnbackClient]:
     """A server on ``folders`` (for tests that need their own set-up)."""
-    client = await config(**env).start()
+    cfg = config(**env)
+    if command is not None:
+        cfg.server_command = command
+    client = await cfg.start()
     assert isinstance(client, TurnbackClient)
     try:
+        if before_init is not None:
+            before_init(client)
         await client.initialize_session(folder_params(*folders, options=options))
         yield client
-        await client.shutdown_session()
+        await stop_server(client)
     finally:
-        await client.stop()
+        await kill_and_stop(client)
 
 
 def run_python(code: str, *args: str) -> str:

@@ -8,7 +8,10 @@ reach a folder's store off the event loop. The methods themselves live in
 
 from __future__ import annotations
 
+import asyncio
+import faulthandler
 import logging
+import signal
 import sys
 import threading
 from collections.abc import Callable
@@ -51,19 +54,20 @@ class TurnbackServer(LanguageServer):
         self.pools = Pools()
         self.global_settings = Settings()
         self.notifier: ChangeNotifier | None = None
+        self.config_lock = asyncio.Lock()  # settings changes apply one at a time
         self.closing = False  # after shutdown/exit nothing more is sent to the client
 
     # -- folders -----------------------------------------------------------------------
     async def folder(self, uri: str | None, method: str) -> Folder:
         """The folder a request names, once its store has been looked for."""
         folder = self.folders.get(uri, method)
-        await folder.opened.wait()
+        await folder.ready()
         return folder
 
     async def folders_for(self, uri: str | None, method: str) -> list[Folder]:
         folders = self.folders.candidates(uri, method)
         for f in folders:
-            await f.opened.wait()
+            await f.ready()
         return folders
 
     # -- store access ------------------------------------------------------------------
@@ -117,8 +121,8 @@ class TurnbackServer(LanguageServer):
             result = await run_blocking(self.pools.writes, job, cancel)
             if not had_store and folder.store is not None:
                 log.info("created the store %s", folder.store_root)
-                if folder.watcher is not None and not folder.watching:
-                    self.restart_watcher(folder)
+                if folder.watcher is not None and not folder.watcher.covers_store():
+                    self.restart_watcher(folder)  # a new store outside the workspace
         if not folder.watching and (sessions or checkpoints):
             self.announce(folder, sessions or set(), checkpoints)
         return result
@@ -173,6 +177,8 @@ def create_server() -> TurnbackServer:
 def main() -> int:
     """Serve on stdio until the client says exit or closes the pipe."""
     logs.setup_stderr()
+    if hasattr(signal, "SIGUSR1"):  # `kill -USR1 <pid>`: every thread's stack on stderr
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
     # The protocol owns stdout: anything else that prints goes to stderr.
     stdout = sys.stdout.buffer
     sys.stdout = sys.stderr

@@ -75,6 +75,12 @@ class DirtyTracker:
                 self._paths |= ticket.paths
 
     @property
+    def trusted(self) -> bool:
+        """Whether the next checkpoint may read only the dirty paths (after a flush)."""
+        with self._lock:
+            return self._trusted and self._watching
+
+    @property
     def count(self) -> int | None:
         """Paths changed since the last checkpoint; None when unknown (untrusted)."""
         with self._lock:

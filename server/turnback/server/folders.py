@@ -55,9 +55,27 @@ class Folder:
         self.tracker = DirtyTracker()
         self.watcher: FolderWatcher | None = None
         self.write_lock = asyncio.Lock()
-        self.opened = asyncio.Event()
+        self.opened = asyncio.Event()  # the first look for the store is done
+        self.settled = asyncio.Event()  # no settings change is being applied
+        self.settled.set()
+        self._unsettled = 0
         self.open_error: Exception | None = None
         self._open_lock = threading.Lock()
+
+    def unsettle(self) -> None:
+        self._unsettled += 1
+        self.settled.clear()
+
+    def settle(self) -> None:
+        self._unsettled -= 1
+        if self._unsettled == 0:
+            self.settled.set()
+
+    async def ready(self) -> None:
+        """Until requests may use this folder: opened, and its settings stable."""
+        while not (self.opened.is_set() and self.settled.is_set()):
+            await self.opened.wait()
+            await self.settled.wait()
 
     @property
     def store_root(self) -> Path:

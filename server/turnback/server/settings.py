@@ -9,6 +9,7 @@ setting name and the previous settings stay in force.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,8 @@ class Settings:
             return None
         raw = self.store_path.replace("${workspaceFolder}", str(workspace))
         path = Path(raw).expanduser()
-        return path if path.is_absolute() else (workspace / path)
+        # normpath, not resolve: "../x" names a sibling folder even before it exists.
+        return Path(os.path.normpath(path if path.is_absolute() else workspace / path))
 
     def store_overrides(self) -> dict[str, Any]:
         """``StoreConfig`` fields these settings override for this process."""

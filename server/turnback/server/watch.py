@@ -98,6 +98,7 @@ class FolderWatcher:
             target=self._run, name=f"turnback-watch:{workspace.name}", daemon=True
         )
         self.precise = False  # inotify-like (ordered events), not polling
+        self._watched: list[str] = []
         self.batches = 0
 
     # -- lifecycle -------------------------------------------------------------------
@@ -150,17 +151,26 @@ class FolderWatcher:
                 pass
 
     # -- the thread --------------------------------------------------------------------
+    def _store_inside(self) -> bool:
+        return self._store.startswith(self._ws + os.sep)
+
     def _paths(self) -> list[str]:
         paths = [self._ws]
-        if not (self._store == self._ws or self._store.startswith(self._ws + os.sep)):
+        if not self._store_inside() and os.path.isdir(self._store):
             paths.append(self._store)
         return paths
+
+    def covers_store(self) -> bool:
+        """Whether the store's files reach this watcher (False: restart it)."""
+        return self._store_inside() or self._store in self._watched
+
 
     def _run(self) -> None:
         backoff = 0.5
         while not self._stop.is_set():
+            self._watched = self._paths()
             try:
-                notify = RustNotify(self._paths(), False, False, 300, True, True)
+                notify = RustNotify(self._watched, False, False, 300, True, True)
             except Exception as exc:  # missing folder, out of inotify watches, ...
                 self.tracker.watching(False, f"watcher could not start: {exc}")
                 log.warning(

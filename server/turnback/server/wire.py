@@ -47,7 +47,7 @@ def _response(obj: dict[str, Any], _cls: type) -> JsonRPCResponseMessage:
 
 def plain_json_converter() -> Converter:
     """pygls's converter, except that unknown methods' params and results stay plain JSON."""
-    converter: Converter = default_converter()
+    converter: Converter = default_converter()  # type: ignore[no-untyped-call]
     converter.register_structure_hook(JsonRPCRequestMessage, _request)
     converter.register_structure_hook(JsonRPCNotification, _notification)
     converter.register_structure_hook(JsonRPCResponseMessage, _response)

@@ -57,7 +57,10 @@ def take_checkpoint(
     Runs on a worker thread under the folder's write lock.
     """
     watcher = folder.watcher
-    flushed = watcher.flush(FLUSH_TIMEOUT_S) if watcher is not None else False
+    # Untrusted, the checkpoint walks anyway: no need to wait for the watcher.
+    flushed = (
+        watcher is not None and folder.tracker.trusted and watcher.flush(FLUSH_TIMEOUT_S)
+    )
     ticket = folder.tracker.take(walk=not flushed)
     try:
         cp = store.checkpoint(

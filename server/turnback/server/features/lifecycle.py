@@ -128,6 +128,9 @@ def add_folder(ls: TurnbackServer, uri: str) -> Folder | None:
 def register(ls: TurnbackServer) -> None:
     @ls.feature(types.INITIALIZE)
     def on_initialize(ls: TurnbackServer, params: types.InitializeParams) -> None:
+        loop = asyncio.get_running_loop()
+        ls.notifier = ChangeNotifier(ls, loop)
+        logs.attach_client(ls, loop)  # LSP allows window/logMessage before the answer
         try:
             ls.global_settings = settings.parse(
                 _plain(params.initialization_options), "initializationOptions"
@@ -137,9 +140,6 @@ def register(ls: TurnbackServer) -> None:
 
     @ls.feature(types.INITIALIZED)
     async def on_initialized(ls: TurnbackServer, params: types.InitializedParams) -> None:
-        loop = asyncio.get_running_loop()
-        ls.notifier = ChangeNotifier(ls, loop)
-        logs.attach_client(ls, loop)
         uris = [f.uri for f in ls.workspace.folders.values()]
         if not uris and ls.workspace.root_uri:
             uris = [ls.workspace.root_uri]
@@ -166,20 +166,33 @@ def register(ls: TurnbackServer) -> None:
     async def on_configuration(
         ls: TurnbackServer, params: types.DidChangeConfigurationParams
     ) -> None:
-        pushed = _plain(params.settings)
-        if settings.carries_settings(pushed):
-            try:
-                ls.global_settings = settings.parse(pushed, "workspace/didChangeConfiguration")
-            except InvalidInput as exc:
-                log.warning("%s; keeping the previous settings", exc.message)
-                return
-        for folder in ls.folders.all():
-            await folder.opened.wait()
-            pulled = await _pull(ls, folder.uri)
-            try:
-                await apply_settings(ls, folder, pulled or ls.global_settings)
-            except Exception:
-                log.exception("%s: applying settings failed", folder.path)
+        # Requests wait until their folder is settled: marking the folders before
+        # the first await makes every request sent after this notification see
+        # the new settings.
+        folders = ls.folders.all()
+        for folder in folders:
+            folder.unsettle()
+        try:
+            async with ls.config_lock:
+                pushed = _plain(params.settings)
+                if settings.carries_settings(pushed):
+                    try:
+                        ls.global_settings = settings.parse(
+                            pushed, "workspace/didChangeConfiguration"
+                        )
+                    except InvalidInput as exc:
+                        log.warning("%s; keeping the previous settings", exc.message)
+                        return
+                for folder in folders:
+                    await folder.opened.wait()
+                    pulled = await _pull(ls, folder.uri)
+                    try:
+                        await apply_settings(ls, folder, pulled or ls.global_settings)
+                    except Exception:
+                        log.exception("%s: applying settings failed", folder.path)
+        finally:
+            for folder in folders:
+                folder.settle()
 
     @ls.feature(types.SHUTDOWN)
     def on_shutdown(ls: TurnbackServer, params: None) -> None:

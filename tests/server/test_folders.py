@@ -1,0 +1,136 @@
+"""Multi-root workspaces, settings, the ways to start the server, and import."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+from lsprotocol import types
+
+from .conftest import REPO, TurnbackClient, make_workspace, started
+
+TRANSCRIPTS = REPO.parent / "shared" / "transcripts"
+
+
+async def test_two_folders_two_stores(tmp_path: Path) -> None:
+    a, b = make_workspace(tmp_path / "a"), make_workspace(tmp_path / "b")
+    async with started(a, b) as client:
+        await client.fails("turnback/status", {}, -32602, "'folder'", a.as_uri(), b.as_uri())
+        cp_a = await client.call("turnback/createCheckpoint", {"folder": a.as_uri(), "label": "A"})
+        cp_b = await client.call("turnback/createCheckpoint", {"folder": str(b), "label": "B"})
+        assert cp_a["folder"] == a.as_uri() and cp_b["folder"] == b.as_uri()
+        for folder, label in ((a, "A"), (b, "B")):
+            st = await client.call("turnback/status", {"folder": folder.as_uri()})
+            assert st["store"] == str(folder / ".turnback") and st["checkpoints"] == 1
+            cps = await client.call("turnback/checkpoints", {"folder": folder.as_uri()})
+            assert [c["label"] for c in cps["checkpoints"]] == [label]
+        # Ids find their folder without a 'folder' param.
+        got = await client.call(
+            "turnback/fileContent",
+            {"checkpoint": cp_b["checkpoint"]["id"], "path": "README.md"},
+        )
+        assert got["text"] == "# demo\n"
+        (b / "README.md").write_text("changed in b\n")
+        res = await client.call("turnback/rewind", {"checkpoint": cp_b["checkpoint"]["id"]})
+        assert res["folder"] == b.as_uri() and res["written"] == ["README.md"]
+        assert (b / "README.md").read_text() == "# demo\n"
+
+
+async def test_folders_added_and_removed(tmp_path: Path) -> None:
+    a, b = make_workspace(tmp_path / "a"), make_workspace(tmp_path / "b")
+    async with started(a) as client:
+        client.workspace_did_change_workspace_folders(
+            types.DidChangeWorkspaceFoldersParams(
+                event=types.WorkspaceFoldersChangeEvent(
+                    added=[types.WorkspaceFolder(uri=b.as_uri(), name="b")],
+                    removed=[types.WorkspaceFolder(uri=a.as_uri(), name="a")],
+                )
+            )
+        )
+        await asyncio.sleep(0.2)
+        st = await client.call("turnback/status", {})
+        assert st["folder"] == str(b)
+        await client.fails("turnback/status", {"folder": a.as_uri()}, -32001, "'folder'")
+
+
+async def test_store_path_from_initialization_options(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path / "ws")
+    elsewhere = tmp_path / "stores" / "ws"
+    async with started(ws, options={"turnback": {"storePath": str(elsewhere)}}) as client:
+        await client.call("turnback/createCheckpoint", {})
+        st = await client.call("turnback/status", {})
+        assert st["store"] == str(elsewhere) and (elsewhere / "config.json").exists()
+        assert not (ws / ".turnback").exists()
+        await client.wait_watching()
+        # A store outside the workspace is watched too.
+        since = len(client.changes)
+        await client.call("turnback/createCheckpoint", {"label": "again"})
+        await client.wait_change(lambda p: p["checkpoints"], since=since)
+
+
+async def test_settings_change_moves_the_store(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path / "ws")
+    async with started(ws) as client:
+        await client.call("turnback/createCheckpoint", {})
+        client.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(
+                settings={"turnback": {"storePath": "../other-store", "ignores": ["*.bin"]}}
+            )
+        )
+        st = await client.call("turnback/status", {})
+        assert st["store"] == str(tmp_path / "other-store") and st["exists"] is False
+        cp = (await client.call("turnback/createCheckpoint", {}))["checkpoint"]["id"]
+        for path, kept in (("data.bin", False), ("README.md", True), ("src/app.py", True)):
+            got = await client.call("turnback/fileContent", {"checkpoint": cp, "path": path})
+            assert got["exists"] is kept, f"{path}: the new settings ignore *.bin"
+
+
+async def test_bad_settings_are_reported_and_ignored(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path / "ws")
+    async with started(ws, options={"turnback": {"sizeCapBytes": "big"}}) as client:
+        st = await client.call("turnback/status", {})
+        assert st["store"] == str(ws / ".turnback")
+        assert any("turnback.sizeCapBytes" in m.message for m in client.log_messages)
+        client.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(settings={"turnback": {"retention": []}})
+        )
+        await client.call("turnback/status", {})
+        assert any("turnback.retention" in m.message for m in client.log_messages)
+
+
+async def test_settings_pulled_per_folder(tmp_path: Path) -> None:
+    a, b = make_workspace(tmp_path / "a"), make_workspace(tmp_path / "b")
+
+    def configure(client: TurnbackClient) -> None:
+        client.set_configuration(
+            {"storePath": ".history"}, section="turnback", scope_uri=b.as_uri()
+        )
+
+    async with started(a, b, before_init=configure) as client:
+        st_a = await client.call("turnback/status", {"folder": a.as_uri()})
+        st_b = await client.call("turnback/status", {"folder": b.as_uri()})
+        assert st_a["store"] == str(a / ".turnback")
+        assert st_b["store"] == str(b / ".history")
+
+
+async def test_turnback_serve_command(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path / "ws")
+    command = [sys.executable, "-m", "turnback.cli.main", "serve"]
+    async with started(ws, command=command) as client:
+        assert (await client.call("turnback/status", {}))["folder"] == str(ws)
+
+
+async def test_import_a_real_transcript(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path / "ws")
+    source = TRANSCRIPTS / "claude-code" / "d-kimuson+claude-code-viewer"
+    async with started(ws) as client:
+        res = await client.call("turnback/import", {"source": "claude-code", "path": str(source)})
+        assert len(res["sessions"]) == 2 and res["events"] > 0
+        listed = await client.call("turnback/sessions", {})
+        assert {s["id"] for s in listed["sessions"]} >= set(res["sessions"])
+        again = await client.call("turnback/import", {"source": "claude-code", "path": str(source)})
+        assert again["events"] == 0, "importing twice adds nothing"
+        await client.fails(
+            "turnback/import", {"source": "codex", "path": "no/such/file.jsonl"}, -32001, "'path'"
+        )
