@@ -236,7 +236,7 @@ describe('event nodes', () => {
     assert.match(byEvent(nodes, 'e3').description ?? '', /off the current branch/);
     assert.match(byEvent(nodes, 'e3').contextValue, /\boffBranch\b/);
     assert.equal(byEvent(nodes, 'e3').icon?.color, 'disabledForeground');
-    assert.match(byEvent(nodes, 'e4').description ?? '', /⑂ branch 2 from “answer”/);
+    assert.match(byEvent(nodes, 'e4').description ?? '', /↳ branch 2 from “answer”/);
     assert.match(byEvent(nodes, 'e5').description ?? '', /● head .*branch 2/);
     assert.doesNotMatch(byEvent(nodes, 'e1').description ?? '', /branch/);
   });

@@ -412,7 +412,7 @@ export function eventNodes(input: EventsInput): TreeNode[] {
     desc.push(formatClock(e.ts));
     if (p?.branchStart === true) {
       const from = e.parent !== null ? summaries.get(e.parent) : undefined;
-      desc.push(from !== undefined ? `⑂ branch ${String(p.lane)} from “${from}”` : `⑂ branch ${String(p.lane)}`);
+      desc.push(from !== undefined ? `↳ branch ${String(p.lane)} from “${from}”` : `↳ branch ${String(p.lane)}`);
     } else if (branched && p !== undefined && p.lane > 1) {
       desc.push(`branch ${String(p.lane)}`);
     }
