@@ -77,6 +77,12 @@ class IgnoreRules:
             if lines else "-")
         return spec
 
+    def none_in(self, dir_rel: str) -> None:
+        """The caller listed ``dir_rel`` and saw no ignore file: skip trying to open them."""
+        if dir_rel not in self._specs:
+            self._specs[dir_rel] = None
+            self._sigs[dir_rel] = "-"
+
     def chain_sig(self, dir_rel: str) -> str:
         """A signature of every ignore rule in force in ``dir_rel`` (changes when any does)."""
         parts = dir_rel.split("/") if dir_rel else []

@@ -78,6 +78,7 @@ class Scanner:
         self.size_cap = size_cap
         self.counts: dict[str, tuple[int, int]] = {}  # tree hash -> (files, bytes)
         self._write = True
+        self._started = 0
         self._keep: set[str] | None = None  # paths seen by the last full scan
         self._results: dict[str, tuple[str, os.stat_result] | None] = {}
 
@@ -115,6 +116,7 @@ class Scanner:
                     dirty_dirs.add("/".join(parts[:i]))
         full = dirty_paths is None
         self._write = write
+        self._started = started
         self._results = {}
         if full or base is None:
             root = self._list("", None, True, None, set(), pending, skipped)
@@ -176,6 +178,10 @@ class Scanner:
             skipped.append({"path": rel_dir or ".",
                             "reason": f"unreadable folder ({exc.strerror})"})
             return node
+        listing = list(it)
+        it.close()
+        if not any(de.name in IGNORE_FILES for de in listing):
+            self.ignore.none_in(rel_dir)  # no need to try opening them
         # Files the stat cache knows were not ignored last time; if this folder's ignore
         # rules are unchanged since, they still are not: skip matching them again.
         sig = self.ignore.chain_sig(rel_dir)
@@ -183,76 +189,86 @@ class Scanner:
         self.statcache.new_dirsigs[rel_dir] = sig
         rows = self.statcache.rows
         in_dir = self.ignore.in_dir
-        with it:
-            for de in it:
-                name = de.name
-                rel = f"{rel_dir}/{name}" if rel_dir else name
-                try:
-                    st = de.stat(follow_symlinks=False)
-                except FileNotFoundError:
-                    continue
-                mode = st.st_mode
-                if S_ISREG(mode):
-                    row = rows.get(rel)
-                    if (
-                        row is not None
-                        and trusted
-                        and (dirty_paths is None or rel not in dirty_paths)
-                        and row[0] == st.st_size
-                        and row[1] == st.st_mtime_ns
-                        and row[2] == st.st_ctime_ns
-                        and row[3] == st.st_ino
-                        and row[4] == mode
-                        and st.st_mtime_ns < row[6] - RACY_MARGIN_NS  # type: ignore[operator]
-                    ):
-                        node.entries[name] = Entry(EXEC if mode & S_IXUSR else FILE,
-                                                   row[5], st.st_size)  # type: ignore[arg-type]
-                        node.hits += 1
-                        continue
-                    node.clean = False
-                    if in_dir(rel_dir, rel, name, False):
-                        continue
-                    if st.st_size > self.size_cap:
-                        skipped.append({"path": rel, "reason": "larger than the size cap",
-                                        "size": st.st_size})
-                        continue
-                    if dirty_paths is None or rel not in dirty_paths:
-                        digest = self.statcache.lookup(rel, st)
-                        if digest is not None:
-                            node.entries[name] = Entry(EXEC if mode & S_IXUSR else FILE, digest,
-                                                       st.st_size)
-                            continue
-                    node.entries[name] = _Pending(rel, de.path, st)
-                    pending.append(node.entries[name])  # type: ignore[arg-type]
-                    continue
-                if S_ISDIR(mode):
-                    if not (trusted and rel in self.statcache.dirsigs) and in_dir(
-                            rel_dir, rel, name, True):
-                        continue
-                    old = base_tree.get(name)
-                    old_dir = old.hash if old is not None and old.mode == DIR else None
-                    if full or old_dir is None or (dirty_paths is not None and rel in dirty_paths):
-                        node.entries[name] = self._list(rel, None, True, None, set(), pending,
-                                                        skipped)
-                    elif rel in dirty_dirs:
-                        node.entries[name] = self._list(rel, old_dir, False, dirty_paths,
-                                                        dirty_dirs, pending, skipped)
-                    else:
-                        assert old is not None
-                        node.entries[name] = old
-                        node.clean = False
+        for de in listing:
+            name = de.name
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            try:
+                st = de.stat(follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            mode = st.st_mode
+            if S_ISREG(mode):
+                row = rows.get(rel)
+                if (
+                    row is not None
+                    and trusted
+                    and (dirty_paths is None or rel not in dirty_paths)
+                    and row[0] == st.st_size
+                    and row[1] == st.st_mtime_ns
+                    and row[2] == st.st_ctime_ns
+                    and row[3] == st.st_ino
+                    and row[4] == mode
+                    and st.st_mtime_ns < row[6] - RACY_MARGIN_NS  # type: ignore[operator]
+                ):
+                    node.entries[name] = Entry(EXEC if mode & S_IXUSR else FILE,
+                                               row[5], st.st_size)  # type: ignore[arg-type]
+                    node.hits += 1
                     continue
                 node.clean = False
                 if in_dir(rel_dir, rel, name, False):
                     continue
-                if stat.S_ISLNK(mode):
-                    try:
-                        target = os.readlink(de.path.encode("utf-8", "surrogateescape"))
-                    except OSError:
-                        continue
-                    node.entries[name] = Entry(LINK, self._put_link(target), len(target))
+                if st.st_size > self.size_cap:
+                    skipped.append({"path": rel, "reason": "larger than the size cap",
+                                    "size": st.st_size})
                     continue
-                skipped.append({"path": rel, "reason": "not a regular file, folder or symlink"})
+                if dirty_paths is None or rel not in dirty_paths:
+                    digest = self.statcache.lookup(rel, st)
+                    if digest is not None:
+                        node.entries[name] = Entry(EXEC if mode & S_IXUSR else FILE, digest,
+                                                   st.st_size)
+                        continue
+                node.entries[name] = _Pending(rel, de.path, st)
+                pending.append(node.entries[name])  # type: ignore[arg-type]
+                continue
+            if S_ISDIR(mode):
+                if not (trusted and rel in self.statcache.dirsigs) and in_dir(
+                        rel_dir, rel, name, True):
+                    continue
+                old = base_tree.get(name)
+                old_dir = old.hash if old is not None and old.mode == DIR else None
+                if full or old_dir is None or (dirty_paths is not None and rel in dirty_paths):
+                    node.entries[name] = self._list(rel, None, True, None, set(), pending,
+                                                    skipped)
+                elif rel in dirty_dirs:
+                    node.entries[name] = self._list(rel, old_dir, False, dirty_paths,
+                                                    dirty_dirs, pending, skipped)
+                else:
+                    assert old is not None
+                    node.entries[name] = old
+                    node.clean = False
+                continue
+            node.clean = False
+            if in_dir(rel_dir, rel, name, False):
+                continue
+            if stat.S_ISLNK(mode):
+                # links are in the stat cache too: storing their target again would
+                # mean looking it up among every stored object
+                row = rows.get(rel)
+                if (row is not None and row[0] == st.st_size and row[1] == st.st_mtime_ns
+                        and row[2] == st.st_ctime_ns and row[3] == st.st_ino
+                        and row[4] == mode):
+                    node.entries[name] = Entry(LINK, str(row[5]), st.st_size)
+                    continue
+                try:
+                    target = os.readlink(de.path.encode("utf-8", "surrogateescape"))
+                except OSError:
+                    continue
+                digest = self._put_link(target)
+                if self._write:
+                    self.statcache.record(rel, st, digest, self._started)
+                node.entries[name] = Entry(LINK, digest, len(target))
+                continue
+            skipped.append({"path": rel, "reason": "not a regular file, folder or symlink"})
         return node
 
 
