@@ -232,3 +232,26 @@ async def test_concurrent_requests(client: TurnbackClient, ws: Path) -> None:
     assert labels == [f"c{i}" for i in range(30)]
     final = (await client.call("turnback/checkpoints", {}))["checkpoints"]
     assert len(final) == 31 and len({c["id"] for c in final}) == 31
+
+
+async def test_checkpoints_after_rewind_and_undo_are_exact(
+    client: TurnbackClient, ws: Path
+) -> None:
+    """Incremental checkpoints stay exact across rewinds, undos and edits between them."""
+    a = (await client.call("turnback/createCheckpoint", {}))["checkpoint"]
+    (ws / "src" / "app.py").write_text("B\n")
+    (ws / "b-only.txt").write_text("b\n")
+    b = (await client.call("turnback/createCheckpoint", {}))["checkpoint"]
+    await client.call("turnback/rewind", {"checkpoint": a["id"]})
+    (ws / "after-rewind.txt").write_text("r\n")
+    c = await client.call("turnback/createCheckpoint", {})
+    assert c["incremental"] is True
+    diff = await client.call("turnback/changes", {"from": a["id"], "to": c["checkpoint"]["id"]})
+    assert [(x["path"], x["status"]) for x in diff["changes"]] == [("after-rewind.txt", "added")]
+    # Undo goes back to the rewind's safety checkpoint: state B (the later file goes too,
+    # and stays in the undo's own safety checkpoint).
+    undone = await client.call("turnback/undo", {})
+    assert undone["removed"] == ["after-rewind.txt"]
+    d = await client.call("turnback/createCheckpoint", {})
+    assert d["incremental"] is True
+    assert d["checkpoint"]["tree"] == b["tree"]

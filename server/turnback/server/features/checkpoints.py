@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from ...errors import NotFound
 from ...models import Checkpoint
@@ -17,6 +18,7 @@ from ..progress import WorkProgress
 from .sessions import find_session
 
 JSON = dict[str, Any]
+T = TypeVar("T")
 
 FLUSH_TIMEOUT_S = 1.0
 
@@ -43,6 +45,34 @@ async def find_checkpoint(
     raise NotFound(f"{method}: param '{name}': no checkpoint {ref!r} in any open folder")
 
 
+def with_dirty(
+    folder: Folder,
+    fn: Callable[[frozenset[str] | None], T],
+    scanned: Callable[[T], bool] = lambda _res: True,
+) -> tuple[T, Ticket]:
+    """Run ``fn(dirty)`` with the watcher's changed paths, or None when they are not trusted.
+
+    ``fn`` checkpoints the workspace (directly, or as the safety checkpoint of a
+    rewind). If it fails, or ``scanned(result)`` says it took no checkpoint after
+    all, the paths go back to the tracker for the next one. Runs on a worker
+    thread under the folder's write lock.
+    """
+    watcher = folder.watcher
+    # Untrusted, the checkpoint walks anyway: no need to wait for the watcher.
+    flushed = (
+        watcher is not None and folder.tracker.trusted and watcher.flush(FLUSH_TIMEOUT_S)
+    )
+    ticket = folder.tracker.take(walk=not flushed)
+    try:
+        result = fn(ticket.paths)
+    except BaseException:
+        folder.tracker.give_back(ticket)
+        raise
+    if not scanned(result):
+        folder.tracker.give_back(ticket)
+    return result, ticket
+
+
 def take_checkpoint(
     folder: Folder,
     store: Store,
@@ -52,28 +82,17 @@ def take_checkpoint(
     auto: bool,
     work: WorkProgress | None,
 ) -> tuple[Checkpoint, Ticket]:
-    """Checkpoint reading only the watcher's dirty paths when they can be trusted.
-
-    Runs on a worker thread under the folder's write lock.
-    """
-    watcher = folder.watcher
-    # Untrusted, the checkpoint walks anyway: no need to wait for the watcher.
-    flushed = (
-        watcher is not None and folder.tracker.trusted and watcher.flush(FLUSH_TIMEOUT_S)
-    )
-    ticket = folder.tracker.take(walk=not flushed)
-    try:
-        cp = store.checkpoint(
+    """Checkpoint reading only the watcher's dirty paths when they can be trusted."""
+    return with_dirty(
+        folder,
+        lambda dirty: store.checkpoint(
             label=label,
             session_id=session_id,
             auto=auto,
-            dirty=ticket.paths,
+            dirty=dirty,
             progress=work.report if work is not None else None,
-        )
-    except BaseException:
-        folder.tracker.give_back(ticket)
-        raise
-    return cp, ticket
+        ),
+    )
 
 
 def register(ls: TurnbackServer) -> None:

@@ -10,9 +10,14 @@ from .. import methods
 from ..app import TurnbackServer
 from ..errors import about_param, rpc_method
 from ..params import Params
-from .checkpoints import find_checkpoint
+from .checkpoints import find_checkpoint, with_dirty
 
 JSON = dict[str, Any]
+
+
+def _took_safety(res: RewindResult) -> bool:
+    """A files rewind checkpoints first; a conversation-only one reads no file."""
+    return res.safety_checkpoint is not None
 
 
 def register(ls: TurnbackServer) -> None:
@@ -29,8 +34,14 @@ def register(ls: TurnbackServer) -> None:
         def job(store: Store) -> RewindResult:
             with about_param(methods.REWIND, "checkpoint"):
                 cp = store.resolve_checkpoint(ref)
-            with about_param(methods.REWIND, "paths"):
-                return store.rewind(cp.id, paths=paths, mode=mode, dry_run=dry_run)
+
+            def go(dirty: frozenset[str] | None) -> RewindResult:
+                with about_param(methods.REWIND, "paths"):
+                    return store.rewind(cp.id, paths=paths, mode=mode, dry_run=dry_run, dirty=dirty)
+
+            if dry_run or mode == "conversation":
+                return go(None)  # no safety checkpoint: the dirty paths stay for the next one
+            return with_dirty(folder, go, _took_safety)[0]
 
         res = await ls.write(folder, job, checkpoints=not dry_run)
         return {**res.to_json(), "folder": folder.uri}
@@ -41,5 +52,10 @@ def register(ls: TurnbackServer) -> None:
         p = Params(params, methods.UNDO)
         folder = await ls.folder(p.string("folder"), methods.UNDO)
         dry_run = p.boolean("dryRun")
-        res = await ls.write(folder, lambda s: s.undo(dry_run=dry_run), checkpoints=not dry_run)
+        def job(store: Store) -> RewindResult:
+            if dry_run:
+                return store.undo(dry_run=True)
+            return with_dirty(folder, lambda dirty: store.undo(dirty=dirty), _took_safety)[0]
+
+        res = await ls.write(folder, job, checkpoints=not dry_run)
         return {**res.to_json(), "folder": folder.uri}
