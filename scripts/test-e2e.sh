@@ -10,10 +10,21 @@ set -euo pipefail
 # shellcheck source=../e2e/lib/env.sh
 source "$(dirname "$0")/../e2e/lib/env.sh"
 
+# A run that cannot even start still ends with the closing line, as a failure.
+not_started() {
+  e2e_log "$1"
+  echo "e2e: 0 passed, 1 failed"
+  exit 1
+}
+
 start=$SECONDS
-"$TURNBACK_ROOT/scripts/setup-e2e.sh"
-e2e_require_venv
-if [[ -n "${TURNBACK_VSIX:-}" ]]; then vsix=$TURNBACK_VSIX; else vsix=$(e2e_build_vsix); fi
+"$TURNBACK_ROOT/scripts/setup-e2e.sh" || not_started "set-up failed"
+e2e_require_venv || not_started "no project venv"
+if [[ -n "${TURNBACK_VSIX:-}" ]]; then
+  vsix=$TURNBACK_VSIX
+else
+  vsix=$(e2e_build_vsix) || not_started "the extension did not build"
+fi
 e2e_log "set-up and build took $((SECONDS - start)) s; testing $vsix"
 
 e2e_use_node24

@@ -28,7 +28,7 @@ e2e_log() { printf '[e2e] %s\n' "$*" >&2; }
 e2e_require_venv() {
   if [[ ! -x "$TURNBACK_ROOT/.venv/bin/turnback" ]]; then
     e2e_log "no $TURNBACK_ROOT/.venv/bin/turnback: run the project's set-up (scripts/setup.sh) first"
-    exit 1
+    return 1
   fi
 }
 
@@ -37,7 +37,7 @@ e2e_require_venv() {
 # dependencies); prints the path of the .vsix.
 e2e_build_vsix() {
   e2e_log "extension: npm run package"
-  if ! (cd "$TURNBACK_ROOT" && npm run --silent package) >&2; then
+  if ! (cd "$TURNBACK_ROOT" && npm run package) >&2; then
     e2e_log "extension: npm run package failed (output above)"
     return 1
   fi
