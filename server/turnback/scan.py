@@ -247,17 +247,18 @@ class Scanner:
                     node.entries[name] = old
                     node.clean = False
                 continue
-            node.clean = False
-            if in_dir(rel_dir, rel, name, False):
-                continue
             if stat.S_ISLNK(mode):
-                # links are in the stat cache too: storing their target again would
-                # mean looking it up among every stored object
+                # links are in the stat cache too: a link is replaced, never changed in
+                # place, so a matching stat means the same target
                 row = rows.get(rel)
-                if (row is not None and row[0] == st.st_size and row[1] == st.st_mtime_ns
-                        and row[2] == st.st_ctime_ns and row[3] == st.st_ino
-                        and row[4] == mode):
+                if (row is not None and trusted and row[0] == st.st_size
+                        and row[1] == st.st_mtime_ns and row[2] == st.st_ctime_ns
+                        and row[3] == st.st_ino and row[4] == mode):
                     node.entries[name] = Entry(LINK, str(row[5]), st.st_size)
+                    node.hits += 1
+                    continue
+                node.clean = False
+                if in_dir(rel_dir, rel, name, False):
                     continue
                 try:
                     target = os.readlink(de.path.encode("utf-8", "surrogateescape"))
@@ -267,6 +268,9 @@ class Scanner:
                 if self._write:
                     self.statcache.record(rel, st, digest, self._started)
                 node.entries[name] = Entry(LINK, digest, len(target))
+                continue
+            node.clean = False
+            if in_dir(rel_dir, rel, name, False):
                 continue
             skipped.append({"path": rel, "reason": "not a regular file, folder or symlink"})
         return node
@@ -429,7 +433,10 @@ class Scanner:
                 if seen is not None:
                     seen.add(rel)
             tree[name] = item
-        h = self.trees.put(tree) if write else self.trees.put_transient(tree)
+        h = self.trees.put_transient(tree)
+        if write and (prev is None or prev[0] != h):
+            # unchanged trees are known to be stored: no look-up among all objects
+            self.trees.put(tree)
         self.counts[h] = (files, nbytes)
         if write:
             self.statcache.new_dirtrees[rel_dir] = [h, files, nbytes, len(node.entries)]
