@@ -22,7 +22,7 @@ want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
 if [[ ! -f $stamp || "$(cat "$stamp")" != "$want" ]]; then
   echo "setup: installing Python dependencies into .venv" >&2
   .venv/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v -i warning >&2 || true
-  .venv/bin/python -m pip install -q -e '.[dev]' 2>&1 | grep -v -i warning >&2 || true
+  .venv/bin/python -m pip install -q -e '.[dev,bench]' 2>&1 | grep -v -i warning >&2 || true
   .venv/bin/python -c 'import turnback, pygls, pytest_lsp' # fail loudly if the install did not work
   echo "$want" > "$stamp"
 fi
