@@ -15,9 +15,18 @@ node -e '
     process.exit(1);
   }'
 
+# Two set-ups at once (the test and the e2e scripts, say) would each empty
+# node_modules under the other: one at a time.
+mkdir -p .cache
+exec 9>.cache/setup-node.lock
+flock 9
+
 stamp=node_modules/.turnback-lock.sha256
 want=$(sha256sum package-lock.json | cut -d' ' -f1)
-if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+tools=(tsc eslint esbuild vsce)
+complete=1
+for t in "${tools[@]}"; do [[ -x node_modules/.bin/$t ]] || complete=0; done
+if [[ $complete == 1 && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
   echo "setup-node: npm dependencies up to date"
   exit 0
 fi
