@@ -24,5 +24,6 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         total += t.trials
         outcomes = ", ".join(f"{k} {v}" for k, v in sorted(t.outcomes.items()))
         tr.write_line(f"{name:<28} {t.trials:>5} trials  killed {t.killed:>5}  "
-                      f"finished {t.finished:>4}  ({outcomes})")
+                      f"finished {t.finished:>4}" + (f"  ({outcomes})" if outcomes else "")
+                      + "".join(f"  [{n}]" for n in t.notes))
     tr.write_line(f"{'total':<28} {total:>5} trials")

@@ -171,6 +171,7 @@ class Tally:
     finished: int = 0
     outcomes: dict[str, int] = field(default_factory=dict)
     cases: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # measured figures worth quoting
 
     def add(self, out: Outcome, outcome: str) -> None:
         self.trials += 1

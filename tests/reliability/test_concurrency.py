@@ -112,5 +112,5 @@ def test_eight_writers_with_checkpoints_and_gc(tmp_path: Path, layout: str) -> N
     t.finished += 1
     cps, gcs = (tmp_path / "checkpoints").read_text(), (tmp_path / "gcs").read_text()
     assert int(cps) > 0 and int(gcs) > 0, "checkpoints and gc did not overlap the writers"
-    t.outcomes[f"{WRITERS * EVENTS} events in {elapsed:.1f} s beside {cps} checkpoints "
-               f"and {gcs} gc runs"] = 1
+    t.notes.append(f"{WRITERS * EVENTS} events in {elapsed:.1f} s beside {cps} checkpoints "
+                   f"and {gcs} gc runs")

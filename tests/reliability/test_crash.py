@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -45,11 +46,11 @@ def calibrate(setup: Callable[[Path, random.Random], Callable[[Ack], None]],
 def trials(name: str, n: int, tmp: Path,
            setup: Callable[[Path, random.Random], Callable[[Ack], None]],
            check: Callable[[Path, Outcome, random.Random], str],
-           per_trial: bool = False) -> None:
+           per_trial: bool = False, first: int = 0) -> None:
     """``per_trial``: count the mutations of each trial's own operation first (when they
-    vary much between trials), rather than once."""
+    vary much between trials), rather than once. Trial ``i`` has seed crc32("name:i")."""
     steps = 0 if per_trial else calibrate(setup, tmp)
-    for i in range(n):
+    for i in range(first, first + n):
         seed = zlib.crc32(f"{name}:{i}".encode())
         if per_trial:
             steps = calibrate(lambda ws, _rng, s=seed: setup(ws, random.Random(s)),
@@ -347,8 +348,6 @@ def test_crash_soak(name: str, tmp_path_factory: pytest.TempPathFactory) -> None
     while done < SOAK:  # fresh folders every 100 trials keep the disk use small
         tmp = tmp_path_factory.mktemp(f"soak-{name}")
         n = min(100, SOAK - done)
-        trials(f"soak: {name}", n, tmp, setup, check, per_trial)
-        import shutil
-
+        trials(f"soak: {name}", n, tmp, setup, check, per_trial, first=done)
         shutil.rmtree(tmp, ignore_errors=True)
         done += n
