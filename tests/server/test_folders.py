@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 import sys
 from pathlib import Path
 
@@ -134,3 +136,52 @@ async def test_import_a_real_transcript(tmp_path: Path) -> None:
         await client.fails(
             "turnback/import", {"source": "codex", "path": "no/such/file.jsonl"}, -32001, "'path'"
         )
+
+
+def _claude_line(ws: Path, sid: str, uuid: str, parent: str | None, role: str, text: str) -> str:
+    msg: dict[str, object] = {"role": role, "content": text}
+    if role == "assistant":
+        msg = {"id": f"msg_{uuid}", "type": "message", "role": "assistant", "model": "claude-opus",
+               "content": [{"type": "text", "text": text}],
+               "usage": {"input_tokens": 10, "output_tokens": 5}}
+    return json.dumps({
+        "parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": str(ws),
+        "sessionId": sid, "version": "1.0.108", "type": role, "message": msg, "uuid": uuid,
+        "timestamp": "2026-11-22T10:00:00.000Z",
+    }) + "\n"
+
+
+async def test_follow_agents_checkpoints_each_new_turn(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path / "ws")
+    claude = tmp_path / "claude"
+    project = claude / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(ws))
+    project.mkdir(parents=True)
+    sid = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
+    transcript = project / f"{sid}.jsonl"
+    transcript.write_text(
+        _claude_line(ws, sid, "u1", None, "user", "make it faster")
+        + _claude_line(ws, sid, "a1", "u1", "assistant", "done")
+    )
+    options = {"turnback": {"followAgents": True, "autoCheckpoint": True}}
+    async with started(ws, options=options, CLAUDE_CONFIG_DIR=str(claude)) as client:
+        await client.wait_change(lambda p: sid in p["sessions"], timeout=10)
+        session = await client.call("turnback/session", {"sessionId": sid})
+        assert session["session"]["stats"]["prompts"] == 1
+        assert (await client.call("turnback/checkpoints", {"sessionId": sid}))["checkpoints"] == []
+
+        (ws / "src" / "app.py").write_text("print('edited by the agent')\n")
+        with transcript.open("a") as f:  # the user types the next prompt
+            f.write(_claude_line(ws, sid, "u2", "a1", "user", "now add tests"))
+        deadline = asyncio.get_running_loop().time() + 10
+        while not (cps := (await client.call("turnback/checkpoints", {"sessionId": sid}))[
+            "checkpoints"
+        ]):
+            assert asyncio.get_running_loop().time() < deadline, "no checkpoint at the new turn"
+            await asyncio.sleep(0.1)
+        assert cps[0]["auto"] is True
+        got = await client.call(
+            "turnback/fileContent", {"checkpoint": cps[0]["id"], "path": "src/app.py"}
+        )
+        assert got["text"] == "print('edited by the agent')\n"
+        session = await client.call("turnback/session", {"sessionId": sid})
+        assert session["session"]["stats"]["prompts"] == 2

@@ -127,6 +127,18 @@ class TurnbackServer(LanguageServer):
             self.announce(folder, sessions or set(), checkpoints)
         return result
 
+    def follow(self, folder: Folder) -> None:
+        """Start or stop following agents for ``folder``, as its settings say."""
+        from .follow import AgentFollower
+
+        if folder.settings.follow_agents and folder.follower is None:
+            folder.follower = AgentFollower(self, folder)
+            folder.follower.start()
+            log.info("%s: following Claude Code and Codex sessions", folder.path)
+        elif not folder.settings.follow_agents and folder.follower is not None:
+            folder.follower.stop()
+            folder.follower = None
+
     def announce(self, folder: Folder, sessions: set[str], checkpoints: bool) -> None:
         if self.notifier is not None:
             self.notifier.add(folder.uri, sessions, checkpoints)
@@ -147,6 +159,9 @@ class TurnbackServer(LanguageServer):
 
     def close_all(self) -> None:
         for folder in self.folders.all():
+            if folder.follower is not None:
+                folder.follower.stop()
+                folder.follower = None
             folder.stop_watcher()
             try:
                 folder.close_store()

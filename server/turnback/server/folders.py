@@ -13,6 +13,7 @@ import logging
 import os
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
 from ..config import default_store_dir
@@ -21,6 +22,9 @@ from ..store import Store
 from .dirty import DirtyTracker
 from .settings import Settings
 from .watch import FolderWatcher, StoreChange
+
+if TYPE_CHECKING:
+    from .follow import AgentFollower
 
 log = logging.getLogger("turnback.server")
 
@@ -54,6 +58,7 @@ class Folder:
         self.store: Store | None = None
         self.tracker = DirtyTracker()
         self.watcher: FolderWatcher | None = None
+        self.follower: AgentFollower | None = None  # set while followAgents is on
         self.write_lock = asyncio.Lock()
         self.opened = asyncio.Event()  # the first look for the store is done
         self.settled = asyncio.Event()  # no settings change is being applied

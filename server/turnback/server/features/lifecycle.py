@@ -82,6 +82,7 @@ async def open_folder(ls: TurnbackServer, folder: Folder) -> None:
             folder.settings = pulled
         ls.restart_watcher(folder)
         await run_blocking(ls.pools.writes, lambda: folder.open_store(create=False))
+        ls.follow(folder)
         if folder.store is not None:
             log.info("%s: store %s", folder.path, folder.store_root)
         else:
@@ -112,6 +113,7 @@ async def apply_settings(ls: TurnbackServer, folder: Folder, new: Settings) -> N
             ls.restart_watcher(folder)
         elif new.watch != old.watch:
             ls.restart_watcher(folder)
+    ls.follow(folder)
     log.info("%s: settings updated", folder.path)
 
 
@@ -156,6 +158,8 @@ def register(ls: TurnbackServer) -> None:
         for removed in params.event.removed or []:
             folder = ls.folders.remove(removed.uri)
             if folder is not None:
+                if folder.follower is not None:
+                    folder.follower.stop()
                 folder.stop_watcher()
                 await run_blocking(ls.pools.writes, folder.close_store)
                 log.info("%s: closed", folder.path)

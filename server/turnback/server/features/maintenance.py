@@ -67,4 +67,4 @@ def register(ls: TurnbackServer) -> None:
             res = await ls.write(folder, job, cancel=work.cancel_event, checkpoints=not dry_run)
         finally:
             work.end()
-        return res.to_json()
+        return {**res.to_json(), "folder": folder.uri}
