@@ -8,6 +8,11 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 bash scripts/setup-node.sh
 
+# bundled/ and dist/ are rebuilt in place: one packaging at a time.
+mkdir -p .cache
+exec 8>.cache/package-extension.lock
+flock 8
+
 python=${TURNBACK_BUILD_PYTHON:-}
 if [[ -z "$python" ]]; then
   if [[ -x .venv/bin/python ]]; then python=.venv/bin/python; else python=python3; fi
