@@ -21,6 +21,12 @@ mkdir -p .cache
 exec 9>.cache/setup-node.lock
 flock 9
 
+if [[ ! -f package-lock.json ]]; then
+  # No lock yet (a fresh dependency change): resolve the pinned versions and write one.
+  echo "setup-node: no package-lock.json; npm install"
+  npm install --no-audit --no-fund
+fi
+
 stamp=node_modules/.turnback-lock.sha256
 want=$(sha256sum package-lock.json | cut -d' ' -f1)
 tools=(tsc eslint esbuild vsce)
