@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .errors import NotFound, StoreDamaged, Unsafe
+from .gc import forget_caches
 from .trees import DIR
 
 if TYPE_CHECKING:
@@ -95,4 +96,11 @@ def check(store: Store) -> FsckReport:
         for p in log.problems:
             rep.damaged.append({"what": "session", "id": sid, "problem": str(p),
                                 "recoverable": "every other line is read"})
+    if any(d["what"] in ("object", "pack", "checkpoint") for d in rep.damaged):
+        # the stat cache would keep new checkpoints pointing at the damaged objects:
+        # without it the next checkpoint reads the files again and stores what is missing
+        try:
+            forget_caches(store)
+        except OSError:
+            pass  # a read-only store: fsck still reports
     return rep

@@ -58,6 +58,16 @@ def _retention(store: Store, items: list[Checkpoint], keep_last: int | None,
     return _Plan(drop, keep)
 
 
+def forget_caches(store: Store) -> None:
+    """Make every process stop trusting its stat cache: it may name objects now gone.
+
+    The file goes, and the generation mark tells running processes to drop theirs.
+    """
+    store.scanner.statcache.path.unlink(missing_ok=True)
+    gen = store.root / "cache" / "gc-generation"
+    gen.write_text(f"{time.time_ns()}-{os.getpid()}")
+
+
 def collect(store: Store, *, dry_run: bool = False, keep_last: int | None = None,
             keep_days: float | None = None, quota_bytes: int | None = None) -> GcResult:
     cfg = store.config
@@ -102,11 +112,8 @@ def collect(store: Store, *, dry_run: bool = False, keep_last: int | None = None
                 except OSError:
                     pass
             if garbage:
-                # the stat cache file may name removed objects (a checkpoint that crashed
-                # before its commit, one retention dropped): a checkpoint would trust them
-                (store.root / "cache" / "stat.json").unlink(missing_ok=True)
-                # tell every process its stat cache may name removed objects
-                gen = store.root / "cache" / "gc-generation"
-                gen.write_text(f"{time.time_ns()}-{os.getpid()}")
+                # the stat cache may name removed objects (a checkpoint that crashed before
+                # its commit, one retention dropped): a checkpoint would trust them
+                forget_caches(store)
         return GcResult(len(garbage), freed, dropped, dry_run,
                         store.disk_usage() if not dry_run else store.disk_usage() - freed)

@@ -8,7 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from core.wsutil import corrupt_object, picture, remove_object, truncate_object, write
+from core.wsutil import (
+    age_tree,
+    corrupt_object,
+    picture,
+    remove_object,
+    truncate_object,
+    write,
+)
 from turnback import Store, StoreDamaged, TurnbackError
 
 from .crashkit import tally
@@ -72,6 +79,8 @@ def test_garbage_object_file(ws: Path) -> None:
 
 def test_damaged_pack_index_keeps_the_store_working(ws: Path) -> None:
     store, _a, _b, _ = two_checkpoints(ws)
+    age_tree(ws)
+    store.checkpoint()  # the stat cache now trusts every file
     idx = sorted((store.root / "objects" / "pack").glob("*.idx"))[0]
     idx.write_bytes(idx.read_bytes()[:20])
     fresh = Store.open(ws)
@@ -163,3 +172,20 @@ def test_session_without_header_listed_as_damaged(ws: Path) -> None:
     rep = fresh.fsck()
     assert ("session", "broken") in [(d["what"], d["id"]) for d in rep.damaged]
     count("session file without header")
+
+
+def test_after_fsck_the_next_checkpoint_stores_a_missing_object_again(ws: Path) -> None:
+    """The stat cache must not keep pointing new checkpoints at a missing object."""
+    age_tree(ws)  # old enough for the stat cache to trust them
+    store = Store.open(ws)
+    cp = store.checkpoint()
+    blob = store.trees.lookup(cp.tree, "src/code.py")
+    assert blob is not None
+    remove_object(store, blob.hash)
+    fresh = Store.open(ws)
+    assert [d["id"] for d in fresh.fsck().damaged] == [cp.id]
+    nxt = fresh.checkpoint()
+    again = Store.open(ws)
+    assert again.read_file(nxt.id, "src/code.py") == b"print(1)\n"
+    assert [d["id"] for d in again.fsck().damaged] == []  # stored again: cp is whole too
+    count("next checkpoint after fsck stores a missing object again")
