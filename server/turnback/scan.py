@@ -20,7 +20,7 @@ from stat import S_ISDIR, S_ISREG, S_IXUSR
 
 from .ignore import IGNORE_FILES, IgnoreRules
 from .objects import BLOB, CHUNK, ObjectStore, hash_bytes
-from .statcache import RACY_MARGIN_NS, StatCache
+from .statcache import RACY_MARGIN_NS, ROW, StatCache
 from .trees import DIR, EXEC, FILE, LINK, Entry, Tree, TreeReader
 
 Progress = Callable[[int, int], None]
@@ -188,6 +188,7 @@ class Scanner:
         trusted = self.statcache.dirsigs.get(rel_dir) == sig
         self.statcache.new_dirsigs[rel_dir] = sig
         rows = self.statcache.rows
+        unpack = ROW.unpack
         in_dir = self.ignore.in_dir
         for de in listing:
             name = de.name
@@ -198,20 +199,20 @@ class Scanner:
                 continue
             mode = st.st_mode
             if S_ISREG(mode):
-                row = rows.get(rel)
+                raw = rows.get(rel)
+                row = unpack(raw) if raw is not None and trusted else None
                 if (
                     row is not None
-                    and trusted
                     and (dirty_paths is None or rel not in dirty_paths)
                     and row[0] == st.st_size
                     and row[1] == st.st_mtime_ns
                     and row[2] == st.st_ctime_ns
                     and row[3] == st.st_ino
                     and row[4] == mode
-                    and st.st_mtime_ns < row[6] - RACY_MARGIN_NS  # type: ignore[operator]
+                    and st.st_mtime_ns < row[5] - RACY_MARGIN_NS
                 ):
                     node.entries[name] = Entry(EXEC if mode & S_IXUSR else FILE,
-                                               row[5], st.st_size)  # type: ignore[arg-type]
+                                               row[6].hex(), st.st_size)
                     node.hits += 1
                     continue
                 node.clean = False
@@ -250,11 +251,12 @@ class Scanner:
             if stat.S_ISLNK(mode):
                 # links are in the stat cache too: a link is replaced, never changed in
                 # place, so a matching stat means the same target
-                row = rows.get(rel)
-                if (row is not None and trusted and row[0] == st.st_size
+                raw = rows.get(rel)
+                row = unpack(raw) if raw is not None and trusted else None
+                if (row is not None and row[0] == st.st_size
                         and row[1] == st.st_mtime_ns and row[2] == st.st_ctime_ns
                         and row[3] == st.st_ino and row[4] == mode):
-                    node.entries[name] = Entry(LINK, str(row[5]), st.st_size)
+                    node.entries[name] = Entry(LINK, row[6].hex(), st.st_size)
                     node.hits += 1
                     continue
                 node.clean = False

@@ -67,7 +67,7 @@ class Store:
         self.index = CheckpointIndex(root / "checkpoints.jsonl")
         self.oplog = OpLog(root)
         self.ignore = IgnoreRules(workspace, root, config.ignores)
-        self._statcache = StatCache(root / "cache" / "stat.json")
+        self._statcache = StatCache(root / "cache" / "stat.bin")
         self._gc_seen = self._gc_generation()
         self.scanner = Scanner(workspace, self.objects, self.trees, self.ignore, self._statcache,
                                config.size_cap_bytes)
