@@ -143,3 +143,21 @@ async def test_cancelled_checkpoint_commits_nothing(client: TurnbackClient, ws: 
     # ... and the next checkpoint works and sees everything.
     res = await client.call("turnback/createCheckpoint", {})
     assert res["checkpoint"]["files"] == 3003
+
+
+async def test_listing_follows_other_processes(client: TurnbackClient, ws: Path) -> None:
+    """The listing the server keeps between changes never misses one."""
+    await client.call("turnback/createCheckpoint", {})
+    assert (await client.call("turnback/sessions", {}))["total"] == 1
+    for i in range(3):
+        since = len(client.changes)
+        run_python(APPEND, str(ws), f"turn {i}")
+        await client.wait_change(lambda p: "agent" in p["sessions"], since=since)
+        listed = await client.call("turnback/sessions", {})
+        agent = next(s for s in listed["sessions"] if s["id"] == "agent")
+        assert listed["total"] == 2 and agent["stats"]["prompts"] == i + 1
+    # The server's own writes show at once.
+    await client.call("turnback/createCheckpoint", {"sessionId": "agent"})
+    listed = await client.call("turnback/sessions", {})
+    agent = next(s for s in listed["sessions"] if s["id"] == "agent")
+    assert agent["stats"]["checkpoints"] == 1

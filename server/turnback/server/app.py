@@ -118,7 +118,10 @@ class TurnbackServer(LanguageServer):
                     raise NotFound(_no_store(folder))
                 return fn(store)
 
-            result = await run_blocking(self.pools.writes, job, cancel)
+            try:
+                result = await run_blocking(self.pools.writes, job, cancel)
+            finally:
+                folder.listing.invalidate()  # read-your-writes for this server's clients
             if not had_store and folder.store is not None:
                 log.info("created the store %s", folder.store_root)
                 if folder.watcher is not None and not folder.watcher.covers_store():

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcRequestCancelled
 
-from ..errors import TurnbackError
+from ..errors import InvalidInput, NotFound, TurnbackError, Unsafe
 from .progress import Cancelled
 
 log = logging.getLogger("turnback.server")
@@ -88,10 +88,14 @@ class QuietHandledErrors(logging.Filter):
 
 @contextlib.contextmanager
 def about_param(method: str, name: str) -> Iterator[None]:
-    """Prefix a store error with the param it came from: the client sent that value."""
+    """Prefix an error about a value with the param it came from: the client sent that value.
+
+    Only errors about the value itself (malformed, unsafe, not found) are prefixed; a
+    damaged store or a conflict while acting on a good value is not the param's fault.
+    """
     try:
         yield
-    except TurnbackError as exc:
+    except (InvalidInput, Unsafe, NotFound) as exc:
         if f"param '{name}'" in exc.message:
             raise
         raise type(exc)(f"{method}: param '{name}': {exc.message}") from exc

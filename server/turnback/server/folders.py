@@ -20,6 +20,7 @@ from ..config import default_store_dir
 from ..errors import InvalidInput, NotFound
 from ..store import Store
 from .dirty import DirtyTracker
+from .listing import ListingCache
 from .settings import Settings
 from .watch import FolderWatcher, StoreChange
 
@@ -57,6 +58,7 @@ class Folder:
         self.settings = settings
         self.store: Store | None = None
         self.tracker = DirtyTracker()
+        self.listing = ListingCache(self._sees_store)
         self.watcher: FolderWatcher | None = None
         self.follower: AgentFollower | None = None  # set while followAgents is on
         self.write_lock = asyncio.Lock()
@@ -115,6 +117,7 @@ class Folder:
             return self.store
 
     def close_store(self) -> None:
+        self.listing.invalidate()
         with self._open_lock:
             store, self.store = self.store, None
         if store is not None:
@@ -126,13 +129,26 @@ class Folder:
         if not self.settings.watch or not self.path.is_dir():
             self.tracker.watching(False, "watching is off")
             return
-        self.watcher = FolderWatcher(self.path, self.store_root, self.tracker, on_store_change)
+        def on_change(sessions: set[str], checkpoints: bool) -> None:
+            self.listing.invalidate()  # before the client hears of the change
+            on_store_change(sessions, checkpoints)
+
+        self.listing.invalidate()
+        self.watcher = FolderWatcher(
+            self.path, self.store_root, self.tracker, on_change, on_reset=self.listing.invalidate
+        )
         self.watcher.start()
 
     def stop_watcher(self) -> None:
+        self.listing.invalidate()
         watcher, self.watcher = self.watcher, None
         if watcher is not None:
             watcher.stop()
+
+    def _sees_store(self) -> bool:
+        """Whether every change to the store's files reaches this server's watcher."""
+        w = self.watcher
+        return w is not None and w.ready and w.precise and w.covers_store()
 
     @property
     def watching(self) -> bool:

@@ -81,11 +81,13 @@ class FolderWatcher:
         store_root: Path,
         tracker: DirtyTracker,
         on_store_change: StoreChange,
+        on_reset: Callable[[], None] | None = None,
     ) -> None:
         self.workspace = workspace
         self.store_root = store_root
         self.tracker = tracker
         self.on_store_change = on_store_change
+        self.on_reset = on_reset  # (re)started: changes may have gone unseen
         self._ws = str(workspace)
         self._store = str(store_root)
         self._stop = threading.Event()
@@ -184,6 +186,8 @@ class FolderWatcher:
                 continue
             self.precise = repr(notify).startswith("RustNotify(Recommended")
             self.tracker.watching(self.precise, "watcher (re)started")
+            if self.on_reset is not None:
+                self.on_reset()
             self._ready.set()
             log.info("watching %s (%s)", self._ws, "events" if self.precise else "polling")
             try:
