@@ -74,10 +74,6 @@ class Store:
         self._scan_base: str | None = None  # tree of this object's last scan (watcher base)
         self._own_dirty: set[str] = set()  # paths this object changed since that scan
         self._mutex = threading.RLock()
-        # A process that watches the store (the server) sets trust_listing and calls
-        # sessions_changed() on every change; the listing is then not re-checked per file.
-        self.trust_listing = False
-        self._listing: list[SessionSummary] | None = None
 
     # -- opening ---------------------------------------------------------------------
     @classmethod
@@ -159,7 +155,6 @@ class Store:
         sid = check_id(session_id, "session id") if session_id else new_session_id()
         header = SessionHeader(sid, title, agent, model, started or now_iso(),
                                cwd or str(self.workspace), source, None, extra or {})
-        self._listing = None
         self.backend.create(header)
         return header
 
@@ -169,7 +164,6 @@ class Store:
         if self.backend.exists(header.id):
             return self.backend.load(header.id).header, False
         try:
-            self._listing = None
             self.backend.create(header)
         except Conflict:
             return self.backend.load(header.id).header, False
@@ -182,7 +176,6 @@ class Store:
         bad = set(meta) - {"title", "agent", "model", "cwd", "ended"}
         if bad:
             raise InvalidInput(f"cannot update session field(s) {sorted(bad)}")
-        self._listing = None
         self.backend.update_meta(check_id(session_id, "session id"), meta)
 
     def end_session(self, session_id: str, ts: str | None = None) -> None:
@@ -191,7 +184,6 @@ class Store:
     def _workspace_session(self) -> str:
         if not self.backend.exists(WORKSPACE_SESSION):
             try:
-                self._listing = None
                 self.backend.create(SessionHeader(
                     WORKSPACE_SESSION, "Workspace checkpoints", "turnback", None, now_iso(),
                     str(self.workspace), "turnback"))
@@ -223,7 +215,6 @@ class Store:
             p = head if isinstance(parent, _Head) else parent
             return [Event(eid, session_id, p, ts or now_iso(), kind, dict(data or {}))]
 
-        self._listing = None
         return self.backend.append(session_id, make, fsync=fsync)[0]
 
     def append_events(self, session_id: str, events: Iterable[Event]) -> int:
@@ -243,7 +234,6 @@ class Store:
                 out.append(e)
             return out
 
-        self._listing = None
         return len(self.backend.append(session_id, make, need_ids=True))
 
     def session(self, session_id: str) -> SessionLog:
@@ -258,12 +248,9 @@ class Store:
     def sessions(self, offset: int = 0, limit: int | None = None, query: str | None = None
                  ) -> tuple[list[SessionSummary], int]:
         """Summaries, newest first; ``query`` matches id, title, agent and model."""
-        summaries = self._listing if self.trust_listing else None
-        if summaries is None:
-            summaries = self.backend.summaries()
-            summaries.sort(key=lambda s: (s.stats.get("startedAt") or s.header.started or "",
-                                          s.header.id), reverse=True)
-            self._listing = summaries
+        summaries = self.backend.summaries()
+        summaries.sort(key=lambda s: (s.stats.get("startedAt") or s.header.started or "",
+                                      s.header.id), reverse=True)
         if query:
             q = query.lower()
             summaries = [
@@ -276,10 +263,6 @@ class Store:
         total = len(summaries)
         end = None if limit is None else offset + limit
         return summaries[offset:end], total
-
-    def sessions_changed(self) -> None:
-        """Forget the cached session listing (a watcher saw a session file change)."""
-        self._listing = None
 
     def find_event(self, event_id: str, session_id: str | None = None) -> Event:
         check_id(event_id, "event id")
@@ -314,11 +297,9 @@ class Store:
             check_id(session_id, "session id")
             if not self.backend.has_event(session_id, event_id):
                 raise NotFound(f"no event {event_id!r} in session {session_id!r}")
-            self._listing = None
             self.backend.set_head(session_id, event_id)
             return session_id, event_id
         ev = self.find_event(event_id)
-        self._listing = None
         self.backend.set_head(ev.session, ev.id)
         return ev.session, ev.id
 
@@ -755,7 +736,6 @@ class Store:
                 return RewindResult([], [], [], None, True, "conversation", None, prev)
             cur = self.backend.head(sid)
             if isinstance(prev, str):
-                self._listing = None
                 self.backend.set_head(sid, prev)
             self.oplog.add({"id": new_id(), "op": "undo", "ts": now_iso(), "mode": "conversation",
                             "session": sid, "prevHead": cur, "newHead": prev,
@@ -771,7 +751,6 @@ class Store:
             session_id=last.get("session"), to_event=None, op="undo", undo_of=last.get("id"),
             dirty=dirty)
         if not dry_run and last.get("mode") == "both" and isinstance(last.get("prevHead"), str):
-            self._listing = None
             self.backend.set_head(str(last["session"]), str(last["prevHead"]))
         return res
 
