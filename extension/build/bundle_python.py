@@ -1,0 +1,262 @@
+"""Build ``bundled/``: the Turnback server and its dependencies, inside the .vsix.
+
+As Microsoft's python-tools extension template does, the dependencies are
+installed with ``pip install --target``, so that a user needs nothing but a
+Python interpreter. Some of them (orjson, blake3, zstandard, watchfiles) are
+compiled extensions built for one CPython version and one platform each, so
+they are installed once per supported version:
+
+    bundled/tool/turnback/     the package (a copy of server/turnback)
+    bundled/libs/cp3XX/        what differs between versions (compiled wheels)
+    bundled/libs/common/       what every version shares (pure-Python wheels)
+    bundled/manifest.json      the versions and the platform carried
+
+The extension puts ``tool``, ``libs/cp3XX`` and ``libs/common`` on PYTHONPATH
+(extension/src/launch.ts). Re-running is cheap: pip's work is skipped while the
+requirements, versions, platform and this script are unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BUNDLED = ROOT / "bundled"
+SOURCE = ROOT / "server" / "turnback"
+
+# CPython versions carried. Turnback needs 3.11+ (pyproject.toml).
+DEFAULT_VERSIONS = ("3.11", "3.12", "3.13", "3.14")
+
+# Wheel platform tags per VS Code target, oldest glibc first so that the
+# wheels run on as many distributions as possible.
+LINUX_TAGS = {
+    "x64": ("x86_64", ("manylinux_2_17", "manylinux2014", "manylinux_2_12", "manylinux2010")),
+    "arm64": ("aarch64", ("manylinux_2_17", "manylinux2014")),
+}
+
+
+def vscode_target() -> str:
+    """VS Code's name of this machine's platform ("linux-x64", "darwin-arm64", …)."""
+    system = {"linux": "linux", "darwin": "darwin", "win32": "win32"}.get(
+        sys.platform, sys.platform
+    )
+    machine = platform.machine().lower()
+    arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(
+        machine, machine
+    )
+    return f"{system}-{arch}"
+
+
+def requirements() -> list[str]:
+    """The pinned ``[project].dependencies`` of pyproject.toml."""
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    try:
+        import tomllib
+
+        deps = tomllib.loads(text)["project"]["dependencies"]
+    except ModuleNotFoundError:  # Python 3.10 has no tomllib
+        block = re.search(r"^dependencies\s*=\s*\[(.*?)\]", text, re.S | re.M)
+        if block is None:
+            raise SystemExit("pyproject.toml: no [project] dependencies list found") from None
+        deps = re.findall(r'"([^"]+)"', block.group(1))
+    if not isinstance(deps, list) or not all(isinstance(d, str) for d in deps):
+        raise SystemExit("pyproject.toml: [project].dependencies must be a list of strings")
+    return [str(d) for d in deps]
+
+
+def pip_args(version: str, target: str) -> list[str]:
+    """Arguments that make pip pick the wheels of ``version`` on ``target``."""
+    host = f"{sys.version_info.major}.{sys.version_info.minor}"
+    system, _, arch = target.partition("-")
+    if system == "linux" and arch in LINUX_TAGS:
+        machine, tags = LINUX_TAGS[arch]
+        args = ["--only-binary=:all:", "--implementation", "cp", "--python-version", version]
+        for tag in tags:
+            args += ["--platform", f"{tag}_{machine}"]
+        return args
+    if version != host:
+        raise SystemExit(
+            f"Building for Python {version} on {target} is not supported by this script; "
+            f"set TURNBACK_PYTHON_VERSIONS={host} to bundle for the running interpreter only."
+        )
+    return []
+
+
+def tree_hash(path: Path) -> str:
+    """A hash of a file or folder's names and bytes, to find what versions share."""
+    h = hashlib.sha256()
+    items = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    for p in items:
+        h.update(str(p.relative_to(path.parent)).encode())
+        h.update(b"\0")
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def install(version: str, dest: Path, reqs: list[str], target: str) -> None:
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--no-compile",  # .pyc files are written by the user's interpreter, for its version
+        "--target",
+        str(dest),
+        *pip_args(version, target),
+        *reqs,
+    ]
+    print(f"bundle: pip install for Python {version} ({target})", flush=True)
+    subprocess.run(cmd, check=True)
+    slim(dest)
+
+
+def slim(dest: Path) -> None:
+    """Drops what the server never loads; the .vsix is downloaded by every user."""
+    # Console scripts (bin/) point at the build machine's interpreter: useless here.
+    shutil.rmtree(dest / "bin", ignore_errors=True)
+    # zstandard ships a second, CFFI-based backend (12 MB per version) that it
+    # only falls back to when its C extension cannot load; the C one is carried.
+    for p in (dest / "zstandard").glob("*cffi*"):
+        p.unlink()
+    # Debug sections are most of a compiled extension's size; the code is untouched.
+    strip = shutil.which("strip")
+    if strip is not None:
+        for so in dest.rglob("*.so"):
+            subprocess.run([strip, "--strip-debug", str(so)], check=True)
+
+
+def split_common(staged: dict[str, Path], libs: Path) -> None:
+    """Moves entries identical in every version to libs/common, the rest to libs/cp3XX."""
+    names = set.intersection(*({p.name for p in d.iterdir()} for d in staged.values()))
+    common = libs / "common"
+    common.mkdir(parents=True)
+    for name in sorted(names):
+        hashes = {tree_hash(d / name) for d in staged.values()}
+        if len(hashes) == 1:
+            first = next(iter(staged.values()))
+            shutil.move(str(first / name), str(common / name))
+            for d in list(staged.values())[1:]:
+                shutil.rmtree(d / name) if (d / name).is_dir() else (d / name).unlink()
+    for version, d in staged.items():
+        shutil.move(str(d), str(libs / ("cp" + version.replace(".", ""))))
+
+
+def copy_package() -> None:
+    """bundled/tool/turnback: the server's sources as they are now."""
+    dest = BUNDLED / "tool" / "turnback"
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.copytree(SOURCE, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+
+
+def find_interpreter(version: str) -> str | None:
+    """A runnable CPython ``version`` on this machine (PATH, then pyenv's versions), or None."""
+    host = f"{sys.version_info.major}.{sys.version_info.minor}"
+    candidates = [sys.executable] if version == host else []
+    on_path = shutil.which(f"python{version}")
+    if on_path is not None:
+        candidates.append(on_path)
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    candidates += [str(p) for p in sorted(pyenv.glob(f"{version}*/bin/python{version}"))]
+    for exe in candidates:
+        probe = subprocess.run(
+            [exe, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        # A pyenv shim of a version that is not selected exits non-zero: skip it.
+        if probe.returncode == 0 and probe.stdout.strip() == version:
+            return exe
+    return None
+
+
+def smoke_test(versions: list[str]) -> None:
+    """Imports the server from the bundle, as the extension will, with each interpreter here."""
+    tested = 0
+    for version in versions:
+        exe = find_interpreter(version)
+        if exe is None:
+            print(f"bundle: no Python {version} here; its bundle is not import-tested", flush=True)
+            continue
+        tag = "cp" + version.replace(".", "")
+        path = os.pathsep.join(
+            str(p) for p in (BUNDLED / "tool", BUNDLED / "libs" / tag, BUNDLED / "libs" / "common")
+        )
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+        env.update(PYTHONPATH=path, PYTHONNOUSERSITE="1", PYTHONDONTWRITEBYTECODE="1")
+        code = (
+            "import sys, turnback.server.app\n"
+            "import pygls, lsprotocol, orjson, blake3, zstandard, watchfiles\n"
+            "for m in (turnback, pygls, lsprotocol, orjson, blake3, zstandard, watchfiles):\n"
+            "    assert m.__file__.startswith(sys.argv[1]), m.__file__\n"
+        )
+        # -S: no site-packages at all, so every import must come from the bundle
+        # (-I would also drop PYTHONPATH).
+        subprocess.run(
+            [exe, "-S", "-c", code, str(BUNDLED)], env=env, check=True, cwd=tempfile.gettempdir()
+        )
+        print(f"bundle: Python {version} ({exe}) imports the bundled server", flush=True)
+        tested += 1
+    if tested == 0:
+        raise SystemExit(
+            f"bundle: no interpreter of {', '.join(versions)} here to check the bundle with"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--force", action="store_true", help="reinstall the dependencies even if unchanged"
+    )
+    args = parser.parse_args()
+
+    versions = os.environ.get("TURNBACK_PYTHON_VERSIONS", " ".join(DEFAULT_VERSIONS)).split()
+    target = vscode_target()
+    reqs = requirements()
+    stamp = {
+        "requirements": reqs,
+        "versions": versions,
+        "platform": target,
+        "script": hashlib.sha256(Path(__file__).read_bytes()).hexdigest(),
+    }
+    # Outside bundled/ (which is copied into the .vsix whole); .cache/ is ignored by git.
+    stamp_file = ROOT / ".cache" / "bundle-python.json"
+    fresh = (
+        not args.force
+        and stamp_file.is_file()
+        and json.loads(stamp_file.read_text(encoding="utf-8")) == stamp
+    )
+    if fresh:
+        print("bundle: dependencies up to date", flush=True)
+    else:
+        libs = BUNDLED / "libs"
+        shutil.rmtree(libs, ignore_errors=True)
+        with tempfile.TemporaryDirectory(prefix="turnback-bundle-") as tmp:
+            staged = {v: Path(tmp) / v for v in versions}
+            for v, d in staged.items():
+                install(v, d, reqs, target)
+            split_common(staged, libs)
+        stamp_file.parent.mkdir(parents=True, exist_ok=True)
+        stamp_file.write_text(json.dumps(stamp, indent=2) + "\n", encoding="utf-8")
+    copy_package()
+    manifest = {"pythonVersions": versions, "platform": target, "requirements": reqs}
+    (BUNDLED / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    smoke_test(versions)
+
+
+if __name__ == "__main__":
+    main()
