@@ -12,7 +12,7 @@ import re
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from .errors import InvalidInput
@@ -58,7 +58,7 @@ def now_iso() -> str:
 
 
 def iso_from_ns(ns: int) -> str:
-    dt = datetime.fromtimestamp(ns / 1e9, tz=timezone.utc)
+    dt = datetime.fromtimestamp(ns / 1e9, tz=UTC)
     return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
 
 

@@ -72,7 +72,7 @@ class TurnbackClient(LanguageClient):
             return await asyncio.wait_for(
                 self.protocol.send_request_async(method, params), timeout
             )
-        except asyncio.TimeoutError:
+        except TimeoutError:
             if self._server is not None and self._server.returncode is None:
                 os.kill(self._server.pid, signal.SIGUSR1)  # the server prints its threads
                 await asyncio.sleep(1)
@@ -103,7 +103,7 @@ class TurnbackClient(LanguageClient):
             self._changed.clear()
             try:
                 await asyncio.wait_for(self._changed.wait(), left)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
 
     async def wait_watching(self, folder: str | None = None, timeout: float = 10.0) -> None:
@@ -157,7 +157,7 @@ async def stop_server(client: LanguageClient, timeout: float = 20.0) -> None:
     """shutdown + exit; a server that does not exit is made to dump its threads."""
     try:
         await asyncio.wait_for(client.shutdown_session(), timeout)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         proc = client._server
         if proc is not None and proc.returncode is None:
             os.kill(proc.pid, signal.SIGABRT)
