@@ -185,3 +185,18 @@ async def test_follow_agents_checkpoints_each_new_turn(tmp_path: Path) -> None:
         assert got["text"] == "print('edited by the agent')\n"
         session = await client.call("turnback/session", {"sessionId": sid})
         assert session["session"]["stats"]["prompts"] == 2
+
+
+async def test_folder_reached_through_a_symlink(tmp_path: Path) -> None:
+    real = make_workspace(tmp_path / "real")
+    link = tmp_path / "link"
+    link.symlink_to(real, target_is_directory=True)
+    async with started(link) as client:
+        await client.wait_watching()
+        await client.call("turnback/createCheckpoint", {})
+        (real / "README.md").write_text("edited\n")
+        since = len(client.changes)
+        res = await client.call("turnback/createCheckpoint", {})
+        assert res["incremental"] is True and res["dirtyPaths"] == 1
+        await client.wait_change(lambda p: p["checkpoints"], since=since)
+        assert (await client.call("turnback/status", {"folder": link.as_uri()}))["checkpoints"] == 2

@@ -88,7 +88,7 @@ class Folder:
     def store_root(self) -> Path:
         if self.store is not None:
             return Path(self.store.root)
-        return self.settings.store_dir(self.path) or default_store_dir(self.path)
+        return (self.settings.store_dir(self.path) or default_store_dir(self.path)).resolve()
 
     # -- blocking: run on a worker thread ------------------------------------------------
     def open_store(self, *, create: bool) -> Store | None:
@@ -163,10 +163,13 @@ class Folders:
 
     @staticmethod
     def key(uri_or_path: str) -> str:
-        return os.path.normcase(os.path.normpath(str(uri_to_path(uri_or_path).absolute())))
+        return os.path.normcase(str(uri_to_path(uri_or_path).resolve()))
 
     def add(self, uri: str, settings: Settings) -> Folder:
-        path = uri_to_path(uri).absolute()
+        # Resolved, as the store resolves it: the watcher matches event paths against
+        # the workspace and the store by prefix, and a symlink in either would hide
+        # every store change (and every flush marker) from it.
+        path = uri_to_path(uri).resolve()
         folder = Folder(uri, path, settings)
         self._by_key[self.key(uri)] = folder
         return folder

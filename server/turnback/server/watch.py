@@ -219,6 +219,8 @@ class FolderWatcher:
         store_prefix = self._store + os.sep
         lost = False
         for change, path in batch:
+            if path == self._store:
+                continue  # the store folder itself appearing: its files tell the rest
             if path.startswith(store_prefix):
                 rel = path[len(store_prefix) :].replace(os.sep, "/")
                 if rel.startswith(self._cookie):
@@ -237,8 +239,8 @@ class FolderWatcher:
                 if rel == ".git" or rel.startswith(".git/"):
                     continue  # never snapshotted; git touches it constantly
                 dirty.add(rel)
-            elif path in (self._ws, self._store):
-                lost = True  # the root itself moved or vanished
+            elif path == self._ws:
+                lost = True  # the workspace folder itself moved or vanished
         if lost or len(batch) >= OVERFLOW_BATCH:
             self.tracker.invalidate(
                 "the watched folder itself changed"

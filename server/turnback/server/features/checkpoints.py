@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -19,6 +20,7 @@ from .sessions import find_session
 
 JSON = dict[str, Any]
 T = TypeVar("T")
+log = logging.getLogger("turnback.server")
 
 FLUSH_TIMEOUT_S = 1.0
 
@@ -63,6 +65,11 @@ def with_dirty(
         watcher is not None and folder.tracker.trusted and watcher.flush(FLUSH_TIMEOUT_S)
     )
     ticket = folder.tracker.take(walk=not flushed)
+    if ticket.paths is None:
+        why = "the watcher did not confirm in time" if folder.tracker.trusted else (
+            folder.tracker.reason
+        )
+        log.info("%s: reading the whole workspace (%s)", folder.path, why)
     try:
         result = fn(ticket.paths)
     except BaseException:
