@@ -161,3 +161,27 @@ async def test_listing_follows_other_processes(client: TurnbackClient, ws: Path)
     listed = await client.call("turnback/sessions", {})
     agent = next(s for s in listed["sessions"] if s["id"] == "agent")
     assert agent["stats"]["checkpoints"] == 1
+
+
+async def test_cancel_request_stops_a_checkpoint(client: TurnbackClient, ws: Path) -> None:
+    """$/cancelRequest (not only the progress token) stops the work and commits nothing."""
+    _big_workspace(ws, 3000, 20_000)
+    msg_id = "cancel-by-id"
+    fut = asyncio.ensure_future(
+        client.protocol.send_request_async("turnback/createCheckpoint", {}, msg_id=msg_id)
+    )
+    deadline = time.monotonic() + 10
+    while not any(type(v).__name__ == "WorkDoneProgressReport"
+                  for values in client.progress_reports.values() for v in values):
+        assert time.monotonic() < deadline and not fut.done(), "no progress before the end"
+        await asyncio.sleep(0.01)
+    client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+    from pygls.exceptions import JsonRpcException
+
+    try:
+        await fut
+        raise AssertionError("the checkpoint finished despite the cancel")
+    except JsonRpcException as exc:
+        assert exc.code == -32800, exc
+    assert (await client.call("turnback/checkpoints", {}))["checkpoints"] == []
+    assert (await client.call("turnback/createCheckpoint", {}))["checkpoint"]["files"] == 3003

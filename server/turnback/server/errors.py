@@ -55,9 +55,10 @@ def rpc_method(method: str) -> Callable[[Handler[S]], Handler[S]]:
                 where = "" if exc.message.startswith(method) else f"{method}: "
                 log.info("%s%s (%s)", where, exc.message, type(exc).__name__)
                 raise to_jsonrpc(exc) from None
-            except Cancelled as exc:
-                log.info("%s: cancelled; nothing was committed", method)
-                raise JsonRpcRequestCancelled(message=f"{exc}; nothing was committed") from None
+            except Cancelled:
+                log.info("%s: cancelled by the client", method)
+                message = f"{method}: cancelled by the client"
+                raise JsonRpcRequestCancelled(message=message) from None
             except (JsonRpcException, asyncio.CancelledError):
                 raise
             except Exception as exc:
