@@ -106,9 +106,7 @@ def register(ls: TurnbackServer) -> None:
         last: NotFound | None = None
         for folder in candidates:
             try:
-                session_id, head = await ls.write(
-                    folder, lambda s: s.fork(event_id, sid), sessions={sid} if sid else None
-                )
+                session_id, head = await ls.write(folder, lambda s: s.fork(event_id, sid))
             except NotFound as exc:
                 last = exc
                 continue
