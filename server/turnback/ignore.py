@@ -1,7 +1,7 @@
 """Which workspace paths a checkpoint leaves out.
 
 Always: every ``.git`` (also of nested repositories, which are otherwise
-ordinary folders) and the store itself. Then gitignore rules with git's
+ordinary folders), the store itself and any other ``.turnback`` folder. Then gitignore rules with git's
 precedence — ``.gitignore`` and ``.turnbackignore`` in any folder, deeper files
 first, the last matching line of a file winning — then the configured extras.
 An excluded folder is not entered, as in git.
@@ -15,7 +15,9 @@ from pathlib import Path
 import blake3
 import pathspec
 
-ALWAYS = frozenset({".git"})
+# .git of any repository, and any Turnback store folder (the store in use may live
+# elsewhere; an old or nested one is store data, not workspace files)
+ALWAYS = frozenset({".git", ".turnback"})
 IGNORE_FILES = (".gitignore", ".turnbackignore")
 
 

@@ -369,12 +369,17 @@ class Scanner:
         if total <= 8:
             done = [work(p) for p in pending]
         else:
-            with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+            pool = ThreadPoolExecutor(max_workers=WORKERS)
+            try:
                 done = []
                 for i, item in enumerate(pool.map(work, pending, chunksize=16)):
                     done.append(item)
                     if progress is not None and (i % 256 == 0 or i == total - 1):
-                        progress(i + 1, total)
+                        progress(i + 1, total)  # may raise to cancel
+            except BaseException:
+                pool.shutdown(wait=True, cancel_futures=True)  # stop hashing what is left
+                raise
+            pool.shutdown(wait=True)
         for rel, res in done:
             results[rel] = res
             if res is not None and write:
