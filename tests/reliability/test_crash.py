@@ -340,6 +340,7 @@ def test_crash(name: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(max(600, SOAK * 3))  # beyond the suite's 300 s per test
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_crash_soak(name: str, tmp_path_factory: pytest.TempPathFactory) -> None:
     """The long run: ``TURNBACK_SOAK_TRIALS`` trials of each (default 1000)."""
