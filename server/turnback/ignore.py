@@ -1,9 +1,10 @@
 """Which workspace paths a checkpoint leaves out.
 
 Always: every ``.git`` (also of nested repositories, which are otherwise
-ordinary folders), the store itself and any other ``.turnback`` folder. Then gitignore rules with git's
-precedence — ``.gitignore`` and ``.turnbackignore`` in any folder, deeper files
-first, the last matching line of a file winning — then the configured extras.
+ordinary folders), the store itself and any other ``.turnback`` folder.
+Then gitignore rules with git's precedence — ``.gitignore`` and
+``.turnbackignore`` in any folder, deeper files first, the last matching
+line of a file winning — then the configured extras.
 An excluded folder is not entered, as in git.
 """
 
