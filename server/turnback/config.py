@@ -86,7 +86,13 @@ def load_config(store_dir: Path) -> tuple[StoreConfig, int]:
     if not isinstance(raw, dict):
         raise StoreDamaged(f"{path} must hold a JSON object")
     version = raw.pop("formatVersion", FORMAT_VERSION)
-    if not isinstance(version, int) or version > FORMAT_VERSION:
+    # bool is an int subclass in Python: `true` is not a version number.
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise StoreDamaged(
+            f"{path}: formatVersion {version!r} is not a version number; "
+            f"set it to {FORMAT_VERSION} (the version this Turnback writes)"
+        )
+    if version > FORMAT_VERSION:
         raise StoreDamaged(
             f"store {store_dir} has format version {version!r}; this Turnback reads up to "
             f"{FORMAT_VERSION}: upgrade Turnback"

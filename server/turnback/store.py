@@ -746,13 +746,14 @@ class Store:
             raise NotFound(
                 f"cannot undo: the safety checkpoint {last.get('safety')!r} of the last rewind is "
                 "gone (dropped by retention)")
-        res = self._rewind_files(
-            safety.id, safety.tree, last.get("paths"), "files", dry_run, False, [],
-            session_id=last.get("session"), to_event=None, op="undo", undo_of=last.get("id"),
-            dirty=dirty)
-        if not dry_run and last.get("mode") == "both" and isinstance(last.get("prevHead"), str):
-            self.backend.set_head(str(last["session"]), str(last["prevHead"]))
-        return res
+        # Undo of a `both` rewind is itself `both`: its event follows the head the rewind
+        # found, so the conversation goes back too, and undoing that comes forward again.
+        prev = last.get("prevHead")
+        both = last.get("mode") == "both" and isinstance(prev, str)
+        return self._rewind_files(
+            safety.id, safety.tree, last.get("paths"), "both" if both else "files", dry_run,
+            False, [], session_id=last.get("session"), to_event=prev if both else None,
+            op="undo", undo_of=last.get("id"), dirty=dirty)
 
     # -- maintenance -------------------------------------------------------------------
     def disk_usage(self) -> int:

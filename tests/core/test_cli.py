@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+import pytest
 from click.testing import CliRunner
 
 from turnback.cli.main import cli
@@ -219,3 +220,16 @@ def test_json_outputs_parse(ws: Path) -> None:
                  ["gc", "--dry-run"], ["gc"], ["fsck"]):
         out = j(ws, *args)
         assert isinstance(out, dict) and out, args
+
+
+@pytest.mark.parametrize("bad", [True, 0, "1", None])
+def test_format_version_that_is_no_number_is_a_clear_error(ws: Path, bad: object) -> None:
+    run_cli(ws, "init")
+    cfg = ws / ".turnback" / "config.json"
+    data = json.loads(cfg.read_text())
+    data["formatVersion"] = bad
+    cfg.write_text(json.dumps(data))
+    proc = run_cli(ws, "status", check=None)
+    assert proc.returncode == 1
+    assert b"is not a version number" in proc.stderr and b"config.json" in proc.stderr
+    assert json.loads(cfg.read_text())["formatVersion"] == bad  # left as it was

@@ -96,14 +96,24 @@ def test_both_mode_moves_files_and_head(store: Store, ws: Path) -> None:
     head = store.session(s.id).head
     assert head == res.head
     assert store.find_event(head or "", s.id).parent == cp.event_id
-    store.undo()
+    undo = store.undo()
     assert (ws / "f").read_text() == "2"
-    # the head goes back to where the rewind found it: the safety checkpoint's event,
-    # which follows the last event of the conversation as it was
+    # the undo's event follows the head the rewind found (the safety checkpoint's event,
+    # after the last event of the conversation as it was)
     op = [o for o in store.log() if o["op"] == "rewind"][-1]
     head = store.session(s.id).head
-    assert head == op["prevHead"]
+    assert head == undo.head and head is not None
+    ev = store.find_event(head, s.id)
+    assert ev.kind == Kind.REWIND and ev.parent == op["prevHead"]
     assert last.id in [e.id for e in store.conversation(s.id)]
+    redo = store.undo()  # undo of the undo: files and conversation forward again
+    assert (ws / "f").read_text() == "1"
+    head = store.session(s.id).head
+    assert head == redo.head and head is not None
+    redo_op = store.log()[-1]
+    assert store.find_event(head, s.id).parent == store.log()[-2]["prevHead"]
+    assert redo_op["mode"] == "both"
+    assert last.id not in [e.id for e in store.conversation(s.id)]
 
 
 def test_conversation_dry_run(store: Store, ws: Path) -> None:
