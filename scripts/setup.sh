@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 PY=${PYTHON:-python3}
 if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
-  echo "setup: Turnback needs Python 3.11 or newer as '$PY' (set PYTHON=...)" >&2
+  echo "setup: the development set-up needs Python 3.11 or newer as '$PY' (its pinned test tools do; Turnback itself runs on 3.10+); set PYTHON=..." >&2
   exit 1
 fi
 if [[ ! -x .venv/bin/python ]]; then

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets everything up and runs every test: lint and types, the Python suites
-# (store, CLI, importers, language server), the extension's unit tests, and the
+# (store, CLI, importers, language server) on 3.11 and again on 3.10 (the oldest
+# supported), the extension's unit tests, and the
 # end-to-end suite in a real VS Code (code-server) driven by Chromium.
 # Set TURNBACK_SKIP_E2E=1 to leave out the end-to-end suite.
 set -uo pipefail
@@ -17,6 +18,7 @@ bash scripts/setup.sh || { echo "set-up failed" >&2; exit 1; }
 run ruff .venv/bin/ruff check server tests bench
 run mypy .venv/bin/mypy
 run pytest .venv/bin/python -m pytest -q -p no:cacheprovider
+run py310 bash scripts/test-py310.sh
 if [[ -f scripts/test-extension.sh ]]; then run extension bash scripts/test-extension.sh; fi
 if [[ -f scripts/test-e2e.sh && -z "${TURNBACK_SKIP_E2E:-}" ]]; then run e2e bash scripts/test-e2e.sh; fi
 

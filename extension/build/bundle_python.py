@@ -1,8 +1,12 @@
 """Build ``bundled/``: the Turnback server and its dependencies, inside the .vsix.
 
 As Microsoft's python-tools extension template does, the dependencies are
-installed with ``pip install --target``, so that a user needs nothing but a
-Python interpreter. Some of them (orjson, blake3, zstandard, watchfiles) are
+installed into folders with ``--target``, so that a user needs nothing but a
+Python interpreter. The installer is uv (``uv pip install --target
+--python-version X.Y --python-platform P``): unlike pip, which evaluates
+environment markers for the interpreter running it, uv resolves them for the
+version being bundled, so Python 3.10 gets the backports its dependencies ask
+for (``exceptiongroup``). Some of them (orjson, blake3, zstandard, watchfiles) are
 compiled extensions built for one CPython version and one platform each, so
 they are installed once per supported version:
 
@@ -12,7 +16,7 @@ they are installed once per supported version:
     bundled/manifest.json      the versions and the platform carried
 
 The extension puts ``tool``, ``libs/cp3XX`` and ``libs/common`` on PYTHONPATH
-(extension/src/launch.ts). Re-running is cheap: pip's work is skipped while the
+(extension/src/launch.ts). Re-running is cheap: the install is skipped while the
 requirements, versions, platform and this script are unchanged.
 """
 
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib.util
 import json
 import os
 import platform
@@ -34,14 +39,17 @@ ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = ROOT / "bundled"
 SOURCE = ROOT / "server" / "turnback"
 
-# CPython versions carried. Turnback needs 3.11+ (pyproject.toml).
-DEFAULT_VERSIONS = ("3.11", "3.12", "3.13", "3.14")
+# CPython versions carried. Turnback runs on 3.10+ (pyproject.toml).
+DEFAULT_VERSIONS = ("3.10", "3.11", "3.12", "3.13", "3.14")
 
-# Wheel platform tags per VS Code target, oldest glibc first so that the
-# wheels run on as many distributions as possible.
-LINUX_TAGS = {
-    "x64": ("x86_64", ("manylinux_2_17", "manylinux2014", "manylinux_2_12", "manylinux2010")),
-    "arm64": ("aarch64", ("manylinux_2_17", "manylinux2014")),
+# uv's --python-platform per VS Code target. manylinux_2_17 (glibc 2.17) or
+# older wheels only, so that the bundle runs on as many distributions as possible.
+UV_PLATFORMS = {
+    "linux-x64": "x86_64-manylinux_2_17",
+    "linux-arm64": "aarch64-manylinux_2_17",
+    "darwin-x64": "x86_64-apple-darwin",
+    "darwin-arm64": "aarch64-apple-darwin",
+    "win32-x64": "x86_64-pc-windows-msvc",
 }
 
 
@@ -74,24 +82,6 @@ def requirements() -> list[str]:
     return [str(d) for d in deps]
 
 
-def pip_args(version: str, target: str) -> list[str]:
-    """Arguments that make pip pick the wheels of ``version`` on ``target``."""
-    host = f"{sys.version_info.major}.{sys.version_info.minor}"
-    system, _, arch = target.partition("-")
-    if system == "linux" and arch in LINUX_TAGS:
-        machine, tags = LINUX_TAGS[arch]
-        args = ["--only-binary=:all:", "--implementation", "cp", "--python-version", version]
-        for tag in tags:
-            args += ["--platform", f"{tag}_{machine}"]
-        return args
-    if version != host:
-        raise SystemExit(
-            f"Building for Python {version} on {target} is not supported by this script; "
-            f"set TURNBACK_PYTHON_VERSIONS={host} to bundle for the running interpreter only."
-        )
-    return []
-
-
 def tree_hash(path: Path) -> str:
     """A hash of a file or folder's names and bytes, to find what versions share."""
     h = hashlib.sha256()
@@ -104,20 +94,35 @@ def tree_hash(path: Path) -> str:
 
 
 def install(version: str, dest: Path, reqs: list[str], target: str) -> None:
+    plat = UV_PLATFORMS.get(target)
+    if plat is None:
+        raise SystemExit(
+            f"bundle: no wheel platform known for VS Code target {target!r}; "
+            f"add it to UV_PLATFORMS (known: {', '.join(UV_PLATFORMS)})"
+        )
+    if importlib.util.find_spec("uv") is None:
+        raise SystemExit(
+            f"bundle: uv is not installed for {sys.executable}; run 'bash scripts/setup.sh' "
+            "(it installs the pinned dev tools into .venv) and build with .venv/bin/python"
+        )
     cmd = [
         sys.executable,
         "-m",
+        "uv",
         "pip",
         "install",
         "--quiet",
-        "--disable-pip-version-check",
-        "--no-compile",  # .pyc files are written by the user's interpreter, for its version
+        "--no-build",  # wheels only: nothing is compiled on the build machine
+        "--no-compile-bytecode",  # .pyc files are written by the user's interpreter
         "--target",
         str(dest),
-        *pip_args(version, target),
+        "--python-version",
+        version,
+        "--python-platform",
+        plat,
         *reqs,
     ]
-    print(f"bundle: pip install for Python {version} ({target})", flush=True)
+    print(f"bundle: uv pip install for Python {version} ({target})", flush=True)
     subprocess.run(cmd, check=True)
     slim(dest)
 

@@ -12,10 +12,12 @@ import re
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from .errors import InvalidInput
+
+UTC = timezone.utc  # datetime.UTC is 3.11+; Turnback runs on 3.10
 
 JSON = dict[str, Any]
 

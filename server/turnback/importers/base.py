@@ -17,13 +17,13 @@ import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from ..events import JSON, Event, SessionHeader
+from ..events import JSON, UTC, Event, SessionHeader
 from ..models import Problem
 
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
