@@ -77,8 +77,11 @@ def parse_json_arg(text: str, what: str) -> dict[str, Any]:
 
 
 @contextmanager
-def progress_bar(desc: str) -> Iterator[Callable[[int, int], None] | None]:
-    """A tqdm bar on a terminal (stderr), nothing when output is piped."""
+def progress_bar(desc: str, unit: str = "file") -> Iterator[Callable[[int, int], None] | None]:
+    """A tqdm bar on a terminal (stderr), nothing when output is piped.
+
+    ``unit="B"`` counts bytes, shown scaled (kB, MB).
+    """
     if not sys.stderr.isatty():
         yield None
         return
@@ -89,7 +92,8 @@ def progress_bar(desc: str) -> Iterator[Callable[[int, int], None] | None]:
     def update(done: int, total: int) -> None:
         nonlocal bar
         if bar is None:
-            bar = tqdm(total=total, desc=desc, unit="file", file=sys.stderr, leave=False)
+            bar = tqdm(total=total, desc=desc, unit=unit, unit_scale=unit == "B",
+                       file=sys.stderr, leave=False)
         bar.n = done
         bar.refresh()
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +14,7 @@ from ..events import SessionHeader, now_iso
 from ..importers import SOURCES, ImportResult, import_source
 from ..importers.base import short_title
 from ..store import Store
-from .common import Ctx, emit, pass_ctx
+from .common import Ctx, emit, pass_ctx, progress_bar
 
 HOOK_SOURCES = ("claude-code",)
 
@@ -56,7 +54,7 @@ def import_cmd(ctx: Ctx, source: str, path: str | None, home: str | None, from_h
         if from_hook:
             result = _import_hook(store, hook, home)
         else:
-            with _progress_bar(f"import {source}") as bar:
+            with progress_bar(f"import {source}", unit="B") as bar:
                 result = import_source(store, source, path, progress=bar, home=home)
         checkpoint = None
         if checkpoint_label is not None:
@@ -126,28 +124,3 @@ def _checkpoint(store: Store, result: ImportResult, hook: dict[str, Any],
     cp = store.checkpoint(label=label, session_id=sid, auto=True)
     out: dict[str, Any] = cp.to_json()
     return out
-
-
-@contextmanager
-def _progress_bar(desc: str) -> Iterator[Callable[[int, int], None] | None]:
-    """A byte progress bar on a terminal (stderr); nothing when stderr is piped."""
-    if not sys.stderr.isatty():
-        yield None
-        return
-    from tqdm import tqdm
-
-    bar: Any = None
-
-    def update(done: int, total: int) -> None:
-        nonlocal bar
-        if bar is None:
-            bar = tqdm(total=total, desc=desc, unit="B", unit_scale=True, file=sys.stderr,
-                       leave=False)
-        bar.n = done
-        bar.refresh()
-
-    try:
-        yield update
-    finally:
-        if bar is not None:
-            bar.close()
