@@ -15,6 +15,7 @@ import orjson
 
 from .atomic import atomic_write
 from .errors import InvalidInput, StoreDamaged
+from .paths import expand_home
 
 FORMAT_VERSION = 1
 STORE_DIRNAME = ".turnback"
@@ -71,7 +72,7 @@ class StoreConfig:
 
 def default_store_dir(workspace: Path) -> Path:
     env = os.environ.get("TURNBACK_STORE")
-    return Path(env).expanduser().resolve() if env else workspace / STORE_DIRNAME
+    return expand_home(env).resolve() if env else workspace / STORE_DIRNAME
 
 
 def load_config(store_dir: Path) -> tuple[StoreConfig, int]:

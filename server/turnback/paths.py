@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
 
 from .errors import InvalidInput, Unsafe
 
@@ -18,6 +19,19 @@ MAX_NAME = 255
 def display(rel: str) -> str:
     """A path for people and JSON results: undecodable bytes shown as U+FFFD."""
     return rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def expand_home(path: str | os.PathLike[str]) -> Path:
+    """``~`` and ``~user`` expanded where they can be; otherwise the path as given.
+
+    ``Path.expanduser`` raises for an unknown user (``~nobody-here/x``) or a
+    missing home; such a path then simply names a folder called ``~...``, and
+    whatever uses it reports it as not found instead of failing unexpectedly.
+    """
+    try:
+        return Path(path).expanduser()
+    except RuntimeError:
+        return Path(path)
 
 
 def normalize(path: object, what: str = "path") -> str:

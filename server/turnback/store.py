@@ -26,7 +26,7 @@ from .locks import file_lock, rw_lock
 from .models import Change, Checkpoint, FileContent, RewindResult, SessionLog, SessionSummary
 from .objects import BLOB, ObjectStore
 from .oplog import OpLog
-from .paths import normalize
+from .paths import expand_home, normalize
 from .rewind import Applier, Plan, check_conflicts, diff_plan, make_plan
 from .scan import Progress, Scanner
 from .session_backend import MemorySessions, SessionBackend
@@ -89,11 +89,11 @@ class Store:
 
         An interrupted rewind found in the journal is finished before returning.
         """
-        ws = Path(workspace).expanduser()
+        ws = expand_home(workspace)
         if not ws.is_dir():
             raise NotFound(f"workspace {str(ws)!r} is not a folder")
         ws = ws.resolve()
-        root = Path(store_dir).expanduser().resolve() if store_dir else default_store_dir(ws)
+        root = expand_home(store_dir).resolve() if store_dir else default_store_dir(ws)
         if ws == root or ws.is_relative_to(root):
             raise InvalidInput(f"store {root} cannot contain the workspace it records")
         exists = (root / "config.json").exists()

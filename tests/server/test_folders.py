@@ -56,6 +56,15 @@ async def test_folders_added_and_removed(tmp_path: Path) -> None:
         await client.fails("turnback/status", {"folder": a.as_uri()}, -32001, "'folder'")
 
 
+async def test_folder_naming_an_unknown_home_is_not_found(tmp_path: Path) -> None:
+    # "~user" of a user that does not exist cannot be expanded; it is just a wrong folder.
+    ws = make_workspace(tmp_path / "ws")
+    async with started(ws) as client:
+        for folder in ("~no-such-user-here/x", "~\xf7r\xcc\x14"):
+            await client.fails("turnback/sessions", {"folder": folder}, -32001, "'folder'")
+        assert (await client.call("turnback/status", {}))["folder"] == str(ws)
+
+
 async def test_store_path_from_initialization_options(tmp_path: Path) -> None:
     ws = make_workspace(tmp_path / "ws")
     elsewhere = tmp_path / "stores" / "ws"

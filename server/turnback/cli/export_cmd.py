@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import io
 import sys
-from pathlib import Path
 
 import click
 
 from ..atomic import atomic_write
 from ..export import export_jsonl, export_markdown
+from ..paths import expand_home
 from .common import Ctx, pass_ctx
 
 
@@ -40,7 +40,7 @@ def export_cmd(ctx: Ctx, session_id: str, fmt: str, output: str | None) -> None:
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
         return
-    target = Path(output).expanduser()
+    target = expand_home(output)
     atomic_write(target, data, fsync=True)
     if ctx.as_json:
         click.echo(f'{{"session": "{session_id}", "file": "{target}", "events": {count}}}')

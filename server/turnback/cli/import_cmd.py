@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
@@ -13,6 +12,7 @@ from ..errors import InvalidInput
 from ..events import SessionHeader, now_iso
 from ..importers import SOURCES, ImportResult, import_source
 from ..importers.base import short_title
+from ..paths import expand_home
 from ..store import Store
 from .common import Ctx, emit, pass_ctx, progress_bar
 
@@ -95,7 +95,7 @@ def _read_hook() -> dict[str, Any]:
 def _import_hook(store: Store, hook: dict[str, Any], home: str | None) -> ImportResult:
     """Import the hook's transcript; a session whose transcript is not written yet is created."""
     transcript = hook.get("transcript_path")
-    if isinstance(transcript, str) and Path(transcript).expanduser().is_file():
+    if isinstance(transcript, str) and expand_home(transcript).is_file():
         return import_source(store, "claude-code", transcript, home=home)
     sid = hook.get("session_id")
     if not isinstance(sid, str):

@@ -25,6 +25,7 @@ import orjson
 
 from ..events import JSON, UTC, Event, SessionHeader
 from ..models import Problem
+from ..paths import expand_home
 
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
 
@@ -84,12 +85,12 @@ class Context:
     @property
     def claude_dir(self) -> Path:
         override = self.env.get("CLAUDE_CONFIG_DIR")
-        return Path(override).expanduser() if override else self.home / ".claude"
+        return expand_home(override) if override else self.home / ".claude"
 
     @property
     def codex_dir(self) -> Path:
         override = self.env.get("CODEX_HOME")
-        return Path(override).expanduser() if override else self.home / ".codex"
+        return expand_home(override) if override else self.home / ".codex"
 
 
 @dataclass(slots=True)

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..paths import expand_home
 from ..store import Store
 from . import registry
 from .apply import Applier
@@ -62,7 +63,7 @@ class Follower:
         """
         self.store = store
         self.sources = [registry.get(s).name for s in sources]
-        self.paths = [(registry.get(s).name, Path(p).expanduser().absolute()) for s, p in paths]
+        self.paths = [(registry.get(s).name, expand_home(p).absolute()) for s, p in paths]
         self.ctx = make_context(store, home, env)
         self.idle_flush = idle_flush
         self.report_existing = report_existing

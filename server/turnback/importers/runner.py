@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..errors import NotFound
 from ..models import Problem
+from ..paths import expand_home
 from ..store import Store
 from . import registry
 from .apply import Applier
@@ -31,7 +32,7 @@ def make_context(store: Store, home: str | os.PathLike[str] | None = None,
                  env: Mapping[str, str] | None = None) -> Context:
     return Context(
         workspace=store.workspace,
-        home=Path(home).expanduser() if home is not None else Path.home(),
+        home=expand_home(home) if home is not None else Path.home(),
         env=dict(os.environ if env is None else env),
     )
 
@@ -50,7 +51,7 @@ def import_source(
     ctx = make_context(store, home, env)
     target: Path | None = None
     if path is not None and str(path) != "":
-        target = Path(path).expanduser().absolute()
+        target = expand_home(path).absolute()
         if not target.exists():
             raise NotFound(f"{source} input {str(target)!r} does not exist")
     files = src.locate(ctx, target)

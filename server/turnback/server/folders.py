@@ -18,6 +18,7 @@ from urllib.parse import unquote, urlparse
 
 from ..config import default_store_dir
 from ..errors import InvalidInput, NotFound
+from ..paths import expand_home
 from ..store import Store
 from .dirty import DirtyTracker
 from .listing import ListingCache
@@ -42,7 +43,7 @@ def uri_to_path(uri: str) -> Path:
         return Path(raw)
     if "://" in uri:
         raise InvalidInput(f"folder {uri!r}: only file: URIs are supported")
-    return Path(uri).expanduser()
+    return expand_home(uri)
 
 
 def path_to_uri(path: Path) -> str:

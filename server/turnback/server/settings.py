@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
+from ..paths import expand_home
 
 SECTION = "turnback"
 
@@ -43,7 +44,7 @@ class Settings:
         if not self.store_path:
             return None
         raw = self.store_path.replace("${workspaceFolder}", str(workspace))
-        path = Path(raw).expanduser()
+        path = expand_home(raw)
         # normpath, not resolve: "../x" names a sibling folder even before it exists.
         return Path(os.path.normpath(path if path.is_absolute() else workspace / path))
 

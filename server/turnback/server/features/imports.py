@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from ...importers.registry import SOURCES
 from ...importers.runner import import_source
+from ...paths import expand_home
 from ...store import Store
 from .. import methods
 from ..app import TurnbackServer
@@ -28,7 +28,7 @@ def register(ls: TurnbackServer) -> None:
         raw_path = p.string("path")
         folder = await ls.folder(p.string("folder"), methods.IMPORT)
         # A relative path means the workspace's, not wherever the server was started.
-        path = str(folder.path / Path(raw_path).expanduser()) if raw_path else None
+        path = str(folder.path / expand_home(raw_path)) if raw_path else None
         work = WorkProgress(ls, f"Turnback: importing {source}", p.raw.get("workDoneToken"))
         await work.begin(path or "looking in the tool's usual place")
 
