@@ -56,6 +56,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 cd "$E2E_DIR"
+: >"$log" # exists before tail follows it (the runner's redirect happens in the background)
 "$E2E_DIR/node_modules/.bin/tsc" -p . # the suite's own types, before anything runs
 # shellcheck disable=SC2086
 setsid timeout --kill-after=10 900 node --test --test-concurrency=1 --test-timeout=180000 \
