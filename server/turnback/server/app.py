@@ -16,9 +16,10 @@ import sys
 import threading
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 from lsprotocol import types
+from pygls.io_ import StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 
 from ..errors import NotFound
@@ -27,7 +28,7 @@ from . import logs
 from .folders import Folder, Folders
 from .notify import ChangeNotifier
 from .settings import Settings
-from .wire import plain_json_converter
+from .wire import PipeReader, TurnbackProtocol, plain_json_converter
 from .work import Pools, run_blocking
 
 log = logging.getLogger("turnback.server")
@@ -48,6 +49,7 @@ class TurnbackServer(LanguageServer):
             "turnback",
             VERSION,
             text_document_sync_kind=types.TextDocumentSyncKind.None_,
+            protocol_cls=TurnbackProtocol,
             converter_factory=plain_json_converter,
         )
         self.folders = Folders()
@@ -170,6 +172,30 @@ class TurnbackServer(LanguageServer):
                 folder.close_store()
             except Exception:
                 log.exception("closing the store of %s", folder.path)
+
+    def _start_io_async(
+        self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None
+    ) -> None:
+        """pygls's stdio loop, with stdin read on the event loop (no thread per message)."""
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        reader = PipeReader(stdin or sys.stdin.buffer)
+        try:
+            asyncio.run(
+                run_async(
+                    stop_event=self._stop_event,
+                    reader=reader,
+                    protocol=self.protocol,
+                    logger=_transport_log,
+                    error_handler=self.report_server_error,
+                )
+            )
+        except BrokenPipeError:
+            _transport_log.error("the client closed the pipe; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
 
     def shutdown(self) -> None:
         self.close_all()
