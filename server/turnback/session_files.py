@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import os
 import threading
+from array import array
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +25,7 @@ from .errors import Conflict, InvalidInput, NotFound, StoreDamaged
 from .events import Event, SessionHeader, check_id
 from .jsonl import _torn_tail_start, dumps, last_line, loads, read_lines
 from .locks import file_lock
-from .models import Problem, SessionLog, SessionSummary
+from .models import Problem, SessionLog, SessionPage, SessionSummary
 from .session_backend import EventFactory
 from .stats import StatsAccumulator
 
@@ -37,6 +40,29 @@ def _head_of(line: dict[str, Any] | None) -> str | None:
     return i if isinstance(i, str) else None
 
 
+PAGE_INDEXES = 16  # sessions whose event positions are kept (the ones last paged through)
+
+
+@dataclass(slots=True)
+class _EventLines:
+    """Where a session file's events are: what paging needs without parsing every line.
+
+    Covers the file up to ``end`` (just past its last complete line); the file is
+    append-only, so a grown file is read from there and a file with another inode
+    or a smaller size is read again. ``load`` reads the same lines the same way.
+    """
+
+    ino: int
+    size: int = 0  # file size when last checked
+    end: int = 0
+    line: int = 0  # number of the last complete line
+    starts: array[int] = field(default_factory=lambda: array("q"))
+    ends: array[int] = field(default_factory=lambda: array("q"))
+    header: bool = False
+    head: str | None = None
+    problems: list[Problem] = field(default_factory=list)
+
+
 class FileSessions:
     def __init__(self, root: Path, index_path: Path, *, fsync_appends: bool = False) -> None:
         self.root = root
@@ -47,6 +73,8 @@ class FileSessions:
         self._index_dirty = False
         # session -> (inode, bytes read, event ids): importers skip ids already stored
         self._ids: dict[str, tuple[int, int, set[str]]] = {}
+        self._pages_lock = threading.Lock()
+        self._pages: OrderedDict[str, _EventLines] = OrderedDict()
 
     def path(self, session_id: str) -> Path:
         check_id(session_id, "session id")
@@ -182,6 +210,97 @@ class FileSessions:
         if header is None:
             raise StoreDamaged(f"{path} has no session header line; run 'turnback fsck'")
         return SessionLog(header, events, head, problems)
+
+    def page(self, session_id: str, offset: int, limit: int) -> SessionPage:
+        """``load(session_id)``'s events[offset:offset + limit], head, count and problems.
+
+        Only the returned events are parsed, once the file's event positions are
+        known (the first call reads the whole file, as ``load`` does).
+        """
+        path = self.path(session_id)
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            raise NotFound(f"no session {session_id!r}") from None
+        try:
+            st = os.fstat(fd)
+            with self._pages_lock:
+                lines = self._pages.get(session_id)
+                if lines is not None:
+                    self._pages.move_to_end(session_id)
+                if lines is None or lines.ino != st.st_ino or lines.end > st.st_size:
+                    lines = _EventLines(st.st_ino)
+                if lines.size != st.st_size:
+                    try:
+                        self._read_event_lines(path, fd, lines, st.st_size)
+                    except BaseException:
+                        self._pages.pop(session_id, None)  # half read: start again next time
+                        raise
+                self._pages[session_id] = lines
+                while len(self._pages) > PAGE_INDEXES:
+                    self._pages.popitem(last=False)
+                total = len(lines.starts)
+                first, last = min(offset, total), min(offset + limit, total)
+                starts, ends = lines.starts[first:last], lines.ends[first:last]
+                head, problems = lines.head, list(lines.problems)
+            events: list[Event] = []
+            if starts:
+                base = starts[0]
+                raw = os.pread(fd, ends[-1] - base, base)
+                for a, b in zip(starts, ends, strict=True):
+                    events.append(Event.from_json(loads(raw[a - base : b - base])))
+        finally:
+            os.close(fd)
+        return SessionPage(events, total, head, problems)
+
+    @staticmethod
+    def _read_event_lines(path: Path, fd: int, lines: _EventLines, size: int) -> None:
+        """Extend ``lines`` over what was appended since it was last read."""
+        pos, number = lines.end, lines.line
+        data = os.pread(fd, size - pos, pos) if size > pos else b""
+        start = 0
+        while True:
+            nl = data.find(b"\n", start)
+            if nl < 0:
+                break  # a torn or in-progress tail: read again next time
+            raw = data[start : nl + 1]
+            line_start, start = pos + start, nl + 1
+            number += 1
+            stripped = raw.strip()
+            if not stripped:
+                continue
+            try:
+                v = loads(stripped)
+            except orjson.JSONDecodeError as exc:
+                lines.problems.append(Problem(str(path), number, f"not valid JSON ({exc})"))
+                continue
+            if not isinstance(v, dict):
+                lines.problems.append(Problem(str(path), number, "line is not a JSON object"))
+                continue
+            typ = v.get("type")
+            if typ is None:
+                try:
+                    ev = Event.from_json(v)
+                except InvalidInput as exc:
+                    lines.problems.append(Problem(str(path), number, exc.message))
+                    continue
+                lines.starts.append(line_start)
+                lines.ends.append(pos + start)
+                lines.head = ev.id
+            elif typ == "session" and not lines.header:
+                try:
+                    SessionHeader.from_json(v)
+                except InvalidInput as exc:
+                    raise StoreDamaged(f"{path}:{number}: {exc.message}") from exc
+                lines.header = True
+            elif lines.header and typ == "meta":
+                lines.head = _head_of(v) if "head" in v else lines.head
+            elif typ == "head":
+                lines.head = _head_of(v)
+        lines.end, lines.line, lines.size = pos + start, number, size
+        if not lines.header:
+            lines.size = -1  # not kept as read: the next call reads it again
+            raise StoreDamaged(f"{path} has no session header line; run 'turnback fsck'")
 
     def _load_index(self) -> dict[str, dict[str, Any]]:
         if self._index is None:

@@ -23,7 +23,15 @@ from .errors import Conflict, InvalidInput, NotFound, StoreDamaged, TurnbackErro
 from .events import JSON, Event, Kind, SessionHeader, check_id, new_id, new_session_id, now_iso
 from .ignore import IgnoreRules
 from .locks import file_lock, rw_lock
-from .models import Change, Checkpoint, FileContent, RewindResult, SessionLog, SessionSummary
+from .models import (
+    Change,
+    Checkpoint,
+    FileContent,
+    RewindResult,
+    SessionLog,
+    SessionPage,
+    SessionSummary,
+)
 from .objects import BLOB, ObjectStore
 from .oplog import OpLog
 from .paths import expand_home, normalize
@@ -238,6 +246,10 @@ class Store:
 
     def session(self, session_id: str) -> SessionLog:
         return self.backend.load(check_id(session_id, "session id"))
+
+    def session_page(self, session_id: str, offset: int, limit: int) -> SessionPage:
+        """``session(session_id)``'s events[offset:offset + limit], parsing only those."""
+        return self.backend.page(check_id(session_id, "session id"), offset, limit)
 
     def session_summary(self, session_id: str) -> SessionSummary:
         return self.backend.summary(check_id(session_id, "session id"))

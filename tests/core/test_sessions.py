@@ -266,3 +266,56 @@ def test_session_without_header_is_damage(store: Store) -> None:
         store.session("bad")
     # listing keeps working, leaving the damaged one out
     assert store.sessions()[1] == 0
+
+
+def _same_as_load(st: Store, sid: str) -> None:
+    log = st.session(sid)
+    n = len(log.events)
+    for offset, limit in [(0, 1), (0, n + 5), (1, 2), (max(0, n - 2), 10), (n, 3), (n + 7, 1)]:
+        page = st.session_page(sid, offset, limit)
+        assert page.events == log.events[offset : offset + limit]
+        assert (page.total, page.head, page.problems) == (n, log.head, log.problems)
+
+
+def test_session_page_is_a_slice_of_the_log(st: Store) -> None:
+    s = st.start_session(session_id="s1")
+    e1 = st.append(s.id, Kind.PROMPT, {"text": "x"})
+    _same_as_load(st, "s1")
+    for i in range(5):
+        st.append(s.id, Kind.RESPONSE, {"text": f"r{i}"})
+    _same_as_load(st, "s1")
+    st.fork(e1.id)
+    _same_as_load(st, "s1")
+    st.update_session(s.id, title="t2")
+    st.append(s.id, Kind.NOTE, {"text": "after the fork"})
+    _same_as_load(st, "s1")
+    with pytest.raises(NotFound):
+        st.session_page("nope", 0, 10)
+
+
+def test_file_session_page_follows_damage_and_growth(store: Store) -> None:
+    s = store.start_session(session_id="s1")
+    store.append(s.id, Kind.PROMPT, {"text": "x"})
+    path = store.root / "sessions" / "s1.jsonl"
+    _same_as_load(store, "s1")
+    with open(path, "ab") as f:
+        f.write(b"garbage line\n\n[1]\n")
+        f.write(b'{"id": "e", "session": "s1", "ts": "t"}\n')  # no kind: not an event
+    _same_as_load(store, "s1")
+    store.append(s.id, Kind.NOTE, {"text": "after garbage"})
+    with open(path, "ab") as f:
+        f.write(b'{"id": "torn", "sess')
+    _same_as_load(store, "s1")
+    store.append(s.id, Kind.NOTE, {"text": "repairs the tail"})
+    _same_as_load(store, "s1")
+    # rewritten in place of the old file (another inode): read again
+    data = path.read_bytes().split(b"\n")
+    tmp = path.with_suffix(".tmp")
+    tmp.write_bytes(b"\n".join(data[:2]) + b"\n")
+    tmp.replace(path)
+    _same_as_load(store, "s1")
+    (store.root / "sessions" / "bad.jsonl").write_bytes(b'{"id":"e","session":"bad"}\n')
+    from turnback import StoreDamaged
+
+    with pytest.raises(StoreDamaged, match="no session header"):
+        store.session_page("bad", 0, 10)

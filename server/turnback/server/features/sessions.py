@@ -67,12 +67,11 @@ def register(ls: TurnbackServer) -> None:
         folder = await find_session(ls, p.string("folder"), sid, methods.SESSION)
 
         def job(store: Store) -> JSON:
-            log = store.session(sid)
+            page = store.session_page(sid, offset, limit)
             summary = store.session_summary(sid)
-            page = log.events[offset : offset + limit]
             return {
                 "session": summary.to_json(),
-                "head": log.head,
+                "head": page.head,
                 "events": [
                     {
                         "id": e.id,
@@ -82,11 +81,11 @@ def register(ls: TurnbackServer) -> None:
                         "summary": summarize(e),
                         "data": e.data,
                     }
-                    for e in page
+                    for e in page.events
                 ],
-                "total": len(log.events),
+                "total": page.total,
                 "offset": offset,
-                "problems": [pr.to_json() for pr in log.problems],
+                "problems": [pr.to_json() for pr in page.problems],
                 "folder": folder.uri,
             }
 
