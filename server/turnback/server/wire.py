@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import stat
 from typing import Any, BinaryIO
 
 import orjson
@@ -132,6 +134,13 @@ class PipeReader:
             return self._fallback
         loop = asyncio.get_running_loop()
         stream = asyncio.StreamReader(limit=2**24, loop=loop)
+        try:
+            mode = os.fstat(self._stdin.fileno()).st_mode
+        except (OSError, ValueError, AttributeError):
+            mode = 0
+        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):  # a file, /dev/null, a terminal
+            self._fallback = StdinAsyncReader(self._stdin)
+            return self._fallback
         try:
             await loop.connect_read_pipe(
                 lambda: asyncio.StreamReaderProtocol(stream, loop=loop), self._stdin
