@@ -24,7 +24,7 @@ from pygls.lsp.server import LanguageServer
 
 from ..errors import NotFound
 from ..store import Store
-from . import logs
+from . import codecache, logs
 from .folders import Folder, Folders
 from .notify import ChangeNotifier
 from .settings import Settings
@@ -36,6 +36,8 @@ log = logging.getLogger("turnback.server")
 _transport_log = logging.getLogger("turnback_transport")
 
 T = TypeVar("T")
+
+CODE_CACHE_SAVE_S = 5.0  # after start, when the first requests have been answered
 
 try:
     VERSION = version("turnback")
@@ -228,8 +230,15 @@ def main() -> int:
     sys.stdout = sys.stderr
     ls = create_server()
     log.info("turnback language server %s on stdio", VERSION)
+    # What was compiled for the first requests is kept for the next start (codecache.py).
+    saver = threading.Timer(CODE_CACHE_SAVE_S, codecache.save)
+    saver.daemon = True
+    saver.start()
     try:
         ls.start_io(sys.stdin.buffer, stdout)
     except KeyboardInterrupt:
         pass
+    finally:
+        saver.cancel()
+        codecache.save()
     return 0
