@@ -116,7 +116,7 @@ class Store:
             for sub in ("sessions", "objects", "index", "cache", "locks"):
                 (root / sub).mkdir(parents=True, exist_ok=True)
             save_config(root, file_cfg)
-        backend = FileSessions(root / "sessions", root / "index" / "sessions.json",
+        backend = FileSessions(root / "sessions", root / "index" / "summaries.json",
                                fsync_appends=cfg.fsync_appends)
         store = cls(ws, root, cfg, backend, version)
         store.recover()

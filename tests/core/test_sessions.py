@@ -252,7 +252,7 @@ def test_file_summary_index_survives_reopen(store: Store) -> None:
     store.append(s.id, Kind.PROMPT, {"text": "x"})
     assert store.stats("s1")["prompts"] == 1
     store.close()
-    assert (store.root / "index" / "sessions.json").exists()
+    assert (store.root / "index" / "summaries.json").exists()
     other = Store.open(store.workspace)
     other.append("s1", Kind.PROMPT, {"text": "y"})
     assert Store.open(store.workspace).stats("s1")["prompts"] == 2
@@ -319,3 +319,52 @@ def test_file_session_page_follows_damage_and_growth(store: Store) -> None:
 
     with pytest.raises(StoreDamaged, match="no session header"):
         store.session_page("bad", 0, 10)
+
+
+def test_summary_index_layout_growth_and_damage(store: Store) -> None:
+    s = store.start_session(session_id="s1")
+    store.append(s.id, Kind.PROMPT, {"text": "x"})
+    assert store.stats("s1")["prompts"] == 1
+    store.close()
+    idx = store.root / "index"
+    data = orjson.loads((idx / "summaries.json").read_bytes())
+    assert data["format"] == 1 and "acc" not in data["sessions"]["s1"]
+    assert data["sessions"]["s1"]["stats"]["prompts"] == 1
+    acc = orjson.loads((idx / "acc" / "s1.json").read_bytes())
+    assert acc["acc"]["c"]["prompts"] == 1 and acc["events"] == 1
+    # grown by another process: counted on from the accumulator
+    other = Store.open(store.workspace)
+    other.append("s1", Kind.PROMPT, {"text": "y"})
+    other.close()
+    assert Store.open(store.workspace).stats("s1")["prompts"] == 2
+    # a damaged accumulator or index entry: the session is counted again from its file
+    (idx / "acc" / "s1.json").write_bytes(b'{"size": 1, "ino": 2, "lines": 1, "events": 1, '
+                                          b'"head": null, "header": {}, "acc": {"c": 7}}')
+    third = Store.open(store.workspace)
+    third.append("s1", Kind.PROMPT, {"text": "z"})
+    assert third.stats("s1")["prompts"] == 3
+    third.close()
+    data = orjson.loads((idx / "summaries.json").read_bytes())
+    data["sessions"]["s1"]["header"] = {"id": 5}
+    (idx / "summaries.json").write_bytes(orjson.dumps(data))
+    assert [x.stats["prompts"] for x in Store.open(store.workspace).sessions()[0]] == [3]
+
+
+def test_legacy_session_index_is_converted(store: Store) -> None:
+    s = store.start_session(session_id="s1")
+    store.append(s.id, Kind.PROMPT, {"text": "x"})
+    store.sessions()
+    store.close()
+    idx = store.root / "index"
+    summary = orjson.loads((idx / "summaries.json").read_bytes())["sessions"]["s1"]
+    acc = orjson.loads((idx / "acc" / "s1.json").read_bytes())
+    (idx / "sessions.json").write_bytes(orjson.dumps({"s1": {**acc, "stats": summary["stats"]}}))
+    (idx / "summaries.json").unlink()
+    (idx / "acc" / "s1.json").unlink()
+    old = Store.open(store.workspace)
+    assert old.sessions()[0][0].stats["prompts"] == 1
+    old.close()
+    assert not (idx / "sessions.json").exists() and (idx / "acc" / "s1.json").exists()
+    newer = Store.open(store.workspace)
+    newer.append("s1", Kind.PROMPT, {"text": "y"})
+    assert newer.stats("s1")["prompts"] == 2
