@@ -54,6 +54,16 @@ class _Head:
 HEAD: Any = _Head()
 
 
+
+def filter_sessions(summaries: list[SessionSummary], query: str) -> list[SessionSummary]:
+    """The summaries whose id, title, agent or model holds ``query`` (any case), in order."""
+    q = query.lower()
+    return [
+        s for s in summaries
+        if q in s.header.id.lower() or q in s.header.title.lower()
+        or q in s.header.agent.lower() or q in (s.header.model or "").lower()
+    ]
+
 class Store:
     """The history store of one workspace. Thread-safe for the server's use."""
 
@@ -264,12 +274,7 @@ class Store:
         summaries.sort(key=lambda s: (s.stats.get("startedAt") or s.header.started or "",
                                       s.header.id), reverse=True)
         if query:
-            q = query.lower()
-            summaries = [
-                s for s in summaries
-                if q in s.header.id.lower() or q in s.header.title.lower()
-                or q in s.header.agent.lower() or q in (s.header.model or "").lower()
-            ]
+            summaries = filter_sessions(summaries, query)
         if isinstance(self.backend, FileSessions):
             self.backend.save_index()
         total = len(summaries)

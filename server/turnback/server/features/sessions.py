@@ -7,7 +7,7 @@ from typing import Any
 from ...errors import NotFound
 from ...events import summarize
 from ...models import SessionSummary
-from ...store import Store
+from ...store import Store, filter_sessions
 from .. import methods
 from ..app import TurnbackServer
 from ..errors import rpc_method
@@ -40,16 +40,15 @@ def register(ls: TurnbackServer) -> None:
         query = p.string("query") or None
 
         def page(every: list[SessionSummary]) -> JSON:
+            if query:
+                every = filter_sessions(every, query)
             items = every[offset : None if limit is None else offset + limit]
             return {"sessions": [s.to_json() for s in items], "total": len(every)}
 
         def job(store: Store) -> JSON:
-            if query:
-                items, total = store.sessions(offset=offset, limit=limit, query=query)
-                return {"sessions": [s.to_json() for s in items], "total": total}
             return page(folder.listing.sessions(store))
 
-        cached = None if query else folder.listing.peek()
+        cached = folder.listing.peek()
         if cached is not None:
             out = page(cached)  # no I/O: answered on the event loop, no thread hop
         else:
