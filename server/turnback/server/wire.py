@@ -28,6 +28,7 @@ from pygls.protocol import (
 )
 
 logger = logging.getLogger("turnback_transport")
+_traffic_log = logging.getLogger("pygls.protocol.json_rpc")  # TURNBACK_LOG=debug shows it
 
 
 def _request(obj: dict[str, Any], _cls: type) -> JsonRPCRequestMessage:
@@ -81,6 +82,8 @@ class TurnbackProtocol(LanguageServerProtocol):
             super()._send_data(data)
             return
         assert isinstance(writer, StdoutWriter)
+        if _traffic_log.isEnabledFor(logging.INFO):
+            _traffic_log.info("Sending data: %s", body.decode("utf-8", "replace"))
         header = (
             f"Content-Length: {len(body)}\r\n"
             f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
