@@ -54,3 +54,14 @@ def test_corrupt_or_unwritable_cache_is_ignored(tmp_path: Path) -> None:
     cache = CodeCache(blocked / "sub" / "code.marshal")  # its folder cannot be made
     _run(cache.compile_for(_module(False))(SOURCE, "<gen f>", "exec"))
     cache.save()  # no error
+
+
+def test_server_version_is_the_package_version() -> None:
+    import re
+
+    import turnback
+    from turnback.server.app import VERSION
+
+    pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
+    m = re.search(r'^version = "([^"]+)"', pyproject, re.MULTILINE)
+    assert m is not None and VERSION == turnback.__version__ == m.group(1)

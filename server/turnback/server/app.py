@@ -15,13 +15,13 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any, BinaryIO, TypeVar
 
 from lsprotocol import types
 from pygls.io_ import StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 
+from .. import __version__
 from ..errors import NotFound
 from ..store import Store
 from . import codecache, logs
@@ -39,10 +39,7 @@ T = TypeVar("T")
 
 CODE_CACHE_SAVE_S = 5.0  # after start, when the first requests have been answered
 
-try:
-    VERSION = version("turnback")
-except PackageNotFoundError:  # running from a source tree
-    VERSION = "0+unknown"
+VERSION = __version__  # pyproject.toml's version (tests/server/test_codecache.py checks)
 
 
 class TurnbackServer(LanguageServer):

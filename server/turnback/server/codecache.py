@@ -5,9 +5,10 @@ generated source (``__init__``, ``__eq__``, ``__repr__``...), and pygls's
 converter has cattrs generate a function for each type it meets. Compiling that
 source is about a third of the server's start. The source is the same on every
 start for the same library versions, so the compiled code objects are kept in
-one file (``marshal``) under the user's cache folder, keyed by the versions of
-Python, attrs, cattrs, lsprotocol and pygls, and looked up by a hash of the
-source. Only the ``compile`` those modules call is replaced: nothing else sees
+one file (``marshal``) under the user's cache folder, keyed by the version of
+Python and the files of attrs, cattrs, lsprotocol and pygls (path, size, mtime,
+inode: another version of a library is other files), and looked up by a hash of
+the source. Only the ``compile`` those modules call is replaced: nothing else sees
 the cache.
 
 ``TURNBACK_CODE_CACHE=0`` turns it off. A cache file that cannot be read or
@@ -26,7 +27,6 @@ import os
 import sys
 import tempfile
 import threading
-from importlib import metadata
 from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any
@@ -34,7 +34,6 @@ from typing import Any
 log = logging.getLogger("turnback.server")
 
 ENV = "TURNBACK_CODE_CACHE"
-_LIBS = ("attrs", "cattrs", "lsprotocol", "pygls")
 _MAX_ENTRIES = 20_000  # far above what a start needs; a cache that grows past it is dropped
 
 _compile = builtins.compile
@@ -131,13 +130,17 @@ def _cache_dir() -> Path:
     return Path(base) / "turnback"
 
 
-def _key() -> str:
+def _key(modules: list[ModuleType]) -> str:
+    """Python's version and the identity of the files that make the code (a new version of
+    a library is new files; ``importlib.metadata`` would cost more than the cache saves)."""
     parts = [sys.version, sys.implementation.cache_tag or ""]
-    for lib in _LIBS:
+    for module in modules:
+        path = getattr(module, "__file__", None) or module.__name__
         try:
-            parts.append(f"{lib}={metadata.version(lib)}")
-        except metadata.PackageNotFoundError:
-            parts.append(f"{lib}=?")
+            st = os.stat(path)
+            parts.append(f"{path}:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}")
+        except OSError:
+            parts.append(path)
     return hashlib.blake2b("\n".join(parts).encode(), digest_size=10).hexdigest()
 
 
@@ -149,11 +152,16 @@ def install() -> CodeCache | None:
     if os.environ.get(ENV, "1").strip().lower() in ("0", "false", "no", "off"):
         return None
     try:
+        import attr
         import attr._make
+        import cattrs
         import cattrs.gen
         import cattrs.gen.typeddicts
+        import lsprotocol
+        import pygls
 
-        cache = CodeCache(_cache_dir() / f"code-{_key()}.marshal")
+        libs = [attr, attr._make, cattrs, cattrs.gen, cattrs.gen.typeddicts, lsprotocol, pygls]
+        cache = CodeCache(_cache_dir() / f"code-{_key(libs)}.marshal")
         for module in (attr._make, cattrs.gen, cattrs.gen.typeddicts):
             module.compile = cache.compile_for(module)  # type: ignore[attr-defined]
     except Exception as exc:  # never a reason not to start
