@@ -286,14 +286,13 @@ class FileSessions:
                 continue
             typ = v.get("type")
             if typ is None:
-                try:
-                    ev = Event.from_json(v)
-                except InvalidInput as exc:
-                    lines.problems.append(Problem(str(path), number, exc.message))
+                bad = _not_an_event(v)
+                if bad is not None:
+                    lines.problems.append(Problem(str(path), number, bad))
                     continue
                 lines.starts.append(line_start)
                 lines.ends.append(pos + start)
-                lines.head = ev.id
+                lines.head = v["id"]
             elif typ == "session" and not lines.header:
                 try:
                     SessionHeader.from_json(v)
@@ -522,6 +521,20 @@ class FileSessions:
                                                          entry["head"])
         assert isinstance(summary, SessionSummary)
         return summary
+
+
+def _not_an_event(v: dict[str, Any]) -> str | None:
+    """What ``Event.from_json(v)`` would refuse, without building the event (None: it is one)."""
+    for key in ("id", "session", "ts", "kind"):
+        if not isinstance(v.get(key), str):
+            return f"event field {key!r} is missing or not a string"
+    parent = v.get("parent")
+    if parent is not None and not isinstance(parent, str):
+        return "event field 'parent' must be a string or null"
+    data = v.get("data")
+    if data is not None and not isinstance(data, dict):
+        return "event field 'data' must be an object"
+    return None
 
 
 def _summary_entry_ok(e: Any) -> bool:
