@@ -63,9 +63,18 @@ def register(ls: TurnbackServer) -> None:
         sid = p.req_ident("sessionId")
         offset = p.integer("offset", 0)
         limit = p.integer("limit", DEFAULT_EVENTS_PAGE, minimum=1, maximum=MAX_LIMIT)
-        folder = await find_session(ls, p.string("folder"), sid, methods.SESSION)
+        folder_uri = p.string("folder")
+        candidates = await ls.folders_for(folder_uri, methods.SESSION)
+        if len(candidates) > 1:
+            candidates = [await find_session(ls, folder_uri, sid, methods.SESSION)]
+        folder = candidates[0]
+
+        def unknown() -> JSON:
+            raise NotFound(f"{methods.SESSION}: no session {sid!r} (param 'sessionId')")
 
         def job(store: Store) -> JSON:
+            if not store.has_session(sid):  # looked for here: one trip to the reads pool
+                unknown()
             page = store.session_page(sid, offset, limit)
             summary = store.session_summary(sid)
             return {
@@ -88,7 +97,7 @@ def register(ls: TurnbackServer) -> None:
                 "folder": folder.uri,
             }
 
-        return await ls.read(folder, job)
+        return await ls.read_or(folder, job, unknown)
 
     @ls.feature(methods.FORK)
     @rpc_method(methods.FORK)
