@@ -49,6 +49,18 @@ def test_corrupt_or_unwritable_cache_is_ignored(tmp_path: Path) -> None:
         assert _run(cache.compile_for(_module(False))(SOURCE, "<gen f>", "exec"))(1) == 2
         cache.save()
     assert CodeCache(path).compile_for(_module(False)) is not None
+    # a good file with one byte changed (a bit flip on disk) is not read: no hit
+    good = path.read_bytes()
+    assert good.startswith(b"TBCODE1\n") and CodeCache(path).compile_for(_module(False))
+    warm = CodeCache(path)
+    warm.compile_for(_module(False))(SOURCE, "<gen f>", "exec")
+    assert warm.hits == 1
+    flipped = bytearray(good)
+    flipped[-5] ^= 0x40
+    path.write_bytes(bytes(flipped))
+    damaged = CodeCache(path)
+    assert _run(damaged.compile_for(_module(False))(SOURCE, "<gen f>", "exec"))(1) == 2
+    assert (damaged.hits, damaged.misses) == (0, 1)
     blocked = tmp_path / "file"
     blocked.write_bytes(b"")
     cache = CodeCache(blocked / "sub" / "code.marshal")  # its folder cannot be made

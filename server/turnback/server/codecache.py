@@ -34,6 +34,9 @@ from typing import Any
 log = logging.getLogger("turnback.server")
 
 ENV = "TURNBACK_CODE_CACHE"
+MAGIC = b"TBCODE1\n"  # then a blake2b-256 of the rest, then marshal.dumps({key: code})
+_DIGEST = 32
+_BODY = len(MAGIC) + _DIGEST
 _MAX_ENTRIES = 20_000  # far above what a start needs; a cache that grows past it is dropped
 
 _compile = builtins.compile
@@ -51,10 +54,18 @@ class CodeCache:
 
     def _load(self) -> None:
         try:
-            data = marshal.loads(self.path.read_bytes())
-        except FileNotFoundError:
+            raw = self.path.read_bytes()
+        except OSError:
             return
-        except Exception as exc:  # corrupt, truncated, another format: start afresh
+        # marshal trusts its input (damaged bytecode could crash the process when run):
+        # only a file whose checksum matches is read.
+        head, digest, payload = raw[: len(MAGIC)], raw[len(MAGIC) : _BODY], raw[_BODY:]
+        if head != MAGIC or digest != hashlib.blake2b(payload, digest_size=_DIGEST).digest():
+            log.debug("code cache %s damaged or of another format; ignoring it", self.path)
+            return
+        try:
+            data = marshal.loads(payload)
+        except Exception as exc:
             log.debug("code cache %s unreadable (%s); ignoring it", self.path, exc)
             return
         if isinstance(data, dict) and len(data) <= _MAX_ENTRIES:
@@ -105,7 +116,8 @@ class CodeCache:
                 return
             misses, codes = self.misses, dict(self._codes)
         try:
-            data = marshal.dumps(codes)
+            payload = marshal.dumps(codes)
+            data = MAGIC + hashlib.blake2b(payload, digest_size=_DIGEST).digest() + payload
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".code-", dir=self.path.parent)
             try:
