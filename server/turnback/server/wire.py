@@ -141,7 +141,9 @@ class PipeReader:
             mode = os.fstat(self._stdin.fileno()).st_mode
         except (OSError, ValueError, AttributeError):
             mode = 0
-        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):  # a file, /dev/null, a terminal
+        # POSIX pipes and sockets only: a file, /dev/null or a terminal cannot be polled,
+        # and Windows' event loop needs overlapped handles, which stdin is not.
+        if os.name != "posix" or not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
             self._fallback = StdinAsyncReader(self._stdin)
             return self._fallback
         try:
