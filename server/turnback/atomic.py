@@ -6,13 +6,21 @@ worst a stray ``.tmp-*`` file that ``fsck``/``gc`` remove.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 TMP_PREFIX = ".tmp-"
-_LIBC = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+
+
+@cache
+def _libc() -> Any:
+    """libc, loaded at the first ``syncfs`` (finding it runs ``ldconfig``: not at import)."""
+    import ctypes
+    import ctypes.util
+
+    return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
 
 
 def fsync_dir(path: Path) -> None:
@@ -33,7 +41,7 @@ def syncfs(path: Path | str) -> None:
     """Flush the whole file system holding ``path`` once (cheaper than an fsync per file)."""
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        if _LIBC.syncfs(fd) != 0:
+        if _libc().syncfs(fd) != 0:
             os.sync()
     finally:
         os.close(fd)

@@ -210,6 +210,16 @@ class SessionLog:
         return {e.id: e for e in self.events}
 
 
+@dataclass(slots=True)
+class SessionPage:
+    """A slice of a session's events, with what a reader of the whole log would see."""
+
+    events: list[Event]  # SessionLog.events[offset:offset + limit]
+    total: int  # len(SessionLog.events)
+    head: str | None
+    problems: list[Problem] = field(default_factory=list)
+
+
 def jsonable(obj: Any) -> Any:
     """``to_json`` of a model, or the value unchanged."""
     to_json = getattr(obj, "to_json", None)

@@ -13,7 +13,7 @@ from typing import Protocol
 
 from .errors import Conflict, NotFound
 from .events import Event, SessionHeader
-from .models import SessionLog, SessionSummary
+from .models import SessionLog, SessionPage, SessionSummary
 from .stats import StatsAccumulator
 
 # Given the current head, build the events to append (so "parent = head" is
@@ -30,6 +30,7 @@ class SessionBackend(Protocol):
     def set_head(self, session_id: str, event_id: str) -> None: ...
     def update_meta(self, session_id: str, meta: dict[str, str]) -> None: ...
     def load(self, session_id: str) -> SessionLog: ...
+    def page(self, session_id: str, offset: int, limit: int) -> SessionPage: ...
     def summary(self, session_id: str) -> SessionSummary: ...
     def head(self, session_id: str) -> str | None: ...
     def has_event(self, session_id: str, event_id: str) -> bool: ...
@@ -91,6 +92,11 @@ class MemorySessions:
     def load(self, session_id: str) -> SessionLog:
         with self._lock:
             return copy.deepcopy(self._get(session_id))
+
+    def page(self, session_id: str, offset: int, limit: int) -> SessionPage:
+        log = self.load(session_id)
+        return SessionPage(log.events[offset : offset + limit], len(log.events), log.head,
+                           log.problems)
 
     def summaries(self) -> list[SessionSummary]:
         return [self.summary(sid) for sid in self.ids()]

@@ -4,14 +4,19 @@ Line 1 is the header ``{"type": "session", ...}``; every event is one line
 ``{id, session, parent, ts, kind, data}``; control lines (``{"type": "head"}``
 after a fork, ``{"type": "meta"}`` for a title or end) carry the current head,
 so the head is always read from the last complete line, never the whole file.
-Summaries (header + stats) are cached by file size in ``index/sessions.json``,
-so listing a thousand sessions parses no event that was already counted.
+Summaries (header + stats) are cached by file size in ``index/summaries.json``
+and the stats accumulators in ``index/acc/<id>.json``, so listing a thousand
+sessions reads one small file and parses no event that was already counted; a
+grown session is counted from where its accumulator stopped.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from array import array
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +27,7 @@ from .errors import Conflict, InvalidInput, NotFound, StoreDamaged
 from .events import Event, SessionHeader, check_id
 from .jsonl import _torn_tail_start, dumps, last_line, loads, read_lines
 from .locks import file_lock
-from .models import Problem, SessionLog, SessionSummary
+from .models import Problem, SessionLog, SessionPage, SessionSummary
 from .session_backend import EventFactory
 from .stats import StatsAccumulator
 
@@ -37,6 +42,33 @@ def _head_of(line: dict[str, Any] | None) -> str | None:
     return i if isinstance(i, str) else None
 
 
+INDEX_FORMAT = 1  # of index/summaries.json
+LEGACY_INDEX = "sessions.json"  # the index of earlier versions (accumulators inline)
+SUMMARY_FIELDS = ("size", "ino", "lines", "events", "head", "header", "stats")
+ACC_FIELDS = ("size", "ino", "lines", "events", "head", "header", "acc")
+PAGE_INDEXES = 16  # sessions whose event positions are kept (the ones last paged through)
+
+
+@dataclass(slots=True)
+class _EventLines:
+    """Where a session file's events are: what paging needs without parsing every line.
+
+    Covers the file up to ``end`` (just past its last complete line); the file is
+    append-only, so a grown file is read from there and a file with another inode
+    or a smaller size is read again. ``load`` reads the same lines the same way.
+    """
+
+    ino: int
+    size: int = 0  # file size when last checked
+    end: int = 0
+    line: int = 0  # number of the last complete line
+    starts: array[int] = field(default_factory=lambda: array("q"))
+    ends: array[int] = field(default_factory=lambda: array("q"))
+    header: bool = False
+    head: str | None = None
+    problems: list[Problem] = field(default_factory=list)
+
+
 class FileSessions:
     def __init__(self, root: Path, index_path: Path, *, fsync_appends: bool = False) -> None:
         self.root = root
@@ -45,8 +77,11 @@ class FileSessions:
         self._lock = threading.Lock()
         self._index: dict[str, dict[str, Any]] | None = None
         self._index_dirty = False
+        self._acc_dirty: set[str] = set()  # sessions whose accumulator is not on disk yet
         # session -> (inode, bytes read, event ids): importers skip ids already stored
         self._ids: dict[str, tuple[int, int, set[str]]] = {}
+        self._pages_lock = threading.Lock()
+        self._pages: OrderedDict[str, _EventLines] = OrderedDict()
 
     def path(self, session_id: str) -> Path:
         check_id(session_id, "session id")
@@ -183,26 +218,187 @@ class FileSessions:
             raise StoreDamaged(f"{path} has no session header line; run 'turnback fsck'")
         return SessionLog(header, events, head, problems)
 
-    def _load_index(self) -> dict[str, dict[str, Any]]:
-        if self._index is None:
+    def page(self, session_id: str, offset: int, limit: int) -> SessionPage:
+        """``load(session_id)``'s events[offset:offset + limit], head, count and problems.
+
+        Only the returned events are parsed, once the file's event positions are
+        known (the first call reads the whole file, as ``load`` does).
+        """
+        path = self.path(session_id)
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            raise NotFound(f"no session {session_id!r}") from None
+        try:
+            st = os.fstat(fd)
+            with self._pages_lock:
+                lines = self._pages.get(session_id)
+                if lines is not None:
+                    self._pages.move_to_end(session_id)
+                if lines is None or lines.ino != st.st_ino or lines.end > st.st_size:
+                    lines = _EventLines(st.st_ino)
+                if lines.size != st.st_size:
+                    try:
+                        self._read_event_lines(path, fd, lines, st.st_size)
+                    except BaseException:
+                        self._pages.pop(session_id, None)  # half read: start again next time
+                        raise
+                self._pages[session_id] = lines
+                while len(self._pages) > PAGE_INDEXES:
+                    self._pages.popitem(last=False)
+                total = len(lines.starts)
+                first, last = min(offset, total), min(offset + limit, total)
+                starts, ends = lines.starts[first:last], lines.ends[first:last]
+                head, problems = lines.head, list(lines.problems)
+            events: list[Event] = []
+            if starts:
+                base = starts[0]
+                raw = os.pread(fd, ends[-1] - base, base)
+                for a, b in zip(starts, ends, strict=True):
+                    events.append(Event.from_json(loads(raw[a - base : b - base])))
+        finally:
+            os.close(fd)
+        return SessionPage(events, total, head, problems)
+
+    @staticmethod
+    def _read_event_lines(path: Path, fd: int, lines: _EventLines, size: int) -> None:
+        """Extend ``lines`` over what was appended since it was last read."""
+        pos, number = lines.end, lines.line
+        data = os.pread(fd, size - pos, pos) if size > pos else b""
+        start = 0
+        while True:
+            nl = data.find(b"\n", start)
+            if nl < 0:
+                break  # a torn or in-progress tail: read again next time
+            raw = data[start : nl + 1]
+            line_start, start = pos + start, nl + 1
+            number += 1
+            stripped = raw.strip()
+            if not stripped:
+                continue
             try:
-                data = loads(self.index_path.read_bytes())
-                self._index = data if isinstance(data, dict) else {}
-            except (FileNotFoundError, orjson.JSONDecodeError):
-                self._index = {}
-        return self._index
+                v = loads(stripped)
+            except orjson.JSONDecodeError as exc:
+                lines.problems.append(Problem(str(path), number, f"not valid JSON ({exc})"))
+                continue
+            if not isinstance(v, dict):
+                lines.problems.append(Problem(str(path), number, "line is not a JSON object"))
+                continue
+            typ = v.get("type")
+            if typ is None:
+                bad = _not_an_event(v)
+                if bad is not None:
+                    lines.problems.append(Problem(str(path), number, bad))
+                    continue
+                lines.starts.append(line_start)
+                lines.ends.append(pos + start)
+                lines.head = v["id"]
+            elif typ == "session" and not lines.header:
+                try:
+                    SessionHeader.from_json(v)
+                except InvalidInput as exc:
+                    raise StoreDamaged(f"{path}:{number}: {exc.message}") from exc
+                lines.header = True
+            elif lines.header and typ == "meta":
+                lines.head = _head_of(v) if "head" in v else lines.head
+            elif typ == "head":
+                lines.head = _head_of(v)
+        lines.end, lines.line, lines.size = pos + start, number, size
+        if not lines.header:
+            lines.size = -1  # not kept as read: the next call reads it again
+            raise StoreDamaged(f"{path} has no session header line; run 'turnback fsck'")
+
+    # -- the summary index (docs/FORMAT.md, "Caches") -----------------------------------
+    def _acc_path(self, session_id: str) -> Path:
+        return self.index_path.parent / "acc" / f"{session_id}.json"
+
+    def _load_index(self) -> dict[str, dict[str, Any]]:
+        """The summaries of ``index/summaries.json``; an entry not well formed is dropped."""
+        if self._index is not None:
+            return self._index
+        index: dict[str, dict[str, Any]] = {}
+        try:
+            data = loads(self.index_path.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            data = None
+        if isinstance(data, dict) and data.get("format") == INDEX_FORMAT:
+            entries = data.get("sessions")
+            if isinstance(entries, dict):
+                index = {k: e for k, e in entries.items() if _summary_entry_ok(e)}
+        elif data is None:
+            index = self._load_legacy_index()
+        self._index = index
+        return index
+
+    def _load_legacy_index(self) -> dict[str, dict[str, Any]]:
+        """``index/sessions.json`` of earlier versions: entries with their accumulators inline."""
+        legacy = self.index_path.parent / LEGACY_INDEX
+        try:
+            data = loads(legacy.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            return {}
+        if not isinstance(data, dict):
+            return {}
+        index: dict[str, dict[str, Any]] = {}
+        for sid, e in data.items():
+            if not (_acc_entry_ok(e) and isinstance(e.get("stats"), dict)):
+                continue
+            acc = {f: e[f] for f in ACC_FIELDS}
+            index[sid] = {**{f: e[f] for f in SUMMARY_FIELDS}, "_acc": acc}
+            self._acc_dirty.add(sid)
+        self._index_dirty = True  # written in the new layout by the next save_index
+        return index
+
+    def _read_acc(self, session_id: str) -> dict[str, Any] | None:
+        """The accumulator snapshot of a session, if its file is there and well formed."""
+        try:
+            data = loads(self._acc_path(session_id).read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            return None
+        return data if _acc_entry_ok(data) else None
 
     def save_index(self) -> None:
-        """Persist cached summaries (best effort: the index is only a cache)."""
+        """Persist cached summaries (best effort: the index is only a cache).
+
+        The accumulators of the sessions counted since the last save go to
+        ``index/acc/<id>.json`` first, then the summaries to ``index/summaries.json``.
+        """
         with self._lock:
-            if self._index is not None and self._index_dirty:
-                try:
-                    plain = {k: {f: v for f, v in e.items() if f != "_summary"}
-                             for k, e in self._index.items()}
-                    atomic_write(self.index_path, dumps(plain), fsync=False)
-                    self._index_dirty = False
-                except OSError:
-                    pass
+            if self._index is None or not (self._index_dirty or self._acc_dirty):
+                return
+            accs = {sid: self._index[sid].get("_acc") for sid in self._acc_dirty
+                    if sid in self._index}
+            plain = {k: {f: e[f] for f in SUMMARY_FIELDS} for k, e in self._index.items()}
+            self._acc_dirty = set()
+            self._index_dirty = False
+        failed = False
+        for sid, acc in accs.items():
+            if acc is None:
+                continue
+            try:
+                path = self._acc_path(sid)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write(path, dumps(acc), fsync=False)
+            except OSError:
+                failed = True
+        try:
+            atomic_write(self.index_path, dumps({"format": INDEX_FORMAT, "sessions": plain}),
+                         fsync=False)
+        except OSError:
+            failed = True
+        if failed:
+            with self._lock:
+                self._index_dirty = True  # try again next time
+            return
+        with self._lock:
+            for sid, acc in accs.items():  # kept on disk now: memory holds the summaries only
+                e = self._index.get(sid) if self._index is not None else None
+                if e is not None and e.get("_acc") is acc and sid not in self._acc_dirty:
+                    del e["_acc"]
+        try:
+            (self.index_path.parent / LEGACY_INDEX).unlink()
+        except OSError:
+            pass
 
     def summaries(self) -> list[SessionSummary]:
         """Every session's summary: one directory scan, one stat per file, cached counts."""
@@ -226,10 +422,13 @@ class FileSessions:
                         st = de.stat()
                     except FileNotFoundError:
                         continue
-                    if entry["size"] == st.st_size and entry.get("ino") == st.st_ino:
-                        out.append(self._summary_from(entry))
-                    else:
-                        stale.append(sid)
+                    if entry["size"] == st.st_size and entry["ino"] == st.st_ino:
+                        try:
+                            out.append(self._summary_from(entry))
+                            continue
+                        except (InvalidInput, TypeError, ValueError, KeyError):
+                            del index[sid]  # a damaged entry: count the session again
+                    stale.append(sid)
         for sid in stale:
             try:
                 out.append(self.summary(sid))
@@ -247,22 +446,31 @@ class FileSessions:
         with self._lock:
             index = self._load_index()
             entry = index.get(session_id)
-            if entry is not None and (entry.get("size", -1) > st.st_size
-                                      or entry.get("ino") != st.st_ino):
-                entry = None  # rewritten or truncated: count again
-            if entry is not None and entry["size"] == st.st_size:
-                return self._summary_from(entry)
-        # count the new part outside the index lock
-        if entry is None:
-            acc = StatsAccumulator()
-            header_json: dict[str, Any] | None = None
-            start, first_line, count, head = 0, 1, 0, None
-        else:
-            acc = StatsAccumulator(entry["acc"])
-            header_json = entry["header"]
-            start, first_line, count, head = (entry["size"], entry["lines"] + 1, entry["events"],
-                                              entry["head"])
-        header = SessionHeader.from_json(header_json) if header_json else None
+            if entry is not None and entry["size"] == st.st_size and entry["ino"] == st.st_ino:
+                try:
+                    return self._summary_from(entry)
+                except (InvalidInput, TypeError, ValueError, KeyError):
+                    del index[session_id]  # a damaged entry: count the session again
+                    entry = None
+            acc_entry = entry.get("_acc") if entry is not None else None
+        # count the new part outside the index lock, from the last accumulator snapshot
+        if acc_entry is None:
+            acc_entry = self._read_acc(session_id)
+        if acc_entry is not None and (acc_entry["size"] > st.st_size
+                                      or acc_entry["ino"] != st.st_ino):
+            acc_entry = None  # rewritten or truncated: count again
+        acc = StatsAccumulator()
+        header: SessionHeader | None = None
+        start, first_line, count, head = 0, 1, 0, None
+        if acc_entry is not None:
+            try:
+                acc = StatsAccumulator(acc_entry["acc"])
+                header = SessionHeader.from_json(acc_entry["header"])
+            except (InvalidInput, TypeError, ValueError, KeyError, AttributeError):
+                acc, header = StatsAccumulator(), None  # a damaged snapshot: count again
+            else:
+                start, first_line, count, head = (acc_entry["size"], acc_entry["lines"] + 1,
+                                                  acc_entry["events"], acc_entry["head"])
         end = start
         lines = first_line - 1
         for line in read_lines(path, start=start, first_line=first_line):
@@ -290,13 +498,17 @@ class FileSessions:
                 head = _head_of(v)
         if header is None:
             raise StoreDamaged(f"{path} has no session header line; run 'turnback fsck'")
-        entry = {
+        snapshot = {
             "size": end, "ino": st.st_ino, "lines": lines, "events": count, "head": head,
             "header": header.to_json(), "acc": acc.state(),
         }
+        entry = {f: snapshot[f] for f in SUMMARY_FIELDS if f != "stats"}
+        entry["stats"] = acc.result(header.started, header.ended)
+        entry["_acc"] = snapshot
         with self._lock:
             self._load_index()[session_id] = entry
             self._index_dirty = True
+            self._acc_dirty.add(session_id)
         return self._summary_from(entry)
 
     @staticmethod
@@ -305,12 +517,41 @@ class FileSessions:
         summary = entry.get("_summary")
         if summary is None:
             header = SessionHeader.from_json(entry["header"])
-            stats = entry.get("stats")
-            if not isinstance(stats, dict):
-                stats = StatsAccumulator(entry["acc"]).result(header.started, header.ended)
-                entry["stats"] = stats
-            summary = entry["_summary"] = SessionSummary(header, stats, entry["events"],
+            summary = entry["_summary"] = SessionSummary(header, entry["stats"], entry["events"],
                                                          entry["head"])
         assert isinstance(summary, SessionSummary)
         return summary
 
+
+def _not_an_event(v: dict[str, Any]) -> str | None:
+    """What ``Event.from_json(v)`` would refuse, without building the event (None: it is one)."""
+    for key in ("id", "session", "ts", "kind"):
+        if not isinstance(v.get(key), str):
+            return f"event field {key!r} is missing or not a string"
+    parent = v.get("parent")
+    if parent is not None and not isinstance(parent, str):
+        return "event field 'parent' must be a string or null"
+    data = v.get("data")
+    if data is not None and not isinstance(data, dict):
+        return "event field 'data' must be an object"
+    return None
+
+
+def _summary_entry_ok(e: Any) -> bool:
+    return (
+        isinstance(e, dict)
+        and all(isinstance(e.get(f), int) for f in ("size", "ino", "lines", "events"))
+        and isinstance(e.get("head"), (str, type(None)))
+        and isinstance(e.get("header"), dict)
+        and isinstance(e.get("stats"), dict)
+    )
+
+
+def _acc_entry_ok(e: Any) -> bool:
+    return (
+        isinstance(e, dict)
+        and all(isinstance(e.get(f), int) for f in ("size", "ino", "lines", "events"))
+        and isinstance(e.get("head"), (str, type(None)))
+        and isinstance(e.get("header"), dict)
+        and isinstance(e.get("acc"), dict)
+    )

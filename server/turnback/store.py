@@ -23,7 +23,15 @@ from .errors import Conflict, InvalidInput, NotFound, StoreDamaged, TurnbackErro
 from .events import JSON, Event, Kind, SessionHeader, check_id, new_id, new_session_id, now_iso
 from .ignore import IgnoreRules
 from .locks import file_lock, rw_lock
-from .models import Change, Checkpoint, FileContent, RewindResult, SessionLog, SessionSummary
+from .models import (
+    Change,
+    Checkpoint,
+    FileContent,
+    RewindResult,
+    SessionLog,
+    SessionPage,
+    SessionSummary,
+)
 from .objects import BLOB, ObjectStore
 from .oplog import OpLog
 from .paths import expand_home, normalize
@@ -45,6 +53,16 @@ class _Head:
 
 HEAD: Any = _Head()
 
+
+
+def filter_sessions(summaries: list[SessionSummary], query: str) -> list[SessionSummary]:
+    """The summaries whose id, title, agent or model holds ``query`` (any case), in order."""
+    q = query.lower()
+    return [
+        s for s in summaries
+        if q in s.header.id.lower() or q in s.header.title.lower()
+        or q in s.header.agent.lower() or q in (s.header.model or "").lower()
+    ]
 
 class Store:
     """The history store of one workspace. Thread-safe for the server's use."""
@@ -108,7 +126,7 @@ class Store:
             for sub in ("sessions", "objects", "index", "cache", "locks"):
                 (root / sub).mkdir(parents=True, exist_ok=True)
             save_config(root, file_cfg)
-        backend = FileSessions(root / "sessions", root / "index" / "sessions.json",
+        backend = FileSessions(root / "sessions", root / "index" / "summaries.json",
                                fsync_appends=cfg.fsync_appends)
         store = cls(ws, root, cfg, backend, version)
         store.recover()
@@ -239,6 +257,10 @@ class Store:
     def session(self, session_id: str) -> SessionLog:
         return self.backend.load(check_id(session_id, "session id"))
 
+    def session_page(self, session_id: str, offset: int, limit: int) -> SessionPage:
+        """``session(session_id)``'s events[offset:offset + limit], parsing only those."""
+        return self.backend.page(check_id(session_id, "session id"), offset, limit)
+
     def session_summary(self, session_id: str) -> SessionSummary:
         return self.backend.summary(check_id(session_id, "session id"))
 
@@ -252,12 +274,7 @@ class Store:
         summaries.sort(key=lambda s: (s.stats.get("startedAt") or s.header.started or "",
                                       s.header.id), reverse=True)
         if query:
-            q = query.lower()
-            summaries = [
-                s for s in summaries
-                if q in s.header.id.lower() or q in s.header.title.lower()
-                or q in s.header.agent.lower() or q in (s.header.model or "").lower()
-            ]
+            summaries = filter_sessions(summaries, query)
         if isinstance(self.backend, FileSessions):
             self.backend.save_index()
         total = len(summaries)

@@ -252,7 +252,7 @@ def test_file_summary_index_survives_reopen(store: Store) -> None:
     store.append(s.id, Kind.PROMPT, {"text": "x"})
     assert store.stats("s1")["prompts"] == 1
     store.close()
-    assert (store.root / "index" / "sessions.json").exists()
+    assert (store.root / "index" / "summaries.json").exists()
     other = Store.open(store.workspace)
     other.append("s1", Kind.PROMPT, {"text": "y"})
     assert Store.open(store.workspace).stats("s1")["prompts"] == 2
@@ -266,3 +266,105 @@ def test_session_without_header_is_damage(store: Store) -> None:
         store.session("bad")
     # listing keeps working, leaving the damaged one out
     assert store.sessions()[1] == 0
+
+
+def _same_as_load(st: Store, sid: str) -> None:
+    log = st.session(sid)
+    n = len(log.events)
+    for offset, limit in [(0, 1), (0, n + 5), (1, 2), (max(0, n - 2), 10), (n, 3), (n + 7, 1)]:
+        page = st.session_page(sid, offset, limit)
+        assert page.events == log.events[offset : offset + limit]
+        assert (page.total, page.head, page.problems) == (n, log.head, log.problems)
+
+
+def test_session_page_is_a_slice_of_the_log(st: Store) -> None:
+    s = st.start_session(session_id="s1")
+    e1 = st.append(s.id, Kind.PROMPT, {"text": "x"})
+    _same_as_load(st, "s1")
+    for i in range(5):
+        st.append(s.id, Kind.RESPONSE, {"text": f"r{i}"})
+    _same_as_load(st, "s1")
+    st.fork(e1.id)
+    _same_as_load(st, "s1")
+    st.update_session(s.id, title="t2")
+    st.append(s.id, Kind.NOTE, {"text": "after the fork"})
+    _same_as_load(st, "s1")
+    with pytest.raises(NotFound):
+        st.session_page("nope", 0, 10)
+
+
+def test_file_session_page_follows_damage_and_growth(store: Store) -> None:
+    s = store.start_session(session_id="s1")
+    store.append(s.id, Kind.PROMPT, {"text": "x"})
+    path = store.root / "sessions" / "s1.jsonl"
+    _same_as_load(store, "s1")
+    with open(path, "ab") as f:
+        f.write(b"garbage line\n\n[1]\n")
+        f.write(b'{"id": "e", "session": "s1", "ts": "t"}\n')  # no kind: not an event
+    _same_as_load(store, "s1")
+    store.append(s.id, Kind.NOTE, {"text": "after garbage"})
+    with open(path, "ab") as f:
+        f.write(b'{"id": "torn", "sess')
+    _same_as_load(store, "s1")
+    store.append(s.id, Kind.NOTE, {"text": "repairs the tail"})
+    _same_as_load(store, "s1")
+    # rewritten in place of the old file (another inode): read again
+    data = path.read_bytes().split(b"\n")
+    tmp = path.with_suffix(".tmp")
+    tmp.write_bytes(b"\n".join(data[:2]) + b"\n")
+    tmp.replace(path)
+    _same_as_load(store, "s1")
+    (store.root / "sessions" / "bad.jsonl").write_bytes(b'{"id":"e","session":"bad"}\n')
+    from turnback import StoreDamaged
+
+    with pytest.raises(StoreDamaged, match="no session header"):
+        store.session_page("bad", 0, 10)
+
+
+def test_summary_index_layout_growth_and_damage(store: Store) -> None:
+    s = store.start_session(session_id="s1")
+    store.append(s.id, Kind.PROMPT, {"text": "x"})
+    assert store.stats("s1")["prompts"] == 1
+    store.close()
+    idx = store.root / "index"
+    data = orjson.loads((idx / "summaries.json").read_bytes())
+    assert data["format"] == 1 and "acc" not in data["sessions"]["s1"]
+    assert data["sessions"]["s1"]["stats"]["prompts"] == 1
+    acc = orjson.loads((idx / "acc" / "s1.json").read_bytes())
+    assert acc["acc"]["c"]["prompts"] == 1 and acc["events"] == 1
+    # grown by another process: counted on from the accumulator
+    other = Store.open(store.workspace)
+    other.append("s1", Kind.PROMPT, {"text": "y"})
+    other.close()
+    assert Store.open(store.workspace).stats("s1")["prompts"] == 2
+    # a damaged accumulator or index entry: the session is counted again from its file
+    (idx / "acc" / "s1.json").write_bytes(b'{"size": 1, "ino": 2, "lines": 1, "events": 1, '
+                                          b'"head": null, "header": {}, "acc": {"c": 7}}')
+    third = Store.open(store.workspace)
+    third.append("s1", Kind.PROMPT, {"text": "z"})
+    assert third.stats("s1")["prompts"] == 3
+    third.close()
+    data = orjson.loads((idx / "summaries.json").read_bytes())
+    data["sessions"]["s1"]["header"] = {"id": 5}
+    (idx / "summaries.json").write_bytes(orjson.dumps(data))
+    assert [x.stats["prompts"] for x in Store.open(store.workspace).sessions()[0]] == [3]
+
+
+def test_legacy_session_index_is_converted(store: Store) -> None:
+    s = store.start_session(session_id="s1")
+    store.append(s.id, Kind.PROMPT, {"text": "x"})
+    store.sessions()
+    store.close()
+    idx = store.root / "index"
+    summary = orjson.loads((idx / "summaries.json").read_bytes())["sessions"]["s1"]
+    acc = orjson.loads((idx / "acc" / "s1.json").read_bytes())
+    (idx / "sessions.json").write_bytes(orjson.dumps({"s1": {**acc, "stats": summary["stats"]}}))
+    (idx / "summaries.json").unlink()
+    (idx / "acc" / "s1.json").unlink()
+    old = Store.open(store.workspace)
+    assert old.sessions()[0][0].stats["prompts"] == 1
+    old.close()
+    assert not (idx / "sessions.json").exists() and (idx / "acc" / "s1.json").exists()
+    newer = Store.open(store.workspace)
+    newer.append("s1", Kind.PROMPT, {"text": "y"})
+    assert newer.stats("s1")["prompts"] == 2

@@ -156,7 +156,7 @@ def test_caches_rebuilt_when_garbage(ws: Path) -> None:
     store.sessions()
     store.close()
     (store.root / "cache" / "stat.json").write_bytes(b"garbage")
-    (store.root / "index" / "sessions.json").write_bytes(b"[garbage")
+    (store.root / "index" / "summaries.json").write_bytes(b"[garbage")
     fresh = Store.open(ws)
     assert fresh.sessions()[1] == 1
     cp = fresh.checkpoint()

@@ -255,3 +255,19 @@ async def test_checkpoints_after_rewind_and_undo_are_exact(
     d = await client.call("turnback/createCheckpoint", {})
     assert d["incremental"] is True
     assert d["checkpoint"]["tree"] == b["tree"]
+
+
+async def test_non_ascii_and_odd_json_round_trip(client: TurnbackClient, ws: Path) -> None:
+    # answers are written as UTF-8 (Content-Length counts bytes); what orjson refuses
+    # (a lone surrogate, an integer past 64 bits) is still written, the standard way
+    run_python(
+        "import sys\nfrom turnback import Store, Kind\ns = Store.open(sys.argv[1])\n"
+        "s.start_session(title='réparer le café ☕ 修复', session_id='u1')\n"
+        "s.append('u1', Kind.NOTE, {'text': 'naïve ✓', 'n': 2**70})\n",
+        str(ws),
+    )
+    listed = await client.call("turnback/sessions", {})
+    assert listed["sessions"][0]["title"] == "réparer le café ☕ 修复"
+    res = await client.call("turnback/session", {"sessionId": "u1"})
+    assert res["events"][0]["data"] == {"text": "naïve ✓", "n": 2**70}
+    assert res["session"]["title"] == "réparer le café ☕ 修复"

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import sys
 
-from .app import main
+from .codecache import install
+
+install()  # before pygls and lsprotocol are imported
+
+from .app import main  # noqa: E402
 
 sys.exit(main())

@@ -10,24 +10,26 @@ from __future__ import annotations
 
 import asyncio
 import faulthandler
+import gc
 import logging
 import signal
 import sys
 import threading
 from collections.abc import Callable
-from importlib.metadata import PackageNotFoundError, version
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 from lsprotocol import types
+from pygls.io_ import StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 
+from .. import __version__
 from ..errors import NotFound
 from ..store import Store
-from . import logs
+from . import codecache, logs
 from .folders import Folder, Folders
 from .notify import ChangeNotifier
 from .settings import Settings
-from .wire import plain_json_converter
+from .wire import PipeReader, TurnbackProtocol, plain_json_converter
 from .work import Pools, run_blocking
 
 log = logging.getLogger("turnback.server")
@@ -36,10 +38,9 @@ _transport_log = logging.getLogger("turnback_transport")
 
 T = TypeVar("T")
 
-try:
-    VERSION = version("turnback")
-except PackageNotFoundError:  # running from a source tree
-    VERSION = "0+unknown"
+CODE_CACHE_SAVE_S = 5.0  # after start, when the first requests have been answered
+
+VERSION = __version__  # pyproject.toml's version (tests/server/test_codecache.py checks)
 
 
 class TurnbackServer(LanguageServer):
@@ -48,6 +49,7 @@ class TurnbackServer(LanguageServer):
             "turnback",
             VERSION,
             text_document_sync_kind=types.TextDocumentSyncKind.None_,
+            protocol_cls=TurnbackProtocol,
             converter_factory=plain_json_converter,
         )
         self.folders = Folders()
@@ -171,6 +173,30 @@ class TurnbackServer(LanguageServer):
             except Exception:
                 log.exception("closing the store of %s", folder.path)
 
+    def _start_io_async(
+        self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None
+    ) -> None:
+        """pygls's stdio loop, with stdin read on the event loop (no thread per message)."""
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        reader = PipeReader(stdin or sys.stdin.buffer)
+        try:
+            asyncio.run(
+                run_async(
+                    stop_event=self._stop_event,
+                    reader=reader,
+                    protocol=self.protocol,
+                    logger=_transport_log,
+                    error_handler=self.report_server_error,
+                )
+            )
+        except BrokenPipeError:
+            _transport_log.error("the client closed the pipe; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
+
     def shutdown(self) -> None:
         self.close_all()
         self.pools.shutdown()
@@ -201,9 +227,19 @@ def main() -> int:
     stdout = sys.stdout.buffer
     sys.stdout = sys.stderr
     ls = create_server()
+    # The modules and classes just loaded live as long as the process: out of the
+    # collector's sight, a full collection walks a fraction of the objects.
+    gc.freeze()
     log.info("turnback language server %s on stdio", VERSION)
+    # What was compiled for the first requests is kept for the next start (codecache.py).
+    saver = threading.Timer(CODE_CACHE_SAVE_S, codecache.save)
+    saver.daemon = True
+    saver.start()
     try:
         ls.start_io(sys.stdin.buffer, stdout)
     except KeyboardInterrupt:
         pass
+    finally:
+        saver.cancel()
+        codecache.save()
     return 0

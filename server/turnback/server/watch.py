@@ -23,8 +23,6 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from watchfiles._rust_notify import RustNotify
-
 from .dirty import DirtyTracker
 
 log = logging.getLogger("turnback.server.watch")
@@ -168,6 +166,9 @@ class FolderWatcher:
 
 
     def _run(self) -> None:
+        # Imported here, on the watcher's thread: not on the way to the first answer.
+        from watchfiles._rust_notify import RustNotify
+
         backoff = 0.5
         while not self._stop.is_set():
             self._watched = self._paths()

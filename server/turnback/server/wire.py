@@ -9,15 +9,26 @@ the JSON parser produced.
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+import logging
+import os
+import stat
+from typing import Any, BinaryIO
 
+import orjson
 from cattrs import Converter
+from pygls.exceptions import JsonRpcInternalError
+from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.protocol import (
     JsonRPCNotification,
     JsonRPCRequestMessage,
     JsonRPCResponseMessage,
+    LanguageServerProtocol,
     default_converter,
 )
+
+logger = logging.getLogger("turnback_transport")
+_traffic_log = logging.getLogger("pygls.protocol.json_rpc")  # TURNBACK_LOG=debug shows it
 
 
 def _request(obj: dict[str, Any], _cls: type) -> JsonRPCRequestMessage:
@@ -52,3 +63,108 @@ def plain_json_converter() -> Converter:
     converter.register_structure_hook(JsonRPCNotification, _notification)
     converter.register_structure_hook(JsonRPCResponseMessage, _response)
     return converter
+
+
+class TurnbackProtocol(LanguageServerProtocol):
+    """pygls's protocol, writing plain-JSON messages with orjson.
+
+    pygls writes every message with ``json.dumps``, calling the cattrs converter
+    for each attrs object inside. Turnback's answers are plain dicts and lists
+    already, so a response to a custom method (and a notification with plain
+    params) is written by orjson in one call. Anything else (LSP's typed
+    answers, errors, values orjson refuses) goes the pygls way.
+    """
+
+    def _send_data(self, data: Any) -> None:
+        writer = self.writer
+        body = _plain_body(data) if isinstance(writer, StdoutWriter) else None
+        if body is None or not self._include_headers:
+            super()._send_data(data)
+            return
+        assert isinstance(writer, StdoutWriter)
+        if _traffic_log.isEnabledFor(logging.INFO):
+            _traffic_log.info("Sending data: %s", body.decode("utf-8", "replace"))
+        header = (
+            f"Content-Length: {len(body)}\r\n"
+            f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+        ).encode("ascii")
+        try:
+            writer.write(header + body)
+        except BrokenPipeError:
+            logger.exception("Error sending data. BrokenPipeError", exc_info=True)
+            raise
+        except Exception as error:
+            logger.exception("Error sending data", exc_info=True)
+            self._server._report_server_error(error, JsonRpcInternalError)
+
+
+_PLAIN = (dict, list, str, int, float, bool, type(None))
+
+
+def _plain_body(data: Any) -> bytes | None:
+    """The message as JSON bytes when it is plain JSON; None to let pygls write it."""
+    cls = type(data)
+    if cls is JsonRPCResponseMessage:
+        if not isinstance(data.result, _PLAIN):
+            return None
+        msg: dict[str, Any] = {"id": data.id, "jsonrpc": data.jsonrpc, "result": data.result}
+    elif cls is JsonRPCNotification:
+        if not isinstance(data.params, (dict, type(None))):
+            return None
+        msg = {"method": data.method, "jsonrpc": data.jsonrpc}
+        if data.params is not None:
+            msg["params"] = data.params
+    else:
+        return None
+    try:
+        return orjson.dumps(msg)
+    except (TypeError, orjson.JSONEncodeError):
+        return None  # something json.dumps may still write (a huge int, a non-str key)
+
+
+class PipeReader:
+    """stdin read on the event loop (pygls reads it with a thread per line)."""
+
+    def __init__(self, stdin: BinaryIO) -> None:
+        self._stdin = stdin
+        self._stream: asyncio.StreamReader | None = None
+        self._fallback: StdinAsyncReader | None = None
+
+    async def _reader(self) -> asyncio.StreamReader | StdinAsyncReader:
+        if self._stream is not None:
+            return self._stream
+        if self._fallback is not None:
+            return self._fallback
+        loop = asyncio.get_running_loop()
+        stream = asyncio.StreamReader(limit=2**24, loop=loop)
+        try:
+            mode = os.fstat(self._stdin.fileno()).st_mode
+        except (OSError, ValueError, AttributeError):
+            mode = 0
+        # POSIX pipes and sockets only: a file, /dev/null or a terminal cannot be polled,
+        # and Windows' event loop needs overlapped handles, which stdin is not.
+        if os.name != "posix" or not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+            self._fallback = StdinAsyncReader(self._stdin)
+            return self._fallback
+        try:
+            await loop.connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(stream, loop=loop), self._stdin
+            )
+        except (OSError, ValueError):  # a regular file, or no pipe support: read on a thread
+            self._fallback = StdinAsyncReader(self._stdin)
+            return self._fallback
+        self._stream = stream
+        return stream
+
+    async def readline(self) -> bytes:
+        reader = await self._reader()
+        return await reader.readline()
+
+    async def readexactly(self, n: int) -> bytes:
+        reader = await self._reader()
+        if isinstance(reader, StdinAsyncReader):
+            return await reader.readexactly(n)
+        try:
+            return await reader.readexactly(n)
+        except asyncio.IncompleteReadError as exc:
+            return exc.partial

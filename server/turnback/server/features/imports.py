@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...importers.registry import SOURCES
-from ...importers.runner import import_source
 from ...paths import expand_home
 from ...store import Store
 from .. import methods
@@ -21,6 +19,10 @@ def register(ls: TurnbackServer) -> None:
     @ls.feature(methods.IMPORT)
     @rpc_method(methods.IMPORT)
     async def import_(ls: TurnbackServer, params: Any) -> JSON:
+        # The importers are loaded by the first import, not at every server start.
+        from ...importers.registry import SOURCES
+        from ...importers.runner import import_source
+
         p = Params(params, methods.IMPORT)
         source = p.choice("source", SOURCES, "")
         if not source:

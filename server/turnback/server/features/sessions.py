@@ -7,7 +7,7 @@ from typing import Any
 from ...errors import NotFound
 from ...events import summarize
 from ...models import SessionSummary
-from ...store import Store
+from ...store import Store, filter_sessions
 from .. import methods
 from ..app import TurnbackServer
 from ..errors import rpc_method
@@ -40,16 +40,15 @@ def register(ls: TurnbackServer) -> None:
         query = p.string("query") or None
 
         def page(every: list[SessionSummary]) -> JSON:
+            if query:
+                every = filter_sessions(every, query)
             items = every[offset : None if limit is None else offset + limit]
             return {"sessions": [s.to_json() for s in items], "total": len(every)}
 
         def job(store: Store) -> JSON:
-            if query:
-                items, total = store.sessions(offset=offset, limit=limit, query=query)
-                return {"sessions": [s.to_json() for s in items], "total": total}
             return page(folder.listing.sessions(store))
 
-        cached = None if query else folder.listing.peek()
+        cached = folder.listing.peek()
         if cached is not None:
             out = page(cached)  # no I/O: answered on the event loop, no thread hop
         else:
@@ -64,15 +63,23 @@ def register(ls: TurnbackServer) -> None:
         sid = p.req_ident("sessionId")
         offset = p.integer("offset", 0)
         limit = p.integer("limit", DEFAULT_EVENTS_PAGE, minimum=1, maximum=MAX_LIMIT)
-        folder = await find_session(ls, p.string("folder"), sid, methods.SESSION)
+        folder_uri = p.string("folder")
+        candidates = await ls.folders_for(folder_uri, methods.SESSION)
+        if len(candidates) > 1:
+            candidates = [await find_session(ls, folder_uri, sid, methods.SESSION)]
+        folder = candidates[0]
+
+        def unknown() -> JSON:
+            raise NotFound(f"{methods.SESSION}: no session {sid!r} (param 'sessionId')")
 
         def job(store: Store) -> JSON:
-            log = store.session(sid)
+            if not store.has_session(sid):  # looked for here: one trip to the reads pool
+                unknown()
+            page = store.session_page(sid, offset, limit)
             summary = store.session_summary(sid)
-            page = log.events[offset : offset + limit]
             return {
                 "session": summary.to_json(),
-                "head": log.head,
+                "head": page.head,
                 "events": [
                     {
                         "id": e.id,
@@ -82,15 +89,15 @@ def register(ls: TurnbackServer) -> None:
                         "summary": summarize(e),
                         "data": e.data,
                     }
-                    for e in page
+                    for e in page.events
                 ],
-                "total": len(log.events),
+                "total": page.total,
                 "offset": offset,
-                "problems": [pr.to_json() for pr in log.problems],
+                "problems": [pr.to_json() for pr in page.problems],
                 "folder": folder.uri,
             }
 
-        return await ls.read(folder, job)
+        return await ls.read_or(folder, job, unknown)
 
     @ls.feature(methods.FORK)
     @rpc_method(methods.FORK)
