@@ -440,10 +440,10 @@ class Scanner:
                 if seen is not None:
                     seen.add(rel)
             tree[name] = item
-        h = self.trees.put_transient(tree)
+        h, data = self.trees.name(tree)
         if write and (prev is None or prev[0] != h):
             # unchanged trees are known to be stored: no look-up among all objects
-            self.trees.put(tree)
+            self.trees.put_encoded(h, data)
         self.counts[h] = (files, nbytes)
         if write:
             self.statcache.new_dirtrees[rel_dir] = [h, files, nbytes, len(node.entries)]
