@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISDIR, S_ISREG, S_IXUSR
@@ -25,6 +26,8 @@ from .trees import DIR, EXEC, FILE, LINK, Entry, Tree, TreeReader
 
 Progress = Callable[[int, int], None]
 WORKERS = max(2, min(8, (os.cpu_count() or 2) * 2))
+INLINE_MAX = 64  # at most this many files to read: the small ones are read inline
+INLINE_BYTES = 4 * 1024 * 1024
 
 
 @dataclass(slots=True)
@@ -81,6 +84,8 @@ class Scanner:
         self._started = 0
         self._keep: set[str] | None = None  # paths seen by the last full scan
         self._results: dict[str, tuple[str, os.stat_result] | None] = {}
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
 
     # -- public ------------------------------------------------------------------
     def scan(
@@ -115,6 +120,12 @@ class Scanner:
                 for i in range(len(parts)):
                     dirty_dirs.add("/".join(parts[:i]))
         full = dirty_paths is None
+        if not full and base is not None and not dirty_paths:
+            # nothing changed since the scan that built ``base`` (a watcher said so): the
+            # same tree, without a system call
+            self._keep = None
+            files, nbytes = self.count(base)
+            return ScanResult(base, files, nbytes)
         self._write = write
         self._started = started
         self._results = {}
@@ -337,6 +348,21 @@ class Scanner:
                 skipped.append({"path": rel, "reason": "not a regular file, folder or symlink"})
         return node
 
+    def _executor(self) -> ThreadPoolExecutor:
+        """The hashing pool: made once, its threads kept for the next checkpoint."""
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=WORKERS,
+                                                thread_name_prefix="turnback-hash")
+            return self._pool
+
+    def close(self) -> None:
+        """Stop the hashing pool's threads (a later scan starts it again)."""
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
     def _put_link(self, target: bytes) -> str:
         return self.objects.put(BLOB, target) if self._write else hash_bytes(BLOB, target)
 
@@ -366,20 +392,43 @@ class Scanner:
             except (FileNotFoundError, PermissionError, IsADirectoryError):
                 return p.rel, None
 
-        if total <= 8:
-            done = [work(p) for p in pending]
-        else:
-            pool = ThreadPoolExecutor(max_workers=WORKERS)
+        done: list[tuple[str, tuple[str, os.stat_result] | None]] = []
+        if total <= INLINE_MAX:
+            # a few files (the usual checkpoint of a watched workspace): small ones are read
+            # here, which costs less than handing them to a thread; big ones go to the pool
+            # meanwhile, where hashing and compressing release the GIL
+            big = [p for p in pending if p.st.st_size >= INLINE_BYTES]
+            futures = [self._executor().submit(work, p) for p in big]
             try:
-                done = []
-                for i, item in enumerate(pool.map(work, pending, chunksize=16)):
-                    done.append(item)
-                    if progress is not None and (i % 256 == 0 or i == total - 1):
-                        progress(i + 1, total)  # may raise to cancel
+                done.extend(work(p) for p in pending if p.st.st_size < INLINE_BYTES)
+                done.extend(f.result() for f in futures)
+                if progress is not None:
+                    progress(total, total)
             except BaseException:
-                pool.shutdown(wait=True, cancel_futures=True)  # stop hashing what is left
+                for f in futures:
+                    f.cancel()
+                wait(futures)
                 raise
-            pool.shutdown(wait=True)
+        else:
+            def work_chunk(chunk: list[_Pending]
+                           ) -> list[tuple[str, tuple[str, os.stat_result] | None]]:
+                return [work(p) for p in chunk]
+
+            pool = self._executor()
+            chunks = [pool.submit(work_chunk, pending[i: i + 16]) for i in range(0, total, 16)]
+            try:
+                n = 0
+                for fut in chunks:
+                    got = fut.result()
+                    done.extend(got)
+                    before, n = n, n + len(got)
+                    if progress is not None and (n // 256 != before // 256 or n == total):
+                        progress(n, total)  # may raise to cancel
+            except BaseException:
+                for fut in chunks:
+                    fut.cancel()  # stop hashing what is left
+                wait(chunks)
+                raise
         for rel, res in done:
             results[rel] = res
             if res is not None and write:
