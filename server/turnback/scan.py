@@ -51,6 +51,8 @@ class _Dir:
     entries: dict[str, Entry | _Dir | _Pending] = field(default_factory=dict)
     hits: int = 0  # files served by the stat cache
     clean: bool = True  # nothing but stat-cache hits and clean subfolders
+    base: str | None = None  # an incremental scan's folder: the tree it patches
+    changed: frozenset[str] = frozenset()  # ... and the names in it looked at again
 
 
 def _hash_file_only(path: str, size: int) -> str:
@@ -303,7 +305,7 @@ class Scanner:
         ``children`` maps a folder to the names in it that changed or lead to a change;
         every other entry is taken from the base tree without a system call.
         """
-        node = _Dir(clean=False)
+        node = _Dir(clean=False, base=base, changed=frozenset(children.get(rel_dir, ())))
         node.entries.update(self.trees.get(base))
         prefix = f"{rel_dir}/" if rel_dir else ""
         for name in children.get(rel_dir, ()):
@@ -440,9 +442,56 @@ class Scanner:
         h, files, nbytes, _ = self._build_dir(node, write, seen, rel_dir)
         return h, files, nbytes
 
+    def _entry_counts(self, entry: Entry) -> tuple[int, int]:
+        return self.count(entry.hash) if entry.mode == DIR else (1, entry.size)
+
+    def _patch_dir(self, node: _Dir, write: bool, rel_dir: str) -> tuple[str, int, int, bool]:
+        """An incremental scan's folder: its base tree with only the changed names redone."""
+        assert node.base is not None
+        tree = dict(self.trees.get(node.base))
+        files, nbytes = self.count(node.base)
+        results = self._results
+        for name in node.changed:
+            old = tree.pop(name, None)
+            if old is not None:
+                f, b = self._entry_counts(old)
+                files -= f
+                nbytes -= b
+            item = node.entries.get(name)
+            if item is None:
+                continue
+            if isinstance(item, _Dir):
+                h, f, b, _ = self._build_dir(item, write, None,
+                                             f"{rel_dir}/{name}" if rel_dir else name)
+                if f == 0:
+                    continue  # empty folders are not recorded (as in git)
+                tree[name] = Entry(DIR, h, b)
+                files += f
+                nbytes += b
+                continue
+            if isinstance(item, _Pending):
+                res = results.get(item.rel)
+                if res is None:
+                    continue  # vanished or became something else mid-scan
+                digest, st = res
+                item = Entry(EXEC if st.st_mode & stat.S_IXUSR else FILE, digest, st.st_size)
+            f, b = self._entry_counts(item)
+            files += f
+            nbytes += b
+            tree[name] = item
+        h, data = self.trees.name(tree)
+        if write:
+            self.trees.put_encoded(h, data)
+        self.counts[h] = (files, nbytes)
+        if write:
+            self.statcache.new_dirtrees[rel_dir] = [h, files, nbytes, len(node.entries)]
+        return h, files, nbytes, False
+
     def _build_dir(self, node: _Dir, write: bool, seen: set[str] | None, rel_dir: str
                    ) -> tuple[str, int, int, bool]:
         """Build (or reuse) one folder's tree; the last value says it is unchanged."""
+        if node.base is not None and seen is None:
+            return self._patch_dir(node, write, rel_dir)
         tree: Tree = {}
         files = nbytes = 0
         clean = node.clean
