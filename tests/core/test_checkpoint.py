@@ -291,3 +291,31 @@ def test_failed_checkpoint_leaves_no_cache_naming_lost_objects(
             assert fresh.read_file(cp.id, "f") == b"v2, never committed"
             assert fresh.read_file(cp.id, "d/g") == b"g2, never committed"
         checks = [store.checkpoint()]  # and the first one goes on
+
+
+def test_checkpoint_index_reads_appends_incrementally(tmp_path: Path) -> None:
+    from turnback.checkpoint_index import CheckpointIndex
+    from turnback.models import Checkpoint
+
+    path = tmp_path / "checkpoints.jsonl"
+    index = CheckpointIndex(path)
+
+    def cp(cid: str, ts: str) -> Checkpoint:
+        return Checkpoint(cid, cid, ts, "t" * 64, "s", f"cp-{cid}", False, False, 1, 1, [], [])
+
+    index.add(cp("b", "2026-01-02"), fsync=False)
+    assert [c.id for c in index.all()] == ["b"]
+    index.add(cp("a", "2026-01-01"), fsync=False)  # older: sorted in
+    with open(path, "ab") as f:
+        f.write(b"not json\n{\"id\": \"torn")
+    assert [c.id for c in index.all()] == ["a", "b"]
+    assert [p.line for p in index.problems] == [3]
+    index.add(cp("c", "2026-01-03"), fsync=False)  # repairs the torn tail first
+    index.drop(["b"], fsync=False)
+    assert [c.id for c in index.all()] == ["a", "c"]
+    assert [p.line for p in index.problems] == [3]
+    assert index.get("b") is None and index.resolve("latest").id == "c"
+    fresh = CheckpointIndex(path)
+    assert [c.id for c in fresh.all()] == ["a", "c"] and [p.line for p in fresh.problems] == [3]
+    path.write_bytes(path.read_bytes().split(b"\n", 1)[1])  # rewritten shorter: read again
+    assert [c.id for c in index.all()] == ["a", "c"] and [p.line for p in index.problems] == [2]
