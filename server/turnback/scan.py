@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
+import struct
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -18,6 +19,8 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISDIR, S_ISREG, S_IXUSR
+
+import blake3
 
 from .ignore import IGNORE_FILES, IgnoreRules
 from .objects import BLOB, CHUNK, ObjectStore, hash_bytes
@@ -53,11 +56,26 @@ class _Dir:
     clean: bool = True  # nothing but stat-cache hits and clean subfolders
     base: str | None = None  # an incremental scan's folder: the tree it patches
     changed: frozenset[str] = frozenset()  # ... and the names in it looked at again
+    # a full scan's folder whose listing matched its stat-cache record: the names of its
+    # files (every one as the last full scan saw it), which are not in ``entries``
+    reused: list[str] | None = None
+
+
+_STATKEY = struct.Struct("<QqqQI")
+
+
+def _listing_key(listing: list[os.DirEntry[str]], sts: list[os.stat_result]) -> str:
+    """A digest of a folder's names and its files' stats (folders count by name only)."""
+    pack = _STATKEY.pack
+    h = blake3.blake3("\0".join([de.name for de in listing]).encode("utf-8", "surrogateescape"))
+    h.update(b"".join([
+        b"d" if S_ISDIR(st.st_mode)
+        else pack(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode)
+        for st in sts]))
+    return h.hexdigest()[:32]
 
 
 def _hash_file_only(path: str, size: int) -> str:
-    import blake3
-
     h = blake3.blake3(BLOB + b"\0")
     with open(path, "rb") as f:
         while chunk := f.read(CHUNK):
@@ -105,6 +123,7 @@ class Scanner:
         checkpoint calls once the objects the scan wrote are committed.
         """
         self.statcache.load()
+        self.statcache.new_dirrecs = {}  # filled by this scan's folders alone
         started = time.time_ns()
         skipped: list[dict[str, object]] = []
         pending: list[_Pending] = []
@@ -200,16 +219,44 @@ class Scanner:
         sig = self.ignore.chain_sig(rel_dir)
         trusted = self.statcache.dirsigs.get(rel_dir) == sig
         self.statcache.new_dirsigs[rel_dir] = sig
-        rows = self.statcache.rows
-        unpack = ROW.unpack
         in_dir = self.ignore.in_dir
+        cache = self.statcache
+        # A full scan, and a record of this folder: one digest of every entry's stat says
+        # whether all its files are as the last full scan saw them (then no look-up per file)
+        recordable = trusted and dirty_paths is None and self._write
+        want = cache.dirrecs.get(rel_dir) if recordable else None
+        if want is not None and rel_dir in cache.dirtrees:
+            try:
+                sts = [de.stat(follow_symlinks=False) for de in listing]
+            except FileNotFoundError:
+                sts = []
+            if sts and _listing_key(listing, sts) == want:
+                cache.new_dirrecs[rel_dir] = want
+                node.reused = [de.name for de, st in zip(listing, sts, strict=True)
+                               if not S_ISDIR(st.st_mode)]
+                node.hits = len(node.reused)
+                for de, st in zip(listing, sts, strict=True):
+                    if S_ISDIR(st.st_mode):
+                        name = de.name
+                        rel = f"{rel_dir}/{name}" if rel_dir else name
+                        if rel not in cache.dirsigs and in_dir(rel_dir, rel, name, True):
+                            continue
+                        node.entries[name] = self._list(rel, None, True, None, set(), pending,
+                                                        skipped)
+                return node
+        rows = cache.rows
+        unpack = ROW.unpack
+        seen_st: list[os.stat_result] = []
         for de in listing:
             name = de.name
             rel = f"{rel_dir}/{name}" if rel_dir else name
             try:
                 st = de.stat(follow_symlinks=False)
             except FileNotFoundError:
+                recordable = False
                 continue
+            if recordable:
+                seen_st.append(st)
             mode = st.st_mode
             if S_ISREG(mode):
                 raw = rows.get(rel)
@@ -231,6 +278,7 @@ class Scanner:
                 node.clean = False
                 if in_dir(rel_dir, rel, name, False):
                     continue
+                recordable = False
                 if st.st_size > self.size_cap:
                     skipped.append({"path": rel, "reason": "larger than the size cap",
                                     "size": st.st_size})
@@ -275,6 +323,7 @@ class Scanner:
                 node.clean = False
                 if in_dir(rel_dir, rel, name, False):
                     continue
+                recordable = False
                 try:
                     target = os.readlink(de.path.encode("utf-8", "surrogateescape"))
                 except OSError:
@@ -287,7 +336,12 @@ class Scanner:
             node.clean = False
             if in_dir(rel_dir, rel, name, False):
                 continue
+            recordable = False
             skipped.append({"path": rel, "reason": "not a regular file, folder or symlink"})
+        if recordable:
+            # every file here matched its row (or is ignored): the next full scan may take
+            # them all from one digest
+            cache.new_dirrecs[rel_dir] = _listing_key(listing, seen_st)
         return node
 
 
@@ -502,16 +556,33 @@ class Scanner:
                                                    f"{rel_dir}/{name}" if rel_dir else name)
                 clean = clean and sub[3]
         prev = self.statcache.dirtrees.get(rel_dir)
-        if (clean and prev is not None and prev[3] == len(node.entries)
-                and node.hits == len(node.entries) - len(subs)):
+        reused = node.reused
+        if clean and prev is not None and (reused is not None or (
+                prev[3] == len(node.entries) and node.hits == len(node.entries) - len(subs))):
             # every entry is as the last scan saw it: so is the tree
             if seen is not None:
                 prefix = f"{rel_dir}/" if rel_dir else ""
-                seen.update(prefix + n for n, it in node.entries.items()
-                            if not isinstance(it, _Dir))
+                if reused is not None:
+                    seen.update([prefix + n for n in reused])
+                else:
+                    seen.update(prefix + n for n, it in node.entries.items()
+                                if not isinstance(it, _Dir))
             self.statcache.new_dirtrees[rel_dir] = prev
             self.counts[prev[0]] = (prev[1], prev[2])
             return prev[0], prev[1], prev[2], True
+        n_entries = len(node.entries)
+        if reused is not None:
+            # the files are those of the last full scan's tree; only folders below changed
+            assert prev is not None
+            prefix = f"{rel_dir}/" if rel_dir else ""
+            for name, entry in self.trees.get(prev[0]).items():
+                if entry.mode != DIR:
+                    tree[name] = entry
+                    files += 1
+                    nbytes += entry.size
+                    n_entries += 1
+                    if seen is not None:
+                        seen.add(prefix + name)
         for name, item in node.entries.items():
             rel = f"{rel_dir}/{name}" if rel_dir else name
             if isinstance(item, _Dir):
@@ -544,5 +615,5 @@ class Scanner:
             self.trees.put_encoded(h, data)
         self.counts[h] = (files, nbytes)
         if write:
-            self.statcache.new_dirtrees[rel_dir] = [h, files, nbytes, len(node.entries)]
+            self.statcache.new_dirtrees[rel_dir] = [h, files, nbytes, n_entries]
         return h, files, nbytes, False

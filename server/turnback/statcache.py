@@ -42,6 +42,11 @@ class StatCache:
         # folder -> [tree hash, files, bytes, entries] as the last scan built it
         self.dirtrees: dict[str, list[Any]] = {}
         self.new_dirtrees: dict[str, list[Any]] = {}
+        # folder -> digest of its listing (names and the stat of every non-folder entry) as
+        # a full scan saw it when every file in it matched its row: the same digest again
+        # means the same files, and the folder's files need no look-up one by one
+        self.dirrecs: dict[str, str] = {}
+        self.new_dirrecs: dict[str, str] = {}
 
     def load(self) -> None:
         if self._loaded:
@@ -67,6 +72,7 @@ class StatCache:
             self.rows = {k: data[pos + i * size: pos + (i + 1) * size] for i, k in enumerate(keys)}
             self.dirsigs = dict(header.get("dirsigs") or {})
             self.dirtrees = dict(header.get("dirtrees") or {})
+            self.dirrecs = dict(header.get("dirrecs") or {})  # absent before: none trusted
         except (FileNotFoundError, orjson.JSONDecodeError, struct.error, TypeError, ValueError,
                 AttributeError):
             self.rows = {}  # a cache: losing it only costs a re-read
@@ -74,8 +80,8 @@ class StatCache:
     def discard(self) -> None:
         """Forget what is not saved: a checkpoint failed, so its rows may name objects that
         were never committed. The next ``load`` reads the file again."""
-        self.rows, self.dirsigs, self.dirtrees = {}, {}, {}
-        self.new_dirsigs, self.new_dirtrees = {}, {}
+        self.rows, self.dirsigs, self.dirtrees, self.dirrecs = {}, {}, {}, {}
+        self.new_dirsigs, self.new_dirtrees, self.new_dirrecs = {}, {}, {}
         self.dirty = False
         self._loaded = False
         self._saved_at = time.monotonic()
@@ -96,10 +102,13 @@ class StatCache:
         self.rows[rel] = ROW.pack(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino,
                                   st.st_mode, scan_ns, bytes.fromhex(digest))
         self.dirty = True
+        if self.dirrecs:
+            self.dirrecs.pop(rel.rpartition("/")[0], None)
 
     def drop(self, rel: str) -> None:
         if self.rows.pop(rel, None) is not None:
             self.dirty = True
+            self.dirrecs.pop(rel.rpartition("/")[0], None)
 
     def save(self, keep: set[str] | None = None) -> None:
         """Persist; ``keep`` (after a full scan) prunes paths that no longer exist."""
@@ -114,16 +123,20 @@ class StatCache:
             if self.new_dirtrees != self.dirtrees:
                 self.dirtrees = self.new_dirtrees
                 self.dirty = True
+            if self.new_dirrecs != self.dirrecs:
+                self.dirrecs = self.new_dirrecs
+                self.dirty = True
         else:
             for k, v in self.new_dirsigs.items():
                 if self.dirsigs.get(k) != v:
                     self.dirsigs[k] = v
                     self.dirty = True
-            if self.dirtrees:
-                self.dirtrees = {}  # only a full scan sees every folder
+            if self.dirtrees or self.dirrecs:
+                self.dirtrees, self.dirrecs = {}, {}  # only a full scan sees every folder
                 self.dirty = True
         self.new_dirsigs = {}
         self.new_dirtrees = {}
+        self.new_dirrecs = {}
         if not self.dirty:
             return
         if keep is None and time.monotonic() - self._saved_at < INCREMENTAL_SAVE_S:
@@ -131,7 +144,8 @@ class StatCache:
             # every row for a few changed files would cost more than the checkpoint
             return
         self._saved_at = time.monotonic()
-        header = dumps({"dirsigs": self.dirsigs, "dirtrees": self.dirtrees})
+        header = dumps({"dirsigs": self.dirsigs, "dirtrees": self.dirtrees,
+                        "dirrecs": self.dirrecs})
         keys = "\0".join(self.rows).encode("utf-8", "surrogateescape")
         atomic_write(self.path, b"".join([
             MAGIC, _U32.pack(len(header)), header, _U32.pack(len(self.rows)),

@@ -172,6 +172,29 @@ def test_unchanged_files_are_not_read_again(store: Store, ws: Path) -> None:
     assert third.read == 1 and third.tree != first.tree
 
 
+def test_folder_records_take_unchanged_folders_whole(store: Store, ws: Path) -> None:
+    for i in range(12):
+        write(ws, f"d{i % 3}/sub/f{i}.txt", f"content {i}")
+    write(ws, ".gitignore", "*.log\n")
+    write(ws, "d0/x.log", "ignored")
+    age_tree(ws)
+    first = store.checkpoint()
+    store.checkpoint()  # every file matched its row: each folder gets a record
+    cold = Store.open(ws)
+    cold.scanner.scan(write=False)
+    again = cold.checkpoint()
+    assert again.tree == first.tree and (again.files, again.bytes) == (first.files, first.bytes)
+    assert set(cold.scanner.statcache.dirrecs) >= {"", "d0", "d1/sub"}
+    age(write(ws, "d1/sub/f1.txt", "changed!"))  # a file below: the parents rebuild their tree
+    write(ws, "d2/new.txt", "new")  # a new file: that folder's record no longer matches
+    age_tree(ws)
+    (ws / "d0" / "x.log").write_text("still ignored, changed")
+    changed = Store.open(ws).checkpoint()
+    full = Store.memory(ws).scanner.scan(write=False)
+    assert changed.tree == full.tree and changed.files == first.files + 1
+    assert Store.open(ws).checkpoint().tree == changed.tree
+
+
 def test_unchanged_files_not_opened(store: Store, ws: Path, monkeypatch: pytest.MonkeyPatch
                                     ) -> None:
     for i in range(5):
