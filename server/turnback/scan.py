@@ -103,6 +103,7 @@ class Scanner:
         self._write = True
         self._started = 0
         self._keep: set[str] | None = None  # paths seen by the last full scan
+        self._keep_in: list[tuple[str, list[str]]] = []  # ... and folders it took whole
         self._results: dict[str, tuple[str, os.stat_result] | None] = {}
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
@@ -124,6 +125,7 @@ class Scanner:
         """
         self.statcache.load()
         self.statcache.new_dirrecs = {}  # filled by this scan's folders alone
+        self._keep_in = []
         started = time.time_ns()
         skipped: list[dict[str, object]] = []
         pending: list[_Pending] = []
@@ -165,12 +167,12 @@ class Scanner:
         tree, files, nbytes = self._build(root, write, seen, "")
         self._keep = seen
         if write and save_cache:
-            self.statcache.save(keep=seen)
+            self.statcache.save(keep=seen, keep_in=self._keep_in)
         return ScanResult(tree, files, nbytes, skipped, read)
 
     def save_cache(self) -> None:
         """Persist the stat cache of the last ``scan(save_cache=False)``."""
-        self.statcache.save(keep=self._keep)
+        self.statcache.save(keep=self._keep, keep_in=self._keep_in)
 
     def count(self, tree: str) -> tuple[int, int]:
         """(files, bytes) below a tree, cached by hash."""
@@ -563,7 +565,7 @@ class Scanner:
             if seen is not None:
                 prefix = f"{rel_dir}/" if rel_dir else ""
                 if reused is not None:
-                    seen.update([prefix + n for n in reused])
+                    self._keep_in.append((prefix, reused))  # made into paths only if needed
                 else:
                     seen.update(prefix + n for n, it in node.entries.items()
                                 if not isinstance(it, _Dir))

@@ -193,6 +193,11 @@ def test_folder_records_take_unchanged_folders_whole(store: Store, ws: Path) -> 
     full = Store.memory(ws).scanner.scan(write=False)
     assert changed.tree == full.tree and changed.files == first.files + 1
     assert Store.open(ws).checkpoint().tree == changed.tree
+    (ws / "d2" / "sub" / "f2.txt").unlink()  # rows of vanished files still go
+    again = Store.open(ws)
+    again.checkpoint()
+    rows = again.scanner.statcache.rows
+    assert "d2/sub/f2.txt" not in rows and "d2/sub/f5.txt" in rows and "d0/sub/f0.txt" in rows
 
 
 def test_unchanged_files_not_opened(store: Store, ws: Path, monkeypatch: pytest.MonkeyPatch
