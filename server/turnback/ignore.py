@@ -59,6 +59,7 @@ class IgnoreRules:
         self._specs: dict[str, _Spec | None] = {}
         self._chains: dict[str, list[tuple[int, _Spec]]] = {}
         self._sigs: dict[str, str] = {}
+        self._sig_chains: dict[str, tuple[str, ...]] = {}
         self._extra_sig = blake3.blake3("\n".join(extra).encode()).hexdigest()[:16]
 
     def _spec_for(self, dir_rel: str) -> _Spec | None:
@@ -86,14 +87,21 @@ class IgnoreRules:
             self._specs[dir_rel] = None
             self._sigs[dir_rel] = "-"
 
+    def _sig_chain(self, dir_rel: str) -> tuple[str, ...]:
+        """The signatures of the ignore files from the workspace down to ``dir_rel``."""
+        got = self._sig_chains.get(dir_rel)
+        if got is None:
+            if dir_rel:
+                head = self._sig_chain(dir_rel.rpartition("/")[0])
+            else:
+                head = (self._extra_sig, self.store_rel or "")
+            self._spec_for(dir_rel)
+            got = self._sig_chains[dir_rel] = (*head, self._sigs[dir_rel])
+        return got
+
     def chain_sig(self, dir_rel: str) -> str:
         """A signature of every ignore rule in force in ``dir_rel`` (changes when any does)."""
-        parts = dir_rel.split("/") if dir_rel else []
-        sigs = [self._extra_sig, self.store_rel or ""]
-        for depth in range(len(parts) + 1):
-            d = "/".join(parts[:depth])
-            self._spec_for(d)
-            sigs.append(self._sigs[d])
+        sigs = self._sig_chain(dir_rel)  # the parent's, plus this folder's
         return ":".join(sigs) if len(sigs) < 6 else blake3.blake3(
             ":".join(sigs).encode("utf-8", "surrogateescape")).hexdigest()[:24]
 
@@ -102,6 +110,7 @@ class IgnoreRules:
         self._specs.clear()
         self._chains.clear()
         self._sigs.clear()
+        self._sig_chains.clear()
 
     def chain(self, dir_rel: str) -> list[tuple[int, _Spec]]:
         """The ignore files that apply inside ``dir_rel``, deepest first, with the length of
