@@ -241,7 +241,9 @@ class Scanner:
                     if S_ISDIR(st.st_mode):
                         name = de.name
                         rel = f"{rel_dir}/{name}" if rel_dir else name
-                        if rel not in cache.dirsigs and in_dir(rel_dir, rel, name, True):
+                        if rel not in cache.dirsigs:
+                            # every folder the recorded scan listed has a signature: this
+                            # one was ignored then, and with the same rules and name still is
                             continue
                         node.entries[name] = self._list(rel, None, True, None, set(), pending,
                                                         skipped)
@@ -303,6 +305,8 @@ class Scanner:
                 if full or old_dir is None or (dirty_paths is not None and rel in dirty_paths):
                     node.entries[name] = self._list(rel, None, True, None, set(), pending,
                                                     skipped)
+                    if rel not in cache.new_dirsigs:
+                        recordable = False  # could not be listed: look again next time
                 elif rel in dirty_dirs:
                     node.entries[name] = self._list(rel, old_dir, False, dirty_paths,
                                                     dirty_dirs, pending, skipped)

@@ -175,8 +175,9 @@ def test_unchanged_files_are_not_read_again(store: Store, ws: Path) -> None:
 def test_folder_records_take_unchanged_folders_whole(store: Store, ws: Path) -> None:
     for i in range(12):
         write(ws, f"d{i % 3}/sub/f{i}.txt", f"content {i}")
-    write(ws, ".gitignore", "*.log\n")
+    write(ws, ".gitignore", "*.log\nbuild/\n")
     write(ws, "d0/x.log", "ignored")
+    write(ws, "d1/build/out.o", "ignored folder")
     age_tree(ws)
     first = store.checkpoint()
     store.checkpoint()  # every file matched its row: each folder gets a record
@@ -185,6 +186,7 @@ def test_folder_records_take_unchanged_folders_whole(store: Store, ws: Path) -> 
     again = cold.checkpoint()
     assert again.tree == first.tree and (again.files, again.bytes) == (first.files, first.bytes)
     assert set(cold.scanner.statcache.dirrecs) >= {"", "d0", "d1/sub"}
+    assert not any("build" in p or p.endswith(".log") for p, _ in cold.trees.walk(again.tree))
     age(write(ws, "d1/sub/f1.txt", "changed!"))  # a file below: the parents rebuild their tree
     write(ws, "d2/new.txt", "new")  # a new file: that folder's record no longer matches
     age_tree(ws)
