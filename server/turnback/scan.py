@@ -15,10 +15,10 @@ import struct
 import threading
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISDIR, S_ISREG, S_IXUSR
+from typing import TYPE_CHECKING, Any
 
 import blake3
 
@@ -26,6 +26,9 @@ from .ignore import IGNORE_FILES, IgnoreRules
 from .objects import BLOB, CHUNK, ObjectStore, hash_bytes
 from .statcache import RACY_MARGIN_NS, ROW, StatCache
 from .trees import DIR, EXEC, FILE, LINK, Entry, Tree, TreeReader
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 Progress = Callable[[int, int], None]
 WORKERS = max(2, min(8, (os.cpu_count() or 2) * 2))
@@ -59,6 +62,12 @@ class _Dir:
     # a full scan's folder whose listing matched its stat-cache record: the names of its
     # files (every one as the last full scan saw it), which are not in ``entries``
     reused: list[str] | None = None
+
+
+def _wait(futures: list[Future[Any]]) -> None:
+    from concurrent.futures import wait
+
+    wait(futures)
 
 
 _STATKEY = struct.Struct("<QqqQI")
@@ -414,6 +423,9 @@ class Scanner:
         """The hashing pool: made once, its threads kept for the next checkpoint."""
         with self._pool_lock:
             if self._pool is None:
+                # imported here: a checkpoint that reads no file (a no-op) needs no pool
+                from concurrent.futures import ThreadPoolExecutor
+
                 self._pool = ThreadPoolExecutor(max_workers=WORKERS,
                                                 thread_name_prefix="turnback-hash")
             return self._pool
@@ -469,7 +481,7 @@ class Scanner:
             except BaseException:
                 for f in futures:
                     f.cancel()
-                wait(futures)
+                _wait(futures)
                 raise
         else:
             def work_chunk(chunk: list[_Pending]
@@ -489,7 +501,7 @@ class Scanner:
             except BaseException:
                 for fut in chunks:
                     fut.cancel()  # stop hashing what is left
-                wait(chunks)
+                _wait(chunks)
                 raise
         for rel, res in done:
             results[rel] = res
