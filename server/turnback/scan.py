@@ -289,7 +289,8 @@ class Scanner:
                     node.hits += 1
                     continue
                 node.clean = False
-                if in_dir(rel_dir, rel, name, False):
+                # a row under the same ignore rules: it was not ignored, nor is it now
+                if row is None and in_dir(rel_dir, rel, name, False):
                     continue
                 recordable = False
                 if st.st_size > self.size_cap:
@@ -336,7 +337,7 @@ class Scanner:
                     node.hits += 1
                     continue
                 node.clean = False
-                if in_dir(rel_dir, rel, name, False):
+                if row is None and in_dir(rel_dir, rel, name, False):
                     continue
                 recordable = False
                 try:
