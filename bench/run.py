@@ -397,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
         "--ref", default=None, help="measure turnback as committed at REF (default: the work tree)"
     )
     a = ap.parse_args(argv)
-    commit = use_ref(a.ref, HERE / "work") if a.ref else None
+    commit = use_ref(a.ref, HERE / "work", a.python) if a.ref else None
     b = Bench(a)
     b.results["turnbackCommit"] = commit or "working tree"
     t0 = time.perf_counter()

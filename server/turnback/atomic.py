@@ -7,20 +7,11 @@ worst a stray ``.tmp-*`` file that ``fsck``/``gc`` remove.
 from __future__ import annotations
 
 import os
-from functools import cache
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 TMP_PREFIX = ".tmp-"
-
-
-@cache
-def _libc() -> Any:
-    """libc, loaded at the first ``syncfs`` (finding it runs ``ldconfig``: not at import)."""
-    import ctypes
-    import ctypes.util
-
-    return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+_syncfs: Callable[[int], int] | None = None
 
 
 def fsync_dir(path: Path) -> None:
@@ -37,11 +28,25 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def _no_syncfs(_fd: int) -> int:
+    return -1
+
+
 def syncfs(path: Path | str) -> None:
     """Flush the whole file system holding ``path`` once (cheaper than an fsync per file)."""
+    global _syncfs
+    call = _syncfs
+    if call is None:
+        import ctypes  # only when needed: importing it costs a no-op checkpoint ~10 ms
+
+        try:
+            call = ctypes.CDLL(None, use_errno=True).syncfs
+        except AttributeError:  # not Linux: os.sync below
+            call = _no_syncfs
+        _syncfs = call
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        if _libc().syncfs(fd) != 0:
+        if call(fd) != 0:
             os.sync()
     finally:
         os.close(fd)

@@ -10,46 +10,91 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import orjson
+
 from .errors import InvalidInput, NotFound
-from .jsonl import append_lines, read_lines
+from .jsonl import append_lines, loads
 from .models import Checkpoint, Problem
+
+
+def _order(cp: Checkpoint) -> tuple[str, str]:
+    return cp.ts, cp.id
 
 
 class CheckpointIndex:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
-        self._cache: list[Checkpoint] = []
+        self._cache: list[Checkpoint] = []  # sorted by (ts, id)
         self._by_id: dict[str, Checkpoint] = {}
         self._size = -1
         self._ino = -1
+        self._end = 0  # bytes read: the end of the last complete line
+        self._lines = 0  # lines read (for the line numbers of problems)
         self.problems: list[Problem] = []
 
     def _refresh(self) -> None:
         try:
             st = self.path.stat()
         except FileNotFoundError:
-            self._cache, self._by_id, self._size = [], {}, 0
+            self._cache, self._by_id, self._size, self._end, self._lines = [], {}, 0, 0, 0
             return
         if st.st_size == self._size and st.st_ino == self._ino:
             return
-        problems: list[Problem] = []
-        items: dict[str, Checkpoint] = {}
-        for line in read_lines(self.path, problems=problems):
-            v = line.value
+        if st.st_ino != self._ino or st.st_size < self._end:
+            # replaced or cut (not an append): read it all again
+            self._cache, self._by_id, self._end, self._lines = [], {}, 0, 0
+            self.problems = []
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self._end)
+                data = f.read()
+        except FileNotFoundError:
+            return
+        cut = data.rfind(b"\n") + 1  # a torn or unfinished last line waits for its end
+        items = self._by_id
+        added: list[Checkpoint] = []
+        dropped = False
+        number = self._lines
+        for raw in data[:cut].split(b"\n")[:-1]:
+            number += 1
+            raw = raw.strip()
+            if not raw:
+                continue
+            try:
+                v = loads(raw)
+            except orjson.JSONDecodeError as exc:
+                self.problems.append(Problem(str(self.path), number, f"not valid JSON ({exc})"))
+                continue
+            if not isinstance(v, dict):
+                self.problems.append(Problem(str(self.path), number, "line is not a JSON object"))
+                continue
             if v.get("type") == "drop":
-                items.pop(str(v.get("id")), None)
+                if items.pop(str(v.get("id")), None) is not None:
+                    dropped = True
                 continue
             try:
                 cp = Checkpoint.from_json(v)
             except (KeyError, TypeError, ValueError) as exc:
-                problems.append(Problem(str(self.path), line.number, f"bad checkpoint ({exc})"))
+                self.problems.append(Problem(str(self.path), number, f"bad checkpoint ({exc})"))
                 continue
+            if cp.id in items:
+                dropped = True  # a record written again replaces the old one
             items[cp.id] = cp
-        self._cache = sorted(items.values(), key=lambda c: (c.ts, c.id))
-        self._by_id = items
+            added.append(cp)
+        self._end += cut
+        self._lines = number
+        if dropped:
+            self._cache = sorted(items.values(), key=_order)
+        elif added:
+            cache = self._cache
+            if cache and _order(added[0]) < _order(cache[-1]):
+                cache.extend(added)
+                cache.sort(key=_order)
+            else:
+                added.sort(key=_order)
+                cache.extend(added)
         self._size, self._ino = st.st_size, st.st_ino
-        self.problems = problems
 
     def all(self) -> list[Checkpoint]:
         with self._lock:

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import blake3
-import pathspec
+
+if TYPE_CHECKING:
+    import pathspec
 
 # .git of any repository, and any Turnback store folder (the store in use may live
 # elsewhere; an old or nested one is store data, not workspace files)
@@ -22,14 +25,26 @@ ALWAYS = frozenset({".git", ".turnback"})
 IGNORE_FILES = (".gitignore", ".turnbackignore")
 
 
+def _gitignore(lines: list[str]) -> pathspec.GitIgnoreSpec:
+    import pathspec  # only once a path must be matched: a scan that trusts its cache never does
+
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
 class _Spec:
     """One folder's ignore files. Without negations, all patterns are folded into one
-    regular expression (one match per path instead of one per pattern)."""
+    regular expression (one match per path instead of one per pattern). Compiled on the
+    first match."""
 
-    def __init__(self, spec: pathspec.GitIgnoreSpec) -> None:
-        self.spec = spec
-        pats = [p for p in spec.patterns if getattr(p, "include", None) is not None]
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.ready = False
+        self.fast = False
         self.rx: re.Pattern[str] | None = None
+
+    def _compile(self) -> None:
+        self.spec = spec = _gitignore(self.lines)
+        pats = [p for p in spec.patterns if getattr(p, "include", None) is not None]
         self.fast = all(p.include for p in pats) and all(
             getattr(p, "regex", None) is not None for p in pats)
         if self.fast and pats:
@@ -37,9 +52,12 @@ class _Spec:
             parts = [re.sub(r"\(\?P<[^>]+>", "(?:", p.regex.pattern) for p in pats
                      if p.regex is not None]
             self.rx = re.compile("|".join(f"(?:{x})" for x in parts))
+        self.ready = True
 
     def check(self, sub: str) -> bool | None:
         """True: ignored, False: re-included, None: no rule says."""
+        if not self.ready:
+            self._compile()
         if self.fast:
             return True if self.rx is not None and self.rx.match(sub) else None
         res = self.spec.check_file(sub)
@@ -55,10 +73,12 @@ class IgnoreRules:
         except ValueError:
             pass
         self.store_rel = store_rel
-        self.extra = pathspec.GitIgnoreSpec.from_lines(extra) if extra else None
+        self._extra_lines = list(extra)
+        self._extra: pathspec.GitIgnoreSpec | None = None
         self._specs: dict[str, _Spec | None] = {}
         self._chains: dict[str, list[tuple[int, _Spec]]] = {}
         self._sigs: dict[str, str] = {}
+        self._sig_chains: dict[str, tuple[str, ...]] = {}
         self._extra_sig = blake3.blake3("\n".join(extra).encode()).hexdigest()[:16]
 
     def _spec_for(self, dir_rel: str) -> _Spec | None:
@@ -73,7 +93,7 @@ class IgnoreRules:
             except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError):
                 continue
             lines.extend(text.splitlines())
-        spec = _Spec(pathspec.GitIgnoreSpec.from_lines(lines)) if lines else None
+        spec = _Spec(lines) if lines else None
         self._specs[dir_rel] = spec
         self._sigs[dir_rel] = (
             blake3.blake3("\n".join(lines).encode("utf-8", "surrogateescape")).hexdigest()[:16]
@@ -86,14 +106,21 @@ class IgnoreRules:
             self._specs[dir_rel] = None
             self._sigs[dir_rel] = "-"
 
+    def _sig_chain(self, dir_rel: str) -> tuple[str, ...]:
+        """The signatures of the ignore files from the workspace down to ``dir_rel``."""
+        got = self._sig_chains.get(dir_rel)
+        if got is None:
+            if dir_rel:
+                head = self._sig_chain(dir_rel.rpartition("/")[0])
+            else:
+                head = (self._extra_sig, self.store_rel or "")
+            self._spec_for(dir_rel)
+            got = self._sig_chains[dir_rel] = (*head, self._sigs[dir_rel])
+        return got
+
     def chain_sig(self, dir_rel: str) -> str:
         """A signature of every ignore rule in force in ``dir_rel`` (changes when any does)."""
-        parts = dir_rel.split("/") if dir_rel else []
-        sigs = [self._extra_sig, self.store_rel or ""]
-        for depth in range(len(parts) + 1):
-            d = "/".join(parts[:depth])
-            self._spec_for(d)
-            sigs.append(self._sigs[d])
+        sigs = self._sig_chain(dir_rel)  # the parent's, plus this folder's
         return ":".join(sigs) if len(sigs) < 6 else blake3.blake3(
             ":".join(sigs).encode("utf-8", "surrogateescape")).hexdigest()[:24]
 
@@ -102,6 +129,7 @@ class IgnoreRules:
         self._specs.clear()
         self._chains.clear()
         self._sigs.clear()
+        self._sig_chains.clear()
 
     def chain(self, dir_rel: str) -> list[tuple[int, _Spec]]:
         """The ignore files that apply inside ``dir_rel``, deepest first, with the length of
@@ -129,8 +157,10 @@ class IgnoreRules:
             res = spec.check(sub[strip:])
             if res is not None:
                 return res
-        if self.extra is not None:
-            r = self.extra.check_file(sub)
+        if self._extra_lines:
+            if self._extra is None:
+                self._extra = _gitignore(self._extra_lines)
+            r = self._extra.check_file(sub)
             if r.include is not None:
                 return bool(r.include)
         return False

@@ -107,7 +107,7 @@ class ObjectStore:
                         entries = w.finish(fsync=False)
                         if entries:
                             self.written += 1
-                        self.packs.add_entries(entries, w.id)
+                            self.packs.add_entries(entries, w.id)
                     else:
                         w.abort()
 
@@ -116,9 +116,13 @@ class ObjectStore:
         return final.parent / f"{TMP_PREFIX}{final.name[:8]}.{os.getpid()}.{os.urandom(4).hex()}"
 
     # -- writing -------------------------------------------------------------------
-    def put(self, kind: bytes, data: bytes) -> str:
-        """Store ``data`` as an object of ``kind``; return its name. Idempotent."""
-        name = hash_bytes(kind, data)
+    def put(self, kind: bytes, data: bytes, name: str | None = None) -> str:
+        """Store ``data`` as an object of ``kind``; return its name. Idempotent.
+
+        ``name``, when given, is ``hash_bytes(kind, data)`` computed by the caller.
+        """
+        if name is None:
+            name = hash_bytes(kind, data)
         self._ensure_index()
         w = self._writer
         if w is not None and len(data) < LOOSE_THRESHOLD:

@@ -11,20 +11,29 @@ from __future__ import annotations
 
 import os
 import stat
+import struct
+import threading
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISDIR, S_ISREG, S_IXUSR
+from typing import TYPE_CHECKING, Any
+
+import blake3
 
 from .ignore import IGNORE_FILES, IgnoreRules
 from .objects import BLOB, CHUNK, ObjectStore, hash_bytes
 from .statcache import RACY_MARGIN_NS, ROW, StatCache
 from .trees import DIR, EXEC, FILE, LINK, Entry, Tree, TreeReader
 
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
+
 Progress = Callable[[int, int], None]
 WORKERS = max(2, min(8, (os.cpu_count() or 2) * 2))
+INLINE_MAX = 64  # at most this many files to read: the small ones are read inline
+INLINE_BYTES = 4 * 1024 * 1024
 
 
 @dataclass(slots=True)
@@ -48,11 +57,34 @@ class _Dir:
     entries: dict[str, Entry | _Dir | _Pending] = field(default_factory=dict)
     hits: int = 0  # files served by the stat cache
     clean: bool = True  # nothing but stat-cache hits and clean subfolders
+    base: str | None = None  # an incremental scan's folder: the tree it patches
+    changed: frozenset[str] = frozenset()  # ... and the names in it looked at again
+    # a full scan's folder whose listing matched its stat-cache record: the names of its
+    # files (every one as the last full scan saw it), which are not in ``entries``
+    reused: list[str] | None = None
+
+
+def _wait(futures: list[Future[Any]]) -> None:
+    from concurrent.futures import wait
+
+    wait(futures)
+
+
+_STATKEY = struct.Struct("<QqqQI")
+
+
+def _listing_key(listing: list[os.DirEntry[str]], sts: list[os.stat_result]) -> str:
+    """A digest of a folder's names and its files' stats (folders count by name only)."""
+    pack = _STATKEY.pack
+    h = blake3.blake3("\0".join([de.name for de in listing]).encode("utf-8", "surrogateescape"))
+    h.update(b"".join([
+        b"d" if S_ISDIR(st.st_mode)
+        else pack(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode)
+        for st in sts]))
+    return h.hexdigest()[:32]
 
 
 def _hash_file_only(path: str, size: int) -> str:
-    import blake3
-
     h = blake3.blake3(BLOB + b"\0")
     with open(path, "rb") as f:
         while chunk := f.read(CHUNK):
@@ -80,7 +112,10 @@ class Scanner:
         self._write = True
         self._started = 0
         self._keep: set[str] | None = None  # paths seen by the last full scan
+        self._keep_in: list[tuple[str, list[str]]] = []  # ... and folders it took whole
         self._results: dict[str, tuple[str, os.stat_result] | None] = {}
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
 
     # -- public ------------------------------------------------------------------
     def scan(
@@ -98,6 +133,8 @@ class Scanner:
         checkpoint calls once the objects the scan wrote are committed.
         """
         self.statcache.load()
+        self.statcache.new_dirrecs = {}  # filled by this scan's folders alone
+        self._keep_in = []
         started = time.time_ns()
         skipped: list[dict[str, object]] = []
         pending: list[_Pending] = []
@@ -115,6 +152,12 @@ class Scanner:
                 for i in range(len(parts)):
                     dirty_dirs.add("/".join(parts[:i]))
         full = dirty_paths is None
+        if not full and base is not None and not dirty_paths:
+            # nothing changed since the scan that built ``base`` (a watcher said so): the
+            # same tree, without a system call
+            self._keep = None
+            files, nbytes = self.count(base)
+            return ScanResult(base, files, nbytes)
         self._write = write
         self._started = started
         self._results = {}
@@ -133,12 +176,12 @@ class Scanner:
         tree, files, nbytes = self._build(root, write, seen, "")
         self._keep = seen
         if write and save_cache:
-            self.statcache.save(keep=seen)
+            self.statcache.save(keep=seen, keep_in=self._keep_in)
         return ScanResult(tree, files, nbytes, skipped, read)
 
     def save_cache(self) -> None:
         """Persist the stat cache of the last ``scan(save_cache=False)``."""
-        self.statcache.save(keep=self._keep)
+        self.statcache.save(keep=self._keep, keep_in=self._keep_in)
 
     def count(self, tree: str) -> tuple[int, int]:
         """(files, bytes) below a tree, cached by hash."""
@@ -187,16 +230,46 @@ class Scanner:
         sig = self.ignore.chain_sig(rel_dir)
         trusted = self.statcache.dirsigs.get(rel_dir) == sig
         self.statcache.new_dirsigs[rel_dir] = sig
-        rows = self.statcache.rows
-        unpack = ROW.unpack
         in_dir = self.ignore.in_dir
+        cache = self.statcache
+        # A full scan, and a record of this folder: one digest of every entry's stat says
+        # whether all its files are as the last full scan saw them (then no look-up per file)
+        recordable = trusted and dirty_paths is None and self._write
+        want = cache.dirrecs.get(rel_dir) if recordable else None
+        if want is not None and rel_dir in cache.dirtrees:
+            try:
+                sts = [de.stat(follow_symlinks=False) for de in listing]
+            except FileNotFoundError:
+                sts = []
+            if sts and _listing_key(listing, sts) == want:
+                cache.new_dirrecs[rel_dir] = want
+                node.reused = [de.name for de, st in zip(listing, sts, strict=True)
+                               if not S_ISDIR(st.st_mode)]
+                node.hits = len(node.reused)
+                for de, st in zip(listing, sts, strict=True):
+                    if S_ISDIR(st.st_mode):
+                        name = de.name
+                        rel = f"{rel_dir}/{name}" if rel_dir else name
+                        if rel not in cache.dirsigs:
+                            # every folder the recorded scan listed has a signature: this
+                            # one was ignored then, and with the same rules and name still is
+                            continue
+                        node.entries[name] = self._list(rel, None, True, None, set(), pending,
+                                                        skipped)
+                return node
+        rows = cache.rows
+        unpack = ROW.unpack
+        seen_st: list[os.stat_result] = []
         for de in listing:
             name = de.name
             rel = f"{rel_dir}/{name}" if rel_dir else name
             try:
                 st = de.stat(follow_symlinks=False)
             except FileNotFoundError:
+                recordable = False
                 continue
+            if recordable:
+                seen_st.append(st)
             mode = st.st_mode
             if S_ISREG(mode):
                 raw = rows.get(rel)
@@ -216,8 +289,10 @@ class Scanner:
                     node.hits += 1
                     continue
                 node.clean = False
-                if in_dir(rel_dir, rel, name, False):
+                # a row under the same ignore rules: it was not ignored, nor is it now
+                if row is None and in_dir(rel_dir, rel, name, False):
                     continue
+                recordable = False
                 if st.st_size > self.size_cap:
                     skipped.append({"path": rel, "reason": "larger than the size cap",
                                     "size": st.st_size})
@@ -240,6 +315,8 @@ class Scanner:
                 if full or old_dir is None or (dirty_paths is not None and rel in dirty_paths):
                     node.entries[name] = self._list(rel, None, True, None, set(), pending,
                                                     skipped)
+                    if rel not in cache.new_dirsigs:
+                        recordable = False  # could not be listed: look again next time
                 elif rel in dirty_dirs:
                     node.entries[name] = self._list(rel, old_dir, False, dirty_paths,
                                                     dirty_dirs, pending, skipped)
@@ -260,8 +337,9 @@ class Scanner:
                     node.hits += 1
                     continue
                 node.clean = False
-                if in_dir(rel_dir, rel, name, False):
+                if row is None and in_dir(rel_dir, rel, name, False):
                     continue
+                recordable = False
                 try:
                     target = os.readlink(de.path.encode("utf-8", "surrogateescape"))
                 except OSError:
@@ -274,7 +352,12 @@ class Scanner:
             node.clean = False
             if in_dir(rel_dir, rel, name, False):
                 continue
+            recordable = False
             skipped.append({"path": rel, "reason": "not a regular file, folder or symlink"})
+        if recordable:
+            # every file here matched its row (or is ignored): the next full scan may take
+            # them all from one digest
+            cache.new_dirrecs[rel_dir] = _listing_key(listing, seen_st)
         return node
 
 
@@ -292,7 +375,7 @@ class Scanner:
         ``children`` maps a folder to the names in it that changed or lead to a change;
         every other entry is taken from the base tree without a system call.
         """
-        node = _Dir(clean=False)
+        node = _Dir(clean=False, base=base, changed=frozenset(children.get(rel_dir, ())))
         node.entries.update(self.trees.get(base))
         prefix = f"{rel_dir}/" if rel_dir else ""
         for name in children.get(rel_dir, ()):
@@ -337,6 +420,24 @@ class Scanner:
                 skipped.append({"path": rel, "reason": "not a regular file, folder or symlink"})
         return node
 
+    def _executor(self) -> ThreadPoolExecutor:
+        """The hashing pool: made once, its threads kept for the next checkpoint."""
+        with self._pool_lock:
+            if self._pool is None:
+                # imported here: a checkpoint that reads no file (a no-op) needs no pool
+                from concurrent.futures import ThreadPoolExecutor
+
+                self._pool = ThreadPoolExecutor(max_workers=WORKERS,
+                                                thread_name_prefix="turnback-hash")
+            return self._pool
+
+    def close(self) -> None:
+        """Stop the hashing pool's threads (a later scan starts it again)."""
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
     def _put_link(self, target: bytes) -> str:
         return self.objects.put(BLOB, target) if self._write else hash_bytes(BLOB, target)
 
@@ -366,20 +467,43 @@ class Scanner:
             except (FileNotFoundError, PermissionError, IsADirectoryError):
                 return p.rel, None
 
-        if total <= 8:
-            done = [work(p) for p in pending]
-        else:
-            pool = ThreadPoolExecutor(max_workers=WORKERS)
+        done: list[tuple[str, tuple[str, os.stat_result] | None]] = []
+        if total <= INLINE_MAX:
+            # a few files (the usual checkpoint of a watched workspace): small ones are read
+            # here, which costs less than handing them to a thread; big ones go to the pool
+            # meanwhile, where hashing and compressing release the GIL
+            big = [p for p in pending if p.st.st_size >= INLINE_BYTES]
+            futures = [self._executor().submit(work, p) for p in big]
             try:
-                done = []
-                for i, item in enumerate(pool.map(work, pending, chunksize=16)):
-                    done.append(item)
-                    if progress is not None and (i % 256 == 0 or i == total - 1):
-                        progress(i + 1, total)  # may raise to cancel
+                done.extend(work(p) for p in pending if p.st.st_size < INLINE_BYTES)
+                done.extend(f.result() for f in futures)
+                if progress is not None:
+                    progress(total, total)
             except BaseException:
-                pool.shutdown(wait=True, cancel_futures=True)  # stop hashing what is left
+                for f in futures:
+                    f.cancel()
+                _wait(futures)
                 raise
-            pool.shutdown(wait=True)
+        else:
+            def work_chunk(chunk: list[_Pending]
+                           ) -> list[tuple[str, tuple[str, os.stat_result] | None]]:
+                return [work(p) for p in chunk]
+
+            pool = self._executor()
+            chunks = [pool.submit(work_chunk, pending[i: i + 16]) for i in range(0, total, 16)]
+            try:
+                n = 0
+                for fut in chunks:
+                    got = fut.result()
+                    done.extend(got)
+                    before, n = n, n + len(got)
+                    if progress is not None and (n // 256 != before // 256 or n == total):
+                        progress(n, total)  # may raise to cancel
+            except BaseException:
+                for fut in chunks:
+                    fut.cancel()  # stop hashing what is left
+                _wait(chunks)
+                raise
         for rel, res in done:
             results[rel] = res
             if res is not None and write:
@@ -391,9 +515,56 @@ class Scanner:
         h, files, nbytes, _ = self._build_dir(node, write, seen, rel_dir)
         return h, files, nbytes
 
+    def _entry_counts(self, entry: Entry) -> tuple[int, int]:
+        return self.count(entry.hash) if entry.mode == DIR else (1, entry.size)
+
+    def _patch_dir(self, node: _Dir, write: bool, rel_dir: str) -> tuple[str, int, int, bool]:
+        """An incremental scan's folder: its base tree with only the changed names redone."""
+        assert node.base is not None
+        tree = dict(self.trees.get(node.base))
+        files, nbytes = self.count(node.base)
+        results = self._results
+        for name in node.changed:
+            old = tree.pop(name, None)
+            if old is not None:
+                f, b = self._entry_counts(old)
+                files -= f
+                nbytes -= b
+            item = node.entries.get(name)
+            if item is None:
+                continue
+            if isinstance(item, _Dir):
+                h, f, b, _ = self._build_dir(item, write, None,
+                                             f"{rel_dir}/{name}" if rel_dir else name)
+                if f == 0:
+                    continue  # empty folders are not recorded (as in git)
+                tree[name] = Entry(DIR, h, b)
+                files += f
+                nbytes += b
+                continue
+            if isinstance(item, _Pending):
+                res = results.get(item.rel)
+                if res is None:
+                    continue  # vanished or became something else mid-scan
+                digest, st = res
+                item = Entry(EXEC if st.st_mode & stat.S_IXUSR else FILE, digest, st.st_size)
+            f, b = self._entry_counts(item)
+            files += f
+            nbytes += b
+            tree[name] = item
+        h, data = self.trees.name(tree)
+        if write:
+            self.trees.put_encoded(h, data)
+        self.counts[h] = (files, nbytes)
+        if write:
+            self.statcache.new_dirtrees[rel_dir] = [h, files, nbytes, len(node.entries)]
+        return h, files, nbytes, False
+
     def _build_dir(self, node: _Dir, write: bool, seen: set[str] | None, rel_dir: str
                    ) -> tuple[str, int, int, bool]:
         """Build (or reuse) one folder's tree; the last value says it is unchanged."""
+        if node.base is not None and seen is None:
+            return self._patch_dir(node, write, rel_dir)
         tree: Tree = {}
         files = nbytes = 0
         clean = node.clean
@@ -404,16 +575,33 @@ class Scanner:
                                                    f"{rel_dir}/{name}" if rel_dir else name)
                 clean = clean and sub[3]
         prev = self.statcache.dirtrees.get(rel_dir)
-        if (clean and prev is not None and prev[3] == len(node.entries)
-                and node.hits == len(node.entries) - len(subs)):
+        reused = node.reused
+        if clean and prev is not None and (reused is not None or (
+                prev[3] == len(node.entries) and node.hits == len(node.entries) - len(subs))):
             # every entry is as the last scan saw it: so is the tree
             if seen is not None:
                 prefix = f"{rel_dir}/" if rel_dir else ""
-                seen.update(prefix + n for n, it in node.entries.items()
-                            if not isinstance(it, _Dir))
+                if reused is not None:
+                    self._keep_in.append((prefix, reused))  # made into paths only if needed
+                else:
+                    seen.update(prefix + n for n, it in node.entries.items()
+                                if not isinstance(it, _Dir))
             self.statcache.new_dirtrees[rel_dir] = prev
             self.counts[prev[0]] = (prev[1], prev[2])
             return prev[0], prev[1], prev[2], True
+        n_entries = len(node.entries)
+        if reused is not None:
+            # the files are those of the last full scan's tree; only folders below changed
+            assert prev is not None
+            prefix = f"{rel_dir}/" if rel_dir else ""
+            for name, entry in self.trees.get(prev[0]).items():
+                if entry.mode != DIR:
+                    tree[name] = entry
+                    files += 1
+                    nbytes += entry.size
+                    n_entries += 1
+                    if seen is not None:
+                        seen.add(prefix + name)
         for name, item in node.entries.items():
             rel = f"{rel_dir}/{name}" if rel_dir else name
             if isinstance(item, _Dir):
@@ -440,11 +628,11 @@ class Scanner:
                 if seen is not None:
                     seen.add(rel)
             tree[name] = item
-        h = self.trees.put_transient(tree)
+        h, data = self.trees.name(tree)
         if write and (prev is None or prev[0] != h):
             # unchanged trees are known to be stored: no look-up among all objects
-            self.trees.put(tree)
+            self.trees.put_encoded(h, data)
         self.counts[h] = (files, nbytes)
         if write:
-            self.statcache.new_dirtrees[rel_dir] = [h, files, nbytes, len(node.entries)]
+            self.statcache.new_dirtrees[rel_dir] = [h, files, nbytes, n_entries]
         return h, files, nbytes, False

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import struct
 import time
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from .jsonl import dumps, loads
 ROW = struct.Struct("<QqqQIq32s")
 MAGIC = b"TBSTAT2\n"
 _U32 = struct.Struct("<I")
+_RAW_ROW = struct.Struct(f"{ROW.size}s")
 # File times come from a coarse kernel clock that can trail time.time_ns() by a
 # tick; a margin keeps a write in the same tick as the read from being trusted.
 RACY_MARGIN_NS = 50_000_000
@@ -32,7 +34,10 @@ INCREMENTAL_SAVE_S = 30.0
 class StatCache:
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.rows: dict[str, bytes] = {}
+        self._rows: dict[str, bytes] | None = {}
+        # the loaded file and where its paths and rows are, until ``rows`` is first used: a
+        # no-op full scan with folder records never looks at a row, nor pays for the dict
+        self._raw: tuple[bytes, int, int, int] | None = None
         self.dirty = False
         self._loaded = False
         self._saved_at = time.monotonic()
@@ -42,6 +47,11 @@ class StatCache:
         # folder -> [tree hash, files, bytes, entries] as the last scan built it
         self.dirtrees: dict[str, list[Any]] = {}
         self.new_dirtrees: dict[str, list[Any]] = {}
+        # folder -> digest of its listing (names and the stat of every non-folder entry) as
+        # a full scan saw it when every file in it matched its row: the same digest again
+        # means the same files, and the folder's files need no look-up one by one
+        self.dirrecs: dict[str, str] = {}
+        self.new_dirrecs: dict[str, str] = {}
 
     def load(self) -> None:
         if self._loaded:
@@ -57,25 +67,47 @@ class StatCache:
             pos += 4 + hlen
             count, klen = _U32.unpack_from(data, pos)[0], _U32.unpack_from(data, pos + 4)[0]
             pos += 8
-            keys = data[pos: pos + klen].decode("utf-8", "surrogateescape").split("\0")
-            pos += klen
-            if count == 0:
-                keys = []
-            if len(keys) != count or len(data) != pos + count * ROW.size:
+            if len(data) != pos + klen + count * ROW.size:
                 raise ValueError("truncated")
-            size = ROW.size
-            self.rows = {k: data[pos + i * size: pos + (i + 1) * size] for i, k in enumerate(keys)}
+            self._rows, self._raw = None, (data, pos, klen, count)
             self.dirsigs = dict(header.get("dirsigs") or {})
             self.dirtrees = dict(header.get("dirtrees") or {})
+            self.dirrecs = dict(header.get("dirrecs") or {})  # absent before: none trusted
         except (FileNotFoundError, orjson.JSONDecodeError, struct.error, TypeError, ValueError,
                 AttributeError):
             self.rows = {}  # a cache: losing it only costs a re-read
 
+    @property
+    def rows(self) -> dict[str, bytes]:
+        """path -> packed row (made from the loaded file on first use)."""
+        rows = self._rows
+        if rows is None:
+            rows = self._rows = self._unpack_rows()
+        return rows
+
+    @rows.setter
+    def rows(self, value: dict[str, bytes]) -> None:
+        self._rows, self._raw = value, None
+
+    def _unpack_rows(self) -> dict[str, bytes]:
+        if self._raw is None:
+            return {}
+        data, pos, klen, count = self._raw
+        self._raw = None
+        keys = data[pos: pos + klen].decode("utf-8", "surrogateescape").split("\0")
+        if count == 0:
+            return {}
+        if len(keys) != count:
+            return {}  # damaged: a cache, losing it only costs a re-read
+        # one C-level pass: each row's bytes as they are, keyed by path
+        return dict(zip(keys, map(itemgetter(0), _RAW_ROW.iter_unpack(
+            memoryview(data)[pos + klen:])), strict=True))
+
     def discard(self) -> None:
         """Forget what is not saved: a checkpoint failed, so its rows may name objects that
         were never committed. The next ``load`` reads the file again."""
-        self.rows, self.dirsigs, self.dirtrees = {}, {}, {}
-        self.new_dirsigs, self.new_dirtrees = {}, {}
+        self.rows, self.dirsigs, self.dirtrees, self.dirrecs = {}, {}, {}, {}
+        self.new_dirsigs, self.new_dirtrees, self.new_dirrecs = {}, {}, {}
         self.dirty = False
         self._loaded = False
         self._saved_at = time.monotonic()
@@ -96,34 +128,50 @@ class StatCache:
         self.rows[rel] = ROW.pack(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino,
                                   st.st_mode, scan_ns, bytes.fromhex(digest))
         self.dirty = True
+        if self.dirrecs:
+            self.dirrecs.pop(rel.rpartition("/")[0], None)
 
     def drop(self, rel: str) -> None:
         if self.rows.pop(rel, None) is not None:
             self.dirty = True
+            self.dirrecs.pop(rel.rpartition("/")[0], None)
 
-    def save(self, keep: set[str] | None = None) -> None:
-        """Persist; ``keep`` (after a full scan) prunes paths that no longer exist."""
+    def save(self, keep: set[str] | None = None,
+             keep_in: list[tuple[str, list[str]]] | None = None) -> None:
+        """Persist; ``keep`` (after a full scan) prunes paths that no longer exist.
+
+        ``keep_in`` adds to ``keep`` the names of folders a full scan took whole from
+        their records. When no row was looked at, no folder's listing changed since
+        the last full scan: nothing to prune.
+        """
         if keep is not None:
-            gone = self.rows.keys() - keep
-            for rel in gone:
-                del self.rows[rel]
-            self.dirty = self.dirty or bool(gone)
+            if self._rows is not None:
+                for prefix, names in keep_in or ():
+                    keep.update([prefix + n for n in names])
+                gone = self._rows.keys() - keep
+                for rel in gone:
+                    del self._rows[rel]
+                self.dirty = self.dirty or bool(gone)
             if self.new_dirsigs != self.dirsigs:
                 self.dirsigs = self.new_dirsigs
                 self.dirty = True
             if self.new_dirtrees != self.dirtrees:
                 self.dirtrees = self.new_dirtrees
                 self.dirty = True
+            if self.new_dirrecs != self.dirrecs:
+                self.dirrecs = self.new_dirrecs
+                self.dirty = True
         else:
             for k, v in self.new_dirsigs.items():
                 if self.dirsigs.get(k) != v:
                     self.dirsigs[k] = v
                     self.dirty = True
-            if self.dirtrees:
-                self.dirtrees = {}  # only a full scan sees every folder
+            if self.dirtrees or self.dirrecs:
+                self.dirtrees, self.dirrecs = {}, {}  # only a full scan sees every folder
                 self.dirty = True
         self.new_dirsigs = {}
         self.new_dirtrees = {}
+        self.new_dirrecs = {}
         if not self.dirty:
             return
         if keep is None and time.monotonic() - self._saved_at < INCREMENTAL_SAVE_S:
@@ -131,11 +179,16 @@ class StatCache:
             # every row for a few changed files would cost more than the checkpoint
             return
         self._saved_at = time.monotonic()
-        header = dumps({"dirsigs": self.dirsigs, "dirtrees": self.dirtrees})
-        keys = "\0".join(self.rows).encode("utf-8", "surrogateescape")
-        atomic_write(self.path, b"".join([
-            MAGIC, _U32.pack(len(header)), header, _U32.pack(len(self.rows)),
-            _U32.pack(len(keys)), keys, *self.rows.values()]), fsync=False)
+        header = dumps({"dirsigs": self.dirsigs, "dirtrees": self.dirtrees,
+                        "dirrecs": self.dirrecs})
+        if self._rows is None and self._raw is not None:
+            data, pos, klen, count = self._raw  # rows untouched: the same bytes again
+            body = [_U32.pack(count), _U32.pack(klen), data[pos:]]
+        else:
+            keys = "\0".join(self.rows).encode("utf-8", "surrogateescape")
+            body = [_U32.pack(len(self.rows)), _U32.pack(len(keys)), keys, *self.rows.values()]
+        atomic_write(self.path, b"".join([MAGIC, _U32.pack(len(header)), header, *body]),
+                     fsync=False)
         self.dirty = False
 
     def flush(self) -> None:

@@ -142,6 +142,7 @@ class Store:
         return cls(ws, root, StoreConfig(), MemorySessions())
 
     def close(self) -> None:
+        self.scanner.close()
         if isinstance(self.backend, FileSessions):
             self.backend.save_index()
         try:

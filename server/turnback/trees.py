@@ -9,6 +9,7 @@ that did not change keeps its hash, so checkpoints share it.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from typing import NamedTuple
 
@@ -37,17 +38,57 @@ def check_name(name: str, where: str) -> None:
         raise Unsafe(f"tree {where} has an entry named {name!r}, which is not a plain file name")
 
 
-def encode(tree: Tree) -> bytes:
+_FS_ENCODING = sys.getfilesystemencoding()
+_FS_ERRORS = sys.getfilesystemencodeerrors()
+_FAST = _FS_ENCODING.lower().replace("-", "") == "utf8"
+_BAD_NAMES = frozenset(("", ".", ".."))
+
+
+def _encode_slow(tree: Tree) -> bytes:
     items = sorted(((os.fsencode(n), e) for n, e in tree.items()), key=lambda t: t[0])
     return b"".join(
         f"{e.mode} {e.hash} {e.size} ".encode() + name + b"\0" for name, e in items
     )
 
 
+def encode(tree: Tree) -> bytes:
+    if not _FAST:
+        return _encode_slow(tree)
+    # UTF-8 keeps code point order, so sorting the str names sorts their bytes; only a
+    # name holding undecodable bytes (surrogate escapes) breaks that: the strict encode
+    # below refuses those, and the slow path sorts by bytes.
+    text = "".join([f"{e[0]} {e[1]} {e[2]} {n}\0" for n, e in sorted(tree.items())])
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _encode_slow(tree)
+
+
 def decode(data: bytes, where: str) -> Tree:
     tree: Tree = {}
     if not data:
         return tree
+    if not _FAST:
+        return _decode_slow(data, where)
+    text = data.decode("utf-8", _FS_ERRORS)
+    parts = text.split("\0")
+    if parts[-1] != "":
+        raise StoreDamaged(f"tree {where} is truncated")
+    parts.pop()
+    modes = MODES
+    try:
+        for raw in parts:
+            mode, h, size, name = raw.split(" ", 3)
+            if mode not in modes or name in _BAD_NAMES or "/" in name:
+                return _decode_slow(data, where)  # names the fault precisely
+            tree[name] = Entry(mode, h, int(size))
+    except ValueError:
+        return _decode_slow(data, where)
+    return tree
+
+
+def _decode_slow(data: bytes, where: str) -> Tree:
+    tree: Tree = {}
     parts = data.split(b"\0")
     if parts[-1] != b"":
         raise StoreDamaged(f"tree {where} is truncated")
@@ -86,6 +127,17 @@ class TreeReader:
         name = self.objects.put(TREE, encode(tree))
         self._cache[name] = tree
         return name
+
+    def name(self, tree: Tree) -> tuple[str, bytes]:
+        """A tree's hash and encoding, remembered (store it with ``put_encoded``)."""
+        data = encode(tree)
+        name = hash_bytes(TREE, data)
+        self._cache[name] = tree
+        return name, data
+
+    def put_encoded(self, name: str, data: bytes) -> None:
+        """Store a tree already named by ``name()``."""
+        self.objects.put(TREE, data, name=name)
 
     def put_transient(self, tree: Tree) -> str:
         """Name a tree without storing it (diffs against the working tree)."""

@@ -172,6 +172,36 @@ def test_unchanged_files_are_not_read_again(store: Store, ws: Path) -> None:
     assert third.read == 1 and third.tree != first.tree
 
 
+def test_folder_records_take_unchanged_folders_whole(store: Store, ws: Path) -> None:
+    for i in range(12):
+        write(ws, f"d{i % 3}/sub/f{i}.txt", f"content {i}")
+    write(ws, ".gitignore", "*.log\nbuild/\n")
+    write(ws, "d0/x.log", "ignored")
+    write(ws, "d1/build/out.o", "ignored folder")
+    age_tree(ws)
+    first = store.checkpoint()
+    store.checkpoint()  # every file matched its row: each folder gets a record
+    cold = Store.open(ws)
+    cold.scanner.scan(write=False)
+    again = cold.checkpoint()
+    assert again.tree == first.tree and (again.files, again.bytes) == (first.files, first.bytes)
+    assert set(cold.scanner.statcache.dirrecs) >= {"", "d0", "d1/sub"}
+    assert not any("build" in p or p.endswith(".log") for p, _ in cold.trees.walk(again.tree))
+    age(write(ws, "d1/sub/f1.txt", "changed!"))  # a file below: the parents rebuild their tree
+    write(ws, "d2/new.txt", "new")  # a new file: that folder's record no longer matches
+    age_tree(ws)
+    (ws / "d0" / "x.log").write_text("still ignored, changed")
+    changed = Store.open(ws).checkpoint()
+    full = Store.memory(ws).scanner.scan(write=False)
+    assert changed.tree == full.tree and changed.files == first.files + 1
+    assert Store.open(ws).checkpoint().tree == changed.tree
+    (ws / "d2" / "sub" / "f2.txt").unlink()  # rows of vanished files still go
+    again = Store.open(ws)
+    again.checkpoint()
+    rows = again.scanner.statcache.rows
+    assert "d2/sub/f2.txt" not in rows and "d2/sub/f5.txt" in rows and "d0/sub/f0.txt" in rows
+
+
 def test_unchanged_files_not_opened(store: Store, ws: Path, monkeypatch: pytest.MonkeyPatch
                                     ) -> None:
     for i in range(5):
@@ -291,3 +321,31 @@ def test_failed_checkpoint_leaves_no_cache_naming_lost_objects(
             assert fresh.read_file(cp.id, "f") == b"v2, never committed"
             assert fresh.read_file(cp.id, "d/g") == b"g2, never committed"
         checks = [store.checkpoint()]  # and the first one goes on
+
+
+def test_checkpoint_index_reads_appends_incrementally(tmp_path: Path) -> None:
+    from turnback.checkpoint_index import CheckpointIndex
+    from turnback.models import Checkpoint
+
+    path = tmp_path / "checkpoints.jsonl"
+    index = CheckpointIndex(path)
+
+    def cp(cid: str, ts: str) -> Checkpoint:
+        return Checkpoint(cid, cid, ts, "t" * 64, "s", f"cp-{cid}", False, False, 1, 1, [], [])
+
+    index.add(cp("b", "2026-01-02"), fsync=False)
+    assert [c.id for c in index.all()] == ["b"]
+    index.add(cp("a", "2026-01-01"), fsync=False)  # older: sorted in
+    with open(path, "ab") as f:
+        f.write(b"not json\n{\"id\": \"torn")
+    assert [c.id for c in index.all()] == ["a", "b"]
+    assert [p.line for p in index.problems] == [3]
+    index.add(cp("c", "2026-01-03"), fsync=False)  # repairs the torn tail first
+    index.drop(["b"], fsync=False)
+    assert [c.id for c in index.all()] == ["a", "c"]
+    assert [p.line for p in index.problems] == [3]
+    assert index.get("b") is None and index.resolve("latest").id == "c"
+    fresh = CheckpointIndex(path)
+    assert [c.id for c in fresh.all()] == ["a", "c"] and [p.line for p in fresh.problems] == [3]
+    path.write_bytes(path.read_bytes().split(b"\n", 1)[1])  # rewritten shorter: read again
+    assert [c.id for c in index.all()] == ["a", "c"] and [p.line for p in index.problems] == [2]

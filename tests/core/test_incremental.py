@@ -83,3 +83,5 @@ def test_incremental_equals_full(tmp_path: Path, seed: int) -> None:
         full = Store.open(ws).scanner.scan(write=False)
         assert inc.tree == full.tree, f"dirty {sorted(dirty)}"
         assert (inc.files, inc.bytes) == (full.files, full.bytes)
+        noop = store.checkpoint(dirty=set())  # nothing changed since: no scan at all
+        assert (noop.tree, noop.files, noop.bytes) == (inc.tree, inc.files, inc.bytes)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from turnback.jsonl import append_lines, last_line, read_lines
 from turnback.models import Problem
 
@@ -81,3 +83,21 @@ def test_read_from_offset_numbers_lines(tmp_path: Path) -> None:
     lines = list(read_lines(p, start=start, first_line=3))
     assert [(ln.number, ln.value["n"]) for ln in lines] == [(3, 3), (4, 4)]
     assert lines[-1].end == p.stat().st_size
+
+
+def test_file_lock_waits_then_names_the_lock(tmp_path: Path) -> None:
+    import threading
+    import time
+
+    from turnback import Conflict
+    from turnback.locks import file_lock
+
+    target = tmp_path / "sub" / "log.jsonl"
+    with file_lock(target) as held:
+        assert held.is_locked and (tmp_path / "sub" / "log.jsonl.lock").exists()
+        with pytest.raises(Conflict, match=r"log\.jsonl\.lock .*more than 0\.05 s"):
+            file_lock(target, timeout=0.05).acquire()
+        threading.Timer(0.1, held.release).start()
+        t = time.monotonic()
+        with file_lock(target, timeout=5):  # taken as soon as the holder lets go
+            assert time.monotonic() - t < 2

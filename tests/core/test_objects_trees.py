@@ -113,6 +113,34 @@ def test_tree_encoding_round_trips_and_sorts_by_bytes() -> None:
     assert encode(decode(data, "t")) == data
 
 
+def test_tree_encoding_sorts_unicode_names_by_bytes() -> None:
+    h = "1" * 64
+    names = ["z", "é", "\u20ac", "\U0001f600", "\ue000", "A", os.fsdecode(b"\xc3"), "a b"]
+    tree = {n: Entry(FILE, h, i) for i, n in enumerate(names)}
+    data = encode(tree)
+    assert decode(data, "t") == tree
+    raw = [r.split(b" ", 3)[3] for r in data.split(b"\0")[:-1]]
+    assert raw == sorted(os.fsencode(n) for n in names)
+
+
+def test_large_pack_index_is_bisected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from turnback import packs
+
+    monkeypatch.setattr(packs, "SORTED_MIN", 4)
+    objs = ObjectStore(tmp_path / "objects")
+    with objs.batch(fsync=False):
+        names = [objs.put(BLOB, b"small %d" % i) for i in range(50)]
+    with objs.batch(fsync=False):
+        pass  # an empty batch writes no pack
+    assert len(list((objs.root / "pack").iterdir())) == 2
+    again = ObjectStore(tmp_path / "objects")
+    for i, n in enumerate(names):
+        assert again.get(BLOB, n) == b"small %d" % i
+    assert not again.exists("f" * 64) and not again.exists("0" * 64)
+    assert sorted(again.packs.names()) == sorted(names)
+    assert sorted(n for n, _ in again.all_names()) == sorted(names)
+
+
 @pytest.mark.parametrize("name", [b"..", b".", b"a/b", b""])
 def test_tree_refuses_escaping_names(name: bytes) -> None:
     raw = b"f " + b"0" * 64 + b" 1 " + name + b"\0"

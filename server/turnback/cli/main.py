@@ -7,8 +7,42 @@ import click
 from . import checkpoint_cmd, maintenance_cmd, rewind_cmd, sessions_cmd
 from .common import Ctx, TurnbackGroup
 
+# Commands whose modules come with their features, imported only when one is run (or
+# listed): ``import`` alone would load every importer on each ``turnback checkpoint``.
+_OPTIONAL = {"import": "import_cmd", "export": "export_cmd", "serve": "serve_cmd"}
 
-@click.group(cls=TurnbackGroup, context_settings={"help_option_names": ["-h", "--help"]})
+
+def _optional_command(name: str) -> click.Command | None:
+    import importlib
+
+    module = f"{__package__}.{_OPTIONAL[name]}"
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name != module:
+            raise
+        return None
+    cmd = getattr(mod, _OPTIONAL[name])
+    assert isinstance(cmd, click.Command)
+    return cmd
+
+
+class _Group(TurnbackGroup):
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        cmd = super().get_command(ctx, cmd_name)
+        if cmd is None and cmd_name in _OPTIONAL:
+            cmd = _optional_command(cmd_name)
+            if cmd is not None:
+                self.add_command(cmd)
+        return cmd
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        for name in _OPTIONAL:
+            self.get_command(ctx, name)
+        return super().list_commands(ctx)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-C", "--workspace", default=None, metavar="DIR",
               help="The workspace (default: the nearest folder upward with a store, else .).")
 @click.option("--store", "store_dir", default=None, metavar="DIR", envvar="TURNBACK_STORE",
@@ -39,24 +73,6 @@ for command in (
     maintenance_cmd.fsck,
 ):
     cli.add_command(command)
-
-
-def _optional_commands() -> None:
-    """Commands whose modules come with their features (import, export, serve)."""
-    import importlib
-
-    for module, attr in (("import_cmd", "import_cmd"), ("export_cmd", "export_cmd"),
-                         ("serve_cmd", "serve_cmd")):
-        try:
-            mod = importlib.import_module(f"{__package__}.{module}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__package__}.{module}":
-                raise
-            continue
-        cli.add_command(getattr(mod, attr))
-
-
-_optional_commands()
 
 
 def main() -> None:
