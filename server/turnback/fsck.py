@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .errors import NotFound, StoreDamaged, Unsafe
-from .gc import forget_caches
+from .gc import forget_caches, stray_temps
 from .trees import DIR
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ def check(store: Store) -> FsckReport:
                             "recoverable": "no: its objects are unreadable (checkpoints using "
                                            "them are listed below); the next checkpoint "
                                            "stores the files still in the workspace again"})
-    rep.stray_temps = sum(1 for _ in store.objects.stray_temps())
+    rep.stray_temps = sum(1 for _ in stray_temps(store))
     checkpoints = store.index.all()  # reads the index first: its problems are known after
     for p in store.index.problems:
         rep.damaged.append({"what": "checkpoint index", "id": f"{p.file}:{p.line}",

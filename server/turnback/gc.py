@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .atomic import TMP_PREFIX
 from .events import parse_iso
 from .locks import rw_lock
 from .models import Checkpoint, GcResult
@@ -21,6 +24,22 @@ if TYPE_CHECKING:
     from .store import Store
 
 STRAY_AGE_S = 3600  # temp files older than this belong to dead writers
+
+
+def stray_temps(store: Store) -> Iterator[Path]:
+    """Files a writer that died left half-written anywhere in the store.
+
+    Objects (and unfinished packs) as ``ObjectStore`` knows them; everywhere else
+    (sessions, index, caches, the journal), the ``.tmp-*`` files of ``atomic_write``.
+    """
+    yield from store.objects.stray_temps()
+    objects_dir = os.path.realpath(store.objects.root)
+    for dirpath, dirnames, filenames in os.walk(store.root):
+        dirnames[:] = [d for d in dirnames
+                       if os.path.realpath(os.path.join(dirpath, d)) != objects_dir]
+        for name in filenames:
+            if name.startswith(TMP_PREFIX):
+                yield Path(dirpath) / name
 
 
 @dataclass(slots=True)
@@ -105,7 +124,7 @@ def collect(store: Store, *, dry_run: bool = False, keep_last: int | None = None
                     store.objects.remove(name)
             store.objects.repack(reachable, cfg.fsync_commits)
             now = time.time()
-            for tmp in store.objects.stray_temps():
+            for tmp in stray_temps(store):
                 try:
                     if now - tmp.stat().st_mtime > STRAY_AGE_S:
                         tmp.unlink()

@@ -117,6 +117,24 @@ def test_gc_removes_old_stray_temps_only(store: Store, ws: Path) -> None:
     assert not old.exists() and new.exists()
 
 
+def test_gc_removes_old_stray_temps_outside_objects(store: Store, ws: Path) -> None:
+    # atomic_write leaves its ".tmp-*" beside the file it replaces: index, cache, sessions
+    write(ws, "f", "x")
+    store.checkpoint()
+    strays = [store.root / "index" / "acc" / ".tmp-x.json.1.aaaa",
+              store.root / "cache" / ".tmp-stat.bin.1.bbbb",
+              store.root / ".tmp-config.json.1.cccc"]
+    for p in strays:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(b"half")
+        os.utime(p, (time.time() - 7200, time.time() - 7200))
+    fresh = store.root / "index" / ".tmp-summaries.json.1.dddd"
+    fresh.write_bytes(b"being written")
+    assert store.fsck().stray_temps == 4
+    store.gc()
+    assert [p for p in strays if p.exists()] == [] and fresh.exists()
+
+
 # -- fsck ---------------------------------------------------------------------------------
 
 def damaged(store: Store) -> list[tuple[str, str]]:
