@@ -109,13 +109,24 @@ export class TreeView {
     return this.findRendered(label);
   }
 
+  /**
+   * Expands a row. A refresh of the tree that lands while the row's children are
+   * still being fetched (a didChange right after the row appeared) can drop the
+   * expansion, as it would for a person's click: then the twistie is clicked again.
+   */
   async expand(label: Text): Promise<Locator> {
-    const row = await this.row(label);
-    if ((await row.getAttribute("aria-expanded")) === "false") {
-      await row.locator(".monaco-tl-twistie").click();
+    for (let attempt = 0; ; attempt += 1) {
+      const row = await this.row(label);
+      if ((await row.getAttribute("aria-expanded")) === "false") {
+        await row.locator(".monaco-tl-twistie").click();
+      }
+      try {
+        await expectAttribute(row, "aria-expanded", "true", attempt < 2 ? 3_000 : 10_000);
+        return row;
+      } catch (err) {
+        if (attempt >= 2) throw err;
+      }
     }
-    await expectAttribute(row, "aria-expanded", "true");
-    return row;
   }
 
   async collapse(label: Text): Promise<void> {
