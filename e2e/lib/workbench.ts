@@ -212,7 +212,11 @@ export interface DiffSides {
 }
 
 /** The active diff editor's tab title and the text of both sides. */
-export async function readDiff(page: Page): Promise<DiffSides> {
+/**
+ * Reads the active diff editor once its tab title matches ``title`` (the editor
+ * a click opens replaces the one before it a moment later) and its text arrived.
+ */
+export async function readDiff(page: Page, title: RegExp): Promise<DiffSides> {
   const diff = page.locator(".editor-group-container.active .monaco-diff-editor").first();
   await diff.waitFor({ timeout: 30_000 });
   // The editors' own line layers (an inline view would add deleted-line zones).
@@ -229,7 +233,7 @@ export async function readDiff(page: Page): Promise<DiffSides> {
       original: plain(await original.innerText()),
       modified: plain(await modified.innerText()),
     };
-    if (sides.original.trim() !== "" || sides.modified.trim() !== "") break;
+    if (title.test(sides.title) && (sides.original.trim() !== "" || sides.modified.trim() !== "")) break;
     await page.waitForTimeout(200);
   } while (Date.now() < deadline);
   return sides;

@@ -128,7 +128,7 @@ step("a checkpoint's changed file opens in a diff with both sides' text", "diff-
   await view.expand("Checkpoint: Tests pass");
   const row = await view.row("cli.py");
   await row.click();
-  const diff = await readDiff(page);
+  const diff = await readDiff(page, /cli\.py/);
   assert.match(diff.title, /cli\.py/);
   assert.match(diff.original, /from greeter\.greet import greet$/m);
   assert.doesNotMatch(diff.original, /farewell/);
@@ -143,7 +143,7 @@ step("a binary file's diff says so on both sides, with each side's size", "diff-
   assert.ok(before !== undefined && after !== undefined && before.length < 1024 && after.length < 1024);
   await view.expand("Checkpoint: Brighter logo");
   await (await view.row("logo.png")).click();
-  const diff = await readDiff(page);
+  const diff = await readDiff(page, /logo\.png/);
   assert.match(diff.title, /logo\.png/);
   assert.ok(diff.original.includes(`assets/logo.png is a binary file (${before.length} B)`), diff.original);
   assert.ok(diff.modified.includes(`assets/logo.png is a binary file (${after.length} B)`), diff.modified);
