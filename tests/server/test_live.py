@@ -185,3 +185,13 @@ async def test_cancel_request_stops_a_checkpoint(client: TurnbackClient, ws: Pat
         assert exc.code == -32800, exc
     assert (await client.call("turnback/checkpoints", {}))["checkpoints"] == []
     assert (await client.call("turnback/createCheckpoint", {}))["checkpoint"]["files"] == 3003
+
+
+async def test_log_says_why_a_checkpoint_walks(client: TurnbackClient, ws: Path) -> None:
+    # The first checkpoint after start walks because the watcher has just started, not
+    # because it was late; the second uses the watcher's paths and walks nothing.
+    await client.call("turnback/createCheckpoint", {})
+    (ws / "after.txt").write_text("x\n")
+    await client.call("turnback/createCheckpoint", {})
+    walks = [m.message for m in client.log_messages if "reading the whole workspace" in m.message]
+    assert len(walks) == 1 and "did not confirm" not in walks[0], walks

@@ -61,14 +61,12 @@ def with_dirty(
     """
     watcher = folder.watcher
     # Untrusted, the checkpoint walks anyway: no need to wait for the watcher.
-    flushed = (
-        watcher is not None and folder.tracker.trusted and watcher.flush(FLUSH_TIMEOUT_S)
-    )
+    # Why it walks is read before take(), which makes the tracker trusted again.
+    trusted, reason = folder.tracker.trusted, folder.tracker.reason
+    flushed = watcher is not None and trusted and watcher.flush(FLUSH_TIMEOUT_S)
     ticket = folder.tracker.take(walk=not flushed)
     if ticket.paths is None:
-        why = "the watcher did not confirm in time" if folder.tracker.trusted else (
-            folder.tracker.reason
-        )
+        why = "the watcher did not confirm in time" if trusted else reason
         log.info("%s: reading the whole workspace (%s)", folder.path, why)
     try:
         result = fn(ticket.paths)
