@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import marshal
+import os
+import time
 import types
 from pathlib import Path
 
@@ -39,6 +41,29 @@ def test_cached_code_is_reused_across_processes(tmp_path: Path) -> None:
     assert g(41) == 42 and (second.hits, second.misses) == (1, 0)
     plain = second.compile_for(_module(future=False))(SOURCE, "<gen f>", "exec")
     assert _run(plain).__annotations__ == {"x": int, "return": int}  # another module, own flags
+
+
+def test_caches_of_other_versions_are_pruned_once_unused(tmp_path: Path) -> None:
+    month_ago = time.time() - 40 * 86_400
+    old = tmp_path / "code-0ldversion.marshal"  # a version not used for 40 days
+    recent = tmp_path / "code-0therinstall.marshal"  # another install, used yesterday
+    dead_tmp = tmp_path / ".code-abc123"  # a writer that died
+    for p, mtime in ((old, month_ago), (recent, time.time() - 86_400), (dead_tmp, month_ago)):
+        p.write_bytes(b"x")
+        os.utime(p, (mtime, mtime))
+    other = tmp_path / "notes.txt"
+    other.write_text("not ours")
+    os.utime(other, (month_ago, month_ago))
+    cache = CodeCache(tmp_path / "code-current.marshal")
+    cache.compile_for(_module(False))(SOURCE, "<gen f>", "exec")
+    cache.save()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "code-0therinstall.marshal", "code-current.marshal", "notes.txt"]
+    # a cache in use is touched when read, so its age says when it was last used
+    current = tmp_path / "code-current.marshal"
+    os.utime(current, (month_ago, month_ago))
+    assert CodeCache(current).compile_for(_module(False))(SOURCE, "<gen f>", "exec")
+    assert time.time() - current.stat().st_mtime < 60
 
 
 def test_corrupt_or_unwritable_cache_is_ignored(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ import os
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any
@@ -38,6 +39,11 @@ MAGIC = b"TBCODE1\n"  # then a blake2b-256 of the rest, then marshal.dumps({key:
 _DIGEST = 32
 _BODY = len(MAGIC) + _DIGEST
 _MAX_ENTRIES = 20_000  # far above what a start needs; a cache that grows past it is dropped
+# Each set of library files (a new release, another install) gets its own cache file; one
+# unused this long belongs to versions gone from the machine. A file in use is touched at
+# most once a day, so its age says when it was last used.
+UNUSED_S = 30 * 86_400
+TOUCH_S = 86_400
 
 _compile = builtins.compile
 
@@ -72,6 +78,9 @@ class CodeCache:
             self._codes = {
                 k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, CodeType)
             }
+            with contextlib.suppress(OSError):
+                if time.time() - self.path.stat().st_mtime > TOUCH_S:
+                    os.utime(self.path)  # in use: keep it from being pruned
 
     def compile_for(self, module: ModuleType) -> Any:
         """A ``compile`` for ``module`` that answers from the cache."""
@@ -132,6 +141,27 @@ class CodeCache:
             log.debug("code cache %s not written (%s)", self.path, exc)
             return
         self._saved_misses = misses
+        self.prune()
+
+    def prune(self) -> None:
+        """Remove the cache files of other library versions left unused for UNUSED_S, and
+        temporary files of writers that died (run when a new cache file is written: that
+        is when older ones start to go stale)."""
+        now = time.time()
+        try:
+            entries = list(os.scandir(self.path.parent))
+        except OSError:
+            return
+        for entry in entries:
+            name = entry.name
+            stale = (name.startswith("code-") and name.endswith(".marshal")
+                     and entry.path != str(self.path))
+            if not (stale or name.startswith(".code-")):
+                continue
+            with contextlib.suppress(OSError):
+                age = now - entry.stat(follow_symlinks=False).st_mtime
+                if age > (UNUSED_S if stale else TOUCH_S):
+                    os.unlink(entry.path)
 
 
 _cache: CodeCache | None = None
