@@ -515,6 +515,14 @@ class Scanner:
         h, files, nbytes, _ = self._build_dir(node, write, seen, rel_dir)
         return h, files, nbytes
 
+    def _hashed(self, item: _Pending) -> Entry | None:
+        """The tree entry of a file this scan hashed; None if it could not be read as one."""
+        res = self._results.get(item.rel)
+        if res is None:
+            return None
+        digest, st = res
+        return Entry(EXEC if st.st_mode & stat.S_IXUSR else FILE, digest, st.st_size)
+
     def _entry_counts(self, entry: Entry) -> tuple[int, int]:
         return self.count(entry.hash) if entry.mode == DIR else (1, entry.size)
 
@@ -523,7 +531,6 @@ class Scanner:
         assert node.base is not None
         tree = dict(self.trees.get(node.base))
         files, nbytes = self.count(node.base)
-        results = self._results
         for name in node.changed:
             old = tree.pop(name, None)
             if old is not None:
@@ -543,11 +550,10 @@ class Scanner:
                 nbytes += b
                 continue
             if isinstance(item, _Pending):
-                res = results.get(item.rel)
-                if res is None:
+                hashed = self._hashed(item)
+                if hashed is None:
                     continue  # vanished or became something else mid-scan
-                digest, st = res
-                item = Entry(EXEC if st.st_mode & stat.S_IXUSR else FILE, digest, st.st_size)
+                item = hashed
             f, b = self._entry_counts(item)
             files += f
             nbytes += b
@@ -613,11 +619,10 @@ class Scanner:
                 nbytes += b
                 continue
             if isinstance(item, _Pending):
-                res = self._results.get(item.rel)
-                if res is None:
+                hashed = self._hashed(item)
+                if hashed is None:
                     continue  # vanished or became something else mid-scan
-                digest, st = res
-                item = Entry(EXEC if st.st_mode & stat.S_IXUSR else FILE, digest, st.st_size)
+                item = hashed
             if item.mode == DIR:
                 f, b = self.count(item.hash)
                 files += f
