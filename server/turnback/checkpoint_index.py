@@ -10,10 +10,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-import orjson
-
 from .errors import InvalidInput, NotFound
-from .jsonl import append_lines, loads
+from .jsonl import append_lines, parse_object
 from .models import Checkpoint, Problem
 
 
@@ -58,16 +56,8 @@ class CheckpointIndex:
         number = self._lines
         for raw in data[:cut].split(b"\n")[:-1]:
             number += 1
-            raw = raw.strip()
-            if not raw:
-                continue
-            try:
-                v = loads(raw)
-            except orjson.JSONDecodeError as exc:
-                self.problems.append(Problem(str(self.path), number, f"not valid JSON ({exc})"))
-                continue
-            if not isinstance(v, dict):
-                self.problems.append(Problem(str(self.path), number, "line is not a JSON object"))
+            v = parse_object(raw, self.path, number, self.problems)
+            if v is None:
                 continue
             if v.get("type") == "drop":
                 if items.pop(str(v.get("id")), None) is not None:

@@ -123,20 +123,30 @@ def read_lines(
             offset += len(raw)
             if not raw.endswith(b"\n"):
                 break  # torn or in-progress tail
-            stripped = raw.strip()
-            if not stripped:
-                continue
-            try:
-                value = loads(stripped)
-            except orjson.JSONDecodeError as exc:
-                if problems is not None:
-                    problems.append(Problem(str(path), number, f"not valid JSON ({exc})"))
-                continue
-            if not isinstance(value, dict):
-                if problems is not None:
-                    problems.append(Problem(str(path), number, "line is not a JSON object"))
-                continue
-            yield Line(number, line_offset, value, offset)
+            value = parse_object(raw, path, number, problems)
+            if value is not None:
+                yield Line(number, line_offset, value, offset)
+
+
+def parse_object(
+    raw: bytes, path: Path, number: int, problems: list[Problem] | None
+) -> dict[str, Any] | None:
+    """One line of a JSONL file as an object: None for a blank line, and for a bad one,
+    which is reported to ``problems`` with its line number."""
+    stripped = raw.strip()
+    if not stripped:
+        return None
+    try:
+        value = loads(stripped)
+    except orjson.JSONDecodeError as exc:
+        if problems is not None:
+            problems.append(Problem(str(path), number, f"not valid JSON ({exc})"))
+        return None
+    if not isinstance(value, dict):
+        if problems is not None:
+            problems.append(Problem(str(path), number, "line is not a JSON object"))
+        return None
+    return value
 
 
 def last_line(path: Path) -> dict[str, Any] | None:

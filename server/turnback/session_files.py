@@ -25,7 +25,7 @@ import orjson
 from .atomic import atomic_write
 from .errors import Conflict, InvalidInput, NotFound, StoreDamaged
 from .events import Event, SessionHeader, check_id
-from .jsonl import _torn_tail_start, dumps, last_line, loads, read_lines
+from .jsonl import _torn_tail_start, dumps, last_line, loads, parse_object, read_lines
 from .locks import file_lock
 from .models import Problem, SessionLog, SessionPage, SessionSummary
 from .session_backend import EventFactory
@@ -273,16 +273,8 @@ class FileSessions:
             raw = data[start : nl + 1]
             line_start, start = pos + start, nl + 1
             number += 1
-            stripped = raw.strip()
-            if not stripped:
-                continue
-            try:
-                v = loads(stripped)
-            except orjson.JSONDecodeError as exc:
-                lines.problems.append(Problem(str(path), number, f"not valid JSON ({exc})"))
-                continue
-            if not isinstance(v, dict):
-                lines.problems.append(Problem(str(path), number, "line is not a JSON object"))
+            v = parse_object(raw, path, number, lines.problems)
+            if v is None:
                 continue
             typ = v.get("type")
             if typ is None:
@@ -324,7 +316,7 @@ class FileSessions:
         if isinstance(data, dict) and data.get("format") == INDEX_FORMAT:
             entries = data.get("sessions")
             if isinstance(entries, dict):
-                index = {k: e for k, e in entries.items() if _summary_entry_ok(e)}
+                index = {k: e for k, e in entries.items() if _index_entry_ok(e, "stats")}
         elif data is None:
             index = self._load_legacy_index()
         self._index = index
@@ -341,7 +333,7 @@ class FileSessions:
             return {}
         index: dict[str, dict[str, Any]] = {}
         for sid, e in data.items():
-            if not (_acc_entry_ok(e) and isinstance(e.get("stats"), dict)):
+            if not (_index_entry_ok(e, "acc") and isinstance(e.get("stats"), dict)):
                 continue
             acc = {f: e[f] for f in ACC_FIELDS}
             index[sid] = {**{f: e[f] for f in SUMMARY_FIELDS}, "_acc": acc}
@@ -355,7 +347,7 @@ class FileSessions:
             data = loads(self._acc_path(session_id).read_bytes())
         except (OSError, orjson.JSONDecodeError):
             return None
-        return data if _acc_entry_ok(data) else None
+        return data if _index_entry_ok(data, "acc") else None
 
     def save_index(self) -> None:
         """Persist cached summaries (best effort: the index is only a cache).
@@ -537,21 +529,12 @@ def _not_an_event(v: dict[str, Any]) -> str | None:
     return None
 
 
-def _summary_entry_ok(e: Any) -> bool:
+def _index_entry_ok(e: Any, body: str) -> bool:
+    """A summary (``body`` "stats") or accumulator ("acc") entry of the index is well formed."""
     return (
         isinstance(e, dict)
         and all(isinstance(e.get(f), int) for f in ("size", "ino", "lines", "events"))
         and isinstance(e.get("head"), (str, type(None)))
         and isinstance(e.get("header"), dict)
-        and isinstance(e.get("stats"), dict)
-    )
-
-
-def _acc_entry_ok(e: Any) -> bool:
-    return (
-        isinstance(e, dict)
-        and all(isinstance(e.get(f), int) for f in ("size", "ino", "lines", "events"))
-        and isinstance(e.get("head"), (str, type(None)))
-        and isinstance(e.get("header"), dict)
-        and isinstance(e.get("acc"), dict)
+        and isinstance(e.get(body), dict)
     )
