@@ -26,6 +26,15 @@ from types import TracebackType
 from .errors import Conflict
 
 
+def _open_lock_file(path: str) -> int:
+    """The lock file, created (with its folder) if missing."""
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+
+
 class FileLock:
     """An exclusive lock on ``path``, held by a ``with`` block."""
 
@@ -34,15 +43,8 @@ class FileLock:
         self.timeout = timeout
         self._fd = -1
 
-    def _open(self) -> int:
-        try:
-            return os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        except FileNotFoundError:
-            os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
-            return os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-
     def acquire(self) -> None:
-        fd = self._open()
+        fd = _open_lock_file(self.path)
         try:
             deadline = time.monotonic() + self.timeout
             pause = 0.0005
@@ -92,8 +94,7 @@ def file_lock(path: Path, timeout: float = 30.0) -> FileLock:
 @contextmanager
 def rw_lock(path: Path, *, exclusive: bool) -> Iterator[None]:
     """Hold ``path`` as a shared (writers of new objects) or exclusive (gc) lock."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = _open_lock_file(str(path))
     try:
         fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         yield
