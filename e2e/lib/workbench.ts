@@ -129,6 +129,22 @@ export class TreeView {
     }
   }
 
+  /**
+   * The row `label` under the row `parent`, which is expanded first. If a refresh of
+   * the tree collapsed the parent again before its child was found, it is expanded
+   * again, as a person would; the child must still be there.
+   */
+  async childOf(parent: Text, label: Text): Promise<Locator> {
+    for (let attempt = 0; ; attempt += 1) {
+      await this.expand(parent);
+      try {
+        return await this.row(label, attempt < 2 ? 5_000 : 20_000);
+      } catch (err) {
+        if (attempt >= 2) throw err;
+      }
+    }
+  }
+
   async collapse(label: Text): Promise<void> {
     const row = await this.row(label);
     if ((await row.getAttribute("aria-expanded")) === "true") {
@@ -145,7 +161,7 @@ export class TreeView {
   }
 }
 
-async function expectAttribute(locator: Locator, name: string, value: string, timeoutMs = 10_000): Promise<void> {
+export async function expectAttribute(locator: Locator, name: string, value: string, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while ((await locator.getAttribute(name)) !== value) {
     if (Date.now() > deadline) throw new Error(`${name} never became ${value}`);
@@ -214,9 +230,15 @@ export interface DiffSides {
 /** The active diff editor's tab title and the text of both sides. */
 /**
  * Reads the active diff editor once its tab title matches ``title`` (the editor
- * a click opens replaces the one before it a moment later) and its text arrived.
+ * a click opens replaces the one before it a moment later) and its text arrived:
+ * by default either side's, or what ``ready`` asks for (each side comes from its
+ * own request to the content provider, so one may show before the other).
  */
-export async function readDiff(page: Page, title: RegExp): Promise<DiffSides> {
+export async function readDiff(
+  page: Page,
+  title: RegExp,
+  ready: (sides: DiffSides) => boolean = (s) => s.original.trim() !== "" || s.modified.trim() !== "",
+): Promise<DiffSides> {
   const diff = page.locator(".editor-group-container.active .monaco-diff-editor").first();
   await diff.waitFor({ timeout: 30_000 });
   // The editors' own line layers (an inline view would add deleted-line zones).
@@ -233,7 +255,7 @@ export async function readDiff(page: Page, title: RegExp): Promise<DiffSides> {
       original: plain(await original.innerText()),
       modified: plain(await modified.innerText()),
     };
-    if (title.test(sides.title) && (sides.original.trim() !== "" || sides.modified.trim() !== "")) break;
+    if (title.test(sides.title) && ready(sides)) break;
     await page.waitForTimeout(200);
   } while (Date.now() < deadline);
   return sides;

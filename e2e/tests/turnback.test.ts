@@ -30,6 +30,7 @@ import {
   answerDialog,
   clearNotifications,
   clickToastButton,
+  expectAttribute,
   inputBox,
   quickPick,
   readDiff,
@@ -125,10 +126,9 @@ step("the Turnback view shows the sessions, their events and checkpoints", "view
 });
 
 step("a checkpoint's changed file opens in a diff with both sides' text", "diff-text", async () => {
-  await view.expand("Checkpoint: Tests pass");
-  const row = await view.row("cli.py");
+  const row = await view.childOf("Checkpoint: Tests pass", "cli.py");
   await row.click();
-  const diff = await readDiff(page, /cli\.py/);
+  const diff = await readDiff(page, /cli\.py/, (d) => d.original.trim() !== "" && d.modified.trim() !== "");
   assert.match(diff.title, /cli\.py/);
   assert.match(diff.original, /from greeter\.greet import greet$/m);
   assert.doesNotMatch(diff.original, /farewell/);
@@ -141,9 +141,8 @@ step("a binary file's diff says so on both sides, with each side's size", "diff-
   const before = expectedTree(cp("Tests pass")).get("assets/logo.png");
   const after = expectedTree(cp("Brighter logo")).get("assets/logo.png");
   assert.ok(before !== undefined && after !== undefined && before.length < 1024 && after.length < 1024);
-  await view.expand("Checkpoint: Brighter logo");
-  await (await view.row("logo.png")).click();
-  const diff = await readDiff(page, /logo\.png/);
+  await (await view.childOf("Checkpoint: Brighter logo", "logo.png")).click();
+  const diff = await readDiff(page, /logo\.png/, (d) => d.original.includes("binary") && d.modified.includes("binary"));
   assert.match(diff.title, /logo\.png/);
   assert.ok(diff.original.includes(`assets/logo.png is a binary file (${before.length} B)`), diff.original);
   assert.ok(diff.modified.includes(`assets/logo.png is a binary file (${after.length} B)`), diff.modified);
@@ -185,9 +184,11 @@ step("Create Checkpoint from the command palette records the workspace as it is"
   assert.ok(made !== undefined, `checkpoints: ${checkpoints.map((c) => c.label).join(", ")}`);
   const stored = await showBytes(workspace, made.id, "greeter/palette.txt");
   assert.equal(stored.toString(), "made before the palette checkpoint\n");
-  // A checkpoint taken outside any agent session goes to the folder's own session.
-  await view.expand("Workspace checkpoints");
-  await view.row("Checkpoint: From the palette");
+  // A checkpoint taken outside any agent session goes to the folder's own session,
+  // which the extension expands to show the new checkpoint selected (a click of ours
+  // on its twistie would race that, and could collapse it again).
+  const shown = await view.row("Checkpoint: From the palette");
+  await expectAttribute(shown, "aria-selected", "true");
 });
 
 step("an event appended with the CLI from outside shows up in the tree by itself", "cli-append", async () => {
