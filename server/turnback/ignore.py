@@ -26,9 +26,22 @@ IGNORE_FILES = (".gitignore", ".turnbackignore")
 
 
 def _gitignore(lines: list[str]) -> pathspec.GitIgnoreSpec:
+    """The rules of ``lines``; a line git would not accept either (a trailing backslash, a
+    reversed range like ``[z-a]``) matches nothing, as in git, instead of failing the scan."""
     import pathspec  # only once a path must be matched: a scan that trusts its cache never does
 
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines)
+    except (ValueError, re.error):
+        pass
+    good = []
+    for line in lines:
+        try:
+            pathspec.GitIgnoreSpec.from_lines([line])
+        except (ValueError, re.error):
+            continue
+        good.append(line)
+    return pathspec.GitIgnoreSpec.from_lines(good)
 
 
 class _Spec:

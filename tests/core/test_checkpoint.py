@@ -89,6 +89,20 @@ def test_ignores_gitignore_nested_negation_turnbackignore(store: Store, ws: Path
                    "src/important.log", "src/main.c", "node_modules/pkg/index.js"}
 
 
+def test_an_ignore_line_git_refuses_matches_nothing_and_the_rest_still_apply(
+        store: Store, ws: Path) -> None:
+    # a trailing backslash and a reversed range are invalid patterns: git skips them,
+    # and so must a checkpoint (an agent may write any bytes to .gitignore)
+    write(ws, ".gitignore", "*.log\nodd\\\n[z-a]\n\x17\ufffd\\\nbuild/\n")
+    write(ws, "a.log", "x")
+    write(ws, "build/out.o", "o")
+    write(ws, "odd", "kept")
+    write(ws, "main.c", "m")
+    assert set(files_of(store, store.checkpoint().id)) == {".gitignore", "odd", "main.c"}
+    assert Store.open(ws, config={"ignores": ["x\\", "*.c"]}).scanner.scan(
+        write=False).files == 2  # .gitignore and odd: the bad extra skipped, *.c applied
+
+
 def test_configured_extra_ignores(ws: Path) -> None:
     write(ws, "x.tmp", "t")
     write(ws, "y.txt", "y")
