@@ -23,7 +23,7 @@ from ..store import Store
 from .dirty import DirtyTracker
 from .listing import ListingCache
 from .settings import Settings
-from .watch import FolderWatcher, StoreChange
+from .watch import StoreChange, Watcher, make_watcher
 
 if TYPE_CHECKING:
     from .follow import AgentFollower
@@ -60,7 +60,7 @@ class Folder:
         self.store: Store | None = None
         self.tracker = DirtyTracker()
         self.listing = ListingCache(self._sees_store)
-        self.watcher: FolderWatcher | None = None
+        self.watcher: Watcher | None = None
         self.follower: AgentFollower | None = None  # set while followAgents is on
         self.write_lock = asyncio.Lock()
         self.opened = asyncio.Event()  # the first look for the store is done
@@ -135,7 +135,7 @@ class Folder:
             on_store_change(sessions, checkpoints)
 
         self.listing.invalidate()
-        self.watcher = FolderWatcher(
+        self.watcher = make_watcher(
             self.path, self.store_root, self.tracker, on_change, on_reset=self.listing.invalidate
         )
         self.watcher.start()

@@ -1,4 +1,9 @@
-"""Watches one workspace folder and its store on a background thread.
+"""Watches one workspace folder and its store on a background thread (watchfiles).
+
+``make_watcher`` picks the watcher: on Linux the on-demand inotify reader of
+``inotify_watch.py`` (faster flushes, no wake-up per event), elsewhere this one
+(FSEvents, ReadDirectoryChanges, or polling). ``TURNBACK_WATCHER=watchfiles``
+forces this one.
 
 Two jobs, one inotify (or FSEvents, ReadDirectoryChanges) watcher:
 
@@ -22,6 +27,7 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
 from .dirty import DirtyTracker
 
@@ -49,6 +55,37 @@ def _overflow_threshold() -> int:
 OVERFLOW_BATCH = _overflow_threshold()
 
 StoreChange = Callable[[set[str], bool], None]
+
+
+class Watcher(Protocol):
+    """What a folder needs of its watcher, whichever library is under it."""
+
+    precise: bool  # events in order, none missed silently: a flush can be trusted
+
+    def start(self) -> None: ...
+    def stop(self) -> None: ...
+    def wait_ready(self, timeout: float) -> bool: ...
+    @property
+    def ready(self) -> bool: ...
+    def flush(self, timeout: float = 1.0) -> bool: ...
+    def covers_store(self) -> bool: ...
+
+
+def make_watcher(
+    workspace: Path,
+    store_root: Path,
+    tracker: DirtyTracker,
+    on_store_change: StoreChange,
+    on_reset: Callable[[], None] | None = None,
+) -> Watcher:
+    """The best watcher this system offers for one workspace folder."""
+    if os.environ.get("TURNBACK_WATCHER", "") != "watchfiles":
+        from . import inotify_watch
+
+        if inotify_watch.available():
+            return inotify_watch.InotifyWatcher(
+                workspace, store_root, tracker, on_store_change, on_reset)
+    return FolderWatcher(workspace, store_root, tracker, on_store_change, on_reset)
 
 
 def classify_store_path(rel: str) -> tuple[str | None, bool]:
