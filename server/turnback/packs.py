@@ -37,6 +37,7 @@ IDX_MAGIC = b"TBIDX1\n"
 # on the benchmark's source files). Packs written with other sizes read the same.
 BLOCK_RAW = 256 << 10
 CACHE_BYTES = 16 << 20  # decompressed blocks kept for the next reads
+TREE_LEVEL = 1  # zstd level of tree blocks (see PackWriter)
 _ENTRY = struct.Struct(">32sQIII")
 _IDX_START = len(IDX_MAGIC) + 4
 # indexes with more entries stay as bytes (bisected); smaller ones go into one dict
@@ -107,8 +108,25 @@ class _SortedIndex:
             yield raw.hex(), Loc(pack, bo, bl, off, ln)
 
 
+class _Block:
+    """Objects waiting to be compressed together into one block (one zstd frame)."""
+
+    __slots__ = ("buf", "cctx", "pending", "size")
+
+    def __init__(self, level: int) -> None:
+        self.cctx = zstandard.ZstdCompressor(level=level)
+        self.buf: list[bytes] = []
+        self.size = 0
+        self.pending: list[tuple[str, int, int]] = []  # name, offset in block, length
+
+
 class PackWriter:
-    """Appends objects to a new pack; ``finish`` makes it visible (index written last)."""
+    """Appends objects to a new pack; ``finish`` makes it visible (index written last).
+
+    Trees and blobs fill separate blocks: a tree is mostly hex hashes, which zstd level 1
+    compresses 2.4x faster than level 3 and smaller too (35 trees of the benchmark: 160 KB
+    to 82 KB in 0.55 ms, against 87 KB in 1.3 ms); files keep the configured level.
+    """
 
     def __init__(self, folder: Path, level: int) -> None:
         folder.mkdir(parents=True, exist_ok=True)
@@ -119,10 +137,8 @@ class PackWriter:
         # (the usual case for a no-op) creates and removes no file
         self._f: BinaryIO | None = None
         self._pos = len(PACK_MAGIC)
-        self._cctx = zstandard.ZstdCompressor(level=level)
-        self._buf: list[bytes] = []
-        self._buf_len = 0
-        self._pending: list[tuple[str, int, int]] = []  # name, off in block, length
+        self._blobs = _Block(level)
+        self._trees = _Block(level if level < 0 else TREE_LEVEL)  # a negative level: faster still
         self._names: set[str] = set()
         self.entries: dict[str, Loc] = {}
         self._lock = threading.Lock()
@@ -132,24 +148,25 @@ class PackWriter:
             if name in self._names:
                 return
             self._names.add(name)
-            self._pending.append((name, self._buf_len, len(payload)))
-            self._buf.append(payload)
-            self._buf_len += len(payload)
-            if self._buf_len >= BLOCK_RAW:
-                self._flush_block()
+            blk = self._trees if payload.startswith(b"tree\0") else self._blobs
+            blk.pending.append((name, blk.size, len(payload)))
+            blk.buf.append(payload)
+            blk.size += len(payload)
+            if blk.size >= BLOCK_RAW:
+                self._flush_block(blk)
 
-    def _flush_block(self) -> None:
-        if not self._buf:
+    def _flush_block(self, blk: _Block) -> None:
+        if not blk.buf:
             return
-        block = self._cctx.compress(b"".join(self._buf))
+        block = blk.cctx.compress(b"".join(blk.buf))
         if self._f is None:
             self._f = open(self.path, "wb")  # noqa: SIM115 - closed in finish/abort
             self._f.write(PACK_MAGIC)
         self._f.write(block)
-        for name, off, ln in self._pending:
+        for name, off, ln in blk.pending:
             self.entries[name] = Loc(self.id, self._pos, len(block), off, ln)
         self._pos += len(block)
-        self._buf, self._buf_len, self._pending = [], 0, []
+        blk.buf, blk.size, blk.pending = [], 0, []
 
     def has(self, name: str) -> bool:
         return name in self._names
@@ -157,9 +174,10 @@ class PackWriter:
     def read_own(self, name: str) -> bytes | None:
         """An object this writer holds (a checkpoint reading its own writes), else None."""
         with self._lock:
-            for n, off, ln in self._pending:
-                if n == name:
-                    return b"".join(self._buf)[off: off + ln]
+            for blk in (self._blobs, self._trees):
+                for n, off, ln in blk.pending:
+                    if n == name:
+                        return b"".join(blk.buf)[off: off + ln]
             loc = self.entries.get(name)
             if loc is None or self._f is None:
                 return None
@@ -174,7 +192,8 @@ class PackWriter:
 
     def finish(self, fsync: bool) -> dict[str, Loc]:
         with self._lock:
-            self._flush_block()
+            self._flush_block(self._blobs)
+            self._flush_block(self._trees)
             if self._f is None:
                 return {}  # nothing was added: no file was made
             self._f.flush()
