@@ -558,7 +558,7 @@ class Scanner:
             files += f
             nbytes += b
             tree[name] = item
-        h, data = self.trees.name(tree)
+        h, data = self.trees.name(tree, node.base, node.changed)
         if write:
             self.trees.put_encoded(h, data)
         self.counts[h] = (files, nbytes)
@@ -633,7 +633,7 @@ class Scanner:
                 if seen is not None:
                     seen.add(rel)
             tree[name] = item
-        h, data = self.trees.name(tree)
+        h, data = self.trees.name(tree, node.base, node.changed)
         if write and (prev is None or prev[0] != h):
             # unchanged trees are known to be stored: no look-up among all objects
             self.trees.put_encoded(h, data)
