@@ -17,7 +17,7 @@ from pathlib import Path
 import blake3
 import zstandard
 
-from .atomic import TMP_PREFIX, syncfs
+from .atomic import TMP_PREFIX, fsync_dir, syncfs
 from .errors import NotFound, StoreDamaged
 from .packs import PackReader, PackWriter
 
@@ -27,6 +27,7 @@ STREAM_THRESHOLD = 8 * 1024 * 1024  # larger files are hashed and compressed in 
 LOOSE_THRESHOLD = 512 * 1024  # objects this large stay loose files even inside a batch
 CHUNK = 1024 * 1024
 HASH_LEN = 64
+SYNC_FILES_MAX = 16  # more new object files than this: one syncfs (see ObjectStore.sync)
 
 
 
@@ -48,6 +49,8 @@ class ObjectStore:
         self.level = level
         self._local = threading.local()  # zstd contexts are not thread-safe
         self.written = 0  # objects or packs written by this process since the last sync()
+        self._unsynced: list[Path] = []  # their files, for sync()
+        self._unsynced_lock = threading.Lock()
         self.packs = PackReader(root / "pack")
         self._refreshed = False
         self._writer: PackWriter | None = None
@@ -106,7 +109,7 @@ class ObjectStore:
                         # loose objects durable with one syncfs before it commits
                         entries = w.finish(fsync=False)
                         if entries:
-                            self.written += 1
+                            self._wrote(w.path, w.path.with_suffix(".idx"))
                             self.packs.add_entries(entries, w.id)
                     else:
                         w.abort()
@@ -137,7 +140,7 @@ class ObjectStore:
         with open(tmp, "wb") as f:
             f.write(payload)
         os.replace(tmp, final)
-        self.written += 1
+        self._wrote(final)
         return name
 
     def put_file(self, path: Path, size: int) -> str:
@@ -169,15 +172,41 @@ class ObjectStore:
             os.unlink(tmp)
             return self.put_file(path, os.stat(path).st_size)  # changed under us: once more
         os.replace(tmp, final)
-        self.written += 1
+        self._wrote(final)
         return name
 
+    def _wrote(self, *paths: Path) -> None:
+        with self._unsynced_lock:
+            self.written += 1
+            self._unsynced.extend(paths)
+
     def sync(self) -> None:
-        """Make written objects durable before a checkpoint that names them is committed."""
-        if not self.written:
+        """Make written objects durable before a checkpoint that names them is committed.
+
+        A few files (a checkpoint's pack and index): an fsync each, and one per folder for
+        their names. ``syncfs`` would also flush every other process's unwritten data on
+        the same file system (a build's output, a shadow git's 5 MB index), which made a
+        10-file checkpoint wait 3 ms more in the benchmark. Many files (a first
+        checkpoint's large files stay loose): one ``syncfs`` instead.
+        """
+        with self._unsynced_lock:
+            paths, self._unsynced = self._unsynced, []
+            written, self.written = self.written, 0
+        if not written:
             return
-        syncfs(self.root)
-        self.written = 0
+        if len(paths) > SYNC_FILES_MAX:
+            syncfs(self.root)
+            return
+        for p in paths:
+            fd = os.open(p, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        dirs = {p.parent for p in paths}
+        dirs |= {d.parent for d in dirs if d.name != "pack"}  # a loose object's new folder
+        for d in sorted(dirs):
+            fsync_dir(d)
 
     # -- reading ---------------------------------------------------------------------
     def _packed(self, name: str) -> bytes | None:
