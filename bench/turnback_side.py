@@ -83,7 +83,7 @@ class Turnback:
         self.workspace = workspace.resolve()
         self.python = python
         self.cli = cli or str(Path(python).with_name("turnback"))
-        self.server_cmd = [python, "-m", "turnback.server"] if not os.environ.get("TBINST") else [python, os.environ["TBINST"]]
+        self.server_cmd = [python, "-m", "turnback.server"]
         self.server: LspClient | None = None
 
     @property
