@@ -125,7 +125,8 @@ class TreeReader:
 
     The trees this process encoded also keep their sorted names and encoded lines: a
     checkpoint that changes a few names of a folder re-encodes only those lines (a
-    folder of 50 entries: ~5 µs instead of ~27 µs, ~35 folders per 10 changed files).
+    folder of 50 entries, hash included: 5.4 µs instead of 14.7 µs; 10 changed files patch
+    about 35 folders).
     """
 
     def __init__(self, objects: ObjectStore) -> None:
