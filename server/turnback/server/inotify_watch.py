@@ -28,13 +28,10 @@ import errno
 import logging
 import os
 import threading
-from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..ignore import ALWAYS
-from .dirty import DirtyTracker
-from .watch import StoreChange, classify_store_path
+from .watch import Watcher, classify_store_path
 
 if TYPE_CHECKING:
     from inotify_simple import INotify
@@ -67,50 +64,16 @@ def available() -> bool:
     return True
 
 
-class InotifyWatcher:
-    """The watcher of one workspace folder (same interface as ``FolderWatcher``)."""
+class InotifyWatcher(Watcher):
+    """The inotify watcher of one workspace folder."""
 
-    def __init__(
-        self,
-        workspace: Path,
-        store_root: Path,
-        tracker: DirtyTracker,
-        on_store_change: StoreChange,
-        on_reset: Callable[[], None] | None = None,
-    ) -> None:
-        self.workspace = workspace
-        self.store_root = store_root
-        self.tracker = tracker
-        self.on_store_change = on_store_change
-        self.on_reset = on_reset
-        self._ws = str(workspace)
-        self._store = str(store_root)
-        self._stop = threading.Event()
-        self._ready = threading.Event()
+    THREAD = "turnback-inotify"
+
+    def _setup(self) -> None:
         self._lock = threading.Lock()  # one reader of the queue at a time
         self._ino: INotify | None = None
         self._dirs: dict[int, tuple[str, str]] = {}  # wd -> ("ws" | "store", relative folder)
-        self._thread = threading.Thread(
-            target=self._run, name=f"turnback-inotify:{workspace.name}", daemon=True
-        )
         self.precise = True
-        self.batches = 0
-
-    # -- lifecycle -------------------------------------------------------------------
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive() and threading.current_thread() is not self._thread:
-            self._thread.join(timeout=5)
-
-    def wait_ready(self, timeout: float) -> bool:
-        return self._ready.wait(timeout)
-
-    @property
-    def ready(self) -> bool:
-        return self._ready.is_set()
 
     def covers_store(self) -> bool:
         """Whether the store's files reach this watcher (False: restart it). A store made
@@ -154,11 +117,8 @@ class InotifyWatcher:
                 self._stop.wait(backoff)
                 backoff = min(backoff * 2, 30.0)
                 continue
-            self.tracker.watching(True, "watcher (re)started")
-            if self.on_reset is not None:
-                self.on_reset()
-            self._ready.set()
-            log.info("watching %s (inotify, %d folders)", self._ws, len(self._dirs))
+            self._up(f"inotify, {len(self._dirs)} folders")
+            backoff = 0.5
             wait = IDLE_MS
             try:
                 while not self._stop.wait(wait / 1000):
@@ -166,10 +126,7 @@ class InotifyWatcher:
                     if not self._ready.is_set():
                         break  # the workspace folder itself went away: start again
             except Exception as exc:
-                self.tracker.watching(False, f"watcher failed: {exc}")
-                log.warning("watcher of %s failed (%s); restarting", self._ws, exc)
-                self._stop.wait(backoff)
-                backoff = min(backoff * 2, 30.0)
+                backoff = self._failed(exc, backoff)
             finally:
                 self._ready.clear()
                 self._close()
@@ -293,11 +250,7 @@ class InotifyWatcher:
                 self.tracker.invalidate("the inotify event queue overflowed")
             elif dirty:
                 self.tracker.add(dirty)
-        if sessions or checkpoints:
-            try:
-                self.on_store_change(sessions, checkpoints)
-            except Exception:
-                log.exception("store change callback failed")
+        self._report(sessions, checkpoints)
         return True
 
     def _watch_sessions(self) -> set[str]:

@@ -27,7 +27,6 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
 
 from .dirty import DirtyTracker
 
@@ -57,18 +56,91 @@ OVERFLOW_BATCH = _overflow_threshold()
 StoreChange = Callable[[set[str], bool], None]
 
 
-class Watcher(Protocol):
-    """What a folder needs of its watcher, whichever library is under it."""
+class Watcher:
+    """One workspace folder's watcher thread: what a folder needs of it, whichever library
+    is under it (the subclasses)."""
 
     precise: bool  # events in order, none missed silently: a flush can be trusted
+    THREAD = "turnback-watch"  # the thread's name, before the folder's
 
-    def start(self) -> None: ...
-    def stop(self) -> None: ...
-    def wait_ready(self, timeout: float) -> bool: ...
+    def __init__(
+        self,
+        workspace: Path,
+        store_root: Path,
+        tracker: DirtyTracker,
+        on_store_change: StoreChange,
+        on_reset: Callable[[], None] | None = None,
+    ) -> None:
+        self.workspace = workspace
+        self.store_root = store_root
+        self.tracker = tracker
+        self.on_store_change = on_store_change
+        self.on_reset = on_reset  # (re)started: changes may have gone unseen
+        self._ws = str(workspace)
+        self._store = str(store_root)
+        self._stop = threading.Event()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, name=f"{self.THREAD}:{workspace.name}", daemon=True
+        )
+        self.batches = 0
+        self._setup()
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake()
+        if self._thread.is_alive() and threading.current_thread() is not self._thread:
+            self._thread.join(timeout=5)
+
+    def wait_ready(self, timeout: float) -> bool:
+        return self._ready.wait(timeout)
+
     @property
-    def ready(self) -> bool: ...
-    def flush(self, timeout: float = 1.0) -> bool: ...
-    def covers_store(self) -> bool: ...
+    def ready(self) -> bool:
+        return self._ready.is_set()
+
+    def flush(self, timeout: float = 1.0) -> bool:
+        """Until every change made before this call is in the tracker; False when that cannot
+        be known (the caller then walks the tree)."""
+        raise NotImplementedError
+
+    def covers_store(self) -> bool:
+        """Whether the store's files reach this watcher (False: restart it)."""
+        raise NotImplementedError
+
+    def _setup(self) -> None:
+        """A subclass's own state, made before the thread starts."""
+
+    def _run(self) -> None:
+        raise NotImplementedError
+
+    def _wake(self) -> None:
+        """Wake whoever waits on this watcher (stopping)."""
+
+    def _up(self, how: str) -> None:
+        """Watching (again): what happened meanwhile is unknown until the next walk."""
+        self.tracker.watching(self.precise, "watcher (re)started")
+        if self.on_reset is not None:
+            self.on_reset()
+        self._ready.set()
+        log.info("watching %s (%s)", self._ws, how)
+
+    def _failed(self, exc: BaseException, backoff: float) -> float:
+        """The watcher broke: checkpoints walk until it is back. Wait, then try again."""
+        self.tracker.watching(False, f"watcher failed: {exc}")
+        log.warning("watcher of %s failed (%s); restarting", self._ws, exc)
+        self._stop.wait(backoff)
+        return min(backoff * 2, 30.0)
+
+    def _report(self, sessions: set[str], checkpoints: bool) -> None:
+        if sessions or checkpoints:
+            try:
+                self.on_store_change(sessions, checkpoints)
+            except Exception:
+                log.exception("store change callback failed")
 
 
 def make_watcher(
@@ -105,56 +177,22 @@ def classify_store_path(rel: str) -> tuple[str | None, bool]:
     return None, False
 
 
-class FolderWatcher:
-    """The watcher thread of one workspace folder."""
+class FolderWatcher(Watcher):
+    """The watchfiles watcher thread of one workspace folder."""
 
     _instances = itertools.count(1)
 
-    def __init__(
-        self,
-        workspace: Path,
-        store_root: Path,
-        tracker: DirtyTracker,
-        on_store_change: StoreChange,
-        on_reset: Callable[[], None] | None = None,
-    ) -> None:
-        self.workspace = workspace
-        self.store_root = store_root
-        self.tracker = tracker
-        self.on_store_change = on_store_change
-        self.on_reset = on_reset  # (re)started: changes may have gone unseen
-        self._ws = str(workspace)
-        self._store = str(store_root)
-        self._stop = threading.Event()
-        self._ready = threading.Event()
+    def _setup(self) -> None:
         self._cond = threading.Condition()
         self._seq = 0
         self._seen = 0
         self._cookie = f"{COOKIE_PREFIX}{os.getpid()}-{next(self._instances)}-"
-        self._thread = threading.Thread(
-            target=self._run, name=f"turnback-watch:{workspace.name}", daemon=True
-        )
         self.precise = False  # inotify-like (ordered events), not polling
         self._watched: list[str] = []
-        self.batches = 0
 
-    # -- lifecycle -------------------------------------------------------------------
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
+    def _wake(self) -> None:
         with self._cond:
             self._cond.notify_all()
-        if self._thread.is_alive() and threading.current_thread() is not self._thread:
-            self._thread.join(timeout=5)
-
-    def wait_ready(self, timeout: float) -> bool:
-        return self._ready.wait(timeout)
-
-    @property
-    def ready(self) -> bool:
-        return self._ready.is_set()
 
     # -- flush -------------------------------------------------------------------------
     def flush(self, timeout: float = 1.0) -> bool:
@@ -223,11 +261,7 @@ class FolderWatcher:
                 backoff = min(backoff * 2, 30.0)
                 continue
             self.precise = repr(notify).startswith("RustNotify(Recommended")
-            self.tracker.watching(self.precise, "watcher (re)started")
-            if self.on_reset is not None:
-                self.on_reset()
-            self._ready.set()
-            log.info("watching %s (%s)", self._ws, "events" if self.precise else "polling")
+            self._up("events" if self.precise else "polling")
             try:
                 with notify:
                     while not self._stop.is_set():
@@ -237,10 +271,7 @@ class FolderWatcher:
                         self._handle(res)
                         backoff = 0.5
             except Exception as exc:
-                self.tracker.watching(False, f"watcher failed: {exc}")
-                log.warning("watcher of %s failed (%s); restarting", self._ws, exc)
-                self._stop.wait(backoff)
-                backoff = min(backoff * 2, 30.0)
+                backoff = self._failed(exc, backoff)
             finally:
                 self._ready.clear()
         self.tracker.watching(False, "watcher stopped")
@@ -287,11 +318,7 @@ class FolderWatcher:
             )
         elif dirty:
             self.tracker.add(dirty)
-        if sessions or checkpoints:
-            try:
-                self.on_store_change(sessions, checkpoints)
-            except Exception:
-                log.exception("store change callback failed")
+        self._report(sessions, checkpoints)
         if seen:
             with self._cond:
                 self._seen = max(self._seen, seen)
