@@ -49,6 +49,7 @@ _Q_OVERFLOW = 0x4000
 _IGNORED = 0x8000
 _ISDIR = 0x40000000
 _NEW_DIR = 0x80 | 0x100  # MOVED_TO, CREATE
+_MOVED_FROM = 0x40
 
 
 def available() -> bool:
@@ -209,49 +210,75 @@ class InotifyWatcher(Watcher):
             self.batches += 1
             dirty: set[str] = set()
             lost = overflow = False
+            broken: OSError | None = None
             new_dirs: list[str] = []
-            for wd, mask, _cookie, name in events:
-                if mask & _Q_OVERFLOW:
-                    overflow = True
-                    continue
-                where = self._dirs.get(wd)
-                if where is None:
-                    continue  # a folder already forgotten
-                kind, rel = where
-                if mask & _IGNORED:
-                    self._dirs.pop(wd, None)
-                elif mask & _SELF:
-                    lost = lost or (kind == "ws" and rel == "")
-                    checkpoints = checkpoints or kind == "store"  # the store itself moved
-                elif kind == "store":
-                    sid, cps = classify_store_path(f"{rel}/{name}" if rel else name)
-                    if sid is not None:
-                        sessions.add(sid)
-                    checkpoints = checkpoints or cps
-                    if rel == "" and name == "sessions" and mask & _ISDIR and mask & _NEW_DIR:
-                        sessions |= self._watch_sessions()
-                elif name:
-                    path = f"{rel}/{name}" if rel else name
-                    new_dir = bool(mask & _ISDIR and mask & _NEW_DIR)
-                    if new_dir and self._full("ws", path) == self._store:
-                        self._watch_store()  # the store was just made inside the workspace
-                        sessions |= self._watch_sessions()
-                        checkpoints = True
-                    elif not self._skip(rel, name):
-                        dirty.add(path)
-                        if new_dir:
-                            new_dirs.append(path)
-            for path in new_dirs:
-                self._watch_tree("ws", path)
-            if lost:
-                self._ready.clear()
-                self.tracker.invalidate("the watched folder itself changed")
+            moved_out: list[str] = []
+            try:
+                for wd, mask, _cookie, name in events:
+                    if mask & _Q_OVERFLOW:
+                        overflow = True
+                        continue
+                    where = self._dirs.get(wd)
+                    if where is None:
+                        continue  # a folder already forgotten
+                    kind, rel = where
+                    if mask & _IGNORED:
+                        self._dirs.pop(wd, None)
+                    elif mask & _SELF:
+                        lost = lost or (kind == "ws" and rel == "")
+                        checkpoints = checkpoints or kind == "store"  # the store itself moved
+                    elif kind == "store":
+                        sid, cps = classify_store_path(f"{rel}/{name}" if rel else name)
+                        if sid is not None:
+                            sessions.add(sid)
+                        checkpoints = checkpoints or cps
+                        if rel == "" and name == "sessions" and mask & _ISDIR and mask & _NEW_DIR:
+                            sessions |= self._watch_sessions()
+                    elif name:
+                        path = f"{rel}/{name}" if rel else name
+                        new_dir = bool(mask & _ISDIR and mask & _NEW_DIR)
+                        if new_dir and self._full("ws", path) == self._store:
+                            self._watch_store()  # the store was just made inside the workspace
+                            sessions |= self._watch_sessions()
+                            checkpoints = True
+                        elif not self._skip(rel, name):
+                            dirty.add(path)
+                            if new_dir:
+                                new_dirs.append(path)
+                            elif mask & _ISDIR and mask & _MOVED_FROM:
+                                moved_out.append(path)
+                for path in moved_out:
+                    self._forget_tree(path)  # watched again below if it moved within
+                for path in new_dirs:
+                    self._watch_tree("ws", path)
+            except OSError as exc:  # out of inotify watches, most likely
+                broken = exc
+            if lost or broken is not None:
+                self._ready.clear()  # the thread starts watching again
+                self.tracker.invalidate(
+                    "the watched folder itself changed" if lost
+                    else f"a new folder could not be watched ({broken})")
+                if broken is not None:
+                    log.warning("%s: a new folder could not be watched (%s); watching again",
+                                self._ws, broken)
             elif overflow:
                 self.tracker.invalidate("the inotify event queue overflowed")
             elif dirty:
                 self.tracker.add(dirty)
         self._report(sessions, checkpoints)
         return True
+
+    def _forget_tree(self, top: str) -> None:
+        """Stop watching a folder that moved away, and every folder below it."""
+        assert self._ino is not None
+        below = top + "/"
+        for wd, (kind, rel) in list(self._dirs.items()):
+            if kind == "ws" and (rel == top or rel.startswith(below)):
+                del self._dirs[wd]
+                try:
+                    self._ino.rm_watch(wd)
+                except OSError:
+                    pass  # already gone with its folder
 
     def _watch_sessions(self) -> set[str]:
         """Watch ``sessions/`` (just made) and name the sessions written before the watch."""
