@@ -363,3 +363,37 @@ def test_checkpoint_index_reads_appends_incrementally(tmp_path: Path) -> None:
     assert [c.id for c in fresh.all()] == ["a", "c"] and [p.line for p in fresh.problems] == [3]
     path.write_bytes(path.read_bytes().split(b"\n", 1)[1])  # rewritten shorter: read again
     assert [c.id for c in index.all()] == ["a", "c"] and [p.line for p in index.problems] == [2]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_a_forked_child_checkpoints_after_its_parent_did(store: Store, ws: Path) -> None:
+    """Threads a checkpoint leaves behind (hashing, fsync) do not exist in a forked child:
+    the child's own checkpoint must not wait for them (crash tests and agents' tools fork)."""
+    import time
+    import warnings
+
+    write(ws, "a.txt", "parent")
+    store.checkpoint()  # a new pack, hashed and made durable by this process
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads (3.12+)
+        pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            write(ws, "b.txt", "child")
+            Store.open(ws).checkpoint()
+            code = 0
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        pytest.fail("the child's checkpoint hung on its parent's threads")
+    assert "b.txt" in files_of(store, store.checkpoints()[-1].id)
