@@ -73,6 +73,8 @@ need = [
     "extension/bundled/libs/common/pygls/__init__.py",
     "extension/bundled/libs/common/lsprotocol/types.py",
 ]
+if manifest["platform"].startswith("linux"):
+    need.append("extension/bundled/libs/common/inotify_simple.py")  # the Linux watcher
 for v in manifest["pythonVersions"]:
     tag = "cp" + v.replace(".", "")
     need += [f"extension/bundled/libs/{tag}/orjson/__init__.py", f"extension/bundled/libs/{tag}/zstandard/__init__.py"]
