@@ -166,9 +166,15 @@ class StatCache:
                 if self.dirsigs.get(k) != v:
                     self.dirsigs[k] = v
                     self.dirty = True
-            if self.dirtrees or self.dirrecs:
-                self.dirtrees, self.dirrecs = {}, {}  # only a full scan sees every folder
-                self.dirty = True
+            # An incremental scan rebuilt only the folders on its paths, without the listing
+            # digests a full scan records: forget those folders' records. Every other
+            # folder's record stays true: a record is trusted only while its listing and each
+            # file's stat are unchanged, and a folder's tree only while every folder below is.
+            for rel in self.new_dirtrees:
+                if self.dirtrees.pop(rel, None) is not None:
+                    self.dirty = True
+                if self.dirrecs.pop(rel, None) is not None:
+                    self.dirty = True
         self.new_dirsigs = {}
         self.new_dirtrees = {}
         self.new_dirrecs = {}

@@ -365,6 +365,46 @@ def test_checkpoint_index_reads_appends_incrementally(tmp_path: Path) -> None:
     assert [c.id for c in index.all()] == ["a", "c"] and [p.line for p in index.problems] == [2]
 
 
+def test_folder_records_outlive_incremental_checkpoints(store: Store, ws: Path) -> None:
+    """A server's checkpoints (dirty paths only) forget the records of the folders they
+    rebuilt, and keep the others': the next full scan takes those whole, and builds
+    exactly the tree a scan without any cache builds."""
+    for i in range(12):
+        write(ws, f"d{i % 3}/sub/f{i}.txt", f"content {i}")
+    write(ws, "tiny/only.txt", "one")
+    age_tree(ws)
+    store.checkpoint()
+    store.checkpoint()  # every file matched its row: each folder gets a record
+    age(write(ws, "d1/sub/f1.txt", "changed"))
+    (ws / "tiny" / "only.txt").unlink()  # a folder emptied by a watched change...
+    inc = store.checkpoint(dirty={"d1/sub/f1.txt", "tiny/only.txt"})
+    store.close()
+    cache = Store.open(ws).scanner.statcache
+    cache.load()
+    assert "d0/sub" in cache.dirrecs and "d2/sub" in cache.dirrecs, "untouched: kept"
+    assert not {"", "d1", "d1/sub"} & (set(cache.dirrecs) | set(cache.dirtrees)), "rebuilt: gone"
+    cold = Store.open(ws).checkpoint()
+    assert cold.tree == inc.tree == Store.memory(ws).scanner.scan(write=False).tree
+    write(ws, "tiny/only.txt", "one")  # ... and filled again unseen: a full scan reads it
+    age_tree(ws)
+    again = Store.open(ws).checkpoint()
+    assert again.tree == Store.memory(ws).scanner.scan(write=False).tree != cold.tree
+    # files of a rebuilt folder removed later, unseen: the full scan finds them gone
+    for name in "abc":
+        write(ws, f"trio/{name}.txt", name)
+    age_tree(ws)
+    server = Store.open(ws)
+    server.checkpoint()
+    server.checkpoint()
+    age(write(ws, "trio/a.txt", "A"))
+    server.checkpoint(dirty={"trio/a.txt"})
+    server.close()
+    (ws / "trio" / "b.txt").unlink()  # unseen by any watcher
+    (ws / "trio" / "c.txt").unlink()
+    last = Store.open(ws).checkpoint()
+    assert last.tree == Store.memory(ws).scanner.scan(write=False).tree
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
 def test_a_forked_child_checkpoints_after_its_parent_did(store: Store, ws: Path) -> None:
     """Threads a checkpoint leaves behind (hashing, fsync) do not exist in a forked child:
