@@ -91,6 +91,8 @@ class Store:
                                config.size_cap_bytes)
         self._scan_base: str | None = None  # tree of this object's last scan (watcher base)
         self._own_dirty: set[str] = set()  # paths this object changed since that scan
+        # what that scan skipped, when it was a prepare() no checkpoint has committed yet
+        self._prepared_skipped: list[JSON] = []
         self._mutex = threading.RLock()
 
     # -- opening ---------------------------------------------------------------------
@@ -146,8 +148,12 @@ class Store:
         if isinstance(self.backend, FileSessions):
             self.backend.save_index()
         try:
-            self._statcache.flush()
-        except OSError:
+            # under the gc lock, after a look at the gc mark: a gc (any process) may have
+            # removed objects the cache in memory names, and must not find them named again
+            with rw_lock(self.root / "locks" / "gc", exclusive=False):
+                self._check_gc()
+                self._statcache.flush()
+        except (OSError, TurnbackError):
             pass  # a cache: losing it only costs re-reading files
 
     def __enter__(self) -> Store:
@@ -357,6 +363,7 @@ class Store:
             if base is not None and dirty is not None:
                 dirty = {*dirty, *self._own_dirty}
             self._own_dirty = set()
+            carried, self._prepared_skipped = self._prepared_skipped, []
             try:
                 with self.objects.batch(fsync=self.config.fsync_commits):
                     res = self.scanner.scan(base=base, dirty=dirty if base else None,
@@ -364,8 +371,13 @@ class Store:
                 self._scan_base = res.tree
                 if self.config.fsync_commits:
                     self.objects.sync()
+                skipped = res.skipped
+                if base is not None and carried:
+                    # a prepared scan's skipped files hold unless this scan looked again
+                    again = {str(s.get("path")) for s in skipped} | set(dirty or ())
+                    skipped = [s for s in carried if str(s.get("path")) not in again] + skipped
                 cp = self._commit_checkpoint(
-                    res.tree, label, session_id, auto, res.files, res.bytes, res.skipped
+                    res.tree, label, session_id, auto, res.files, res.bytes, skipped
                 )
             except BaseException:
                 # the stat cache may name objects of a pack that was never finished
@@ -376,6 +388,45 @@ class Store:
             # names objects no checkpoint holds (the next checkpoint would trust them)
             self.scanner.save_cache()
             return cp
+
+    def prepare(self, dirty: Iterable[str]) -> bool:
+        """Do the next checkpoint's reading ahead, without making a checkpoint.
+
+        ``dirty`` are the paths a watcher saw change since this object's last scan. They
+        are read, hashed and packed, and the folders on their paths rebuilt, exactly as
+        an incremental checkpoint would, and made durable; the tree becomes the base of
+        the next scan. A checkpoint that follows with nothing changed meanwhile then
+        only commits that tree (a server prepares while the workspace is quiet, so the
+        agent that asks for a checkpoint does not wait for its files to be read).
+
+        Until a checkpoint commits them, the new objects are garbage to ``gc``, which
+        makes every process drop its stat cache (``_check_gc``). Returns False, reading
+        nothing, when there is no previous scan to build on.
+        """
+        with self._mutex, rw_lock(self.root / "locks" / "gc", exclusive=False):
+            self._check_gc()
+            base = self._scan_base
+            if base is None:
+                return False
+            paths = {*dirty, *self._own_dirty}
+            if not paths:
+                return True
+            self._own_dirty = set()
+            try:
+                with self.objects.batch(fsync=self.config.fsync_commits):
+                    res = self.scanner.scan(base=base, dirty=paths, save_cache=False)
+                if self.config.fsync_commits:
+                    self.objects.sync()
+            except BaseException:
+                self._statcache.discard()
+                self._scan_base = None
+                raise
+            self._scan_base = res.tree
+            again = {str(s.get("path")) for s in res.skipped} | paths
+            self._prepared_skipped = [
+                s for s in self._prepared_skipped if str(s.get("path")) not in again
+            ] + res.skipped
+            return True
 
     def _commit_checkpoint(
         self, tree: str, label: str | None, session_id: str | None, auto: bool, files: int,

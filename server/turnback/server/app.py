@@ -151,6 +151,12 @@ class TurnbackServer(LanguageServer):
     def restart_watcher(self, folder: Folder) -> None:
         if self.notifier is None:
             return
+        if folder.preparer is None:
+            from . import prepare
+
+            if prepare.enabled():
+                folder.preparer = prepare.Preparer(self, folder, asyncio.get_running_loop())
+                folder.tracker.on_add = folder.preparer.poke
         folder.start_watcher(self.notifier.callback(folder.uri))
 
     # -- lifecycle -------------------------------------------------------------------------

@@ -10,28 +10,39 @@ next checkpoint walks everything again.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
 @dataclass(frozen=True, slots=True)
 class Ticket:
-    """What one checkpoint was told to read: ``paths`` or, when None, everything."""
+    """What one checkpoint was told to read: ``paths`` or, when None, everything.
+
+    ``ahead`` are the paths changed since the last checkpoint that a preparation has
+    read already (see ``prepare.py``): the checkpoint covers them without reading.
+    """
 
     paths: frozenset[str] | None
+    ahead: frozenset[str] = frozenset()
 
 
 class DirtyTracker:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._paths: set[str] = set()
+        self._ahead: set[str] = set()  # read by a preparation since the last checkpoint
         self._trusted = False
         self._watching = False  # a precise watcher is established right now
         self.reason = "start-up"  # why the next checkpoint walks (for the log)
+        self.on_add: Callable[[], None] | None = None  # called (unlocked) after paths are added
 
     # -- fed by the watcher thread -------------------------------------------------
     def add(self, paths: set[str]) -> None:
         with self._lock:
             self._paths |= paths
+        hook = self.on_add
+        if hook is not None and paths:
+            hook()
 
     def watching(self, live: bool, reason: str = "") -> None:
         """The watcher came up (``live``) or went down; either way events may be missing."""
@@ -58,27 +69,61 @@ class DirtyTracker:
         set trustworthy from now on.
         """
         with self._lock:
+            ahead = frozenset(self._ahead)
             if self._trusted and self._watching and not walk:
-                ticket = Ticket(frozenset(self._paths))
+                ticket = Ticket(frozenset(self._paths), ahead)
             else:
-                ticket = Ticket(None)
+                ticket = Ticket(None, ahead)
                 self._trusted = self._watching
             self._paths = set()
+            self._ahead = set()
             return ticket
+
+    def take_to_prepare(self) -> frozenset[str] | None:
+        """Hand the current set to a preparation; None (nothing taken) when untrusted.
+
+        The paths then count as read ahead for the next checkpoint's ticket.
+        """
+        with self._lock:
+            if not (self._trusted and self._watching):
+                return None
+            paths, self._paths = frozenset(self._paths), set()
+            self._ahead |= paths
+            return paths
 
     def give_back(self, ticket: Ticket) -> None:
         """The checkpoint failed: what it was to read is still unread."""
         with self._lock:
+            self._ahead |= ticket.ahead
             if ticket.paths is None:
                 self._trusted = False
             else:
                 self._paths |= ticket.paths
+
+    def give_back_prepared(self, paths: frozenset[str]) -> None:
+        """The preparation failed or did nothing: its paths are still unread."""
+        with self._lock:
+            self._paths |= paths
 
     @property
     def trusted(self) -> bool:
         """Whether the next checkpoint may read only the dirty paths (after a flush)."""
         with self._lock:
             return self._trusted and self._watching
+
+    @property
+    def ahead(self) -> int:
+        """Changed paths already read by a preparation, since the last checkpoint."""
+        with self._lock:
+            return len(self._ahead)
+
+    @property
+    def changed(self) -> int | None:
+        """Paths changed since the last checkpoint, read ahead or not; None when unknown."""
+        with self._lock:
+            if not (self._trusted and self._watching):
+                return None
+            return len(self._paths | self._ahead)
 
     @property
     def count(self) -> int | None:

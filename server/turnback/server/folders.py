@@ -27,6 +27,7 @@ from .watch import StoreChange, Watcher, make_watcher
 
 if TYPE_CHECKING:
     from .follow import AgentFollower
+    from .prepare import Preparer
 
 log = logging.getLogger("turnback.server")
 
@@ -62,6 +63,7 @@ class Folder:
         self.listing = ListingCache(self._sees_store)
         self.watcher: Watcher | None = None
         self.follower: AgentFollower | None = None  # set while followAgents is on
+        self.preparer: Preparer | None = None  # prepares checkpoints while watching
         self.write_lock = asyncio.Lock()
         self.opened = asyncio.Event()  # the first look for the store is done
         self.settled = asyncio.Event()  # no settings change is being applied
@@ -141,6 +143,8 @@ class Folder:
         self.watcher.start()
 
     def stop_watcher(self) -> None:
+        if self.preparer is not None:
+            self.preparer.stop()
         self.listing.invalidate()
         watcher, self.watcher = self.watcher, None
         if watcher is not None:

@@ -154,7 +154,8 @@ def register(ls: TurnbackServer) -> None:
         return {
             "checkpoint": cp.to_json(),
             "incremental": ticket.paths is not None,
-            "dirtyPaths": len(ticket.paths) if ticket.paths is not None else None,
+            "dirtyPaths": len(ticket.paths | ticket.ahead) if ticket.paths is not None else None,
+            "preparedPaths": len(ticket.ahead - ticket.paths) if ticket.paths is not None else 0,
             "folder": folder.uri,
         }
 

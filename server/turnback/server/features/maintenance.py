@@ -41,7 +41,9 @@ def register(ls: TurnbackServer) -> None:
         out["uri"] = folder.uri
         out["watching"] = folder.watching
         # Paths changed since this server's last checkpoint; null when unknown.
-        out["dirtyPaths"] = folder.tracker.count
+        out["dirtyPaths"] = folder.tracker.changed
+        # ... of which a preparation has read ahead (see prepare.py)
+        out["preparedPaths"] = folder.tracker.ahead
         return out
 
     @ls.feature(methods.GC)

@@ -1,0 +1,118 @@
+"""Preparing the next checkpoint while the workspace is quiet.
+
+What an agent waits for when it asks for a checkpoint is the reading, hashing and
+packing of the files it changed. The watcher knows those files as they change, so
+once the workspace has been quiet for ``QUIET_S`` the server does that work ahead
+(``Store.prepare``), on the folder's write queue like any other write. The checkpoint
+that follows commits the prepared tree if nothing changed since, or patches it with
+what did; a rewind's safety checkpoint gains the same way.
+
+It costs the idle server one read of each changed file per quiet moment, which the
+next checkpoint would have paid anyway, unless the file changes again first. Large
+batches (a build, a branch switch) are left to the checkpoint. ``TURNBACK_PREPARE=0``
+turns it off (for comparisons).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from typing import TYPE_CHECKING
+
+from .work import run_blocking
+
+if TYPE_CHECKING:
+    from ..store import Store
+    from .app import TurnbackServer
+    from .folders import Folder
+
+log = logging.getLogger("turnback.server")
+
+QUIET_S = 0.1  # no new change for this long: the agent has probably finished its edits
+MAX_PATHS = 2000  # more changed paths than this: left to the checkpoint
+
+
+FLUSH_TIMEOUT_S = 1.0
+
+
+def prepare_folder(folder: Folder, store: Store) -> bool:
+    """Prepare with the watcher's changed paths, only if they are known (never a walk).
+
+    Runs on a worker thread under the folder's write lock. The paths go back to the
+    tracker if nothing was prepared, so the next checkpoint still reads them.
+    """
+    watcher = folder.watcher
+    if watcher is None or not folder.tracker.trusted or not watcher.flush(FLUSH_TIMEOUT_S):
+        return False
+    paths = folder.tracker.take_to_prepare()
+    if not paths:  # nothing, or untrusted meanwhile (the checkpoint walks)
+        return False
+    try:
+        done = store.prepare(paths)
+    except BaseException:
+        folder.tracker.give_back_prepared(paths)
+        raise
+    if not done:
+        folder.tracker.give_back_prepared(paths)
+    return done
+
+
+def enabled() -> bool:
+    return os.environ.get("TURNBACK_PREPARE", "1") != "0"
+
+
+class Preparer:
+    """Schedules ``Store.prepare`` for one folder; ``poke`` comes from any thread."""
+
+    def __init__(self, ls: TurnbackServer, folder: Folder,
+                 loop: asyncio.AbstractEventLoop) -> None:
+        self._ls = ls
+        self._folder = folder
+        self._loop = loop
+        self._timer: asyncio.TimerHandle | None = None
+        self._task: asyncio.Task[None] | None = None
+        self.runs = 0  # preparations done (for tests and the log)
+
+    def poke(self) -> None:
+        """The watcher saw changes: (re)start the quiet period. Thread-safe."""
+        try:
+            self._loop.call_soon_threadsafe(self._arm)
+        except RuntimeError:
+            pass  # the loop is closed: the server is going away
+
+    def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _arm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = self._loop.call_later(QUIET_S, self._fire)
+
+    def _fire(self) -> None:
+        self._timer = None
+        if self._task is not None and not self._task.done():
+            self._arm()  # one at a time: look again once this one is done
+            return
+        self._task = self._loop.create_task(self._run())
+
+    async def _run(self) -> None:
+        folder = self._folder
+        count = folder.tracker.count
+        if not count or count > MAX_PATHS or folder.store is None or self._ls.closing:
+            return
+        if folder.write_lock.locked():
+            return  # a write runs or waits: a checkpoint among them takes the paths itself
+
+        def job() -> bool:
+            store = folder.store
+            return store is not None and prepare_folder(folder, store)
+
+        try:
+            async with folder.write_lock:
+                if await run_blocking(self._ls.pools.writes, job):
+                    self.runs += 1
+        except Exception as exc:  # the checkpoint will read the paths itself
+            log.debug("%s: preparing the next checkpoint failed: %s", folder.path, exc)

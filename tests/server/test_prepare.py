@@ -1,0 +1,62 @@
+"""The server reads quiet changes ahead of the next checkpoint (prepare.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from .conftest import TurnbackClient, started
+
+
+async def _until_prepared(client: TurnbackClient, n: int, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while (await client.call("turnback/status", {}))["preparedPaths"] < n:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the server did not prepare {n} paths within {timeout}s")
+        await asyncio.sleep(0.05)
+
+
+async def test_quiet_changes_are_read_before_the_checkpoint(
+    client: TurnbackClient, ws: Path
+) -> None:
+    first = (await client.call("turnback/createCheckpoint", {}))["checkpoint"]
+    (ws / "src" / "app.py").write_text("print('prepared')\n")
+    (ws / "notes.txt").write_text("notes\n")
+    await _until_prepared(client, 2)
+    status = await client.call("turnback/status", {})
+    assert status["dirtyPaths"] == 2
+    (ws / "README.md").write_text("changed after the preparation\n")
+    res = await client.call("turnback/createCheckpoint", {"label": "after"})
+    assert res["incremental"] is True
+    assert res["dirtyPaths"] == 3 and res["preparedPaths"] == 2
+    cp = res["checkpoint"]
+    changes = await client.call("turnback/changes", {"from": first["id"], "to": cp["id"]})
+    assert {c["path"]: c["status"] for c in changes["changes"]} == {
+        "src/app.py": "modified", "notes.txt": "added", "README.md": "modified"}
+    got = await client.call("turnback/fileContent", {"checkpoint": cp["id"], "path": "src/app.py"})
+    assert got["text"] == "print('prepared')\n"
+    assert (await client.call("turnback/status", {}))["preparedPaths"] == 0
+
+
+async def test_rewind_after_a_preparation_can_be_undone(client: TurnbackClient, ws: Path) -> None:
+    """The safety checkpoint of a rewind is the prepared tree: undo brings the edit back."""
+    first = (await client.call("turnback/createCheckpoint", {}))["checkpoint"]
+    (ws / "src" / "app.py").write_text("print('agent edit')\n")
+    await _until_prepared(client, 1)
+    res = await client.call("turnback/rewind", {"checkpoint": first["id"]})
+    assert res["written"] == ["src/app.py"]
+    assert (ws / "src" / "app.py").read_text() == "print('hello')\n"
+    await client.call("turnback/undo", {})
+    assert (ws / "src" / "app.py").read_text() == "print('agent edit')\n"
+
+
+async def test_preparing_can_be_turned_off(ws: Path) -> None:
+    async with started(ws, TURNBACK_PREPARE="0") as client:
+        await client.wait_watching()
+        await client.call("turnback/createCheckpoint", {})
+        (ws / "src" / "app.py").write_text("print('edit')\n")
+        await asyncio.sleep(0.5)
+        assert (await client.call("turnback/status", {}))["preparedPaths"] == 0
+        res = await client.call("turnback/createCheckpoint", {})
+        assert res["dirtyPaths"] == 1 and res["preparedPaths"] == 0
