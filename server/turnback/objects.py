@@ -245,6 +245,16 @@ class ObjectStore:
                 f"object {name[:12]} in {self.root} is corrupt ({exc}); run 'turnback fsck'"
             ) from exc
 
+    def warm(self, name: str) -> None:
+        """Read a packed object into the block cache (loose objects are left alone)."""
+        self._ensure_index()
+        loc = self.packs.locate(name)
+        if loc is not None:
+            try:
+                self.packs.read(loc)
+            except FileNotFoundError:
+                pass  # repacked by gc meanwhile
+
     def get(self, kind: bytes, name: str) -> bytes:
         """The content of object ``name``, checked to be of ``kind``."""
         raw = self._raw(name)

@@ -420,8 +420,8 @@ class Scanner:
                 skipped.append({"path": rel, "reason": "not a regular file, folder or symlink"})
         return node
 
-    def _executor(self) -> ThreadPoolExecutor:
-        """The hashing pool: made once, its threads kept for the next checkpoint."""
+    def executor(self) -> ThreadPoolExecutor:
+        """The hashing pool (rewinds write files on it too): made once, its threads kept."""
         with self._pool_lock:
             if self._pool is None:
                 # imported here: a checkpoint that reads no file (a no-op) needs no pool
@@ -473,7 +473,7 @@ class Scanner:
             # here, which costs less than handing them to a thread; big ones go to the pool
             # meanwhile, where hashing and compressing release the GIL
             big = [p for p in pending if p.st.st_size >= INLINE_BYTES]
-            futures = [self._executor().submit(work, p) for p in big]
+            futures = [self.executor().submit(work, p) for p in big]
             try:
                 done.extend(work(p) for p in pending if p.st.st_size < INLINE_BYTES)
                 done.extend(f.result() for f in futures)
@@ -489,7 +489,7 @@ class Scanner:
                            ) -> list[tuple[str, tuple[str, os.stat_result] | None]]:
                 return [work(p) for p in chunk]
 
-            pool = self._executor()
+            pool = self.executor()
             chunks = [pool.submit(work_chunk, pending[i: i + 16]) for i in range(0, total, 16)]
             try:
                 n = 0

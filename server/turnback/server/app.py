@@ -58,6 +58,7 @@ class TurnbackServer(LanguageServer):
         self.notifier: ChangeNotifier | None = None
         self.config_lock = asyncio.Lock()  # settings changes apply one at a time
         self.closing = False  # after shutdown/exit nothing more is sent to the client
+        self._tasks: set[asyncio.Task[None]] = set()  # work after an answer (write's after)
 
     # -- folders -----------------------------------------------------------------------
     async def folder(self, uri: str | None, method: str) -> Folder:
@@ -104,14 +105,19 @@ class TurnbackServer(LanguageServer):
         create: bool = False,
         sessions: set[str] | None = None,
         checkpoints: bool = False,
+        after: Callable[[Store], None] | None = None,
     ) -> T:
         """Run a write on the writes pool, one at a time per folder.
 
         ``create`` makes the store if the folder has none. ``sessions`` and
         ``checkpoints`` say what the write changes; they are announced here only
-        when no watcher will see it.
+        when no watcher will see it. ``after`` runs once the answer is on its way,
+        still under the folder's write lock (a rewind's recording, see
+        ``Store.finish_rewind``): no other write of this folder comes in between.
         """
-        async with folder.write_lock:
+        await folder.write_lock.acquire()
+        held = True
+        try:
             had_store = folder.store is not None
 
             def job() -> T:
@@ -128,9 +134,27 @@ class TurnbackServer(LanguageServer):
                 log.info("created the store %s", folder.store_root)
                 if folder.watcher is not None and not folder.watcher.covers_store():
                     self.restart_watcher(folder)  # a new store outside the workspace
+            if after is not None and folder.store is not None:
+                task = asyncio.get_running_loop().create_task(
+                    self._after(folder, folder.store, after))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+                held = False  # the task lets the lock go
+        finally:
+            if held:
+                folder.write_lock.release()
         if not folder.watching and (sessions or checkpoints):
             self.announce(folder, sessions or set(), checkpoints)
         return result
+
+    async def _after(self, folder: Folder, store: Store, fn: Callable[[Store], None]) -> None:
+        try:
+            await run_blocking(self.pools.writes, lambda: fn(store))
+        except Exception as exc:
+            log.error("%s: %s", folder.path, getattr(exc, "message", exc))
+        finally:
+            folder.listing.invalidate()
+            folder.write_lock.release()
 
     def follow(self, folder: Folder) -> None:
         """Start or stop following agents for ``folder``, as its settings say."""

@@ -20,6 +20,11 @@ def _took_safety(res: RewindResult) -> bool:
     return res.safety_checkpoint is not None
 
 
+def _record(store: Store) -> None:
+    """Record the rewind just answered (its files are in place; see Store.finish_rewind)."""
+    store.finish_rewind()
+
+
 def register(ls: TurnbackServer) -> None:
     @ls.feature(methods.REWIND)
     @rpc_method(methods.REWIND)
@@ -37,13 +42,14 @@ def register(ls: TurnbackServer) -> None:
 
             def go(dirty: frozenset[str] | None) -> RewindResult:
                 with about_param(methods.REWIND, "paths"):
-                    return store.rewind(cp.id, paths=paths, mode=mode, dry_run=dry_run, dirty=dirty)
+                    return store.rewind(cp.id, paths=paths, mode=mode, dry_run=dry_run, dirty=dirty,
+                                        finish_later=True)
 
             if dry_run or mode == "conversation":
                 return go(None)  # no safety checkpoint: the dirty paths stay for the next one
             return with_dirty(folder, go, _took_safety)[0]
 
-        res = await ls.write(folder, job, checkpoints=not dry_run)
+        res = await ls.write(folder, job, checkpoints=not dry_run, after=_record)
         return {**res.to_json(), "folder": folder.uri}
 
     @ls.feature(methods.UNDO)
@@ -55,7 +61,8 @@ def register(ls: TurnbackServer) -> None:
         def job(store: Store) -> RewindResult:
             if dry_run:
                 return store.undo(dry_run=True)
-            return with_dirty(folder, lambda dirty: store.undo(dirty=dirty), _took_safety)[0]
+            return with_dirty(folder, lambda dirty: store.undo(dirty=dirty, finish_later=True),
+                              _took_safety)[0]
 
-        res = await ls.write(folder, job, checkpoints=not dry_run)
+        res = await ls.write(folder, job, checkpoints=not dry_run, after=_record)
         return {**res.to_json(), "folder": folder.uri}

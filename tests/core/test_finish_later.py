@@ -1,0 +1,64 @@
+"""A rewind answered before it is recorded (``finish_later``): the journal holds it until
+``finish_rewind``, every later write records it first, and a crash in between loses nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from turnback import Kind, Store
+
+from .wsutil import write
+
+
+def _rewound(store: Store, ws: Path) -> tuple[str, str | None]:
+    write(ws, "f", "v1")
+    cp = store.checkpoint()
+    write(ws, "f", "v2")
+    write(ws, "new", "created after the checkpoint")
+    res = store.rewind(cp.id, finish_later=True)
+    assert (ws / "f").read_text() == "v1" and not (ws / "new").exists()
+    return cp.id, res.head
+
+
+def test_the_journal_holds_the_rewind_until_it_is_finished(store: Store, ws: Path) -> None:
+    _cp, head = _rewound(store, ws)
+    assert store.oplog.pending() is not None, "the files are in place, the journal still open"
+    assert store.log() == []
+    store.finish_rewind()
+    assert store.oplog.pending() is None
+    [op] = store.log()
+    assert op["op"] == "rewind" and op["newHead"] == head
+    sid = op["session"]
+    assert store.session(sid).head == head
+    store.finish_rewind()  # nothing left: a no-op
+    assert len(store.log()) == 1
+
+
+def test_a_later_write_records_the_rewind_first(store: Store, ws: Path) -> None:
+    _cp, head = _rewound(store, ws)
+    sid = store.checkpoints()[-1].session_id
+    assert sid is not None
+    ev = store.append(sid, Kind.NOTE, {"text": "after the rewind"})
+    assert ev.parent == head, "the rewind's event comes first in the conversation"
+    assert [op["op"] for op in store.log()] == ["rewind"]
+
+
+def test_undo_right_after_an_unfinished_rewind_undoes_it(store: Store, ws: Path) -> None:
+    _rewound(store, ws)
+    store.undo()
+    assert (ws / "f").read_text() == "v2" and (ws / "new").exists()
+    assert [op["op"] for op in store.log()] == ["rewind", "undo"]
+
+
+def test_a_crash_before_finishing_is_finished_by_the_next_open(store: Store, ws: Path) -> None:
+    _cp, head = _rewound(store, ws)
+    # the process dies here: no finish_rewind, no close
+    again = Store.open(ws)
+    assert again.oplog.pending() is None
+    [op] = again.log()
+    assert op["newHead"] == head
+    assert (ws / "f").read_text() == "v1" and not (ws / "new").exists()
+    store.finish_rewind()  # the first object's record is done already: not recorded twice
+    assert len(again.log()) == 1
+    again.undo()
+    assert (ws / "f").read_text() == "v2"
