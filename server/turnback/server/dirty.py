@@ -13,6 +13,10 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
+# How long a checkpoint (or a preparation) waits for the watcher to confirm that every
+# change made before it is in the set; past that, a checkpoint walks the tree.
+FLUSH_TIMEOUT_S = 1.0
+
 
 @dataclass(frozen=True, slots=True)
 class Ticket:

@@ -20,6 +20,7 @@ import logging
 import os
 from typing import TYPE_CHECKING
 
+from .dirty import FLUSH_TIMEOUT_S
 from .work import run_blocking
 
 if TYPE_CHECKING:
@@ -31,9 +32,6 @@ log = logging.getLogger("turnback.server")
 
 QUIET_S = 0.1  # no new change for this long: the agent has probably finished its edits
 MAX_PATHS = 2000  # more changed paths than this: left to the checkpoint
-
-
-FLUSH_TIMEOUT_S = 1.0
 
 
 def prepare_folder(folder: Folder, store: Store) -> bool:

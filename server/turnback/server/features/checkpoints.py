@@ -11,7 +11,7 @@ from ...models import Checkpoint
 from ...store import WORKSPACE_SESSION, Store
 from .. import methods
 from ..app import TurnbackServer
-from ..dirty import Ticket
+from ..dirty import FLUSH_TIMEOUT_S, Ticket
 from ..errors import about_param, rpc_method
 from ..folders import Folder
 from ..params import Params
@@ -21,9 +21,6 @@ from .sessions import find_session
 JSON = dict[str, Any]
 T = TypeVar("T")
 log = logging.getLogger("turnback.server")
-
-FLUSH_TIMEOUT_S = 1.0
-
 
 async def find_checkpoint(
     ls: TurnbackServer, folder_uri: str | None, ref: str, name: str, method: str
