@@ -9,9 +9,11 @@ hashed and compressed on a thread pool (BLAKE3 and zstd release the GIL).
 
 from __future__ import annotations
 
+import marshal
 import os
 import stat
 import struct
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -84,6 +86,80 @@ def _listing_key(listing: list[os.DirEntry[str]], sts: list[os.stat_result]) -> 
     return h.hexdigest()[:32]
 
 
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+# A full scan of a workspace of at least this many files (as its last scan counted them)
+# has its folder records checked by two processes at once: below it, the fork costs more
+# than the half of the checks it takes off this process (even at 2,000-4,000 files here).
+FORK_MIN_FILES = 3000
+# The child's share of the checks: this process has the walk still to do after its own.
+CHILD_SHARE = 0.5
+_Verified = tuple[list[str], list[str]]  # a verified folder's (file names, folder names)
+
+
+def _can_fork() -> bool:
+    """A fork is safe only with no other thread (one could hold a lock the child needs).
+
+    Linux only: elsewhere (macOS) system libraries are not fork-safe without an exec.
+    """
+    return sys.platform.startswith("linux") and threading.active_count() == 1
+
+
+def _verify_folders(root: str, folders: list[str], recs: dict[str, str]
+                    ) -> list[_Verified | None]:
+    """For each folder: its (file names, folder names) if its listing still matches its
+    record in ``recs``, else None. Relative to a descriptor of the workspace, each folder
+    opened without following a last symlink: what a walk would reach."""
+    out: list[_Verified | None] = []
+    append = out.append
+    try:
+        root_fd = os.open(root, _DIR_FLAGS)
+    except OSError:
+        return [None] * len(folders)
+    try:
+        for rel in folders:
+            try:
+                fd = os.open(rel or ".", _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=root_fd)
+            except OSError:
+                append(None)
+                continue
+            try:
+                with os.scandir(fd) as it:
+                    listing = list(it)
+                sts = [de.stat(follow_symlinks=False) for de in listing]
+            except OSError:
+                append(None)
+                continue
+            finally:
+                os.close(fd)
+            if not sts or _listing_key(listing, sts) != recs.get(rel):
+                append(None)
+                continue
+            files: list[str] = []
+            dirs: list[str] = []
+            for de, st in zip(listing, sts, strict=True):
+                (dirs if S_ISDIR(st.st_mode) else files).append(de.name)
+            append((files, dirs))
+    finally:
+        os.close(root_fd)
+    return out
+
+
+def _read_child(fd: int, timeout: float) -> bytes | None:
+    """Everything the child writes before it closes its end; None if it takes too long."""
+    import select
+
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return None
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
 def _hash_file_only(path: str, size: int) -> str:
     h = blake3.blake3(BLOB + b"\0")
     with open(path, "rb") as f:
@@ -116,6 +192,10 @@ class Scanner:
         self._results: dict[str, tuple[str, os.stat_result] | None] = {}
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
+        # Full scans may check folder records in a forked child (see ``_preverify``); off
+        # unless the caller, a one-shot process (the CLI), turns it on: never in the server
+        self.fork_verify = False
+        self._verified: dict[str, _Verified] = {}
 
     # -- public ------------------------------------------------------------------
     def scan(
@@ -162,7 +242,12 @@ class Scanner:
         self._started = started
         self._results = {}
         if full or base is None:
-            root = self._list("", None, True, None, set(), pending, skipped)
+            if self.fork_verify and write:
+                self._verified = self._preverify()
+            try:
+                root = self._list("", None, True, None, set(), pending, skipped)
+            finally:
+                self._verified = {}
         else:
             assert dirty_paths is not None
             children: dict[str, set[str]] = {}  # folder -> names in it on a dirty path
@@ -178,6 +263,96 @@ class Scanner:
         if write and save_cache:
             self.statcache.save(keep=seen, keep_in=self._keep_in)
         return ScanResult(tree, files, nbytes, skipped, read)
+
+    def _preverify(self) -> dict[str, _Verified]:
+        """Check the folder records of a full scan on both cores: the folders whose
+        listing (names, and each file's stat) still matches their record.
+
+        Two threads would fight over the GIL; a forked child does not. It checks part of
+        the recorded folders and sends back, through a pipe, the names in those that
+        match; this process checks the rest meanwhile. The walk then takes a verified
+        folder from its record without listing it again. Nothing is lost if the fork
+        cannot be made or the child fails: its folders are checked by the walk as usual.
+        """
+        cache = self.statcache
+        top = cache.dirtrees.get("")
+        if top is None or top[1] < FORK_MIN_FILES or not _can_fork():
+            return {}
+        recs = cache.dirrecs
+        mine: list[str] = []
+        theirs: list[str] = []
+        load_mine = load_theirs = 0.0
+        for rel in recs:
+            rec = cache.dirtrees.get(rel)
+            if rec is None:
+                continue
+            weight = rec[3] + 4  # its entries, and opening and listing it
+            if load_theirs * (1 - CHILD_SHARE) <= load_mine * CHILD_SHARE:
+                theirs.append(rel)
+                load_theirs += weight
+            else:
+                mine.append(rel)
+                load_mine += weight
+        root = str(self.workspace)
+        r, w = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(r)
+            os.close(w)
+            return {}
+        if pid == 0:  # the child: check, send, and leave without running any clean-up
+            code = 1
+            try:
+                os.close(r)
+                out = memoryview(marshal.dumps(_verify_folders(root, theirs, recs)))
+                while out:
+                    out = out[os.write(w, out):]
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(w)
+        try:
+            import fcntl
+
+            fcntl.fcntl(r, fcntl.F_SETPIPE_SZ, 1 << 20)  # the child need not wait for us
+        except (OSError, AttributeError):
+            pass
+        reaped = False
+        started = time.monotonic()
+        try:
+            verified = {rel: got for rel, got in zip(
+                mine, _verify_folders(root, mine, recs), strict=True) if got is not None}
+            # the child has about as much to do: far longer means it is stuck
+            data = _read_child(r, 1.0 + 4 * (time.monotonic() - started))
+            if data is not None:
+                status = os.waitpid(pid, 0)[1]
+                reaped = True
+                if os.waitstatus_to_exitcode(status) == 0:
+                    verified.update(self._child_found(theirs, data))
+            return verified
+        finally:
+            os.close(r)
+            if not reaped:
+                import signal
+
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                os.waitpid(pid, 0)
+
+    @staticmethod
+    def _child_found(folders: list[str], data: bytes) -> dict[str, _Verified]:
+        """The verified folders in what the child sent (nothing if it is not all there)."""
+        try:
+            got = marshal.loads(data)
+        except (EOFError, ValueError, TypeError):
+            return {}
+        if not isinstance(got, list) or len(got) != len(folders):
+            return {}
+        return {rel: (item[0], item[1]) for rel, item in zip(folders, got, strict=True)
+                if isinstance(item, tuple)}
 
     def save_cache(self) -> None:
         """Persist the stat cache of the last ``scan(save_cache=False)``."""
@@ -213,17 +388,65 @@ class Scanner:
         node = _Dir()
         abs_dir = os.path.join(self.workspace, rel_dir) if rel_dir else str(self.workspace)
         base_tree: Tree = self.trees.get(base) if base is not None else {}
+        # a folder whose record a pre-verification found true: its names, without a listing
+        pre = self._verified.pop(rel_dir, None) if self._verified else None
+        listing: list[os.DirEntry[str]] | None = None
+        fd = -1
+        if pre is None:
+            got = self._open_listing(abs_dir, rel_dir, skipped)
+            if got is None:
+                return node
+            fd, listing = got
         try:
-            it = os.scandir(abs_dir)
+            return self._list_in(node, rel_dir, abs_dir, base_tree, full, dirty_paths,
+                                 dirty_dirs, pending, skipped, listing, pre)
+        finally:
+            if fd >= 0:
+                os.close(fd)
+
+    @staticmethod
+    def _open_listing(abs_dir: str, rel_dir: str, skipped: list[dict[str, object]]
+                      ) -> tuple[int, list[os.DirEntry[str]]] | None:
+        """A folder's entries, listed through a descriptor that stays open (returned).
+
+        ``DirEntry.stat`` of an entry listed from a descriptor is an ``fstatat`` relative
+        to it: cheaper than resolving the absolute path again for every file.
+        """
+        try:
+            fd = os.open(abs_dir, _DIR_FLAGS)
         except (FileNotFoundError, NotADirectoryError):
-            return node
+            return None
         except PermissionError as exc:
             skipped.append({"path": rel_dir or ".",
                             "reason": f"unreadable folder ({exc.strerror})"})
-            return node
-        listing = list(it)
-        it.close()
-        if not any(de.name in IGNORE_FILES for de in listing):
+            return None
+        try:
+            with os.scandir(fd) as it:
+                return fd, list(it)
+        except BaseException:
+            os.close(fd)
+            raise
+
+    def _list_in(
+        self,
+        node: _Dir,
+        rel_dir: str,
+        abs_dir: str,
+        base_tree: Tree,
+        full: bool,
+        dirty_paths: set[str] | None,
+        dirty_dirs: set[str],
+        pending: list[_Pending],
+        skipped: list[dict[str, object]],
+        listing: list[os.DirEntry[str]] | None,
+        pre: tuple[list[str], list[str]] | None,
+    ) -> _Dir:
+        if pre is not None:
+            has_rules = any(f in pre[0] or f in pre[1] for f in IGNORE_FILES)
+        else:
+            assert listing is not None
+            has_rules = any(de.name in IGNORE_FILES for de in listing)
+        if not has_rules:
             self.ignore.none_in(rel_dir)  # no need to try opening them
         # Files the stat cache knows were not ignored last time; if this folder's ignore
         # rules are unchanged since, they still are not: skip matching them again.
@@ -237,25 +460,29 @@ class Scanner:
         recordable = trusted and dirty_paths is None and self._write
         want = cache.dirrecs.get(rel_dir) if recordable else None
         if want is not None and rel_dir in cache.dirtrees:
+            if pre is not None:
+                return self._reuse(node, rel_dir, want, pre[0], pre[1], pending, skipped)
+            assert listing is not None
             try:
                 sts = [de.stat(follow_symlinks=False) for de in listing]
             except FileNotFoundError:
                 sts = []
             if sts and _listing_key(listing, sts) == want:
-                cache.new_dirrecs[rel_dir] = want
-                node.reused = [de.name for de, st in zip(listing, sts, strict=True)
-                               if not S_ISDIR(st.st_mode)]
-                node.hits = len(node.reused)
+                files: list[str] = []
+                dirs: list[str] = []
                 for de, st in zip(listing, sts, strict=True):
-                    if S_ISDIR(st.st_mode):
-                        name = de.name
-                        rel = f"{rel_dir}/{name}" if rel_dir else name
-                        if rel not in cache.dirsigs:
-                            # every folder the recorded scan listed has a signature: this
-                            # one was ignored then, and with the same rules and name still is
-                            continue
-                        node.entries[name] = self._list(rel, None, True, None, set(), pending,
-                                                        skipped)
+                    (dirs if S_ISDIR(st.st_mode) else files).append(de.name)
+                return self._reuse(node, rel_dir, want, files, dirs, pending, skipped)
+        if listing is None:
+            # verified, but not to be trusted here after all (its ignore rules changed)
+            try:
+                with os.scandir(abs_dir) as it:
+                    listing = list(it)
+            except (FileNotFoundError, NotADirectoryError):
+                return node
+            except PermissionError as exc:
+                skipped.append({"path": rel_dir or ".",
+                                "reason": f"unreadable folder ({exc.strerror})"})
                 return node
         rows = cache.rows
         unpack = ROW.unpack
@@ -303,7 +530,7 @@ class Scanner:
                         node.entries[name] = Entry(EXEC if mode & S_IXUSR else FILE, digest,
                                                    st.st_size)
                         continue
-                node.entries[name] = _Pending(rel, de.path, st)
+                node.entries[name] = _Pending(rel, os.path.join(abs_dir, name), st)
                 pending.append(node.entries[name])  # type: ignore[arg-type]
                 continue
             if S_ISDIR(mode):
@@ -341,7 +568,8 @@ class Scanner:
                     continue
                 recordable = False
                 try:
-                    target = os.readlink(de.path.encode("utf-8", "surrogateescape"))
+                    target = os.readlink(os.path.join(abs_dir, name).encode(
+                        "utf-8", "surrogateescape"))
                 except OSError:
                     continue
                 digest = self._put_link(target)
@@ -358,6 +586,23 @@ class Scanner:
             # every file here matched its row (or is ignored): the next full scan may take
             # them all from one digest
             cache.new_dirrecs[rel_dir] = _listing_key(listing, seen_st)
+        return node
+
+    def _reuse(self, node: _Dir, rel_dir: str, want: str, files: list[str], dirs: list[str],
+               pending: list[_Pending], skipped: list[dict[str, object]]) -> _Dir:
+        """A folder whose listing matched its record: its files as the last full scan saw
+        them (no look-up one by one); its subfolders are listed in turn."""
+        cache = self.statcache
+        cache.new_dirrecs[rel_dir] = want
+        node.reused = files
+        node.hits = len(files)
+        for name in dirs:
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            if rel not in cache.dirsigs:
+                # every folder the recorded scan listed has a signature: this one was
+                # ignored then, and with the same rules and name still is
+                continue
+            node.entries[name] = self._list(rel, None, True, None, set(), pending, skipped)
         return node
 
 

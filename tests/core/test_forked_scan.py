@@ -1,0 +1,253 @@
+"""The forked check of folder records (``Scanner._preverify``): a full scan of a big
+workspace in a one-shot process checks half of the recorded folders in a child process.
+Whatever the child or the fork does, the tree must be the one a plain full scan builds."""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from turnback import Store
+from turnback import scan as scan_mod
+
+from .wsutil import age, age_tree, write
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="the forked check runs on Linux only")
+
+FOLDERS = ["", "a", "b", "c", "d", "a/x", "b/y", "c/z", "d/w/v"]  # 4 files in each
+ALL = [*FOLDERS, "d/w"]  # and a folder of folders alone
+
+
+@pytest.fixture(autouse=True)
+def _fork_always(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Fork whatever the workspace's size; and no thread left over by earlier tests (a
+    store not closed keeps its hashing pool until collected), which would forbid it."""
+    monkeypatch.setattr(scan_mod, "FORK_MIN_FILES", 0)
+    gc.collect()
+    deadline = time.monotonic() + 10
+    while threading.active_count() > 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if threading.active_count() > 1:
+        pytest.skip("threads of other tests still run: no fork")
+    yield
+
+
+def _workspace(ws: Path) -> None:
+    for d in FOLDERS:
+        for i in range(4):
+            write(ws, f"{d}/f{i}.txt" if d else f"f{i}.txt", f"{d} {i}")
+    write(ws, ".gitignore", "*.log\n")
+    write(ws, "a/skip.log", "ignored")
+    os.symlink("f0.txt", ws / "b" / "link")
+    age_tree(ws)
+    with Store.open(ws) as s:
+        s.checkpoint()
+        s.checkpoint()  # every file matched its row: every folder gets a record
+
+
+def _cold(ws: Path) -> Store:
+    """A fresh store object as the CLI opens it: forked checks on."""
+    s = Store.open(ws)
+    s.scanner.fork_verify = True
+    return s
+
+
+def _plain_tree(ws: Path) -> str:
+    """The tree of a full scan that trusts no cache."""
+    return Store.memory(ws).scanner.scan(write=False).tree
+
+
+class _Spy:
+    """Records the folders this process checked itself, and what ``_preverify`` found."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.pid = os.getpid()
+        self.mine: list[str] = []
+        self.found: dict[str, Any] = {}
+        real_verify = scan_mod._verify_folders
+        real_pre = scan_mod.Scanner._preverify
+
+        def verify(root: str, folders: list[str], recs: dict[str, str]) -> Any:
+            if os.getpid() == self.pid:
+                self.mine.extend(folders)
+            return real_verify(root, folders, recs)
+
+        def pre(scanner: scan_mod.Scanner) -> Any:
+            got = real_pre(scanner)
+            self.found = dict(got)
+            return got
+
+        monkeypatch.setattr(scan_mod, "_verify_folders", verify)
+        monkeypatch.setattr(scan_mod.Scanner, "_preverify", pre)
+
+    def theirs(self) -> list[str]:
+        return [d for d in ALL if d not in self.mine]
+
+
+def test_no_op_takes_every_folder_from_the_two_checks(ws: Path, monkeypatch: pytest.MonkeyPatch
+                                                      ) -> None:
+    _workspace(ws)
+    spy = _Spy(monkeypatch)
+    listed: list[str] = []
+    real_open = scan_mod.Scanner._open_listing
+
+    def open_listing(abs_dir: str, rel_dir: str, skipped: list[dict[str, object]]) -> Any:
+        listed.append(rel_dir)
+        return real_open(abs_dir, rel_dir, skipped)
+
+    monkeypatch.setattr(scan_mod.Scanner, "_open_listing", staticmethod(open_listing))
+    with _cold(ws) as s:
+        cp = s.checkpoint()
+        assert spy.mine and spy.theirs(), "both processes had folders to check"
+        assert set(spy.found) == set(ALL), "every folder verified, by one side or other"
+        assert listed == [], "no folder listed again by the walk"
+        assert cp.tree == _plain_tree(ws) and cp.files == 4 * len(FOLDERS) + 2
+        # the records stay for the next cold checkpoint
+        assert set(s.scanner.statcache.dirrecs) == set(ALL)
+    with _cold(ws) as s:
+        assert s.checkpoint().tree == cp.tree
+
+
+@pytest.mark.parametrize("side", ["mine", "theirs"])
+@pytest.mark.parametrize("change", ["modify", "delete", "add", "mkdir", "chmod", "relink"])
+def test_a_change_in_either_half_is_seen(ws: Path, monkeypatch: pytest.MonkeyPatch, side: str,
+                                         change: str) -> None:
+    _workspace(ws)
+    spy = _Spy(monkeypatch)
+    with _cold(ws) as s:
+        s.checkpoint()  # learn which folders each side checks (the split is stable)
+    half = spy.mine if side == "mine" else spy.theirs()
+    d = next(f for f in ("b", "a/x", "c", "d/w/v", "a", "c/z", "d", "b/y", "") if f in half)
+    p = ws / d if d else ws
+    if change == "modify":
+        (p / "f1.txt").write_text("changed, same folder listing")
+        age(p / "f1.txt")
+    elif change == "delete":
+        (p / "f2.txt").unlink()
+    elif change == "add":
+        write(p, "new.txt", "new")
+    elif change == "mkdir":
+        write(p, "newdir/inner.txt", "inner")
+    elif change == "chmod":
+        os.chmod(p / "f3.txt", 0o755)
+    else:
+        (p / "f0.txt").unlink()
+        os.symlink("f1.txt", p / "f0.txt")
+    with _cold(ws) as s:
+        cp = s.checkpoint()
+        assert d not in spy.found, "the changed folder was not taken from its record"
+        assert cp.tree == _plain_tree(ws)
+    with _cold(ws) as s:
+        assert s.checkpoint().tree == cp.tree  # and its new record is true
+
+
+def test_a_folder_turned_into_a_link_is_not_followed(ws: Path) -> None:
+    _workspace(ws)
+    (ws / "c").rename(ws / "moved")
+    os.symlink("moved", ws / "c")  # "c/z" still lists as recorded, through the link
+    with _cold(ws) as s:
+        cp = s.checkpoint()
+        walked = dict(s.trees.walk(cp.tree))
+    assert cp.tree == _plain_tree(ws)
+    assert walked["c"].mode == "l" and "c/z/f0.txt" not in walked and "moved/z/f0.txt" in walked
+
+
+def test_threads_mean_no_fork(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _workspace(ws)
+    write(ws, "a/f1.txt", "changed")
+    age_tree(ws)
+
+    def no_fork() -> int:
+        raise AssertionError("forked while another thread ran")
+
+    monkeypatch.setattr(scan_mod.os, "fork", no_fork)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        with _cold(ws) as s:
+            assert s.checkpoint().tree == _plain_tree(ws)
+    finally:
+        stop.set()
+        other.join()
+
+
+def test_off_by_default_and_below_the_size(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _workspace(ws)
+
+    def no_fork() -> int:
+        raise AssertionError("forked")
+
+    monkeypatch.setattr(scan_mod.os, "fork", no_fork)
+    with Store.open(ws) as s:  # the API's default (the server's too): no fork
+        assert s.checkpoint().tree == _plain_tree(ws)
+    monkeypatch.setattr(scan_mod, "FORK_MIN_FILES", 10_000)
+    with _cold(ws) as s:  # a small workspace: not worth a fork
+        assert s.checkpoint().tree == _plain_tree(ws)
+
+
+def test_a_failed_fork_falls_back(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _workspace(ws)
+    write(ws, "b/y/f1.txt", "changed")
+    age_tree(ws)
+
+    def fail() -> int:
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(scan_mod.os, "fork", fail)
+    with _cold(ws) as s:
+        assert s.checkpoint().tree == _plain_tree(ws)
+
+
+@pytest.mark.parametrize("how", ["crash", "hang", "garbage"])
+def test_a_failed_child_costs_only_its_half(ws: Path, monkeypatch: pytest.MonkeyPatch,
+                                            how: str) -> None:
+    """The child dies, hangs (killed after a while) or sends nonsense: its folders are
+    checked by the walk as without a fork."""
+    _workspace(ws)
+    write(ws, "c/z/f1.txt", "changed")
+    write(ws, "a/f2.txt", "changed")
+    age_tree(ws)
+    parent = os.getpid()
+    real_verify = scan_mod._verify_folders
+    real_dumps = scan_mod.marshal.dumps
+
+    def verify(root: str, folders: list[str], recs: dict[str, str]) -> Any:
+        if os.getpid() != parent:
+            if how == "crash":
+                raise RuntimeError("the child fails")
+            if how == "hang":
+                time.sleep(60)
+        return real_verify(root, folders, recs)
+
+    def dumps(value: Any) -> bytes:
+        return b"\x00garbage" if os.getpid() != parent else real_dumps(value)
+
+    monkeypatch.setattr(scan_mod, "_verify_folders", verify)
+    monkeypatch.setattr(scan_mod.marshal, "dumps", dumps)
+    spy_found: dict[str, Any] = {}
+    real_pre = scan_mod.Scanner._preverify
+
+    def pre(scanner: scan_mod.Scanner) -> Any:
+        got = real_pre(scanner)
+        spy_found.update(got)
+        return got
+
+    monkeypatch.setattr(scan_mod.Scanner, "_preverify", pre)
+    started = time.monotonic()
+    with _cold(ws) as s:
+        cp = s.checkpoint()
+    assert time.monotonic() - started < 30
+    assert cp.tree == _plain_tree(ws)
+    assert 0 < len(spy_found) < len(ALL) - 2, "only this process's unchanged folders"
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)  # no child left behind
