@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from mmap import mmap
 from pathlib import Path
 from stat import S_ISDIR, S_ISREG, S_IXUSR
 from typing import TYPE_CHECKING, Any
@@ -89,10 +90,8 @@ def _listing_key(listing: list[os.DirEntry[str]], sts: list[os.stat_result]) -> 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 # A full scan of a workspace of at least this many files (as its last scan counted them)
 # has its folder records checked by two processes at once: below it, the fork costs more
-# than the half of the checks it takes off this process (even at 2,000-4,000 files here).
+# than the half of the checks it takes off this process (break-even: 2,000-4,000 files).
 FORK_MIN_FILES = 3000
-# The child's share of the checks: this process has the walk still to do after its own.
-CHILD_SHARE = 0.5
 _Verified = tuple[list[str], list[str]]  # a verified folder's (file names, folder names)
 
 
@@ -104,41 +103,71 @@ def _can_fork() -> bool:
     return sys.platform.startswith("linux") and threading.active_count() == 1
 
 
-def _verify_folders(root: str, folders: list[str], recs: dict[str, str]
-                    ) -> list[_Verified | None]:
-    """For each folder: its (file names, folder names) if its listing still matches its
-    record in ``recs``, else None. Relative to a descriptor of the workspace, each folder
-    opened without following a last symlink: what a walk would reach."""
-    out: list[_Verified | None] = []
-    append = out.append
+def _verify_one(root_fd: int, rel: str, want: str | None) -> _Verified | None:
+    """A folder's (file names, folder names) if its listing still matches its record
+    ``want``, else None. Opened relative to the workspace's descriptor, without following
+    a last symlink: what a walk would reach (it does not follow links either)."""
+    try:
+        fd = os.open(rel or ".", _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=root_fd)
+    except OSError:
+        return None
+    try:
+        with os.scandir(fd) as it:
+            listing = list(it)
+        sts = [de.stat(follow_symlinks=False) for de in listing]
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if not sts or _listing_key(listing, sts) != want:
+        return None
+    files: list[str] = []
+    dirs: list[str] = []
+    for de, st in zip(listing, sts, strict=True):
+        (dirs if S_ISDIR(st.st_mode) else files).append(de.name)
+    return files, dirs
+
+
+# In memory shared by the two processes: how many folders the child has checked from the
+# front of the list, and the lowest index this process has checked from the back
+_FRONT, _BACK = 0, 4
+_INT = struct.Struct("<i")
+
+
+def _verify_folders(root: str, folders: list[str], recs: dict[str, str], shared: mmap,
+                    from_back: bool) -> dict[str, _Verified]:
+    """Check folders from one end of the list until the other process's checks are met;
+    return those that matched.
+
+    Each side stops short of a folder the other has finished; both may check the one in
+    between (harmless). Whoever is less busy thus takes more: no fixed share goes wrong
+    when another process takes a core. The back side (this process) stops only where
+    the front's finished checks begin, so every folder is checked by one or the other.
+    """
+    out: dict[str, _Verified] = {}
+    unpack, pack = _INT.unpack_from, _INT.pack_into
     try:
         root_fd = os.open(root, _DIR_FLAGS)
     except OSError:
-        return [None] * len(folders)
+        return out
     try:
-        for rel in folders:
-            try:
-                fd = os.open(rel or ".", _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=root_fd)
-            except OSError:
-                append(None)
-                continue
-            try:
-                with os.scandir(fd) as it:
-                    listing = list(it)
-                sts = [de.stat(follow_symlinks=False) for de in listing]
-            except OSError:
-                append(None)
-                continue
-            finally:
-                os.close(fd)
-            if not sts or _listing_key(listing, sts) != recs.get(rel):
-                append(None)
-                continue
-            files: list[str] = []
-            dirs: list[str] = []
-            for de, st in zip(listing, sts, strict=True):
-                (dirs if S_ISDIR(st.st_mode) else files).append(de.name)
-            append((files, dirs))
+        if from_back:
+            for i in range(len(folders) - 1, -1, -1):
+                if i < unpack(shared, _FRONT)[0]:
+                    break
+                rel = folders[i]
+                got = _verify_one(root_fd, rel, recs.get(rel))
+                if got is not None:
+                    out[rel] = got
+                pack(shared, _BACK, i)
+        else:
+            for i, rel in enumerate(folders):
+                if i >= unpack(shared, _BACK)[0]:
+                    break
+                got = _verify_one(root_fd, rel, recs.get(rel))
+                if got is not None:
+                    out[rel] = got
+                pack(shared, _FRONT, i + 1)
     finally:
         os.close(root_fd)
     return out
@@ -268,32 +297,22 @@ class Scanner:
         """Check the folder records of a full scan on both cores: the folders whose
         listing (names, and each file's stat) still matches their record.
 
-        Two threads would fight over the GIL; a forked child does not. It checks part of
-        the recorded folders and sends back, through a pipe, the names in those that
-        match; this process checks the rest meanwhile. The walk then takes a verified
-        folder from its record without listing it again. Nothing is lost if the fork
-        cannot be made or the child fails: its folders are checked by the walk as usual.
+        Two threads would fight over the GIL; a forked child does not. It checks the
+        recorded folders from the front of the list, this process from the back, until
+        they meet; the child sends back, through a pipe, the names in the folders that
+        matched. The walk then takes a verified folder from its record without listing it
+        again. Nothing is lost if the fork cannot be made or the child fails: its folders
+        are checked by the walk as usual.
         """
         cache = self.statcache
         top = cache.dirtrees.get("")
         if top is None or top[1] < FORK_MIN_FILES or not _can_fork():
             return {}
         recs = cache.dirrecs
-        mine: list[str] = []
-        theirs: list[str] = []
-        load_mine = load_theirs = 0.0
-        for rel in recs:
-            rec = cache.dirtrees.get(rel)
-            if rec is None:
-                continue
-            weight = rec[3] + 4  # its entries, and opening and listing it
-            if load_theirs * (1 - CHILD_SHARE) <= load_mine * CHILD_SHARE:
-                theirs.append(rel)
-                load_theirs += weight
-            else:
-                mine.append(rel)
-                load_mine += weight
+        folders = [rel for rel in recs if rel in cache.dirtrees]
         root = str(self.workspace)
+        shared = mmap(-1, 8)  # anonymous and shared: the child writes to the same pages
+        _INT.pack_into(shared, _BACK, len(folders))
         r, w = os.pipe()
         try:
             pid = os.fork()
@@ -305,7 +324,8 @@ class Scanner:
             code = 1
             try:
                 os.close(r)
-                out = memoryview(marshal.dumps(_verify_folders(root, theirs, recs)))
+                out = memoryview(marshal.dumps(
+                    _verify_folders(root, folders, recs, shared, from_back=False)))
                 while out:
                     out = out[os.write(w, out):]
                 code = 0
@@ -321,18 +341,18 @@ class Scanner:
         reaped = False
         started = time.monotonic()
         try:
-            verified = {rel: got for rel, got in zip(
-                mine, _verify_folders(root, mine, recs), strict=True) if got is not None}
-            # the child has about as much to do: far longer means it is stuck
+            verified = _verify_folders(root, folders, recs, shared, from_back=True)
+            # the child has at most one folder left to check: far longer means it is stuck
             data = _read_child(r, 1.0 + 4 * (time.monotonic() - started))
             if data is not None:
                 status = os.waitpid(pid, 0)[1]
                 reaped = True
                 if os.waitstatus_to_exitcode(status) == 0:
-                    verified.update(self._child_found(theirs, data))
+                    verified = {**self._child_found(data), **verified}
             return verified
         finally:
             os.close(r)
+            shared.close()
             if not reaped:
                 import signal
 
@@ -343,16 +363,13 @@ class Scanner:
                 os.waitpid(pid, 0)
 
     @staticmethod
-    def _child_found(folders: list[str], data: bytes) -> dict[str, _Verified]:
-        """The verified folders in what the child sent (nothing if it is not all there)."""
+    def _child_found(data: bytes) -> dict[str, _Verified]:
+        """The folders the child verified, from what it sent (nothing if garbled)."""
         try:
             got = marshal.loads(data)
         except (EOFError, ValueError, TypeError):
             return {}
-        if not isinstance(got, list) or len(got) != len(folders):
-            return {}
-        return {rel: (item[0], item[1]) for rel, item in zip(folders, got, strict=True)
-                if isinstance(item, tuple)}
+        return got if isinstance(got, dict) else {}
 
     def save_cache(self) -> None:
         """Persist the stat cache of the last ``scan(save_cache=False)``."""

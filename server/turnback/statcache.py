@@ -7,6 +7,7 @@ rule: a file written in the same instant as that read is hashed again).
 
 from __future__ import annotations
 
+import mmap
 import os
 import struct
 import time
@@ -37,7 +38,7 @@ class StatCache:
         self._rows: dict[str, bytes] | None = {}
         # the loaded file and where its paths and rows are, until ``rows`` is first used: a
         # no-op full scan with folder records never looks at a row, nor pays for the dict
-        self._raw: tuple[bytes, int, int, int] | None = None
+        self._raw: tuple[bytes | mmap.mmap, int, int, int] | None = None
         self.dirty = False
         self._loaded = False
         self._saved_at = time.monotonic()
@@ -58,8 +59,17 @@ class StatCache:
             return
         self._loaded = True
         try:
-            data = self.path.read_bytes()
-            if not data.startswith(MAGIC):
+            # mapped, not read: a no-op full scan with folder records reads only the header
+            # (the rows are most of the file, 3.4 MB for 50,000 files); the mapping keeps
+            # this file's bytes even if a new cache file is renamed over it
+            # (POSIX only: Windows cannot rename over a mapped file)
+            data: bytes | mmap.mmap
+            if os.name == "posix":
+                with open(self.path, "rb") as f:
+                    data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            else:
+                data = self.path.read_bytes()
+            if data[:len(MAGIC)] != MAGIC:
                 raise ValueError("not a stat cache")
             pos = len(MAGIC)
             (hlen,) = _U32.unpack_from(data, pos)

@@ -67,36 +67,46 @@ def _plain_tree(ws: Path) -> str:
 
 
 class _Spy:
-    """Records the folders this process checked itself, and what ``_preverify`` found."""
+    """Records the folders each process checked, and what ``_preverify`` found.
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+    ``slow`` ("mine", "theirs" or None) slows the checks of one side (this process, or
+    the child) so that the other checks (nearly) every folder; None slows both alike, so
+    that each checks about half.
+    """
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, slow: str | None = None) -> None:
         self.pid = os.getpid()
         self.mine: list[str] = []
         self.found: dict[str, Any] = {}
-        real_verify = scan_mod._verify_folders
+        real_one = scan_mod._verify_one
         real_pre = scan_mod.Scanner._preverify
 
-        def verify(root: str, folders: list[str], recs: dict[str, str]) -> Any:
-            if os.getpid() == self.pid:
-                self.mine.extend(folders)
-            return real_verify(root, folders, recs)
+        def one(root_fd: int, rel: str, want: str | None) -> Any:
+            ours = os.getpid() == self.pid
+            if ours:
+                self.mine.append(rel)
+            if slow is None or slow == ("mine" if ours else "theirs"):
+                time.sleep(0.05)
+            return real_one(root_fd, rel, want)
 
         def pre(scanner: scan_mod.Scanner) -> Any:
+            self.mine.clear()
             got = real_pre(scanner)
             self.found = dict(got)
             return got
 
-        monkeypatch.setattr(scan_mod, "_verify_folders", verify)
+        monkeypatch.setattr(scan_mod, "_verify_one", one)
         monkeypatch.setattr(scan_mod.Scanner, "_preverify", pre)
 
     def theirs(self) -> list[str]:
+        """The folders only the child checked."""
         return [d for d in ALL if d not in self.mine]
 
 
 def test_no_op_takes_every_folder_from_the_two_checks(ws: Path, monkeypatch: pytest.MonkeyPatch
                                                       ) -> None:
     _workspace(ws)
-    spy = _Spy(monkeypatch)
+    spy = _Spy(monkeypatch)  # both sides slowed alike: each checks about half
     listed: list[str] = []
     real_open = scan_mod.Scanner._open_listing
 
@@ -122,12 +132,9 @@ def test_no_op_takes_every_folder_from_the_two_checks(ws: Path, monkeypatch: pyt
 def test_a_change_in_either_half_is_seen(ws: Path, monkeypatch: pytest.MonkeyPatch, side: str,
                                          change: str) -> None:
     _workspace(ws)
-    spy = _Spy(monkeypatch)
-    with _cold(ws) as s:
-        s.checkpoint()  # learn which folders each side checks (the split is stable)
-    half = spy.mine if side == "mine" else spy.theirs()
-    d = next(f for f in ("b", "a/x", "c", "d/w/v", "a", "c/z", "d", "b/y", "") if f in half)
-    p = ws / d if d else ws
+    # the other side slowed down: this one checks nearly every folder, "b" among them
+    spy = _Spy(monkeypatch, slow="theirs" if side == "mine" else "mine")
+    p = ws / "b"
     if change == "modify":
         (p / "f1.txt").write_text("changed, same folder listing")
         age(p / "f1.txt")
@@ -144,7 +151,9 @@ def test_a_change_in_either_half_is_seen(ws: Path, monkeypatch: pytest.MonkeyPat
         os.symlink("f1.txt", p / "f0.txt")
     with _cold(ws) as s:
         cp = s.checkpoint()
-        assert d not in spy.found, "the changed folder was not taken from its record"
+        assert ("b" in spy.mine) == (side == "mine"), "checked by the side meant"
+        assert "b" not in spy.found, "the changed folder was not taken from its record"
+        assert "b/y" in spy.found, "its unchanged subfolder was"
         assert cp.tree == _plain_tree(ws)
     with _cold(ws) as s:
         assert s.checkpoint().tree == cp.tree  # and its new record is true
@@ -163,8 +172,7 @@ def test_a_folder_turned_into_a_link_is_not_followed(ws: Path) -> None:
 
 def test_threads_mean_no_fork(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _workspace(ws)
-    write(ws, "a/f1.txt", "changed")
-    age_tree(ws)
+    age(write(ws, "a/f1.txt", "changed"))
 
     def no_fork() -> int:
         raise AssertionError("forked while another thread ran")
@@ -197,8 +205,7 @@ def test_off_by_default_and_below_the_size(ws: Path, monkeypatch: pytest.MonkeyP
 
 def test_a_failed_fork_falls_back(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _workspace(ws)
-    write(ws, "b/y/f1.txt", "changed")
-    age_tree(ws)
+    age(write(ws, "b/y/f1.txt", "changed"))
 
     def fail() -> int:
         raise OSError(11, "Resource temporarily unavailable")
@@ -214,25 +221,26 @@ def test_a_failed_child_costs_only_its_half(ws: Path, monkeypatch: pytest.Monkey
     """The child dies, hangs (killed after a while) or sends nonsense: its folders are
     checked by the walk as without a fork."""
     _workspace(ws)
-    write(ws, "c/z/f1.txt", "changed")
-    write(ws, "a/f2.txt", "changed")
-    age_tree(ws)
+    age(write(ws, "c/z/f1.txt", "changed"))
+    age(write(ws, "a/f2.txt", "changed"))
     parent = os.getpid()
-    real_verify = scan_mod._verify_folders
+    real_one = scan_mod._verify_one
     real_dumps = scan_mod.marshal.dumps
 
-    def verify(root: str, folders: list[str], recs: dict[str, str]) -> Any:
+    def one(root_fd: int, rel: str, want: str | None) -> Any:
         if os.getpid() != parent:
             if how == "crash":
                 raise RuntimeError("the child fails")
             if how == "hang":
                 time.sleep(60)
-        return real_verify(root, folders, recs)
+        else:
+            time.sleep(0.02)  # so that the child checks some folders first
+        return real_one(root_fd, rel, want)
 
     def dumps(value: Any) -> bytes:
         return b"\x00garbage" if os.getpid() != parent else real_dumps(value)
 
-    monkeypatch.setattr(scan_mod, "_verify_folders", verify)
+    monkeypatch.setattr(scan_mod, "_verify_one", one)
     monkeypatch.setattr(scan_mod.marshal, "dumps", dumps)
     spy_found: dict[str, Any] = {}
     real_pre = scan_mod.Scanner._preverify
@@ -248,6 +256,7 @@ def test_a_failed_child_costs_only_its_half(ws: Path, monkeypatch: pytest.Monkey
         cp = s.checkpoint()
     assert time.monotonic() - started < 30
     assert cp.tree == _plain_tree(ws)
-    assert 0 < len(spy_found) < len(ALL) - 2, "only this process's unchanged folders"
+    assert 0 < len(spy_found) <= len(ALL) - 2, "the unchanged folders this process checked"
+    assert "a" not in spy_found and "c/z" not in spy_found
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)  # no child left behind
