@@ -9,24 +9,22 @@ hashed and compressed on a thread pool (BLAKE3 and zstd release the GIL).
 
 from __future__ import annotations
 
-import marshal
 import os
 import stat
-import struct
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from mmap import mmap
 from pathlib import Path
 from stat import S_ISDIR, S_ISREG, S_IXUSR
 from typing import TYPE_CHECKING, Any
 
 import blake3
 
+from . import prescan
 from .ignore import IGNORE_FILES, IgnoreRules
 from .objects import BLOB, CHUNK, ObjectStore, hash_bytes
+from .prescan import Verified, listing_key
 from .statcache import RACY_MARGIN_NS, ROW, StatCache
 from .trees import DIR, EXEC, FILE, LINK, Entry, Tree, TreeReader
 
@@ -73,120 +71,7 @@ def _wait(futures: list[Future[Any]]) -> None:
     wait(futures)
 
 
-_STATKEY = struct.Struct("<QqqQI")
-
-
-def _listing_key(listing: list[os.DirEntry[str]], sts: list[os.stat_result]) -> str:
-    """A digest of a folder's names and its files' stats (folders count by name only)."""
-    pack = _STATKEY.pack
-    h = blake3.blake3("\0".join([de.name for de in listing]).encode("utf-8", "surrogateescape"))
-    h.update(b"".join([
-        b"d" if S_ISDIR(st.st_mode)
-        else pack(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode)
-        for st in sts]))
-    return h.hexdigest()[:32]
-
-
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
-# A full scan of a workspace of at least this many files (as its last scan counted them)
-# has its folder records checked by two processes at once: below it, the fork costs more
-# than the half of the checks it takes off this process (break-even: 2,000-4,000 files).
-FORK_MIN_FILES = 3000
-_Verified = tuple[list[str], list[str]]  # a verified folder's (file names, folder names)
-
-
-def _can_fork() -> bool:
-    """A fork is safe only with no other thread (one could hold a lock the child needs).
-
-    Linux only: elsewhere (macOS) system libraries are not fork-safe without an exec.
-    """
-    return sys.platform.startswith("linux") and threading.active_count() == 1
-
-
-def _verify_one(root_fd: int, rel: str, want: str | None) -> _Verified | None:
-    """A folder's (file names, folder names) if its listing still matches its record
-    ``want``, else None. Opened relative to the workspace's descriptor, without following
-    a last symlink: what a walk would reach (it does not follow links either)."""
-    try:
-        fd = os.open(rel or ".", _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=root_fd)
-    except OSError:
-        return None
-    try:
-        with os.scandir(fd) as it:
-            listing = list(it)
-        sts = [de.stat(follow_symlinks=False) for de in listing]
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    if not sts or _listing_key(listing, sts) != want:
-        return None
-    files: list[str] = []
-    dirs: list[str] = []
-    for de, st in zip(listing, sts, strict=True):
-        (dirs if S_ISDIR(st.st_mode) else files).append(de.name)
-    return files, dirs
-
-
-# In memory shared by the two processes: how many folders the child has checked from the
-# front of the list, and the lowest index this process has checked from the back
-_FRONT, _BACK = 0, 4
-_INT = struct.Struct("<i")
-
-
-def _verify_folders(root: str, folders: list[str], recs: dict[str, str], shared: mmap,
-                    from_back: bool) -> dict[str, _Verified]:
-    """Check folders from one end of the list until the other process's checks are met;
-    return those that matched.
-
-    Each side stops short of a folder the other has finished; both may check the one in
-    between (harmless). Whoever is less busy thus takes more: no fixed share goes wrong
-    when another process takes a core. The back side (this process) stops only where
-    the front's finished checks begin, so every folder is checked by one or the other.
-    """
-    out: dict[str, _Verified] = {}
-    unpack, pack = _INT.unpack_from, _INT.pack_into
-    try:
-        root_fd = os.open(root, _DIR_FLAGS)
-    except OSError:
-        return out
-    try:
-        if from_back:
-            for i in range(len(folders) - 1, -1, -1):
-                if i < unpack(shared, _FRONT)[0]:
-                    break
-                rel = folders[i]
-                got = _verify_one(root_fd, rel, recs.get(rel))
-                if got is not None:
-                    out[rel] = got
-                pack(shared, _BACK, i)
-        else:
-            for i, rel in enumerate(folders):
-                if i >= unpack(shared, _BACK)[0]:
-                    break
-                got = _verify_one(root_fd, rel, recs.get(rel))
-                if got is not None:
-                    out[rel] = got
-                pack(shared, _FRONT, i + 1)
-    finally:
-        os.close(root_fd)
-    return out
-
-
-def _read_child(fd: int, timeout: float) -> bytes | None:
-    """Everything the child writes before it closes its end; None if it takes too long."""
-    import select
-
-    chunks: list[bytes] = []
-    deadline = time.monotonic() + timeout
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            return None
-        chunk = os.read(fd, 1 << 20)
-        if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
 
 
 def _hash_file_only(path: str, size: int) -> str:
@@ -224,7 +109,7 @@ class Scanner:
         # Full scans may check folder records in a forked child (see ``_preverify``); off
         # unless the caller, a one-shot process (the CLI), turns it on: never in the server
         self.fork_verify = False
-        self._verified: dict[str, _Verified] = {}
+        self._verified: dict[str, Verified] = {}
 
     # -- public ------------------------------------------------------------------
     def scan(
@@ -293,83 +178,23 @@ class Scanner:
             self.statcache.save(keep=seen, keep_in=self._keep_in)
         return ScanResult(tree, files, nbytes, skipped, read)
 
-    def _preverify(self) -> dict[str, _Verified]:
-        """Check the folder records of a full scan on both cores: the folders whose
-        listing (names, and each file's stat) still matches their record.
-
-        Two threads would fight over the GIL; a forked child does not. It checks the
-        recorded folders from the front of the list, this process from the back, until
-        they meet; the child sends back, through a pipe, the names in the folders that
-        matched. The walk then takes a verified folder from its record without listing it
-        again. Nothing is lost if the fork cannot be made or the child fails: its folders
-        are checked by the walk as usual.
-        """
+    def _preverify(self) -> dict[str, Verified]:
+        """The folders whose listing (names, and each file's stat) still matches their
+        record, checked on both cores: with the CLI's early child if it checks this very
+        stat cache, else with a child forked now (see ``prescan``). Empty if no fork."""
         cache = self.statcache
+        workspace = str(self.workspace)
+        early = prescan.take_early(workspace, str(cache.path), cache.identity)
         top = cache.dirtrees.get("")
-        if top is None or top[1] < FORK_MIN_FILES or not _can_fork():
+        if top is None or top[1] < prescan.FORK_MIN_FILES:
+            if early is not None:
+                early.kill()
             return {}
-        recs = cache.dirrecs
-        folders = [rel for rel in recs if rel in cache.dirtrees]
-        root = str(self.workspace)
-        shared = mmap(-1, 8)  # anonymous and shared: the child writes to the same pages
-        _INT.pack_into(shared, _BACK, len(folders))
-        r, w = os.pipe()
-        try:
-            pid = os.fork()
-        except OSError:
-            os.close(r)
-            os.close(w)
-            return {}
-        if pid == 0:  # the child: check, send, and leave without running any clean-up
-            code = 1
-            try:
-                os.close(r)
-                out = memoryview(marshal.dumps(
-                    _verify_folders(root, folders, recs, shared, from_back=False)))
-                while out:
-                    out = out[os.write(w, out):]
-                code = 0
-            finally:
-                os._exit(code)
-        os.close(w)
-        try:
-            import fcntl
-
-            fcntl.fcntl(r, fcntl.F_SETPIPE_SZ, 1 << 20)  # the child need not wait for us
-        except (OSError, AttributeError):
-            pass
-        reaped = False
-        started = time.monotonic()
-        try:
-            verified = _verify_folders(root, folders, recs, shared, from_back=True)
-            # the child has at most one folder left to check: far longer means it is stuck
-            data = _read_child(r, 1.0 + 4 * (time.monotonic() - started))
-            if data is not None:
-                status = os.waitpid(pid, 0)[1]
-                reaped = True
-                if os.waitstatus_to_exitcode(status) == 0:
-                    verified = {**self._child_found(data), **verified}
-            return verified
-        finally:
-            os.close(r)
-            shared.close()
-            if not reaped:
-                import signal
-
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                os.waitpid(pid, 0)
-
-    @staticmethod
-    def _child_found(data: bytes) -> dict[str, _Verified]:
-        """The folders the child verified, from what it sent (nothing if garbled)."""
-        try:
-            got = marshal.loads(data)
-        except (EOFError, ValueError, TypeError):
-            return {}
-        return got if isinstance(got, dict) else {}
+        folders = prescan.recorded_folders(cache.dirrecs, cache.dirtrees)
+        checker = early
+        if checker is None and prescan.can_fork():
+            checker = prescan.fork_checker(workspace, folders, cache.dirrecs)
+        return checker.finish(folders, cache.dirrecs) if checker is not None else {}
 
     def save_cache(self) -> None:
         """Persist the stat cache of the last ``scan(save_cache=False)``."""
@@ -484,7 +309,7 @@ class Scanner:
                 sts = [de.stat(follow_symlinks=False) for de in listing]
             except FileNotFoundError:
                 sts = []
-            if sts and _listing_key(listing, sts) == want:
+            if sts and listing_key(listing, sts) == want:
                 files: list[str] = []
                 dirs: list[str] = []
                 for de, st in zip(listing, sts, strict=True):
@@ -602,7 +427,7 @@ class Scanner:
         if recordable:
             # every file here matched its row (or is ignored): the next full scan may take
             # them all from one digest
-            cache.new_dirrecs[rel_dir] = _listing_key(listing, seen_st)
+            cache.new_dirrecs[rel_dir] = listing_key(listing, seen_st)
         return node
 
     def _reuse(self, node: _Dir, rel_dir: str, want: str, files: list[str], dirs: list[str],

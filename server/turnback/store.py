@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from . import changes as changes_mod
+from . import prescan
 from .atomic import syncfs
 from .checkpoint_index import CheckpointIndex
 from .config import FORMAT_VERSION, StoreConfig, default_store_dir, load_config, save_config
@@ -712,6 +713,8 @@ class Store:
         record = self.oplog.pending()
         if record is None:
             return None
+        # the CLI's early check of folders saw the workspace before this rewind's end
+        prescan.drop_early()
         with file_lock(self.root / "locks" / "rewind"):
             record = self.oplog.pending()
             if record is None:

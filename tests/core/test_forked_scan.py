@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from turnback import Store
+from turnback import Store, prescan
 from turnback import scan as scan_mod
 
 from .wsutil import age, age_tree, write
@@ -31,7 +31,7 @@ ALL = [*FOLDERS, "d/w"]  # and a folder of folders alone
 def _fork_always(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Fork whatever the workspace's size; and no thread left over by earlier tests (a
     store not closed keeps its hashing pool until collected), which would forbid it."""
-    monkeypatch.setattr(scan_mod, "FORK_MIN_FILES", 0)
+    monkeypatch.setattr(prescan, "FORK_MIN_FILES", 0)
     gc.collect()
     deadline = time.monotonic() + 10
     while threading.active_count() > 1 and time.monotonic() < deadline:
@@ -78,7 +78,7 @@ class _Spy:
         self.pid = os.getpid()
         self.mine: list[str] = []
         self.found: dict[str, Any] = {}
-        real_one = scan_mod._verify_one
+        real_one = prescan.verify_one
         real_pre = scan_mod.Scanner._preverify
 
         def one(root_fd: int, rel: str, want: str | None) -> Any:
@@ -95,7 +95,7 @@ class _Spy:
             self.found = dict(got)
             return got
 
-        monkeypatch.setattr(scan_mod, "_verify_one", one)
+        monkeypatch.setattr(prescan, "verify_one", one)
         monkeypatch.setattr(scan_mod.Scanner, "_preverify", pre)
 
     def theirs(self) -> list[str]:
@@ -177,7 +177,7 @@ def test_threads_mean_no_fork(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None
     def no_fork() -> int:
         raise AssertionError("forked while another thread ran")
 
-    monkeypatch.setattr(scan_mod.os, "fork", no_fork)
+    monkeypatch.setattr(prescan.os, "fork", no_fork)
     stop = threading.Event()
     other = threading.Thread(target=stop.wait)
     other.start()
@@ -195,10 +195,10 @@ def test_off_by_default_and_below_the_size(ws: Path, monkeypatch: pytest.MonkeyP
     def no_fork() -> int:
         raise AssertionError("forked")
 
-    monkeypatch.setattr(scan_mod.os, "fork", no_fork)
+    monkeypatch.setattr(prescan.os, "fork", no_fork)
     with Store.open(ws) as s:  # the API's default (the server's too): no fork
         assert s.checkpoint().tree == _plain_tree(ws)
-    monkeypatch.setattr(scan_mod, "FORK_MIN_FILES", 10_000)
+    monkeypatch.setattr(prescan, "FORK_MIN_FILES", 10_000)
     with _cold(ws) as s:  # a small workspace: not worth a fork
         assert s.checkpoint().tree == _plain_tree(ws)
 
@@ -210,7 +210,7 @@ def test_a_failed_fork_falls_back(ws: Path, monkeypatch: pytest.MonkeyPatch) -> 
     def fail() -> int:
         raise OSError(11, "Resource temporarily unavailable")
 
-    monkeypatch.setattr(scan_mod.os, "fork", fail)
+    monkeypatch.setattr(prescan.os, "fork", fail)
     with _cold(ws) as s:
         assert s.checkpoint().tree == _plain_tree(ws)
 
@@ -224,8 +224,8 @@ def test_a_failed_child_costs_only_its_half(ws: Path, monkeypatch: pytest.Monkey
     age(write(ws, "c/z/f1.txt", "changed"))
     age(write(ws, "a/f2.txt", "changed"))
     parent = os.getpid()
-    real_one = scan_mod._verify_one
-    real_dumps = scan_mod.marshal.dumps
+    real_one = prescan.verify_one
+    real_dumps = prescan.marshal.dumps
 
     def one(root_fd: int, rel: str, want: str | None) -> Any:
         if os.getpid() != parent:
@@ -240,8 +240,8 @@ def test_a_failed_child_costs_only_its_half(ws: Path, monkeypatch: pytest.Monkey
     def dumps(value: Any) -> bytes:
         return b"\x00garbage" if os.getpid() != parent else real_dumps(value)
 
-    monkeypatch.setattr(scan_mod, "_verify_one", one)
-    monkeypatch.setattr(scan_mod.marshal, "dumps", dumps)
+    monkeypatch.setattr(prescan, "verify_one", one)
+    monkeypatch.setattr(prescan.marshal, "dumps", dumps)
     spy_found: dict[str, Any] = {}
     real_pre = scan_mod.Scanner._preverify
 
@@ -260,3 +260,149 @@ def test_a_failed_child_costs_only_its_half(ws: Path, monkeypatch: pytest.Monkey
     assert "a" not in spy_found and "c/z" not in spy_found
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)  # no child left behind
+
+
+# -- the CLI's early child -----------------------------------------------------------------
+def _stat_path(ws: Path) -> str:
+    return str(ws / ".turnback" / "cache" / "stat.bin")
+
+
+def _taken(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Records whether each scan took the early child."""
+    took: list[bool] = []
+    real = prescan.take_early
+
+    def take(*a: Any) -> Any:
+        got = real(*a)
+        took.append(got is not None)
+        return got
+
+    monkeypatch.setattr(prescan, "take_early", take)
+    return took
+
+
+def _no_child_left() -> None:
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)
+
+
+def test_the_early_child_is_taken_and_sees_changes(ws: Path, monkeypatch: pytest.MonkeyPatch
+                                                   ) -> None:
+    _workspace(ws)
+    age(write(ws, "c/f1.txt", "changed"))
+    (ws / "b/y/f2.txt").unlink()
+    took = _taken(monkeypatch)
+    prescan.fork_early(str(ws.resolve()), _stat_path(ws.resolve()))
+    time.sleep(0.2)  # the child has checked every folder by now
+    with _cold(ws) as s:
+        cp = s.checkpoint()
+    assert took == [True]
+    assert cp.tree == _plain_tree(ws)
+    _no_child_left()
+
+
+@pytest.mark.parametrize("wrong", ["workspace", "stat path", "stat file replaced"])
+def test_an_early_child_of_another_cache_is_killed(ws: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   tmp_path: Path, wrong: str) -> None:
+    _workspace(ws)
+    other = tmp_path / "other"
+    other.mkdir()
+    real = ws.resolve()
+    prescan.fork_early(str(other if wrong == "workspace" else real),
+                       str(other / "stat.bin") if wrong == "stat path" else _stat_path(real))
+    if wrong == "stat file replaced":
+        time.sleep(0.1)  # the child loaded the file; another checkpoint then replaces it
+        age(write(ws, "a/x/f1.txt", "changed"))
+        with Store.open(ws) as s:
+            s.checkpoint()
+    took = _taken(monkeypatch)
+    with _cold(ws) as s:
+        cp = s.checkpoint()
+    assert took == [False]
+    assert cp.tree == _plain_tree(ws)
+    _no_child_left()
+
+
+def test_an_early_child_not_taken_is_killed_at_exit(ws: Path) -> None:
+    _workspace(ws)
+    prescan.fork_early(str(ws.resolve()), _stat_path(ws.resolve()))
+    assert prescan._early is not None
+    prescan.drop_early()  # what the exit hook does
+    assert prescan._early is None
+    _no_child_left()
+
+
+def test_finishing_an_interrupted_rewind_drops_the_early_child(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The early child may check folders before ``Store.open`` finishes a rewind: what it
+    saw is not what the checkpoint must record."""
+    from turnback import store as store_mod
+
+    _workspace(ws)
+    with Store.open(ws) as s:
+        target = s.checkpoint()
+        for d in ("a", "b/y", "c/z"):
+            age(write(ws, f"{d}/f1.txt", f"{d} later"))
+        s.checkpoint()
+        s.checkpoint()  # the records are of the later files
+
+        class Crash(BaseException):
+            pass
+
+        class Dies:
+            def __init__(self, *_a: object) -> None:
+                pass
+
+            def apply(self, _plan: object) -> None:
+                raise Crash  # the journal is written, no file yet
+
+        monkeypatch.setattr(store_mod, "Applier", Dies)
+        with pytest.raises(Crash):
+            s.rewind(target.id)
+        monkeypatch.undo()
+    monkeypatch.setattr(prescan, "FORK_MIN_FILES", 0)
+    prescan.fork_early(str(ws.resolve()), _stat_path(ws.resolve()))
+    time.sleep(0.2)  # the child found the folders as recorded, before the rewind ends
+    took = _taken(monkeypatch)
+    with _cold(ws) as s:  # finishes the rewind
+        assert (ws / "a" / "f1.txt").read_text() == "a 1"
+        cp = s.checkpoint()
+    assert took == [False]
+    assert cp.tree == target.tree == _plain_tree(ws)
+    _no_child_left()
+
+
+@pytest.mark.parametrize(("args", "env", "where"), [
+    (["checkpoint"], {}, ("ws", "ws/.turnback")),
+    (["--json", "-C", "{ws}", "checkpoint", "-m", "x"], {}, ("ws", "ws/.turnback")),
+    (["-C{ws}", "checkpoint"], {}, ("ws", "ws/.turnback")),
+    (["--workspace={ws}", "--store", "{tmp}/s", "checkpoint"], {}, ("ws", "s")),
+    (["--store={tmp}/s", "checkpoint"], {}, ("ws", "s")),
+    (["checkpoint"], {"TURNBACK_STORE": "{tmp}/s"}, ("ws", "s")),
+    (["checkpoints"], {}, None),
+    (["checkpoint", "--help"], {}, None),
+    (["--version"], {}, None),
+    (["-q", "checkpoint"], {}, None),
+])
+def test_the_cli_starts_the_early_child_for_checkpoint_alone(
+        ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str],
+        env: dict[str, str], where: tuple[str, str] | None) -> None:
+    """``turnback checkpoint`` guesses the workspace and stat cache ``Store.open`` finds
+    (from a subfolder too), before anything else is imported."""
+    from turnback.cli import main as cli_main
+    from turnback.config import STORE_DIRNAME
+
+    assert STORE_DIRNAME == ".turnback"  # spelled out in cli/main.py
+    _workspace(ws)
+    (ws / "a").mkdir(exist_ok=True)
+    monkeypatch.chdir(ws / "a")
+    for k, v in env.items():
+        monkeypatch.setenv(k, v.format(tmp=tmp_path))
+    calls: list[tuple[str, str]] = []
+    monkeypatch.setattr(prescan, "fork_early", lambda w, p: calls.append((w, p)))
+    cli_main._start_checks([a.format(ws=ws, tmp=tmp_path) for a in args])
+    if where is None:
+        assert calls == []
+        return
+    base = tmp_path.resolve()
+    assert calls == [(str(base / where[0]), str(base / where[1] / "cache" / "stat.bin"))]
