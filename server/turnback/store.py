@@ -8,8 +8,6 @@ undo). It knows nothing of the server or the CLI.
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -136,6 +134,8 @@ class Store:
     @classmethod
     def memory(cls, workspace: str | os.PathLike[str] | None = None) -> Store:
         """A store whose sessions live in memory (objects in a temporary folder)."""
+        import tempfile  # here: the CLI's checkpoint has no use for it
+
         ws = Path(workspace).resolve() if workspace else Path(tempfile.mkdtemp(prefix="tb-ws-"))
         root = Path(tempfile.mkdtemp(prefix="tb-store-"))
         for sub in ("objects", "index", "cache", "locks"):
@@ -839,5 +839,7 @@ class Store:
         return check(self)
 
     def remove_store(self) -> None:
+        import shutil  # here: with bz2 and lzma, ~2 ms of every CLI run otherwise
+
         shutil.rmtree(self.root)
 
