@@ -400,9 +400,31 @@ def test_the_cli_starts_the_early_child_for_checkpoint_alone(
         monkeypatch.setenv(k, v.format(tmp=tmp_path))
     calls: list[tuple[str, str]] = []
     monkeypatch.setattr(prescan, "fork_early", lambda w, p: calls.append((w, p)))
-    cli_main._start_checks([a.format(ws=ws, tmp=tmp_path) for a in args])
+    assert cli_main._start_checks([a.format(ws=ws, tmp=tmp_path) for a in args]) == bool(where)
     if where is None:
         assert calls == []
         return
     base = tmp_path.resolve()
     assert calls == [(str(base / where[0]), str(base / where[1] / "cache" / "stat.bin"))]
+
+
+def test_the_cli_checkpoint_exits_quickly_with_its_output_and_code(ws: Path) -> None:
+    """``turnback checkpoint`` leaves with ``os._exit`` once done: all of its output is
+    still there, and its exit codes are those of a normal exit."""
+    import json
+
+    from .wsutil import run_cli
+
+    _workspace(ws)
+    out = run_cli(ws, "--json", "checkpoint", "-m", "quick")
+    cp = json.loads(out.stdout)
+    assert cp["label"] == "quick" and cp["files"] == 4 * len(FOLDERS) + 2
+    with Store.open(ws) as s:
+        assert s.checkpoints()[-1].id == cp["id"]
+        assert cp["tree"] == _plain_tree(ws)
+    human = run_cli(ws, "checkpoint", "-m", "again")
+    assert human.stdout.decode().rstrip().endswith("again")
+    bad = run_cli(ws, "checkpoint", "--session", "no-such-session", check=None)
+    assert bad.returncode == 1 and b"no-such-session" in bad.stderr
+    usage = run_cli(ws, "checkpoint", "--no-such-option", check=None)
+    assert usage.returncode == 2 and b"no-such-option" in usage.stderr
