@@ -34,10 +34,10 @@ import sys
 import time
 from mmap import mmap
 from stat import S_ISDIR
-from typing import TYPE_CHECKING
 
 import blake3
 
+TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 

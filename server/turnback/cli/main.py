@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def main() -> None:
