@@ -72,6 +72,7 @@ def _wait(futures: list[Future[Any]]) -> None:
 
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_IGNORE_SET = frozenset(IGNORE_FILES)
 
 
 def _hash_file_only(path: str, size: int) -> str:
@@ -93,6 +94,8 @@ class Scanner:
         size_cap: int,
     ) -> None:
         self.workspace = workspace
+        self._root = str(workspace)  # and a folder's path is this prefix and its own
+        self._prefix = self._root if self._root.endswith(os.sep) else self._root + os.sep
         self.objects = objects
         self.trees = trees
         self.ignore = ignore
@@ -228,7 +231,7 @@ class Scanner:
         skipped: list[dict[str, object]],
     ) -> _Dir:
         node = _Dir()
-        abs_dir = os.path.join(self.workspace, rel_dir) if rel_dir else str(self.workspace)
+        abs_dir = self._prefix + rel_dir if rel_dir else self._root
         base_tree: Tree = self.trees.get(base) if base is not None else {}
         # a folder whose record a pre-verification found true: its names, without a listing
         pre = self._verified.pop(rel_dir, None) if self._verified else None
@@ -284,7 +287,7 @@ class Scanner:
         pre: tuple[list[str], list[str]] | None,
     ) -> _Dir:
         if pre is not None:
-            has_rules = any(f in pre[0] or f in pre[1] for f in IGNORE_FILES)
+            has_rules = not (_IGNORE_SET.isdisjoint(pre[0]) and _IGNORE_SET.isdisjoint(pre[1]))
         else:
             assert listing is not None
             has_rules = any(de.name in IGNORE_FILES for de in listing)
