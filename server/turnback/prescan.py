@@ -63,6 +63,7 @@ _INT = struct.Struct("<i")
 _IDENTITY = struct.Struct("<QQq")
 _SHARED_SIZE = _IDENT + _IDENTITY.size
 _NOT_STARTED = 2**31 - 1
+_LENGTH = struct.Struct("<Q")  # before what the child sends
 
 
 def listing_key(listing: list[os.DirEntry[str]], sts: list[os.stat_result]) -> str:
@@ -181,10 +182,10 @@ class Checker:
             # the child has at most one folder left to check: far longer means it is stuck
             data = _read_child(self.rfd, 1.0 + 4 * (time.monotonic() - started))
             if data is not None:
-                status = os.waitpid(self.pid, 0)[1]
+                # all of it (its length says so) before the child has even exited
+                verified = {**_child_found(data), **verified}
+                os.waitpid(self.pid, 0)
                 reaped = True
-                if os.waitstatus_to_exitcode(status) == 0:
-                    verified = {**_child_found(data), **verified}
             return verified
         finally:
             self._close(reaped)
@@ -229,9 +230,11 @@ def _fork(workspace: str, stat_path: str | None,
                         os.close(fd)
                     except OSError:
                         pass
-            out = memoryview(marshal.dumps(child(shared)))
+            found = marshal.dumps(child(shared))
+            out = memoryview(_LENGTH.pack(len(found)) + found)
             while out:
                 out = out[os.write(w, out):]
+            os.close(w)  # the end of the data: the parent need not wait for this exit
             code = 0
         finally:
             os._exit(code)
@@ -348,9 +351,12 @@ def _read_child(fd: int, timeout: float) -> bytes | None:
 
 
 def _child_found(data: bytes) -> dict[str, Verified]:
-    """The folders the child verified, from what it sent (nothing if garbled)."""
+    """The folders the child verified, from what it sent: nothing unless it is all there
+    (a child sends only once it has finished)."""
+    if len(data) < _LENGTH.size or _LENGTH.unpack_from(data)[0] != len(data) - _LENGTH.size:
+        return {}
     try:
-        got = marshal.loads(data)
+        got = marshal.loads(memoryview(data)[_LENGTH.size:])
     except (EOFError, ValueError, TypeError):
         return {}
     return got if isinstance(got, dict) else {}
