@@ -235,27 +235,26 @@ class Scanner:
         base_tree: Tree = self.trees.get(base) if base is not None else {}
         # a folder whose record a pre-verification found true: its names, without a listing
         pre = self._verified.pop(rel_dir, None) if self._verified else None
-        listing: list[os.DirEntry[str]] | None = None
-        fd = -1
+        listing: list[os.DirEntry[str]] = []
+        sts: list[os.stat_result | None] = []
         if pre is None:
             got = self._open_listing(abs_dir, rel_dir, skipped)
             if got is None:
                 return node
-            fd, listing = got
-        try:
-            return self._list_in(node, rel_dir, abs_dir, base_tree, full, dirty_paths,
-                                 dirty_dirs, pending, skipped, listing, pre)
-        finally:
-            if fd >= 0:
-                os.close(fd)
+            listing, sts = got
+        return self._list_in(node, rel_dir, abs_dir, base_tree, full, dirty_paths, dirty_dirs,
+                             pending, skipped, listing, sts, pre)
 
     @staticmethod
     def _open_listing(abs_dir: str, rel_dir: str, skipped: list[dict[str, object]]
-                      ) -> tuple[int, list[os.DirEntry[str]]] | None:
-        """A folder's entries, listed through a descriptor that stays open (returned).
+                      ) -> tuple[list[os.DirEntry[str]], list[os.stat_result | None]] | None:
+        """A folder's entries and their ``lstat``s (None: gone meanwhile); None if the
+        folder cannot be listed.
 
-        ``DirEntry.stat`` of an entry listed from a descriptor is an ``fstatat`` relative
-        to it: cheaper than resolving the absolute path again for every file.
+        Listed through a descriptor, each ``DirEntry.stat`` is an ``fstatat`` relative to
+        it: cheaper than resolving the absolute path again for every file. All are taken
+        before the descriptor is closed, and before any subfolder is listed: a deep tree
+        does not hold one descriptor per level.
         """
         try:
             fd = os.open(abs_dir, _DIR_FLAGS)
@@ -267,10 +266,17 @@ class Scanner:
             return None
         try:
             with os.scandir(fd) as it:
-                return fd, list(it)
-        except BaseException:
+                listing = list(it)
+            sts: list[os.stat_result | None] = []
+            append = sts.append
+            for de in listing:
+                try:
+                    append(de.stat(follow_symlinks=False))
+                except FileNotFoundError:
+                    append(None)
+            return listing, sts
+        finally:
             os.close(fd)
-            raise
 
     def _list_in(
         self,
@@ -283,13 +289,14 @@ class Scanner:
         dirty_dirs: set[str],
         pending: list[_Pending],
         skipped: list[dict[str, object]],
-        listing: list[os.DirEntry[str]] | None,
-        pre: tuple[list[str], list[str]] | None,
+        listing: list[os.DirEntry[str]],
+        sts: list[os.stat_result | None],
+        pre: Verified | None,
     ) -> _Dir:
+        """``_list`` of a folder listed with its entries' stats, or verified (``pre``)."""
         if pre is not None:
             has_rules = not (_IGNORE_SET.isdisjoint(pre[0]) and _IGNORE_SET.isdisjoint(pre[1]))
         else:
-            assert listing is not None
             has_rules = any(de.name in IGNORE_FILES for de in listing)
         if not has_rules:
             self.ignore.none_in(rel_dir)  # no need to try opening them
@@ -307,39 +314,29 @@ class Scanner:
         if want is not None and rel_dir in cache.dirtrees:
             if pre is not None:
                 return self._reuse(node, rel_dir, want, pre[0], pre[1], pending, skipped)
-            assert listing is not None
-            try:
-                sts = [de.stat(follow_symlinks=False) for de in listing]
-            except FileNotFoundError:
-                sts = []
-            if sts and listing_key(listing, sts) == want:
+            found = [st for st in sts if st is not None]
+            if found and len(found) == len(sts) and listing_key(listing, found) == want:
                 files: list[str] = []
                 dirs: list[str] = []
-                for de, st in zip(listing, sts, strict=True):
+                for de, st in zip(listing, found, strict=True):
                     (dirs if S_ISDIR(st.st_mode) else files).append(de.name)
                 return self._reuse(node, rel_dir, want, files, dirs, pending, skipped)
-        if listing is None:
+        if pre is not None:
             # verified, but not to be trusted here after all (its ignore rules changed)
-            try:
-                with os.scandir(abs_dir) as it:
-                    listing = list(it)
-            except (FileNotFoundError, NotADirectoryError):
+            got = self._open_listing(abs_dir, rel_dir, skipped)
+            if got is None:
                 return node
-            except PermissionError as exc:
-                skipped.append({"path": rel_dir or ".",
-                                "reason": f"unreadable folder ({exc.strerror})"})
-                return node
+            listing, sts = got
         rows = cache.rows
         unpack = ROW.unpack
         seen_st: list[os.stat_result] = []
-        for de in listing:
+        for de, maybe_st in zip(listing, sts, strict=True):
             name = de.name
             rel = f"{rel_dir}/{name}" if rel_dir else name
-            try:
-                st = de.stat(follow_symlinks=False)
-            except FileNotFoundError:
+            if maybe_st is None:  # gone since the listing
                 recordable = False
                 continue
+            st = maybe_st
             if recordable:
                 seen_st.append(st)
             mode = st.st_mode

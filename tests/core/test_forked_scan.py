@@ -428,3 +428,24 @@ def test_the_cli_checkpoint_exits_quickly_with_its_output_and_code(ws: Path) -> 
     assert bad.returncode == 1 and b"no-such-session" in bad.stderr
     usage = run_cli(ws, "checkpoint", "--no-such-option", check=None)
     assert usage.returncode == 2 and b"no-such-option" in usage.stderr
+
+
+def test_a_deep_tree_does_not_hold_a_descriptor_per_level(ws: Path) -> None:
+    """Folders are listed through a descriptor, closed before any subfolder is listed."""
+    import resource
+
+    deep = "/".join(f"d{i}" for i in range(120))
+    write(ws, f"{deep}/f.txt", "deep")
+    write(ws, "d0/g.txt", "shallow")
+    age_tree(ws)
+    open_now = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else 64
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    with Store.open(ws) as s:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (open_now + 40, hard))
+        try:
+            first = s.checkpoint()  # every file read: the serial walk
+            again = s.checkpoint()  # every file from its row, then the folder records
+            assert Store.memory(ws).scanner.scan(write=False).tree == first.tree == again.tree
+        finally:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert first.files == 2
