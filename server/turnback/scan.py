@@ -4,7 +4,9 @@ A full scan walks every folder; an incremental scan (the server's watcher knows
 which paths changed) re-lists only the folders on the paths to those changes and
 reuses every other subtree of the previous scan as is. Either way files whose
 stat matches the stat cache are not read, and the files that must be read are
-hashed and compressed on a thread pool (BLAKE3 and zstd release the GIL).
+hashed and compressed on a thread pool (BLAKE3 and zstd release the GIL). A full
+scan in a one-shot process may check its folder records on two cores first
+(``prescan``): the walk then takes each verified folder without listing it.
 """
 
 from __future__ import annotations
