@@ -214,6 +214,12 @@ def _fork(workspace: str, stat_path: str | None,
     _INT.pack_into(shared, _BACK, _NOT_STARTED)
     r, w = os.pipe()
     try:
+        import fcntl
+
+        fcntl.fcntl(r, fcntl.F_SETPIPE_SZ, 1 << 20)  # the child need not wait for a reader
+    except (OSError, AttributeError):
+        pass
+    try:
         pid = os.fork()
     except OSError:
         os.close(r)
@@ -239,12 +245,6 @@ def _fork(workspace: str, stat_path: str | None,
         finally:
             os._exit(code)
     os.close(w)
-    try:
-        import fcntl
-
-        fcntl.fcntl(r, fcntl.F_SETPIPE_SZ, 1 << 20)  # the child need not wait for a reader
-    except (OSError, AttributeError):
-        pass
     return Checker(pid, r, shared, workspace, stat_path)
 
 
