@@ -6,7 +6,6 @@ checkpoints costs the size of the difference, not of the workspace.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterator
 
 from .models import Change
@@ -57,6 +56,8 @@ def count_lines(old: bytes, new: bytes) -> tuple[int, int]:
     """(lines added, lines removed) as a unified diff would show them."""
     a = old.splitlines()
     b = new.splitlines()
+    import difflib  # here: a checkpoint compares nothing
+
     sm = difflib.SequenceMatcher(None, a, b, autojunk=len(old) + len(new) > LARGE)
     added = removed = 0
     for tag, i1, i2, j1, j2 in sm.get_opcodes():
@@ -87,6 +88,8 @@ def unified(path: str, old: bytes | None, new: bytes | None, a_label: str, b_lab
         return f"Binary files {a_label}/{path} and {b_label}/{path} differ\n"
     a = (old or b"").decode("utf-8").splitlines(keepends=True)
     b = (new or b"").decode("utf-8").splitlines(keepends=True)
+    import difflib
+
     lines = difflib.unified_diff(
         a, b,
         fromfile=f"{a_label}/{path}" if old is not None else "/dev/null",

@@ -4,14 +4,15 @@ A full scan walks every folder; an incremental scan (the server's watcher knows
 which paths changed) re-lists only the folders on the paths to those changes and
 reuses every other subtree of the previous scan as is. Either way files whose
 stat matches the stat cache are not read, and the files that must be read are
-hashed and compressed on a thread pool (BLAKE3 and zstd release the GIL).
+hashed and compressed on a thread pool (BLAKE3 and zstd release the GIL). A full
+scan in a one-shot process may check its folder records on two cores first
+(``prescan``): the walk then takes each verified folder without listing it.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-import struct
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -22,8 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 import blake3
 
+from . import prescan
 from .ignore import IGNORE_FILES, IgnoreRules
 from .objects import BLOB, CHUNK, ObjectStore, hash_bytes
+from .prescan import Verified, listing_key
 from .statcache import RACY_MARGIN_NS, ROW, StatCache
 from .trees import DIR, EXEC, FILE, LINK, Entry, Tree, TreeReader
 
@@ -70,18 +73,8 @@ def _wait(futures: list[Future[Any]]) -> None:
     wait(futures)
 
 
-_STATKEY = struct.Struct("<QqqQI")
-
-
-def _listing_key(listing: list[os.DirEntry[str]], sts: list[os.stat_result]) -> str:
-    """A digest of a folder's names and its files' stats (folders count by name only)."""
-    pack = _STATKEY.pack
-    h = blake3.blake3("\0".join([de.name for de in listing]).encode("utf-8", "surrogateescape"))
-    h.update(b"".join([
-        b"d" if S_ISDIR(st.st_mode)
-        else pack(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode)
-        for st in sts]))
-    return h.hexdigest()[:32]
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_IGNORE_SET = frozenset(IGNORE_FILES)
 
 
 def _hash_file_only(path: str, size: int) -> str:
@@ -103,6 +96,8 @@ class Scanner:
         size_cap: int,
     ) -> None:
         self.workspace = workspace
+        self._root = str(workspace)  # and a folder's path is this prefix and its own
+        self._prefix = self._root if self._root.endswith(os.sep) else self._root + os.sep
         self.objects = objects
         self.trees = trees
         self.ignore = ignore
@@ -116,6 +111,10 @@ class Scanner:
         self._results: dict[str, tuple[str, os.stat_result] | None] = {}
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
+        # Full scans may check folder records in a forked child (see ``_preverify``); off
+        # unless the caller, a one-shot process (the CLI), turns it on: never in the server
+        self.fork_verify = False
+        self._verified: dict[str, Verified] = {}
 
     # -- public ------------------------------------------------------------------
     def scan(
@@ -162,7 +161,12 @@ class Scanner:
         self._started = started
         self._results = {}
         if full or base is None:
-            root = self._list("", None, True, None, set(), pending, skipped)
+            if self.fork_verify and write:
+                self._verified = self._preverify()
+            try:
+                root = self._list("", None, True, None, set(), pending, skipped)
+            finally:
+                self._verified = {}
         else:
             assert dirty_paths is not None
             children: dict[str, set[str]] = {}  # folder -> names in it on a dirty path
@@ -178,6 +182,24 @@ class Scanner:
         if write and save_cache:
             self.statcache.save(keep=seen, keep_in=self._keep_in)
         return ScanResult(tree, files, nbytes, skipped, read)
+
+    def _preverify(self) -> dict[str, Verified]:
+        """The folders whose listing (names, and each file's stat) still matches their
+        record, checked on both cores: with the CLI's early child if it checks this very
+        stat cache, else with a child forked now (see ``prescan``). Empty if no fork."""
+        cache = self.statcache
+        workspace = str(self.workspace)
+        early = prescan.take_early(workspace, str(cache.path), cache.identity)
+        top = cache.dirtrees.get("")
+        if top is None or top[1] < prescan.FORK_MIN_FILES:
+            if early is not None:
+                early.kill()
+            return {}
+        folders = prescan.recorded_folders(cache.dirrecs, cache.dirtrees)
+        checker = early
+        if checker is None and prescan.can_fork():
+            checker = prescan.fork_checker(workspace, folders, cache.dirrecs)
+        return checker.finish(folders, cache.dirrecs) if checker is not None else {}
 
     def save_cache(self) -> None:
         """Persist the stat cache of the last ``scan(save_cache=False)``."""
@@ -211,19 +233,74 @@ class Scanner:
         skipped: list[dict[str, object]],
     ) -> _Dir:
         node = _Dir()
-        abs_dir = os.path.join(self.workspace, rel_dir) if rel_dir else str(self.workspace)
+        abs_dir = self._prefix + rel_dir if rel_dir else self._root
         base_tree: Tree = self.trees.get(base) if base is not None else {}
+        # a folder whose record a pre-verification found true: its names, without a listing
+        pre = self._verified.pop(rel_dir, None) if self._verified else None
+        listing: list[os.DirEntry[str]] = []
+        sts: list[os.stat_result | None] = []
+        if pre is None:
+            got = self._open_listing(abs_dir, rel_dir, skipped)
+            if got is None:
+                return node
+            listing, sts = got
+        return self._list_in(node, rel_dir, abs_dir, base_tree, full, dirty_paths, dirty_dirs,
+                             pending, skipped, listing, sts, pre)
+
+    @staticmethod
+    def _open_listing(abs_dir: str, rel_dir: str, skipped: list[dict[str, object]]
+                      ) -> tuple[list[os.DirEntry[str]], list[os.stat_result | None]] | None:
+        """A folder's entries and their ``lstat``s (None: gone meanwhile); None if the
+        folder cannot be listed.
+
+        Listed through a descriptor, each ``DirEntry.stat`` is an ``fstatat`` relative to
+        it: cheaper than resolving the absolute path again for every file. All are taken
+        before the descriptor is closed, and before any subfolder is listed: a deep tree
+        does not hold one descriptor per level.
+        """
         try:
-            it = os.scandir(abs_dir)
+            fd = os.open(abs_dir, _DIR_FLAGS)
         except (FileNotFoundError, NotADirectoryError):
-            return node
+            return None
         except PermissionError as exc:
             skipped.append({"path": rel_dir or ".",
                             "reason": f"unreadable folder ({exc.strerror})"})
-            return node
-        listing = list(it)
-        it.close()
-        if not any(de.name in IGNORE_FILES for de in listing):
+            return None
+        try:
+            with os.scandir(fd) as it:
+                listing = list(it)
+            sts: list[os.stat_result | None] = []
+            append = sts.append
+            for de in listing:
+                try:
+                    append(de.stat(follow_symlinks=False))
+                except FileNotFoundError:
+                    append(None)
+            return listing, sts
+        finally:
+            os.close(fd)
+
+    def _list_in(
+        self,
+        node: _Dir,
+        rel_dir: str,
+        abs_dir: str,
+        base_tree: Tree,
+        full: bool,
+        dirty_paths: set[str] | None,
+        dirty_dirs: set[str],
+        pending: list[_Pending],
+        skipped: list[dict[str, object]],
+        listing: list[os.DirEntry[str]],
+        sts: list[os.stat_result | None],
+        pre: Verified | None,
+    ) -> _Dir:
+        """``_list`` of a folder listed with its entries' stats, or verified (``pre``)."""
+        if pre is not None:
+            has_rules = not (_IGNORE_SET.isdisjoint(pre[0]) and _IGNORE_SET.isdisjoint(pre[1]))
+        else:
+            has_rules = any(de.name in IGNORE_FILES for de in listing)
+        if not has_rules:
             self.ignore.none_in(rel_dir)  # no need to try opening them
         # Files the stat cache knows were not ignored last time; if this folder's ignore
         # rules are unchanged since, they still are not: skip matching them again.
@@ -237,37 +314,31 @@ class Scanner:
         recordable = trusted and dirty_paths is None and self._write
         want = cache.dirrecs.get(rel_dir) if recordable else None
         if want is not None and rel_dir in cache.dirtrees:
-            try:
-                sts = [de.stat(follow_symlinks=False) for de in listing]
-            except FileNotFoundError:
-                sts = []
-            if sts and _listing_key(listing, sts) == want:
-                cache.new_dirrecs[rel_dir] = want
-                node.reused = [de.name for de, st in zip(listing, sts, strict=True)
-                               if not S_ISDIR(st.st_mode)]
-                node.hits = len(node.reused)
-                for de, st in zip(listing, sts, strict=True):
-                    if S_ISDIR(st.st_mode):
-                        name = de.name
-                        rel = f"{rel_dir}/{name}" if rel_dir else name
-                        if rel not in cache.dirsigs:
-                            # every folder the recorded scan listed has a signature: this
-                            # one was ignored then, and with the same rules and name still is
-                            continue
-                        node.entries[name] = self._list(rel, None, True, None, set(), pending,
-                                                        skipped)
+            if pre is not None:
+                return self._reuse(node, rel_dir, want, pre[0], pre[1], pending, skipped)
+            found = [st for st in sts if st is not None]
+            if found and len(found) == len(sts) and listing_key(listing, found) == want:
+                files: list[str] = []
+                dirs: list[str] = []
+                for de, st in zip(listing, found, strict=True):
+                    (dirs if S_ISDIR(st.st_mode) else files).append(de.name)
+                return self._reuse(node, rel_dir, want, files, dirs, pending, skipped)
+        if pre is not None:
+            # verified, but not to be trusted here after all (its ignore rules changed)
+            got = self._open_listing(abs_dir, rel_dir, skipped)
+            if got is None:
                 return node
+            listing, sts = got
         rows = cache.rows
         unpack = ROW.unpack
         seen_st: list[os.stat_result] = []
-        for de in listing:
+        for de, maybe_st in zip(listing, sts, strict=True):
             name = de.name
             rel = f"{rel_dir}/{name}" if rel_dir else name
-            try:
-                st = de.stat(follow_symlinks=False)
-            except FileNotFoundError:
+            if maybe_st is None:  # gone since the listing
                 recordable = False
                 continue
+            st = maybe_st
             if recordable:
                 seen_st.append(st)
             mode = st.st_mode
@@ -303,7 +374,7 @@ class Scanner:
                         node.entries[name] = Entry(EXEC if mode & S_IXUSR else FILE, digest,
                                                    st.st_size)
                         continue
-                node.entries[name] = _Pending(rel, de.path, st)
+                node.entries[name] = _Pending(rel, os.path.join(abs_dir, name), st)
                 pending.append(node.entries[name])  # type: ignore[arg-type]
                 continue
             if S_ISDIR(mode):
@@ -341,7 +412,8 @@ class Scanner:
                     continue
                 recordable = False
                 try:
-                    target = os.readlink(de.path.encode("utf-8", "surrogateescape"))
+                    target = os.readlink(os.path.join(abs_dir, name).encode(
+                        "utf-8", "surrogateescape"))
                 except OSError:
                     continue
                 digest = self._put_link(target)
@@ -357,7 +429,24 @@ class Scanner:
         if recordable:
             # every file here matched its row (or is ignored): the next full scan may take
             # them all from one digest
-            cache.new_dirrecs[rel_dir] = _listing_key(listing, seen_st)
+            cache.new_dirrecs[rel_dir] = listing_key(listing, seen_st)
+        return node
+
+    def _reuse(self, node: _Dir, rel_dir: str, want: str, files: list[str], dirs: list[str],
+               pending: list[_Pending], skipped: list[dict[str, object]]) -> _Dir:
+        """A folder whose listing matched its record: its files as the last full scan saw
+        them (no look-up one by one); its subfolders are listed in turn."""
+        cache = self.statcache
+        cache.new_dirrecs[rel_dir] = want
+        node.reused = files
+        node.hits = len(files)
+        for name in dirs:
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            if rel not in cache.dirsigs:
+                # every folder the recorded scan listed has a signature: this one was
+                # ignored then, and with the same rules and name still is
+                continue
+            node.entries[name] = self._list(rel, None, True, None, set(), pending, skipped)
         return node
 
 

@@ -36,8 +36,11 @@ class Ctx:
         return cwd
 
     def open(self, create: bool = False) -> Store:
-        return Store.open(self.find_workspace(), store_dir=self.store_dir,
-                          create=create or bool(os.environ.get("TURNBACK_AUTO_INIT")))
+        store = Store.open(self.find_workspace(), store_dir=self.store_dir,
+                           create=create or bool(os.environ.get("TURNBACK_AUTO_INIT")))
+        # a one-shot process: a full scan may fork a child to check folders on another core
+        store.scanner.fork_verify = True
+        return store
 
 
 pass_ctx = click.make_pass_decorator(Ctx)

@@ -1,0 +1,362 @@
+"""The check of folder records on two cores, for a full scan in a one-shot process.
+
+A full scan trusts a folder's record (one digest of its names and its files' stats,
+kept in the stat cache) when the folder's listing still matches it: one ``lstat`` per
+file. On the benchmark's 50,000 files that is most of a no-op checkpoint's time. Two
+threads fight over the GIL (tried: slower); a forked child does not. The child checks
+recorded folders from the front of the list and this process from the back, each
+stopping short of what the other has finished (two counters in shared memory), so the
+less busy side takes more. The child sends the names in the folders that matched
+through a pipe; the walk takes those folders from their records without listing them.
+
+Where the child comes from:
+- ``fork_checker``: forked by the scan itself, once the stat cache is loaded;
+- ``fork_early``: forked by the CLI's ``checkpoint`` before it imports anything else
+  (about 55 ms of imports, on one core). That child reads the stat cache header itself
+  and starts checking at once; the scan adopts it (``take_early``) if it checks the
+  same workspace against the same stat cache file, else kills it. Its checks may be
+  made a few tens of milliseconds before the scan starts: the state the command was
+  given. The only write before the scan, finishing an interrupted rewind
+  (``Store.recover``), drops it first.
+
+Forks happen only on Linux, only with no other thread (``can_fork``), and a failed fork
+or child (killed if stuck) only costs its folders being checked by the walk. This
+module imports nothing of Turnback's and little else, so that the early child starts
+checking within a few milliseconds.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import struct
+import sys
+import time
+from mmap import mmap
+from stat import S_ISDIR
+
+import blake3
+
+TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+# A full scan of a workspace of at least this many files (as its last scan counted them)
+# has its folder records checked by two processes at once: below it, the fork costs more
+# than the checks it takes off this process (break-even measured at 2,000-4,000 files).
+FORK_MIN_FILES = 3000
+
+# the stat cache file's layout (statcache.py): MAGIC, u32 header length, JSON header, rows
+MAGIC = b"TBSTAT2\n"
+U32 = struct.Struct("<I")
+
+Verified = tuple[list[str], list[str]]  # a verified folder's (file names, folder names)
+Identity = tuple[int, int, int]  # a loaded stat cache file's (inode, size, mtime_ns)
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_STATKEY = struct.Struct("<QqqQI")
+# Shared by the two processes: how many folders the child has checked from the front,
+# the lowest index this process has checked from the back, and (early child) the
+# identity of the stat cache file the child loaded, zero until it has
+_FRONT, _BACK, _IDENT = 0, 4, 8
+_INT = struct.Struct("<i")
+_IDENTITY = struct.Struct("<QQq")
+_SHARED_SIZE = _IDENT + _IDENTITY.size
+_NOT_STARTED = 2**31 - 1
+_LENGTH = struct.Struct("<Q")  # before what the child sends
+
+
+def listing_key(listing: list[os.DirEntry[str]], sts: list[os.stat_result]) -> str:
+    """A digest of a folder's names and its files' stats (folders count by name only)."""
+    pack = _STATKEY.pack
+    h = blake3.blake3("\0".join([de.name for de in listing]).encode("utf-8", "surrogateescape"))
+    h.update(b"".join([
+        b"d" if S_ISDIR(st.st_mode)
+        else pack(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode)
+        for st in sts]))
+    return h.hexdigest()[:32]
+
+
+def can_fork() -> bool:
+    """A fork is safe only with no other thread (one could hold a lock the child needs).
+
+    Linux only: elsewhere (macOS) system libraries are not fork-safe without an exec.
+    """
+    import threading
+
+    return sys.platform.startswith("linux") and threading.active_count() == 1
+
+
+def verify_one(root_fd: int, rel: str, want: str | None) -> Verified | None:
+    """A folder's (file names, folder names) if its listing still matches its record
+    ``want``, else None. Opened relative to the workspace's descriptor, without following
+    a last symlink: what a walk would reach (it does not follow links either). Its
+    entries are stat-ed relative to its descriptor (``fstatat``), cheaper than by path."""
+    try:
+        fd = os.open(rel or ".", _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=root_fd)
+    except OSError:
+        return None
+    try:
+        with os.scandir(fd) as it:
+            listing = list(it)
+        sts = [de.stat(follow_symlinks=False) for de in listing]
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if not sts or listing_key(listing, sts) != want:
+        return None
+    files: list[str] = []
+    dirs: list[str] = []
+    for de, st in zip(listing, sts, strict=True):
+        (dirs if S_ISDIR(st.st_mode) else files).append(de.name)
+    return files, dirs
+
+
+def verify_folders(root: str, folders: list[str], recs: dict[str, str], shared: mmap,
+                   from_back: bool) -> dict[str, Verified]:
+    """Check folders from one end of the list until the other process's checks are met;
+    return those that matched.
+
+    Each side stops short of a folder the other has finished; both may check the one in
+    between (harmless). The back side (this process) stops only where the front's
+    finished checks begin, so every folder is checked by one or the other.
+    """
+    out: dict[str, Verified] = {}
+    unpack, pack = _INT.unpack_from, _INT.pack_into
+    try:
+        root_fd = os.open(root, _DIR_FLAGS)
+    except OSError:
+        return out
+    try:
+        if from_back:
+            for i in range(len(folders) - 1, -1, -1):
+                if i < unpack(shared, _FRONT)[0]:
+                    break
+                rel = folders[i]
+                got = verify_one(root_fd, rel, recs.get(rel))
+                if got is not None:
+                    out[rel] = got
+                pack(shared, _BACK, i)
+        else:
+            for i, rel in enumerate(folders):
+                if i >= unpack(shared, _BACK)[0]:
+                    break
+                got = verify_one(root_fd, rel, recs.get(rel))
+                if got is not None:
+                    out[rel] = got
+                pack(shared, _FRONT, i + 1)
+    finally:
+        os.close(root_fd)
+    return out
+
+
+def recorded_folders(dirrecs: dict[str, str], dirtrees: Mapping[str, object]) -> list[str]:
+    """The folders worth checking, in the stat cache's order (both processes agree)."""
+    return [rel for rel in dirrecs if rel in dirtrees]
+
+
+class Checker:
+    """A forked child checking folder records from the front, and its pipe."""
+
+    def __init__(self, pid: int, rfd: int, shared: mmap, workspace: str,
+                 stat_path: str | None) -> None:
+        self.pid = pid
+        self.rfd = rfd
+        self.shared = shared
+        self.workspace = workspace
+        self.stat_path = stat_path  # an early child's guess; None: the scan's own child
+
+    def identity(self) -> Identity:
+        """What an early child loaded: its stat cache file's identity (zeros until then)."""
+        ino, size, mtime = _IDENTITY.unpack_from(self.shared, _IDENT)
+        return ino, size, mtime
+
+    def finish(self, folders: list[str], recs: dict[str, str]) -> dict[str, Verified]:
+        """Check from the back until the child's checks are met; add what it found."""
+        reaped = False
+        started = time.monotonic()
+        try:
+            verified = verify_folders(self.workspace, folders, recs, self.shared,
+                                      from_back=True)
+            # the child has at most one folder left to check: far longer means it is stuck
+            data = _read_child(self.rfd, 1.0 + 4 * (time.monotonic() - started))
+            if data is not None:
+                # all of it (its length says so) before the child has even exited
+                verified = {**_child_found(data), **verified}
+                os.waitpid(self.pid, 0)
+                reaped = True
+            return verified
+        finally:
+            self._close(reaped)
+
+    def kill(self) -> None:
+        """Stop the child (unused) and reap it."""
+        self._close(False)
+
+    def _close(self, reaped: bool) -> None:
+        os.close(self.rfd)
+        self.shared.close()
+        if not reaped:
+            import signal
+
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            os.waitpid(self.pid, 0)
+
+
+def _fork(workspace: str, stat_path: str | None,
+          child: Callable[[mmap], dict[str, Verified]]) -> Checker | None:
+    """Fork a child that runs ``child(w, shared)`` and exits; None if it cannot be made."""
+    shared = mmap(-1, _SHARED_SIZE)  # anonymous and shared: the child writes these pages
+    _INT.pack_into(shared, _BACK, _NOT_STARTED)
+    r, w = os.pipe()
+    try:
+        import fcntl
+
+        fcntl.fcntl(r, fcntl.F_SETPIPE_SZ, 1 << 20)  # the child need not wait for a reader
+    except (OSError, AttributeError):
+        pass
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(r)
+        os.close(w)
+        shared.close()
+        return None
+    if pid == 0:  # the child: check, send, and leave without running any clean-up
+        code = 1
+        try:
+            os.close(r)
+            for fd in (0, 1, 2):  # hold no caller's pipe open (it prints nothing)
+                if fd != w:
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
+            found = marshal.dumps(child(shared))
+            out = memoryview(_LENGTH.pack(len(found)) + found)
+            while out:
+                out = out[os.write(w, out):]
+            os.close(w)  # the end of the data: the parent need not wait for this exit
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+    return Checker(pid, r, shared, workspace, stat_path)
+
+
+def fork_checker(workspace: str, folders: list[str], recs: dict[str, str]) -> Checker | None:
+    """A child checking ``folders`` from the front (the caller then calls ``finish``)."""
+
+    def child(shared: mmap) -> dict[str, Verified]:
+        return verify_folders(workspace, folders, recs, shared, from_back=False)
+
+    return _fork(workspace, None, child)
+
+
+# -- the CLI's early child ----------------------------------------------------------------
+_early: Checker | None = None
+
+
+def read_records(path: str) -> tuple[Identity, dict[str, str], dict[str, object]] | None:
+    """(identity, folder records, folder trees) from a stat cache file's header, or None."""
+    import json
+
+    try:
+        with open(path, "rb") as f:
+            st = os.fstat(f.fileno())
+            head = f.read(len(MAGIC) + U32.size)
+            if head[:len(MAGIC)] != MAGIC:
+                return None
+            (hlen,) = U32.unpack_from(head, len(MAGIC))
+            header = json.loads(f.read(hlen))
+        recs = header.get("dirrecs") or {}
+        trees = header.get("dirtrees") or {}
+        if not isinstance(recs, dict) or not isinstance(trees, dict):
+            return None
+    except (OSError, ValueError, TypeError, AttributeError, struct.error):
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns), recs, trees
+
+
+def fork_early(workspace: str, stat_path: str) -> None:
+    """Start checking ``workspace``'s folder records in a child, before the scan exists.
+
+    The child loads the stat cache header itself; a small workspace (or no cache) ends
+    it at once. Not taken by a scan (``take_early``), it is killed at exit.
+    """
+    global _early
+    if _early is not None or not can_fork():
+        return
+
+    def child(shared: mmap) -> dict[str, Verified]:
+        got = read_records(stat_path)
+        if got is None:
+            return {}
+        identity, recs, trees = got
+        top = trees.get("")
+        if not isinstance(top, list) or len(top) < 2 or not isinstance(top[1], int) \
+                or top[1] < FORK_MIN_FILES:
+            return {}
+        _IDENTITY.pack_into(shared, _IDENT, *identity)
+        return verify_folders(workspace, recorded_folders(recs, trees), recs, shared,
+                              from_back=False)
+
+    _early = _fork(workspace, stat_path, child)
+    if _early is not None:
+        import atexit
+
+        atexit.register(drop_early)
+
+
+def take_early(workspace: str, stat_path: str, identity: Identity | None) -> Checker | None:
+    """The early child, if it checks this workspace against this very stat cache file
+    (same path and identity as the scan loaded); otherwise it is killed."""
+    global _early
+    early, _early = _early, None
+    if early is None:
+        return None
+    if (early.workspace == workspace and early.stat_path == stat_path
+            and identity is not None and early.identity() == identity):
+        return early
+    early.kill()
+    return None
+
+
+def drop_early() -> None:
+    """Kill the early child if no scan took it (the workspace may be about to change)."""
+    global _early
+    early, _early = _early, None
+    if early is not None:
+        early.kill()
+
+
+def _read_child(fd: int, timeout: float) -> bytes | None:
+    """Everything the child writes before it closes its end; None if it takes too long."""
+    import select
+
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return None
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _child_found(data: bytes) -> dict[str, Verified]:
+    """The folders the child verified, from what it sent: nothing unless it is all there
+    (a child sends only once it has finished)."""
+    if len(data) < _LENGTH.size or _LENGTH.unpack_from(data)[0] != len(data) - _LENGTH.size:
+        return {}
+    try:
+        got = marshal.loads(memoryview(data)[_LENGTH.size:])
+    except (EOFError, ValueError, TypeError):
+        return {}
+    return got if isinstance(got, dict) else {}

@@ -1,0 +1,451 @@
+"""The forked check of folder records (``Scanner._preverify``): a full scan of a big
+workspace in a one-shot process checks half of the recorded folders in a child process.
+Whatever the child or the fork does, the tree must be the one a plain full scan builds."""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from turnback import Store, prescan
+from turnback import scan as scan_mod
+
+from .wsutil import age, age_tree, write
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="the forked check runs on Linux only")
+
+FOLDERS = ["", "a", "b", "c", "d", "a/x", "b/y", "c/z", "d/w/v"]  # 4 files in each
+ALL = [*FOLDERS, "d/w"]  # and a folder of folders alone
+
+
+@pytest.fixture(autouse=True)
+def _fork_always(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Fork whatever the workspace's size; and no thread left over by earlier tests (a
+    store not closed keeps its hashing pool until collected), which would forbid it."""
+    monkeypatch.setattr(prescan, "FORK_MIN_FILES", 0)
+    gc.collect()
+    deadline = time.monotonic() + 10
+    while threading.active_count() > 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if threading.active_count() > 1:
+        pytest.skip("threads of other tests still run: no fork")
+    yield
+
+
+def _workspace(ws: Path) -> None:
+    for d in FOLDERS:
+        for i in range(4):
+            write(ws, f"{d}/f{i}.txt" if d else f"f{i}.txt", f"{d} {i}")
+    write(ws, ".gitignore", "*.log\n")
+    write(ws, "a/skip.log", "ignored")
+    os.symlink("f0.txt", ws / "b" / "link")
+    age_tree(ws)
+    with Store.open(ws) as s:
+        s.checkpoint()
+        s.checkpoint()  # every file matched its row: every folder gets a record
+
+
+def _cold(ws: Path) -> Store:
+    """A fresh store object as the CLI opens it: forked checks on."""
+    s = Store.open(ws)
+    s.scanner.fork_verify = True
+    return s
+
+
+def _plain_tree(ws: Path) -> str:
+    """The tree of a full scan that trusts no cache."""
+    return Store.memory(ws).scanner.scan(write=False).tree
+
+
+class _Spy:
+    """Records the folders each process checked, and what ``_preverify`` found.
+
+    ``slow`` ("mine", "theirs" or None) slows the checks of one side (this process, or
+    the child) so that the other checks (nearly) every folder; None slows both alike, so
+    that each checks about half.
+    """
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, slow: str | None = None) -> None:
+        self.pid = os.getpid()
+        self.mine: list[str] = []
+        self.found: dict[str, Any] = {}
+        real_one = prescan.verify_one
+        real_pre = scan_mod.Scanner._preverify
+
+        def one(root_fd: int, rel: str, want: str | None) -> Any:
+            ours = os.getpid() == self.pid
+            if ours:
+                self.mine.append(rel)
+            if slow is None or slow == ("mine" if ours else "theirs"):
+                time.sleep(0.05)
+            return real_one(root_fd, rel, want)
+
+        def pre(scanner: scan_mod.Scanner) -> Any:
+            self.mine.clear()
+            got = real_pre(scanner)
+            self.found = dict(got)
+            return got
+
+        monkeypatch.setattr(prescan, "verify_one", one)
+        monkeypatch.setattr(scan_mod.Scanner, "_preverify", pre)
+
+    def theirs(self) -> list[str]:
+        """The folders only the child checked."""
+        return [d for d in ALL if d not in self.mine]
+
+
+def test_no_op_takes_every_folder_from_the_two_checks(ws: Path, monkeypatch: pytest.MonkeyPatch
+                                                      ) -> None:
+    _workspace(ws)
+    spy = _Spy(monkeypatch)  # both sides slowed alike: each checks about half
+    listed: list[str] = []
+    real_open = scan_mod.Scanner._open_listing
+
+    def open_listing(abs_dir: str, rel_dir: str, skipped: list[dict[str, object]]) -> Any:
+        listed.append(rel_dir)
+        return real_open(abs_dir, rel_dir, skipped)
+
+    monkeypatch.setattr(scan_mod.Scanner, "_open_listing", staticmethod(open_listing))
+    with _cold(ws) as s:
+        cp = s.checkpoint()
+        assert spy.mine and spy.theirs(), "both processes had folders to check"
+        assert set(spy.found) == set(ALL), "every folder verified, by one side or other"
+        assert listed == [], "no folder listed again by the walk"
+        assert cp.tree == _plain_tree(ws) and cp.files == 4 * len(FOLDERS) + 2
+        # the records stay for the next cold checkpoint
+        assert set(s.scanner.statcache.dirrecs) == set(ALL)
+    with _cold(ws) as s:
+        assert s.checkpoint().tree == cp.tree
+
+
+@pytest.mark.parametrize("side", ["mine", "theirs"])
+@pytest.mark.parametrize("change", ["modify", "delete", "add", "mkdir", "chmod", "relink"])
+def test_a_change_in_either_half_is_seen(ws: Path, monkeypatch: pytest.MonkeyPatch, side: str,
+                                         change: str) -> None:
+    _workspace(ws)
+    # the other side slowed down: this one checks nearly every folder, "b" among them
+    spy = _Spy(monkeypatch, slow="theirs" if side == "mine" else "mine")
+    p = ws / "b"
+    if change == "modify":
+        (p / "f1.txt").write_text("changed, same folder listing")
+        age(p / "f1.txt")
+    elif change == "delete":
+        (p / "f2.txt").unlink()
+    elif change == "add":
+        write(p, "new.txt", "new")
+    elif change == "mkdir":
+        write(p, "newdir/inner.txt", "inner")
+    elif change == "chmod":
+        os.chmod(p / "f3.txt", 0o755)
+    else:
+        (p / "f0.txt").unlink()
+        os.symlink("f1.txt", p / "f0.txt")
+    with _cold(ws) as s:
+        cp = s.checkpoint()
+        assert ("b" in spy.mine) == (side == "mine"), "checked by the side meant"
+        assert "b" not in spy.found, "the changed folder was not taken from its record"
+        assert "b/y" in spy.found, "its unchanged subfolder was"
+        assert cp.tree == _plain_tree(ws)
+    with _cold(ws) as s:
+        assert s.checkpoint().tree == cp.tree  # and its new record is true
+
+
+def test_a_folder_turned_into_a_link_is_not_followed(ws: Path) -> None:
+    _workspace(ws)
+    (ws / "c").rename(ws / "moved")
+    os.symlink("moved", ws / "c")  # "c/z" still lists as recorded, through the link
+    with _cold(ws) as s:
+        cp = s.checkpoint()
+        walked = dict(s.trees.walk(cp.tree))
+    assert cp.tree == _plain_tree(ws)
+    assert walked["c"].mode == "l" and "c/z/f0.txt" not in walked and "moved/z/f0.txt" in walked
+
+
+def test_threads_mean_no_fork(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _workspace(ws)
+    age(write(ws, "a/f1.txt", "changed"))
+
+    def no_fork() -> int:
+        raise AssertionError("forked while another thread ran")
+
+    monkeypatch.setattr(prescan.os, "fork", no_fork)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        with _cold(ws) as s:
+            assert s.checkpoint().tree == _plain_tree(ws)
+    finally:
+        stop.set()
+        other.join()
+
+
+def test_off_by_default_and_below_the_size(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _workspace(ws)
+
+    def no_fork() -> int:
+        raise AssertionError("forked")
+
+    monkeypatch.setattr(prescan.os, "fork", no_fork)
+    with Store.open(ws) as s:  # the API's default (the server's too): no fork
+        assert s.checkpoint().tree == _plain_tree(ws)
+    monkeypatch.setattr(prescan, "FORK_MIN_FILES", 10_000)
+    with _cold(ws) as s:  # a small workspace: not worth a fork
+        assert s.checkpoint().tree == _plain_tree(ws)
+
+
+def test_a_failed_fork_falls_back(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _workspace(ws)
+    age(write(ws, "b/y/f1.txt", "changed"))
+
+    def fail() -> int:
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(prescan.os, "fork", fail)
+    with _cold(ws) as s:
+        assert s.checkpoint().tree == _plain_tree(ws)
+
+
+@pytest.mark.parametrize("how", ["crash", "hang", "garbage"])
+def test_a_failed_child_costs_only_its_half(ws: Path, monkeypatch: pytest.MonkeyPatch,
+                                            how: str) -> None:
+    """The child dies, hangs (killed after a while) or sends nonsense: its folders are
+    checked by the walk as without a fork."""
+    _workspace(ws)
+    age(write(ws, "c/z/f1.txt", "changed"))
+    age(write(ws, "a/f2.txt", "changed"))
+    parent = os.getpid()
+    real_one = prescan.verify_one
+    real_dumps = prescan.marshal.dumps
+
+    def one(root_fd: int, rel: str, want: str | None) -> Any:
+        if os.getpid() != parent:
+            if how == "crash":
+                raise RuntimeError("the child fails")
+            if how == "hang":
+                time.sleep(60)
+        else:
+            time.sleep(0.02)  # so that the child checks some folders first
+        return real_one(root_fd, rel, want)
+
+    def dumps(value: Any) -> bytes:
+        return b"\x00garbage" if os.getpid() != parent else real_dumps(value)
+
+    monkeypatch.setattr(prescan, "verify_one", one)
+    monkeypatch.setattr(prescan.marshal, "dumps", dumps)
+    spy_found: dict[str, Any] = {}
+    real_pre = scan_mod.Scanner._preverify
+
+    def pre(scanner: scan_mod.Scanner) -> Any:
+        got = real_pre(scanner)
+        spy_found.update(got)
+        return got
+
+    monkeypatch.setattr(scan_mod.Scanner, "_preverify", pre)
+    started = time.monotonic()
+    with _cold(ws) as s:
+        cp = s.checkpoint()
+    assert time.monotonic() - started < 30
+    assert cp.tree == _plain_tree(ws)
+    assert 0 < len(spy_found) <= len(ALL) - 2, "the unchanged folders this process checked"
+    assert "a" not in spy_found and "c/z" not in spy_found
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)  # no child left behind
+
+
+# -- the CLI's early child -----------------------------------------------------------------
+def _stat_path(ws: Path) -> str:
+    return str(ws / ".turnback" / "cache" / "stat.bin")
+
+
+def _taken(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Records whether each scan took the early child."""
+    took: list[bool] = []
+    real = prescan.take_early
+
+    def take(*a: Any) -> Any:
+        got = real(*a)
+        took.append(got is not None)
+        return got
+
+    monkeypatch.setattr(prescan, "take_early", take)
+    return took
+
+
+def _no_child_left() -> None:
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)
+
+
+def test_the_early_child_is_taken_and_sees_changes(ws: Path, monkeypatch: pytest.MonkeyPatch
+                                                   ) -> None:
+    _workspace(ws)
+    age(write(ws, "c/f1.txt", "changed"))
+    (ws / "b/y/f2.txt").unlink()
+    took = _taken(monkeypatch)
+    prescan.fork_early(str(ws.resolve()), _stat_path(ws.resolve()))
+    time.sleep(0.2)  # the child has checked every folder by now
+    with _cold(ws) as s:
+        cp = s.checkpoint()
+    assert took == [True]
+    assert cp.tree == _plain_tree(ws)
+    _no_child_left()
+
+
+@pytest.mark.parametrize("wrong", ["workspace", "stat path", "stat file replaced"])
+def test_an_early_child_of_another_cache_is_killed(ws: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   tmp_path: Path, wrong: str) -> None:
+    _workspace(ws)
+    other = tmp_path / "other"
+    other.mkdir()
+    real = ws.resolve()
+    prescan.fork_early(str(other if wrong == "workspace" else real),
+                       str(other / "stat.bin") if wrong == "stat path" else _stat_path(real))
+    if wrong == "stat file replaced":
+        time.sleep(0.1)  # the child loaded the file; another checkpoint then replaces it
+        age(write(ws, "a/x/f1.txt", "changed"))
+        with Store.open(ws) as s:
+            s.checkpoint()
+    took = _taken(monkeypatch)
+    with _cold(ws) as s:
+        cp = s.checkpoint()
+    assert took == [False]
+    assert cp.tree == _plain_tree(ws)
+    _no_child_left()
+
+
+def test_an_early_child_not_taken_is_killed_at_exit(ws: Path) -> None:
+    _workspace(ws)
+    prescan.fork_early(str(ws.resolve()), _stat_path(ws.resolve()))
+    assert prescan._early is not None
+    prescan.drop_early()  # what the exit hook does
+    assert prescan._early is None
+    _no_child_left()
+
+
+def test_finishing_an_interrupted_rewind_drops_the_early_child(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The early child may check folders before ``Store.open`` finishes a rewind: what it
+    saw is not what the checkpoint must record."""
+    from turnback import store as store_mod
+
+    _workspace(ws)
+    with Store.open(ws) as s:
+        target = s.checkpoint()
+        for d in ("a", "b/y", "c/z"):
+            age(write(ws, f"{d}/f1.txt", f"{d} later"))
+        s.checkpoint()
+        s.checkpoint()  # the records are of the later files
+
+        class Crash(BaseException):
+            pass
+
+        class Dies:
+            def __init__(self, *_a: object) -> None:
+                pass
+
+            def apply(self, _plan: object) -> None:
+                raise Crash  # the journal is written, no file yet
+
+        monkeypatch.setattr(store_mod, "Applier", Dies)
+        with pytest.raises(Crash):
+            s.rewind(target.id)
+        monkeypatch.undo()
+    monkeypatch.setattr(prescan, "FORK_MIN_FILES", 0)
+    prescan.fork_early(str(ws.resolve()), _stat_path(ws.resolve()))
+    time.sleep(0.2)  # the child found the folders as recorded, before the rewind ends
+    took = _taken(monkeypatch)
+    with _cold(ws) as s:  # finishes the rewind
+        assert (ws / "a" / "f1.txt").read_text() == "a 1"
+        cp = s.checkpoint()
+    assert took == [False]
+    assert cp.tree == target.tree == _plain_tree(ws)
+    _no_child_left()
+
+
+@pytest.mark.parametrize(("args", "env", "where"), [
+    (["checkpoint"], {}, ("ws", "ws/.turnback")),
+    (["--json", "-C", "{ws}", "checkpoint", "-m", "x"], {}, ("ws", "ws/.turnback")),
+    (["-C{ws}", "checkpoint"], {}, ("ws", "ws/.turnback")),
+    (["--workspace={ws}", "--store", "{tmp}/s", "checkpoint"], {}, ("ws", "s")),
+    (["--store={tmp}/s", "checkpoint"], {}, ("ws", "s")),
+    (["checkpoint"], {"TURNBACK_STORE": "{tmp}/s"}, ("ws", "s")),
+    (["checkpoints"], {}, None),
+    (["checkpoint", "--help"], {}, None),
+    (["--version"], {}, None),
+    (["-q", "checkpoint"], {}, None),
+])
+def test_the_cli_starts_the_early_child_for_checkpoint_alone(
+        ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str],
+        env: dict[str, str], where: tuple[str, str] | None) -> None:
+    """``turnback checkpoint`` guesses the workspace and stat cache ``Store.open`` finds
+    (from a subfolder too), before anything else is imported."""
+    from turnback.cli import main as cli_main
+    from turnback.config import STORE_DIRNAME
+
+    assert STORE_DIRNAME == ".turnback"  # spelled out in cli/main.py
+    _workspace(ws)
+    (ws / "a").mkdir(exist_ok=True)
+    monkeypatch.chdir(ws / "a")
+    for k, v in env.items():
+        monkeypatch.setenv(k, v.format(tmp=tmp_path))
+    calls: list[tuple[str, str]] = []
+    monkeypatch.setattr(prescan, "fork_early", lambda w, p: calls.append((w, p)))
+    assert cli_main._start_checks([a.format(ws=ws, tmp=tmp_path) for a in args]) == bool(where)
+    if where is None:
+        assert calls == []
+        return
+    base = tmp_path.resolve()
+    assert calls == [(str(base / where[0]), str(base / where[1] / "cache" / "stat.bin"))]
+
+
+def test_the_cli_checkpoint_exits_quickly_with_its_output_and_code(ws: Path) -> None:
+    """``turnback checkpoint`` leaves with ``os._exit`` once done: all of its output is
+    still there, and its exit codes are those of a normal exit."""
+    import json
+
+    from .wsutil import run_cli
+
+    _workspace(ws)
+    out = run_cli(ws, "--json", "checkpoint", "-m", "quick")
+    cp = json.loads(out.stdout)
+    assert cp["label"] == "quick" and cp["files"] == 4 * len(FOLDERS) + 2
+    with Store.open(ws) as s:
+        assert s.checkpoints()[-1].id == cp["id"]
+        assert cp["tree"] == _plain_tree(ws)
+    human = run_cli(ws, "checkpoint", "-m", "again")
+    assert human.stdout.decode().rstrip().endswith("again")
+    bad = run_cli(ws, "checkpoint", "--session", "no-such-session", check=None)
+    assert bad.returncode == 1 and b"no-such-session" in bad.stderr
+    usage = run_cli(ws, "checkpoint", "--no-such-option", check=None)
+    assert usage.returncode == 2 and b"no-such-option" in usage.stderr
+
+
+def test_a_deep_tree_does_not_hold_a_descriptor_per_level(ws: Path) -> None:
+    """Folders are listed through a descriptor, closed before any subfolder is listed."""
+    import resource
+
+    deep = "/".join(f"d{i}" for i in range(120))
+    write(ws, f"{deep}/f.txt", "deep")
+    write(ws, "d0/g.txt", "shallow")
+    age_tree(ws)
+    open_now = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else 64
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    with Store.open(ws) as s:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (open_now + 40, hard))
+        try:
+            first = s.checkpoint()  # every file read: the serial walk
+            again = s.checkpoint()  # every file from its row, then the folder records
+            assert Store.memory(ws).scanner.scan(write=False).tree == first.tree == again.tree
+        finally:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert first.files == 2
