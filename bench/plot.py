@@ -20,7 +20,8 @@ import matplotlib.pyplot as plt
 SERIES = (
     ("git", "shadow git (add -A + commit)", "tab:red", "o"),
     ("cold", "Turnback, cold CLI", "tab:blue", "s"),
-    ("warm", "Turnback, server + watcher", "tab:green", "^"),
+    ("warm", "Turnback, server + watcher (after a quiet 0.3 s)", "tab:green", "^"),
+    ("atonce", "Turnback, server + watcher (asked at once)", "tab:olive", "v"),
 )
 
 

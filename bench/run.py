@@ -14,7 +14,10 @@ Phases, in order (the server is stopped for every "cold" figure):
  3. no-op checkpoints through the server, and the bytes they add
  4. cold: no-op and 10-file checkpoints by a fresh CLI process and a fresh ``Store.open``
  5. rewind of 10 changed files: CLI and server vs ``git clean -fd && git reset --hard``
- 6. the sweep for the plot: 1 .. 10,000 changed files, server, CLI and git
+ 6. at once: the server's 10-file checkpoints and rewinds asked for right after the edits,
+    with no quiet moment for it to read them ahead (see server/turnback/server/prepare.py)
+ 7. the sweep for the plot: 1 .. 10,000 changed files, server (after a quiet moment and at
+    once), CLI and git
 """
 
 from __future__ import annotations
@@ -260,6 +263,31 @@ class Bench:
                     self.settle(10)
         self.tb.stop_server()
 
+    def atonce(self) -> None:
+        """As rounds and rewind, but each request follows the edits at once: the server
+        has had no quiet moment to read the changed files ahead."""
+        self.load("10 changed files, asked at once")
+        if self.args.no_server:
+            return
+        self.tb.start_server(self.args.server_settle)
+        self.both_checkpoint(self.tb.checkpoint_server, "serverFirst", "noop.git")
+        for _ in range(self.args.atonce_rounds):
+            self.editor.edit(10)
+            self.both_checkpoint(self.tb.checkpoint_server, "edit10.atonce", "edit10.git.atonce")
+        for _ in range(self.args.repeat):
+            cp = self.both_checkpoint(self.tb.checkpoint_server, "rewind.base", "rewind.base.git")
+            commit = self.git.git("rev-parse", "HEAD").stdout.strip()
+            changed = self.editor.edit(10)
+            before = {p: self._original(p, commit) for p in changed}
+            secs, _ = self.tb.rewind_server(cp)  # no settle: asked at once
+            self.sample("rewind.atonce", secs)
+            self._check(before, "turnback rewind")
+            self.editor.apply(changed)
+            self.sample("rewind.git.atonce", self.git.restore(commit).seconds)
+            self._check(before, "git reset --hard")
+            self.settle(10)
+        self.tb.stop_server()
+
     def _original(self, rel: str, commit: str) -> bytes:
         out = subprocess.run(
             ["git", f"--git-dir={self.git.git_dir}", "cat-file", "blob", f"{commit}:{rel}"],
@@ -285,13 +313,18 @@ class Bench:
                 self.editor.edit(k)
                 self.settle(k)
                 self.both_checkpoint(self.tb.checkpoint_server, f"sweep.{k}.warm", f"sweep.{k}.git")
+                self.editor.edit(k)  # again, asked at once: no quiet moment to read ahead
+                self.both_checkpoint(self.tb.checkpoint_server, f"sweep.{k}.atonce",
+                                     f"sweep.{k}.git")
                 self.tb.stop_server()
             self.editor.edit(k)
             self.both_checkpoint(self.tb.checkpoint_cli, f"sweep.{k}.cold", f"sweep.{k}.git")
             s = self.results["samples"]
             warm = s.get(f"sweep.{k}.warm", [float("nan")])[-1]
+            atonce = s.get(f"sweep.{k}.atonce", [float("nan")])[-1]
             print(
-                f"   {k:>6} files: server {warm:.3f}s, cli {s[f'sweep.{k}.cold'][-1]:.3f}s, "
+                f"   {k:>6} files: server {warm:.3f}s (at once {atonce:.3f}s), "
+                f"cli {s[f'sweep.{k}.cold'][-1]:.3f}s, "
                 f"git {median(s[f'sweep.{k}.git']):.3f}s",
                 flush=True,
             )
@@ -326,6 +359,10 @@ class Bench:
         faster("first checkpoint of the whole workspace", "first.turnback", "first.git", 1)
         faster("rewind of 10 changed files (server)", "rewind.server", "rewind.git", 20)
         faster("rewind of 10 changed files (cold CLI)", "rewind.cli", "rewind.git", 20)
+        faster("checkpoint, 10 files changed, server, asked at once", "edit10.atonce",
+               "edit10.git.atonce", 30, "no quiet moment before the request")
+        faster("rewind of 10 changed files (server), asked at once", "rewind.atonce",
+               "rewind.git.atonce", 20, "no quiet moment before the request")
         for key, name in (("size.after100", "store size, first + 100 × 10 files"),):
             if key in f:
                 tb, git = f[key]["turnback"], f[key]["git"]
@@ -391,7 +428,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--seed", type=int, default=11, help="seed of the edits")
     ap.add_argument("--out", type=Path, default=HERE / "results.json")
-    ap.add_argument("--phases", default="first,rounds,noop,cold,rewind,sweep")
+    ap.add_argument("--phases", default="first,rounds,noop,cold,rewind,atonce,sweep")
+    ap.add_argument("--atonce-rounds", type=int, default=30)
     ap.add_argument("--no-server", action="store_true", help="CLI only (no warm figures)")
     ap.add_argument(
         "--ref", default=None, help="measure turnback as committed at REF (default: the work tree)"
@@ -406,7 +444,7 @@ def main(argv: list[str] | None = None) -> int:
         b.prepare()
         for name, fn in (
             ("first", b.first), ("rounds", b.rounds), ("noop", b.noop_warm),
-            ("cold", b.cold), ("rewind", b.rewind), ("sweep", b.sweep),
+            ("cold", b.cold), ("rewind", b.rewind), ("atonce", b.atonce), ("sweep", b.sweep),
         ):  # fmt: skip
             if name in phases:
                 fn()
