@@ -14,16 +14,12 @@ import errno
 import os
 import stat
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from .changes import diff_trees
 from .errors import Conflict, Unsafe
 from .objects import BLOB, ObjectStore
 from .paths import open_dir
 from .trees import DIR, EXEC, LINK, Entry, TreeReader
-
-if TYPE_CHECKING:
-    from concurrent.futures import Executor
 
 
 @dataclass(slots=True)
@@ -111,7 +107,6 @@ def _remove_empty_folders(dfd: int, name: str) -> bool:
 
 
 TMP_PREFIX = ".turnback-tmp-"  # a file being written into place; a crash may leave one
-PARALLEL_MIN = 4  # fewer files are written one after the other (a thread hand-off costs more)
 
 
 class Applier:
@@ -120,30 +115,13 @@ class Applier:
         self.objects = objects
         self.fsync = fsync
 
-    def apply(self, plan: Plan, pool: Executor | None = None) -> None:
-        """Remove, then write. With ``pool``, several files are written at once: each
-        costs a few system calls (open, write, rename) and a pack read that release the
-        GIL, which overlap on a thread pool (10 files: about half the time)."""
+    def apply(self, plan: Plan) -> None:
         root = os.open(self.workspace, os.O_RDONLY | os.O_DIRECTORY)
         try:
             for path in plan.remove:
                 self._remove(root, path)
-            items = sorted({**plan.write, **plan.create}.items())
-            if pool is None or len(items) < PARALLEL_MIN:
-                for path, entry in items:
-                    self._put(root, path, entry)
-                return
-            # Two paths of one plan never stand in each other's way (a file and a folder of
-            # the same name are not both in a tree), and making a missing folder twice is
-            # harmless (open_dir): the writes are independent.
-            from concurrent.futures import wait  # not on every CLI start (it loads logging)
-
-            futures = [pool.submit(self._put, root, path, entry) for path, entry in items]
-            wait(futures)  # all of them, before the descriptor they share is closed
-            for fut in futures:
-                exc = fut.exception()
-                if exc is not None:
-                    raise exc
+            for path, entry in sorted({**plan.write, **plan.create}.items()):
+                self._put(root, path, entry)
         finally:
             os.close(root)
 

@@ -510,7 +510,7 @@ class Scanner:
         return node
 
     def executor(self) -> ThreadPoolExecutor:
-        """The hashing pool (rewinds write files on it too): made once, its threads kept."""
+        """The hashing pool: made once, its threads kept for the next checkpoint."""
         with self._pool_lock:
             if self._pool is None:
                 # imported here: a checkpoint that reads no file (a no-op) needs no pool

@@ -695,8 +695,7 @@ class Store:
             }
             self.oplog.begin(record, fsync=self.config.fsync_commits)
             try:
-                Applier(str(self.workspace), self.objects, False).apply(
-                    plan, self.scanner.executor())
+                Applier(str(self.workspace), self.objects, False).apply(plan)
             except (TurnbackError, OSError) as exc:
                 self._roll_back(record, exc)
                 raise

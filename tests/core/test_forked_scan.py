@@ -353,7 +353,7 @@ def test_finishing_an_interrupted_rewind_drops_the_early_child(
             def __init__(self, *_a: object) -> None:
                 pass
 
-            def apply(self, _plan: object, _pool: object = None) -> None:
+            def apply(self, _plan: object) -> None:
                 raise Crash  # the journal is written, no file yet
 
         monkeypatch.setattr(store_mod, "Applier", Dies)
