@@ -41,9 +41,11 @@ TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-# A full scan of a workspace of at least this many files (as its last scan counted them)
+# A full scan of a workspace of at least this many files (as many as the stat cache knows)
 # has its folder records checked by two processes at once: below it, the fork costs more
 # than the checks it takes off this process (break-even measured at 2,000-4,000 files).
+# Counted from the cache's rows, not from the root folder's record: any incremental
+# checkpoint (a server's) rebuilds the root and drops that record.
 FORK_MIN_FILES = 3000
 
 # the stat cache file's layout (statcache.py): MAGIC, u32 header length, JSON header, rows
@@ -261,8 +263,9 @@ def fork_checker(workspace: str, folders: list[str], recs: dict[str, str]) -> Ch
 _early: Checker | None = None
 
 
-def read_records(path: str) -> tuple[Identity, dict[str, str], dict[str, object]] | None:
-    """(identity, folder records, folder trees) from a stat cache file's header, or None."""
+def read_records(path: str) -> tuple[Identity, dict[str, str], dict[str, object], int] | None:
+    """(identity, folder records, folder trees, files) from a stat cache file's header (and
+    the row count after it), or None."""
     import json
 
     try:
@@ -273,13 +276,14 @@ def read_records(path: str) -> tuple[Identity, dict[str, str], dict[str, object]
                 return None
             (hlen,) = U32.unpack_from(head, len(MAGIC))
             header = json.loads(f.read(hlen))
+            (files,) = U32.unpack(f.read(U32.size))
         recs = header.get("dirrecs") or {}
         trees = header.get("dirtrees") or {}
         if not isinstance(recs, dict) or not isinstance(trees, dict):
             return None
     except (OSError, ValueError, TypeError, AttributeError, struct.error):
         return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns), recs, trees
+    return (st.st_ino, st.st_size, st.st_mtime_ns), recs, trees, files
 
 
 def fork_early(workspace: str, stat_path: str) -> None:
@@ -296,10 +300,8 @@ def fork_early(workspace: str, stat_path: str) -> None:
         got = read_records(stat_path)
         if got is None:
             return {}
-        identity, recs, trees = got
-        top = trees.get("")
-        if not isinstance(top, list) or len(top) < 2 or not isinstance(top[1], int) \
-                or top[1] < FORK_MIN_FILES:
+        identity, recs, trees, files = got
+        if files < FORK_MIN_FILES:
             return {}
         _IDENTITY.pack_into(shared, _IDENT, *identity)
         return verify_folders(workspace, recorded_folders(recs, trees), recs, shared,

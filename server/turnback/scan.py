@@ -190,8 +190,7 @@ class Scanner:
         cache = self.statcache
         workspace = str(self.workspace)
         early = prescan.take_early(workspace, str(cache.path), cache.identity)
-        top = cache.dirtrees.get("")
-        if top is None or top[1] < prescan.FORK_MIN_FILES:
+        if cache.files < prescan.FORK_MIN_FILES:
             if early is not None:
                 early.kill()
             return {}

@@ -91,6 +91,13 @@ class StatCache:
             self.rows = {}  # a cache: losing it only costs a re-read
 
     @property
+    def files(self) -> int:
+        """How many files the cache knows (without making the rows' dict)."""
+        if self._rows is None and self._raw is not None:
+            return self._raw[3]
+        return len(self.rows)
+
+    @property
     def rows(self) -> dict[str, bytes]:
         """path -> packed row (made from the loaded file on first use)."""
         rows = self._rows

@@ -203,6 +203,33 @@ def test_off_by_default_and_below_the_size(ws: Path, monkeypatch: pytest.MonkeyP
         assert s.checkpoint().tree == _plain_tree(ws)
 
 
+def test_the_fork_still_pays_after_an_incremental_checkpoint(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An incremental checkpoint (a server's) rebuilds the root folder and drops its record:
+    the workspace's size, which decides the fork, comes from the stat cache's rows."""
+    _workspace(ws)
+    with Store.open(ws) as s:
+        s.checkpoint()
+        age(write(ws, "a/x/f1.txt", "changed by an agent"))
+        s.checkpoint(dirty={"a/x/f1.txt"})  # no base yet in this object: a full scan
+        age(write(ws, "a/x/f2.txt", "changed again"))
+        s.checkpoint(dirty={"a/x/f2.txt"})  # incremental: "", "a", "a/x" rebuilt
+    monkeypatch.setattr(prescan, "FORK_MIN_FILES", 30)  # the workspace has 36 files
+    forks: list[int] = []
+    real = prescan.fork_checker
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        forks.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(prescan, "fork_checker", counted)
+    with _cold(ws) as s:
+        s.scanner.statcache.load()
+        assert "" not in s.scanner.statcache.dirtrees, "the root's record is gone"
+        assert s.checkpoint().tree == _plain_tree(ws)
+    assert forks == [1]
+
+
 def test_a_failed_fork_falls_back(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _workspace(ws)
     age(write(ws, "b/y/f1.txt", "changed"))
