@@ -508,7 +508,7 @@ class Scanner:
                 skipped.append({"path": rel, "reason": "not a regular file, folder or symlink"})
         return node
 
-    def executor(self) -> ThreadPoolExecutor:
+    def _executor(self) -> ThreadPoolExecutor:
         """The hashing pool: made once, its threads kept for the next checkpoint."""
         with self._pool_lock:
             if self._pool is None:
@@ -561,7 +561,7 @@ class Scanner:
             # here, which costs less than handing them to a thread; big ones go to the pool
             # meanwhile, where hashing and compressing release the GIL
             big = [p for p in pending if p.st.st_size >= INLINE_BYTES]
-            futures = [self.executor().submit(work, p) for p in big]
+            futures = [self._executor().submit(work, p) for p in big]
             try:
                 done.extend(work(p) for p in pending if p.st.st_size < INLINE_BYTES)
                 done.extend(f.result() for f in futures)
@@ -577,7 +577,7 @@ class Scanner:
                            ) -> list[tuple[str, tuple[str, os.stat_result] | None]]:
                 return [work(p) for p in chunk]
 
-            pool = self.executor()
+            pool = self._executor()
             chunks = [pool.submit(work_chunk, pending[i: i + 16]) for i in range(0, total, 16)]
             try:
                 n = 0

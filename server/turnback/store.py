@@ -64,6 +64,13 @@ def filter_sessions(summaries: list[SessionSummary], query: str) -> list[Session
         or q in s.header.agent.lower() or q in (s.header.model or "").lower()
     ]
 
+def _carry_skipped(before: list[JSON], now: list[JSON], looked: Iterable[str]) -> list[JSON]:
+    """An earlier scan's skipped files that a later incremental scan, which looked again
+    at ``looked`` only, neither looked at nor skipped itself; then its own."""
+    again = {str(s.get("path")) for s in now} | set(looked)
+    return [s for s in before if str(s.get("path")) not in again] + now
+
+
 class Store:
     """The history store of one workspace. Thread-safe for the server's use."""
 
@@ -379,11 +386,9 @@ class Store:
                 self._scan_base = res.tree
                 if self.config.fsync_commits:
                     self.objects.sync()
-                skipped = res.skipped
-                if base is not None and carried:
-                    # a prepared scan's skipped files hold unless this scan looked again
-                    again = {str(s.get("path")) for s in skipped} | set(dirty or ())
-                    skipped = [s for s in carried if str(s.get("path")) not in again] + skipped
+                # a prepared scan's skipped files hold unless this scan looked again
+                skipped = (_carry_skipped(carried, res.skipped, dirty or ())
+                           if base is not None else res.skipped)
                 cp = self._commit_checkpoint(
                     res.tree, label, session_id, auto, res.files, res.bytes, skipped
                 )
@@ -432,10 +437,7 @@ class Store:
                 raise
             self._scan_base = res.tree
             self._warm_previous(paths)
-            again = {str(s.get("path")) for s in res.skipped} | paths
-            self._prepared_skipped = [
-                s for s in self._prepared_skipped if str(s.get("path")) not in again
-            ] + res.skipped
+            self._prepared_skipped = _carry_skipped(self._prepared_skipped, res.skipped, paths)
             return True
 
     def _warm_previous(self, paths: set[str]) -> None:

@@ -70,7 +70,6 @@ class Preparer:
         self._loop = loop
         self._timer: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
-        self.runs = 0  # preparations done (for tests and the log)
 
     def poke(self) -> None:
         """The watcher saw changes: (re)start the quiet period. Thread-safe."""
@@ -110,7 +109,6 @@ class Preparer:
 
         try:
             async with folder.write_lock:
-                if await run_blocking(self._ls.pools.writes, job):
-                    self.runs += 1
+                await run_blocking(self._ls.pools.writes, job)
         except Exception as exc:  # the checkpoint will read the paths itself
             log.debug("%s: preparing the next checkpoint failed: %s", folder.path, exc)

@@ -20,11 +20,6 @@ def _took_safety(res: RewindResult) -> bool:
     return res.safety_checkpoint is not None
 
 
-def _record(store: Store) -> None:
-    """Record the rewind just answered (its files are in place; see Store.finish_rewind)."""
-    store.finish_rewind()
-
-
 def register(ls: TurnbackServer) -> None:
     @ls.feature(methods.REWIND)
     @rpc_method(methods.REWIND)
@@ -49,7 +44,7 @@ def register(ls: TurnbackServer) -> None:
                 return go(None)  # no safety checkpoint: the dirty paths stay for the next one
             return with_dirty(folder, go, _took_safety)[0]
 
-        res = await ls.write(folder, job, checkpoints=not dry_run, after=_record)
+        res = await ls.write(folder, job, checkpoints=not dry_run, after=Store.finish_rewind)
         return {**res.to_json(), "folder": folder.uri}
 
     @ls.feature(methods.UNDO)
@@ -64,5 +59,5 @@ def register(ls: TurnbackServer) -> None:
             return with_dirty(folder, lambda dirty: store.undo(dirty=dirty, finish_later=True),
                               _took_safety)[0]
 
-        res = await ls.write(folder, job, checkpoints=not dry_run, after=_record)
+        res = await ls.write(folder, job, checkpoints=not dry_run, after=Store.finish_rewind)
         return {**res.to_json(), "folder": folder.uri}
