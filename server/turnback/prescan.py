@@ -106,6 +106,13 @@ def verify_one(root_fd: int, rel: str, want: str | None) -> Verified | None:
         return None
     finally:
         os.close(fd)
+    return matching(listing, sts, want)
+
+
+def matching(listing: list[os.DirEntry[str]], sts: list[os.stat_result],
+             want: str | None) -> Verified | None:
+    """A listing's (file names, folder names) if it and its entries' stats still digest
+    to the record ``want``, else None. The walk's check and the forked one alike."""
     if not sts or listing_key(listing, sts) != want:
         return None
     files: list[str] = []

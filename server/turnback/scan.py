@@ -316,12 +316,9 @@ class Scanner:
             if pre is not None:
                 return self._reuse(node, rel_dir, want, pre[0], pre[1], pending, skipped)
             found = [st for st in sts if st is not None]
-            if found and len(found) == len(sts) and listing_key(listing, found) == want:
-                files: list[str] = []
-                dirs: list[str] = []
-                for de, st in zip(listing, found, strict=True):
-                    (dirs if S_ISDIR(st.st_mode) else files).append(de.name)
-                return self._reuse(node, rel_dir, want, files, dirs, pending, skipped)
+            same = prescan.matching(listing, found, want) if len(found) == len(sts) else None
+            if same is not None:
+                return self._reuse(node, rel_dir, want, same[0], same[1], pending, skipped)
         if pre is not None:
             # verified, but not to be trusted here after all (its ignore rules changed)
             got = self._open_listing(abs_dir, rel_dir, skipped)
