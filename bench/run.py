@@ -256,23 +256,8 @@ class Bench:
             if server:
                 self.tb.start_server(self.args.server_settle)
             for _ in range(self.args.repeat):
-                via = self.tb.checkpoint_server if server else self.tb.checkpoint_cli
-                cp = self.both_checkpoint(via, "rewind.base", "rewind.base.git")
-                commit = self.git.git("rev-parse", "HEAD").stdout.strip()
-                changed = self.editor.edit(10)
-                before = {p: self._original(p, commit) for p in changed}
-                if server:
-                    self.settle(10)
-                    secs, _ = self.tb.rewind_server(cp)
-                else:
-                    secs, _ = self.tb.rewind_cli(cp)
-                self.sample("rewind.server" if server else "rewind.cli", secs)
-                self._check(before, "turnback rewind")
-                self.editor.apply(changed)
-                self.sample("rewind.git", self.git.restore(commit).seconds)
-                self._check(before, "git reset --hard")
-                if server:
-                    self.settle(10)
+                self._rewind_round(server, settle=server, key="rewind.server" if server
+                                   else "rewind.cli", git_key="rewind.git")
         self.tb.stop_server()
 
     def atonce(self) -> None:
@@ -287,18 +272,28 @@ class Bench:
             self.editor.edit(10)
             self.both_checkpoint(self.tb.checkpoint_server, "edit10.atonce", "edit10.git.atonce")
         for _ in range(self.args.repeat):
-            cp = self.both_checkpoint(self.tb.checkpoint_server, "rewind.base", "rewind.base.git")
-            commit = self.git.git("rev-parse", "HEAD").stdout.strip()
-            changed = self.editor.edit(10)
-            before = {p: self._original(p, commit) for p in changed}
-            secs, _ = self.tb.rewind_server(cp)  # no settle: asked at once
-            self.sample("rewind.atonce", secs)
-            self._check(before, "turnback rewind")
-            self.editor.apply(changed)
-            self.sample("rewind.git.atonce", self.git.restore(commit).seconds)
-            self._check(before, "git reset --hard")
-            self.settle(10)
+            self._rewind_round(True, settle=False, key="rewind.atonce",
+                               git_key="rewind.git.atonce")
         self.tb.stop_server()
+
+    def _rewind_round(self, server: bool, *, settle: bool, key: str, git_key: str) -> None:
+        """Checkpoint, edit 10 files, rewind (after the watcher's settle time or at once);
+        then the same edit again and git's restore. Both results are checked byte for byte."""
+        via = self.tb.checkpoint_server if server else self.tb.checkpoint_cli
+        cp = self.both_checkpoint(via, "rewind.base", "rewind.base.git")
+        commit = self.git.git("rev-parse", "HEAD").stdout.strip()
+        changed = self.editor.edit(10)
+        before = {p: self._original(p, commit) for p in changed}
+        if settle:
+            self.settle(10)
+        secs, _ = self.tb.rewind_server(cp) if server else self.tb.rewind_cli(cp)
+        self.sample(key, secs)
+        self._check(before, "turnback rewind")
+        self.editor.apply(changed)
+        self.sample(git_key, self.git.restore(commit).seconds)
+        self._check(before, "git reset --hard")
+        if server:
+            self.settle(10)
 
     def _original(self, rel: str, commit: str) -> bytes:
         out = subprocess.run(
