@@ -17,7 +17,7 @@ from .atomic import atomic_write
 from .errors import InvalidInput, StoreDamaged
 from .paths import expand_home
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: file modes carry every permission bit (trees.py); reads 1
 STORE_DIRNAME = ".turnback"
 DEFAULT_SIZE_CAP = 50 * 1024 * 1024  # files larger than this are skipped (and reported)
 

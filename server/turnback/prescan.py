@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 FORK_MIN_FILES = 3000
 
 # the stat cache file's layout (statcache.py): MAGIC, u32 header length, JSON header, rows
-MAGIC = b"TBSTAT2\n"
+MAGIC = b"TBSTAT3\n"  # 3: file modes carry permission bits (format 2)
 U32 = struct.Struct("<I")
 
 Verified = tuple[list[str], list[str]]  # a verified folder's (file names, folder names)

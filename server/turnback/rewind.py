@@ -19,7 +19,7 @@ from .changes import diff_trees
 from .errors import Conflict, Unsafe
 from .objects import BLOB, ObjectStore
 from .paths import open_dir
-from .trees import DIR, EXEC, LINK, Entry, TreeReader
+from .trees import DIR, LINK, Entry, TreeReader, permissions
 
 
 @dataclass(slots=True)
@@ -212,7 +212,7 @@ class Applier:
                              dir_fd=dfd)
                 try:
                     self.objects.copy_blob_to(entry.hash, fd)
-                    os.fchmod(fd, 0o755 if entry.mode == EXEC else 0o644)
+                    os.fchmod(fd, permissions(entry.mode))
                     if self.fsync:
                         os.fsync(fd)
                 finally:

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from stat import S_ISDIR, S_ISREG, S_IXUSR
+from stat import S_ISDIR, S_ISREG
 from typing import TYPE_CHECKING, Any
 
 import blake3
@@ -28,7 +28,7 @@ from .ignore import IGNORE_FILES, IgnoreRules
 from .objects import BLOB, CHUNK, ObjectStore, hash_bytes
 from .prescan import Verified, listing_key
 from .statcache import RACY_MARGIN_NS, ROW, StatCache
-from .trees import DIR, EXEC, FILE, LINK, Entry, Tree, TreeReader
+from .trees import DIR, FILE_MODES, LINK, Entry, Tree, TreeReader
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
@@ -351,7 +351,7 @@ class Scanner:
                     and row[4] == mode
                     and st.st_mtime_ns < row[5] - RACY_MARGIN_NS
                 ):
-                    node.entries[name] = Entry(EXEC if mode & S_IXUSR else FILE,
+                    node.entries[name] = Entry(FILE_MODES[mode & 0o777],
                                                row[6].hex(), st.st_size)
                     node.hits += 1
                     continue
@@ -367,7 +367,7 @@ class Scanner:
                 if dirty_paths is None or rel not in dirty_paths:
                     digest = self.statcache.lookup(rel, st)
                     if digest is not None:
-                        node.entries[name] = Entry(EXEC if mode & S_IXUSR else FILE, digest,
+                        node.entries[name] = Entry(FILE_MODES[mode & 0o777], digest,
                                                    st.st_size)
                         continue
                 node.entries[name] = _Pending(rel, os.path.join(abs_dir, name), st)
@@ -606,7 +606,7 @@ class Scanner:
         if res is None:
             return None
         digest, st = res
-        return Entry(EXEC if st.st_mode & stat.S_IXUSR else FILE, digest, st.st_size)
+        return Entry(FILE_MODES[st.st_mode & 0o777], digest, st.st_size)
 
     def _entry_counts(self, entry: Entry) -> tuple[int, int]:
         return self.count(entry.hash) if entry.mode == DIR else (1, entry.size)

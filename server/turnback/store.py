@@ -39,7 +39,7 @@ from .scan import Progress, Scanner
 from .session_backend import MemorySessions, SessionBackend
 from .session_files import FileSessions
 from .statcache import StatCache
-from .trees import DIR, LINK, Entry, Tree, TreeReader
+from .trees import DIR, LINK, Entry, Tree, TreeReader, is_executable
 
 WORKSPACE_SESSION = "workspace"
 MODES = ("files", "conversation", "both")
@@ -136,6 +136,14 @@ class Store:
             for sub in ("sessions", "objects", "index", "cache", "locks"):
                 (root / sub).mkdir(parents=True, exist_ok=True)
             save_config(root, file_cfg)
+        elif version < FORMAT_VERSION:
+            # an older store: everything it holds reads as it is; new trees may use the
+            # newer modes, so older Turnbacks must not write to it any more
+            try:
+                save_config(root, file_cfg)
+                version = FORMAT_VERSION
+            except OSError:
+                pass  # read-only: it can only be read, which needs no upgrade
         backend = FileSessions(root / "sessions", root / "index" / "summaries.json",
                                fsync_appends=cfg.fsync_appends)
         store = cls(ws, root, cfg, backend, version)
@@ -611,7 +619,8 @@ class Store:
         if entry is None or entry.mode == DIR:
             return FileContent(rel, False)
         data = self.objects.get(BLOB, entry.hash)
-        kind = {"l": "symlink", "x": "executable"}.get(entry.mode, "file")
+        kind = ("symlink" if entry.mode == LINK
+                else "executable" if is_executable(entry.mode) else "file")
         binary = changes_mod.is_binary(data)
         text = None
         if not binary and len(data) <= MAX_TEXT:

@@ -1,9 +1,10 @@
 """Directory listings (tree objects): the Merkle structure of a checkpoint.
 
 A tree lists one folder: ``<mode> <hash> <size> <name>\\0`` per entry, sorted by
-name bytes. Modes: ``f`` file, ``x`` executable file, ``l`` symlink (the blob
-holds the link target), ``d`` folder (the hash names another tree). A folder
-that did not change keeps its hash, so checkpoints share it.
+name bytes. Modes: ``f`` file (permissions 0644), ``x`` executable file (0755),
+``pNNN`` a file with any other permission bits (octal, e.g. ``p600``; format 2),
+``l`` symlink (the blob holds the link target), ``d`` folder (the hash names
+another tree). A folder that did not change keeps its hash, so checkpoints share it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,29 @@ EXEC = "x"
 LINK = "l"
 DIR = "d"
 MODES = (FILE, EXEC, LINK, DIR)
+# A file's mode by its permission bits (st_mode & 0o777): the two usual ones keep the
+# one-letter modes of format 1, so trees of such files hash as they always did.
+FILE_MODES: tuple[str, ...] = tuple(
+    FILE if p == 0o644 else EXEC if p == 0o755 else f"p{p:03o}" for p in range(0o1000))
+VALID_MODES = frozenset((*MODES, *FILE_MODES))
+
+
+def file_mode(st_mode: int) -> str:
+    """The tree mode of a regular file with this ``st_mode``."""
+    return FILE_MODES[st_mode & 0o777]
+
+
+def permissions(mode: str) -> int:
+    """The permission bits a file of tree mode ``mode`` is restored with."""
+    if mode == FILE:
+        return 0o644
+    if mode == EXEC:
+        return 0o755
+    return int(mode[1:], 8)
+
+
+def is_executable(mode: str) -> bool:
+    return mode not in (LINK, DIR) and bool(permissions(mode) & 0o100)
 
 
 class Entry(NamedTuple):
@@ -76,7 +100,7 @@ def decode(data: bytes, where: str) -> Tree:
     if parts[-1] != "":
         raise StoreDamaged(f"tree {where} is truncated")
     parts.pop()
-    modes = MODES
+    modes = VALID_MODES
     try:
         for raw in parts:
             mode, h, size, name = raw.split(" ", 3)
@@ -97,7 +121,7 @@ def _decode_slow(data: bytes, where: str) -> Tree:
         try:
             mode_b, hash_b, size_b, name_b = raw.split(b" ", 3)
             mode = mode_b.decode()
-            if mode not in MODES:
+            if mode not in VALID_MODES:
                 raise ValueError(mode)
             entry = Entry(mode, hash_b.decode(), int(size_b))
         except ValueError as exc:

@@ -124,3 +124,56 @@ def test_conversation_dry_run(store: Store, ws: Path) -> None:
     res = store.rewind(cp.id, mode="conversation", dry_run=True)
     assert res.dry_run and res.head == cp.event_id
     assert store.session(s.id).head == last.id
+
+
+@pytest.mark.parametrize("perms", [0o600, 0o640, 0o664, 0o700, 0o750, 0o444, 0o755, 0o644])
+def test_permission_bits_round_trip_through_rewind_and_undo(
+    store: Store, ws: Path, perms: int
+) -> None:
+    """A 0600 key comes back 0600 (format 1 kept only the exec bit and gave back 0644)."""
+    write(ws, "key", "secret")
+    (ws / "key").chmod(perms)
+    cp = store.checkpoint()
+    (ws / "key").write_text("changed")
+    (ws / "key").chmod(0o666)
+    changed = picture(ws)
+    store.rewind(cp.id)
+    assert (ws / "key").stat().st_mode & 0o777 == perms
+    assert (ws / "key").read_text() == "secret"
+    store.undo()
+    assert picture(ws) == changed
+    assert (ws / "key").stat().st_mode & 0o777 == 0o666
+
+
+def test_a_chmod_alone_is_a_change_and_is_undone(store: Store, ws: Path) -> None:
+    write(ws, "run.sh", "echo hi")
+    (ws / "run.sh").chmod(0o700)
+    cp = store.checkpoint()
+    (ws / "run.sh").chmod(0o755)
+    res = store.rewind(cp.id)
+    assert res.written == ["run.sh"]
+    assert (ws / "run.sh").stat().st_mode & 0o777 == 0o700
+    store.undo()
+    assert (ws / "run.sh").stat().st_mode & 0o777 == 0o755
+
+
+def test_a_format_1_store_is_read_and_upgraded(ws: Path) -> None:
+    """Trees of format 1 hold only f and x; a store of that version opens, reads, rewinds."""
+    import orjson
+
+    from turnback.config import FORMAT_VERSION
+
+    s = Store.open(ws)
+    write(ws, "a", "1")
+    cp = s.checkpoint()
+    s.close()
+    cfg = ws / ".turnback" / "config.json"
+    data = orjson.loads(cfg.read_bytes())
+    data["formatVersion"] = 1
+    cfg.write_bytes(orjson.dumps(data))
+    write(ws, "a", "2")
+    with Store.open(ws) as again:
+        assert again.format_version == FORMAT_VERSION == 2
+        again.rewind(cp.id)
+    assert (ws / "a").read_text() == "1"
+    assert orjson.loads(cfg.read_bytes())["formatVersion"] == 2

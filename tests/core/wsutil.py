@@ -40,7 +40,7 @@ def picture(root: Path | str, skip: tuple[bytes, ...] = (STORE_DIR,)) -> Picture
                 walk(r)
             elif stat.S_ISREG(st.st_mode):
                 with open(p, "rb") as f:
-                    out[r] = ("f", f.read(), bool(st.st_mode & stat.S_IXUSR))
+                    out[r] = ("f", f.read(), st.st_mode & 0o777)
             else:
                 out[r] = ("other", stat.S_IFMT(st.st_mode))
 

@@ -82,7 +82,7 @@ def test_rewind_paths_refused_on_the_cli(ws: Path, outside: Path) -> None:
                                 ("a\\b", 1, b"backslash")):
         proc = run_cli(ws, "rewind", cp, path, check=None)
         assert proc.returncode == code and message in proc.stderr, proc.stderr
-    assert picture(outside) == {b"keep.txt": ("f", b"outside\n", False)}
+    assert picture(outside) == {b"keep.txt": ("f", b"outside\n", 0o644)}
 
 
 # -- stored trees crafted by hand ------------------------------------------------------------
@@ -185,7 +185,7 @@ def test_untracked_symlinked_parent_refused(ws: Path, outside: Path) -> None:
     os.symlink(outside, ws / "src")
     with pytest.raises(Unsafe, match="'src' is a symlink"):
         store.rewind(cp.id)
-    assert picture(outside) == {b"keep.txt": ("f", b"outside\n", False)}
+    assert picture(outside) == {b"keep.txt": ("f", b"outside\n", 0o644)}
     Store.open(ws)
     count("symlinked parent folder (untracked)", True)
 
@@ -214,7 +214,7 @@ def test_symlink_swapped_in_during_rewind(ws: Path, outside: Path,
         store.rewind(cp.id)
     monkeypatch.undo()
     assert swapped
-    assert picture(outside) == {b"keep.txt": ("f", b"outside\n", False)}
+    assert picture(outside) == {b"keep.txt": ("f", b"outside\n", 0o644)}
     assert not (Store.open(ws).root / "journal.json").exists()
     count("symlink swapped in during a rewind", True)
 
@@ -261,7 +261,7 @@ def test_symlink_flipping_thread_never_leads_outside(ws: Path, outside: Path) ->
         stop.set()
         t.join()
     assert flips[0] > 0
-    assert picture(outside) == {b"keep.txt": ("f", b"outside\n", False)}, "wrote outside"
+    assert picture(outside) == {b"keep.txt": ("f", b"outside\n", 0o644)}, "wrote outside"
     Store.open(ws).rewind(a.id)  # once the race is over, the store opens and rewinds
     count(f"folder/link flipping thread ({done} rewinds done, {refused} refused)", True)
 
@@ -332,7 +332,7 @@ def test_seed001_hostile_paths(ws: Path, outside: Path, tmp_path: Path, path: st
                 store.rewind(cp.id)
             except TurnbackError as exc:
                 assert isinstance(exc, (Unsafe, InvalidInput)) or "symlink" in exc.message
-    assert picture(outside) == {b"keep.txt": ("f", b"outside\n", False)}, "wrote outside"
+    assert picture(outside) == {b"keep.txt": ("f", b"outside\n", 0o644)}, "wrote outside"
     after = picture(ws, skip=())
     for rel in (b".git/config", b"sub/.git/HEAD", b".turnback/config.json"):
         assert after.get(rel) == before.get(rel), f"{rel!r} was written"
