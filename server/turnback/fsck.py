@@ -53,6 +53,12 @@ def check(store: Store) -> FsckReport:
                                            "them are listed below); the next checkpoint "
                                            "stores the files still in the workspace again"})
     rep.stray_temps = sum(1 for _ in stray_temps(store))
+    if store.journal_problem is not None and store.oplog.journal.exists():
+        rep.damaged.append({"what": "rewind journal", "id": str(store.oplog.journal),
+                            "problem": store.journal_problem,
+                            "recoverable": "delete the file if no rewind was interrupted here "
+                                           "(it was not applied); rewinds are refused until "
+                                           "then"})
     checkpoints = store.index.all()  # reads the index first: its problems are known after
     for p in store.index.problems:
         rep.damaged.append({"what": "checkpoint index", "id": f"{p.file}:{p.line}",

@@ -55,11 +55,18 @@ def normalize(path: object, what: str = "path") -> str:
     return "/".join(parts)
 
 
+class NotAFolder(Unsafe):
+    """A component of the path is a file (not a symlink): nothing can stand below it."""
+
+
 def open_dir(root_fd: int, parts: list[str], *, create: bool) -> int:
     """Open folder ``parts`` under ``root_fd`` without following any symlink.
 
     Returns a new descriptor (caller closes). ``create`` makes missing folders.
     """
+    for name in parts:
+        if name in ("", ".", "..") or "/" in name or "\0" in name:
+            raise Unsafe(f"'{'/'.join(parts)}' is not a plain path inside the workspace")
     fd = os.dup(root_fd)
     try:
         for i, name in enumerate(parts):
@@ -80,7 +87,8 @@ def open_dir(root_fd: int, parts: list[str], *, create: bool) -> int:
                         what = "a symlink" if stat.S_ISLNK(st.st_mode) else "not a folder"
                     except OSError:
                         what = "being replaced while Turnback opens it"  # a race: refuse too
-                    raise Unsafe(
+                    error = NotAFolder if what == "not a folder" else Unsafe
+                    raise error(
                         f"'{'/'.join(parts[: i + 1])}' is {what}; refusing to write through it"
                     ) from None
                 raise

@@ -15,11 +15,13 @@ import os
 import stat
 from dataclasses import dataclass, field
 
+import blake3
+
 from .changes import diff_trees
-from .errors import Conflict, Unsafe
-from .objects import BLOB, ObjectStore
-from .paths import open_dir
-from .trees import DIR, LINK, Entry, TreeReader, permissions
+from .errors import Conflict, StoreDamaged, TurnbackError, Unsafe
+from .objects import BLOB, CHUNK, ObjectStore, hash_bytes, is_hash
+from .paths import NotAFolder, normalize, open_dir
+from .trees import DIR, FILE_MODES, LINK, VALID_MODES, Entry, TreeReader, permissions
 
 
 @dataclass(slots=True)
@@ -27,6 +29,9 @@ class Plan:
     write: dict[str, Entry] = field(default_factory=dict)  # existed, content/mode differs
     create: dict[str, Entry] = field(default_factory=dict)  # absent now
     remove: list[str] = field(default_factory=list)  # present now, absent in the target
+    # what each path held when the plan was made (None: no file there); not journaled:
+    # recovery reads it from the safety checkpoint, which is what the rewind captured
+    before: dict[str, Entry | None] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -36,19 +41,130 @@ class Plan:
         }
 
     @classmethod
-    def from_json(cls, obj: dict[str, object]) -> Plan:
-        w = obj.get("write") or {}
-        c = obj.get("create") or {}
-        r = obj.get("remove") or []
-        assert isinstance(w, dict) and isinstance(c, dict) and isinstance(r, list)
-        return cls(
-            {p: Entry(*e) for p, e in w.items()},
-            {p: Entry(*e) for p, e in c.items()},
-            [str(p) for p in r],
-        )
+    def from_json(cls, obj: object, where: str) -> Plan:
+        """A plan read from a store file, checked as strictly as a user's argument: every
+        path relative, normalised, never ``..``; every entry a file or link of a known mode
+        naming an object by its hash. ``StoreDamaged`` names the first fault."""
+        if not isinstance(obj, dict):
+            raise StoreDamaged(f"{where}: the plan is not a JSON object")
+        w, c, r = obj.get("write") or {}, obj.get("create") or {}, obj.get("remove") or []
+        if not isinstance(w, dict) or not isinstance(c, dict) or not isinstance(r, list):
+            raise StoreDamaged(f"{where}: the plan's write, create and remove are malformed")
+        plan = cls()
+        for src, dst in ((w, plan.write), (c, plan.create)):
+            for p, e in src.items():
+                dst[_plan_path(p, where)] = _plan_entry(p, e, where)
+        plan.remove = [_plan_path(p, where) for p in r]
+        return plan
+
+    def paths(self) -> list[str]:
+        return [*self.remove, *self.write, *self.create]
+
+    def target(self, path: str) -> Entry | None:
+        """What the plan leaves at ``path`` (None: no file)."""
+        return self.write.get(path) or self.create.get(path)
+
+    def reverse(self, paths: list[str] | None = None) -> Plan:
+        """The plan that puts ``paths`` (default: all of them) back as they were before."""
+        back = Plan()
+        for p in self.paths() if paths is None else paths:
+            was, now = self.before.get(p), self.target(p)
+            back.before[p] = now
+            if was is None:
+                if now is not None:
+                    back.remove.append(p)
+            elif now is None:
+                back.create[p] = was
+            else:
+                back.write[p] = was
+        back.remove.sort(key=lambda p: (-p.count("/"), p))
+        return back
 
     def empty(self) -> bool:
         return not (self.write or self.create or self.remove)
+
+
+def _plan_path(value: object, where: str) -> str:
+    try:
+        rel = normalize(value, "path")
+    except TurnbackError as exc:
+        raise StoreDamaged(f"{where}: {exc.message}") from None
+    if rel != value:
+        raise StoreDamaged(f"{where}: path {value!r} is not in normal form ({rel!r})")
+    return rel
+
+
+def _plan_entry(path: str, value: object, where: str) -> Entry:
+    if (not isinstance(value, list) or len(value) != 3 or value[0] not in VALID_MODES
+            or value[0] == DIR or not isinstance(value[1], str) or not is_hash(value[1])
+            or isinstance(value[2], bool) or not isinstance(value[2], int) or value[2] < 0):
+        raise StoreDamaged(f"{where}: the entry of {path!r} is not [mode, hash, size]: "
+                           f"{str(value)[:80]}")
+    return Entry(value[0], value[1], value[2])
+
+
+ABSENT = None
+UNREADABLE = Entry("?", "unreadable", 0)  # equal to no entry a plan holds
+
+
+def disk_entry(dfd: int, name: str) -> Entry | None:
+    """What stands at ``name`` in folder ``dfd`` now, as a tree entry (hashing the file).
+
+    None: nothing a rewind must keep — no file, an (emptied) folder the put clears or
+    refuses, or a FIFO or device, which hold no bytes and are replaced as before.
+    ``UNREADABLE``: a file that cannot be read, so nothing can vouch for it.
+    """
+    try:
+        st = os.lstat(name, dir_fd=dfd)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError:
+        return UNREADABLE
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            target = os.readlink(name, dir_fd=dfd)
+        except OSError:
+            return UNREADABLE
+        raw = os.fsencode(target)
+        return Entry(LINK, hash_bytes(BLOB, raw), len(raw))
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dfd)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return UNREADABLE
+    try:
+        h = blake3.blake3(BLOB + b"\0")
+        size = 0
+        while chunk := os.read(fd, CHUNK):
+            h.update(chunk)
+            size += len(chunk)
+        st = os.fstat(fd)
+    except OSError:
+        return UNREADABLE
+    finally:
+        os.close(fd)
+    return Entry(FILE_MODES[st.st_mode & 0o777], h.hexdigest(), size)
+
+
+def _same(now: Entry | None, want: Entry | None) -> bool:
+    if now is None or want is None:
+        return now is want
+    return now.mode == want.mode and now.hash == want.hash
+
+
+class Changed(Conflict):
+    """A path changed between the plan and its write: the rewind keeps it and stops."""
+
+    def __init__(self, paths: list[str]) -> None:
+        shown = ", ".join(f"'{p}'" for p in paths[:5]) + (" …" if len(paths) > 5 else "")
+        super().__init__(
+            f"{shown} changed while the rewind ran (saved by an editor or an agent); the new "
+            "content is kept and the rewind was undone: nothing was lost. Rewind again once "
+            "the workspace is quiet")
+        self.paths = paths
 
 
 def _selected(path: str, paths: list[str] | None) -> bool:
@@ -75,6 +191,7 @@ def make_plan(
             plan.create[path] = entry
         elif now != entry:
             plan.write[path] = entry
+        plan.before[path] = now
     if partial:
         # a partial checkpoint knows only some files: remove just the ones it saw absent
         for path in absent or []:
@@ -84,6 +201,8 @@ def make_plan(
         for path in current:
             if path not in target and _selected(path, paths):
                 plan.remove.append(path)
+    for path in plan.remove:
+        plan.before[path] = current[path]
     plan.remove.sort(key=lambda p: (-p.count("/"), p))
     return plan
 
@@ -114,16 +233,56 @@ class Applier:
         self.workspace = workspace
         self.objects = objects
         self.fsync = fsync
+        self.done: list[str] = []
 
-    def apply(self, plan: Plan) -> None:
+    def apply(self, plan: Plan, *, strict: bool = True) -> list[str]:
+        """Make each path of ``plan`` its target, if it still holds what it held before.
+
+        Right before each path is replaced or removed, what stands there is looked at
+        again: already the target, it is left; still ``plan.before``, it is replaced; else
+        it changed since the plan was made (an editor's save, an agent's write, or a
+        journal that does not describe this workspace) and is never overwritten. Strict
+        (a rewind being made): that stops the rewind with ``Changed``. Otherwise
+        (recovery, roll-back): it is kept, and returned among the paths left as they are.
+        ``self.done`` lists the paths changed so far.
+        """
+        kept: list[str] = []
+        self.done = []
         root = os.open(self.workspace, os.O_RDONLY | os.O_DIRECTORY)
         try:
             for path in plan.remove:
-                self._remove(root, path)
+                if self._check(root, path, None, plan.before.get(path), strict, kept):
+                    self._remove(root, path)
+                    self.done.append(path)
             for path, entry in sorted({**plan.write, **plan.create}.items()):
-                self._put(root, path, entry)
+                if self._check(root, path, entry, plan.before.get(path), strict, kept):
+                    self._put(root, path, entry)
+                    self.done.append(path)
         finally:
             os.close(root)
+        return kept
+
+    def _check(self, root: int, path: str, want: Entry | None, was: Entry | None,
+               strict: bool, kept: list[str]) -> bool:
+        """Whether ``path`` is to be written now (see ``apply``)."""
+        parts = path.split("/")
+        try:
+            dfd = open_dir(root, parts[:-1], create=False)
+        except (FileNotFoundError, NotADirectoryError, NotAFolder):
+            now = None  # its folder is gone: no file stands there (a symlink: Unsafe)
+        else:
+            try:
+                now = disk_entry(dfd, parts[-1])
+            finally:
+                os.close(dfd)
+        if _same(now, want):
+            return False  # already so (a journal applied again)
+        if _same(now, was):
+            return True
+        if strict:
+            raise Changed([path])
+        kept.append(path)
+        return False
 
     def remove_temps(self, plan: Plan) -> None:
         """Delete the temporary files a killed rewind left beside the files it was writing."""
@@ -241,14 +400,18 @@ class Applier:
         )
 
 
-def check_conflicts(workspace: str, plan: Plan) -> None:
-    """Refuse, before anything is touched, a plan that would stop halfway.
+def check_conflicts(workspace: str, plan: Plan, skipped: dict[str, str] | None = None) -> None:
+    """Refuse, before anything is touched, a plan that would stop halfway or destroy
+    something the safety checkpoint could not capture.
 
     A file to restore may stand where a folder now holds files the plan does not
     remove (ignored or unselected files), or below something that is not a folder
-    and is not removed first.
+    and is not removed first; or where the safety checkpoint saw no file, something may
+    stand that it could not take (an ignored file, one over the size cap, an unreadable
+    one: ``skipped`` says why, by path).
     """
     removed = set(plan.remove)
+    uncaptured: list[str] = []
     for path in sorted({**plan.write, **plan.create}):
         parts = path.split("/")
         folders_stand = True  # every folder on the way is a real folder now
@@ -279,6 +442,18 @@ def check_conflicts(workspace: str, plan: Plan) -> None:
             st = os.lstat(full)
         except (FileNotFoundError, NotADirectoryError):
             continue
+        except OSError:
+            uncaptured.append(path)  # cannot even be looked at: nothing vouches for it
+            continue
+        if path in plan.create and not stat.S_ISDIR(st.st_mode):
+            dfd = os.open(os.path.dirname(full) or ".", os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                now = disk_entry(dfd, os.path.basename(full))
+            finally:
+                os.close(dfd)
+            if now is not None and not _same(now, plan.create[path]):
+                uncaptured.append(path)
+            continue
         if stat.S_ISDIR(st.st_mode):
             for dirpath, _dirs, files in os.walk(full):
                 for f in files:
@@ -289,6 +464,17 @@ def check_conflicts(workspace: str, plan: Plan) -> None:
                             f"'{rel}', which Turnback does not track (ignored files); move it "
                             "away and rewind again"
                         )
+    if uncaptured:
+        why = skipped or {}
+        shown = "; ".join(
+            f"'{p}' ({why.get(p) or 'ignored, or made after the safety checkpoint'})"
+            for p in uncaptured[:5]) + (f"; and {len(uncaptured) - 5} more"
+                                        if len(uncaptured) > 5 else "")
+        raise Conflict(
+            f"the rewind would overwrite what the safety checkpoint could not capture: {shown}. "
+            "Nothing was changed: move those files away (or rewind other paths) and rewind "
+            "again"
+        )
 
 
 def diff_plan(trees: TreeReader, current: str, target: str, sel: list[str] | None) -> Plan:
@@ -316,6 +502,7 @@ def diff_plan(trees: TreeReader, current: str, target: str, sel: list[str] | Non
             if fa != fb:
                 items.append((p, fa, fb))
     for path, old, new in items:
+        plan.before[path] = old
         if new is None:
             if path not in removed:
                 removed.add(path)

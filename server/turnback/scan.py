@@ -109,6 +109,7 @@ class Scanner:
         self._keep: set[str] | None = None  # paths seen by the last full scan
         self._keep_in: list[tuple[str, list[str]]] = []  # ... and folders it took whole
         self._results: dict[str, tuple[str, os.stat_result] | None] = {}
+        self._unreadable: list[dict[str, object]] = []  # files the last scan could not read
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
         # Full scans may check folder records in a forked child (see ``_preverify``); off
@@ -176,7 +177,9 @@ class Scanner:
                     children.setdefault("/".join(parts[:i]), set()).add(part)
             root = self._list_dirty("", base, dirty_paths, children, pending, skipped)
         seen: set[str] | None = set() if full else None
+        self._unreadable = []
         read = self._hash_pending(pending, dirty_paths or set(), write, started, progress)
+        skipped.extend(self._unreadable)
         tree, files, nbytes = self._build(root, write, seen, "")
         self._keep = seen
         if write and save_cache:
@@ -538,6 +541,7 @@ class Scanner:
             return 0
         total = len(pending)
         results = self._results
+        unreadable = self._unreadable
 
         def work(p: _Pending) -> tuple[str, tuple[str, os.stat_result] | None]:
             try:
@@ -549,7 +553,13 @@ class Scanner:
                 else:
                     digest = _hash_file_only(p.abs, st.st_size)
                 return p.rel, (digest, st)
-            except (FileNotFoundError, PermissionError, IsADirectoryError):
+            except (FileNotFoundError, IsADirectoryError):
+                return p.rel, None  # gone, or a folder now: absent, as the next scan sees
+            except OSError as exc:
+                # there but unreadable (permissions, a name too long for the system, an
+                # I/O error): reported, never taken as absent, which a rewind would delete
+                unreadable.append({"path": p.rel,
+                                   "reason": f"unreadable ({exc.strerror or exc})"})
                 return p.rel, None
 
         done: list[tuple[str, tuple[str, os.stat_result] | None]] = []

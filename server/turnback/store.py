@@ -35,7 +35,7 @@ from .objects import BLOB, ObjectStore
 from .oplog import OpLog
 from .paths import expand_home, normalize
 from .rewind import Applier, Plan, check_conflicts, diff_plan, make_plan
-from .scan import Progress, Scanner
+from .scan import Progress, Scanner, ScanResult
 from .session_backend import MemorySessions, SessionBackend
 from .session_files import FileSessions
 from .statcache import StatCache
@@ -63,6 +63,32 @@ def filter_sessions(summaries: list[SessionSummary], query: str) -> list[Session
         if q in s.header.id.lower() or q in s.header.title.lower()
         or q in s.header.agent.lower() or q in (s.header.model or "").lower()
     ]
+
+def _normal(path: str) -> str | None:
+    """``path`` normalised, or None when it is no plain relative path."""
+    try:
+        return normalize(path)
+    except TurnbackError:
+        return None
+
+
+def _skipped_paths(skipped: list[JSON]) -> list[str]:
+    """The paths a checkpoint skipped (unreadable, too large, not a file), normalised."""
+    out = []
+    for item in skipped:
+        p = item.get("path") if isinstance(item, dict) else None
+        if isinstance(p, str):
+            if p == ".":
+                return [""]  # the whole workspace could not be listed
+            n = _normal(p)
+            if n is not None:
+                out.append(n)
+    return out
+
+
+def _selected_by(path: str, prefixes: list[str]) -> bool:
+    return any(p == "" or path == p or path.startswith(p + "/") for p in prefixes)
+
 
 def _carry_skipped(before: list[JSON], now: list[JSON], looked: Iterable[str]) -> list[JSON]:
     """An earlier scan's skipped files that a later incremental scan, which looked again
@@ -101,6 +127,8 @@ class Store:
         # what that scan skipped, when it was a prepare() no checkpoint has committed yet
         self._prepared_skipped: list[JSON] = []
         self._unfinished: JSON | None = None  # a rewind's record, for finish_rewind()
+        # why the journal of an interrupted rewind was not applied (see recover())
+        self.journal_problem: str | None = None
         self._mutex = threading.RLock()
 
     # -- opening ---------------------------------------------------------------------
@@ -381,27 +409,12 @@ class Store:
         if label is not None and not isinstance(label, str):
             raise InvalidInput("label must be a string")
         with self._mutex, rw_lock(self.root / "locks" / "gc", exclusive=False):
-            self._check_gc()
-            base = self._scan_base if dirty is not None else None
-            if base is not None and dirty is not None:
-                dirty = {*dirty, *self._own_dirty}
-            self._own_dirty = set()
-            carried, self._prepared_skipped = self._prepared_skipped, []
+            res, skipped = self._snapshot(dirty, progress)
             try:
-                with self.objects.batch(fsync=self.config.fsync_commits):
-                    res = self.scanner.scan(base=base, dirty=dirty if base else None,
-                                            progress=progress, save_cache=False)
-                self._scan_base = res.tree
-                if self.config.fsync_commits:
-                    self.objects.sync()
-                # a prepared scan's skipped files hold unless this scan looked again
-                skipped = (_carry_skipped(carried, res.skipped, dirty or ())
-                           if base is not None else res.skipped)
                 cp = self._commit_checkpoint(
                     res.tree, label, session_id, auto, res.files, res.bytes, skipped
                 )
             except BaseException:
-                # the stat cache may name objects of a pack that was never finished
                 self._statcache.discard()
                 self._scan_base = None
                 raise
@@ -409,6 +422,34 @@ class Store:
             # names objects no checkpoint holds (the next checkpoint would trust them)
             self.scanner.save_cache()
             return cp
+
+    def _snapshot(self, dirty: Iterable[str] | None, progress: Progress | None
+                  ) -> tuple[ScanResult, list[JSON]]:
+        """Store the workspace's files and trees (durable, not yet committed) and return
+        the scan with the files it skipped. The caller holds the mutex and the gc lock,
+        commits (``_commit_checkpoint``), then calls ``scanner.save_cache()``."""
+        self._check_gc()
+        base = self._scan_base if dirty is not None else None
+        if base is not None and dirty is not None:
+            dirty = {*dirty, *self._own_dirty}
+        self._own_dirty = set()
+        carried, self._prepared_skipped = self._prepared_skipped, []
+        try:
+            with self.objects.batch(fsync=self.config.fsync_commits):
+                res = self.scanner.scan(base=base, dirty=dirty if base else None,
+                                        progress=progress, save_cache=False)
+            self._scan_base = res.tree
+            if self.config.fsync_commits:
+                self.objects.sync()
+        except BaseException:
+            # the stat cache may name objects of a pack that was never finished
+            self._statcache.discard()
+            self._scan_base = None
+            raise
+        # a prepared scan's skipped files hold unless this scan looked again
+        skipped = (_carry_skipped(carried, res.skipped, dirty or ())
+                   if base is not None else res.skipped)
+        return res, skipped
 
     def prepare(self, dirty: Iterable[str]) -> bool:
         """Do the next checkpoint's reading ahead, without making a checkpoint.
@@ -659,6 +700,7 @@ class Store:
         if mode == "conversation":
             return self._rewind_conversation(cp, dry_run)
         return self._rewind_files(cp.id, cp.tree, sel, mode, dry_run, cp.partial, cp.absent,
+                                  unknown=_skipped_paths(cp.skipped),
                                   session_id=cp.session_id, to_event=cp.event_id, op="rewind",
                                   dirty=dirty, finish_later=finish_later)
 
@@ -678,22 +720,38 @@ class Store:
 
     def _rewind_files(
         self, label_id: str, target_tree: str, sel: list[str] | None, mode: str, dry_run: bool,
-        partial: bool, absent: list[str], *, session_id: str | None, to_event: str | None,
-        op: str, undo_of: str | None = None, dirty: Iterable[str] | None = None,
-        finish_later: bool = False,
+        partial: bool, absent: list[str], *, unknown: list[str], session_id: str | None,
+        to_event: str | None, op: str, undo_of: str | None = None,
+        dirty: Iterable[str] | None = None, finish_later: bool = False,
     ) -> RewindResult:
+        """``unknown``: paths the target checkpoint skipped (unreadable, too large): what
+        they held then is not known, so the rewind leaves them as they are."""
         self.finish_rewind()
+        self._refuse_if_journal_bad()
         with file_lock(self.root / "locks" / "rewind"), self._mutex:
             if dry_run:
-                plan = self._plan(self._working_tree(), target_tree, sel, partial, absent)
+                plan = self._plan(self._working_tree(), target_tree, sel, partial, absent,
+                                  unknown)
                 return RewindResult(sorted(plan.write), sorted(plan.create), plan.remove, None,
                                     True, mode, label_id)
             sid = session_id if session_id and self.backend.exists(session_id) else None
-            safety = self.checkpoint(label=f"before {op} to {label_id}", session_id=sid,
-                                     auto=True, dirty=dirty)
-            plan = self._plan(safety.tree, target_tree, sel, partial, absent)
-            self._check_objects(plan)
-            check_conflicts(str(self.workspace), plan)
+            with rw_lock(self.root / "locks" / "gc", exclusive=False):
+                # the safety checkpoint is committed only once the rewind is known to go
+                # ahead: a refused rewind leaves nothing behind (and `latest~1` stays put)
+                res, skipped = self._snapshot(dirty, None)
+                try:
+                    plan = self._plan(res.tree, target_tree, sel, partial, absent, unknown)
+                    self._check_objects(plan)
+                    check_conflicts(str(self.workspace), plan, {
+                        str(k.get("path")): str(k.get("reason")) for k in skipped})
+                    safety = self._commit_checkpoint(
+                        res.tree, f"before {op} to {label_id}", sid, True, res.files,
+                        res.bytes, skipped)
+                except BaseException:
+                    # refused: the scan stays the base of the next one, like a prepare()
+                    self._prepared_skipped = skipped
+                    raise
+                self.scanner.save_cache()
             sid = safety.session_id
             assert sid is not None
             prev_head = self.backend.head(sid)
@@ -705,13 +763,15 @@ class Store:
                 "undoOf": undo_of, "plan": plan.to_json(),
             }
             self.oplog.begin(record, fsync=self.config.fsync_commits)
+            applier = Applier(str(self.workspace), self.objects, False)
             try:
-                Applier(str(self.workspace), self.objects, False).apply(plan)
+                applier.apply(plan)
             except (TurnbackError, OSError) as exc:
-                self._roll_back(record, exc)
+                self._roll_back(record, plan.reverse(applier.done), exc)
                 raise
-            # the next incremental checkpoint looks again at what the rewind changed
-            self._own_dirty.update(plan.write, plan.create, plan.remove)
+            finally:
+                # the next incremental checkpoint looks again at what the rewind changed
+                self._own_dirty.update(plan.paths())
             if finish_later:
                 self._unfinished = record
                 head: str | None = f"rw-{op_id}"  # the id _finish gives the event
@@ -746,7 +806,7 @@ class Store:
             self._finish(record)
 
     def _plan(self, current: str, target: str, sel: list[str] | None, partial: bool,
-              absent: list[str]) -> Plan:
+              absent: list[str], unknown: list[str]) -> Plan:
         """What a rewind from tree ``current`` to ``target`` writes, creates and removes."""
         if partial:
             # a partial checkpoint knows few files: look each one up
@@ -756,7 +816,10 @@ class Store:
             plan = make_plan(self.trees, now, want, sel, absent, partial)
         else:
             plan = diff_plan(self.trees, current, target, sel)
-        self._refuse_reserved([*plan.write, *plan.create, *plan.remove], "the checkpoint's path")
+        if unknown:
+            # absent from the target only because it could not read them: not removed
+            plan.remove = [p for p in plan.remove if not _selected_by(p, unknown)]
+        self._refuse_reserved(plan.paths(), "the checkpoint's path")
         return plan
 
     def _refuse_reserved(self, paths: Iterable[str], what: str) -> None:
@@ -773,28 +836,30 @@ class Store:
                 raise Unsafe(f"{what} '{rel}' is inside the Turnback store; Turnback never "
                              "writes there")
 
-    def _roll_back(self, record: JSON, exc: BaseException) -> None:
+    def _roll_back(self, record: JSON, back: Plan, exc: BaseException) -> None:
         """Put back the workspace as it was before a rewind that failed part-way (a symlink
-        swapped in, a name the file system refuses, a full disk), and end its journal:
-        replaying the journal would only fail again at every open."""
-        safety = self.index.get(str(record.get("safety")))
-        if safety is None:
-            raise StoreDamaged(f"a rewind failed part-way ({exc}) and its safety checkpoint "
-                               f"{record.get('safety')!r} is gone; see {self.oplog.journal}")
-        sel = record.get("paths")
+        swapped in, a name the file system refuses, a full disk, a file saved meanwhile),
+        and end its journal: replaying the journal would only fail again at every open.
+
+        ``back`` reverses just the paths the rewind changed; a path changed again since
+        the rewind wrote it is kept, never overwritten (and named in the error)."""
+        applier = Applier(str(self.workspace), self.objects, self.config.fsync_commits)
         try:
-            now = self.trees.flatten(self._working_tree())
-            back = make_plan(self.trees, now, self._flatten_selected(safety.tree, sel), sel)
-            applier = Applier(str(self.workspace), self.objects, self.config.fsync_commits)
-            applier.apply(back)
-            applier.remove_temps(Plan.from_json(record["plan"]))
+            kept = applier.apply(back, strict=False)
+            applier.remove_temps(Plan.from_json(record["plan"], "the rewind's plan"))
         except (TurnbackError, OSError) as again:
             raise StoreDamaged(
                 f"a rewind failed part-way ({exc}) and putting the workspace back failed too "
                 f"({again}); it is retried when the store is next opened, and safety "
-                f"checkpoint {safety.id} holds the files as they were"
+                f"checkpoint {record.get('safety')} holds the files as they were"
             ) from again
         self.oplog.end()
+        if kept:
+            raise Conflict(
+                f"a rewind failed part-way ({exc}); the workspace was put back, except "
+                f"{', '.join(repr(p) for p in kept[:5])}, changed again meanwhile and kept as "
+                f"it is now; safety checkpoint {record.get('safety')} holds what was there "
+                "before the rewind") from exc
 
     def _flatten_selected(self, tree: str, sel: list[str] | None) -> dict[str, Entry]:
         """The files of ``tree`` under the selected paths, reading only the trees on the way
@@ -815,11 +880,13 @@ class Store:
     def _finish(self, record: JSON) -> str | None:
         """Record a rewind whose files are in place: event, op log, end of journal."""
         sid = record["session"]
-        plan = Plan.from_json(record["plan"])
+        plan = Plan.from_json(record["plan"], "the rewind's plan")
         data = {"checkpoint": record["checkpoint"], "mode": record["mode"],
                 "safetyCheckpoint": record["safety"], "paths": record["paths"],
                 "written": len(plan.write) + len(plan.create), "removed": len(plan.remove),
                 "previousHead": record["prevHead"]}
+        if record.get("kept"):
+            data["kept"] = record["kept"]  # changed meanwhile: left as they were (recover)
         if record.get("undoOf"):
             data["undo"] = record["undoOf"]
         parent: str | _Head | None = record["toEvent"] if record.get("toEvent") else HEAD
@@ -832,32 +899,55 @@ class Store:
         return ev.id
 
     def recover(self) -> str | None:
-        """Finish a rewind that a crash interrupted (idempotent); return its op id."""
-        record = self.oplog.pending()
+        """Finish a rewind that a crash interrupted (idempotent); return its op id.
+
+        The journal is input like any other file (a cloned repository may ship a
+        ``.turnback/``): it is applied only if every field checks out, and then only to
+        paths that still hold what its safety checkpoint captured or already what it
+        writes. Anything else is kept. A journal that does not check out is not applied
+        at all: rewinds are refused (``journal_problem``) and ``fsck`` reports it.
+        """
+        self.journal_problem = None
+        try:
+            record = self.oplog.pending()
+        except StoreDamaged as exc:
+            self.journal_problem = f"{exc.message}; it was not applied"
+            return None
         if record is None:
             return None
         # the CLI's early check of folders saw the workspace before this rewind's end
         prescan.drop_early()
         with file_lock(self.root / "locks" / "rewind"):
-            record = self.oplog.pending()
-            if record is None:
-                return None
             try:
-                plan = Plan.from_json(record["plan"])
-                sid = record["session"]
-            except (KeyError, TypeError, AssertionError) as exc:
-                raise StoreDamaged(f"{self.oplog.journal} is malformed ({exc})") from exc
+                record = self.oplog.pending()
+                if record is None:
+                    return None
+                plan = self._journal_plan(record)
+            except (StoreDamaged, NotFound) as exc:
+                self.journal_problem = (
+                    f"{self.oplog.journal} (an interrupted rewind) was not applied: "
+                    f"{exc.message}. Nothing was changed. If no rewind was interrupted here, "
+                    "delete that file; 'turnback fsck' reports it until then")
+                return None
             applier = Applier(str(self.workspace), self.objects, True)
             try:
-                applier.apply(plan)
+                kept = applier.apply(plan, strict=False)
             except (TurnbackError, OSError) as exc:
-                self._roll_back(record, exc)  # cannot be finished: back to the state before
+                try:
+                    self._roll_back(record, plan.reverse(), exc)
+                except Conflict:
+                    pass  # rolled back but for paths changed since, which are kept
+                except StoreDamaged as again:
+                    self.journal_problem = again.message
                 return None
             applier.remove_temps(plan)
+            if kept:
+                record["kept"] = kept  # changed since the rewind began: left as they are
             last = self.oplog.last()
             if last is not None and last.get("id") == record["id"]:
                 self.oplog.end()  # already recorded; only the journal was left
                 return str(record["id"])
+            sid = record["session"]
             log = self.backend.load(sid) if self.backend.exists(sid) else None
             if log is not None and any(e.id == f"rw-{record['id']}" for e in log.events):
                 op = {k: v for k, v in record.items() if k != "plan"}
@@ -867,6 +957,58 @@ class Store:
                 self._finish(record)
             return str(record["id"])
 
+    def _journal_plan(self, record: JSON) -> Plan:
+        """The plan of a journal record, every field checked (``StoreDamaged`` names the
+        first fault), with what each path held before read from its safety checkpoint."""
+        def bad(what: str) -> StoreDamaged:
+            return StoreDamaged(what)
+
+        for key in ("id", "session"):
+            try:
+                check_id(record.get(key), key)
+            except InvalidInput as exc:
+                raise bad(exc.message) from None
+        for key in ("prevHead", "toEvent", "undoOf"):
+            value = record.get(key)
+            if value is not None:
+                try:
+                    check_id(value, key)
+                except InvalidInput as exc:
+                    raise bad(exc.message) from None
+        if record.get("op") not in ("rewind", "undo"):
+            raise bad(f"op {str(record.get('op'))[:40]!r} is not rewind or undo")
+        if record.get("mode") not in ("files", "both"):
+            raise bad(f"mode {str(record.get('mode'))[:40]!r} is not files or both")
+        if not isinstance(record.get("checkpoint"), str):
+            raise bad("checkpoint is not a string")
+        sel = record.get("paths")
+        if sel is not None:
+            if not isinstance(sel, list):
+                raise bad("paths is not a list")
+            for p in sel:
+                if not isinstance(p, str) or _normal(p) != p:
+                    raise bad(f"path {str(p)[:80]!r} is not a plain relative path")
+        safety_id = record.get("safety")
+        safety = self.index.get(safety_id) if isinstance(safety_id, str) else None
+        if safety is None:
+            raise bad(f"its safety checkpoint {str(safety_id)[:40]!r} is not in this store")
+        plan = Plan.from_json(record.get("plan"), "its plan")
+        try:
+            self._refuse_reserved(plan.paths(), "path")
+        except Unsafe as exc:
+            raise bad(exc.message) from None
+        for p in plan.paths():
+            entry = self.trees.lookup(safety.tree, p)
+            plan.before[p] = None if entry is None or entry.mode == DIR else entry
+        return plan
+
+    def _refuse_if_journal_bad(self) -> None:
+        if self.journal_problem is not None:
+            if not self.oplog.journal.exists():
+                self.journal_problem = None  # resolved: the file was removed
+                return
+            raise StoreDamaged(f"rewinds are refused: {self.journal_problem}")
+
     def undo(self, dry_run: bool = False, dirty: Iterable[str] | None = None,
              finish_later: bool = False) -> RewindResult:
         """Revert the last rewind or undo (so undo twice is redo); ``finish_later`` as in
@@ -875,10 +1017,10 @@ class Store:
         last = self.oplog.last()
         if last is None:
             raise Conflict("nothing to undo: no rewind has been made in this store")
+        self._check_op(last)
         if last.get("mode") == "conversation":
             sid, prev = last.get("session"), last.get("prevHead")
-            if not isinstance(sid, str):
-                raise StoreDamaged("the last operation in oplog.jsonl names no session")
+            assert isinstance(sid, str)
             if dry_run:
                 return RewindResult([], [], [], None, True, "conversation", None, prev)
             cur = self.backend.head(sid)
@@ -899,8 +1041,27 @@ class Store:
         both = last.get("mode") == "both" and isinstance(prev, str)
         return self._rewind_files(
             safety.id, safety.tree, last.get("paths"), "both" if both else "files", dry_run,
-            False, [], session_id=last.get("session"), to_event=prev if both else None,
-            op="undo", undo_of=last.get("id"), dirty=dirty, finish_later=finish_later)
+            False, [], unknown=_skipped_paths(safety.skipped), session_id=last.get("session"),
+            to_event=prev if both else None, op="undo", undo_of=last.get("id"), dirty=dirty,
+            finish_later=finish_later)
+
+    def _check_op(self, op: JSON) -> None:
+        """An operation-log line is input: its ids and paths are checked before use."""
+        where = f"the last line of {self.oplog.path}"
+        try:
+            check_id(op.get("session"), "its session")
+            for key in ("id", "prevHead", "newHead"):
+                if op.get(key) is not None:
+                    check_id(op.get(key), key)
+        except InvalidInput as exc:
+            raise StoreDamaged(f"{where}: {exc.message}; run 'turnback fsck'") from None
+        if op.get("mode") not in MODES:
+            raise StoreDamaged(f"{where}: mode {str(op.get('mode'))[:40]!r} is unknown")
+        sel = op.get("paths")
+        if sel is not None and (not isinstance(sel, list) or not all(
+                isinstance(p, str) and _normal(p) == p for p in sel)):
+            raise StoreDamaged(f"{where}: its paths are not plain relative paths; "
+                               "run 'turnback fsck'")
 
     # -- maintenance -------------------------------------------------------------------
     def disk_usage(self) -> int:

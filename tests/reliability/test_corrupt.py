@@ -144,10 +144,15 @@ def test_config_damage_named(ws: Path, content: object, message: str) -> None:
 
 
 def test_garbage_journal_named(ws: Path) -> None:
-    store, *_ = two_checkpoints(ws)
+    store, _a, *_ = two_checkpoints(ws)
     (store.root / "journal.json").write_bytes(b"{half")
-    with pytest.raises(StoreDamaged, match=r"interrupted rewind.*delete that file"):
-        Store.open(ws)
+    again = Store.open(ws)  # opens: fsck must be able to say what is wrong
+    with pytest.raises(StoreDamaged, match=r"rewinds are refused.*interrupted rewind.*delete"):
+        again.rewind(_a)
+    report = again.fsck()
+    assert [d["what"] for d in report.damaged] == ["rewind journal"]
+    (store.root / "journal.json").unlink()
+    again.rewind(_a)  # resolved
     count("garbage rewind journal")
 
 
