@@ -38,6 +38,7 @@ from .base import (
     derive_id,
     short_title,
 )
+from .inputs import find
 
 AGENT = "aider"
 HISTORY_FILE = ".aider.chat.history.md"
@@ -54,7 +55,7 @@ def locate(ctx: Context, path: Path | None) -> list[Path]:
         default = ctx.workspace / HISTORY_FILE
         return [default] if default.exists() else []
     if path.is_dir():
-        return sorted(path.rglob(HISTORY_FILE))
+        return find(path, "**", HISTORY_FILE, refused=ctx.refused)
     return [path]
 
 

@@ -19,13 +19,15 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
+from ..errors import InvalidInput, Unsafe
 from ..events import JSON, UTC, Event, SessionHeader
 from ..models import Problem
 from ..paths import expand_home
+from .inputs import DEFAULT_MAX_LINE, MAX_LINE_ENV, max_line, open_regular, read_regular, size_text
 
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
 
@@ -81,6 +83,13 @@ class Context:
     workspace: Path
     home: Path
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    # Links and odd files that locating inputs passed over; the runner reports them.
+    refused: list[Problem] = field(default_factory=list)
+
+    @property
+    def max_line(self) -> int:
+        """The most bytes read at once for one line, document or backup."""
+        return max_line(self.env)
 
     @property
     def claude_dir(self) -> Path:
@@ -103,22 +112,55 @@ class RawLine:
     data: bytes
 
 
+@dataclass(slots=True)
+class SkippedLine:
+    """A line longer than the bound: passed over unread, reported, never held in memory."""
+
+    number: int
+    end: int  # byte offset just past the line's newline
+    problem: Problem
+
+
+SKIP_CHUNK = 1 << 20  # how much of an over-long line is read at a time to find its end
+
+
 def iter_raw_lines(
-    path: Path, start: int = 0, first_line: int = 1, *, final: bool = True
-) -> Iterator[RawLine | Problem]:
+    path: Path, start: int = 0, first_line: int = 1, *, final: bool = True,
+    limit: int = DEFAULT_MAX_LINE,
+) -> Iterator[RawLine | SkippedLine | Problem]:
     """Stream the lines of ``path`` from byte ``start`` (memory: one line at a time).
 
     A last line without a newline is either still being written (``final`` is
     False: it is left for a later read) or cut off (``final``: it is yielded if
-    it is a whole JSON value, else reported as a problem).
+    it is a whole JSON value, else reported as a problem). A line over ``limit``
+    bytes is skipped and reported, like a line that is not JSON. ``path`` must be
+    a regular file reached without a link (:func:`inputs.open_regular`).
     """
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         f.seek(start)
         offset = start
         number = first_line - 1
-        for raw in f:
+        while True:
+            raw, ended = _read_line(f, limit)
+            if raw is not None and not raw:
+                return
             number += 1
             line_offset = offset
+            if raw is None:
+                ended = ended or _skip_rest(f)
+                offset = f.tell()
+                if not ended and not final:
+                    return  # still being written: look again when it grows
+                what = f"line is longer than {size_text(limit)} (the bound {MAX_LINE_ENV})"
+                if not ended:
+                    yield Problem(str(path), number, f"{what} and the file ends mid-line; "
+                                  "skipped (the rest of the file was imported)")
+                    return
+                yield SkippedLine(number, offset, Problem(
+                    str(path), number,
+                    f"{what}; skipped (the lines after it were imported; "
+                    f"raise {MAX_LINE_ENV}, e.g. {MAX_LINE_ENV}=256M, to read it)"))
+                continue
             offset += len(raw)
             if raw.endswith(b"\n"):
                 yield RawLine(number, line_offset, offset, raw)
@@ -134,6 +176,41 @@ def iter_raw_lines(
                     f"line is cut off after {len(raw)} bytes (the file ends mid-line); "
                     "the rest of the file was imported",
                 )
+
+
+def _read_line(f: BinaryIO, limit: int) -> tuple[bytes | None, bool]:
+    """(the next line, b"" at the end; or None if it is longer than ``limit``, its end read).
+
+    Read a chunk at a time so that an over-long line is never held whole: memory
+    stays within ``limit`` plus one chunk (a line within it is joined once). The
+    flag says whether that over-long line's newline was read already.
+    """
+    first = f.readline(SKIP_CHUNK)
+    ended = first.endswith(b"\n")
+    if len(first) < SKIP_CHUNK or ended:
+        return (first, ended) if len(first) <= limit else (None, ended)
+    chunks = [first]
+    size = len(first)
+    while size <= limit and not ended:
+        chunk = f.readline(SKIP_CHUNK)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+        ended = chunk.endswith(b"\n")
+    if size > limit:
+        return None, ended
+    return b"".join(chunks), ended
+
+
+def _skip_rest(f: BinaryIO) -> bool:
+    """Read past the rest of an over-long line; whether a newline ended it."""
+    while True:
+        chunk = f.readline(SKIP_CHUNK)
+        if not chunk:
+            return False
+        if chunk.endswith(b"\n"):
+            return True
 
 
 def _error_line(exc: orjson.JSONDecodeError) -> int:
@@ -308,7 +385,9 @@ class DocumentParser:
     def load(self, path: Path) -> JSON | Problem:
         """A JSON object file, or a problem naming it."""
         try:
-            value = orjson.loads(path.read_bytes())
+            value = orjson.loads(read_regular(path, self.ctx.max_line))
+        except (InvalidInput, Unsafe) as exc:
+            return Problem(str(path), 0, f"{exc.message}; file skipped")
         except orjson.JSONDecodeError as exc:
             return Problem(str(path), _error_line(exc), f"not valid JSON ({exc}); file skipped")
         except OSError as exc:

@@ -46,6 +46,7 @@ from .base import (
     short_title,
     workspace_relpath,
 )
+from .inputs import find
 
 AGENT = "checkpoint-json"
 
@@ -78,7 +79,9 @@ class CheckpointJsonParser(DocumentParser):
         self.prev_ts = ""  # the time of the state "before" a checkpoint's changes
 
     def parse(self) -> Iterator[Record]:
-        files = sorted(self.path.glob("*.json")) if self.path.is_dir() else [self.path]
+        refused: list[Problem] = []
+        files = find(self.path, "*.json", refused=refused) if self.path.is_dir() else [self.path]
+        yield from refused
         docs: list[tuple[str, str, Path]] = []  # (time, id, file): order without keeping docs
         for f in files:
             doc = self.load(f)

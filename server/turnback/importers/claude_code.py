@@ -25,12 +25,14 @@ Mapping (docs/IMPORT.md has the full table):
 
 from __future__ import annotations
 
+import glob
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import InvalidInput, Unsafe
 from ..events import JSON, Event, Kind, SessionHeader
 from .base import (
     TITLE_FIRST_PROMPT,
@@ -54,6 +56,7 @@ from .base import (
     sub_id,
     workspace_relpath,
 )
+from .inputs import DEFAULT_MAX_LINE, find, open_regular, read_regular
 
 AGENT = "claude-code"
 
@@ -101,35 +104,44 @@ def is_prompt_text(text: str) -> bool:
 
 
 def locate(ctx: Context, path: Path | None) -> list[Path]:
-    """Transcripts to import: PATH (a file or a folder), or this workspace's sessions."""
+    """Transcripts to import: PATH (a file or a folder), or this workspace's sessions.
+
+    Links and FIFOs in the folders are passed over (``ctx.refused`` lists them).
+    """
+    refused = ctx.refused
     if path is not None:
         if path.is_dir():
-            return sorted(path.glob("*.jsonl")) + sorted(path.glob("*/subagents/*.jsonl"))
+            return (find(path, "*.jsonl", refused=refused)
+                    + find(path, "*", "subagents", "*.jsonl", refused=refused))
         return [path]
     project = ctx.claude_dir / "projects" / encode_project_dir(str(ctx.workspace))
     files: list[Path] = []
-    for main in sorted(project.glob("*.jsonl")):
-        cwd = first_cwd(main)
+    for main in find(project, "*.jsonl", refused=refused):
+        cwd = first_cwd(main, limit=ctx.max_line)
         if cwd is None or _same_dir(cwd, ctx.workspace):
             files.append(main)
-            files.extend(sorted((project / main.stem / "subagents").glob("*.jsonl")))
+            files.extend(find(project, glob.escape(main.stem), "subagents", "*.jsonl",
+                              refused=refused))
     return files
 
 
-def first_cwd(path: Path, max_lines: int = 50) -> str | None:
+def first_cwd(path: Path, max_lines: int = 50, limit: int = DEFAULT_MAX_LINE) -> str | None:
     """The ``cwd`` of a transcript's first lines (None if none says)."""
     import orjson
 
     try:
-        with open(path, "rb") as f:
-            for _, raw in zip(range(max_lines), f, strict=False):
+        with open_regular(path) as f:
+            for _ in range(max_lines):
+                raw = f.readline(limit + 1)
+                if not raw or len(raw) > limit:
+                    return None
                 try:
                     obj = orjson.loads(raw)
                 except orjson.JSONDecodeError:
                     continue
                 if isinstance(obj, dict) and isinstance(obj.get("cwd"), str):
                     return str(obj["cwd"])
-    except OSError:
+    except (OSError, Unsafe):
         return None
     return None
 
@@ -497,7 +509,14 @@ class ClaudeCodeParser(JsonlParser):
                 yield self.problem(snap.line, f"backupFileName {name!r} of {path!r} is not a name")
                 continue
             try:
-                files[rel] = (folder / name).read_bytes()
+                # Never through a link: a backup (or its folder) linked to ~/.ssh/id_ed25519
+                # would otherwise be shown by `show` and written into the workspace by a rewind.
+                files[rel] = read_regular(folder / name, self.ctx.max_line,
+                                          under=self.history_dir.parent)
+            except (Unsafe, InvalidInput) as exc:
+                yield self.problem(snap.line, f"file-history backup of {path!r} skipped: "
+                                   f"{exc.message}")
+                continue
             except OSError:
                 continue  # backup not kept on this machine: the checkpoint holds the rest
             names.append(f"{rel}={name}")

@@ -26,6 +26,7 @@ from typing import Any
 
 import orjson
 
+from ..errors import Unsafe
 from ..events import JSON, Event, Kind, SessionHeader
 from .base import (
     TITLE_FIRST_PROMPT,
@@ -44,6 +45,7 @@ from .base import (
     safe_id,
     short_title,
 )
+from .inputs import DEFAULT_MAX_LINE, find, open_regular
 
 AGENT = "codex"
 MAX_PENDING_LINES = 50
@@ -57,22 +59,24 @@ TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_
 def locate(ctx: Context, path: Path | None) -> list[Path]:
     """Rollouts to import: PATH (a file or a folder), or this workspace's rollouts."""
     if path is not None:
-        return sorted(path.rglob("*.jsonl")) if path.is_dir() else [path]
+        return find(path, "**", "*.jsonl", refused=ctx.refused) if path.is_dir() else [path]
     found = []
-    for f in sorted((ctx.codex_dir / "sessions").rglob("rollout-*.jsonl")):
-        cwd = rollout_cwd(f)
+    for f in find(ctx.codex_dir / "sessions", "**", "rollout-*.jsonl", refused=ctx.refused):
+        cwd = rollout_cwd(f, ctx.max_line)
         if cwd is not None and _same_dir(cwd, ctx.workspace):
             found.append(f)
     return found
 
 
-def rollout_cwd(path: Path) -> str | None:
+def rollout_cwd(path: Path, limit: int = DEFAULT_MAX_LINE) -> str | None:
     """The ``cwd`` of a rollout's ``session_meta`` (its first line)."""
     try:
-        with open(path, "rb") as f:
-            first = f.readline()
+        with open_regular(path) as f:
+            first = f.readline(limit + 1)
+        if len(first) > limit:
+            return None
         obj = orjson.loads(first)
-    except (OSError, orjson.JSONDecodeError):
+    except (OSError, Unsafe, orjson.JSONDecodeError):
         return None
     if not isinstance(obj, dict):
         return None

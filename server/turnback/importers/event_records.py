@@ -45,6 +45,7 @@ from .base import (
     short_title,
     sub_id,
 )
+from .inputs import find
 
 AGENT = "event-records"
 _CAMEL_RE = re.compile(r"(?<!^)(?=[A-Z])")
@@ -57,7 +58,7 @@ def locate(ctx: Context, path: Path | None) -> list[Path]:
         raise InvalidInput(
             "source 'event-records' needs a PATH: a session .jsonl file or a folder of them"
         )
-    return sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
+    return find(path, "*.jsonl", refused=ctx.refused) if path.is_dir() else [path]
 
 
 def _tagged(event: Any) -> tuple[str | None, JSON]:

@@ -15,6 +15,7 @@ are not reported as new (``report_existing=True`` changes that).
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -70,6 +71,7 @@ class Follower:
         self.clock = clock
         self.files: dict[Path, _Followed] = {}
         self.polls = 0
+        self.refused_seen: set[str] = set()  # links and FIFOs passed over, reported once
         # One applier for all polls: it knows the sessions and the titles' ranks.
         self.applier = Applier(store, ImportResult())
 
@@ -81,7 +83,7 @@ class Follower:
             found.extend((name, f) for f in src.locate(self.ctx, None))
         for name, path in self.paths:
             src = registry.get(name)
-            found.extend((name, f) for f in src.locate(self.ctx, path) if f.is_file())
+            found.extend((name, f) for f in src.locate(self.ctx, path) if _is_regular(f))
         return found
 
     def poll(self) -> ImportResult:
@@ -95,8 +97,10 @@ class Follower:
         for name, path in self.discover():
             state = self.files.get(path)
             try:
-                st = path.stat()
+                st = path.lstat()  # a link is never followed (inputs.py); it is not read
             except OSError:
+                continue
+            if not stat.S_ISREG(st.st_mode):
                 continue
             if state is None or st.st_ino != state.inode or st.st_size < state.cursor.offset:
                 # new, replaced or truncated: read it again from the start (ids dedupe)
@@ -115,6 +119,11 @@ class Follower:
             elif not state.flushed and now - state.last_growth >= self.idle_flush:
                 self._read(state, path, applier, result, final=True)
                 state.flushed = True
+        for problem in self.ctx.refused:
+            if problem.file not in self.refused_seen:
+                self.refused_seen.add(problem.file)
+                result.add_problem(problem)
+        self.ctx.refused.clear()
         applier.close()
         return result
 
@@ -126,3 +135,10 @@ class Follower:
         applier.flush()
         if state.history:
             result.prompted[:] = before  # old prompts are history, not new turns
+
+
+def _is_regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.lstat().st_mode)
+    except OSError:
+        return False

@@ -42,6 +42,7 @@ from .base import (
     safe_id,
     short_title,
 )
+from .inputs import find
 
 AGENT = "meta-jsonl"
 
@@ -51,7 +52,7 @@ def locate(ctx: Context, path: Path | None) -> list[Path]:
         raise InvalidInput(
             "source 'meta-jsonl' needs a PATH: a session .jsonl file or its sessions/ folder"
         )
-    return sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
+    return find(path, "*.jsonl", refused=ctx.refused) if path.is_dir() else [path]
 
 
 def content_text(content: Any) -> str:

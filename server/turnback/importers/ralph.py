@@ -32,6 +32,7 @@ from .base import (
     norm_ts,
     short_title,
 )
+from .inputs import find
 
 AGENT = "ralph"
 DEFAULT_FILE = Path(".ralph") / "history.jsonl"
@@ -44,7 +45,7 @@ def locate(ctx: Context, path: Path | None) -> list[Path]:
         default = ctx.workspace / DEFAULT_FILE
         return [default] if default.exists() else []
     if path.is_dir():
-        return sorted(path.rglob("history.jsonl"))
+        return find(path, "**", "history.jsonl", refused=ctx.refused)
     return [path]
 
 

@@ -7,16 +7,20 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import NotFound
+from ..errors import NotFound, Unsafe
 from ..models import Problem
 from ..paths import expand_home
 from ..store import Store
 from . import registry
 from .apply import Applier
-from .base import Context, DocumentParser, FileParser, iter_raw_lines
+from .base import Context, DocumentParser, FileParser, SkippedLine, iter_raw_lines
+from .inputs import check_named
 from .result import ImportResult
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes in all)
+# Called between lines, records and files; raising from it stops the import. What
+# was written stays and is consistent: the next import skips it by event id.
+Check = Callable[[], None]
 PROGRESS_EVERY = 1 << 20  # report progress each MiB read
 
 
@@ -45,22 +49,33 @@ def import_source(
     *,
     home: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None,
+    check: Check | None = None,
 ) -> ImportResult:
-    """Import SOURCE's sessions (from PATH, or the source's usual place) into ``store``."""
+    """Import SOURCE's sessions (from PATH, or the source's usual place) into ``store``.
+
+    A PATH that is a link, FIFO or device is refused (:class:`Unsafe`); such files
+    met inside a folder are skipped and listed in the result's problems.
+    """
     src = registry.get(source)
     ctx = make_context(store, home, env)
     target: Path | None = None
     if path is not None and str(path) != "":
         target = expand_home(path).absolute()
-        if not target.exists():
+        if not os.path.lexists(target):
             raise NotFound(f"{source} input {str(target)!r} does not exist")
+        check_named(target)
     files = src.locate(ctx, target)
     result = ImportResult()
+    for problem in ctx.refused:
+        result.add_problem(problem)
+    ctx.refused.clear()
     applier = Applier(store, result)
     sizes = [_size(f) for f in files]
     total = sum(sizes)
     done = 0
     for f, size in zip(files, sizes, strict=True):
+        if check is not None:
+            check()
         applier.file = str(f)
         result.files += 1
         parser = src.parser(f, ctx)
@@ -71,9 +86,11 @@ def import_source(
 
         if isinstance(parser, DocumentParser):
             for rec in parser.parse():
+                if check is not None:
+                    check()
                 applier.add(rec)
         else:
-            read_lines(parser, f, applier, Cursor(), final=True, progress=step)
+            read_lines(parser, f, applier, Cursor(), final=True, progress=step, check=check)
         done += size
         if progress is not None:
             progress(done, total)
@@ -89,16 +106,24 @@ def read_lines(
     *,
     final: bool,
     progress: Callable[[int], None] | None = None,
+    check: Check | None = None,
 ) -> bool:
     """Feed the complete lines from ``cursor`` on; advance it; True if any line was read."""
     start = cursor.offset
     next_report = start + PROGRESS_EVERY
     read = False
     try:
-        lines = iter_raw_lines(path, cursor.offset, cursor.line, final=final)
+        lines = iter_raw_lines(path, cursor.offset, cursor.line, final=final,
+                               limit=parser.ctx.max_line)
         for item in lines:
+            if check is not None:
+                check()
             if isinstance(item, Problem):
                 applier.add(item)
+                continue
+            if isinstance(item, SkippedLine):
+                applier.add(item.problem)
+                cursor.offset, cursor.line = item.end, item.number + 1
                 continue
             read = True
             cursor.offset, cursor.line = item.end, item.number + 1
@@ -115,6 +140,8 @@ def read_lines(
                 next_report = item.end + PROGRESS_EVERY
     except OSError as exc:
         applier.add(Problem(str(path), cursor.line, f"cannot read: {exc.strerror or exc}"))
+    except Unsafe as exc:  # a link or FIFO found by a walk, or swapped in since
+        applier.add(Problem(str(path), 0, f"{exc.message}; skipped"))
     for rec in parser.finish(final):
         applier.add(rec)
     return read

@@ -40,6 +40,7 @@ from .base import (
     iso_from_epoch,
     short_title,
 )
+from .inputs import find
 
 AGENT = "snapshot-json"
 SUPPORTED_VERSIONS = (1,)
@@ -48,7 +49,7 @@ SUPPORTED_VERSIONS = (1,)
 def locate(ctx: Context, path: Path | None) -> list[Path]:
     if path is None:
         raise InvalidInput("source 'snapshot-json' needs a PATH: a snapshot .json file or folder")
-    return sorted(path.glob("*.json")) if path.is_dir() else [path]
+    return find(path, "*.json", refused=ctx.refused) if path.is_dir() else [path]
 
 
 def _variant(value: Any) -> tuple[str, Any]:

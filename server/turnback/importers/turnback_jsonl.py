@@ -25,6 +25,7 @@ from .base import (
     SessionRecord,
     is_valid_id,
 )
+from .inputs import find
 
 HEADER_FIELDS = ("title", "agent", "model", "cwd", "ended")
 # An explicit header title is the session's own: it beats any guessed title.
@@ -34,7 +35,7 @@ TITLE_RANK = 100
 def locate(ctx: Context, path: Path | None) -> list[Path]:
     if path is None:
         raise InvalidInput("source 'turnback' needs a PATH: an exported .jsonl file or folder")
-    return sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
+    return find(path, "*.jsonl", refused=ctx.refused) if path.is_dir() else [path]
 
 
 class TurnbackParser(JsonlParser):

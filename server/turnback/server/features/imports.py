@@ -37,7 +37,11 @@ def register(ls: TurnbackServer) -> None:
         def job(store: Store) -> JSON:
             work.check()
             with about_param(methods.IMPORT, "path"):
-                result = import_source(store, source, path, progress=work.report)
+                # work.check between lines, records and files: a $/cancelRequest (the
+                # handler's task cancelled, see work.run_blocking) stops the import at
+                # once, not only at the next MiB of progress or the end of a document.
+                result = import_source(store, source, path, progress=work.report,
+                                       check=work.check)
             out: JSON = result.to_json()
             return out
 
