@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from . import changes as changes_mod
-from . import prescan
+from . import prescan, privacy
 from .atomic import syncfs
 from .checkpoint_index import CheckpointIndex
 from .config import FORMAT_VERSION, StoreConfig, default_store_dir, load_config, save_config
@@ -133,9 +133,14 @@ class Store:
         else:
             cfg = (config or file_cfg).validate()
         if not exists:
+            # private from the first byte: root and folders 0700, files 0600 (privacy.py)
+            privacy.make_root(root)
             for sub in ("sessions", "objects", "index", "cache", "locks"):
-                (root / sub).mkdir(parents=True, exist_ok=True)
+                privacy.make_dir(root / sub)
+            privacy.write_gitignore(root)
             save_config(root, file_cfg)
+        else:
+            privacy.keep_private(root)  # a store made before: tightened once
         backend = FileSessions(root / "sessions", root / "index" / "summaries.json",
                                fsync_appends=cfg.fsync_appends)
         store = cls(ws, root, cfg, backend, version)
@@ -150,7 +155,7 @@ class Store:
         ws = Path(workspace).resolve() if workspace else Path(tempfile.mkdtemp(prefix="tb-ws-"))
         root = Path(tempfile.mkdtemp(prefix="tb-store-"))
         for sub in ("objects", "index", "cache", "locks"):
-            (root / sub).mkdir()
+            privacy.make_dir(root / sub)
         return cls(ws, root, StoreConfig(), MemorySessions())
 
     def close(self) -> None:

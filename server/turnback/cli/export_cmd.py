@@ -41,7 +41,8 @@ def export_cmd(ctx: Ctx, session_id: str, fmt: str, output: str | None) -> None:
         sys.stdout.buffer.flush()
         return
     target = expand_home(output)
-    atomic_write(target, data, fsync=True)
+    # a file the user asked for, outside the store: the usual modes (umask applies)
+    atomic_write(target, data, fsync=True, mode=0o644, private_dirs=False)
     if ctx.as_json:
         click.echo(f'{{"session": "{session_id}", "file": "{target}", "events": {count}}}')
     else:
