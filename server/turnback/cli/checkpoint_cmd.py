@@ -100,5 +100,7 @@ def show(ctx: Ctx, checkpoint: str, path: str) -> None:
         return
     data = store.read_file(checkpoint, path)
     if data is None:
-        raise NotFound(f"{quote(path)} does not exist in checkpoint {checkpoint}")
+        name = quote(path)  # "a\nb" if it must be quoted, else 'a' as before
+        raise NotFound(f"{name if name.startswith(chr(34)) else repr(name)} does not exist "
+                       f"in checkpoint {checkpoint}")
     sys.stdout.buffer.write(data)
