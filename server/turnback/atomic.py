@@ -10,6 +10,8 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from .privacy import FILE_MODE, make_dir
+
 TMP_PREFIX = ".tmp-"
 _syncfs: Callable[[int], int] | None = None
 
@@ -52,9 +54,17 @@ def syncfs(path: Path | str) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes, *, fsync: bool = True, mode: int = 0o644) -> None:
-    """Write ``data`` to ``path`` so it is either fully there or not at all."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+def atomic_write(path: Path, data: bytes, *, fsync: bool = True, mode: int = FILE_MODE,
+                 private_dirs: bool = True) -> None:
+    """Write ``data`` to ``path`` so it is either fully there or not at all.
+
+    The defaults suit the store (a 0600 file, missing folders 0700); a file written for
+    the user elsewhere passes its ``mode`` and ``private_dirs=False`` (umask applies).
+    """
+    if private_dirs:
+        make_dir(path.parent)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f"{TMP_PREFIX}{path.name}.{os.getpid()}.{os.urandom(4).hex()}"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from .models import Change
+from .paths import quote
 from .trees import DIR, LINK, Entry, TreeReader
 
 Reader = Callable[[str, Entry], bytes]  # (path, entry) -> content
@@ -85,15 +86,17 @@ def describe(path: str, old: Entry | None, new: Entry | None, read_old: Reader,
 def unified(path: str, old: bytes | None, new: bytes | None, a_label: str, b_label: str) -> str:
     """A unified diff of one file; binary files get a one-line note, as git prints."""
     if (old is not None and is_binary(old)) or (new is not None and is_binary(new)):
-        return f"Binary files {a_label}/{path} and {b_label}/{path} differ\n"
+        a_name, b_name = quote(f"{a_label}/{path}"), quote(f"{b_label}/{path}")
+        return f"Binary files {a_name} and {b_name} differ\n"
     a = (old or b"").decode("utf-8").splitlines(keepends=True)
     b = (new or b"").decode("utf-8").splitlines(keepends=True)
     import difflib
 
     lines = difflib.unified_diff(
         a, b,
-        fromfile=f"{a_label}/{path}" if old is not None else "/dev/null",
-        tofile=f"{b_label}/{path}" if new is not None else "/dev/null",
+        # quoted as git quotes them: a name holding a newline cannot forge diff lines
+        fromfile=quote(f"{a_label}/{path}") if old is not None else "/dev/null",
+        tofile=quote(f"{b_label}/{path}") if new is not None else "/dev/null",
     )
     out = []
     for line in lines:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .atomic import TMP_PREFIX
+from .atomic import TMP_PREFIX, atomic_write
 from .events import parse_iso
 from .locks import rw_lock
 from .models import Checkpoint, GcResult
@@ -84,7 +84,7 @@ def forget_caches(store: Store) -> None:
     """
     store.scanner.statcache.path.unlink(missing_ok=True)
     gen = store.root / "cache" / "gc-generation"
-    gen.write_text(f"{time.time_ns()}-{os.getpid()}")
+    atomic_write(gen, f"{time.time_ns()}-{os.getpid()}".encode(), fsync=False)
 
 
 def collect(store: Store, *, dry_run: bool = False, keep_last: int | None = None,

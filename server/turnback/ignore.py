@@ -4,7 +4,8 @@ Always: every ``.git`` (also of nested repositories, which are otherwise
 ordinary folders), the store itself and any other ``.turnback`` folder.
 Then gitignore rules with git's precedence — ``.gitignore`` and
 ``.turnbackignore`` in any folder, deeper files first, the last matching
-line of a file winning — then the configured extras.
+line of a file winning; then the repository's ``info/exclude`` and the
+user's ``core.excludesFile`` (gitexclude.py) — then the configured extras.
 An excluded folder is not entered, as in git.
 """
 
@@ -15,6 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import blake3
+
+from . import gitexclude
 
 if TYPE_CHECKING:
     import pathspec
@@ -93,6 +96,20 @@ class IgnoreRules:
         self._sigs: dict[str, str] = {}
         self._sig_chains: dict[str, tuple[str, ...]] = {}
         self._extra_sig = blake3.blake3("\n".join(extra).encode()).hexdigest()[:16]
+        # info/exclude, then core.excludesFile: read on first use, again after ``forget``
+        self._git: list[tuple[str, _Spec]] | None = None
+        self._git_sig = ""
+
+    def _git_specs(self) -> list[tuple[str, _Spec]]:
+        """Git's other ignore files, each with the workspace's path in the repository
+        (their patterns are relative to the repository's root)."""
+        if self._git is None:
+            got = gitexclude.load(self.workspace)
+            self._git = [(got.prefix, _Spec(lines))
+                         for lines in (got.info_lines, got.global_lines) if lines]
+            self._git_sig = blake3.blake3(
+                got.key.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+        return self._git
 
     def _spec_for(self, dir_rel: str) -> _Spec | None:
         """The combined ignore files of one folder (cached; call ``forget`` when they change)."""
@@ -126,7 +143,8 @@ class IgnoreRules:
             if dir_rel:
                 head = self._sig_chain(dir_rel.rpartition("/")[0])
             else:
-                head = (self._extra_sig, self.store_rel or "")
+                self._git_specs()
+                head = (self._extra_sig, self.store_rel or "", self._git_sig)
             self._spec_for(dir_rel)
             got = self._sig_chains[dir_rel] = (*head, self._sigs[dir_rel])
         return got
@@ -143,6 +161,7 @@ class IgnoreRules:
         self._chains.clear()
         self._sigs.clear()
         self._sig_chains.clear()
+        self._git = None
 
     def chain(self, dir_rel: str) -> list[tuple[int, _Spec]]:
         """The ignore files that apply inside ``dir_rel``, deepest first, with the length of
@@ -168,6 +187,10 @@ class IgnoreRules:
         sub = rel + "/" if is_dir else rel
         for strip, spec in self.chain(dir_rel):
             res = spec.check(sub[strip:])
+            if res is not None:
+                return res
+        for prefix, spec in self._git if self._git is not None else self._git_specs():
+            res = spec.check(prefix + sub)
             if res is not None:
                 return res
         if self._extra_lines:

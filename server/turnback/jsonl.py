@@ -20,6 +20,7 @@ import orjson
 
 from .locks import file_lock
 from .models import Problem
+from .privacy import FILE_MODE, make_dir
 
 
 @dataclass(slots=True)
@@ -82,9 +83,9 @@ def append_lines(path: Path, objs: Iterable[Any], *, fsync: bool = False) -> int
     the new lines never glue onto half a line.
     """
     data = b"".join(dumps(o) + b"\n" for o in objs)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_dir(path.parent)
     with file_lock(path):
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, FILE_MODE)
         try:
             size = os.fstat(fd).st_size
             tail = _torn_tail_start(fd, size)

@@ -24,15 +24,16 @@ from pathlib import Path
 from types import TracebackType
 
 from .errors import Conflict
+from .privacy import FILE_MODE, make_dir
 
 
 def _open_lock_file(path: str) -> int:
     """The lock file, created (with its folder) if missing."""
     try:
-        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
     except FileNotFoundError:
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        make_dir(Path(os.path.dirname(path) or "."))
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
 
 
 class FileLock:

@@ -20,6 +20,7 @@ import zstandard
 from .atomic import TMP_PREFIX, fsync_dir, syncfs
 from .errors import NotFound, StoreDamaged
 from .packs import PackReader, PackWriter
+from .privacy import create_file, make_dir
 
 BLOB = b"blob"
 TREE = b"tree"
@@ -115,7 +116,7 @@ class ObjectStore:
                         w.abort()
 
     def _tmp(self, final: Path) -> Path:
-        final.parent.mkdir(parents=True, exist_ok=True)
+        make_dir(final.parent)
         return final.parent / f"{TMP_PREFIX}{final.name[:8]}.{os.getpid()}.{os.urandom(4).hex()}"
 
     # -- writing -------------------------------------------------------------------
@@ -137,7 +138,7 @@ class ObjectStore:
             return name
         payload = self._cctx().compress(kind + b"\0" + data)
         tmp = self._tmp(final)
-        with open(tmp, "wb") as f:
+        with os.fdopen(create_file(tmp), "wb") as f:
             f.write(payload)
         os.replace(tmp, final)
         self._wrote(final)
@@ -161,7 +162,7 @@ class ObjectStore:
         check = blake3.blake3(BLOB + b"\0")
         with (
             open(path, "rb") as src,
-            open(tmp, "wb") as dst,
+            os.fdopen(create_file(tmp), "wb") as dst,
             self._cctx().stream_writer(dst, closefd=False) as w,
         ):
             w.write(BLOB + b"\0")

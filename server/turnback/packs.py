@@ -29,6 +29,7 @@ import zstandard
 
 from .atomic import atomic_write, fsync_dir
 from .errors import StoreDamaged
+from .privacy import create_file, make_dir
 
 PACK_MAGIC = b"TBPACK1\n"
 IDX_MAGIC = b"TBIDX1\n"
@@ -129,7 +130,7 @@ class PackWriter:
     """
 
     def __init__(self, folder: Path, level: int) -> None:
-        folder.mkdir(parents=True, exist_ok=True)
+        make_dir(folder)
         self.folder = folder
         self.id = f"pack-{os.getpid()}-{os.urandom(8).hex()}"
         self.path = folder / f"{self.id}.pack"
@@ -160,7 +161,7 @@ class PackWriter:
             return
         block = blk.cctx.compress(b"".join(blk.buf))
         if self._f is None:
-            self._f = open(self.path, "wb")  # noqa: SIM115 - closed in finish/abort
+            self._f = os.fdopen(create_file(self.path), "wb")  # closed in finish/abort
             self._f.write(PACK_MAGIC)
         self._f.write(block)
         for name, off, ln in blk.pending:

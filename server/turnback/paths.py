@@ -8,6 +8,7 @@ rewind runs — can never redirect a write outside the workspace.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -19,6 +20,36 @@ MAX_NAME = 255
 def display(rel: str) -> str:
     """A path for people and JSON results: undecodable bytes shown as U+FFFD."""
     return rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+# C0 controls, DEL and C1 controls (U+009B is a terminal's CSI): one could end a line
+# early, move the cursor or recolour what follows, making one name look like others
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_QUOTE = re.compile('[\x00-\x1f\x7f-\x9f"\\\\]')
+_ESC = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v", "\f": "\\f",
+        "\r": "\\r", '"': '\\"', "\\": "\\\\"}
+
+
+def _escape(m: re.Match[str]) -> str:
+    c = m.group()
+    return _ESC.get(c) or "".join(f"\\{b:03o}" for b in c.encode("utf-8"))
+
+
+def quote(rel: str) -> str:
+    """A path for a line of text output, as git's ``core.quotePath`` prints it: a name
+    holding a control character, ``"`` or ``\\`` in double quotes, C-escaped
+    (``"a\\nb"``); others as they are. JSON output needs none of this (already escaped)."""
+    text = display(rel)
+    if _QUOTE.search(text) is None:
+        return text
+    return '"' + _QUOTE.sub(_escape, text) + '"'
+
+
+def one_line(text: str) -> str:
+    """Free text (a label, a message naming a path) for one line of output: control
+    characters C-escaped, so it can neither end the line nor drive the terminal."""
+    text = display(text)
+    return text if _CONTROL.search(text) is None else _CONTROL.sub(_escape, text)
 
 
 def expand_home(path: str | os.PathLike[str]) -> Path:

@@ -28,6 +28,7 @@ from .events import Event, SessionHeader, check_id
 from .jsonl import _torn_tail_start, dumps, last_line, loads, parse_object, read_lines
 from .locks import file_lock
 from .models import Problem, SessionLog, SessionPage, SessionSummary
+from .privacy import make_dir
 from .session_backend import EventFactory
 from .stats import StatsAccumulator
 
@@ -90,7 +91,7 @@ class FileSessions:
     # -- writing -----------------------------------------------------------------
     def create(self, header: SessionHeader) -> None:
         path = self.path(header.id)
-        self.root.mkdir(parents=True, exist_ok=True)
+        make_dir(self.root)
         with file_lock(path):
             if path.exists() and path.stat().st_size > 0:
                 raise Conflict(f"session {header.id!r} already exists")
@@ -369,8 +370,7 @@ class FileSessions:
                 continue
             try:
                 path = self._acc_path(sid)
-                path.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write(path, dumps(acc), fsync=False)
+                atomic_write(path, dumps(acc), fsync=False)  # makes the folder
             except OSError:
                 failed = True
         try:

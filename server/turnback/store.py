@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from . import changes as changes_mod
-from . import prescan
+from . import prescan, privacy
 from .atomic import syncfs
 from .checkpoint_index import CheckpointIndex
 from .config import FORMAT_VERSION, StoreConfig, default_store_dir, load_config, save_config
@@ -161,17 +161,22 @@ class Store:
         else:
             cfg = (config or file_cfg).validate()
         if not exists:
+            # private from the first byte: root and folders 0700, files 0600 (privacy.py)
+            privacy.make_root(root)
             for sub in ("sessions", "objects", "index", "cache", "locks"):
-                (root / sub).mkdir(parents=True, exist_ok=True)
+                privacy.make_dir(root / sub)
+            privacy.write_gitignore(root)
             save_config(root, file_cfg)
-        elif version < FORMAT_VERSION:
-            # an older store: everything it holds reads as it is; new trees may use the
-            # newer modes, so older Turnbacks must not write to it any more
-            try:
-                save_config(root, file_cfg)
-                version = FORMAT_VERSION
-            except OSError:
-                pass  # read-only: it can only be read, which needs no upgrade
+        else:
+            privacy.keep_private(root)  # a store made before: tightened once
+            if version < FORMAT_VERSION:
+                # an older store: everything it holds reads as it is; new trees may use
+                # the newer modes, so older Turnbacks must not write to it any more
+                try:
+                    save_config(root, file_cfg)
+                    version = FORMAT_VERSION
+                except OSError:
+                    pass  # read-only: it can only be read, which needs no upgrade
         backend = FileSessions(root / "sessions", root / "index" / "summaries.json",
                                fsync_appends=cfg.fsync_appends)
         store = cls(ws, root, cfg, backend, version)
@@ -186,7 +191,7 @@ class Store:
         ws = Path(workspace).resolve() if workspace else Path(tempfile.mkdtemp(prefix="tb-ws-"))
         root = Path(tempfile.mkdtemp(prefix="tb-store-"))
         for sub in ("objects", "index", "cache", "locks"):
-            (root / sub).mkdir()
+            privacy.make_dir(root / sub)
         return cls(ws, root, StoreConfig(), MemorySessions())
 
     def close(self) -> None:

@@ -233,3 +233,42 @@ def test_format_version_that_is_no_number_is_a_clear_error(ws: Path, bad: object
     assert proc.returncode == 1
     assert b"is not a version number" in proc.stderr and b"config.json" in proc.stderr
     assert json.loads(cfg.read_text())["formatVersion"] == bad  # left as it was
+
+
+ODD = {"a\nb.txt": '"a\\nb.txt"', "tab\there.txt": '"tab\\there.txt"',
+       "esc\x1b[31mred.txt": '"esc\\033[31mred.txt"', "plain.txt": "plain.txt"}
+
+
+def test_text_output_quotes_names_with_control_characters(ws: Path) -> None:
+    """A name holding a newline must not print as two lines (a forged entry), nor one
+    holding an escape drive the terminal: text output quotes it as git does; JSON keeps
+    the name itself."""
+    for name in ODD:
+        (ws / name).write_text("one\n")
+    (ws / "big\nfile.bin").write_bytes(b"x" * 2048)
+    run_cli(ws, "init")
+    cfg = ws / ".turnback" / "config.json"
+    cfg.write_text(cfg.read_text().replace('"size_cap_bytes": 52428800', '"size_cap_bytes": 1024'))
+    made = run_cli(ws, "checkpoint", "-m", "one")
+    assert 'skipped "big\\nfile.bin": ' in made.stderr.decode()
+    cp = made.stdout.decode().split()[0]
+    for name in ODD:
+        (ws / name).write_text("two\n")
+    outputs = {
+        "rewind": run_cli(ws, "rewind", "--dry-run", cp).stdout.decode(),
+        "changes": run_cli(ws, "changes", cp).stdout.decode(),
+        "diff": run_cli(ws, "diff", cp).stdout.decode(),
+    }
+    for quoted in ODD.values():
+        assert f"would overwrite {quoted}\n" in outputs["rewind"]
+        assert f"M {quoted}  +1 -1\n" in outputs["changes"]
+        header = f'"{cp}/{quoted[1:]}' if quoted.startswith('"') else f"{cp}/{quoted}"
+        assert f"--- {header}\n" in outputs["diff"]
+    for out in outputs.values():
+        assert "\x1b" not in out and "\t" not in out.replace("\\t", "")
+        assert not any(line.startswith(("b.txt", "file.bin")) for line in out.splitlines())
+    err = run_cli(ws, "show", cp, "no\nsuch", check=None).stderr.decode()
+    assert err == f'turnback: "no\\nsuch" does not exist in checkpoint {cp}\n'
+    # --json: the names themselves, JSON-escaped
+    got = {c["path"] for c in j(ws, "changes", cp)["changes"]}
+    assert got == set(ODD)

@@ -7,6 +7,7 @@ import sys
 import click
 
 from ..errors import NotFound
+from ..paths import one_line, quote
 from .common import Ctx, emit, pass_ctx, progress_bar
 
 
@@ -25,9 +26,10 @@ def checkpoint(ctx: Ctx, label: str | None, session_id: str | None, auto: bool) 
     store.close()
 
     def human() -> None:
-        click.echo(f"{cp.id}  {cp.files} files, {cp.bytes} bytes  {cp.label}")
+        click.echo(f"{cp.id}  {cp.files} files, {cp.bytes} bytes  {one_line(cp.label)}")
         for s in cp.skipped:
-            click.echo(f"skipped {s['path']}: {s['reason']}", err=True)
+            click.echo(f"skipped {quote(str(s['path']))}: {one_line(str(s['reason']))}",
+                       err=True)
 
     emit(ctx, cp.to_json(), human)
 
@@ -43,7 +45,7 @@ def checkpoints(ctx: Ctx, session_id: str | None) -> None:
     def human() -> None:
         for c in items:
             flags = ("auto " if c.auto else "") + ("partial" if c.partial else "")
-            click.echo(f"{c.id}  {c.ts[:19]}  {c.files:>6} files  {flags:<12} {c.label}")
+            click.echo(f"{c.id}  {c.ts[:19]}  {c.files:>6} files  {flags:<12} {one_line(c.label)}")
 
     emit(ctx, {"checkpoints": [c.to_json() for c in items]}, human)
 
@@ -61,7 +63,7 @@ def changes(ctx: Ctx, a: str, b: str | None) -> None:
     def human() -> None:
         for c in items:
             counts = "binary" if c.binary else f"+{c.lines_added} -{c.lines_removed}"
-            click.echo(f"{letter[c.status]} {c.path}  {counts}")
+            click.echo(f"{letter[c.status]} {quote(c.path)}  {counts}")
 
     emit(ctx, {"changes": [c.to_json() for c in items]}, human)
 
@@ -98,5 +100,7 @@ def show(ctx: Ctx, checkpoint: str, path: str) -> None:
         return
     data = store.read_file(checkpoint, path)
     if data is None:
-        raise NotFound(f"'{path}' does not exist in checkpoint {checkpoint}")
+        name = quote(path)  # "a\nb" if it must be quoted, else 'a' as before
+        raise NotFound(f"{name if name.startswith(chr(34)) else repr(name)} does not exist "
+                       f"in checkpoint {checkpoint}")
     sys.stdout.buffer.write(data)

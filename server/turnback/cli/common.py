@@ -16,6 +16,7 @@ import orjson
 from ..config import STORE_DIRNAME
 from ..errors import InvalidInput, TurnbackError
 from ..models import jsonable
+from ..paths import one_line, quote
 from ..store import Store
 
 
@@ -114,12 +115,12 @@ class TurnbackGroup(click.Group):
         try:
             return super().invoke(ctx)
         except InvalidInput as exc:
-            click.echo(f"turnback: {exc.message}", err=True)
+            click.echo(f"turnback: {one_line(exc.message)}", err=True)
             ctx.exit(2)
         except TurnbackError as exc:
-            click.echo(f"turnback: {exc.message}", err=True)
+            click.echo(f"turnback: {one_line(exc.message)}", err=True)
             ctx.exit(1)
         except OSError as exc:
-            where = f" ({exc.filename})" if exc.filename else ""
-            click.echo(f"turnback: {exc.strerror or exc}{where}", err=True)
+            where = f" ({quote(os.fsdecode(exc.filename))})" if exc.filename else ""
+            click.echo(f"turnback: {one_line(str(exc.strerror or exc))}{where}", err=True)
             ctx.exit(1)

@@ -9,8 +9,8 @@ import click
 
 from ..atomic import atomic_write
 from ..export import export_jsonl, export_markdown
-from ..paths import expand_home
-from .common import Ctx, pass_ctx
+from ..paths import expand_home, quote
+from .common import Ctx, emit, pass_ctx
 
 
 @click.command("export")
@@ -41,8 +41,9 @@ def export_cmd(ctx: Ctx, session_id: str, fmt: str, output: str | None) -> None:
         sys.stdout.buffer.flush()
         return
     target = expand_home(output)
-    atomic_write(target, data, fsync=True)
-    if ctx.as_json:
-        click.echo(f'{{"session": "{session_id}", "file": "{target}", "events": {count}}}')
+    # a file the user asked for, outside the store: the usual modes (umask applies)
+    atomic_write(target, data, fsync=True, mode=0o644, private_dirs=False)
+    if ctx.as_json:  # through orjson: a file name holding '"' or a newline stays valid JSON
+        emit(ctx, {"session": session_id, "file": str(target), "events": count})
     else:
-        click.echo(f"wrote {count} events of {session_id} to {target}", err=True)
+        click.echo(f"wrote {count} events of {session_id} to {quote(str(target))}", err=True)

@@ -12,7 +12,7 @@ from ..errors import InvalidInput
 from ..events import SessionHeader, now_iso
 from ..importers import SOURCES, ImportResult, import_source
 from ..importers.base import short_title
-from ..paths import expand_home
+from ..paths import expand_home, one_line, quote
 from ..store import Store
 from .common import Ctx, emit, pass_ctx, progress_bar
 
@@ -65,18 +65,19 @@ def import_cmd(ctx: Ctx, source: str, path: str | None, home: str | None, from_h
     if checkpoint is not None:
         out["checkpoint"] = checkpoint
     for p in result.problems:
-        click.echo(f"turnback: {p}", err=True)
+        click.echo(f"turnback: {one_line(str(p))}", err=True)
     if result.problems_omitted:
         click.echo(f"turnback: … and {result.problems_omitted} more problems", err=True)
 
     def human() -> None:
         if result.files == 0 and not from_hook:
             where = path or SOURCES[source].default
-            click.echo(f"no {source} sessions of this workspace found in {where}", err=True)
+            click.echo(f"no {source} sessions of this workspace found in {quote(str(where))}",
+                       err=True)
         click.echo(f"imported {result.events} new events, {result.checkpoints} checkpoints, "
                    f"{len(result.sessions)} sessions from {result.files} files")
         if checkpoint is not None:
-            click.echo(f"checkpoint {checkpoint['id']}  {checkpoint['label']}")
+            click.echo(f"checkpoint {checkpoint['id']}  {one_line(checkpoint['label'])}")
 
     emit(ctx, out, human)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..paths import one_line, quote
 from .common import Ctx, emit, pass_ctx
 
 
@@ -21,7 +22,7 @@ def _size(n: int) -> str:
 def init(ctx: Ctx) -> None:
     """Create the store of this workspace (default: ./.turnback)."""
     store = ctx.open(create=True)
-    emit(ctx, store.status(), f"Turnback store at {store.root}")
+    emit(ctx, store.status(), f"Turnback store at {quote(str(store.root))}")
 
 
 @click.command("status")
@@ -32,12 +33,12 @@ def status(ctx: Ctx) -> None:
     st = store.status()
 
     def human() -> None:
-        click.echo(f"workspace   {st['folder']}\nstore       {st['store']} (format "
+        click.echo(f"workspace   {quote(st['folder'])}\nstore       {quote(st['store'])} (format "
                    f"{st['formatVersion']})\nsessions    {st['sessions']}\ncheckpoints "
                    f"{st['checkpoints']}\ndisk usage  {_size(st['bytes'])}")
         last = st.get("lastCheckpoint")
         if last:
-            click.echo(f"last        {last['id']}  {last['ts'][:19]}  {last['label']}")
+            click.echo(f"last        {last['id']}  {last['ts'][:19]}  {one_line(last['label'])}")
         if st.get("pendingRewind"):
             click.echo("an interrupted rewind is pending (it finishes on next open)")
 
@@ -75,8 +76,8 @@ def fsck(ctx: Ctx) -> None:
         click.echo(f"checked {rep.objects_checked} objects, {rep.checkpoints_checked} "
                    f"checkpoints, {rep.sessions_checked} sessions")
         for d in rep.damaged:
-            click.echo(f"damaged {d['what']} {d['id']}: {d['problem']}\n  recoverable: "
-                       f"{d['recoverable']}")
+            click.echo(f"damaged {d['what']} {one_line(str(d['id']))}: "
+                       f"{one_line(str(d['problem']))}\n  recoverable: {d['recoverable']}")
         click.echo("ok" if rep.ok else f"{len(rep.damaged)} problem(s)")
 
     emit(ctx, rep.to_json(), human)

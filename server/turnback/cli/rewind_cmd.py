@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ..models import RewindResult
+from ..paths import quote
 from .common import Ctx, emit, pass_ctx
 
 
@@ -13,11 +14,11 @@ def _report(ctx: Ctx, res: RewindResult, verb: str) -> None:
         pre = "would " if res.dry_run else ""
         if res.mode != "conversation":
             for p in res.written:
-                click.echo(f"{pre}overwrite {p}")
+                click.echo(f"{pre}overwrite {quote(p)}")
             for p in res.created:
-                click.echo(f"{pre}create    {p}")
+                click.echo(f"{pre}create    {quote(p)}")
             for p in res.removed:
-                click.echo(f"{pre}delete    {p}")
+                click.echo(f"{pre}delete    {quote(p)}")
             n = len(res.written) + len(res.created) + len(res.removed)
             click.echo(f"{verb}: {n} file(s)" + ("" if res.dry_run else
                        f"; safety checkpoint {res.safety_checkpoint} (undo with 'turnback undo')"))

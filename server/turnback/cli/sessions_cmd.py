@@ -8,6 +8,7 @@ import click
 
 from ..errors import InvalidInput, NotFound
 from ..events import summarize
+from ..paths import one_line
 from ..store import HEAD, WORKSPACE_SESSION, Store
 from .common import Ctx, emit, parse_json_arg, pass_ctx
 
@@ -58,7 +59,7 @@ def session_list(ctx: Ctx, query: str | None, limit: int | None, offset: int) ->
         for s in items:
             st = s.stats
             click.echo(f"{s.header.id}  {(st.get('startedAt') or '')[:19]}  {s.header.agent:<12} "
-                       f"{s.events:>6} events  {s.header.title}")
+                       f"{s.events:>6} events  {one_line(s.header.title)}")
         click.echo(f"({len(items)} of {total})")
 
     emit(ctx, {"sessions": [s.to_json() for s in items], "total": total}, human)
@@ -78,7 +79,8 @@ def session_show(ctx: Ctx, session_id: str) -> None:
 
     def human() -> None:
         h = log.header
-        click.echo(f"session {h.id}  {h.title}\nagent {h.agent}  model {h.model or '-'}  "
+        click.echo(f"session {h.id}  {one_line(h.title)}\nagent {one_line(h.agent)}  model "
+                   f"{one_line(h.model or '-')}  "
                    f"started {h.started}")
         st = summary.stats
         click.echo(f"prompts {st['prompts']}  responses {st['responses']}  tool calls "
@@ -87,9 +89,9 @@ def session_show(ctx: Ctx, session_id: str) -> None:
                    f"{st['tokens']['input']} out {st['tokens']['output']}")
         for e in log.events:
             mark = "*" if e.id == log.head else " "
-            click.echo(f"{mark} {e.id:<20} {e.ts[11:19]} {e.kind:<14} {summarize(e, 80)}")
+            click.echo(f"{mark} {e.id:<20} {e.ts[11:19]} {e.kind:<14} {one_line(summarize(e, 80))}")
         for p in log.problems:
-            click.echo(f"warning: {p}", err=True)
+            click.echo(f"warning: {one_line(str(p))}", err=True)
 
     emit(ctx, out, human)
 

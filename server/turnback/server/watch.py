@@ -208,7 +208,7 @@ class FolderWatcher(Watcher):
             seq = self._seq
         cookie = self.store_root / f"{self._cookie}{seq}"
         try:
-            fd = os.open(cookie, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            fd = os.open(cookie, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # store: private
             os.close(fd)
         except OSError as exc:
             log.warning("cannot write watcher cookie %s: %s", cookie, exc)

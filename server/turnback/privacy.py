@@ -1,0 +1,161 @@
+"""Keeping a store private: owner-only modes, and never committed by the workspace's git.
+
+A store holds copies of every workspace file, ``.env`` and keys included, so it is
+readable by its owner alone: folders 0700, files 0600, whatever the process umask
+(the modes are passed to each ``mkdir``/``open``; the umask itself is left alone, as
+the same process writes workspace files that must keep it). A store made before
+(0755/0644 under the usual umask 022) is tightened once when opened: the root's own
+mode is changed last, so a root at 0700 means the walk is done and later opens pay
+one ``lstat``.
+
+``<store>/.gitignore`` holds ``*``: a ``git add -A`` in the workspace stages nothing
+of a store kept inside it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+GITIGNORE = ".gitignore"
+GITIGNORE_TEXT = b"# Turnback's store: private history, never to be committed\n*\n"
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# O_NONBLOCK: a FIFO planted in the store must not hang the walk on open
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def make_dir(path: Path) -> None:
+    """``path`` and its missing parents, each 0700 (``mkdir -p`` would make parents 0755)."""
+    try:
+        os.mkdir(path, DIR_MODE)
+    except FileExistsError:
+        pass
+    except FileNotFoundError:
+        if path.parent == path:
+            raise
+        make_dir(path.parent)
+        try:
+            os.mkdir(path, DIR_MODE)
+        except FileExistsError:  # made meanwhile by another writer
+            pass
+
+
+def create_file(path: Path | str) -> int:
+    """A new file at ``path`` (which must not exist), 0600, open for writing."""
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, FILE_MODE)
+
+
+def make_root(root: Path) -> None:
+    """The root of a new store: parents as ``mkdir -p`` makes them (they are not the
+    store's), the root itself 0700 even if it existed (an empty folder given as store)."""
+    root.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.mkdir(root, DIR_MODE)
+    except FileExistsError:
+        pass
+    fd = os.open(root, _DIR_FLAGS & ~os.O_NOFOLLOW)  # the root as resolved by the caller
+    try:
+        os.fchmod(fd, DIR_MODE)
+    finally:
+        os.close(fd)
+
+
+def write_gitignore(root: Path) -> None:
+    """``<root>/.gitignore`` saying ``*`` (kept if any entry of that name is there)."""
+    try:
+        fd = create_file(root / GITIGNORE)
+    except FileExistsError:
+        return
+    try:
+        os.write(fd, GITIGNORE_TEXT)
+    finally:
+        os.close(fd)
+
+
+def keep_private(root: Path) -> bool:
+    """On opening an existing store: tighten it if its root is not 0700 yet (one
+    ``lstat`` when it is), and add its ``.gitignore`` if missing (one more ``lstat``).
+
+    Returns whether a tightening walk ran. A store of another user is left alone (its
+    modes cannot be changed by this process, and a walk on every open would be wasted).
+    """
+    walked = False
+    try:
+        st = os.lstat(root)
+    except OSError:
+        return False
+    if st.st_uid != os.geteuid():
+        return False
+    try:
+        os.lstat(os.path.join(root, GITIGNORE))
+    except FileNotFoundError:
+        write_gitignore(root)
+    except OSError:
+        pass
+    if stat.S_IMODE(st.st_mode) != DIR_MODE:
+        tighten(root)
+        walked = True
+    return walked
+
+
+def tighten(root: Path) -> int:
+    """Make every folder below ``root`` 0700 and every file 0600, then ``root`` itself.
+
+    Symlinks are never followed nor changed: every folder is opened ``O_NOFOLLOW``
+    relative to its parent's descriptor, every file ``O_NOFOLLOW`` and changed through
+    its descriptor, so a link planted or swapped in cannot redirect a ``chmod`` outside
+    the store. Entries that cannot be changed (gone, not ours) are skipped. Returns the
+    number of entries changed.
+    """
+    fd = os.open(root, _DIR_FLAGS & ~os.O_NOFOLLOW)  # the root as resolved by the caller
+    try:
+        changed = _tighten_dir(fd)
+        if stat.S_IMODE(os.fstat(fd).st_mode) != DIR_MODE:
+            os.fchmod(fd, DIR_MODE)  # last: a 0700 root says the walk is done
+            changed += 1
+    finally:
+        os.close(fd)
+    return changed
+
+
+def _tighten_dir(dfd: int) -> int:
+    changed = 0
+    with os.scandir(dfd) as it:
+        entries = list(it)
+    for de in entries:
+        try:
+            st = de.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            try:
+                sub = os.open(de.name, _DIR_FLAGS, dir_fd=dfd)
+            except OSError:
+                continue  # replaced by a link meanwhile (ELOOP), gone, or unreadable
+            try:
+                changed += _tighten_dir(sub)
+                if stat.S_IMODE(os.fstat(sub).st_mode) != DIR_MODE:
+                    os.fchmod(sub, DIR_MODE)
+                    changed += 1
+            except OSError:
+                pass
+            finally:
+                os.close(sub)
+        elif stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) != FILE_MODE:
+            try:
+                f = os.open(de.name, _FILE_FLAGS, dir_fd=dfd)
+            except OSError:
+                continue
+            try:
+                if stat.S_ISREG(os.fstat(f).st_mode):  # still the file that was listed
+                    os.fchmod(f, FILE_MODE)
+                    changed += 1
+            except OSError:
+                pass
+            finally:
+                os.close(f)
+    return changed
