@@ -28,6 +28,35 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
+def refuse_foreign(root: Path, *, chosen: bool) -> None:
+    """Refuse a store that is a link (unless the user named that path) or that belongs
+    to another user: such a store could hold anything, and its journal would be applied.
+
+    A store inside the workspace may come with a cloned repository or a synced folder;
+    another user of the machine may have made it in a shared folder. Like git's "dubious
+    ownership" check, root may open a store of the user who ran ``sudo``.
+    """
+    from .errors import Unsafe
+
+    try:
+        st = os.lstat(root)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(st.st_mode) and not chosen:
+        raise Unsafe(
+            f"the store {root} is a symlink; Turnback does not follow a link to its store. "
+            "Remove the link, or keep the store elsewhere with --store DIR or TURNBACK_STORE")
+    euid = os.geteuid() if hasattr(os, "geteuid") else None
+    if euid is None or st.st_uid == euid:
+        return
+    if euid == 0 and os.environ.get("SUDO_UID") == str(st.st_uid):
+        return
+    raise Unsafe(
+        f"the store {root} belongs to user id {st.st_uid}, not to you ({euid}); a store made "
+        "by someone else is not opened. Have its owner remove it, or keep your store "
+        "elsewhere with --store DIR or TURNBACK_STORE")
+
+
 def make_dir(path: Path) -> None:
     """``path`` and its missing parents, each 0700 (``mkdir -p`` would make parents 0755)."""
     try:

@@ -152,6 +152,7 @@ class Store:
         root = expand_home(store_dir).resolve() if store_dir else default_store_dir(ws)
         if ws == root or ws.is_relative_to(root):
             raise InvalidInput(f"store {root} cannot contain the workspace it records")
+        privacy.refuse_foreign(root, chosen=bool(store_dir or os.environ.get("TURNBACK_STORE")))
         exists = (root / "config.json").exists()
         if not exists and not create:
             raise NotFound(f"no Turnback store at {root}; create one with 'turnback init'")

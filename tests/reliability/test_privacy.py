@@ -184,3 +184,43 @@ def test_gitignore_is_added_to_an_old_store(ws: Path) -> None:
     gi.unlink()
     run_cli(ws, "status")
     assert gitignores_all(gi)
+
+
+def test_a_store_that_is_a_link_is_refused(tmp_path: Path) -> None:
+    """A cloned repository may ship `.turnback` as a link to any folder of the user's."""
+    from turnback import Unsafe
+
+    ws, elsewhere = tmp_path / "ws", tmp_path / "public_html"
+    ws.mkdir()
+    elsewhere.mkdir()
+    (ws / ".turnback").symlink_to(elsewhere)
+    with pytest.raises(Unsafe, match=r"symlink.*--store DIR or TURNBACK_STORE"):
+        Store.open(ws)
+    assert list(elsewhere.iterdir()) == []
+    assert stat.S_IMODE(elsewhere.stat().st_mode) == 0o755 & ~_umask()
+    # named on purpose, a linked store folder is the user's choice
+    with Store.open(ws, store_dir=ws / ".turnback") as s:
+        s.checkpoint()
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                    reason="making a store of another user needs root")
+def test_a_store_of_another_user_is_refused(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from turnback import Unsafe
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    Store.open(ws).close()
+    os.chown(ws / ".turnback", 65534, 65534)
+    monkeypatch.delenv("SUDO_UID", raising=False)
+    with pytest.raises(Unsafe, match="belongs to user id 65534"):
+        Store.open(ws)
+    monkeypatch.setenv("SUDO_UID", "65534")  # root through sudo, opening that user's store
+    Store.open(ws).close()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
