@@ -750,12 +750,17 @@ class Store:
                     self._check_objects(plan)
                     check_conflicts(str(self.workspace), plan, {
                         str(k.get("path")): str(k.get("reason")) for k in skipped})
+                except BaseException:
+                    # refused: the scan stays the base of the next one, like a prepare()
+                    self._prepared_skipped = skipped
+                    raise
+                try:
                     safety = self._commit_checkpoint(
                         res.tree, f"before {op} to {label_id}", sid, True, res.files,
                         res.bytes, skipped)
                 except BaseException:
-                    # refused: the scan stays the base of the next one, like a prepare()
-                    self._prepared_skipped = skipped
+                    self._statcache.discard()  # as in checkpoint()
+                    self._scan_base = None
                     raise
                 self.scanner.save_cache()
             sid = safety.session_id
