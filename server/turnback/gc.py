@@ -119,6 +119,12 @@ def collect(store: Store, *, dry_run: bool = False, keep_last: int | None = None
         dropped = [c.id for c in plan.drop]
         if not dry_run:
             store.index.drop(dropped, fsync=cfg.fsync_commits)
+            if garbage:
+                # before anything goes: the stat cache may name garbage (a checkpoint that
+                # crashed before its commit, one retention dropped, an empty folder's tree,
+                # which no checkpoint holds); a gc killed after a removal must not leave a
+                # cache file that a checkpoint would trust
+                forget_caches(store)
             for name in garbage:
                 if store.objects.is_loose(name):
                     store.objects.remove(name)
@@ -130,9 +136,5 @@ def collect(store: Store, *, dry_run: bool = False, keep_last: int | None = None
                         tmp.unlink()
                 except OSError:
                     pass
-            if garbage:
-                # the stat cache may name removed objects (a checkpoint that crashed before
-                # its commit, one retention dropped): a checkpoint would trust them
-                forget_caches(store)
         return GcResult(len(garbage), freed, dropped, dry_run,
                         store.disk_usage() if not dry_run else store.disk_usage() - freed)

@@ -129,6 +129,7 @@ class Store:
         self._unfinished: JSON | None = None  # a rewind's record, for finish_rewind()
         # why the journal of an interrupted rewind was not applied (see recover())
         self.journal_problem: str | None = None
+        self._temporary: list[Path] = []  # Store.memory()'s folders, removed by close()
         self._mutex = threading.RLock()
 
     # -- opening ---------------------------------------------------------------------
@@ -193,11 +194,21 @@ class Store:
         root = Path(tempfile.mkdtemp(prefix="tb-store-"))
         for sub in ("objects", "index", "cache", "locks"):
             privacy.make_dir(root / sub)
-        return cls(ws, root, StoreConfig(), MemorySessions())
+        store = cls(ws, root, StoreConfig(), MemorySessions())
+        # what it made for itself goes with it (close); a workspace it was given stays
+        store._temporary = [root] if workspace else [root, ws]
+        return store
 
     def close(self) -> None:
         self.finish_rewind()
         self.scanner.close()
+        if self._temporary:
+            import shutil
+
+            for folder in self._temporary:
+                shutil.rmtree(folder, ignore_errors=True)
+            self._temporary = []
+            return
         if isinstance(self.backend, FileSessions):
             self.backend.save_index()
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,22 @@ from turnback.conversation import (
     snapshot,
 )
 from turnback.errors import InvalidInput, StoreDamaged
+
+_OPEN: list[Store] = []
+
+
+def _memory() -> Store:
+    store = Store.memory()
+    _OPEN.append(store)
+    return store
+
+
+@pytest.fixture(autouse=True)
+def _close_stores() -> Iterator[None]:
+    """Store.memory() makes temporary folders; close() removes them."""
+    yield
+    while _OPEN:
+        _OPEN.pop().close()
 
 
 def _session(store: Store) -> str:
@@ -30,13 +47,13 @@ def test_round_trip(tmp_path: Path, kind: str) -> None:
     backend: SnapshotStore = (MemorySnapshotStore() if kind == "memory"
                               else JsonFileSnapshotStore(tmp_path / "snap.json"))
     assert backend.load() is None
-    src = Store.memory()
+    src = _memory()
     sid = _session(src)
     backend.save(snapshot(src, sid))
     doc = backend.load()
     assert doc is not None and [m["role"] for m in doc["messages"]] == [
         "user", "assistant", "assistant"]
-    dst = Store.memory()
+    dst = _memory()
     new_id = restore(dst, doc)
     got = [(e.kind, e.data) for e in dst.conversation(new_id)]
     want = [(e.kind, e.data) for e in src.conversation(sid)]
@@ -46,7 +63,7 @@ def test_round_trip(tmp_path: Path, kind: str) -> None:
 
 
 def test_only_the_path_to_the_head_is_saved() -> None:
-    store = Store.memory()
+    store = _memory()
     sid = _session(store)
     first = store.session(sid).events[0]
     store.fork(first.id)
@@ -57,9 +74,9 @@ def test_only_the_path_to_the_head_is_saved() -> None:
 
 def test_bad_documents_are_named(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput, match="version"):
-        restore(Store.memory(), {"version": 9, "messages": []})
+        restore(_memory(), {"version": 9, "messages": []})
     with pytest.raises(InvalidInput, match="messages"):
-        restore(Store.memory(), {"version": 1, "messages": "x"})
+        restore(_memory(), {"version": 1, "messages": "x"})
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
     with pytest.raises(StoreDamaged, match=r"bad\.json"):

@@ -12,7 +12,7 @@ from turnback import InvalidInput, NotFound, Store
 from turnback.ignore import IgnoreRules
 from turnback.trees import DIR, EXEC, FILE, LINK
 
-from .wsutil import age, age_tree, picture, write
+from .wsutil import age, age_tree, picture, plain_scan, write
 
 
 def files_of(store: Store, cp_id: str) -> dict[str, str]:
@@ -206,7 +206,7 @@ def test_folder_records_take_unchanged_folders_whole(store: Store, ws: Path) -> 
     age_tree(ws)
     (ws / "d0" / "x.log").write_text("still ignored, changed")
     changed = Store.open(ws).checkpoint()
-    full = Store.memory(ws).scanner.scan(write=False)
+    full = plain_scan(ws)
     assert changed.tree == full.tree and changed.files == first.files + 1
     assert Store.open(ws).checkpoint().tree == changed.tree
     (ws / "d2" / "sub" / "f2.txt").unlink()  # rows of vanished files still go
@@ -384,11 +384,11 @@ def test_folder_records_outlive_incremental_checkpoints(store: Store, ws: Path) 
     assert "d0/sub" in cache.dirrecs and "d2/sub" in cache.dirrecs, "untouched: kept"
     assert not {"", "d1", "d1/sub"} & (set(cache.dirrecs) | set(cache.dirtrees)), "rebuilt: gone"
     cold = Store.open(ws).checkpoint()
-    assert cold.tree == inc.tree == Store.memory(ws).scanner.scan(write=False).tree
+    assert cold.tree == inc.tree == plain_scan(ws).tree
     write(ws, "tiny/only.txt", "one")  # ... and filled again unseen: a full scan reads it
     age_tree(ws)
     again = Store.open(ws).checkpoint()
-    assert again.tree == Store.memory(ws).scanner.scan(write=False).tree != cold.tree
+    assert again.tree == plain_scan(ws).tree != cold.tree
     # files of a rebuilt folder removed later, unseen: the full scan finds them gone
     for name in "abc":
         write(ws, f"trio/{name}.txt", name)
@@ -402,7 +402,7 @@ def test_folder_records_outlive_incremental_checkpoints(store: Store, ws: Path) 
     (ws / "trio" / "b.txt").unlink()  # unseen by any watcher
     (ws / "trio" / "c.txt").unlink()
     last = Store.open(ws).checkpoint()
-    assert last.tree == Store.memory(ws).scanner.scan(write=False).tree
+    assert last.tree == plain_scan(ws).tree
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")

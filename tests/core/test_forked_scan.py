@@ -18,7 +18,7 @@ import pytest
 from turnback import Store, prescan
 from turnback import scan as scan_mod
 
-from .wsutil import age, age_tree, write
+from .wsutil import age, age_tree, plain_scan, write
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="the forked check runs on Linux only")
@@ -63,7 +63,7 @@ def _cold(ws: Path) -> Store:
 
 def _plain_tree(ws: Path) -> str:
     """The tree of a full scan that trusts no cache."""
-    return Store.memory(ws).scanner.scan(write=False).tree
+    return plain_scan(ws).tree
 
 
 class _Spy:
@@ -472,7 +472,7 @@ def test_a_deep_tree_does_not_hold_a_descriptor_per_level(ws: Path) -> None:
         try:
             first = s.checkpoint()  # every file read: the serial walk
             again = s.checkpoint()  # every file from its row, then the folder records
-            assert Store.memory(ws).scanner.scan(write=False).tree == first.tree == again.tree
+            assert plain_scan(ws).tree == first.tree == again.tree
         finally:
             resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     assert first.files == 2

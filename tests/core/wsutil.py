@@ -12,13 +12,24 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from turnback.scan import ScanResult
 
 REPO = Path(__file__).resolve().parents[2]
 STORE_DIR = b".turnback"
 
 # rel path (bytes) -> ("f", content, executable) | ("l", target)
 Picture = dict[bytes, tuple[Any, ...]]
+
+
+def plain_scan(ws: Path) -> ScanResult:
+    """A full scan of ``ws`` that trusts no cache and stores nothing."""
+    from turnback import Store
+
+    with Store.memory(ws) as fresh:
+        return fresh.scanner.scan(write=False)
 
 
 def picture(root: Path | str, skip: tuple[bytes, ...] = (STORE_DIR,)) -> Picture:

@@ -7,20 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from shared_data import TRANSCRIPTS
 from turnback import Store
-
-REPO = Path(__file__).resolve().parents[2]
-TRANSCRIPTS = REPO.parent / "shared" / "transcripts"
 
 
 def transcripts(pattern: str) -> list[Path]:
     """Real transcript files under ../shared/transcripts (never copied into the repo)."""
     return sorted(TRANSCRIPTS.glob(pattern))
-
-
-def need_transcripts() -> None:
-    if not TRANSCRIPTS.is_dir():
-        pytest.skip(f"the real transcripts are not at {TRANSCRIPTS}")
 
 
 @pytest.fixture

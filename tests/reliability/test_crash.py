@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from core.wsutil import Picture, picture
+from shared_data import need_transcripts
 from turnback import Store
 
 from .crashkit import Ack, Outcome, run_child, tally
@@ -273,7 +274,6 @@ def check_gc(ws: Path, out: Outcome, rng: random.Random) -> str:
 
 # -- import ----------------------------------------------------------------------------------
 
-TRANSCRIPTS = Path(__file__).resolve().parents[2].parent / "shared" / "transcripts"
 SOURCES = [("claude-code", "claude-code/marot+spotter/tool_heavy.jsonl"),
            ("claude-code", "claude-code/kvsankar+agent-history/session-01.jsonl"),
            ("codex", "codex/simonw+claude-code-transcripts/sample_codex_session.jsonl"),
@@ -290,7 +290,7 @@ def setup_import(ws: Path, rng: random.Random) -> Callable[[Ack], None]:
     from turnback.importers import import_source
 
     source, rel = rng.choice(SOURCES)
-    path = TRANSCRIPTS / rel
+    path = need_transcripts() / rel
     ws.mkdir(parents=True)
     Store.open(ws)
     IMPORTS[ws] = (source, path)
@@ -352,3 +352,36 @@ def test_crash_soak(name: str, tmp_path_factory: pytest.TempPathFactory) -> None
         trials(f"soak: {name}", n, tmp, setup, check, per_trial, first=done)
         shutil.rmtree(tmp, ignore_errors=True)
         done += n
+
+
+def test_a_gc_killed_after_removing_objects_leaves_no_cache_naming_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by the soak: a folder holding only ignored files has a tree in the stat cache
+    that no checkpoint holds; a gc killed after removing it, before it dropped the cache,
+    left every later checkpoint failing on the missing tree."""
+    from turnback.objects import ObjectStore
+
+    ws = tmp_path / "ws"
+    (ws / "logs" / "old").mkdir(parents=True)
+    (ws / ".gitignore").write_text("*.log\n")
+    (ws / "logs" / "run.log").write_text("ignored\n")
+    (ws / "logs" / "old" / "1.log").write_text("ignored\n")
+    (ws / "a.txt").write_text("a\n")
+    with Store.open(ws) as store:
+        store.checkpoint()
+        store.checkpoint()  # the folder records are trusted from the second full scan on
+    real = ObjectStore.repack
+
+    def killed(self: ObjectStore, keep: set[str], fsync: bool) -> int:
+        real(self, keep, fsync)
+        raise KeyboardInterrupt  # stands for the gc process dying right here
+
+    monkeypatch.setattr(ObjectStore, "repack", killed)
+    with pytest.raises(KeyboardInterrupt):
+        Store.open(ws).gc()
+    monkeypatch.undo()
+    (ws / "logs" / "old" / "kept.txt").write_text("tracked now\n")  # logs/ itself unchanged
+    with Store.open(ws) as store:
+        cp = store.checkpoint()
+        assert store.read_file(cp.id, "logs/old/kept.txt") == b"tracked now\n"

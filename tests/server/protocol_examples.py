@@ -22,8 +22,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+if __package__ in (None, ""):  # run as a script: tests/ holds shared_data
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from shared_data import need_transcripts
+
 REPO = Path(__file__).resolve().parents[2]
-TRANSCRIPTS = REPO.parent / "shared" / "transcripts"
 DOC = REPO / "docs" / "PROTOCOL.md"
 
 
@@ -176,7 +179,7 @@ def make_demo(root: Path) -> Path:
     (ws / "README.md").write_text("# greeter\n")
     (ws / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(64)))
     (ws / ".ralph").mkdir()
-    shutil.copy(TRANSCRIPTS / "ralph" / "mikeyobrien+rho" / "history.jsonl",
+    shutil.copy(need_transcripts() / "ralph" / "mikeyobrien+rho" / "history.jsonl",
                 ws / ".ralph" / "history.jsonl")
     return ws
 

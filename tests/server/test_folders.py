@@ -10,9 +10,9 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from .conftest import REPO, TurnbackClient, make_workspace, started
+from shared_data import need_transcripts
 
-TRANSCRIPTS = REPO.parent / "shared" / "transcripts"
+from .conftest import TurnbackClient, make_workspace, started
 
 
 async def test_two_folders_two_stores(tmp_path: Path) -> None:
@@ -134,7 +134,7 @@ async def test_turnback_serve_command(tmp_path: Path) -> None:
 
 async def test_import_a_real_transcript(tmp_path: Path) -> None:
     ws = make_workspace(tmp_path / "ws")
-    source = TRANSCRIPTS / "claude-code" / "d-kimuson+claude-code-viewer"
+    source = need_transcripts() / "claude-code" / "d-kimuson+claude-code-viewer"
     async with started(ws) as client:
         res = await client.call("turnback/import", {"source": "claude-code", "path": str(source)})
         assert len(res["sessions"]) == 2 and res["events"] > 0
