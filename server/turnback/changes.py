@@ -8,22 +8,36 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from .errors import StoreDamaged
 from .models import Change
 from .paths import quote
-from .trees import DIR, LINK, Entry, TreeReader
+from .trees import DIR, LINK, MAX_DEPTH, MAX_FILES, Entry, TreeReader
 
 Reader = Callable[[str, Entry], bytes]  # (path, entry) -> content
 LARGE = 2_000_000  # above this many bytes, line counts use a cheaper matcher
 
 
 def diff_trees(
-    trees: TreeReader, a: str | None, b: str | None, prefix: str = ""
+    trees: TreeReader, a: str | None, b: str | None, prefix: str = "", depth: int = 0,
+    seen: list[int] | None = None,
 ) -> Iterator[tuple[str, Entry | None, Entry | None]]:
-    """(path, old entry, new entry) for every file that differs, sorted by path."""
+    """(path, old entry, new entry) for every file that differs, sorted by path.
+
+    Bounded as ``TreeReader.walk`` is (``MAX_DEPTH``, ``MAX_FILES`` entries read).
+    """
     if a == b:
         return
+    if depth >= MAX_DEPTH:  # also what ends a tree that contains itself
+        raise StoreDamaged(f"trees nest folders more than {MAX_DEPTH} deep at '{prefix}'; the "
+                           "store is damaged: run 'turnback fsck'")
     ta = trees.get(a) if a else {}
     tb = trees.get(b) if b else {}
+    if seen is None:
+        seen = [0]
+    seen[0] += len(ta) + len(tb)
+    if seen[0] > 2 * MAX_FILES:
+        raise StoreDamaged(f"the trees compared hold more than {MAX_FILES} files (a damaged or "
+                           "crafted tree); run 'turnback fsck'")
     for name in sorted(ta.keys() | tb.keys()):
         ea, eb = ta.get(name), tb.get(name)
         if ea == eb:
@@ -34,7 +48,7 @@ def diff_trees(
         if a_dir or b_dir:
             yield from diff_trees(
                 trees, ea.hash if a_dir and ea else None, eb.hash if b_dir and eb else None,
-                path + "/",
+                path + "/", depth + 1, seen,
             )
         if not a_dir or not b_dir:
             fa = ea if not a_dir else None

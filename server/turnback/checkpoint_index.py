@@ -11,8 +11,24 @@ import threading
 from pathlib import Path
 
 from .errors import InvalidInput, NotFound
+from .events import is_id
 from .jsonl import append_lines, parse_object
 from .models import Checkpoint, Problem
+from .objects import is_hash
+
+
+def _bad_ids(cp: Checkpoint) -> str | None:
+    """What is wrong with the ids of a record read from the file (they name files), if any."""
+    if not is_hash(cp.tree):
+        return f"its tree id {cp.tree[:80]!r} is not 64 lowercase hex digits"
+    for what, value in (("id", cp.id), ("sessionId", cp.session_id), ("eventId", cp.event_id)):
+        if value is not None and not is_id(value):
+            return f"its {what} {str(value)[:80]!r} is not a valid id"
+    if not all(isinstance(p, str) for p in cp.absent):
+        return "its absent list holds something other than paths"
+    if not all(isinstance(s, dict) for s in cp.skipped):
+        return "its skipped list holds something other than records"
+    return None
 
 
 def _order(cp: Checkpoint) -> tuple[str, str]:
@@ -67,6 +83,12 @@ class CheckpointIndex:
                 cp = Checkpoint.from_json(v)
             except (KeyError, TypeError, ValueError) as exc:
                 self.problems.append(Problem(str(self.path), number, f"bad checkpoint ({exc})"))
+                continue
+            bad = _bad_ids(cp)
+            if bad is not None:
+                # never used: its tree id would become a path (fsck lists the line)
+                self.problems.append(Problem(str(self.path), number,
+                                             f"bad checkpoint {cp.id[:80]!r} ({bad})"))
                 continue
             if cp.id in items:
                 dropped = True  # a record written again replaces the old one

@@ -83,6 +83,11 @@ def new_session_id() -> str:
     return f"{stamp}-{os.urandom(3).hex()}"
 
 
+def is_id(value: object) -> bool:
+    """True for a string ``check_id`` accepts (and no trailing newline: it names files)."""
+    return isinstance(value, str) and _ID_RE.fullmatch(value) is not None
+
+
 def check_id(value: object, what: str) -> str:
     """Validate an id used in file names and lookups; name the field when it is bad."""
     if not isinstance(value, str) or not _ID_RE.match(value):

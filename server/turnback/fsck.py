@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import NotFound, StoreDamaged, Unsafe
 from .gc import forget_caches, stray_temps
-from .trees import DIR
+from .trees import DIR, MAX_DEPTH, MAX_FILES
 
 if TYPE_CHECKING:
     from .store import Store
@@ -34,6 +34,10 @@ class FsckReport:
             "damaged": self.damaged,
             "strayTemps": self.stray_temps,
         }
+
+
+class _TooMany(Exception):
+    """Ends the walk of a checkpoint whose trees name more files than any walk reads."""
 
 
 def check(store: Store) -> FsckReport:
@@ -66,24 +70,38 @@ def check(store: Store) -> FsckReport:
     for cp in checkpoints:
         rep.checkpoints_checked += 1
         missing: list[str] = []
+        # bounded as TreeReader.walk is: a damaged tree is reported, never followed forever
+        count = [0]
 
-        def walk(tree: str, prefix: str, missing: list[str] = missing) -> None:
+        def walk(tree: str, prefix: str, ancestors: tuple[str, ...],
+                 missing: list[str] = missing, count: list[int] = count) -> None:
             if tree in bad_objects:
                 missing.append(prefix or ".")
                 return
+            if tree in ancestors or len(ancestors) >= MAX_DEPTH:
+                missing.append(f"{prefix or '.'} (the tree contains itself or nests more than "
+                               f"{MAX_DEPTH} folders deep)")
+                return
+            if count[0] > MAX_FILES:
+                raise _TooMany(prefix)
             try:
                 entries = store.trees.get(tree)
             except (NotFound, StoreDamaged, Unsafe) as exc:
                 missing.append(f"{prefix or '.'} ({exc})")
                 return
+            count[0] += len(entries)
             for name, e in entries.items():
                 path = f"{prefix}{name}"
                 if e.mode == DIR:
-                    walk(e.hash, path + "/")
+                    walk(e.hash, path + "/", (*ancestors, tree))
                 elif e.hash in bad_objects or not store.objects.exists(e.hash):
                     missing.append(path)
 
-        walk(cp.tree, "")
+        try:
+            walk(cp.tree, "", ())
+        except _TooMany as stop:
+            missing.append(f"{stop.args[0] or '.'} (the checkpoint holds more than {MAX_FILES} "
+                           "files: a damaged or crafted tree)")
         if missing:
             rep.damaged.append({
                 "what": "checkpoint", "id": cp.id,

@@ -9,6 +9,7 @@ verified by decompressing and re-hashing it. Writes are atomic (temp + rename).
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,7 +30,11 @@ LOOSE_THRESHOLD = 512 * 1024  # objects this large stay loose files even inside 
 CHUNK = 1024 * 1024
 HASH_LEN = 64
 SYNC_FILES_MAX = 16  # more new object files than this: one syncfs (see ObjectStore.sync)
-
+# The most one loose object may inflate to: far above any size cap a store is likely to have
+# had, and a bound on what a damaged (or crafted) frame can make a reader allocate or write.
+MAX_LOOSE = 4 << 30
+INFLATE_AT_ONCE = STREAM_THRESHOLD  # frames saying they hold more are inflated chunk by chunk
+_NAME = re.compile(r"[0-9a-f]{64}")
 
 
 def hash_bytes(kind: bytes, data: bytes) -> str:
@@ -38,8 +43,15 @@ def hash_bytes(kind: bytes, data: bytes) -> str:
     return h.hexdigest()
 
 
-def is_hash(value: str) -> bool:
-    return len(value) == HASH_LEN and all(c in "0123456789abcdef" for c in value)
+def is_hash(value: object) -> bool:
+    """True for an object name: 64 lowercase hex digits (what may become a path)."""
+    return isinstance(value, str) and _NAME.fullmatch(value) is not None
+
+
+def damaged_name(name: object, where: str) -> StoreDamaged:
+    """The error for a record (``where``) naming an object by something that is not a name."""
+    return StoreDamaged(f"{where} names object {str(name)[:80]!r}, which is not 64 lowercase "
+                        "hex digits; the store is damaged: run 'turnback fsck'")
 
 
 class ObjectStore:
@@ -72,6 +84,9 @@ class ObjectStore:
         return d
 
     def path(self, name: str) -> Path:
+        # the last guard: a name read from a damaged file must never reach outside objects/
+        if not isinstance(name, str) or _NAME.fullmatch(name) is None:
+            raise damaged_name(name, "a stored record")
         return self.root / name[:2] / name[2:]
 
     def _ensure_index(self) -> None:
@@ -229,22 +244,53 @@ class ObjectStore:
         return None
 
     def _raw(self, name: str) -> bytes:
-        packed = self._packed(name)
-        if packed is not None:
-            return packed
+        """``<type>\\0<content>`` of object ``name``, checked against the name.
+
+        Loose and packed alike: nothing read from the store reaches the workspace, the
+        screen or another object before its hash matches.
+        """
+        path = self.path(name)
+        raw = self._packed(name)
+        if raw is None:
+            try:
+                payload = path.read_bytes()
+            except FileNotFoundError:
+                raise NotFound(
+                    f"object {name[:12]} is missing from {self.root}; run 'turnback fsck' to "
+                    "see which checkpoints are affected"
+                ) from None
+            raw = self._inflate(payload, name)
+        if blake3.blake3(raw).hexdigest() != name:
+            raise StoreDamaged(f"object {name[:12]} in {self.root} does not match its hash (torn "
+                               "or altered); nothing was changed: run 'turnback fsck'")
+        return raw
+
+    def _inflate(self, payload: bytes, name: str) -> bytes:
+        """A loose object's bytes, never more than its frame says it holds nor ``MAX_LOOSE``."""
+        def damaged(why: str) -> StoreDamaged:
+            return StoreDamaged(f"object {name[:12]} in {self.root} is corrupt ({why}); run "
+                                "'turnback fsck'")
         try:
-            payload = self.path(name).read_bytes()
-        except FileNotFoundError:
-            raise NotFound(
-                f"object {name[:12]} is missing from {self.root}; run 'turnback fsck' to see "
-                "which checkpoints are affected"
-            ) from None
-        try:
-            return self._dctx().decompress(payload, max_output_size=1 << 34)
+            size = zstandard.frame_content_size(payload)  # -1: not said (streamed writes)
+            if size > MAX_LOOSE:
+                raise damaged(f"it says it holds {size} bytes, more than any object may")
+            if 0 <= size <= INFLATE_AT_ONCE:
+                # exactly ``size`` bytes are allocated; a frame holding more fails
+                return self._dctx().decompress(payload)
+            limit = MAX_LOOSE if size < 0 else size
+            reader = self._dctx().stream_reader(payload)
+            parts: list[bytes] = []
+            got = 0
+            while chunk := reader.read(CHUNK):
+                got += len(chunk)
+                if got > limit:
+                    raise damaged(f"it inflates past {limit} bytes")
+                parts.append(chunk)
         except zstandard.ZstdError as exc:
-            raise StoreDamaged(
-                f"object {name[:12]} in {self.root} is corrupt ({exc}); run 'turnback fsck'"
-            ) from exc
+            raise damaged(str(exc)) from exc
+        if size >= 0 and got != size:
+            raise damaged(f"it holds {got} bytes, not the {size} it says")
+        return b"".join(parts)
 
     def warm(self, name: str) -> None:
         """Read a packed object into the block cache (loose objects are left alone)."""
@@ -270,42 +316,53 @@ class ObjectStore:
     def verify(self, name: str) -> str | None:
         """None when the object is intact, else what is wrong with it."""
         try:
-            raw = self._raw(name)
+            self._raw(name)  # checks the hash
         except (NotFound, StoreDamaged) as exc:
             return exc.message
-        if blake3.blake3(raw).hexdigest() != name:
-            return f"object {name[:12]} does not match its hash (torn or altered)"
         return None
 
-    def copy_blob_to(self, name: str, fd: int) -> int:
-        """Write blob ``name``'s content to ``fd`` in chunks; return bytes written."""
-        if not self.path(name).exists():
+    def copy_blob_to(self, name: str, fd: int, size: int | None = None) -> int:
+        """Write blob ``name``'s content to ``fd`` in chunks; return bytes written.
+
+        The caller must discard what was written when this raises: the hash of a streamed
+        object is known only at its end. ``size`` (the tree entry's) bounds what a damaged
+        object can write; without it, what its frame says or ``MAX_LOOSE``.
+        """
+        path = self.path(name)
+        if not path.exists():
             data = self.get(BLOB, name)  # packed objects are small: whole is fine
             view = memoryview(data)
             while view:
                 n = os.write(fd, view)
                 view = view[n:]
             return len(data)
-        path = self.path(name)
         try:
             src = open(path, "rb")  # noqa: SIM115
         except FileNotFoundError:
-            raise NotFound(f"object {name[:12]} is missing from {self.root}") from None
+            raise NotFound(f"object {name[:12]} is missing from {self.root}; run 'turnback "
+                           "fsck'") from None
         total = 0
         h = blake3.blake3()
         with src:
             try:
+                said = zstandard.frame_content_size(src.read(18))  # a frame header's most
+                src.seek(0)
+                limit = MAX_LOOSE if said < 0 else min(said, MAX_LOOSE)
+                if size is not None:
+                    limit = min(limit, size + len(BLOB) + 1)
                 reader = self._dctx().stream_reader(src)
                 header = b""
                 while b"\0" not in header:
                     more = reader.read(64)
-                    if not more:
-                        raise StoreDamaged(f"object {name[:12]} is truncated")
+                    if not more or len(header) > 64:
+                        raise StoreDamaged(f"object {name[:12]} is truncated or not a blob; "
+                                           "run 'turnback fsck'")
                     header += more
                 head, _, rest = header.partition(b"\0")
                 if head != BLOB:
-                    raise StoreDamaged(f"object {name[:12]} is not a blob")
+                    raise StoreDamaged(f"object {name[:12]} is not a blob; run 'turnback fsck'")
                 h.update(head + b"\0")
+                got = len(header)
                 chunk = rest
                 while True:
                     if chunk:
@@ -318,10 +375,16 @@ class ObjectStore:
                     chunk = reader.read(CHUNK)
                     if not chunk:
                         break
+                    got += len(chunk)
+                    if got > limit:
+                        raise StoreDamaged(f"object {name[:12]} is corrupt (it inflates past "
+                                           f"{limit} bytes); run 'turnback fsck'")
             except zstandard.ZstdError as exc:
-                raise StoreDamaged(f"object {name[:12]} is corrupt ({exc})") from exc
+                raise StoreDamaged(f"object {name[:12]} is corrupt ({exc}); run 'turnback "
+                                   "fsck'") from exc
         if h.hexdigest() != name:
-            raise StoreDamaged(f"object {name[:12]} does not match its hash")
+            raise StoreDamaged(f"object {name[:12]} does not match its hash (torn or altered); "
+                               "run 'turnback fsck'")
         return total
 
     def all_names(self) -> Iterator[tuple[str, int]]:
@@ -390,19 +453,31 @@ class ObjectStore:
         if not dirty:
             return 0
         folder = self.root / "pack"
-        before = sum((folder / f"{p}.pack").stat().st_size for p in dirty)
+        sizes = {p: (folder / f"{p}.pack").stat().st_size for p in dirty}
         writer = PackWriter(folder, self.level)
+        kept_whole: list[str] = []
         try:
             for pack in dirty:
-                for name in sorted(by_pack[pack]):
-                    if name in keep:
-                        writer.add(name, self.packs.read(packed[name]))
+                try:
+                    for name in sorted(by_pack[pack]):
+                        if name in keep:
+                            raw = self.packs.read(packed[name])
+                            if blake3.blake3(raw).hexdigest() != name:
+                                raise StoreDamaged(f"object {name[:12]} does not match its hash")
+                            writer.add(name, raw)
+                except StoreDamaged:
+                    # damaged bytes are never copied into a new pack; the pack stays as it
+                    # is, for fsck to report (copies of its good objects are harmless)
+                    kept_whole.append(pack)
             entries = writer.finish(fsync)
         except BaseException:
             writer.abort()
             raise
         after = writer.path.stat().st_size if entries else 0
+        before = sum(n for p, n in sizes.items() if p not in kept_whole)
         for pack in dirty:
+            if pack in kept_whole:
+                continue
             (folder / f"{pack}.idx").unlink(missing_ok=True)  # index first: readers stop here
             (folder / f"{pack}.pack").unlink(missing_ok=True)
         self.packs.refresh()

@@ -18,6 +18,7 @@ without an index is an interrupted write, ignored by readers and removed by gc.
 from __future__ import annotations
 
 import os
+import re
 import struct
 import threading
 from collections import OrderedDict
@@ -43,6 +44,11 @@ _ENTRY = struct.Struct(">32sQIII")
 _IDX_START = len(IDX_MAGIC) + 4
 # indexes with more entries stay as bytes (bisected); smaller ones go into one dict
 SORTED_MIN = 4096
+# The most a block may inflate to, and so the end of any object in it: writers close a block
+# at BLOCK_RAW (1 MiB in earlier versions) plus at most one object under 512 KiB. A damaged
+# index or block costs a reader at most this much memory.
+BLOCK_MAX = 16 << 20
+PACK_ID = re.compile(r"pack-[0-9]+-[0-9a-f]{16}")  # PackWriter's ids; names of .pack and .idx
 
 
 class Loc(NamedTuple):
@@ -186,7 +192,7 @@ class PackWriter:
         fd = os.open(self.path, os.O_RDONLY)
         try:
             block = zstandard.ZstdDecompressor().decompress(
-                os.pread(fd, loc.block_len, loc.block_off), max_output_size=BLOCK_RAW * 64)
+                os.pread(fd, loc.block_len, loc.block_off), max_output_size=BLOCK_MAX)
         finally:
             os.close(fd)
         return block[loc.off: loc.off + loc.length]
@@ -259,6 +265,12 @@ class PackReader:
                     self._sorted.pop(pack, None)
             for pack in sorted(names - self._loaded):
                 path = self.folder / f"{pack}.idx"
+                if PACK_ID.fullmatch(pack) is None:
+                    # not a name a writer gives: its index is never read, fsck names it
+                    self.damaged[pack] = (f"{path.name} is not a pack index name "
+                                          "(pack-<pid>-<16 hex>.idx); move it out of the store")
+                    self._loaded.add(pack)
+                    continue
                 try:
                     data = path.read_bytes()
                     count = _check_index(data, path)
@@ -310,6 +322,10 @@ class PackReader:
     def read(self, loc: Loc) -> bytes:
         key = (loc.pack, loc.block_off)
         need = loc.off + loc.length
+        if need > BLOCK_MAX:
+            raise StoreDamaged(f"pack {loc.pack}: its index places an object at bytes "
+                               f"{loc.off}-{need} of a block, past any block's end; run "
+                               "'turnback fsck'")
         with self._lock:
             block = self._blocks.get(key)
             if block is not None:
@@ -325,7 +341,8 @@ class PackReader:
                 while self._cached > CACHE_BYTES and len(self._blocks) > 1:
                     self._cached -= len(self._blocks.popitem(last=False)[1])
         if need > len(block):
-            raise StoreDamaged(f"pack {loc.pack}: an object runs past its block")
+            raise StoreDamaged(f"pack {loc.pack}: an object runs past the end of its block; "
+                               "run 'turnback fsck'")
         return block[loc.off: need]
 
     def _decompress(self, loc: Loc, need: int) -> bytes:
@@ -333,9 +350,16 @@ class PackReader:
         early in a block costs only the part of the frame before it."""
         d = getattr(self._dctx, "d", None)
         if d is None:
-            d = self._dctx.d = zstandard.ZstdDecompressor()
+            # a damaged frame header cannot make it reserve more than a block for its window
+            d = self._dctx.d = zstandard.ZstdDecompressor(max_window_size=BLOCK_MAX)
         fd = os.open(self.folder / f"{loc.pack}.pack", os.O_RDONLY)
         try:
+            size = os.fstat(fd).st_size
+            if (loc.block_off < len(PACK_MAGIC) or loc.block_len > BLOCK_MAX
+                    or loc.block_off + loc.block_len > size):
+                raise StoreDamaged(
+                    f"pack {loc.pack}: its index names bytes {loc.block_off}+{loc.block_len} of "
+                    f"a {size}-byte pack (truncated or a damaged index); run 'turnback fsck'")
             raw = os.pread(fd, loc.block_len, loc.block_off)
         finally:
             os.close(fd)
@@ -353,7 +377,8 @@ class PackReader:
                 got += len(chunk)
             return b"".join(parts)
         except zstandard.ZstdError as exc:
-            raise StoreDamaged(f"pack {loc.pack} has a corrupt block ({exc})") from exc
+            raise StoreDamaged(f"pack {loc.pack} has a corrupt block ({exc}); run 'turnback "
+                               "fsck'") from exc
 
     def files(self) -> Iterator[Path]:
         if self.folder.exists():

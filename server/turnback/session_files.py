@@ -24,7 +24,7 @@ import orjson
 
 from .atomic import atomic_write
 from .errors import Conflict, InvalidInput, NotFound, StoreDamaged
-from .events import Event, SessionHeader, check_id
+from .events import Event, SessionHeader, check_id, is_id
 from .jsonl import _torn_tail_start, dumps, last_line, loads, parse_object, read_lines
 from .locks import file_lock
 from .models import Problem, SessionLog, SessionPage, SessionSummary
@@ -104,7 +104,8 @@ class FileSessions:
     def ids(self) -> list[str]:
         if not self.root.exists():
             return []
-        return [n[:-6] for n in os.listdir(self.root) if n.endswith(".jsonl")]
+        # a file whose name is no session id is not a session Turnback wrote: left alone
+        return [n[:-6] for n in os.listdir(self.root) if n.endswith(".jsonl") and is_id(n[:-6])]
 
     def _write_locked(self, path: Path, lines: list[bytes], fsync: bool) -> None:
         fd = os.open(path, os.O_RDWR | os.O_APPEND)
@@ -317,7 +318,9 @@ class FileSessions:
         if isinstance(data, dict) and data.get("format") == INDEX_FORMAT:
             entries = data.get("sessions")
             if isinstance(entries, dict):
-                index = {k: e for k, e in entries.items() if _index_entry_ok(e, "stats")}
+                # keys name files (index/acc/<id>.json): a damaged one is dropped, never used
+                index = {k: e for k, e in entries.items()
+                         if is_id(k) and _index_entry_ok(e, "stats")}
         elif data is None:
             index = self._load_legacy_index()
         self._index = index
@@ -334,7 +337,7 @@ class FileSessions:
             return {}
         index: dict[str, dict[str, Any]] = {}
         for sid, e in data.items():
-            if not (_index_entry_ok(e, "acc") and isinstance(e.get("stats"), dict)):
+            if not (is_id(sid) and _index_entry_ok(e, "acc") and isinstance(e.get("stats"), dict)):
                 continue
             acc = {f: e[f] for f in ACC_FIELDS}
             index[sid] = {**{f: e[f] for f in SUMMARY_FIELDS}, "_acc": acc}

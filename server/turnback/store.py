@@ -1116,23 +1116,22 @@ class Store:
     def reachable(self, checkpoints: Iterable[Checkpoint]) -> set[str]:
         """Every object name the given checkpoints need."""
         seen: set[str] = set()
-
-        def mark(tree: str) -> None:
+        # a stack, not recursion: however deep (or looped) a damaged tree, gc still ends
+        todo = [cp.tree for cp in checkpoints]
+        while todo:
+            tree = todo.pop()
             if tree in seen:
-                return
+                continue
             seen.add(tree)
             try:
                 entries = self.trees.get(tree)
             except (NotFound, StoreDamaged, Unsafe):
-                return  # fsck reports it; gc must not fail on it, nor skip its siblings
+                continue  # fsck reports it; gc must not fail on it, nor skip its siblings
             for entry in entries.values():
                 if entry.mode == DIR:
-                    mark(entry.hash)
+                    todo.append(entry.hash)
                 else:
                     seen.add(entry.hash)
-
-        for cp in checkpoints:
-            mark(cp.tree)
         return seen
 
     def gc(self, dry_run: bool = False, keep_last: int | None = None,

@@ -345,7 +345,7 @@ def test_checkpoint_index_reads_appends_incrementally(tmp_path: Path) -> None:
     index = CheckpointIndex(path)
 
     def cp(cid: str, ts: str) -> Checkpoint:
-        return Checkpoint(cid, cid, ts, "t" * 64, "s", f"cp-{cid}", False, False, 1, 1, [], [])
+        return Checkpoint(cid, cid, ts, "0" * 64, "s", f"cp-{cid}", False, False, 1, 1, [], [])
 
     index.add(cp("b", "2026-01-02"), fsync=False)
     assert [c.id for c in index.all()] == ["b"]
