@@ -16,9 +16,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from .config import FORMAT_VERSION, StoreConfig
     from .errors import Conflict, InvalidInput, NotFound, StoreDamaged, TurnbackError, Unsafe
-    from .events import Event, Kind, SessionHeader
     from .models import (
         Change,
         Checkpoint,
@@ -27,16 +25,18 @@ if TYPE_CHECKING:
         SessionLog,
         SessionSummary,
     )
-    from .store import HEAD, Store
+    from .sessions.events import Event, Kind, SessionHeader
+    from .store.config import FORMAT_VERSION, StoreConfig
+    from .store.facade import HEAD, Store
 
 _WHERE = {
-    "FORMAT_VERSION": "config", "StoreConfig": "config",
+    "FORMAT_VERSION": "store.config", "StoreConfig": "store.config",
     "Conflict": "errors", "InvalidInput": "errors", "NotFound": "errors",
     "StoreDamaged": "errors", "TurnbackError": "errors", "Unsafe": "errors",
-    "Event": "events", "Kind": "events", "SessionHeader": "events",
+    "Event": "sessions.events", "Kind": "sessions.events", "SessionHeader": "sessions.events",
     "Change": "models", "Checkpoint": "models", "FileContent": "models",
     "RewindResult": "models", "SessionLog": "models", "SessionSummary": "models",
-    "HEAD": "store", "Store": "store",
+    "HEAD": "store.facade", "Store": "store.facade",
 }
 
 __all__ = [

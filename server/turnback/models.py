@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .events import JSON, Event, SessionHeader
-from .paths import display
+from .fs.paths import display
+from .sessions.events import JSON, Event, SessionHeader
 
 
 @dataclass(slots=True)

@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 
 from turnback import Kind, Store
-from turnback.conversation import (
+from turnback.errors import InvalidInput, StoreDamaged
+from turnback.interchange.conversation import (
     JsonFileSnapshotStore,
     MemorySnapshotStore,
     SnapshotStore,
     restore,
     snapshot,
 )
-from turnback.errors import InvalidInput, StoreDamaged
 
 _OPEN: list[Store] = []
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from turnback import InvalidInput, NotFound, Store
-from turnback.ignore import IgnoreRules
-from turnback.trees import DIR, EXEC, FILE, LINK
+from turnback.objects.trees import DIR, EXEC, FILE, LINK
+from turnback.snapshot.ignore import IgnoreRules
 
 from .wsutil import age, age_tree, picture, plain_scan, write
 
@@ -310,8 +310,7 @@ def crash_once(monkeypatch: pytest.MonkeyPatch, obj: object, name: str) -> None:
 def test_failed_checkpoint_leaves_no_cache_naming_lost_objects(
         ws: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
     """The next checkpoint, in this process or another, after gc or not, must be whole."""
-    from turnback import packs
-
+    from turnback.objects import packs
     write(ws, "f", "v1")
     write(ws, "d/g", "g1")
     store = Store.open(ws)
@@ -338,8 +337,8 @@ def test_failed_checkpoint_leaves_no_cache_naming_lost_objects(
 
 
 def test_checkpoint_index_reads_appends_incrementally(tmp_path: Path) -> None:
-    from turnback.checkpoint_index import CheckpointIndex
     from turnback.models import Checkpoint
+    from turnback.snapshot.checkpoint_index import CheckpointIndex
 
     path = tmp_path / "checkpoints.jsonl"
     index = CheckpointIndex(path)

@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
-from turnback import Store, prescan
-from turnback import scan as scan_mod
+from turnback import Store
+from turnback.snapshot import prescan
+from turnback.snapshot import scan as scan_mod
 
 from .wsutil import age, age_tree, plain_scan, write
 
@@ -363,8 +364,7 @@ def test_finishing_an_interrupted_rewind_drops_the_early_child(
         ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The early child may check folders before ``Store.open`` finishes a rewind: what it
     saw is not what the checkpoint must record."""
-    from turnback import store as store_mod
-
+    from turnback.store import facade as store_mod
     _workspace(ws)
     with Store.open(ws) as s:
         target = s.checkpoint()
@@ -417,7 +417,7 @@ def test_the_cli_starts_the_early_child_for_checkpoint_alone(
     """``turnback checkpoint`` guesses the workspace and stat cache ``Store.open`` finds
     (from a subfolder too), before anything else is imported."""
     from turnback.cli import main as cli_main
-    from turnback.config import STORE_DIRNAME
+    from turnback.store.config import STORE_DIRNAME
 
     assert STORE_DIRNAME == ".turnback"  # spelled out in cli/main.py
     _workspace(ws)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from turnback.jsonl import append_lines, last_line, read_lines
+from turnback.fs.jsonl import append_lines, last_line, read_lines
 from turnback.models import Problem
 
 
@@ -90,7 +90,7 @@ def test_file_lock_waits_then_names_the_lock(tmp_path: Path) -> None:
     import time
 
     from turnback import Conflict
-    from turnback.locks import file_lock
+    from turnback.fs.locks import file_lock
 
     target = tmp_path / "sub" / "log.jsonl"
     with file_lock(target) as held:

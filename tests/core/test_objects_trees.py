@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from turnback import NotFound, StoreDamaged, Unsafe
-from turnback.objects import BLOB, STREAM_THRESHOLD, TREE, ObjectStore, hash_bytes
-from turnback.trees import DIR, EXEC, FILE, LINK, Entry, TreeReader, decode, encode
+from turnback.objects.objectstore import BLOB, STREAM_THRESHOLD, TREE, ObjectStore, hash_bytes
+from turnback.objects.trees import DIR, EXEC, FILE, LINK, Entry, TreeReader, decode, encode
 
 
 @pytest.fixture
@@ -126,8 +126,7 @@ def test_tree_encoding_sorts_unicode_names_by_bytes() -> None:
 
 
 def test_large_pack_index_is_bisected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from turnback import packs
-
+    from turnback.objects import packs
     monkeypatch.setattr(packs, "SORTED_MIN", 4)
     objs = ObjectStore(tmp_path / "objects")
     with objs.batch(fsync=False):

@@ -161,7 +161,7 @@ def test_a_format_1_store_is_read_and_upgraded(ws: Path) -> None:
     """Trees of format 1 hold only f and x; a store of that version opens, reads, rewinds."""
     import orjson
 
-    from turnback.config import FORMAT_VERSION
+    from turnback.store.config import FORMAT_VERSION
 
     s = Store.open(ws)
     write(ws, "a", "1")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from turnback.scan import ScanResult
+    from turnback.snapshot.scan import ScanResult
 
 REPO = Path(__file__).resolve().parents[2]
 STORE_DIR = b".turnback"
@@ -153,8 +153,7 @@ def remove_object(store: Any, name: str) -> None:
     if loose.exists():
         loose.unlink()
         return
-    from turnback import packs
-
+    from turnback.objects import packs
     objs.packs.refresh()
     loc = objs.packs.locate(name)
     assert loc is not None, name

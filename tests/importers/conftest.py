@@ -7,8 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from shared_data import TRANSCRIPTS
+from shared_data import TRANSCRIPTS, need_transcripts
 from turnback import Store
+
+__all__ = ["REPO", "TRANSCRIPTS", "need_transcripts", "transcripts"]  # for the tests here
+REPO = Path(__file__).resolve().parents[2]
 
 
 def transcripts(pattern: str) -> list[Path]:

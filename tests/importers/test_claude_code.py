@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from turnback import Store
-from turnback.export import export_jsonl
 from turnback.importers import import_source
 from turnback.importers.claude_code import encode_project_dir
+from turnback.interchange.export import export_jsonl
 
 from .conftest import TRANSCRIPTS, need_transcripts, transcripts
 

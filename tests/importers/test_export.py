@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from turnback import Kind, Store
-from turnback.export import export_jsonl, export_markdown
 from turnback.importers import import_source
+from turnback.interchange.export import export_jsonl, export_markdown
 
 from .conftest import TRANSCRIPTS, need_transcripts
 

@@ -360,7 +360,7 @@ def test_a_gc_killed_after_removing_objects_leaves_no_cache_naming_them(
     """Found by the soak: a folder holding only ignored files has a tree in the stat cache
     that no checkpoint holds; a gc killed after removing it, before it dropped the cache,
     left every later checkpoint failing on the missing tree."""
-    from turnback.objects import ObjectStore
+    from turnback.objects.objectstore import ObjectStore
 
     ws = tmp_path / "ws"
     (ws / "logs" / "old").mkdir(parents=True)

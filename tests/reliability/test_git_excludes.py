@@ -13,7 +13,7 @@ import pytest
 
 from core.wsutil import age_tree, cli_env, run_cli
 from turnback import Store
-from turnback.gitexclude import config_excludes_file
+from turnback.snapshot.gitexclude import config_excludes_file
 
 
 @pytest.fixture

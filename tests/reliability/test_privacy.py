@@ -153,8 +153,7 @@ def test_tightening_never_follows_a_symlink(ws: Path, tmp_path: Path) -> None:
 
 
 def test_a_tightened_store_is_not_walked_again(ws: Path) -> None:
-    from turnback import privacy
-
+    from turnback.fs import privacy
     root = busy_store(ws)
     (root / "cache" / "planted").write_text("x")
     os.chmod(root / "cache" / "planted", 0o644)

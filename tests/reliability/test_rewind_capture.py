@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-import turnback.rewind as rw
+import turnback.rewind.plan as rw
 from core.wsutil import picture, run_cli, write
 from turnback import Conflict, Store
-from turnback.objects import ObjectStore
+from turnback.objects.objectstore import ObjectStore
 
 from .crashkit import tally
 

@@ -17,11 +17,12 @@ import pytest
 import zstandard
 
 from core.wsutil import picture, run_cli, write
-from turnback import Checkpoint, Store, StoreDamaged, TurnbackError, packs
-from turnback import changes as changes_mod
-from turnback import fsck as fsck_mod
-from turnback import trees as trees_mod
-from turnback.objects import BLOB, TREE, hash_bytes
+from turnback import Checkpoint, Store, StoreDamaged, TurnbackError
+from turnback.objects import packs
+from turnback.objects import trees as trees_mod
+from turnback.objects.objectstore import BLOB, TREE, hash_bytes
+from turnback.snapshot import changes as changes_mod
+from turnback.store import fsck as fsck_mod
 
 from .crashkit import tally
 
@@ -236,8 +237,7 @@ def test_trees_are_verified_once_per_read_from_disk(ws: Path) -> None:
 
 def test_frame_saying_more_than_any_object_is_refused(ws: Path, monkeypatch: pytest.MonkeyPatch
                                                       ) -> None:
-    from turnback import objects
-
+    from turnback.objects import objectstore as objects
     store, cp = first_checkpoint(ws)
     big = store.trees.lookup(cp.tree, "big.bin")
     assert big is not None
@@ -250,8 +250,7 @@ def test_frame_saying_more_than_any_object_is_refused(ws: Path, monkeypatch: pyt
 def test_streamed_frame_inflating_past_the_cap_stops(ws: Path, monkeypatch: pytest.MonkeyPatch
                                                      ) -> None:
     """A frame that does not say its size (as streamed writes make) is counted as it inflates."""
-    from turnback import objects
-
+    from turnback.objects import objectstore as objects
     store, cp = first_checkpoint(ws)
     big = store.trees.lookup(cp.tree, "big.bin")
     assert big is not None

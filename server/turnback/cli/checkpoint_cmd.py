@@ -7,7 +7,7 @@ import sys
 import click
 
 from ..errors import NotFound
-from ..paths import one_line, quote
+from ..fs.paths import one_line, quote
 from .common import Ctx, emit, pass_ctx, progress_bar
 
 

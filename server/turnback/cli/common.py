@@ -13,11 +13,11 @@ from typing import Any
 import click
 import orjson
 
-from ..config import STORE_DIRNAME
 from ..errors import InvalidInput, TurnbackError
+from ..fs.paths import one_line, quote
 from ..models import jsonable
-from ..paths import one_line, quote
-from ..store import Store
+from ..store.config import STORE_DIRNAME
+from ..store.facade import Store
 
 
 @dataclass

@@ -7,9 +7,9 @@ import sys
 
 import click
 
-from ..atomic import atomic_write
-from ..export import export_jsonl, export_markdown
-from ..paths import expand_home, quote
+from ..fs.atomic import atomic_write
+from ..fs.paths import expand_home, quote
+from ..interchange.export import export_jsonl, export_markdown
 from .common import Ctx, emit, pass_ctx
 
 

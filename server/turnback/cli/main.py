@@ -90,7 +90,7 @@ def _start_checks(args: list[str]) -> bool:
             ws, ".turnback")  # config.STORE_DIRNAME (config is not imported yet)
     except (OSError, ValueError):
         return False
-    from .. import prescan
+    from ..snapshot import prescan
 
     prescan.fork_early(ws, os.path.join(root, "cache", "stat.bin"))
     return True

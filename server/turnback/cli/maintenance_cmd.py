@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..paths import one_line, quote
+from ..fs.paths import one_line, quote
 from .common import Ctx, emit, pass_ctx
 
 

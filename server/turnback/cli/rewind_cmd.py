@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
+from ..fs.paths import quote
 from ..models import RewindResult
-from ..paths import quote
 from .common import Ctx, emit, pass_ctx
 
 

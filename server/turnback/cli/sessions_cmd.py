@@ -7,9 +7,9 @@ import os
 import click
 
 from ..errors import InvalidInput, NotFound
-from ..events import summarize
-from ..paths import one_line
-from ..store import HEAD, WORKSPACE_SESSION, Store
+from ..fs.paths import one_line
+from ..sessions.events import summarize
+from ..store.facade import HEAD, WORKSPACE_SESSION, Store
 from .common import Ctx, emit, parse_json_arg, pass_ctx
 
 

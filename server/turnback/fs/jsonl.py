@@ -18,8 +18,8 @@ from typing import Any
 
 import orjson
 
+from ..models import Problem
 from .locks import file_lock
-from .models import Problem
 from .privacy import FILE_MODE, make_dir
 
 

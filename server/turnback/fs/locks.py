@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
-from .errors import Conflict
+from ..errors import Conflict
 from .privacy import FILE_MODE, make_dir
 
 

@@ -12,7 +12,7 @@ import re
 import stat
 from pathlib import Path
 
-from .errors import InvalidInput, Unsafe
+from ..errors import InvalidInput, Unsafe
 
 MAX_NAME = 255
 

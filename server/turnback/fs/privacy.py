@@ -36,7 +36,7 @@ def refuse_foreign(root: Path, *, chosen: bool) -> None:
     another user of the machine may have made it in a shared folder. Like git's "dubious
     ownership" check, root may open a store of the user who ran ``sudo``.
     """
-    from .errors import Unsafe
+    from ..errors import Unsafe
 
     try:
         st = os.lstat(root)

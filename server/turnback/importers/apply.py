@@ -9,9 +9,9 @@ the same input twice changes nothing, and a grown file adds only its tail.
 from __future__ import annotations
 
 from ..errors import TurnbackError
-from ..events import Event, Kind, SessionHeader
 from ..models import Problem
-from ..store import Store
+from ..sessions.events import Event, Kind, SessionHeader
+from ..store.facade import Store
 from .base import (
     CheckpointRecord,
     EventRecord,

@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..paths import expand_home
-from ..store import Store
+from ..fs.paths import expand_home
+from ..store.facade import Store
 from . import registry
 from .apply import Applier
 from .base import FileParser

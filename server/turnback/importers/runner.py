@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import NotFound, Unsafe
+from ..fs.paths import expand_home
 from ..models import Problem
-from ..paths import expand_home
-from ..store import Store
+from ..store.facade import Store
 from . import registry
 from .apply import Applier
 from .base import Context, DocumentParser, FileParser, SkippedLine, iter_raw_lines

@@ -14,11 +14,11 @@ import threading
 from pathlib import Path
 from typing import Any, Protocol
 
-from .atomic import atomic_write
-from .errors import InvalidInput, StoreDamaged
-from .events import JSON, Event, Kind, SessionHeader, new_id, now_iso
-from .jsonl import dumps, loads
-from .store import Store
+from ..errors import InvalidInput, StoreDamaged
+from ..fs.atomic import atomic_write
+from ..fs.jsonl import dumps, loads
+from ..sessions.events import JSON, Event, Kind, SessionHeader, new_id, now_iso
+from ..store.facade import Store
 
 VERSION = 1
 USER_KINDS = frozenset({Kind.PROMPT, Kind.TOOL_RESULT, Kind.LOOP_STARTED})

@@ -14,8 +14,8 @@ from typing import IO, Any
 
 import orjson
 
-from .events import JSON, Event, Kind
-from .store import Store
+from ..sessions.events import JSON, Event, Kind
+from ..store.facade import Store
 
 FORMAT = 1
 OUTPUT_LINES = 60  # a tool result longer than this is cut in the Markdown

@@ -18,10 +18,10 @@ from pathlib import Path
 import blake3
 import zstandard
 
-from .atomic import TMP_PREFIX, fsync_dir, syncfs
-from .errors import NotFound, StoreDamaged
+from ..errors import NotFound, StoreDamaged
+from ..fs.atomic import TMP_PREFIX, fsync_dir, syncfs
+from ..fs.privacy import create_file, make_dir
 from .packs import PackReader, PackWriter
-from .privacy import create_file, make_dir
 
 BLOB = b"blob"
 TREE = b"tree"

@@ -28,9 +28,9 @@ from typing import BinaryIO, NamedTuple
 
 import zstandard
 
-from .atomic import atomic_write, fsync_dir
-from .errors import StoreDamaged
-from .privacy import create_file, make_dir
+from ..errors import StoreDamaged
+from ..fs.atomic import atomic_write, fsync_dir
+from ..fs.privacy import create_file, make_dir
 
 PACK_MAGIC = b"TBPACK1\n"
 IDX_MAGIC = b"TBIDX1\n"

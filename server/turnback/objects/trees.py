@@ -16,8 +16,8 @@ from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
-from .errors import StoreDamaged, Unsafe
-from .objects import TREE, ObjectStore, damaged_name, hash_bytes
+from ..errors import StoreDamaged, Unsafe
+from .objectstore import TREE, ObjectStore, damaged_name, hash_bytes
 
 FILE = "f"
 EXEC = "x"

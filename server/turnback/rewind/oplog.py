@@ -11,9 +11,9 @@ from typing import Any
 
 import orjson
 
-from .atomic import atomic_write
-from .errors import StoreDamaged
-from .jsonl import append_lines, dumps, last_line, loads, read_lines
+from ..errors import StoreDamaged
+from ..fs.atomic import atomic_write
+from ..fs.jsonl import append_lines, dumps, last_line, loads, read_lines
 
 
 class OpLog:

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 
 import blake3
 
-from .changes import diff_trees
-from .errors import Conflict, StoreDamaged, TurnbackError, Unsafe
-from .objects import BLOB, CHUNK, ObjectStore, hash_bytes, is_hash
-from .paths import NotAFolder, normalize, open_dir
-from .trees import DIR, FILE_MODES, LINK, VALID_MODES, Entry, TreeReader, permissions
+from ..errors import Conflict, StoreDamaged, TurnbackError, Unsafe
+from ..fs.paths import NotAFolder, normalize, open_dir
+from ..objects.objectstore import BLOB, CHUNK, ObjectStore, hash_bytes, is_hash
+from ..objects.trees import DIR, FILE_MODES, LINK, VALID_MODES, Entry, TreeReader, permissions
+from ..snapshot.changes import diff_trees
 
 
 @dataclass(slots=True)

@@ -24,7 +24,7 @@ from pygls.lsp.server import LanguageServer
 
 from .. import __version__
 from ..errors import NotFound
-from ..store import Store
+from ..store.facade import Store
 from . import codecache, logs
 from .folders import Folder, Folders
 from .notify import ChangeNotifier

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
-from ..config import default_store_dir
 from ..errors import InvalidInput, NotFound
-from ..paths import expand_home
-from ..store import Store
+from ..fs.paths import expand_home
+from ..store.config import default_store_dir
+from ..store.facade import Store
 from .dirty import DirtyTracker
 from .listing import ListingCache
 from .settings import Settings

@@ -16,7 +16,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from ..importers import Follower, ImportResult
-from ..store import Store
+from ..store.facade import Store
 from .folders import Folder
 
 if TYPE_CHECKING:

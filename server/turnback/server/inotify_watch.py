@@ -30,7 +30,7 @@ import os
 import threading
 from typing import TYPE_CHECKING
 
-from ..ignore import ALWAYS
+from ..snapshot.ignore import ALWAYS
 from .watch import Watcher, classify_store_path
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 
 from ..models import SessionSummary
-from ..store import Store
+from ..store.facade import Store
 
 
 class ListingCache:

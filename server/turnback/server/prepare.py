@@ -24,7 +24,7 @@ from .dirty import FLUSH_TIMEOUT_S
 from .work import run_blocking
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from ..store.facade import Store
     from .app import TurnbackServer
     from .folders import Folder
 

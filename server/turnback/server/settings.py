@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
-from ..paths import expand_home
+from ..fs.paths import expand_home
 
 SECTION = "turnback"
 

@@ -11,9 +11,9 @@ import threading
 from collections.abc import Callable
 from typing import Protocol
 
-from .errors import Conflict, NotFound
+from ..errors import Conflict, NotFound
+from ..models import SessionLog, SessionPage, SessionSummary
 from .events import Event, SessionHeader
-from .models import SessionLog, SessionPage, SessionSummary
 from .stats import StatsAccumulator
 
 # Given the current head, build the events to append (so "parent = head" is

@@ -22,14 +22,14 @@ from typing import Any
 
 import orjson
 
-from .atomic import atomic_write
-from .errors import Conflict, InvalidInput, NotFound, StoreDamaged
+from ..errors import Conflict, InvalidInput, NotFound, StoreDamaged
+from ..fs.atomic import atomic_write
+from ..fs.jsonl import _torn_tail_start, dumps, last_line, loads, parse_object, read_lines
+from ..fs.locks import file_lock
+from ..fs.privacy import make_dir
+from ..models import Problem, SessionLog, SessionPage, SessionSummary
+from .backend import EventFactory
 from .events import Event, SessionHeader, check_id, is_id
-from .jsonl import _torn_tail_start, dumps, last_line, loads, parse_object, read_lines
-from .locks import file_lock
-from .models import Problem, SessionLog, SessionPage, SessionSummary
-from .privacy import make_dir
-from .session_backend import EventFactory
 from .stats import StatsAccumulator
 
 

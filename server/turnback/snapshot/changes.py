@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from .errors import StoreDamaged
-from .models import Change
-from .paths import quote
-from .trees import DIR, LINK, MAX_DEPTH, MAX_FILES, Entry, TreeReader
+from ..errors import StoreDamaged
+from ..fs.paths import quote
+from ..models import Change
+from ..objects.trees import DIR, LINK, MAX_DEPTH, MAX_FILES, Entry, TreeReader
 
 Reader = Callable[[str, Entry], bytes]  # (path, entry) -> content
 LARGE = 2_000_000  # above this many bytes, line counts use a cheaper matcher

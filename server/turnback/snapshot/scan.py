@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Any
 
 import blake3
 
+from ..objects.objectstore import BLOB, CHUNK, ObjectStore, hash_bytes
+from ..objects.trees import DIR, FILE_MODES, LINK, Entry, Tree, TreeReader
 from . import prescan
 from .ignore import IGNORE_FILES, IgnoreRules
-from .objects import BLOB, CHUNK, ObjectStore, hash_bytes
 from .prescan import Verified, listing_key
 from .statcache import RACY_MARGIN_NS, ROW, StatCache
-from .trees import DIR, FILE_MODES, LINK, Entry, Tree, TreeReader
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor

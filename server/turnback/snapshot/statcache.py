@@ -17,8 +17,8 @@ from typing import Any
 
 import orjson
 
-from .atomic import atomic_write
-from .jsonl import dumps, loads
+from ..fs.atomic import atomic_write
+from ..fs.jsonl import dumps, loads
 from .prescan import MAGIC, Identity
 from .prescan import U32 as _U32
 

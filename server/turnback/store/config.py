@@ -13,9 +13,9 @@ from typing import Any
 
 import orjson
 
-from .atomic import atomic_write
-from .errors import InvalidInput, StoreDamaged
-from .paths import expand_home
+from ..errors import InvalidInput, StoreDamaged
+from ..fs.atomic import atomic_write
+from ..fs.paths import expand_home
 
 FORMAT_VERSION = 2  # 2: file modes carry every permission bit (trees.py); reads 1
 STORE_DIRNAME = ".turnback"

@@ -13,16 +13,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from . import changes as changes_mod
-from . import prescan, privacy
-from .atomic import syncfs
-from .checkpoint_index import CheckpointIndex
-from .config import FORMAT_VERSION, StoreConfig, default_store_dir, load_config, save_config
-from .errors import Conflict, InvalidInput, NotFound, StoreDamaged, TurnbackError, Unsafe
-from .events import JSON, Event, Kind, SessionHeader, check_id, new_id, new_session_id, now_iso
-from .ignore import IgnoreRules
-from .locks import file_lock, rw_lock
-from .models import (
+from ..errors import Conflict, InvalidInput, NotFound, StoreDamaged, TurnbackError, Unsafe
+from ..fs import privacy
+from ..fs.atomic import syncfs
+from ..fs.locks import file_lock, rw_lock
+from ..fs.paths import expand_home, normalize
+from ..models import (
     Change,
     Checkpoint,
     FileContent,
@@ -31,15 +27,29 @@ from .models import (
     SessionPage,
     SessionSummary,
 )
-from .objects import BLOB, ObjectStore
-from .oplog import OpLog
-from .paths import expand_home, normalize
-from .rewind import Applier, Plan, check_conflicts, diff_plan, make_plan
-from .scan import Progress, Scanner, ScanResult
-from .session_backend import MemorySessions, SessionBackend
-from .session_files import FileSessions
-from .statcache import StatCache
-from .trees import DIR, LINK, Entry, Tree, TreeReader, is_executable
+from ..objects.objectstore import BLOB, ObjectStore
+from ..objects.trees import DIR, LINK, Entry, Tree, TreeReader, is_executable
+from ..rewind.oplog import OpLog
+from ..rewind.plan import Applier, Plan, check_conflicts, diff_plan, make_plan
+from ..sessions.backend import MemorySessions, SessionBackend
+from ..sessions.events import (
+    JSON,
+    Event,
+    Kind,
+    SessionHeader,
+    check_id,
+    new_id,
+    new_session_id,
+    now_iso,
+)
+from ..sessions.files import FileSessions
+from ..snapshot import changes as changes_mod
+from ..snapshot import prescan
+from ..snapshot.checkpoint_index import CheckpointIndex
+from ..snapshot.ignore import IgnoreRules
+from ..snapshot.scan import Progress, Scanner, ScanResult
+from ..snapshot.statcache import StatCache
+from .config import FORMAT_VERSION, StoreConfig, default_store_dir, load_config, save_config
 
 WORKSPACE_SESSION = "workspace"
 MODES = ("files", "conversation", "both")

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import NotFound, StoreDamaged, Unsafe
+from ..errors import NotFound, StoreDamaged, Unsafe
+from ..objects.trees import DIR, MAX_DEPTH, MAX_FILES
 from .gc import forget_caches, stray_temps
-from .trees import DIR, MAX_DEPTH, MAX_FILES
 
 if TYPE_CHECKING:
-    from .store import Store
+    from .facade import Store
 
 
 @dataclass(slots=True)

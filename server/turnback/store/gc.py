@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .atomic import TMP_PREFIX, atomic_write
-from .events import parse_iso
-from .locks import rw_lock
-from .models import Checkpoint, GcResult
+from ..fs.atomic import TMP_PREFIX, atomic_write
+from ..fs.locks import rw_lock
+from ..models import Checkpoint, GcResult
+from ..sessions.events import parse_iso
 
 if TYPE_CHECKING:
-    from .store import Store
+    from .facade import Store
 
 STRAY_AGE_S = 3600  # temp files older than this belong to dead writers
 

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 from ...errors import NotFound
 from ...models import Checkpoint
-from ...store import WORKSPACE_SESSION, Store
+from ...store.facade import WORKSPACE_SESSION, Store
 from .. import methods
 from ..app import TurnbackServer
 from ..dirty import FLUSH_TIMEOUT_S, Ticket

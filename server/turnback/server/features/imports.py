@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...paths import expand_home
-from ...store import Store
+from ...fs.paths import expand_home
+from ...store.facade import Store
 from .. import methods
 from ..app import TurnbackServer
 from ..errors import about_param, rpc_method

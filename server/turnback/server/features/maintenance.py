@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...config import FORMAT_VERSION
 from ...models import GcResult
-from ...store import Store
+from ...store.config import FORMAT_VERSION
+from ...store.facade import Store
 from .. import methods
 from ..app import TurnbackServer
 from ..errors import rpc_method

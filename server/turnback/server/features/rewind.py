@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...models import RewindResult
-from ...store import MODES, Store
+from ...store.facade import MODES, Store
 from .. import methods
 from ..app import TurnbackServer
 from ..errors import about_param, rpc_method

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import NotFound
-from ...events import summarize
 from ...models import SessionSummary
-from ...store import Store, filter_sessions
+from ...sessions.events import summarize
+from ...store.facade import Store, filter_sessions
 from .. import methods
 from ..app import TurnbackServer
 from ..errors import rpc_method
