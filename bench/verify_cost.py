@@ -24,8 +24,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from turnback import Store
-from turnback.objects import TREE
-from turnback.trees import DIR, TreeReader, decode
+from turnback.objects.objectstore import TREE
+from turnback.objects.trees import DIR, TreeReader, decode
 
 
 def median_ms(fn: Callable[[], object], rounds: int) -> float:
