@@ -193,7 +193,7 @@ def test_untracked_symlinked_parent_refused(ws: Path, outside: Path) -> None:
 def test_symlink_swapped_in_during_rewind(ws: Path, outside: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """The folder is replaced by a link to outside right before the rewind writes in it."""
-    import turnback.rewind.plan as rw
+    import turnback.rewind.apply as rw
 
     store = Store.open(ws)
     cp = store.checkpoint()

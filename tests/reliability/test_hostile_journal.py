@@ -162,7 +162,7 @@ def test_an_oplog_line_with_escaping_paths_is_refused_by_undo(ws: Path, outside:
 def test_a_genuine_interrupted_rewind_is_still_finished(ws: Path) -> None:
     """The checks refuse forgeries, not real journals: a rewind killed after half its files
     is finished on the next open."""
-    import turnback.rewind.plan as rw
+    import turnback.rewind.apply as rw
 
     write(ws, "b.txt", "b1\n")
     store = Store.open(ws)

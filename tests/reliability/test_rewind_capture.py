@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-import turnback.rewind.plan as rw
+import turnback.rewind.apply as rw
 from core.wsutil import picture, run_cli, write
 from turnback import Conflict, Store
 from turnback.objects.objectstore import ObjectStore

@@ -29,8 +29,9 @@ from ..models import (
 )
 from ..objects.objectstore import BLOB, ObjectStore
 from ..objects.trees import DIR, LINK, Entry, Tree, TreeReader, is_executable
+from ..rewind.apply import Applier, check_conflicts
 from ..rewind.oplog import OpLog
-from ..rewind.plan import Applier, Plan, check_conflicts, diff_plan, make_plan
+from ..rewind.plan import Plan, diff_plan, make_plan
 from ..sessions.backend import MemorySessions, SessionBackend
 from ..sessions.events import (
     JSON,

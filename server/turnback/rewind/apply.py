@@ -1,0 +1,355 @@
+"""Applying a plan: removes first (deepest paths first), then each file written to a
+temporary name beside it and renamed into place, all through folder descriptors that
+refuse symlinks. Each path is looked at again right before it is replaced, so nothing
+that the plan did not expect there is ever overwritten. Every step is idempotent, which
+is what lets a journal finish an interrupted rewind by applying the plan again.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+import blake3
+
+from ..errors import Conflict, Unsafe
+from ..fs.paths import NotAFolder, open_dir
+from ..objects.objectstore import BLOB, CHUNK, ObjectStore, hash_bytes
+from ..objects.trees import FILE_MODES, LINK, Entry, permissions
+from .plan import Plan
+
+ABSENT = None
+UNREADABLE = Entry("?", "unreadable", 0)  # equal to no entry a plan holds
+
+
+def disk_entry(dfd: int, name: str) -> Entry | None:
+    """What stands at ``name`` in folder ``dfd`` now, as a tree entry (hashing the file).
+
+    None: nothing a rewind must keep — no file, an (emptied) folder the put clears or
+    refuses, or a FIFO or device, which hold no bytes and are replaced as before.
+    ``UNREADABLE``: a file that cannot be read, so nothing can vouch for it.
+    """
+    try:
+        st = os.lstat(name, dir_fd=dfd)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError:
+        return UNREADABLE
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            target = os.readlink(name, dir_fd=dfd)
+        except OSError:
+            return UNREADABLE
+        raw = os.fsencode(target)
+        return Entry(LINK, hash_bytes(BLOB, raw), len(raw))
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dfd)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return UNREADABLE
+    try:
+        h = blake3.blake3(BLOB + b"\0")
+        size = 0
+        while chunk := os.read(fd, CHUNK):
+            h.update(chunk)
+            size += len(chunk)
+        st = os.fstat(fd)
+    except OSError:
+        return UNREADABLE
+    finally:
+        os.close(fd)
+    return Entry(FILE_MODES[st.st_mode & 0o777], h.hexdigest(), size)
+
+
+def _same(now: Entry | None, want: Entry | None) -> bool:
+    if now is None or want is None:
+        return now is want
+    return now.mode == want.mode and now.hash == want.hash
+
+
+class Changed(Conflict):
+    """A path changed between the plan and its write: the rewind keeps it and stops."""
+
+    def __init__(self, paths: list[str]) -> None:
+        shown = ", ".join(f"'{p}'" for p in paths[:5]) + (" …" if len(paths) > 5 else "")
+        super().__init__(
+            f"{shown} changed while the rewind ran (saved by an editor or an agent); the new "
+            "content is kept and the rewind was undone: nothing was lost. Rewind again once "
+            "the workspace is quiet")
+        self.paths = paths
+
+
+def _remove_empty_folders(dfd: int, name: str) -> bool:
+    """Remove folder ``name`` if it holds nothing but folders, recursively; never a file.
+
+    Walks through descriptors without following symlinks (a link is not empty).
+    """
+    fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dfd)
+    try:
+        for child in os.listdir(fd):
+            if not stat.S_ISDIR(os.lstat(child, dir_fd=fd).st_mode):
+                return False
+            if not _remove_empty_folders(fd, child):
+                return False
+    finally:
+        os.close(fd)
+    os.rmdir(name, dir_fd=dfd)
+    return True
+
+
+TMP_PREFIX = ".turnback-tmp-"  # a file being written into place; a crash may leave one
+
+
+class Applier:
+    def __init__(self, workspace: str, objects: ObjectStore, fsync: bool) -> None:
+        self.workspace = workspace
+        self.objects = objects
+        self.fsync = fsync
+        self.done: list[str] = []
+
+    def apply(self, plan: Plan, *, strict: bool = True) -> list[str]:
+        """Make each path of ``plan`` its target, if it still holds what it held before.
+
+        Right before each path is replaced or removed, what stands there is looked at
+        again: already the target, it is left; still ``plan.before``, it is replaced; else
+        it changed since the plan was made (an editor's save, an agent's write, or a
+        journal that does not describe this workspace) and is never overwritten. Strict
+        (a rewind being made): that stops the rewind with ``Changed``. Otherwise
+        (recovery, roll-back): it is kept, and returned among the paths left as they are.
+        ``self.done`` lists the paths changed so far.
+        """
+        kept: list[str] = []
+        self.done = []
+        root = os.open(self.workspace, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            for path in plan.remove:
+                if self._check(root, path, None, plan.before.get(path), strict, kept):
+                    self._remove(root, path)
+                    self.done.append(path)
+            for path, entry in sorted({**plan.write, **plan.create}.items()):
+                if self._check(root, path, entry, plan.before.get(path), strict, kept):
+                    self._put(root, path, entry)
+                    self.done.append(path)
+        finally:
+            os.close(root)
+        return kept
+
+    def _check(self, root: int, path: str, want: Entry | None, was: Entry | None,
+               strict: bool, kept: list[str]) -> bool:
+        """Whether ``path`` is to be written now (see ``apply``)."""
+        parts = path.split("/")
+        try:
+            dfd = open_dir(root, parts[:-1], create=False)
+        except (FileNotFoundError, NotADirectoryError, NotAFolder):
+            now = None  # its folder is gone: no file stands there (a symlink: Unsafe)
+        else:
+            try:
+                now = disk_entry(dfd, parts[-1])
+            finally:
+                os.close(dfd)
+        if _same(now, want):
+            return False  # already so (a journal applied again)
+        if _same(now, was):
+            return True
+        if strict:
+            raise Changed([path])
+        kept.append(path)
+        return False
+
+    def remove_temps(self, plan: Plan) -> None:
+        """Delete the temporary files a killed rewind left beside the files it was writing."""
+        folders = {p.rpartition("/")[0] for p in {**plan.write, **plan.create}}
+        root = os.open(self.workspace, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            for folder in sorted(folders):
+                try:
+                    dfd = open_dir(root, folder.split("/") if folder else [], create=False)
+                except (FileNotFoundError, NotADirectoryError, Unsafe):
+                    continue
+                try:
+                    for name in os.listdir(dfd):
+                        if name.startswith(TMP_PREFIX):
+                            os.unlink(name, dir_fd=dfd)
+                finally:
+                    os.close(dfd)
+        finally:
+            os.close(root)
+
+    def _remove(self, root: int, path: str) -> None:
+        parts = path.split("/")
+        try:
+            dfd = open_dir(root, parts[:-1], create=False)
+        except (FileNotFoundError, NotADirectoryError, Unsafe):
+            # already gone: a re-applied journal may find a file where the folder was
+            # (a file <-> folder swap), and nothing is removed through a symlink
+            return
+        try:
+            try:
+                os.unlink(parts[-1], dir_fd=dfd)
+            except FileNotFoundError:
+                pass
+            except IsADirectoryError:
+                pass  # a folder now stands there: its files are removed one by one
+        finally:
+            os.close(dfd)
+        # prune folders the removal emptied, up to the workspace
+        for depth in range(len(parts) - 1, 0, -1):
+            try:
+                pfd = open_dir(root, parts[: depth - 1], create=False)
+            except (FileNotFoundError, NotADirectoryError, Unsafe):
+                return
+            try:
+                os.rmdir(parts[depth - 1], dir_fd=pfd)
+            except OSError:
+                return  # not empty (other or ignored files): keep it
+            finally:
+                os.close(pfd)
+
+    def _clear_dir(self, dfd: int, name: str, path: str) -> None:
+        """A target file replaces a folder: the folder must hold no file by now.
+
+        Empty folders inside it go too: checkpoints do not record empty folders,
+        so they are no reason to refuse.
+        """
+        try:
+            if _remove_empty_folders(dfd, name):
+                return
+            os.rmdir(name, dir_fd=dfd)
+        except OSError as exc:
+            if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
+                raise Conflict(
+                    f"cannot restore file '{path}': a folder of that name holds files Turnback "
+                    "does not track (ignored files); move them away and rewind again"
+                ) from None
+            raise
+
+    def _put(self, root: int, path: str, entry: Entry) -> None:
+        parts = path.split("/")
+        dfd = self._parent(root, parts, path)
+        name = parts[-1]
+        tmp = f"{TMP_PREFIX}{os.getpid()}-{os.urandom(4).hex()}"
+        try:
+            try:
+                st = os.lstat(name, dir_fd=dfd)
+                if stat.S_ISDIR(st.st_mode):
+                    self._clear_dir(dfd, name, path)
+            except FileNotFoundError:
+                pass
+            if entry.mode == LINK:
+                target = self.objects.get(BLOB, entry.hash)
+                os.symlink(target, tmp, dir_fd=dfd)
+            else:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644,
+                             dir_fd=dfd)
+                try:
+                    self.objects.copy_blob_to(entry.hash, fd)
+                    os.fchmod(fd, permissions(entry.mode))
+                    if self.fsync:
+                        os.fsync(fd)
+                finally:
+                    os.close(fd)
+            os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException:
+            try:
+                os.unlink(tmp, dir_fd=dfd)
+            except OSError:
+                pass
+            raise
+        finally:
+            os.close(dfd)
+
+    def _parent(self, root: int, parts: list[str], path: str) -> int:
+        """Open the folder that will hold ``path``, turning files in the way into folders."""
+        try:
+            return open_dir(root, parts[:-1], create=True)
+        except FileExistsError:
+            pass
+        # a tracked file stands where the target has a folder (file <-> folder swap):
+        # removals ran first, so whatever is left there is untracked
+        raise Conflict(
+            f"cannot restore '{path}': a file stands where the checkpoint has a folder; move it "
+            "away and rewind again"
+        )
+
+
+def check_conflicts(workspace: str, plan: Plan, skipped: dict[str, str] | None = None) -> None:
+    """Refuse, before anything is touched, a plan that would stop halfway or destroy
+    something the safety checkpoint could not capture.
+
+    A file to restore may stand where a folder now holds files the plan does not
+    remove (ignored or unselected files), or below something that is not a folder
+    and is not removed first; or where the safety checkpoint saw no file, something may
+    stand that it could not take (an ignored file, one over the size cap, an unreadable
+    one: ``skipped`` says why, by path).
+    """
+    removed = set(plan.remove)
+    uncaptured: list[str] = []
+    for path in sorted({**plan.write, **plan.create}):
+        parts = path.split("/")
+        folders_stand = True  # every folder on the way is a real folder now
+        for depth in range(1, len(parts)):
+            anc = "/".join(parts[:depth])
+            try:
+                st = os.lstat(os.path.join(workspace, anc))
+            except (FileNotFoundError, NotADirectoryError):
+                folders_stand = False
+                break
+            if stat.S_ISDIR(st.st_mode):
+                continue
+            if anc not in removed:
+                if stat.S_ISLNK(st.st_mode):
+                    raise Unsafe(f"cannot restore '{path}': '{anc}' is a symlink; refusing to "
+                                 "write through it (remove the link and rewind again)")
+                raise Conflict(
+                    f"cannot restore '{path}': '{anc}' is a file the rewind does not replace; "
+                    "move it away (or include it in the paths) and rewind again"
+                )
+            folders_stand = False
+            break
+        if not folders_stand:
+            continue  # its folders are made afresh: nothing stands at the path (and looking
+            # there would follow a symlink the plan removes, maybe out of the workspace)
+        full = os.path.join(workspace, path)
+        try:
+            st = os.lstat(full)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError:
+            uncaptured.append(path)  # cannot even be looked at: nothing vouches for it
+            continue
+        if path in plan.create and not stat.S_ISDIR(st.st_mode):
+            dfd = os.open(os.path.dirname(full) or ".", os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                now = disk_entry(dfd, os.path.basename(full))
+            finally:
+                os.close(dfd)
+            if now is not None and not _same(now, plan.create[path]):
+                uncaptured.append(path)
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            for dirpath, _dirs, files in os.walk(full):
+                for f in files:
+                    rel = os.path.relpath(os.path.join(dirpath, f), workspace)
+                    if rel not in removed:
+                        raise Conflict(
+                            f"cannot restore file '{path}': the folder of that name holds "
+                            f"'{rel}', which Turnback does not track (ignored files); move it "
+                            "away and rewind again"
+                        )
+    if uncaptured:
+        why = skipped or {}
+        shown = "; ".join(
+            f"'{p}' ({why.get(p) or 'ignored, or made after the safety checkpoint'})"
+            for p in uncaptured[:5]) + (f"; and {len(uncaptured) - 5} more"
+                                        if len(uncaptured) > 5 else "")
+        raise Conflict(
+            f"the rewind would overwrite what the safety checkpoint could not capture: {shown}. "
+            "Nothing was changed: move those files away (or rewind other paths) and rewind "
+            "again"
+        )
+
+
