@@ -364,7 +364,7 @@ def test_finishing_an_interrupted_rewind_drops_the_early_child(
         ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The early child may check folders before ``Store.open`` finishes a rewind: what it
     saw is not what the checkpoint must record."""
-    from turnback.store import facade as store_mod
+    from turnback.store import rewind_ops as store_mod
     _workspace(ws)
     with Store.open(ws) as s:
         target = s.checkpoint()

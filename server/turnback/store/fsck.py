@@ -10,7 +10,7 @@ from ..objects.trees import DIR, MAX_DEPTH, MAX_FILES
 from .gc import forget_caches, stray_temps
 
 if TYPE_CHECKING:
-    from .facade import Store
+    from .state import StoreState
 
 
 @dataclass(slots=True)
@@ -40,7 +40,7 @@ class _TooMany(Exception):
     """Ends the walk of a checkpoint whose trees name more files than any walk reads."""
 
 
-def check(store: Store) -> FsckReport:
+def check(store: StoreState) -> FsckReport:
     rep = FsckReport()
     bad_objects: dict[str, str] = {}
     for name, _size in store.objects.all_names():

@@ -21,12 +21,12 @@ from ..models import Checkpoint, GcResult
 from ..sessions.events import parse_iso
 
 if TYPE_CHECKING:
-    from .facade import Store
+    from .state import StoreState
 
 STRAY_AGE_S = 3600  # temp files older than this belong to dead writers
 
 
-def stray_temps(store: Store) -> Iterator[Path]:
+def stray_temps(store: StoreState) -> Iterator[Path]:
     """Files a writer that died left half-written anywhere in the store.
 
     Objects (and unfinished packs) as ``ObjectStore`` knows them; everywhere else
@@ -48,7 +48,7 @@ class _Plan:
     keep: list[Checkpoint]
 
 
-def _retention(store: Store, items: list[Checkpoint], keep_last: int | None,
+def _retention(store: StoreState, items: list[Checkpoint], keep_last: int | None,
                keep_days: float | None) -> _Plan:
     protected: set[str] = set()
     last_op = store.oplog.last()
@@ -77,7 +77,7 @@ def _retention(store: Store, items: list[Checkpoint], keep_last: int | None,
     return _Plan(drop, keep)
 
 
-def forget_caches(store: Store) -> None:
+def forget_caches(store: StoreState) -> None:
     """Make every process stop trusting its stat cache: it may name objects now gone.
 
     The file goes, and the generation mark tells running processes to drop theirs.
@@ -87,7 +87,7 @@ def forget_caches(store: Store) -> None:
     atomic_write(gen, f"{time.time_ns()}-{os.getpid()}".encode(), fsync=False)
 
 
-def collect(store: Store, *, dry_run: bool = False, keep_last: int | None = None,
+def collect(store: StoreState, *, dry_run: bool = False, keep_last: int | None = None,
             keep_days: float | None = None, quota_bytes: int | None = None) -> GcResult:
     cfg = store.config
     keep_last = cfg.keep_last if keep_last is None else keep_last

@@ -1,0 +1,444 @@
+"""The store's rewind operations: rewind files and/or the conversation to a checkpoint after a
+safety checkpoint, undo any rewind or undo, and finish one a crash interrupted (the
+journal, checked like any input). The plan and its application are in ``turnback.rewind``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..errors import Conflict, InvalidInput, NotFound, StoreDamaged, TurnbackError, Unsafe
+from ..fs.atomic import syncfs
+from ..fs.locks import file_lock, rw_lock
+from ..fs.paths import normalize
+from ..models import Checkpoint, RewindResult
+from ..objects.trees import DIR, Entry
+from ..rewind.apply import Applier, check_conflicts
+from ..rewind.plan import Plan, diff_plan, make_plan
+from ..sessions.events import (
+    JSON,
+    Kind,
+    check_id,
+    new_id,
+    now_iso,
+)
+from ..snapshot import prescan
+from .checkpoint_ops import CheckpointOps
+from .session_ops import HEAD, _Head
+
+MODES = ("files", "conversation", "both")
+
+
+def _normal(path: str) -> str | None:
+    """``path`` normalised, or None when it is no plain relative path."""
+    try:
+        return normalize(path)
+    except TurnbackError:
+        return None
+
+
+def _skipped_paths(skipped: list[JSON]) -> list[str]:
+    """The paths a checkpoint skipped (unreadable, too large, not a file), normalised."""
+    out = []
+    for item in skipped:
+        p = item.get("path") if isinstance(item, dict) else None
+        if isinstance(p, str):
+            if p == ".":
+                return [""]  # the whole workspace could not be listed
+            n = _normal(p)
+            if n is not None:
+                out.append(n)
+    return out
+
+
+def _selected_by(path: str, prefixes: list[str]) -> bool:
+    return any(p == "" or path == p or path.startswith(p + "/") for p in prefixes)
+
+
+class RewindOps(CheckpointOps):
+    """Rewinds of the store (see ``Store``)."""
+
+    def _check_objects(self, plan: Plan) -> None:
+        """Every blob the plan needs must be there before the workspace is touched."""
+        for path, entry in {**plan.write, **plan.create}.items():
+            if not self.objects.exists(entry.hash):
+                raise StoreDamaged(
+                    f"cannot rewind: the stored content of '{path}' (object {entry.hash[:12]}) is "
+                    "missing; the workspace was not changed. Run 'turnback fsck'"
+                )
+
+    def rewind(
+        self,
+        checkpoint: str,
+        paths: list[str] | None = None,
+        mode: str = "files",
+        dry_run: bool = False,
+        dirty: Iterable[str] | None = None,
+        finish_later: bool = False,
+    ) -> RewindResult:
+        """Make the workspace (and/or the conversation) what it was at ``checkpoint``.
+
+        ``dirty`` (a watcher's changed paths) lets the safety checkpoint read only those.
+        ``finish_later``: return once the files are in place, and leave recording the
+        rewind to ``finish_rewind()`` (see there).
+        """
+        if mode not in MODES:
+            raise InvalidInput(f"mode {mode!r} must be one of {', '.join(MODES)}")
+        cp = self.resolve_checkpoint(checkpoint)
+        sel = sorted({normalize(p) for p in paths}) if paths else None
+        if mode == "conversation":
+            return self._rewind_conversation(cp, dry_run)
+        return self._rewind_files(cp.id, cp.tree, sel, mode, dry_run, cp.partial, cp.absent,
+                                  unknown=_skipped_paths(cp.skipped),
+                                  session_id=cp.session_id, to_event=cp.event_id, op="rewind",
+                                  dirty=dirty, finish_later=finish_later)
+
+    def _rewind_conversation(self, cp: Checkpoint, dry_run: bool) -> RewindResult:
+        if not cp.session_id or not cp.event_id:
+            raise Conflict(f"checkpoint {cp.id} belongs to no session event: nothing to rewind")
+        if dry_run:
+            return RewindResult([], [], [], None, True, "conversation", cp.id, cp.event_id)
+        prev = self.backend.head(cp.session_id)
+        ev = self.append(cp.session_id, Kind.REWIND,
+                         {"checkpoint": cp.id, "mode": "conversation", "previousHead": prev},
+                         parent=cp.event_id, fsync=self.config.fsync_commits)
+        self.oplog.add({"id": new_id(), "op": "rewind", "ts": now_iso(), "mode": "conversation",
+                        "checkpoint": cp.id, "session": cp.session_id, "prevHead": prev,
+                        "newHead": ev.id}, fsync=self.config.fsync_commits)
+        return RewindResult([], [], [], None, False, "conversation", cp.id, ev.id)
+
+    def _rewind_files(
+        self, label_id: str, target_tree: str, sel: list[str] | None, mode: str, dry_run: bool,
+        partial: bool, absent: list[str], *, unknown: list[str], session_id: str | None,
+        to_event: str | None, op: str, undo_of: str | None = None,
+        dirty: Iterable[str] | None = None, finish_later: bool = False,
+    ) -> RewindResult:
+        """``unknown``: paths the target checkpoint skipped (unreadable, too large): what
+        they held then is not known, so the rewind leaves them as they are."""
+        self.finish_rewind()
+        self._refuse_if_journal_bad()
+        with file_lock(self.root / "locks" / "rewind"), self._mutex:
+            if dry_run:
+                plan = self._plan(self._working_tree(), target_tree, sel, partial, absent,
+                                  unknown)
+                return RewindResult(sorted(plan.write), sorted(plan.create), plan.remove, None,
+                                    True, mode, label_id)
+            sid = session_id if session_id and self.backend.exists(session_id) else None
+            with rw_lock(self.root / "locks" / "gc", exclusive=False):
+                # the safety checkpoint is committed only once the rewind is known to go
+                # ahead: a refused rewind leaves nothing behind (and `latest~1` stays put)
+                res, skipped = self._snapshot(dirty, None)
+                try:
+                    plan = self._plan(res.tree, target_tree, sel, partial, absent, unknown)
+                    self._check_objects(plan)
+                    check_conflicts(str(self.workspace), plan, {
+                        str(k.get("path")): str(k.get("reason")) for k in skipped})
+                except BaseException:
+                    # refused: the scan stays the base of the next one, like a prepare()
+                    self._prepared_skipped = skipped
+                    raise
+                try:
+                    safety = self._commit_checkpoint(
+                        res.tree, f"before {op} to {label_id}", sid, True, res.files,
+                        res.bytes, skipped)
+                except BaseException:
+                    self._statcache.discard()  # as in checkpoint()
+                    self._scan_base = None
+                    raise
+                self.scanner.save_cache()
+            sid = safety.session_id
+            assert sid is not None
+            prev_head = self.backend.head(sid)
+            op_id = new_id()
+            record = {
+                "id": op_id, "op": op, "ts": now_iso(), "mode": mode, "checkpoint": label_id,
+                "target": target_tree, "safety": safety.id, "paths": sel, "session": sid,
+                "prevHead": prev_head, "toEvent": to_event if mode == "both" else None,
+                "undoOf": undo_of, "plan": plan.to_json(),
+            }
+            self.oplog.begin(record, fsync=self.config.fsync_commits)
+            applier = Applier(str(self.workspace), self.objects, False)
+            try:
+                applier.apply(plan)
+            except (TurnbackError, OSError) as exc:
+                self._roll_back(record, plan.reverse(applier.done), exc)
+                raise
+            finally:
+                # the next incremental checkpoint looks again at what the rewind changed
+                self._own_dirty.update(plan.paths())
+            if finish_later:
+                self._unfinished = record
+                head: str | None = f"rw-{op_id}"  # the id _finish gives the event
+            else:
+                if self.config.fsync_commits:
+                    syncfs(self.workspace)  # the files are down before the rewind is recorded
+                head = self._finish(record)
+            return RewindResult(sorted(plan.write), sorted(plan.create), plan.remove, safety.id,
+                                False, mode, label_id, head)
+
+    def finish_rewind(self) -> None:
+        """Record the rewind that ``rewind(..., finish_later=True)`` left: sync the files it
+        wrote, then its event, its op-log entry and the end of its journal.
+
+        The journal, written and synced before any file was touched, is what makes the
+        rewind durable: if the process dies first, the next open finishes it (``recover``).
+        So a server may answer as soon as the files are in place and do this right after,
+        still holding the folder's write lock; every write method of this object calls it
+        first, so nothing is recorded out of order.
+        """
+        if self._unfinished is None:
+            return
+        with file_lock(self.root / "locks" / "rewind"), self._mutex:
+            record, self._unfinished = self._unfinished, None
+            if record is None:
+                return
+            pending = self.oplog.pending()
+            if pending is None or pending.get("id") != record["id"]:
+                return  # another process opened the store and finished it (recover)
+            if self.config.fsync_commits:
+                syncfs(self.workspace)
+            self._finish(record)
+
+    def _plan(self, current: str, target: str, sel: list[str] | None, partial: bool,
+              absent: list[str], unknown: list[str]) -> Plan:
+        """What a rewind from tree ``current`` to ``target`` writes, creates and removes."""
+        if partial:
+            # a partial checkpoint knows few files: look each one up
+            want = self._flatten_selected(target, sel)
+            now = {p: e for p in [*want, *absent]
+                   if (e := self.trees.lookup(current, p)) is not None and e.mode != DIR}
+            plan = make_plan(self.trees, now, want, sel, absent, partial)
+        else:
+            plan = diff_plan(self.trees, current, target, sel)
+        if unknown:
+            # absent from the target only because it could not read them: not removed
+            plan.remove = [p for p in plan.remove if not _selected_by(p, unknown)]
+        self._refuse_reserved(plan.paths(), "the checkpoint's path")
+        return plan
+
+    def _roll_back(self, record: JSON, back: Plan, exc: BaseException) -> None:
+        """Put back the workspace as it was before a rewind that failed part-way (a symlink
+        swapped in, a name the file system refuses, a full disk, a file saved meanwhile),
+        and end its journal: replaying the journal would only fail again at every open.
+
+        ``back`` reverses just the paths the rewind changed; a path changed again since
+        the rewind wrote it is kept, never overwritten (and named in the error)."""
+        applier = Applier(str(self.workspace), self.objects, self.config.fsync_commits)
+        try:
+            kept = applier.apply(back, strict=False)
+            applier.remove_temps(Plan.from_json(record["plan"], "the rewind's plan"))
+        except (TurnbackError, OSError) as again:
+            raise StoreDamaged(
+                f"a rewind failed part-way ({exc}) and putting the workspace back failed too "
+                f"({again}); it is retried when the store is next opened, and safety "
+                f"checkpoint {record.get('safety')} holds the files as they were"
+            ) from again
+        self.oplog.end()
+        if kept:
+            raise Conflict(
+                f"a rewind failed part-way ({exc}); the workspace was put back, except "
+                f"{', '.join(repr(p) for p in kept[:5])}, changed again meanwhile and kept as "
+                f"it is now; safety checkpoint {record.get('safety')} holds what was there "
+                "before the rewind") from exc
+
+    def _flatten_selected(self, tree: str, sel: list[str] | None) -> dict[str, Entry]:
+        """The files of ``tree`` under the selected paths, reading only the trees on the way
+        (so the intact parts of a damaged checkpoint can still be restored)."""
+        if sel is None:
+            return self.trees.flatten(tree)
+        out: dict[str, Entry] = {}
+        for p in sel:
+            entry = self.trees.lookup(tree, p)
+            if entry is None:
+                continue
+            if entry.mode == DIR:
+                out.update(self.trees.walk(entry.hash, p + "/"))
+            else:
+                out[p] = entry
+        return out
+
+    def _finish(self, record: JSON) -> str | None:
+        """Record a rewind whose files are in place: event, op log, end of journal."""
+        sid = record["session"]
+        plan = Plan.from_json(record["plan"], "the rewind's plan")
+        data = {"checkpoint": record["checkpoint"], "mode": record["mode"],
+                "safetyCheckpoint": record["safety"], "paths": record["paths"],
+                "written": len(plan.write) + len(plan.create), "removed": len(plan.remove),
+                "previousHead": record["prevHead"]}
+        if record.get("kept"):
+            data["kept"] = record["kept"]  # changed meanwhile: left as they were (recover)
+        if record.get("undoOf"):
+            data["undo"] = record["undoOf"]
+        parent: str | _Head | None = record["toEvent"] if record.get("toEvent") else HEAD
+        ev = self.append(sid, Kind.REWIND, data, parent=parent, event_id=f"rw-{record['id']}",
+                         fsync=self.config.fsync_commits)
+        op = {k: v for k, v in record.items() if k != "plan"}
+        op["newHead"] = ev.id
+        self.oplog.add(op, fsync=self.config.fsync_commits)
+        self.oplog.end()
+        return ev.id
+
+    def recover(self) -> str | None:
+        """Finish a rewind that a crash interrupted (idempotent); return its op id.
+
+        The journal is input like any other file (a cloned repository may ship a
+        ``.turnback/``): it is applied only if every field checks out, and then only to
+        paths that still hold what its safety checkpoint captured or already what it
+        writes. Anything else is kept. A journal that does not check out is not applied
+        at all: rewinds are refused (``journal_problem``) and ``fsck`` reports it.
+        """
+        self.journal_problem = None
+        try:
+            record = self.oplog.pending()
+        except StoreDamaged as exc:
+            self.journal_problem = f"{exc.message}; it was not applied"
+            return None
+        if record is None:
+            return None
+        # the CLI's early check of folders saw the workspace before this rewind's end
+        prescan.drop_early()
+        with file_lock(self.root / "locks" / "rewind"):
+            try:
+                record = self.oplog.pending()
+                if record is None:
+                    return None
+                plan = self._journal_plan(record)
+            except (StoreDamaged, NotFound) as exc:
+                self.journal_problem = (
+                    f"{self.oplog.journal} (an interrupted rewind) was not applied: "
+                    f"{exc.message}. Nothing was changed. If no rewind was interrupted here, "
+                    "delete that file; 'turnback fsck' reports it until then")
+                return None
+            applier = Applier(str(self.workspace), self.objects, True)
+            try:
+                kept = applier.apply(plan, strict=False)
+            except (TurnbackError, OSError) as exc:
+                try:
+                    self._roll_back(record, plan.reverse(), exc)
+                except Conflict:
+                    pass  # rolled back but for paths changed since, which are kept
+                except StoreDamaged as again:
+                    self.journal_problem = again.message
+                return None
+            applier.remove_temps(plan)
+            if kept:
+                record["kept"] = kept  # changed since the rewind began: left as they are
+            last = self.oplog.last()
+            if last is not None and last.get("id") == record["id"]:
+                self.oplog.end()  # already recorded; only the journal was left
+                return str(record["id"])
+            sid = record["session"]
+            log = self.backend.load(sid) if self.backend.exists(sid) else None
+            if log is not None and any(e.id == f"rw-{record['id']}" for e in log.events):
+                op = {k: v for k, v in record.items() if k != "plan"}
+                self.oplog.add(op, fsync=True)
+                self.oplog.end()
+            else:
+                self._finish(record)
+            return str(record["id"])
+
+    def _journal_plan(self, record: JSON) -> Plan:
+        """The plan of a journal record, every field checked (``StoreDamaged`` names the
+        first fault), with what each path held before read from its safety checkpoint."""
+        def bad(what: str) -> StoreDamaged:
+            return StoreDamaged(what)
+
+        for key in ("id", "session"):
+            try:
+                check_id(record.get(key), key)
+            except InvalidInput as exc:
+                raise bad(exc.message) from None
+        for key in ("prevHead", "toEvent", "undoOf"):
+            value = record.get(key)
+            if value is not None:
+                try:
+                    check_id(value, key)
+                except InvalidInput as exc:
+                    raise bad(exc.message) from None
+        if record.get("op") not in ("rewind", "undo"):
+            raise bad(f"op {str(record.get('op'))[:40]!r} is not rewind or undo")
+        if record.get("mode") not in ("files", "both"):
+            raise bad(f"mode {str(record.get('mode'))[:40]!r} is not files or both")
+        if not isinstance(record.get("checkpoint"), str):
+            raise bad("checkpoint is not a string")
+        sel = record.get("paths")
+        if sel is not None:
+            if not isinstance(sel, list):
+                raise bad("paths is not a list")
+            for p in sel:
+                if not isinstance(p, str) or _normal(p) != p:
+                    raise bad(f"path {str(p)[:80]!r} is not a plain relative path")
+        safety_id = record.get("safety")
+        safety = self.index.get(safety_id) if isinstance(safety_id, str) else None
+        if safety is None:
+            raise bad(f"its safety checkpoint {str(safety_id)[:40]!r} is not in this store")
+        plan = Plan.from_json(record.get("plan"), "its plan")
+        try:
+            self._refuse_reserved(plan.paths(), "path")
+        except Unsafe as exc:
+            raise bad(exc.message) from None
+        for p in plan.paths():
+            entry = self.trees.lookup(safety.tree, p)
+            plan.before[p] = None if entry is None or entry.mode == DIR else entry
+        return plan
+
+    def _refuse_if_journal_bad(self) -> None:
+        if self.journal_problem is not None:
+            if not self.oplog.journal.exists():
+                self.journal_problem = None  # resolved: the file was removed
+                return
+            raise StoreDamaged(f"rewinds are refused: {self.journal_problem}")
+
+    def undo(self, dry_run: bool = False, dirty: Iterable[str] | None = None,
+             finish_later: bool = False) -> RewindResult:
+        """Revert the last rewind or undo (so undo twice is redo); ``finish_later`` as in
+        ``rewind``."""
+        self.finish_rewind()
+        last = self.oplog.last()
+        if last is None:
+            raise Conflict("nothing to undo: no rewind has been made in this store")
+        self._check_op(last)
+        if last.get("mode") == "conversation":
+            sid, prev = last.get("session"), last.get("prevHead")
+            assert isinstance(sid, str)
+            if dry_run:
+                return RewindResult([], [], [], None, True, "conversation", None, prev)
+            cur = self.backend.head(sid)
+            if isinstance(prev, str):
+                self.backend.set_head(sid, prev)
+            self.oplog.add({"id": new_id(), "op": "undo", "ts": now_iso(), "mode": "conversation",
+                            "session": sid, "prevHead": cur, "newHead": prev,
+                            "undoOf": last.get("id")}, fsync=self.config.fsync_commits)
+            return RewindResult([], [], [], None, False, "conversation", None, prev)
+        safety = self.index.get(str(last.get("safety")))
+        if safety is None:
+            raise NotFound(
+                f"cannot undo: the safety checkpoint {last.get('safety')!r} of the last rewind is "
+                "gone (dropped by retention)")
+        # Undo of a `both` rewind is itself `both`: its event follows the head the rewind
+        # found, so the conversation goes back too, and undoing that comes forward again.
+        prev = last.get("prevHead")
+        both = last.get("mode") == "both" and isinstance(prev, str)
+        return self._rewind_files(
+            safety.id, safety.tree, last.get("paths"), "both" if both else "files", dry_run,
+            False, [], unknown=_skipped_paths(safety.skipped), session_id=last.get("session"),
+            to_event=prev if both else None, op="undo", undo_of=last.get("id"), dirty=dirty,
+            finish_later=finish_later)
+
+    def _check_op(self, op: JSON) -> None:
+        """An operation-log line is input: its ids and paths are checked before use."""
+        where = f"the last line of {self.oplog.path}"
+        try:
+            check_id(op.get("session"), "its session")
+            for key in ("id", "prevHead", "newHead"):
+                if op.get(key) is not None:
+                    check_id(op.get(key), key)
+        except InvalidInput as exc:
+            raise StoreDamaged(f"{where}: {exc.message}; run 'turnback fsck'") from None
+        if op.get("mode") not in MODES:
+            raise StoreDamaged(f"{where}: mode {str(op.get('mode'))[:40]!r} is unknown")
+        sel = op.get("paths")
+        if sel is not None and (not isinstance(sel, list) or not all(
+                isinstance(p, str) and _normal(p) == p for p in sel)):
+            raise StoreDamaged(f"{where}: its paths are not plain relative paths; "
+                               "run 'turnback fsck'")

@@ -1,0 +1,207 @@
+"""The store's session operations: event trees, appended to and read back, forked."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ..errors import Conflict, InvalidInput, NotFound
+from ..models import SessionLog, SessionPage, SessionSummary
+from ..sessions.events import (
+    JSON,
+    Event,
+    SessionHeader,
+    check_id,
+    new_id,
+    new_session_id,
+    now_iso,
+)
+from ..sessions.files import FileSessions
+from .state import StoreState
+
+WORKSPACE_SESSION = "workspace"
+
+
+class _Head:
+    """Sentinel: attach to the session head."""
+
+
+HEAD: Any = _Head()
+
+
+def filter_sessions(summaries: list[SessionSummary], query: str) -> list[SessionSummary]:
+    """The summaries whose id, title, agent or model holds ``query`` (any case), in order."""
+    q = query.lower()
+    return [
+        s for s in summaries
+        if q in s.header.id.lower() or q in s.header.title.lower()
+        or q in s.header.agent.lower() or q in (s.header.model or "").lower()
+    ]
+
+
+class SessionOps(StoreState):
+    """Sessions of the store (see ``Store``)."""
+
+    def start_session(
+        self,
+        title: str = "",
+        agent: str = "unknown",
+        model: str | None = None,
+        cwd: str | None = None,
+        source: str = "turnback",
+        session_id: str | None = None,
+        started: str | None = None,
+        extra: JSON | None = None,
+    ) -> SessionHeader:
+        sid = check_id(session_id, "session id") if session_id else new_session_id()
+        header = SessionHeader(sid, title, agent, model, started or now_iso(),
+                               cwd or str(self.workspace), source, None, extra or {})
+        self.backend.create(header)
+        return header
+
+    def ensure_session(self, header: SessionHeader) -> tuple[SessionHeader, bool]:
+        """Create the session unless it exists (importers); return it and whether it was new."""
+        check_id(header.id, "session id")
+        if self.backend.exists(header.id):
+            return self.backend.load(header.id).header, False
+        try:
+            self.backend.create(header)
+        except Conflict:
+            return self.backend.load(header.id).header, False
+        return header, True
+
+    def has_session(self, session_id: str) -> bool:
+        return self.backend.exists(check_id(session_id, "session id"))
+
+    def update_session(self, session_id: str, **meta: str) -> None:
+        bad = set(meta) - {"title", "agent", "model", "cwd", "ended"}
+        if bad:
+            raise InvalidInput(f"cannot update session field(s) {sorted(bad)}")
+        self.backend.update_meta(check_id(session_id, "session id"), meta)
+
+    def end_session(self, session_id: str, ts: str | None = None) -> None:
+        self.update_session(session_id, ended=ts or now_iso())
+
+    def _workspace_session(self) -> str:
+        if not self.backend.exists(WORKSPACE_SESSION):
+            try:
+                self.backend.create(SessionHeader(
+                    WORKSPACE_SESSION, "Workspace checkpoints", "turnback", None, now_iso(),
+                    str(self.workspace), "turnback"))
+            except Conflict:
+                pass
+        return WORKSPACE_SESSION
+
+    def append(
+        self,
+        session_id: str,
+        kind: str,
+        data: JSON | None = None,
+        parent: str | _Head | None = HEAD,
+        ts: str | None = None,
+        event_id: str | None = None,
+        fsync: bool = False,
+    ) -> Event:
+        """Append one event; ``parent`` defaults to the head (decided under the file lock)."""
+        self.finish_rewind()
+        check_id(session_id, "session id")
+        if not isinstance(kind, str) or not kind or len(kind) > 64:
+            raise InvalidInput("event kind must be a non-empty string of at most 64 characters")
+        if data is not None and not isinstance(data, dict):
+            raise InvalidInput("event data must be a JSON object")
+        eid = check_id(event_id, "event id") if event_id else new_id()
+        if parent is not None and not isinstance(parent, _Head):
+            check_id(parent, "parent event id")
+
+        def make(head: str | None, _ids: set[str] | None) -> list[Event]:
+            p = head if isinstance(parent, _Head) else parent
+            return [Event(eid, session_id, p, ts or now_iso(), kind, dict(data or {}))]
+
+        return self.backend.append(session_id, make, fsync=fsync)[0]
+
+    def append_events(self, session_id: str, events: Iterable[Event]) -> int:
+        """Append events as they are (ids, parents, times kept), skipping ids already present."""
+        self.finish_rewind()
+        batch = list(events)
+        if not batch:
+            return 0
+
+        def make(_head: str | None, ids: set[str] | None) -> list[Event]:
+            known = ids or set()
+            out = []
+            for e in batch:
+                if e.id in known:
+                    continue
+                known.add(e.id)
+                e.session = session_id
+                out.append(e)
+            return out
+
+        return len(self.backend.append(session_id, make, need_ids=True))
+
+    def session(self, session_id: str) -> SessionLog:
+        return self.backend.load(check_id(session_id, "session id"))
+
+    def session_page(self, session_id: str, offset: int, limit: int) -> SessionPage:
+        """``session(session_id)``'s events[offset:offset + limit], parsing only those."""
+        return self.backend.page(check_id(session_id, "session id"), offset, limit)
+
+    def session_summary(self, session_id: str) -> SessionSummary:
+        return self.backend.summary(check_id(session_id, "session id"))
+
+    def stats(self, session_id: str) -> JSON:
+        return self.session_summary(session_id).stats
+
+    def sessions(self, offset: int = 0, limit: int | None = None, query: str | None = None
+                 ) -> tuple[list[SessionSummary], int]:
+        """Summaries, newest first; ``query`` matches id, title, agent and model."""
+        summaries = self.backend.summaries()
+        summaries.sort(key=lambda s: (s.stats.get("startedAt") or s.header.started or "",
+                                      s.header.id), reverse=True)
+        if query:
+            summaries = filter_sessions(summaries, query)
+        if isinstance(self.backend, FileSessions):
+            self.backend.save_index()
+        total = len(summaries)
+        end = None if limit is None else offset + limit
+        return summaries[offset:end], total
+
+    def find_event(self, event_id: str, session_id: str | None = None) -> Event:
+        check_id(event_id, "event id")
+        ids = [session_id] if session_id else self.backend.ids()
+        for sid in ids:
+            for e in self.session(sid).events:
+                if e.id == event_id:
+                    return e
+        raise NotFound(f"no event {event_id!r}" + (f" in session {session_id!r}" if session_id
+                                                    else ""))
+
+    def children(self, session_id: str, event_id: str | None) -> list[Event]:
+        return [e for e in self.session(session_id).events if e.parent == event_id]
+
+    def conversation(self, session_id: str, head: str | None = None) -> list[Event]:
+        """The events on the path root → head (the conversation as it stands)."""
+        log = self.session(session_id)
+        by_id = log.by_id()
+        cur = head or log.head
+        path: list[Event] = []
+        seen: set[str] = set()
+        while cur is not None and cur in by_id and cur not in seen:
+            seen.add(cur)
+            path.append(by_id[cur])
+            cur = by_id[cur].parent
+        return path[::-1]
+
+    def fork(self, event_id: str, session_id: str | None = None) -> tuple[str, str]:
+        """Move the session head to ``event_id``: new events branch from there."""
+        self.finish_rewind()
+        check_id(event_id, "event id")
+        if session_id is not None:
+            check_id(session_id, "session id")
+            if not self.backend.has_event(session_id, event_id):
+                raise NotFound(f"no event {event_id!r} in session {session_id!r}")
+            self.backend.set_head(session_id, event_id)
+            return session_id, event_id
+        ev = self.find_event(event_id)
+        self.backend.set_head(ev.session, ev.id)
+        return ev.session, ev.id

@@ -1,0 +1,125 @@
+"""What every part of the store shares: its components, opened once per ``Store``, and the
+few helpers several parts need (the gc mark, what checkpoints reference, the paths never
+written). The operations are layered on it, each in its own module — sessions
+(``session_ops``), checkpoints (``checkpoint_ops``), rewinds (``rewind_ops``) — and the
+facade (``facade``) opens and closes the whole.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..errors import NotFound, StoreDamaged, Unsafe
+from ..models import Checkpoint
+from ..objects.objectstore import ObjectStore
+from ..objects.trees import DIR, TreeReader
+from ..rewind.oplog import OpLog
+from ..sessions.backend import SessionBackend
+from ..sessions.events import JSON
+from ..snapshot.checkpoint_index import CheckpointIndex
+from ..snapshot.ignore import IgnoreRules
+from ..snapshot.scan import Scanner
+from ..snapshot.statcache import StatCache
+from .config import FORMAT_VERSION, StoreConfig
+
+
+class StoreState:
+    """The components of one store and the state its operations share. Thread-safe for the
+    server's use (``_mutex``)."""
+
+    def __init__(
+        self,
+        workspace: Path,
+        root: Path,
+        config: StoreConfig,
+        sessions: SessionBackend,
+        format_version: int = FORMAT_VERSION,
+    ) -> None:
+        self.workspace = workspace
+        self.root = root
+        self.config = config
+        self.format_version = format_version
+        self.backend = sessions
+        self.objects = ObjectStore(root / "objects", config.compression_level)
+        self.trees = TreeReader(self.objects)
+        self.index = CheckpointIndex(root / "checkpoints.jsonl")
+        self.oplog = OpLog(root)
+        self.ignore = IgnoreRules(workspace, root, config.ignores)
+        self._statcache = StatCache(root / "cache" / "stat.bin")
+        self._gc_seen = self._gc_generation()
+        self.scanner = Scanner(workspace, self.objects, self.trees, self.ignore, self._statcache,
+                               config.size_cap_bytes)
+        self._scan_base: str | None = None  # tree of this object's last scan (watcher base)
+        self._own_dirty: set[str] = set()  # paths this object changed since that scan
+        # what that scan skipped, when it was a prepare() no checkpoint has committed yet
+        self._prepared_skipped: list[JSON] = []
+        self._unfinished: JSON | None = None  # a rewind's record, for finish_rewind()
+        # why the journal of an interrupted rewind was not applied (see recover())
+        self.journal_problem: str | None = None
+        self._temporary: list[Path] = []  # Store.memory()'s folders, removed by close()
+        self._mutex = threading.RLock()
+
+    def _gc_generation(self) -> str:
+        try:
+            return (self.root / "cache" / "gc-generation").read_text()
+        except (FileNotFoundError, OSError):
+            return ""
+
+    def _check_gc(self) -> None:
+        """After a gc (any process), cached hashes may name removed objects: forget them."""
+        gen = self._gc_generation()
+        if gen != self._gc_seen:
+            self._gc_seen = gen
+            self._statcache.discard()  # rows and folder trees alike may name removed objects
+            self._scan_base = None
+
+    def disk_usage(self) -> int:
+        total = 0
+        for dirpath, _dirs, files in os.walk(self.root):
+            for f in files:
+                try:
+                    total += os.lstat(os.path.join(dirpath, f)).st_size
+                except OSError:
+                    pass
+        return total
+
+    def reachable(self, checkpoints: Iterable[Checkpoint]) -> set[str]:
+        """Every object name the given checkpoints need."""
+        seen: set[str] = set()
+        # a stack, not recursion: however deep (or looped) a damaged tree, gc still ends
+        todo = [cp.tree for cp in checkpoints]
+        while todo:
+            tree = todo.pop()
+            if tree in seen:
+                continue
+            seen.add(tree)
+            try:
+                entries = self.trees.get(tree)
+            except (NotFound, StoreDamaged, Unsafe):
+                continue  # fsck reports it; gc must not fail on it, nor skip its siblings
+            for entry in entries.values():
+                if entry.mode == DIR:
+                    todo.append(entry.hash)
+                else:
+                    seen.add(entry.hash)
+        return seen
+
+    def _refuse_reserved(self, paths: Iterable[str], what: str) -> None:
+        """Never write into a .git folder (any repository's) or into the store itself.
+
+        Checkpoints never hold such paths; a crafted tree or an imported file list might.
+        """
+        sr = self.ignore.store_rel
+        for rel in paths:
+            if ".git" in rel.split("/"):
+                raise Unsafe(f"{what} '{rel}' is inside a .git folder; Turnback never writes "
+                             "there")
+            if sr is not None and (rel == sr or rel.startswith(sr + "/")):
+                raise Unsafe(f"{what} '{rel}' is inside the Turnback store; Turnback never "
+                             "writes there")
+
+    def finish_rewind(self) -> None:
+        """Record a rewind left to finish later; ``RewindOps`` does it, every write calls it."""
