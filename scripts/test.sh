@@ -17,6 +17,7 @@ run() {
 bash scripts/setup.sh || { echo "set-up failed" >&2; exit 1; }
 run ruff .venv/bin/ruff check server tests bench
 run mypy .venv/bin/mypy
+run layers env PYTHONPATH=server .venv/bin/lint-imports
 run pytest .venv/bin/python -m pytest -q -p no:cacheprovider
 run py310 bash scripts/test-py310.sh
 if [[ -f scripts/test-extension.sh ]]; then run extension bash scripts/test-extension.sh; fi

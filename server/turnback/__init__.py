@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .errors import Conflict, InvalidInput, NotFound, StoreDamaged, TurnbackError, Unsafe
+    from .events import Event, Kind, SessionHeader
     from .models import (
         Change,
         Checkpoint,
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
         SessionLog,
         SessionSummary,
     )
-    from .sessions.events import Event, Kind, SessionHeader
     from .store.config import FORMAT_VERSION, StoreConfig
     from .store.facade import HEAD, Store
 
@@ -33,7 +33,7 @@ _WHERE = {
     "FORMAT_VERSION": "store.config", "StoreConfig": "store.config",
     "Conflict": "errors", "InvalidInput": "errors", "NotFound": "errors",
     "StoreDamaged": "errors", "TurnbackError": "errors", "Unsafe": "errors",
-    "Event": "sessions.events", "Kind": "sessions.events", "SessionHeader": "sessions.events",
+    "Event": "events", "Kind": "events", "SessionHeader": "events",
     "Change": "models", "Checkpoint": "models", "FileContent": "models",
     "RewindResult": "models", "SessionLog": "models", "SessionSummary": "models",
     "HEAD": "store.facade", "Store": "store.facade",

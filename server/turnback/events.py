@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from ..errors import InvalidInput
+from .errors import InvalidInput
 
 UTC = timezone.utc  # datetime.UTC is 3.11+; Turnback runs on 3.10
 

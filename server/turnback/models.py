@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .events import JSON, Event, SessionHeader
+from .fs.jsonl import Problem as Problem  # the vocabulary: re-exported
 from .fs.paths import display
-from .sessions.events import JSON, Event, SessionHeader
 
 
 @dataclass(slots=True)
@@ -180,21 +181,6 @@ class SessionSummary:
             "head": self.head,
             "stats": self.stats,
         }
-
-
-@dataclass(slots=True)
-class Problem:
-    """A damaged spot found while reading (a bad line, a torn tail)."""
-
-    file: str
-    line: int
-    message: str
-
-    def to_json(self) -> JSON:
-        return {"file": self.file, "line": self.line, "message": self.message}
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}: {self.message}"
 
 
 @dataclass(slots=True)

@@ -9,8 +9,8 @@ from pathlib import Path
 import orjson
 
 from turnback import Store
+from turnback.events import iso_from_ns
 from turnback.objects.objectstore import BLOB
-from turnback.sessions.events import iso_from_ns
 
 from .wsutil import corrupt_object, object_file, remove_object, truncate_object, write
 

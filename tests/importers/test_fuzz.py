@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from turnback import Store
+from turnback.events import Event
 from turnback.importers import registry
 from turnback.importers.apply import Applier
 from turnback.importers.base import (
@@ -29,7 +30,6 @@ from turnback.importers.base import (
 )
 from turnback.importers.result import ImportResult
 from turnback.models import Problem
-from turnback.sessions.events import Event
 
 # Keys and values the formats use, so the fuzz reaches past "unknown line".
 KEYS = ["type", "subtype", "uuid", "parentUuid", "logicalParentUuid", "sessionId", "timestamp",

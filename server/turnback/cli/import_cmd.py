@@ -9,10 +9,10 @@ import click
 import orjson
 
 from ..errors import InvalidInput
+from ..events import SessionHeader, now_iso
 from ..fs.paths import expand_home, one_line, quote
 from ..importers import SOURCES, ImportResult, import_source
 from ..importers.base import short_title
-from ..sessions.events import SessionHeader, now_iso
 from ..store.facade import Store
 from .common import Ctx, emit, pass_ctx, progress_bar
 

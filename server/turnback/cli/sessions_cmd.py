@@ -7,8 +7,8 @@ import os
 import click
 
 from ..errors import InvalidInput, NotFound
+from ..events import summarize
 from ..fs.paths import one_line
-from ..sessions.events import summarize
 from ..store.facade import HEAD, WORKSPACE_SESSION, Store
 from .common import Ctx, emit, parse_json_arg, pass_ctx
 

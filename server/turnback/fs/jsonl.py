@@ -18,9 +18,24 @@ from typing import Any
 
 import orjson
 
-from ..models import Problem
 from .locks import file_lock
 from .privacy import FILE_MODE, make_dir
+
+
+@dataclass(slots=True)
+class Problem:
+    """A damaged spot found while reading (a bad line, a torn tail)."""
+
+    file: str
+    line: int
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "message": self.message}
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.message}"
+
 
 
 @dataclass(slots=True)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from ..sessions.events import JSON, Event, Kind, SessionHeader
+from ..events import JSON, Event, Kind, SessionHeader
 from .base import (
     TITLE_FIRST_PROMPT,
     Context,

@@ -9,8 +9,8 @@ the same input twice changes nothing, and a grown file adds only its tail.
 from __future__ import annotations
 
 from ..errors import TurnbackError
+from ..events import Event, Kind, SessionHeader
 from ..models import Problem
-from ..sessions.events import Event, Kind, SessionHeader
 from ..store.facade import Store
 from .base import (
     CheckpointRecord,

@@ -24,9 +24,9 @@ from typing import Any, BinaryIO
 import orjson
 
 from ..errors import InvalidInput, Unsafe
+from ..events import JSON, UTC, Event, SessionHeader
 from ..fs.paths import expand_home
 from ..models import Problem
-from ..sessions.events import JSON, UTC, Event, SessionHeader
 from .inputs import DEFAULT_MAX_LINE, MAX_LINE_ENV, max_line, open_regular, read_regular, size_text
 
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")

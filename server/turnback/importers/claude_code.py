@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput, Unsafe
-from ..sessions.events import JSON, Event, Kind, SessionHeader
+from ..events import JSON, Event, Kind, SessionHeader
 from .base import (
     TITLE_FIRST_PROMPT,
     TITLE_LAST_PROMPT,

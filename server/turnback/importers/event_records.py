@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..sessions.events import JSON, Event, Kind, SessionHeader
+from ..events import JSON, Event, Kind, SessionHeader
 from .base import (
     TITLE_FIRST_PROMPT,
     Context,

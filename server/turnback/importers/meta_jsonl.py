@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from ..errors import InvalidInput
-from ..sessions.events import JSON, Event, Kind, SessionHeader
+from ..events import JSON, Event, Kind, SessionHeader
 from .base import (
     TITLE_FIRST_PROMPT,
     Context,

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..sessions.events import JSON, KNOWN_KINDS, Event, Kind, SessionHeader
+from ..events import JSON, KNOWN_KINDS, Event, Kind, SessionHeader
 from .base import (
     TITLE_FIRST_PROMPT,
     Context,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..events import JSON
 from ..models import Problem
-from ..sessions.events import JSON
 
 # A damaged 100 MB file could report a problem per line; keep the first ones
 # (enough to act on) and count the rest, so memory stays bounded.

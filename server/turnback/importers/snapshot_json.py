@@ -23,8 +23,8 @@ from typing import Any
 import orjson
 
 from ..errors import InvalidInput
+from ..events import JSON, Event, Kind, SessionHeader
 from ..models import Problem
-from ..sessions.events import JSON, Event, Kind, SessionHeader
 from .base import (
     TITLE_FIRST_PROMPT,
     Context,

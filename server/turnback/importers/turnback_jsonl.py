@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import InvalidInput
-from ..sessions.events import JSON, Event, SessionHeader
+from ..events import JSON, Event, SessionHeader
 from .base import (
     Context,
     EventRecord,

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..errors import InvalidInput, StoreDamaged
+from ..events import JSON, Event, Kind, SessionHeader, new_id, now_iso
 from ..fs.atomic import atomic_write
 from ..fs.jsonl import dumps, loads
-from ..sessions.events import JSON, Event, Kind, SessionHeader, new_id, now_iso
 from ..store.facade import Store
 
 VERSION = 1

@@ -14,7 +14,7 @@ from typing import IO, Any
 
 import orjson
 
-from ..sessions.events import JSON, Event, Kind
+from ..events import JSON, Event, Kind
 from ..store.facade import Store
 
 FORMAT = 1

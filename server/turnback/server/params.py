@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..errors import InvalidInput
-from ..sessions.events import check_id
+from ..events import check_id
 
 MAX_STR = 4096  # longest free-text param (a label, a query, a path)
 MAX_LIMIT = 10_000  # largest page a client may ask for

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import Protocol
 
 from ..errors import Conflict, NotFound
+from ..events import Event, SessionHeader
 from ..models import SessionLog, SessionPage, SessionSummary
-from .events import Event, SessionHeader
 from .stats import StatsAccumulator
 
 # Given the current head, build the events to append (so "parent = head" is

@@ -23,13 +23,13 @@ from typing import Any
 import orjson
 
 from ..errors import Conflict, InvalidInput, NotFound, StoreDamaged
+from ..events import Event, SessionHeader, check_id, is_id
 from ..fs.atomic import atomic_write
 from ..fs.jsonl import _torn_tail_start, dumps, last_line, loads, parse_object, read_lines
 from ..fs.locks import file_lock
 from ..fs.privacy import make_dir
 from ..models import Problem, SessionLog, SessionPage, SessionSummary
 from .backend import EventFactory
-from .events import Event, SessionHeader, check_id, is_id
 from .stats import StatsAccumulator
 
 

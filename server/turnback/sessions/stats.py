@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .events import Event, Kind, parse_iso
+from ..events import Event, Kind, parse_iso
 
 TOKEN_KEYS = ("input", "output", "cacheRead", "cacheCreation")
 

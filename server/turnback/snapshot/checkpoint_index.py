@@ -11,10 +11,10 @@ import threading
 from pathlib import Path
 
 from ..errors import InvalidInput, NotFound
+from ..events import is_id
 from ..fs.jsonl import append_lines, parse_object
 from ..models import Checkpoint, Problem
 from ..objects.objectstore import is_hash
-from ..sessions.events import is_id
 
 
 def _bad_ids(cp: Checkpoint) -> str | None:

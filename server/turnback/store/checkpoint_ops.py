@@ -8,18 +8,18 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..errors import InvalidInput, NotFound, TurnbackError
-from ..fs.locks import rw_lock
-from ..fs.paths import normalize
-from ..models import Change, Checkpoint, FileContent
-from ..objects.objectstore import BLOB
-from ..objects.trees import DIR, LINK, Entry, Tree, is_executable
-from ..sessions.events import (
+from ..events import (
     JSON,
     Kind,
     check_id,
     new_id,
     now_iso,
 )
+from ..fs.locks import rw_lock
+from ..fs.paths import normalize
+from ..models import Change, Checkpoint, FileContent
+from ..objects.objectstore import BLOB
+from ..objects.trees import DIR, LINK, Entry, Tree, is_executable
 from ..snapshot import changes as changes_mod
 from ..snapshot.scan import Progress, ScanResult
 from .session_ops import HEAD, SessionOps, _Head

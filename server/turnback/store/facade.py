@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput, NotFound, TurnbackError
+from ..events import JSON
 from ..fs import privacy
 from ..fs.locks import rw_lock
 from ..fs.paths import expand_home
 from ..sessions.backend import MemorySessions
-from ..sessions.events import JSON
 from ..sessions.files import FileSessions
 from .config import FORMAT_VERSION, StoreConfig, default_store_dir, load_config, save_config
 from .rewind_ops import MODES, RewindOps

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..events import parse_iso
 from ..fs.atomic import TMP_PREFIX, atomic_write
 from ..fs.locks import rw_lock
 from ..models import Checkpoint, GcResult
-from ..sessions.events import parse_iso
 
 if TYPE_CHECKING:
     from .state import StoreState

@@ -8,6 +8,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..errors import Conflict, InvalidInput, NotFound, StoreDamaged, TurnbackError, Unsafe
+from ..events import (
+    JSON,
+    Kind,
+    check_id,
+    new_id,
+    now_iso,
+)
 from ..fs.atomic import syncfs
 from ..fs.locks import file_lock, rw_lock
 from ..fs.paths import normalize
@@ -15,13 +22,6 @@ from ..models import Checkpoint, RewindResult
 from ..objects.trees import DIR, Entry
 from ..rewind.apply import Applier, check_conflicts
 from ..rewind.plan import Plan, diff_plan, make_plan
-from ..sessions.events import (
-    JSON,
-    Kind,
-    check_id,
-    new_id,
-    now_iso,
-)
 from ..snapshot import prescan
 from .checkpoint_ops import CheckpointOps
 from .session_ops import HEAD, _Head

@@ -6,8 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..errors import Conflict, InvalidInput, NotFound
-from ..models import SessionLog, SessionPage, SessionSummary
-from ..sessions.events import (
+from ..events import (
     JSON,
     Event,
     SessionHeader,
@@ -16,6 +15,7 @@ from ..sessions.events import (
     new_session_id,
     now_iso,
 )
+from ..models import SessionLog, SessionPage, SessionSummary
 from ..sessions.files import FileSessions
 from .state import StoreState
 

@@ -13,12 +13,12 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import NotFound, StoreDamaged, Unsafe
+from ..events import JSON
 from ..models import Checkpoint
 from ..objects.objectstore import ObjectStore
 from ..objects.trees import DIR, TreeReader
 from ..rewind.oplog import OpLog
 from ..sessions.backend import SessionBackend
-from ..sessions.events import JSON
 from ..snapshot.checkpoint_index import CheckpointIndex
 from ..snapshot.ignore import IgnoreRules
 from ..snapshot.scan import Scanner

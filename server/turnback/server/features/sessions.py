@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import NotFound
+from ...events import summarize
 from ...models import SessionSummary
-from ...sessions.events import summarize
 from ...store.facade import Store, filter_sessions
 from .. import methods
 from ..app import TurnbackServer
