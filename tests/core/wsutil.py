@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from turnback.snapshot.scan import ScanResult
+    from turnback.snapshot.nodes import ScanResult
 
 REPO = Path(__file__).resolve().parents[2]
 STORE_DIR = b".turnback"

@@ -13,111 +13,30 @@ from __future__ import annotations
 
 import os
 import stat
-import threading
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Iterable
 from stat import S_ISDIR, S_ISREG
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import blake3
-
-from ..objects.objectstore import BLOB, CHUNK, ObjectStore, hash_bytes
-from ..objects.trees import DIR, FILE_MODES, LINK, Entry, Tree, TreeReader
+from ..objects.trees import DIR, FILE_MODES, LINK, Entry, Tree
 from . import prescan
-from .ignore import IGNORE_FILES, IgnoreRules
+from .ignore import IGNORE_FILES
 from .prescan import Verified, listing_key
-from .statcache import RACY_MARGIN_NS, ROW, StatCache
+from .statcache import RACY_MARGIN_NS, ROW
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future, ThreadPoolExecutor
+    pass
 
-Progress = Callable[[int, int], None]
-WORKERS = max(2, min(8, (os.cpu_count() or 2) * 2))
-INLINE_MAX = 64  # at most this many files to read: the small ones are read inline
-INLINE_BYTES = 4 * 1024 * 1024
-
-
-@dataclass(slots=True)
-class ScanResult:
-    tree: str
-    files: int
-    bytes: int
-    skipped: list[dict[str, object]] = field(default_factory=list)
-    read: int = 0  # files actually read (not served by the stat cache)
-
-
-@dataclass(slots=True)
-class _Pending:
-    rel: str
-    abs: str
-    st: os.stat_result
-
-
-@dataclass(slots=True)
-class _Dir:
-    entries: dict[str, Entry | _Dir | _Pending] = field(default_factory=dict)
-    hits: int = 0  # files served by the stat cache
-    clean: bool = True  # nothing but stat-cache hits and clean subfolders
-    base: str | None = None  # an incremental scan's folder: the tree it patches
-    changed: frozenset[str] = frozenset()  # ... and the names in it looked at again
-    # a full scan's folder whose listing matched its stat-cache record: the names of its
-    # files (every one as the last full scan saw it), which are not in ``entries``
-    reused: list[str] | None = None
-
-
-def _wait(futures: list[Future[Any]]) -> None:
-    from concurrent.futures import wait
-
-    wait(futures)
-
+from .build import TreeBuilding
+from .nodes import DirNode, Pending, Progress, ScanResult
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _IGNORE_SET = frozenset(IGNORE_FILES)
 
 
-def _hash_file_only(path: str, size: int) -> str:
-    h = blake3.blake3(BLOB + b"\0")
-    with open(path, "rb") as f:
-        while chunk := f.read(CHUNK):
-            h.update(chunk)
-    return h.hexdigest()
+class Scanner(TreeBuilding):
+    """Snapshots one workspace (see the module's docstring)."""
 
-
-class Scanner:
-    def __init__(
-        self,
-        workspace: Path,
-        objects: ObjectStore,
-        trees: TreeReader,
-        ignore: IgnoreRules,
-        statcache: StatCache,
-        size_cap: int,
-    ) -> None:
-        self.workspace = workspace
-        self._root = str(workspace)  # and a folder's path is this prefix and its own
-        self._prefix = self._root if self._root.endswith(os.sep) else self._root + os.sep
-        self.objects = objects
-        self.trees = trees
-        self.ignore = ignore
-        self.statcache = statcache
-        self.size_cap = size_cap
-        self.counts: dict[str, tuple[int, int]] = {}  # tree hash -> (files, bytes)
-        self._write = True
-        self._started = 0
-        self._keep: set[str] | None = None  # paths seen by the last full scan
-        self._keep_in: list[tuple[str, list[str]]] = []  # ... and folders it took whole
-        self._results: dict[str, tuple[str, os.stat_result] | None] = {}
-        self._unreadable: list[dict[str, object]] = []  # files the last scan could not read
-        self._pool: ThreadPoolExecutor | None = None
-        self._pool_lock = threading.Lock()
-        # Full scans may check folder records in a forked child (see ``_preverify``); off
-        # unless the caller, a one-shot process (the CLI), turns it on: never in the server
-        self.fork_verify = False
-        self._verified: dict[str, Verified] = {}
-
-    # -- public ------------------------------------------------------------------
     def scan(
         self,
         *,
@@ -137,7 +56,7 @@ class Scanner:
         self._keep_in = []
         started = time.time_ns()
         skipped: list[dict[str, object]] = []
-        pending: list[_Pending] = []
+        pending: list[Pending] = []
         dirty_paths: set[str] | None = None
         dirty_dirs: set[str] = set()
         if dirty is not None and base is not None:
@@ -207,23 +126,6 @@ class Scanner:
         """Persist the stat cache of the last ``scan(save_cache=False)``."""
         self.statcache.save(keep=self._keep, keep_in=self._keep_in)
 
-    def count(self, tree: str) -> tuple[int, int]:
-        """(files, bytes) below a tree, cached by hash."""
-        got = self.counts.get(tree)
-        if got is None:
-            files = nbytes = 0
-            for entry in self.trees.get(tree).values():
-                if entry.mode == DIR:
-                    f, b = self.count(entry.hash)
-                    files += f
-                    nbytes += b
-                else:
-                    files += 1
-                    nbytes += entry.size
-            got = self.counts[tree] = (files, nbytes)
-        return got
-
-    # -- walking -------------------------------------------------------------------
     def _list(
         self,
         rel_dir: str,
@@ -231,10 +133,10 @@ class Scanner:
         full: bool,
         dirty_paths: set[str] | None,
         dirty_dirs: set[str],
-        pending: list[_Pending],
+        pending: list[Pending],
         skipped: list[dict[str, object]],
-    ) -> _Dir:
-        node = _Dir()
+    ) -> DirNode:
+        node = DirNode()
         abs_dir = self._prefix + rel_dir if rel_dir else self._root
         base_tree: Tree = self.trees.get(base) if base is not None else {}
         # a folder whose record a pre-verification found true: its names, without a listing
@@ -284,19 +186,19 @@ class Scanner:
 
     def _list_in(
         self,
-        node: _Dir,
+        node: DirNode,
         rel_dir: str,
         abs_dir: str,
         base_tree: Tree,
         full: bool,
         dirty_paths: set[str] | None,
         dirty_dirs: set[str],
-        pending: list[_Pending],
+        pending: list[Pending],
         skipped: list[dict[str, object]],
         listing: list[os.DirEntry[str]],
         sts: list[os.stat_result | None],
         pre: Verified | None,
-    ) -> _Dir:
+    ) -> DirNode:
         """``_list`` of a folder listed with its entries' stats, or verified (``pre``)."""
         if pre is not None:
             has_rules = not (_IGNORE_SET.isdisjoint(pre[0]) and _IGNORE_SET.isdisjoint(pre[1]))
@@ -373,7 +275,7 @@ class Scanner:
                         node.entries[name] = Entry(FILE_MODES[mode & 0o777], digest,
                                                    st.st_size)
                         continue
-                node.entries[name] = _Pending(rel, os.path.join(abs_dir, name), st)
+                node.entries[name] = Pending(rel, os.path.join(abs_dir, name), st)
                 pending.append(node.entries[name])  # type: ignore[arg-type]
                 continue
             if S_ISDIR(mode):
@@ -431,8 +333,8 @@ class Scanner:
             cache.new_dirrecs[rel_dir] = listing_key(listing, seen_st)
         return node
 
-    def _reuse(self, node: _Dir, rel_dir: str, want: str, files: list[str], dirs: list[str],
-               pending: list[_Pending], skipped: list[dict[str, object]]) -> _Dir:
+    def _reuse(self, node: DirNode, rel_dir: str, want: str, files: list[str], dirs: list[str],
+               pending: list[Pending], skipped: list[dict[str, object]]) -> DirNode:
         """A folder whose listing matched its record: its files as the last full scan saw
         them (no look-up one by one); its subfolders are listed in turn."""
         cache = self.statcache
@@ -448,22 +350,21 @@ class Scanner:
             node.entries[name] = self._list(rel, None, True, None, set(), pending, skipped)
         return node
 
-
     def _list_dirty(
         self,
         rel_dir: str,
         base: str,
         dirty_paths: set[str],
         children: dict[str, set[str]],
-        pending: list[_Pending],
+        pending: list[Pending],
         skipped: list[dict[str, object]],
-    ) -> _Dir:
+    ) -> DirNode:
         """A folder of the previous scan with only its dirty entries looked at again.
 
         ``children`` maps a folder to the names in it that changed or lead to a change;
         every other entry is taken from the base tree without a system call.
         """
-        node = _Dir(clean=False, base=base, changed=frozenset(children.get(rel_dir, ())))
+        node = DirNode(clean=False, base=base, changed=frozenset(children.get(rel_dir, ())))
         node.entries.update(self.trees.get(base))
         prefix = f"{rel_dir}/" if rel_dir else ""
         for name in children.get(rel_dir, ()):
@@ -494,7 +395,7 @@ class Scanner:
                     skipped.append({"path": rel, "reason": "larger than the size cap",
                                     "size": st.st_size})
                     continue
-                item = _Pending(rel, os.path.join(self.workspace, rel), st)
+                item = Pending(rel, os.path.join(self.workspace, rel), st)
                 node.entries[name] = item
                 pending.append(item)
             elif stat.S_ISLNK(mode):
@@ -507,232 +408,3 @@ class Scanner:
             else:
                 skipped.append({"path": rel, "reason": "not a regular file, folder or symlink"})
         return node
-
-    def _executor(self) -> ThreadPoolExecutor:
-        """The hashing pool: made once, its threads kept for the next checkpoint."""
-        with self._pool_lock:
-            if self._pool is None:
-                # imported here: a checkpoint that reads no file (a no-op) needs no pool
-                from concurrent.futures import ThreadPoolExecutor
-
-                self._pool = ThreadPoolExecutor(max_workers=WORKERS,
-                                                thread_name_prefix="turnback-hash")
-            return self._pool
-
-    def close(self) -> None:
-        """Stop the hashing pool's threads (a later scan starts it again)."""
-        with self._pool_lock:
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
-
-    def _put_link(self, target: bytes) -> str:
-        return self.objects.put(BLOB, target) if self._write else hash_bytes(BLOB, target)
-
-    def _hash_pending(
-        self,
-        pending: list[_Pending],
-        dirty_paths: set[str],
-        write: bool,
-        started: int,
-        progress: Progress | None,
-    ) -> int:
-        if not pending:
-            return 0
-        total = len(pending)
-        results = self._results
-        unreadable = self._unreadable
-
-        def work(p: _Pending) -> tuple[str, tuple[str, os.stat_result] | None]:
-            try:
-                st = os.lstat(p.abs)
-                if not stat.S_ISREG(st.st_mode):
-                    return p.rel, None
-                if write:
-                    digest = self.objects.put_file(Path(p.abs), st.st_size)
-                else:
-                    digest = _hash_file_only(p.abs, st.st_size)
-                return p.rel, (digest, st)
-            except (FileNotFoundError, IsADirectoryError):
-                return p.rel, None  # gone, or a folder now: absent, as the next scan sees
-            except OSError as exc:
-                # there but unreadable (permissions, a name too long for the system, an
-                # I/O error): reported, never taken as absent, which a rewind would delete
-                unreadable.append({"path": p.rel,
-                                   "reason": f"unreadable ({exc.strerror or exc})"})
-                return p.rel, None
-
-        done: list[tuple[str, tuple[str, os.stat_result] | None]] = []
-        if total <= INLINE_MAX:
-            # a few files (the usual checkpoint of a watched workspace): small ones are read
-            # here, which costs less than handing them to a thread; big ones go to the pool
-            # meanwhile, where hashing and compressing release the GIL
-            big = [p for p in pending if p.st.st_size >= INLINE_BYTES]
-            futures = [self._executor().submit(work, p) for p in big]
-            try:
-                done.extend(work(p) for p in pending if p.st.st_size < INLINE_BYTES)
-                done.extend(f.result() for f in futures)
-                if progress is not None:
-                    progress(total, total)
-            except BaseException:
-                for f in futures:
-                    f.cancel()
-                _wait(futures)
-                raise
-        else:
-            def work_chunk(chunk: list[_Pending]
-                           ) -> list[tuple[str, tuple[str, os.stat_result] | None]]:
-                return [work(p) for p in chunk]
-
-            pool = self._executor()
-            chunks = [pool.submit(work_chunk, pending[i: i + 16]) for i in range(0, total, 16)]
-            try:
-                n = 0
-                for fut in chunks:
-                    got = fut.result()
-                    done.extend(got)
-                    before, n = n, n + len(got)
-                    if progress is not None and (n // 256 != before // 256 or n == total):
-                        progress(n, total)  # may raise to cancel
-            except BaseException:
-                for fut in chunks:
-                    fut.cancel()  # stop hashing what is left
-                _wait(chunks)
-                raise
-        for rel, res in done:
-            results[rel] = res
-            if res is not None and write:
-                self.statcache.record(rel, res[1], res[0], started)
-        return total
-
-    def _build(self, node: _Dir, write: bool, seen: set[str] | None, rel_dir: str
-               ) -> tuple[str, int, int]:
-        h, files, nbytes, _ = self._build_dir(node, write, seen, rel_dir)
-        return h, files, nbytes
-
-    def _hashed(self, item: _Pending) -> Entry | None:
-        """The tree entry of a file this scan hashed; None if it could not be read as one."""
-        res = self._results.get(item.rel)
-        if res is None:
-            return None
-        digest, st = res
-        return Entry(FILE_MODES[st.st_mode & 0o777], digest, st.st_size)
-
-    def _entry_counts(self, entry: Entry) -> tuple[int, int]:
-        return self.count(entry.hash) if entry.mode == DIR else (1, entry.size)
-
-    def _patch_dir(self, node: _Dir, write: bool, rel_dir: str) -> tuple[str, int, int, bool]:
-        """An incremental scan's folder: its base tree with only the changed names redone."""
-        assert node.base is not None
-        tree = dict(self.trees.get(node.base))
-        files, nbytes = self.count(node.base)
-        for name in node.changed:
-            old = tree.pop(name, None)
-            if old is not None:
-                f, b = self._entry_counts(old)
-                files -= f
-                nbytes -= b
-            item = node.entries.get(name)
-            if item is None:
-                continue
-            if isinstance(item, _Dir):
-                h, f, b, _ = self._build_dir(item, write, None,
-                                             f"{rel_dir}/{name}" if rel_dir else name)
-                if f == 0:
-                    continue  # empty folders are not recorded (as in git)
-                tree[name] = Entry(DIR, h, b)
-                files += f
-                nbytes += b
-                continue
-            if isinstance(item, _Pending):
-                hashed = self._hashed(item)
-                if hashed is None:
-                    continue  # vanished or became something else mid-scan
-                item = hashed
-            f, b = self._entry_counts(item)
-            files += f
-            nbytes += b
-            tree[name] = item
-        h, data = self.trees.name(tree, node.base, node.changed)
-        if write:
-            self.trees.put_encoded(h, data)
-        self.counts[h] = (files, nbytes)
-        if write:
-            self.statcache.new_dirtrees[rel_dir] = [h, files, nbytes, len(node.entries)]
-        return h, files, nbytes, False
-
-    def _build_dir(self, node: _Dir, write: bool, seen: set[str] | None, rel_dir: str
-                   ) -> tuple[str, int, int, bool]:
-        """Build (or reuse) one folder's tree; the last value says it is unchanged."""
-        if node.base is not None and seen is None:
-            return self._patch_dir(node, write, rel_dir)
-        tree: Tree = {}
-        files = nbytes = 0
-        clean = node.clean
-        subs: dict[str, tuple[str, int, int, bool]] = {}
-        for name, item in node.entries.items():
-            if isinstance(item, _Dir):
-                sub = subs[name] = self._build_dir(item, write, seen,
-                                                   f"{rel_dir}/{name}" if rel_dir else name)
-                clean = clean and sub[3]
-        prev = self.statcache.dirtrees.get(rel_dir)
-        reused = node.reused
-        if clean and prev is not None and (reused is not None or (
-                prev[3] == len(node.entries) and node.hits == len(node.entries) - len(subs))):
-            # every entry is as the last scan saw it: so is the tree
-            if seen is not None:
-                prefix = f"{rel_dir}/" if rel_dir else ""
-                if reused is not None:
-                    self._keep_in.append((prefix, reused))  # made into paths only if needed
-                else:
-                    seen.update(prefix + n for n, it in node.entries.items()
-                                if not isinstance(it, _Dir))
-            self.statcache.new_dirtrees[rel_dir] = prev
-            self.counts[prev[0]] = (prev[1], prev[2])
-            return prev[0], prev[1], prev[2], True
-        n_entries = len(node.entries)
-        if reused is not None:
-            # the files are those of the last full scan's tree; only folders below changed
-            assert prev is not None
-            prefix = f"{rel_dir}/" if rel_dir else ""
-            for name, entry in self.trees.get(prev[0]).items():
-                if entry.mode != DIR:
-                    tree[name] = entry
-                    files += 1
-                    nbytes += entry.size
-                    n_entries += 1
-                    if seen is not None:
-                        seen.add(prefix + name)
-        for name, item in node.entries.items():
-            rel = f"{rel_dir}/{name}" if rel_dir else name
-            if isinstance(item, _Dir):
-                h, f, b, _ = subs[name]
-                if f == 0:
-                    continue  # empty folders are not recorded (as in git)
-                tree[name] = Entry(DIR, h, b)
-                files += f
-                nbytes += b
-                continue
-            if isinstance(item, _Pending):
-                hashed = self._hashed(item)
-                if hashed is None:
-                    continue  # vanished or became something else mid-scan
-                item = hashed
-            if item.mode == DIR:
-                f, b = self.count(item.hash)
-                files += f
-                nbytes += b
-            else:
-                files += 1
-                nbytes += item.size
-                if seen is not None:
-                    seen.add(rel)
-            tree[name] = item
-        h, data = self.trees.name(tree, node.base, node.changed)
-        if write and (prev is None or prev[0] != h):
-            # unchanged trees are known to be stored: no look-up among all objects
-            self.trees.put_encoded(h, data)
-        self.counts[h] = (files, nbytes)
-        if write:
-            self.statcache.new_dirtrees[rel_dir] = [h, files, nbytes, n_entries]
-        return h, files, nbytes, False

@@ -21,7 +21,7 @@ from ..models import Change, Checkpoint, FileContent
 from ..objects.objectstore import BLOB
 from ..objects.trees import DIR, LINK, Entry, Tree, is_executable
 from ..snapshot import changes as changes_mod
-from ..snapshot.scan import Progress, ScanResult
+from ..snapshot.nodes import Progress, ScanResult
 from .session_ops import HEAD, SessionOps, _Head
 
 MAX_TEXT = 8 * 1024 * 1024  # fileContent returns text up to this size

@@ -1,0 +1,158 @@
+"""From a scan's folder nodes to tree objects: unchanged folders keep their tree (from the
+stat cache or the base of an incremental scan), changed ones are encoded anew."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..objects.trees import DIR, Entry, Tree
+
+if TYPE_CHECKING:
+    pass
+
+from .hashing import Hashing
+from .nodes import DirNode, Pending
+
+
+class TreeBuilding(Hashing):
+    """The tree building of a ``Scanner``."""
+
+    def count(self, tree: str) -> tuple[int, int]:
+        """(files, bytes) below a tree, cached by hash."""
+        got = self.counts.get(tree)
+        if got is None:
+            files = nbytes = 0
+            for entry in self.trees.get(tree).values():
+                if entry.mode == DIR:
+                    f, b = self.count(entry.hash)
+                    files += f
+                    nbytes += b
+                else:
+                    files += 1
+                    nbytes += entry.size
+            got = self.counts[tree] = (files, nbytes)
+        return got
+
+    def _build(self, node: DirNode, write: bool, seen: set[str] | None, rel_dir: str
+               ) -> tuple[str, int, int]:
+        h, files, nbytes, _ = self._build_dir(node, write, seen, rel_dir)
+        return h, files, nbytes
+
+    def _entry_counts(self, entry: Entry) -> tuple[int, int]:
+        return self.count(entry.hash) if entry.mode == DIR else (1, entry.size)
+
+    def _patch_dir(self, node: DirNode, write: bool, rel_dir: str) -> tuple[str, int, int, bool]:
+        """An incremental scan's folder: its base tree with only the changed names redone."""
+        assert node.base is not None
+        tree = dict(self.trees.get(node.base))
+        files, nbytes = self.count(node.base)
+        for name in node.changed:
+            old = tree.pop(name, None)
+            if old is not None:
+                f, b = self._entry_counts(old)
+                files -= f
+                nbytes -= b
+            item = node.entries.get(name)
+            if item is None:
+                continue
+            if isinstance(item, DirNode):
+                h, f, b, _ = self._build_dir(item, write, None,
+                                             f"{rel_dir}/{name}" if rel_dir else name)
+                if f == 0:
+                    continue  # empty folders are not recorded (as in git)
+                tree[name] = Entry(DIR, h, b)
+                files += f
+                nbytes += b
+                continue
+            if isinstance(item, Pending):
+                hashed = self._hashed(item)
+                if hashed is None:
+                    continue  # vanished or became something else mid-scan
+                item = hashed
+            f, b = self._entry_counts(item)
+            files += f
+            nbytes += b
+            tree[name] = item
+        h, data = self.trees.name(tree, node.base, node.changed)
+        if write:
+            self.trees.put_encoded(h, data)
+        self.counts[h] = (files, nbytes)
+        if write:
+            self.statcache.new_dirtrees[rel_dir] = [h, files, nbytes, len(node.entries)]
+        return h, files, nbytes, False
+
+    def _build_dir(self, node: DirNode, write: bool, seen: set[str] | None, rel_dir: str
+                   ) -> tuple[str, int, int, bool]:
+        """Build (or reuse) one folder's tree; the last value says it is unchanged."""
+        if node.base is not None and seen is None:
+            return self._patch_dir(node, write, rel_dir)
+        tree: Tree = {}
+        files = nbytes = 0
+        clean = node.clean
+        subs: dict[str, tuple[str, int, int, bool]] = {}
+        for name, item in node.entries.items():
+            if isinstance(item, DirNode):
+                sub = subs[name] = self._build_dir(item, write, seen,
+                                                   f"{rel_dir}/{name}" if rel_dir else name)
+                clean = clean and sub[3]
+        prev = self.statcache.dirtrees.get(rel_dir)
+        reused = node.reused
+        if clean and prev is not None and (reused is not None or (
+                prev[3] == len(node.entries) and node.hits == len(node.entries) - len(subs))):
+            # every entry is as the last scan saw it: so is the tree
+            if seen is not None:
+                prefix = f"{rel_dir}/" if rel_dir else ""
+                if reused is not None:
+                    self._keep_in.append((prefix, reused))  # made into paths only if needed
+                else:
+                    seen.update(prefix + n for n, it in node.entries.items()
+                                if not isinstance(it, DirNode))
+            self.statcache.new_dirtrees[rel_dir] = prev
+            self.counts[prev[0]] = (prev[1], prev[2])
+            return prev[0], prev[1], prev[2], True
+        n_entries = len(node.entries)
+        if reused is not None:
+            # the files are those of the last full scan's tree; only folders below changed
+            assert prev is not None
+            prefix = f"{rel_dir}/" if rel_dir else ""
+            for name, entry in self.trees.get(prev[0]).items():
+                if entry.mode != DIR:
+                    tree[name] = entry
+                    files += 1
+                    nbytes += entry.size
+                    n_entries += 1
+                    if seen is not None:
+                        seen.add(prefix + name)
+        for name, item in node.entries.items():
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            if isinstance(item, DirNode):
+                h, f, b, _ = subs[name]
+                if f == 0:
+                    continue  # empty folders are not recorded (as in git)
+                tree[name] = Entry(DIR, h, b)
+                files += f
+                nbytes += b
+                continue
+            if isinstance(item, Pending):
+                hashed = self._hashed(item)
+                if hashed is None:
+                    continue  # vanished or became something else mid-scan
+                item = hashed
+            if item.mode == DIR:
+                f, b = self.count(item.hash)
+                files += f
+                nbytes += b
+            else:
+                files += 1
+                nbytes += item.size
+                if seen is not None:
+                    seen.add(rel)
+            tree[name] = item
+        h, data = self.trees.name(tree, node.base, node.changed)
+        if write and (prev is None or prev[0] != h):
+            # unchanged trees are known to be stored: no look-up among all objects
+            self.trees.put_encoded(h, data)
+        self.counts[h] = (files, nbytes)
+        if write:
+            self.statcache.new_dirtrees[rel_dir] = [h, files, nbytes, n_entries]
+        return h, files, nbytes, False

@@ -1,0 +1,148 @@
+"""The files a scan must read: hashed and compressed on a thread pool (BLAKE3 and zstd
+release the GIL), the few small ones of a watched workspace inline."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import blake3
+
+from ..objects.objectstore import BLOB, CHUNK, hash_bytes
+from ..objects.trees import FILE_MODES, Entry
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+from .nodes import Pending, Progress, ScanState
+
+WORKERS = max(2, min(8, (os.cpu_count() or 2) * 2))
+INLINE_MAX = 64  # at most this many files to read: the small ones are read inline
+INLINE_BYTES = 4 * 1024 * 1024
+
+
+def _wait(futures: list[Future[Any]]) -> None:
+    from concurrent.futures import wait
+
+    wait(futures)
+
+
+
+def _hash_file_only(path: str, size: int) -> str:
+    h = blake3.blake3(BLOB + b"\0")
+    with open(path, "rb") as f:
+        while chunk := f.read(CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+
+class Hashing(ScanState):
+    """The hashing pool of a ``Scanner``."""
+
+    def _executor(self) -> ThreadPoolExecutor:
+        """The hashing pool: made once, its threads kept for the next checkpoint."""
+        with self._pool_lock:
+            if self._pool is None:
+                # imported here: a checkpoint that reads no file (a no-op) needs no pool
+                from concurrent.futures import ThreadPoolExecutor
+
+                self._pool = ThreadPoolExecutor(max_workers=WORKERS,
+                                                thread_name_prefix="turnback-hash")
+            return self._pool
+
+    def close(self) -> None:
+        """Stop the hashing pool's threads (a later scan starts it again)."""
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _put_link(self, target: bytes) -> str:
+        return self.objects.put(BLOB, target) if self._write else hash_bytes(BLOB, target)
+
+    def _hash_pending(
+        self,
+        pending: list[Pending],
+        dirty_paths: set[str],
+        write: bool,
+        started: int,
+        progress: Progress | None,
+    ) -> int:
+        if not pending:
+            return 0
+        total = len(pending)
+        results = self._results
+        unreadable = self._unreadable
+
+        def work(p: Pending) -> tuple[str, tuple[str, os.stat_result] | None]:
+            try:
+                st = os.lstat(p.abs)
+                if not stat.S_ISREG(st.st_mode):
+                    return p.rel, None
+                if write:
+                    digest = self.objects.put_file(Path(p.abs), st.st_size)
+                else:
+                    digest = _hash_file_only(p.abs, st.st_size)
+                return p.rel, (digest, st)
+            except (FileNotFoundError, IsADirectoryError):
+                return p.rel, None  # gone, or a folder now: absent, as the next scan sees
+            except OSError as exc:
+                # there but unreadable (permissions, a name too long for the system, an
+                # I/O error): reported, never taken as absent, which a rewind would delete
+                unreadable.append({"path": p.rel,
+                                   "reason": f"unreadable ({exc.strerror or exc})"})
+                return p.rel, None
+
+        done: list[tuple[str, tuple[str, os.stat_result] | None]] = []
+        if total <= INLINE_MAX:
+            # a few files (the usual checkpoint of a watched workspace): small ones are read
+            # here, which costs less than handing them to a thread; big ones go to the pool
+            # meanwhile, where hashing and compressing release the GIL
+            big = [p for p in pending if p.st.st_size >= INLINE_BYTES]
+            futures = [self._executor().submit(work, p) for p in big]
+            try:
+                done.extend(work(p) for p in pending if p.st.st_size < INLINE_BYTES)
+                done.extend(f.result() for f in futures)
+                if progress is not None:
+                    progress(total, total)
+            except BaseException:
+                for f in futures:
+                    f.cancel()
+                _wait(futures)
+                raise
+        else:
+            def work_chunk(chunk: list[Pending]
+                           ) -> list[tuple[str, tuple[str, os.stat_result] | None]]:
+                return [work(p) for p in chunk]
+
+            pool = self._executor()
+            chunks = [pool.submit(work_chunk, pending[i: i + 16]) for i in range(0, total, 16)]
+            try:
+                n = 0
+                for fut in chunks:
+                    got = fut.result()
+                    done.extend(got)
+                    before, n = n, n + len(got)
+                    if progress is not None and (n // 256 != before // 256 or n == total):
+                        progress(n, total)  # may raise to cancel
+            except BaseException:
+                for fut in chunks:
+                    fut.cancel()  # stop hashing what is left
+                _wait(chunks)
+                raise
+        for rel, res in done:
+            results[rel] = res
+            if res is not None and write:
+                self.statcache.record(rel, res[1], res[0], started)
+        return total
+
+    def _hashed(self, item: Pending) -> Entry | None:
+        """The tree entry of a file this scan hashed; None if it could not be read as one."""
+        res = self._results.get(item.rel)
+        if res is None:
+            return None
+        digest, st = res
+        return Entry(FILE_MODES[st.st_mode & 0o777], digest, st.st_size)

@@ -1,0 +1,88 @@
+"""What a scan builds (the folder nodes of the walk, files waiting to be hashed, the result)
+and the state a ``Scanner`` keeps between scans. The walk (``scan``), the hashing pool
+(``hashing``) and the tree building (``build``) share it."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..objects.objectstore import ObjectStore
+from ..objects.trees import Entry, TreeReader
+from .ignore import IgnoreRules
+from .prescan import Verified
+from .statcache import StatCache
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(slots=True)
+class ScanResult:
+    tree: str
+    files: int
+    bytes: int
+    skipped: list[dict[str, object]] = field(default_factory=list)
+    read: int = 0  # files actually read (not served by the stat cache)
+
+
+@dataclass(slots=True)
+class Pending:
+    rel: str
+    abs: str
+    st: os.stat_result
+
+
+@dataclass(slots=True)
+class DirNode:
+    entries: dict[str, Entry | DirNode | Pending] = field(default_factory=dict)
+    hits: int = 0  # files served by the stat cache
+    clean: bool = True  # nothing but stat-cache hits and clean subfolders
+    base: str | None = None  # an incremental scan's folder: the tree it patches
+    changed: frozenset[str] = frozenset()  # ... and the names in it looked at again
+    # a full scan's folder whose listing matched its stat-cache record: the names of its
+    # files (every one as the last full scan saw it), which are not in ``entries``
+    reused: list[str] | None = None
+
+
+
+class ScanState:
+    """The scanner's components and what it keeps between scans."""
+
+    def __init__(
+        self,
+        workspace: Path,
+        objects: ObjectStore,
+        trees: TreeReader,
+        ignore: IgnoreRules,
+        statcache: StatCache,
+        size_cap: int,
+    ) -> None:
+        self.workspace = workspace
+        self._root = str(workspace)  # and a folder's path is this prefix and its own
+        self._prefix = self._root if self._root.endswith(os.sep) else self._root + os.sep
+        self.objects = objects
+        self.trees = trees
+        self.ignore = ignore
+        self.statcache = statcache
+        self.size_cap = size_cap
+        self.counts: dict[str, tuple[int, int]] = {}  # tree hash -> (files, bytes)
+        self._write = True
+        self._started = 0
+        self._keep: set[str] | None = None  # paths seen by the last full scan
+        self._keep_in: list[tuple[str, list[str]]] = []  # ... and folders it took whole
+        self._results: dict[str, tuple[str, os.stat_result] | None] = {}
+        self._unreadable: list[dict[str, object]] = []  # files the last scan could not read
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+        # Full scans may check folder records in a forked child (see ``_preverify``); off
+        # unless the caller, a one-shot process (the CLI), turns it on: never in the server
+        self.fork_verify = False
+        self._verified: dict[str, Verified] = {}
