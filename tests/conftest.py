@@ -1,4 +1,5 @@
-"""Set-up of every test: the user's own git configuration stays out of it.
+"""Set-up of every test: the user's own git configuration and TURNBACK_* variables stay out
+of it; a fresh workspace (``ws``) and its store (``store``) for the unit tests.
 
 Checkpoints honour ``core.excludesFile`` (gitexclude.py): a developer's global ignore
 rules must not change what the tests' workspaces record. Tests of those rules point
@@ -9,8 +10,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+
+from turnback import Store
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -26,3 +30,26 @@ def _no_user_git_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[No
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+# The unit tests' workspace and store (a suite's own conftest may define its own).
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    """An empty workspace folder (the store goes to ``ws/.turnback``)."""
+    d = tmp_path / "ws"
+    d.mkdir()
+    return d
+
+
+@pytest.fixture
+def store(ws: Path) -> Iterator[Store]:
+    s = Store.open(ws)
+    yield s
+    s.close()
+
+
+@pytest.fixture(autouse=True)
+def _no_turnback_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A developer's TURNBACK_* variables must not redirect the tests' stores."""
+    for name in ("TURNBACK_STORE", "TURNBACK_SESSION", "TURNBACK_AUTO_INIT"):
+        monkeypatch.delenv(name, raising=False)

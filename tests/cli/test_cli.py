@@ -13,8 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from turnback.cli.main import cli
-
-from .wsutil import picture, run_cli
+from wsutil import picture, run_cli
 
 
 def j(ws: Path, *args: str, input: bytes | None = None) -> Any:

@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from shared_data import TRANSCRIPTS, need_transcripts
 from turnback import Kind, Store
 from turnback.importers import import_source
 from turnback.interchange.export import export_jsonl, export_markdown
-
-from .conftest import TRANSCRIPTS, need_transcripts
 
 REAL = [
     ("claude-code", "claude-code/marot+spotter"),

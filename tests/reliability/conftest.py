@@ -7,12 +7,6 @@ import pytest
 from .crashkit import TALLIES
 
 
-@pytest.fixture(autouse=True)
-def _no_turnback_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("TURNBACK_STORE", "TURNBACK_SESSION", "TURNBACK_AUTO_INIT"):
-        monkeypatch.delenv(name, raising=False)
-
-
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """Print the trial counts (docs/RELIABILITY.md quotes them)."""
     if not TALLIES:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from core.wsutil import (
+from turnback import Store, StoreDamaged, TurnbackError
+from wsutil import (
     age_tree,
     corrupt_object,
     picture,
@@ -16,7 +17,6 @@ from core.wsutil import (
     truncate_object,
     write,
 )
-from turnback import Store, StoreDamaged, TurnbackError
 
 from .crashkit import tally
 

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from core.wsutil import Picture, picture
 from shared_data import need_transcripts
 from turnback import Store
+from wsutil import Picture, picture
 
 from .crashkit import Ack, Outcome, run_child, tally
 from .wsgen import edit_workspace, ignored, make_workspace, tracked

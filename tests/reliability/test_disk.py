@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from core.wsutil import cli_env, picture, run_cli, write
 from turnback import Store
+from wsutil import cli_env, picture, run_cli, write
 
 from .crashkit import tally
 

@@ -24,8 +24,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.wsutil import Picture, picture, run_cli, write
 from turnback import Store, TurnbackError
+from wsutil import Picture, picture, run_cli, write
 
 from .crashkit import tally
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from core.wsutil import age_tree, cli_env, run_cli
 from turnback import Store
 from turnback.snapshot.gitexclude import config_excludes_file
+from wsutil import age_tree, cli_env, run_cli
 
 
 @pytest.fixture

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from core.wsutil import picture, run_cli, write
 from turnback import Checkpoint, InvalidInput, Store, TurnbackError, Unsafe
 from turnback.objects.objectstore import BLOB, TREE
+from wsutil import picture, run_cli, write
 
 from .crashkit import tally
 

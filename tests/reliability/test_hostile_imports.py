@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from core.wsutil import cli_env, picture
 from turnback import Store
 from turnback.importers import import_source
 from turnback.importers.claude_code import encode_project_dir
+from wsutil import cli_env, picture
 
 from .crashkit import tally
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from core.wsutil import picture, run_cli, write
 from turnback import Store, StoreDamaged
 from turnback.objects.objectstore import BLOB
+from wsutil import picture, run_cli, write
 
 from .crashkit import tally
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from core.wsutil import cli_env, run_cli
 from turnback import Store
+from wsutil import cli_env, run_cli
 
 DIR_MODE, FILE_MODE = 0o700, 0o600
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 import turnback.rewind.apply as rw
-from core.wsutil import picture, run_cli, write
 from turnback import Conflict, Store
 from turnback.objects.objectstore import ObjectStore
+from wsutil import picture, run_cli, write
 
 from .crashkit import tally
 

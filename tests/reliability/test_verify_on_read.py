@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from core.wsutil import picture, run_cli, write
 from turnback import Checkpoint, Store, StoreDamaged, TurnbackError
 from turnback.objects import packs
 from turnback.objects import trees as trees_mod
 from turnback.objects.objectstore import BLOB, TREE, hash_bytes
 from turnback.snapshot import changes as changes_mod
 from turnback.store import fsck as fsck_mod
+from wsutil import picture, run_cli, write
 
 from .crashkit import tally
 

@@ -7,7 +7,7 @@ import random
 import shutil
 from pathlib import Path
 
-from core.wsutil import Picture, write
+from wsutil import Picture, write
 
 IGNORED = (b".env", b"node_modules/")
 

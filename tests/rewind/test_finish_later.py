@@ -6,8 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from turnback import Kind, Store
-
-from .wsutil import write
+from wsutil import write
 
 
 def _rewound(store: Store, ws: Path) -> tuple[str, str | None]:

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from turnback import Conflict, InvalidInput, NotFound, Store, Unsafe
-
-from .wsutil import picture, remove_object, write
+from wsutil import picture, remove_object, write
 
 
 def fill(ws: Path) -> None:

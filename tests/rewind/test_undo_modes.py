@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from turnback import Conflict, Kind, Store
-
-from .wsutil import picture, write
+from wsutil import picture, write
 
 
 def test_undo_and_undo_of_undo(store: Store, ws: Path) -> None:

@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from turnback import NotFound, Store, Unsafe
-
-from .wsutil import write
+from wsutil import write
 
 
 def by_path(changes: list) -> dict[str, tuple[str, bool, int, int]]:  # type: ignore[type-arg]

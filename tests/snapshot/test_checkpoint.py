@@ -11,8 +11,7 @@ import pytest
 from turnback import InvalidInput, NotFound, Store
 from turnback.objects.trees import DIR, EXEC, FILE, LINK
 from turnback.snapshot.ignore import IgnoreRules
-
-from .wsutil import age, age_tree, picture, plain_scan, write
+from wsutil import age, age_tree, picture, plain_scan, write
 
 
 def files_of(store: Store, cp_id: str) -> dict[str, str]:

@@ -18,8 +18,7 @@ import pytest
 from turnback import Store
 from turnback.snapshot import prescan
 from turnback.snapshot import scan as scan_mod
-
-from .wsutil import age, age_tree, plain_scan, write
+from wsutil import age, age_tree, plain_scan, write
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="the forked check runs on Linux only")
@@ -440,7 +439,7 @@ def test_the_cli_checkpoint_exits_quickly_with_its_output_and_code(ws: Path) -> 
     still there, and its exit codes are those of a normal exit."""
     import json
 
-    from .wsutil import run_cli
+    from wsutil import run_cli
 
     _workspace(ws)
     out = run_cli(ws, "--json", "checkpoint", "-m", "quick")

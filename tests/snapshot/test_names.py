@@ -7,8 +7,7 @@ import os
 from pathlib import Path
 
 from turnback import Kind, Store
-
-from .wsutil import age_tree, picture, run_cli
+from wsutil import age_tree, picture, run_cli
 
 LATIN = b"caf\xe9"  # latin-1 bytes: not valid UTF-8
 

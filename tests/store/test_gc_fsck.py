@@ -11,8 +11,7 @@ import orjson
 from turnback import Store
 from turnback.events import iso_from_ns
 from turnback.objects.objectstore import BLOB
-
-from .wsutil import corrupt_object, object_file, remove_object, truncate_object, write
+from wsutil import corrupt_object, object_file, remove_object, truncate_object, write
 
 
 def names(store: Store) -> set[str]:

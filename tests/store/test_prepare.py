@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from snapshot.test_incremental import _edit
 from turnback import Store
-
-from .test_incremental import _edit
 
 
 def _workspace(root: Path) -> Path:

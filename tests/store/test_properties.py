@@ -19,8 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from turnback import Store
-
-from .wsutil import Picture, picture
+from wsutil import Picture, picture
 
 NAMES = [b"a", b"b", b"c\xe9", b"d d", b"e.txt", b"\xff"]
 paths = st.lists(st.sampled_from(NAMES), min_size=1, max_size=3).map(lambda p: b"/".join(p))
