@@ -15,7 +15,8 @@ import pytest
 from turnback.server import inotify_watch
 from turnback.server.dirty import DirtyTracker
 from turnback.server.inotify_watch import InotifyWatcher
-from turnback.server.watch import FolderWatcher, Watcher, make_watcher
+from turnback.server.watch import FolderWatcher, Watcher
+from turnback.server.watchers import make_watcher
 
 KINDS = ["inotify", "watchfiles"]
 Changes = list[tuple[set[str], bool]]
