@@ -104,8 +104,8 @@ class Watcher:
         return self._ready.is_set()
 
     def flush(self, timeout: float = 1.0) -> bool:
-        """Until every change made before this call is in the tracker; False when that cannot
-        be known (the caller then walks the tree)."""
+        """Until every change made before this call is in the tracker, and its store changes
+        reported; False when that cannot be known (the caller then walks the tree)."""
         raise NotImplementedError
 
     def covers_store(self) -> bool:
