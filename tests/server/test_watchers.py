@@ -15,7 +15,8 @@ import pytest
 from turnback.server import inotify_watch
 from turnback.server.dirty import DirtyTracker
 from turnback.server.inotify_watch import InotifyWatcher
-from turnback.server.watch import FolderWatcher, Watcher, make_watcher
+from turnback.server.watch import FolderWatcher, Watcher
+from turnback.server.watchers import make_watcher
 
 KINDS = ["inotify", "watchfiles"]
 Changes = list[tuple[set[str], bool]]
@@ -64,6 +65,11 @@ def watched(kind: str, ws: Path) -> Iterator[tuple[Watcher, DirtyTracker, Change
         yield w, tracker, changes
     finally:
         w.stop()
+
+
+def _quiet(w: Watcher) -> None:
+    """Until every change made so far has been handled and its store changes reported."""
+    assert w.flush(), "a ready watcher confirms a flush"
 
 
 def _flushed(w: Watcher, tracker: DirtyTracker) -> frozenset[str]:
@@ -121,16 +127,19 @@ def test_only_session_and_checkpoint_files_of_the_store_count(
 ) -> None:
     w, tracker, changes = watched
     store = ws / ".turnback"
+    # A file's creation and its write may come in separate batches, each reported:
+    # counts are taken once a flush has seen every event so far handled and reported.
     _write(store / "sessions" / "s1.jsonl", "{}\n")
-    assert _until(lambda: any("s1" in s for s, _ in changes)), changes
-    time.sleep(0.2)
+    _quiet(w)
+    assert any("s1" in s for s, _ in changes), changes
     changes.clear()
     _write(store / "checkpoints.jsonl", "{}\n")
-    assert _until(lambda: any(c for _, c in changes)), changes
+    _quiet(w)
+    assert any(c for _, c in changes), changes
     seen = len(changes)
     _write(store / "objects" / "pack" / "pack-1.pack", "x")
     _write(store / "index" / "summaries.json", "{}")
-    time.sleep(0.3)
+    _quiet(w)
     assert len(changes) == seen, "objects and caches are not news"
     assert not any(p.startswith(".turnback") for p in _flushed(w, tracker)), "nor dirty paths"
 

@@ -4,6 +4,12 @@ Multi-root workspaces get one :class:`Folder` each. Requests name theirs with
 ``folder`` (a URI or a path); with a single folder it may be left out. A store is
 opened without creating it — opening an editor on a folder must not litter it
 with ``.turnback/`` — and created by the first write (a checkpoint, an import).
+
+``with_dirty`` is here too: a checkpoint (a request's, a rewind's safety one, or
+the agent follower's at a new turn) reads the paths the folder's watcher and
+tracker say changed. The agent follower and the checkpoint preparer are started
+by the server for a folder; the folder only keeps and stops them (``Background``),
+so this module imports neither.
 """
 
 from __future__ import annotations
@@ -12,24 +18,30 @@ import asyncio
 import logging
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol, TypeVar
 from urllib.parse import unquote, urlparse
 
 from ..errors import InvalidInput, NotFound
 from ..fs.paths import expand_home
 from ..store.config import default_store_dir
 from ..store.facade import Store
-from .dirty import DirtyTracker
+from .dirty import FLUSH_TIMEOUT_S, DirtyTracker, Ticket
 from .listing import ListingCache
 from .settings import Settings
-from .watch import StoreChange, Watcher, make_watcher
-
-if TYPE_CHECKING:
-    from .follow import AgentFollower
-    from .prepare import Preparer
+from .watch import StoreChange, Watcher
+from .watchers import make_watcher
 
 log = logging.getLogger("turnback.server")
+
+T = TypeVar("T")
+
+
+class Background(Protocol):
+    """Work the server runs for a folder (``follow.AgentFollower``, ``prepare.Preparer``)."""
+
+    def stop(self) -> None: ...
 
 
 def uri_to_path(uri: str) -> Path:
@@ -62,8 +74,8 @@ class Folder:
         self.tracker = DirtyTracker()
         self.listing = ListingCache(self._sees_store)
         self.watcher: Watcher | None = None
-        self.follower: AgentFollower | None = None  # set while followAgents is on
-        self.preparer: Preparer | None = None  # prepares checkpoints while watching
+        self.follower: Background | None = None  # the AgentFollower, while followAgents is on
+        self.preparer: Background | None = None  # the Preparer: prepares checkpoints while watching
         self.write_lock = asyncio.Lock()
         self.opened = asyncio.Event()  # the first look for the store is done
         self.settled = asyncio.Event()  # no settings change is being applied
@@ -158,6 +170,37 @@ class Folder:
     @property
     def watching(self) -> bool:
         return self.watcher is not None and self.watcher.ready
+
+
+def with_dirty(
+    folder: Folder,
+    fn: Callable[[frozenset[str] | None], T],
+    scanned: Callable[[T], bool] = lambda _res: True,
+) -> tuple[T, Ticket]:
+    """Run ``fn(dirty)`` with the watcher's changed paths, or None when they are not trusted.
+
+    ``fn`` checkpoints the workspace (directly, or as the safety checkpoint of a
+    rewind). If it fails, or ``scanned(result)`` says it took no checkpoint after
+    all, the paths go back to the tracker for the next one. Runs on a worker
+    thread under the folder's write lock.
+    """
+    watcher = folder.watcher
+    # Untrusted, the checkpoint walks anyway: no need to wait for the watcher.
+    # Why it walks is read before take(), which makes the tracker trusted again.
+    trusted, reason = folder.tracker.trusted, folder.tracker.reason
+    flushed = watcher is not None and trusted and watcher.flush(FLUSH_TIMEOUT_S)
+    ticket = folder.tracker.take(walk=not flushed)
+    if ticket.paths is None:
+        why = "the watcher did not confirm in time" if trusted else reason
+        log.info("%s: reading the whole workspace (%s)", folder.path, why)
+    try:
+        result = fn(ticket.paths)
+    except BaseException:
+        folder.tracker.give_back(ticket)
+        raise
+    if not scanned(result):
+        folder.tracker.give_back(ticket)
+    return result, ticket
 
 
 class Folders:

@@ -7,22 +7,43 @@ session that got a new user prompt starts a new agent turn, and with
 ``autoCheckpoint`` the server checkpoints the workspace right then (from the
 watcher's dirty paths, so it costs milliseconds), in that session, so every turn
 can be rewound — shell-command and hand edits included.
+
+The server starts a follower per folder; the follower needs of the server only
+its writes and announcements (``Host``), so this module does not import the
+server's class (``core.py`` imports this one).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import Protocol, TypeVar
 
 from ..importers import Follower, ImportResult
 from ..store.facade import Store
-from .folders import Folder
-
-if TYPE_CHECKING:
-    from .app import TurnbackServer
+from .folders import Folder, with_dirty
 
 log = logging.getLogger("turnback.server")
+
+T = TypeVar("T")
+
+
+class Host(Protocol):
+    """What a follower uses of the server (:class:`~turnback.server.core.TurnbackServer`)."""
+
+    async def write(
+        self,
+        folder: Folder,
+        fn: Callable[[Store], T],
+        *,
+        create: bool = ...,
+        sessions: set[str] | None = ...,
+        checkpoints: bool = ...,
+    ) -> T: ...
+
+    def announce(self, folder: Folder, sessions: set[str], checkpoints: bool) -> None: ...
+
 
 POLL_S = 1.0
 
@@ -30,7 +51,7 @@ POLL_S = 1.0
 class AgentFollower:
     """The follow loop of one folder, an asyncio task."""
 
-    def __init__(self, ls: TurnbackServer, folder: Folder) -> None:
+    def __init__(self, ls: Host, folder: Folder) -> None:
         self.ls = ls
         self.folder = folder
         self._follower: Follower | None = None
@@ -72,8 +93,6 @@ class AgentFollower:
         return self._follower.poll()
 
     async def _checkpoint_turns(self, result: ImportResult) -> None:
-        from .features.checkpoints import with_dirty
-
         for sid in result.prompted:
 
             def job(store: Store, sid: str = sid) -> None:

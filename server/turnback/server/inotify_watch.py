@@ -72,6 +72,10 @@ class InotifyWatcher(Watcher):
 
     def _setup(self) -> None:
         self._lock = threading.Lock()  # one reader of the queue at a time
+        # Held from reading a batch until its store changes are reported (``drain``).
+        # Never taken under ``_lock``: covers_store takes that one under the listing's
+        # lock, and a report takes the listing's lock.
+        self._reporting = threading.Lock()
         self._ino: INotify | None = None
         self._dirs: dict[int, tuple[str, str]] = {}  # wd -> ("ws" | "store", relative folder)
         self.precise = True
@@ -196,8 +200,14 @@ class InotifyWatcher(Watcher):
         """Read and handle the queued events; True if there were any.
 
         The tracker is updated before the queue is let go: a ``flush`` that finds the
-        queue empty must not overtake a drain whose paths are not in the set yet.
+        queue empty must not overtake a drain whose paths are not in the set yet. Nor
+        its report of store changes: a drain under way is waited for, so a flush is a
+        barrier for the reports too, and the reports keep the order of the events.
         """
+        with self._reporting:
+            return self._drain()
+
+    def _drain(self) -> bool:
         sessions: set[str] = set()
         checkpoints = False
         with self._lock:

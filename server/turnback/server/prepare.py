@@ -11,6 +11,10 @@ It costs the idle server one read of each changed file per quiet moment, which t
 next checkpoint would have paid anyway, unless the file changes again first. Large
 batches (a build, a branch switch) are left to the checkpoint. ``TURNBACK_PREPARE=0``
 turns it off (for comparisons).
+
+The server starts a preparer per watched folder; the preparer needs of the server
+only whether it is closing and its writes pool (``Host``), so this module does not
+import the server's class (``core.py`` imports this one).
 """
 
 from __future__ import annotations
@@ -18,20 +22,29 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from .dirty import FLUSH_TIMEOUT_S
-from .work import run_blocking
+from .work import Pools, run_blocking
 
 if TYPE_CHECKING:
     from ..store.facade import Store
-    from .app import TurnbackServer
     from .folders import Folder
 
 log = logging.getLogger("turnback.server")
 
 QUIET_S = 0.1  # no new change for this long: the agent has probably finished its edits
 MAX_PATHS = 2000  # more changed paths than this: left to the checkpoint
+
+
+class Host(Protocol):
+    """What a preparer uses of the server (:class:`~turnback.server.core.TurnbackServer`)."""
+
+    @property
+    def closing(self) -> bool: ...
+
+    @property
+    def pools(self) -> Pools: ...
 
 
 def prepare_folder(folder: Folder, store: Store) -> bool:
@@ -63,7 +76,7 @@ def enabled() -> bool:
 class Preparer:
     """Schedules ``Store.prepare`` for one folder; ``poke`` comes from any thread."""
 
-    def __init__(self, ls: TurnbackServer, folder: Folder,
+    def __init__(self, ls: Host, folder: Folder,
                  loop: asyncio.AbstractEventLoop) -> None:
         self._ls = ls
         self._folder = folder

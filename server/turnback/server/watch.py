@@ -1,9 +1,10 @@
 """Watches one workspace folder and its store on a background thread (watchfiles).
 
-``make_watcher`` picks the watcher: on Linux the on-demand inotify reader of
-``inotify_watch.py`` (faster flushes, no wake-up per event), elsewhere this one
-(FSEvents, ReadDirectoryChanges, or polling). ``TURNBACK_WATCHER=watchfiles``
-forces this one.
+This module holds what every watcher shares (:class:`Watcher`,
+``classify_store_path``) and the portable one, :class:`FolderWatcher` (FSEvents,
+ReadDirectoryChanges, or polling). ``watchers.make_watcher`` picks between it and
+the Linux one of ``inotify_watch.py``, which builds on this module: so this
+module never imports that one.
 
 Two jobs, one inotify (or FSEvents, ReadDirectoryChanges) watcher:
 
@@ -103,8 +104,8 @@ class Watcher:
         return self._ready.is_set()
 
     def flush(self, timeout: float = 1.0) -> bool:
-        """Until every change made before this call is in the tracker; False when that cannot
-        be known (the caller then walks the tree)."""
+        """Until every change made before this call is in the tracker, and its store changes
+        reported; False when that cannot be known (the caller then walks the tree)."""
         raise NotImplementedError
 
     def covers_store(self) -> bool:
@@ -141,23 +142,6 @@ class Watcher:
                 self.on_store_change(sessions, checkpoints)
             except Exception:
                 log.exception("store change callback failed")
-
-
-def make_watcher(
-    workspace: Path,
-    store_root: Path,
-    tracker: DirtyTracker,
-    on_store_change: StoreChange,
-    on_reset: Callable[[], None] | None = None,
-) -> Watcher:
-    """The best watcher this system offers for one workspace folder."""
-    if os.environ.get("TURNBACK_WATCHER", "") != "watchfiles":
-        from . import inotify_watch
-
-        if inotify_watch.available():
-            return inotify_watch.InotifyWatcher(
-                workspace, store_root, tracker, on_store_change, on_reset)
-    return FolderWatcher(workspace, store_root, tracker, on_store_change, on_reset)
 
 
 def classify_store_path(rel: str) -> tuple[str | None, bool]:

@@ -2,77 +2,20 @@
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
-from ...errors import NotFound
 from ...models import Checkpoint
 from ...store.facade import WORKSPACE_SESSION, Store
 from .. import methods
-from ..app import TurnbackServer
-from ..dirty import FLUSH_TIMEOUT_S, Ticket
+from ..core import TurnbackServer
+from ..dirty import Ticket
 from ..errors import about_param, rpc_method
-from ..folders import Folder
+from ..folders import Folder, with_dirty
+from ..lookup import find_checkpoint, find_session
 from ..params import Params
 from ..progress import WorkProgress
-from .sessions import find_session
 
 JSON = dict[str, Any]
-T = TypeVar("T")
-log = logging.getLogger("turnback.server")
-
-async def find_checkpoint(
-    ls: TurnbackServer, folder_uri: str | None, ref: str, name: str, method: str
-) -> Folder:
-    """The folder whose store knows checkpoint ``ref`` (every folder is searched if unnamed)."""
-    folders = await ls.folders_for(folder_uri, method)
-    if len(folders) == 1:
-        return folders[0]  # the store's own error names the problem precisely
-    for folder in folders:
-
-        def probe(store: Store) -> bool:
-            try:
-                store.resolve_checkpoint(ref, name)
-            except NotFound:
-                return False
-            return True
-
-        with about_param(method, name):
-            if await ls.read_or(folder, probe, lambda: False):
-                return folder
-    raise NotFound(f"{method}: param '{name}': no checkpoint {ref!r} in any open folder")
-
-
-def with_dirty(
-    folder: Folder,
-    fn: Callable[[frozenset[str] | None], T],
-    scanned: Callable[[T], bool] = lambda _res: True,
-) -> tuple[T, Ticket]:
-    """Run ``fn(dirty)`` with the watcher's changed paths, or None when they are not trusted.
-
-    ``fn`` checkpoints the workspace (directly, or as the safety checkpoint of a
-    rewind). If it fails, or ``scanned(result)`` says it took no checkpoint after
-    all, the paths go back to the tracker for the next one. Runs on a worker
-    thread under the folder's write lock.
-    """
-    watcher = folder.watcher
-    # Untrusted, the checkpoint walks anyway: no need to wait for the watcher.
-    # Why it walks is read before take(), which makes the tracker trusted again.
-    trusted, reason = folder.tracker.trusted, folder.tracker.reason
-    flushed = watcher is not None and trusted and watcher.flush(FLUSH_TIMEOUT_S)
-    ticket = folder.tracker.take(walk=not flushed)
-    if ticket.paths is None:
-        why = "the watcher did not confirm in time" if trusted else reason
-        log.info("%s: reading the whole workspace (%s)", folder.path, why)
-    try:
-        result = fn(ticket.paths)
-    except BaseException:
-        folder.tracker.give_back(ticket)
-        raise
-    if not scanned(result):
-        folder.tracker.give_back(ticket)
-    return result, ticket
 
 
 def take_checkpoint(

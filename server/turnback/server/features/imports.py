@@ -7,7 +7,7 @@ from typing import Any
 from ...fs.paths import expand_home
 from ...store.facade import Store
 from .. import methods
-from ..app import TurnbackServer
+from ..core import TurnbackServer
 from ..errors import about_param, rpc_method
 from ..params import Params
 from ..progress import WorkProgress

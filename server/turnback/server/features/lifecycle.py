@@ -18,7 +18,7 @@ from lsprotocol import types
 
 from ...errors import InvalidInput
 from .. import logs, settings
-from ..app import TurnbackServer
+from ..core import TurnbackServer
 from ..folders import Folder
 from ..notify import ChangeNotifier
 from ..settings import Settings

@@ -8,7 +8,7 @@ from ...models import GcResult
 from ...store.config import FORMAT_VERSION
 from ...store.facade import Store
 from .. import methods
-from ..app import TurnbackServer
+from ..core import TurnbackServer
 from ..errors import rpc_method
 from ..params import Params
 from ..progress import WorkProgress

@@ -7,10 +7,11 @@ from typing import Any
 from ...models import RewindResult
 from ...store.facade import MODES, Store
 from .. import methods
-from ..app import TurnbackServer
+from ..core import TurnbackServer
 from ..errors import about_param, rpc_method
+from ..folders import with_dirty
+from ..lookup import find_checkpoint
 from ..params import Params
-from .checkpoints import find_checkpoint, with_dirty
 
 JSON = dict[str, Any]
 

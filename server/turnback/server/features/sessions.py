@@ -9,24 +9,14 @@ from ...events import summarize
 from ...models import SessionSummary
 from ...store.facade import Store, filter_sessions
 from .. import methods
-from ..app import TurnbackServer
+from ..core import TurnbackServer
 from ..errors import rpc_method
-from ..folders import Folder
+from ..lookup import find_session
 from ..params import MAX_LIMIT, Params
 
 JSON = dict[str, Any]
 
 DEFAULT_EVENTS_PAGE = 1000
-
-
-async def find_session(
-    ls: TurnbackServer, folder_uri: str | None, session_id: str, method: str
-) -> Folder:
-    """The folder whose store holds ``session_id`` (every folder is searched if unnamed)."""
-    for folder in await ls.folders_for(folder_uri, method):
-        if await ls.read_or(folder, lambda s: s.has_session(session_id), lambda: False):
-            return folder
-    raise NotFound(f"{method}: no session {session_id!r} (param 'sessionId')")
 
 
 def register(ls: TurnbackServer) -> None:

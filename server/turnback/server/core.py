@@ -1,0 +1,239 @@
+"""The Turnback language server's class: what its features share.
+
+:class:`TurnbackServer` holds the folders, the thread pools and the change
+notifier, and the helpers every request uses to reach a folder's store off the
+event loop. The methods themselves live in ``features/``, one module per group;
+they import this module, and this module imports none of them (``app.py`` wires
+them in and starts the server), so the dependencies point one way:
+app → features → core → the rest (the ``turnback-server-layers`` contract in
+pyproject.toml).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any, BinaryIO, TypeVar
+
+from lsprotocol import types
+from pygls.io_ import StdoutWriter, run_async
+from pygls.lsp.server import LanguageServer
+
+from .. import __version__
+from ..errors import NotFound
+from ..store.facade import Store
+from .folders import Folder, Folders
+from .notify import ChangeNotifier
+from .settings import Settings
+from .wire import PipeReader, TurnbackProtocol, plain_json_converter
+from .work import Pools, run_blocking
+
+log = logging.getLogger("turnback.server")
+# Outside the "turnback" tree, so never forwarded to the client (see logs.py).
+_transport_log = logging.getLogger("turnback_transport")
+
+T = TypeVar("T")
+
+VERSION = __version__  # pyproject.toml's version (tests/server/test_codecache.py checks)
+
+
+class TurnbackServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__(
+            "turnback",
+            VERSION,
+            text_document_sync_kind=types.TextDocumentSyncKind.None_,
+            protocol_cls=TurnbackProtocol,
+            converter_factory=plain_json_converter,
+        )
+        self.folders = Folders()
+        self.pools = Pools()
+        self.global_settings = Settings()
+        self.notifier: ChangeNotifier | None = None
+        self.config_lock = asyncio.Lock()  # settings changes apply one at a time
+        self.closing = False  # after shutdown/exit nothing more is sent to the client
+        self._tasks: set[asyncio.Task[None]] = set()  # work after an answer (write's after)
+
+    # -- folders -----------------------------------------------------------------------
+    async def folder(self, uri: str | None, method: str) -> Folder:
+        """The folder a request names, once its store has been looked for."""
+        folder = self.folders.get(uri, method)
+        await folder.ready()
+        return folder
+
+    async def folders_for(self, uri: str | None, method: str) -> list[Folder]:
+        folders = self.folders.candidates(uri, method)
+        for f in folders:
+            await f.ready()
+        return folders
+
+    # -- store access ------------------------------------------------------------------
+    async def read(self, folder: Folder, fn: Callable[[Store], T]) -> T:
+        """Run a read on the reads pool; NotFound when the folder has no store yet."""
+
+        def job() -> T:
+            store = folder.open_store(create=False)
+            if store is None:
+                raise NotFound(_no_store(folder))
+            return fn(store)
+
+        return await run_blocking(self.pools.reads, job)
+
+    async def read_or(
+        self, folder: Folder, fn: Callable[[Store], T], missing: Callable[[], T]
+    ) -> T:
+        """Like :meth:`read`, but a folder without a store answers ``missing()``."""
+
+        def job() -> T:
+            store = folder.open_store(create=False)
+            return missing() if store is None else fn(store)
+
+        return await run_blocking(self.pools.reads, job)
+
+    async def write(
+        self,
+        folder: Folder,
+        fn: Callable[[Store], T],
+        *,
+        cancel: threading.Event | None = None,
+        create: bool = False,
+        sessions: set[str] | None = None,
+        checkpoints: bool = False,
+        after: Callable[[Store], None] | None = None,
+    ) -> T:
+        """Run a write on the writes pool, one at a time per folder.
+
+        ``create`` makes the store if the folder has none. ``sessions`` and
+        ``checkpoints`` say what the write changes; they are announced here only
+        when no watcher will see it. ``after`` runs once the answer is on its way,
+        still under the folder's write lock (a rewind's recording, see
+        ``Store.finish_rewind``): no other write of this folder comes in between.
+        """
+        await folder.write_lock.acquire()
+        held = True
+        try:
+            had_store = folder.store is not None
+
+            def job() -> T:
+                store = folder.open_store(create=create)
+                if store is None:
+                    raise NotFound(_no_store(folder))
+                return fn(store)
+
+            try:
+                result = await run_blocking(self.pools.writes, job, cancel)
+            finally:
+                folder.listing.invalidate()  # read-your-writes for this server's clients
+            if not had_store and folder.store is not None:
+                log.info("created the store %s", folder.store_root)
+                if folder.watcher is not None and not folder.watcher.covers_store():
+                    self.restart_watcher(folder)  # a new store outside the workspace
+            if after is not None and folder.store is not None:
+                task = asyncio.get_running_loop().create_task(
+                    self._after(folder, folder.store, after))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+                held = False  # the task lets the lock go
+        finally:
+            if held:
+                folder.write_lock.release()
+        if not folder.watching and (sessions or checkpoints):
+            self.announce(folder, sessions or set(), checkpoints)
+        return result
+
+    async def _after(self, folder: Folder, store: Store, fn: Callable[[Store], None]) -> None:
+        try:
+            await run_blocking(self.pools.writes, lambda: fn(store))
+        except Exception as exc:
+            log.error("%s: %s", folder.path, getattr(exc, "message", exc))
+        finally:
+            folder.listing.invalidate()
+            folder.write_lock.release()
+
+    def follow(self, folder: Folder) -> None:
+        """Start or stop following agents for ``folder``, as its settings say."""
+        from .follow import AgentFollower
+
+        if folder.settings.follow_agents and folder.follower is None:
+            follower = AgentFollower(self, folder)
+            follower.start()
+            folder.follower = follower
+            log.info("%s: following Claude Code and Codex sessions", folder.path)
+        elif not folder.settings.follow_agents and folder.follower is not None:
+            folder.follower.stop()
+            folder.follower = None
+
+    def announce(self, folder: Folder, sessions: set[str], checkpoints: bool) -> None:
+        if self.notifier is not None:
+            self.notifier.add(folder.uri, sessions, checkpoints)
+
+    def restart_watcher(self, folder: Folder) -> None:
+        if self.notifier is None:
+            return
+        if folder.preparer is None:
+            from . import prepare
+
+            if prepare.enabled():
+                preparer = prepare.Preparer(self, folder, asyncio.get_running_loop())
+                folder.tracker.on_add = preparer.poke
+                folder.preparer = preparer
+        folder.start_watcher(self.notifier.callback(folder.uri))
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """Log server-side failures; never answer them with more messages.
+
+        pygls's default shows them to the user with ``window/showMessage``; when
+        the failure is the pipe itself, that would fail again, forever.
+        """
+        _transport_log.error("%s: %s", getattr(source, "__name__", source), error)
+
+    def close_all(self) -> None:
+        for folder in self.folders.all():
+            if folder.follower is not None:
+                folder.follower.stop()
+                folder.follower = None
+            folder.stop_watcher()
+            try:
+                folder.close_store()
+            except Exception:
+                log.exception("closing the store of %s", folder.path)
+
+    def _start_io_async(
+        self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None
+    ) -> None:
+        """pygls's stdio loop, with stdin read on the event loop (no thread per message)."""
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        reader = PipeReader(stdin or sys.stdin.buffer)
+        try:
+            asyncio.run(
+                run_async(
+                    stop_event=self._stop_event,
+                    reader=reader,
+                    protocol=self.protocol,
+                    logger=_transport_log,
+                    error_handler=self.report_server_error,
+                )
+            )
+        except BrokenPipeError:
+            _transport_log.error("the client closed the pipe; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
+
+    def shutdown(self) -> None:
+        self.close_all()
+        self.pools.shutdown()
+        super().shutdown()  # type: ignore[no-untyped-call]
+
+
+def _no_store(folder: Folder) -> str:
+    return (
+        f"no Turnback store for {folder.path} yet (looked in {folder.store_root}); "
+        "create a checkpoint or import a session to start one"
+    )

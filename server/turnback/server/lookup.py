@@ -1,0 +1,48 @@
+"""Which open folder a request means, when it names a session or a checkpoint.
+
+Ids say which store they belong to, so a request may name one without its
+folder; with several folders open, each store is asked. Several feature modules
+need these lookups, and feature modules never import each other (the
+``turnback-server-features`` contract in pyproject.toml), so they live here,
+below the features and above the server's class.
+"""
+
+from __future__ import annotations
+
+from ..errors import NotFound
+from ..store.facade import Store
+from .core import TurnbackServer
+from .errors import about_param
+from .folders import Folder
+
+
+async def find_session(
+    ls: TurnbackServer, folder_uri: str | None, session_id: str, method: str
+) -> Folder:
+    """The folder whose store holds ``session_id`` (every folder is searched if unnamed)."""
+    for folder in await ls.folders_for(folder_uri, method):
+        if await ls.read_or(folder, lambda s: s.has_session(session_id), lambda: False):
+            return folder
+    raise NotFound(f"{method}: no session {session_id!r} (param 'sessionId')")
+
+
+async def find_checkpoint(
+    ls: TurnbackServer, folder_uri: str | None, ref: str, name: str, method: str
+) -> Folder:
+    """The folder whose store knows checkpoint ``ref`` (every folder is searched if unnamed)."""
+    folders = await ls.folders_for(folder_uri, method)
+    if len(folders) == 1:
+        return folders[0]  # the store's own error names the problem precisely
+    for folder in folders:
+
+        def probe(store: Store) -> bool:
+            try:
+                store.resolve_checkpoint(ref, name)
+            except NotFound:
+                return False
+            return True
+
+        with about_param(method, name):
+            if await ls.read_or(folder, probe, lambda: False):
+                return folder
+    raise NotFound(f"{method}: param '{name}': no checkpoint {ref!r} in any open folder")
