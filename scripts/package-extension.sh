@@ -69,7 +69,7 @@ need = [
     "extension/dist/extension.js",
     "extension/extension/media/turnback.svg",
     "extension/bundled/tool/turnback/server/__main__.py",
-    "extension/bundled/tool/turnback/store.py",
+    "extension/bundled/tool/turnback/store/facade.py",
     "extension/bundled/libs/common/pygls/__init__.py",
     "extension/bundled/libs/common/lsprotocol/types.py",
 ]
