@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 
 import blake3
@@ -102,6 +103,9 @@ def _remove_empty_folders(dfd: int, name: str) -> bool:
 
 
 TMP_PREFIX = ".turnback-tmp-"  # a file being written into place; a crash may leave one
+# the whole name of such a file (``_put``): only these are cleaned up, never a user's file
+# that merely starts with the prefix
+_is_temp = re.compile(re.escape(TMP_PREFIX) + r"[0-9]+-[0-9a-f]{8}").fullmatch
 
 
 class Applier:
@@ -172,7 +176,7 @@ class Applier:
                     continue
                 try:
                     for name in os.listdir(dfd):
-                        if name.startswith(TMP_PREFIX):
+                        if _is_temp(name):
                             os.unlink(name, dir_fd=dfd)
                 finally:
                     os.close(dfd)
@@ -243,7 +247,9 @@ class Applier:
                 target = self.objects.get(BLOB, entry.hash)
                 os.symlink(target, tmp, dir_fd=dfd)
             else:
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644,
+                # private until its bits are set: a 0600 file's bytes are never readable by
+                # others through the temporary file
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600,
                              dir_fd=dfd)
                 try:
                     self.objects.copy_blob_to(entry.hash, fd)
