@@ -145,3 +145,33 @@ def test_a_journal_cannot_write_into_git_or_the_store_in_another_case(ws: Path,
     assert picture(ws, skip=(b".turnback",)) == before
     assert again.journal_problem is not None and "was not applied" in again.journal_problem
     count(f"forged journal writes {path}")
+
+
+def _deep(ws: Path, levels: int) -> int:
+    """Folders nested past PATH_MAX (made through descriptors); returns the deepest's fd."""
+    fd = os.open(ws, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(levels):
+        os.mkdir("d" * 200, dir_fd=fd)
+        nfd = os.open("d" * 200, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = nfd
+    return fd
+
+
+def test_a_folder_nested_past_path_max_is_skipped_not_fatal(ws: Path) -> None:
+    """A cloned repository (or an agent) nests folders deeper than PATH_MAX (4096 bytes):
+    every checkpoint failed with an OSError (ENAMETOOLONG) traceback."""
+    fd = _deep(ws, 25)
+    try:
+        f = os.open("deep.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+        os.write(f, b"v1\n")
+        os.close(f)
+    finally:
+        os.close(fd)
+    store = Store.open(ws)
+    cp = store.checkpoint()
+    assert any("File name too long" in str(s.get("reason")) for s in cp.skipped), cp.skipped
+    write(ws, "a.txt", "a2\n")
+    store.rewind(cp.id)  # the rest of the workspace still rewinds
+    assert (ws / "a.txt").read_text() == "a\n"
+    count("folders nested past PATH_MAX")
