@@ -175,3 +175,29 @@ def test_a_folder_nested_past_path_max_is_skipped_not_fatal(ws: Path) -> None:
     store.rewind(cp.id)  # the rest of the workspace still rewinds
     assert (ws / "a.txt").read_text() == "a\n"
     count("folders nested past PATH_MAX")
+
+
+def test_a_journal_never_empties_a_nested_repositorys_git_folder(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A forged journal creates a file where a nested repository stands: clearing the folder
+    for it walked into ``sub/.git`` and removed its empty folders (a fresh repository's
+    ``objects/``, so git no longer knew it) before meeting a file. The order of a listing is
+    the file system's (ext4 hashes names with a per-disk seed): sorted here, objects/ first."""
+    write(ws, "sub/.git/refs/heads/main", "0" * 40 + "\n")
+    (ws / "sub/.git/objects/pack").mkdir(parents=True)
+    (ws / "sub/.git/objects/info").mkdir()
+    store = Store.open(ws)
+    cp = store.checkpoint()
+    h = store.objects.put(BLOB, b"x\n")
+    record = {"id": "op1", "op": "rewind", "ts": "2026-01-01T00:00:00Z", "mode": "files",
+              "checkpoint": cp.id, "target": cp.tree, "safety": cp.id, "paths": None,
+              "session": cp.session_id, "prevHead": None, "toEvent": None, "undoOf": None,
+              "plan": {"create": {"sub": ["f", h, 2]}}}
+    (store.root / "journal.json").write_bytes(orjson.dumps(record))
+    store.close()
+    real = os.listdir
+    monkeypatch.setattr(os, "listdir", lambda p=".": sorted(real(p)))
+    Store.open(ws)
+    assert (ws / "sub/.git/objects/pack").is_dir() and (ws / "sub/.git/objects/info").is_dir()
+    assert (ws / "sub/.git/refs/heads/main").is_file()
+    count("forged journal empties a nested repository's .git")

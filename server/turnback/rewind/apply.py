@@ -92,6 +92,9 @@ def _remove_empty_folders(dfd: int, name: str) -> bool:
     fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dfd)
     try:
         for child in os.listdir(fd):
+            if child.lower() == ".git":
+                return False  # a nested repository: nothing in it is removed, not even empty
+                # folders (a fresh repository's objects/ holds only empty ones)
             if not stat.S_ISDIR(os.lstat(child, dir_fd=fd).st_mode):
                 return False
             if not _remove_empty_folders(fd, child):
