@@ -201,3 +201,25 @@ def test_a_journal_never_empties_a_nested_repositorys_git_folder(
     assert (ws / "sub/.git/objects/pack").is_dir() and (ws / "sub/.git/objects/info").is_dir()
     assert (ws / "sub/.git/refs/heads/main").is_file()
     count("forged journal empties a nested repository's .git")
+
+
+def test_a_folder_named_like_a_temporary_file_does_not_stop_the_store_opening(
+        ws: Path) -> None:
+    """A cloned repository ships ``d/.turnback-tmp-1-0123abcd/`` (a folder) and a journal
+    (or a genuine rewind of ``d/`` was interrupted): the cleanup after the recovery unlinked
+    it, and the IsADirectoryError made every open of the store fail, fsck's included."""
+    write(ws, "d/a.txt", "a\n")
+    write(ws, "d/.turnback-tmp-1-0123abcd/x", "mine\n")
+    store = Store.open(ws)
+    cp = store.checkpoint()
+    h = store.objects.put(BLOB, b"a\n")
+    record = {"id": "op1", "op": "rewind", "ts": "2026-01-01T00:00:00Z", "mode": "files",
+              "checkpoint": cp.id, "target": cp.tree, "safety": cp.id, "paths": None,
+              "session": cp.session_id, "prevHead": None, "toEvent": None, "undoOf": None,
+              "plan": {"write": {"d/a.txt": ["f", h, 2]}}}
+    (store.root / "journal.json").write_bytes(orjson.dumps(record))
+    store.close()
+    again = Store.open(ws)
+    assert not (again.root / "journal.json").exists()
+    assert (ws / "d/.turnback-tmp-1-0123abcd/x").read_text() == "mine\n"
+    count("a folder named like a temporary file beside a journal's paths")

@@ -175,12 +175,19 @@ class Applier:
             for folder in sorted(folders):
                 try:
                     dfd = open_dir(root, folder.split("/") if folder else [], create=False)
-                except (FileNotFoundError, NotADirectoryError, Unsafe):
+                except (OSError, Unsafe):  # gone, unreadable, a symlink: nothing to clean
                     continue
                 try:
-                    for name in os.listdir(dfd):
+                    try:
+                        names = os.listdir(dfd)
+                    except OSError:
+                        continue
+                    for name in names:
                         if _is_temp(name):
-                            os.unlink(name, dir_fd=dfd)
+                            try:
+                                os.unlink(name, dir_fd=dfd)
+                            except OSError:
+                                pass  # not a file of ours (a folder so named): left as is
                 finally:
                     os.close(dfd)
         finally:
