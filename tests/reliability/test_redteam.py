@@ -21,7 +21,7 @@ import pytest
 
 import turnback.rewind.apply as rw
 from turnback import Store, StoreDamaged
-from turnback.objects.objectstore import BLOB, ObjectStore
+from turnback.objects.objectstore import BLOB, TREE, ObjectStore
 from wsutil import picture, write
 
 from .crashkit import tally
@@ -223,3 +223,27 @@ def test_a_folder_named_like_a_temporary_file_does_not_stop_the_store_opening(
     assert not (again.root / "journal.json").exists()
     assert (ws / "d/.turnback-tmp-1-0123abcd/x").read_text() == "mine\n"
     count("a folder named like a temporary file beside a journal's paths")
+
+
+def test_a_journal_whose_safety_tree_is_unsafe_does_not_stop_the_store_opening(
+        ws: Path) -> None:
+    """A shipped ``checkpoints.jsonl`` line names a crafted tree with an entry ``..``, and a
+    shipped journal names that checkpoint as its safety: reading the tree raised ``Unsafe``,
+    which the recovery did not catch, so no verb could open the store (fsck neither)."""
+    store = Store.open(ws)
+    cp = store.checkpoint()
+    h = store.objects.put(BLOB, b"a\n")
+    bad = store.objects.put(TREE, f"f {h} 2 ..\0f {h} 2 a.txt\0".encode())
+    line = {**cp.to_json(), "id": cp.id[:-4] + "beef", "tree": bad}
+    with open(store.root / "checkpoints.jsonl", "ab") as f:
+        f.write(orjson.dumps(line) + b"\n")
+    record = {"id": "op1", "op": "rewind", "ts": "2026-01-01T00:00:00Z", "mode": "files",
+              "checkpoint": cp.id, "target": cp.tree, "safety": line["id"], "paths": None,
+              "session": cp.session_id, "prevHead": None, "toEvent": None, "undoOf": None,
+              "plan": {"write": {"a.txt": ["f", h, 2]}}}
+    (store.root / "journal.json").write_bytes(orjson.dumps(record))
+    store.close()
+    again = Store.open(ws)
+    assert again.journal_problem is not None and "was not applied" in again.journal_problem
+    assert "rewind journal" in [d["what"] for d in again.fsck().damaged]
+    count("journal whose safety checkpoint's tree is unsafe")

@@ -303,7 +303,7 @@ class RewindOps(CheckpointOps):
                 if record is None:
                     return None
                 plan = self._journal_plan(record)
-            except (StoreDamaged, NotFound) as exc:
+            except TurnbackError as exc:  # damaged, missing, or unsafe (a crafted tree)
                 self.journal_problem = (
                     f"{self.oplog.journal} (an interrupted rewind) was not applied: "
                     f"{exc.message}. Nothing was changed. If no rewind was interrupted here, "
