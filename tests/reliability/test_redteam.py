@@ -247,3 +247,43 @@ def test_a_journal_whose_safety_tree_is_unsafe_does_not_stop_the_store_opening(
     assert again.journal_problem is not None and "was not applied" in again.journal_problem
     assert "rewind journal" in [d["what"] for d in again.fsck().damaged]
     count("journal whose safety checkpoint's tree is unsafe")
+
+
+def _noop_journal(store: Store, **fields: object) -> None:
+    cp = store.checkpoints()[-1]
+    h = store.objects.put(BLOB, b"a\n")
+    record = {"id": "op1", "op": "rewind", "ts": "2026-01-01T00:00:00Z", "mode": "files",
+              "checkpoint": cp.id, "target": cp.tree, "safety": cp.id, "paths": None,
+              "session": cp.session_id, "prevHead": None, "toEvent": None, "undoOf": None,
+              "plan": {"write": {"a.txt": ["f", h, 2]}}, **fields}
+    (store.root / "journal.json").write_bytes(orjson.dumps(record))
+
+
+def test_a_journal_of_a_session_not_in_the_store_does_not_stop_the_store_opening(
+        ws: Path) -> None:
+    """The session id was checked for its form only: recording the rewind in a session that
+    does not exist raised NotFound at every open of the store (fsck's included)."""
+    store = Store.open(ws)
+    store.checkpoint()
+    _noop_journal(store, session="s" + "0" * 25)
+    store.close()
+    again = Store.open(ws)
+    assert again.journal_problem is not None and "is not in this store" in again.journal_problem
+    assert "rewind journal" in [d["what"] for d in again.fsck().damaged]
+    count("journal naming a session not in the store")
+
+
+def test_a_journal_beside_a_damaged_session_does_not_stop_the_store_opening(ws: Path) -> None:
+    """The session the journal records into has lost its header: the StoreDamaged of
+    recording it stopped every open; now the store opens, says so, and fsck names both."""
+    store = Store.open(ws)
+    cp = store.checkpoint()
+    _noop_journal(store)
+    assert cp.session_id is not None
+    store.backend.path(cp.session_id).write_bytes(b'{"id": 1}\n')
+    store.close()
+    again = Store.open(ws)
+    assert again.journal_problem is not None and "could not be recorded" in again.journal_problem
+    assert "rewind journal" in [d["what"] for d in again.fsck().damaged]
+    assert (ws / "a.txt").read_text() == "a\n"
+    count("journal beside a damaged session")
