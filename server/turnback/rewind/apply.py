@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 
 import blake3
@@ -91,6 +92,9 @@ def _remove_empty_folders(dfd: int, name: str) -> bool:
     fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dfd)
     try:
         for child in os.listdir(fd):
+            if child.lower() == ".git":
+                return False  # a nested repository: nothing in it is removed, not even empty
+                # folders (a fresh repository's objects/ holds only empty ones)
             if not stat.S_ISDIR(os.lstat(child, dir_fd=fd).st_mode):
                 return False
             if not _remove_empty_folders(fd, child):
@@ -102,6 +106,9 @@ def _remove_empty_folders(dfd: int, name: str) -> bool:
 
 
 TMP_PREFIX = ".turnback-tmp-"  # a file being written into place; a crash may leave one
+# the whole name of such a file (``_put``): only these are cleaned up, never a user's file
+# that merely starts with the prefix
+_is_temp = re.compile(re.escape(TMP_PREFIX) + r"[0-9]+-[0-9a-f]{8}").fullmatch
 
 
 class Applier:
@@ -168,12 +175,19 @@ class Applier:
             for folder in sorted(folders):
                 try:
                     dfd = open_dir(root, folder.split("/") if folder else [], create=False)
-                except (FileNotFoundError, NotADirectoryError, Unsafe):
+                except (OSError, Unsafe):  # gone, unreadable, a symlink: nothing to clean
                     continue
                 try:
-                    for name in os.listdir(dfd):
-                        if name.startswith(TMP_PREFIX):
-                            os.unlink(name, dir_fd=dfd)
+                    try:
+                        names = os.listdir(dfd)
+                    except OSError:
+                        continue
+                    for name in names:
+                        if _is_temp(name):
+                            try:
+                                os.unlink(name, dir_fd=dfd)
+                            except OSError:
+                                pass  # not a file of ours (a folder so named): left as is
                 finally:
                     os.close(dfd)
         finally:
@@ -243,7 +257,9 @@ class Applier:
                 target = self.objects.get(BLOB, entry.hash)
                 os.symlink(target, tmp, dir_fd=dfd)
             else:
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644,
+                # private until its bits are set: a 0600 file's bytes are never readable by
+                # others through the temporary file
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600,
                              dir_fd=dfd)
                 try:
                     self.objects.copy_blob_to(entry.hash, fd)

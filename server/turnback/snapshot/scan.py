@@ -166,7 +166,7 @@ class Scanner(TreeBuilding):
             fd = os.open(abs_dir, _DIR_FLAGS)
         except (FileNotFoundError, NotADirectoryError):
             return None
-        except PermissionError as exc:
+        except OSError as exc:  # no permission; or nested past PATH_MAX, a link loop, EIO
             skipped.append({"path": rel_dir or ".",
                             "reason": f"unreadable folder ({exc.strerror})"})
             return None

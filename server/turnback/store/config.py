@@ -36,15 +36,22 @@ class StoreConfig:
     compression_level: int = 3
 
     def validate(self) -> StoreConfig:
-        if not isinstance(self.size_cap_bytes, int) or self.size_cap_bytes <= 0:
+        if (isinstance(self.size_cap_bytes, bool) or not isinstance(self.size_cap_bytes, int)
+                or self.size_cap_bytes <= 0):
             raise InvalidInput("config 'size_cap_bytes' must be a positive integer")
         if self.fsync not in ("always", "commit", "never"):
             raise InvalidInput("config 'fsync' must be one of always, commit, never")
+        if not isinstance(self.auto_checkpoint, bool):
+            raise InvalidInput("config 'auto_checkpoint' must be true or false")
+        level = self.compression_level
+        if isinstance(level, bool) or not isinstance(level, int) or not -(1 << 17) <= level <= 22:
+            raise InvalidInput("config 'compression_level' must be an integer from -131072 to 22 "
+                               "(zstd's levels)")
         if not isinstance(self.ignores, list) or not all(isinstance(p, str) for p in self.ignores):
             raise InvalidInput("config 'ignores' must be a list of strings")
         for name in ("keep_last", "quota_bytes"):
             v = getattr(self, name)
-            if v is not None and (not isinstance(v, int) or v < 0):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
                 raise InvalidInput(f"config {name!r} must be a non-negative integer or null")
         if self.keep_days is not None and (
             not isinstance(self.keep_days, (int, float)) or self.keep_days < 0

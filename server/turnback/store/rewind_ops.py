@@ -303,7 +303,7 @@ class RewindOps(CheckpointOps):
                 if record is None:
                     return None
                 plan = self._journal_plan(record)
-            except (StoreDamaged, NotFound) as exc:
+            except TurnbackError as exc:  # damaged, missing, or unsafe (a crafted tree)
                 self.journal_problem = (
                     f"{self.oplog.journal} (an interrupted rewind) was not applied: "
                     f"{exc.message}. Nothing was changed. If no rewind was interrupted here, "
@@ -328,13 +328,20 @@ class RewindOps(CheckpointOps):
                 self.oplog.end()  # already recorded; only the journal was left
                 return str(record["id"])
             sid = record["session"]
-            log = self.backend.load(sid) if self.backend.exists(sid) else None
-            if log is not None and any(e.id == f"rw-{record['id']}" for e in log.events):
-                op = {k: v for k, v in record.items() if k != "plan"}
-                self.oplog.add(op, fsync=True)
-                self.oplog.end()
-            else:
-                self._finish(record)
+            try:
+                log = self.backend.load(sid)
+                if any(e.id == f"rw-{record['id']}" for e in log.events):
+                    op = {k: v for k, v in record.items() if k != "plan"}
+                    self.oplog.add(op, fsync=True)
+                    self.oplog.end()
+                else:
+                    self._finish(record)
+            except TurnbackError as exc:  # its session damaged: the store still opens
+                self.journal_problem = (
+                    f"{self.oplog.journal} (an interrupted rewind): its files are in place but "
+                    f"it could not be recorded: {exc.message}. Run 'turnback fsck'; once the "
+                    "session is repaired the next open records it")
+                return None
             return str(record["id"])
 
     def _journal_plan(self, record: JSON) -> Plan:
@@ -368,6 +375,8 @@ class RewindOps(CheckpointOps):
             for p in sel:
                 if not isinstance(p, str) or _normal(p) != p:
                     raise bad(f"path {str(p)[:80]!r} is not a plain relative path")
+        if not self.backend.exists(str(record["session"])):
+            raise bad(f"its session {str(record['session'])[:40]!r} is not in this store")
         safety_id = record.get("safety")
         safety = self.index.get(safety_id) if isinstance(safety_id, str) else None
         if safety is None:

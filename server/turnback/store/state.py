@@ -112,12 +112,16 @@ class StoreState:
 
         Checkpoints never hold such paths; a crafted tree or an imported file list might.
         """
+        # compared case-insensitively, as git does (`verify_path`): on a case-insensitive
+        # file system (macOS, a mounted FAT or SMB share) `.GIT/hooks/x` is `.git/hooks/x`
         sr = self.ignore.store_rel
+        sr = sr.lower() if sr is not None else None
         for rel in paths:
-            if ".git" in rel.split("/"):
+            rel_l = rel.lower()
+            if ".git" in rel_l.split("/"):
                 raise Unsafe(f"{what} '{rel}' is inside a .git folder; Turnback never writes "
                              "there")
-            if sr is not None and (rel == sr or rel.startswith(sr + "/")):
+            if sr is not None and (rel_l == sr or rel_l.startswith(sr + "/")):
                 raise Unsafe(f"{what} '{rel}' is inside the Turnback store; Turnback never "
                              "writes there")
 
