@@ -19,9 +19,12 @@ from turnback import Store
 
 @pytest.fixture(autouse=True, scope="session")
 def _no_user_git_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    saved = {k: os.environ.get(k) for k in ("GIT_CONFIG_GLOBAL", "XDG_CONFIG_HOME")}
+    saved = {k: os.environ.get(k) for k in ("GIT_CONFIG_GLOBAL", "XDG_CONFIG_HOME",
+                                            "XDG_STATE_HOME")}
     os.environ["GIT_CONFIG_GLOBAL"] = os.devnull
     os.environ["XDG_CONFIG_HOME"] = str(tmp_path_factory.mktemp("xdg-config"))
+    # the key that signs rewind journals (rewind/signing.py) is the tests' own
+    os.environ["XDG_STATE_HOME"] = str(tmp_path_factory.mktemp("xdg-state"))
     try:
         yield
     finally:

@@ -14,6 +14,7 @@ import pytest
 
 from turnback import Store, StoreDamaged
 from turnback.objects.objectstore import BLOB
+from turnback.rewind import signing
 from wsutil import picture, run_cli, write
 
 from .crashkit import tally
@@ -38,13 +39,17 @@ def count(case: str) -> None:
     tally("hostile input").add_case(case, True)
 
 
-def _journal(store: Store, plan: dict[str, object], **fields: object) -> None:
+def _journal(store: Store, plan: dict[str, object], signed: bool = False,
+             **fields: object) -> None:
+    """A journal written by hand, as a cloned repository could ship one (``signed``: as
+    Turnback writes one, with this user's key)."""
     cp = store.checkpoints()[-1]
     record = {"id": "op1", "op": "rewind", "ts": "2026-01-01T00:00:00Z", "mode": "files",
               "checkpoint": cp.id, "target": cp.tree, "safety": cp.id, "paths": None,
               "session": cp.session_id, "prevHead": None, "toEvent": None, "undoOf": None,
               "plan": plan, **fields}
-    (store.root / "journal.json").write_bytes(orjson.dumps(record))
+    (store.root / "journal.json").write_bytes(orjson.dumps(signing.sign(record) if signed
+                                                            else record))
 
 
 def _payload(store: Store) -> list[object]:
@@ -130,7 +135,7 @@ def test_a_journal_never_overwrites_what_its_safety_checkpoint_did_not_hold(
     write(ws, "a.txt", "my unsaved work\n")
     write(ws, "b.txt", "b\n")
     evil = store.objects.put(BLOB, b"evil\n")
-    _journal(store, {"write": {"a.txt": ["f", evil, 5]}, "remove": ["b.txt"]})
+    _journal(store, {"write": {"a.txt": ["f", evil, 5]}, "remove": ["b.txt"]}, signed=True)
     store.close()
     again = Store.open(ws)
     assert again.journal_problem is None
@@ -200,3 +205,28 @@ def test_symlinked_git_hooks_folder_is_not_written_through(ws: Path, outside: Pa
     store.checkpoint()
     assert stat.S_ISDIR(os.lstat(ws / ".git").st_mode)
     assert ".git" not in {p.split("/")[0] for p in store.changes(store.checkpoints()[-1].id)}
+
+
+def test_a_valid_journal_not_signed_by_this_user_writes_nothing(ws: Path) -> None:
+    """A cloned repository's `.turnback/` with a journal that checks out in every field and
+    whose paths hold nothing yet: it would create files (world-writable, where `git status`
+    may not show them) the moment any verb opened the store. Unsigned or signed with another
+    key, it is not applied."""
+    store = Store.open(ws)
+    store.checkpoint()
+    tool = store.objects.put(BLOB, b"#!/bin/sh\necho owned\n")
+    plan = {"create": {"node_modules/.bin/eslint": ["p777", tool, 20]}}
+    _journal(store, plan)
+    store.close()
+    again = Store.open(ws)
+    assert not (ws / "node_modules").exists()
+    assert again.journal_problem is not None and "not signed" in again.journal_problem
+    again.close()
+    record = orjson.loads((ws / ".turnback" / "journal.json").read_bytes())
+    signing.sign({})  # this user's key exists (made by a first rewind)
+    record["signature"] = "0" * 64  # signed with some other key
+    (ws / ".turnback" / "journal.json").write_bytes(orjson.dumps(record))
+    again = Store.open(ws)
+    assert not (ws / "node_modules").exists()
+    assert again.journal_problem is not None and "does not match" in again.journal_problem
+    count("valid journal from elsewhere (unsigned, or another user's key)")

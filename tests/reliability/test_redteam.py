@@ -22,6 +22,7 @@ import pytest
 import turnback.rewind.apply as rw
 from turnback import Store, StoreDamaged
 from turnback.objects.objectstore import BLOB, TREE, ObjectStore
+from turnback.rewind import signing
 from wsutil import picture, write
 
 from .crashkit import tally
@@ -105,7 +106,7 @@ def test_a_forged_journal_cannot_delete_files_named_like_temporary_files(ws: Pat
               "session": cp.session_id, "prevHead": None, "toEvent": None, "undoOf": None,
               # a valid plan that changes nothing: it writes what d/a.txt already holds
               "plan": {"write": {"d/a.txt": ["f", h, 2]}}}
-    (store.root / "journal.json").write_bytes(orjson.dumps(record))
+    (store.root / "journal.json").write_bytes(orjson.dumps(signing.sign(record)))
     store.close()
     Store.open(ws)
     assert (ws / "d/.turnback-tmp-keep").read_text() == "mine\n"
@@ -138,7 +139,7 @@ def test_a_journal_cannot_write_into_git_or_the_store_in_another_case(ws: Path,
               "checkpoint": cp.id, "target": cp.tree, "safety": cp.id, "paths": None,
               "session": cp.session_id, "prevHead": None, "toEvent": None, "undoOf": None,
               "plan": {"create": {path: ["x", h, 21]}}}
-    (store.root / "journal.json").write_bytes(orjson.dumps(record))
+    (store.root / "journal.json").write_bytes(orjson.dumps(signing.sign(record)))
     store.close()
     before = picture(ws, skip=(b".turnback",))
     again = Store.open(ws)
@@ -193,7 +194,7 @@ def test_a_journal_never_empties_a_nested_repositorys_git_folder(
               "checkpoint": cp.id, "target": cp.tree, "safety": cp.id, "paths": None,
               "session": cp.session_id, "prevHead": None, "toEvent": None, "undoOf": None,
               "plan": {"create": {"sub": ["f", h, 2]}}}
-    (store.root / "journal.json").write_bytes(orjson.dumps(record))
+    (store.root / "journal.json").write_bytes(orjson.dumps(signing.sign(record)))
     store.close()
     real = os.listdir
     monkeypatch.setattr(os, "listdir", lambda p=".": sorted(real(p)))
@@ -217,7 +218,7 @@ def test_a_folder_named_like_a_temporary_file_does_not_stop_the_store_opening(
               "checkpoint": cp.id, "target": cp.tree, "safety": cp.id, "paths": None,
               "session": cp.session_id, "prevHead": None, "toEvent": None, "undoOf": None,
               "plan": {"write": {"d/a.txt": ["f", h, 2]}}}
-    (store.root / "journal.json").write_bytes(orjson.dumps(record))
+    (store.root / "journal.json").write_bytes(orjson.dumps(signing.sign(record)))
     store.close()
     again = Store.open(ws)
     assert not (again.root / "journal.json").exists()
@@ -241,7 +242,7 @@ def test_a_journal_whose_safety_tree_is_unsafe_does_not_stop_the_store_opening(
               "checkpoint": cp.id, "target": cp.tree, "safety": line["id"], "paths": None,
               "session": cp.session_id, "prevHead": None, "toEvent": None, "undoOf": None,
               "plan": {"write": {"a.txt": ["f", h, 2]}}}
-    (store.root / "journal.json").write_bytes(orjson.dumps(record))
+    (store.root / "journal.json").write_bytes(orjson.dumps(signing.sign(record)))
     store.close()
     again = Store.open(ws)
     assert again.journal_problem is not None and "was not applied" in again.journal_problem
@@ -256,7 +257,7 @@ def _noop_journal(store: Store, **fields: object) -> None:
               "checkpoint": cp.id, "target": cp.tree, "safety": cp.id, "paths": None,
               "session": cp.session_id, "prevHead": None, "toEvent": None, "undoOf": None,
               "plan": {"write": {"a.txt": ["f", h, 2]}}, **fields}
-    (store.root / "journal.json").write_bytes(orjson.dumps(record))
+    (store.root / "journal.json").write_bytes(orjson.dumps(signing.sign(record)))
 
 
 def test_a_journal_of_a_session_not_in_the_store_does_not_stop_the_store_opening(

@@ -14,6 +14,7 @@ import orjson
 from ..errors import StoreDamaged
 from ..fs.atomic import atomic_write
 from ..fs.jsonl import append_lines, dumps, last_line, loads, read_lines
+from . import signing
 
 
 class OpLog:
@@ -32,7 +33,8 @@ class OpLog:
 
     # -- journal of the rewind in progress ------------------------------------------
     def begin(self, record: dict[str, Any], *, fsync: bool) -> None:
-        atomic_write(self.journal, dumps(record), fsync=fsync)
+        """Write the journal of a rewind about to start, signed (``signing``)."""
+        atomic_write(self.journal, dumps(signing.sign(record)), fsync=fsync)
 
     def pending(self) -> dict[str, Any] | None:
         try:

@@ -20,6 +20,7 @@ from ..fs.locks import file_lock, rw_lock
 from ..fs.paths import normalize
 from ..models import Checkpoint, RewindResult
 from ..objects.trees import DIR, Entry
+from ..rewind import signing
 from ..rewind.apply import Applier, check_conflicts
 from ..rewind.plan import Plan, diff_plan, make_plan
 from ..snapshot import prescan
@@ -303,6 +304,7 @@ class RewindOps(CheckpointOps):
                 if record is None:
                     return None
                 plan = self._journal_plan(record)
+                record.pop(signing.FIELD, None)  # checked: the records that follow need it not
             except TurnbackError as exc:  # damaged, missing, or unsafe (a crafted tree)
                 self.journal_problem = (
                     f"{self.oplog.journal} (an interrupted rewind) was not applied: "
@@ -389,6 +391,9 @@ class RewindOps(CheckpointOps):
         for p in plan.paths():
             entry = self.trees.lookup(safety.tree, p)
             plan.before[p] = None if entry is None or entry.mode == DIR else entry
+        untrusted = signing.check(record)
+        if untrusted is not None:
+            raise bad(untrusted)
         return plan
 
     def _refuse_if_journal_bad(self) -> None:
