@@ -209,7 +209,7 @@ step("rewinding to a checkpoint whose stored content is gone fails readably and 
   const blob = (
     await run(PYTHON, [
       "-c",
-      "import sys; from turnback.objects import hash_bytes; print(hash_bytes(b'blob', open(sys.argv[1], 'rb').read()))",
+      "import sys; from turnback.objects.objectstore import hash_bytes; print(hash_bytes(b'blob', open(sys.argv[1], 'rb').read()))",
       doomed,
     ])
   ).trim();
