@@ -102,7 +102,11 @@ export class TreeView {
       if (row !== undefined) return row;
       await this.page.keyboard.press("PageDown");
       const focused = this.root.locator(".monaco-list-row.focused").first();
-      const index = (await focused.count()) > 0 ? await focused.getAttribute("data-index") : null;
+      // a refresh of the tree may re-render the rows between the count and the read: then
+      // the focused row is gone, and the caller's loop (`row`) starts paging again
+      const index = (await focused.count()) > 0
+        ? await focused.getAttribute("data-index", { timeout: 1_000 }).catch(() => null)
+        : null;
       if (index === null || index === last) break; // no focus, or the end of the list
       last = index;
     }
