@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from shared_data import TRANSCRIPTS, need_transcripts
-from turnback import Store
 
 __all__ = ["REPO", "TRANSCRIPTS", "need_transcripts", "transcripts"]  # for the tests here
 REPO = Path(__file__).resolve().parents[2]
@@ -17,20 +15,6 @@ REPO = Path(__file__).resolve().parents[2]
 def transcripts(pattern: str) -> list[Path]:
     """Real transcript files under ../shared/transcripts (never copied into the repo)."""
     return sorted(TRANSCRIPTS.glob(pattern))
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    d = tmp_path / "ws"
-    d.mkdir()
-    return d
-
-
-@pytest.fixture
-def store(ws: Path) -> Iterator[Store]:
-    s = Store.open(ws)
-    yield s
-    s.close()
 
 
 @pytest.fixture(autouse=True)
