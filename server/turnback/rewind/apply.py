@@ -20,7 +20,6 @@ from ..objects.objectstore import BLOB, CHUNK, ObjectStore, hash_bytes
 from ..objects.trees import FILE_MODES, LINK, Entry, permissions
 from .plan import Plan
 
-ABSENT = None
 UNREADABLE = Entry("?", "unreadable", 0)  # equal to no entry a plan holds
 
 
