@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..errors import NotFound, StoreDamaged, Unsafe
 from ..events import JSON
+from ..fs.reading import read_regular
 from ..models import Checkpoint
 from ..objects.objectstore import ObjectStore
 from ..objects.trees import DIR, TreeReader
@@ -64,8 +65,9 @@ class StoreState:
 
     def _gc_generation(self) -> str:
         try:
-            return (self.root / "cache" / "gc-generation").read_text()
-        except (FileNotFoundError, OSError):
+            return read_regular(self.root / "cache" / "gc-generation", limit=4096).decode(
+                "utf-8", "replace")
+        except (OSError, StoreDamaged):
             return ""
 
     def _check_gc(self) -> None:
