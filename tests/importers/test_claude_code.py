@@ -22,7 +22,9 @@ IDS = [str(p.relative_to(TRANSCRIPTS)) for p in CLAUDE_FILES]
 
 # User text Claude Code writes itself (counted as notes, not prompts).
 NOT_TYPED = ("[Request interrupted", "<local-command-", "<task-notification>", "<bash-stdout>",
-             "<bash-stderr>", "<system-reminder>")
+             "<bash-stderr>", "<system-reminder>",
+             # the prompt Claude Code gives its compaction sub-agent
+             "Your task is to create a detailed summary of the conversation so far")
 
 
 def raw_counts(path: Path) -> dict[str, Any]:
@@ -382,3 +384,16 @@ def test_odd_ids_become_valid_stable_ids(store: Store, tmp_path: Path) -> None:
     assert events[1].parent == ids[0] and events[2].parent == long_uuid
     import_source(store, "claude-code", f)
     assert [e.id for e in store.session("s-1").events] == ids
+
+
+def test_the_compaction_agents_prompt_is_not_a_persons(store: Store) -> None:
+    """The sub-agent that compacts a conversation is prompted by Claude Code itself."""
+    need_transcripts()
+    path = (TRANSCRIPTS / "claude-code/marot+spotter/258c7280-ae70-4798-800f-63464d01a85d"
+            / "subagents/agent-acompact-fffbd0.jsonl")
+    import_source(store, "claude-code", path)
+    sid = only_session(store)
+    assert store.stats(sid)["prompts"] == 0
+    notes = [e for e in store.session(sid).events if e.data.get("compactPrompt")]
+    assert len(notes) == 1 and notes[0].kind == "note"
+    assert notes[0].data["text"].startswith("Your task is to create a detailed summary")
