@@ -15,7 +15,8 @@ Cline rewrites the file and edits a streaming message in place under the same
 ``ts`` — so ids hash the task and the ``ts``; a last message still ``partial``
 is left for the next import (Cline leaves ``partial: true`` on texts a tool
 call ended, so only the last one is taken as still streaming).
-``checkpoint_created`` carries the commit hash of Cline's shadow git repository: it is linked (``sourceCheckpoint``), not read.
+``checkpoint_created`` carries the commit hash of Cline's shadow git repository:
+it is linked (``sourceCheckpoint``), not read.
 """
 
 from __future__ import annotations
