@@ -1,4 +1,4 @@
-"""Gemini CLI, Copilot CLI, Cline and Crush: the real files, counted independently of the importers."""
+"""Gemini CLI, Copilot CLI, Cline and Crush: the real files, counted apart from the importers."""
 
 from __future__ import annotations
 
@@ -177,7 +177,8 @@ def test_cline_real_task(store: Store) -> None:
     assert stats["filesEdited"] == want["filesEdited"]
     assert stats["tokens"]["output"] == want["output"]
     log = store.session(sid)
-    hashes = [e.data["sourceCheckpoint"]["hash"] for e in log.events if "sourceCheckpoint" in e.data]
+    hashes = [e.data["sourceCheckpoint"]["hash"] for e in log.events
+              if "sourceCheckpoint" in e.data]
     assert hashes == [m["lastCheckpointHash"] for m in ui if m.get("say") == "checkpoint_created"]
     assert log.header.cwd == "/workspaces/Online-Card-Architecture"
     # the ui_messages.json itself names the same task; importing again adds nothing
