@@ -75,7 +75,7 @@ SCALE = max(1, int(os.environ.get("TURNBACK_FUZZ", "1")))
 LINE_SOURCES = [name for name, s in registry.SOURCES.items()
                 if isinstance(s.parser, type) and issubclass(s.parser, FileParser)]
 DOC_SOURCES = ["checkpoint-json", "snapshot-json", "gemini-cli", "qwen-code", "copilot-cli",
-               "cline", "roo-code"]
+               "cline", "roo-code", "copilot-chat", "continue"]
 
 
 def check_records(records: list[Record]) -> None:
@@ -151,6 +151,17 @@ documents = st.one_of(
         st.fixed_dictionaries({"id": values, "type": st.sampled_from(
             ["user", "copilot", "tool_call_completed", "info", None]), "text": values,
             "arguments": values, "result": values}), max_size=5)}),
+    st.fixed_dictionaries({"version": values, "sessionId": values, "requests": st.lists(
+        st.fixed_dictionaries({"requestId": values, "message": values, "timestamp": values,
+                               "response": st.lists(st.one_of(values, st.fixed_dictionaries(
+                                   {"kind": st.sampled_from(["textEditGroup", "thinking",
+                                                             "toolInvocationSerialized"]),
+                                    "uri": values, "isComplete": values})), max_size=4),
+                               "result": values}), max_size=4)}),
+    st.fixed_dictionaries({"sessionId": values, "workspaceDirectory": values, "history": st.lists(
+        st.fixed_dictionaries({"message": st.fixed_dictionaries({
+            "role": st.sampled_from(["user", "assistant", "tool", "thinking", 3]),
+            "content": values, "toolCalls": values}), "toolCallState": values}), max_size=5)}),
     st.lists(st.fixed_dictionaries({"ts": values, "type": st.sampled_from(["say", "ask"]),
                                     "say": st.sampled_from(["text", "tool", "command",
                                                             "command_output", "api_req_started",

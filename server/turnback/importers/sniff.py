@@ -54,6 +54,18 @@ def _copilot(o: JSON) -> bool:
     return isinstance(o.get("timeline"), list) and "sessionId" in o
 
 
+def _copilot_chat(o: JSON) -> bool:
+    return isinstance(o.get("requests"), list) and ("requesterUsername" in o or "version" in o)
+
+
+def _continue(o: JSON) -> bool:
+    return isinstance(o.get("history"), list) and "sessionId" in o
+
+
+def _opencode(o: JSON) -> bool:
+    return isinstance(o.get("id"), str) and o["id"].startswith("ses_") and "directory" in o
+
+
 def _ralph(o: JSON) -> bool:
     return isinstance(o.get("type"), dict) and "kind" in o["type"]
 
@@ -87,6 +99,9 @@ def _cline_list(v: list[Any]) -> bool:
 OBJECT_TESTS: tuple[tuple[str, Callable[[JSON], bool]], ...] = (
     ("codex", _codex),
     ("copilot-cli", _copilot),
+    ("copilot-chat", _copilot_chat),
+    ("continue", _continue),
+    ("opencode", _opencode),
     ("gemini-cli", _gemini),
     ("claude-code", _claude),
     ("ralph", _ralph),
@@ -105,6 +120,8 @@ LABELS = {
     "event-records": "an event-record session (seed 002)", "meta-jsonl": "a meta JSONL (seed 003)",
     "snapshot-json": "a conversation snapshot (seed 004)", "turnback": "a Turnback JSONL export",
     "checkpoint-json": "a checkpoint JSON (seed 001)",
+    "copilot-chat": "a Copilot Chat session", "continue": "a Continue session",
+    "opencode": "an OpenCode session file",
 }
 
 # Sources that read the same files as another (a fork, or one parser for two tools).

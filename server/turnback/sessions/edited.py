@@ -19,12 +19,15 @@ _PATH_TOOLS: dict[str, tuple[str, ...]] = {
     "NotebookEdit": ("notebook_path",),
     # aider (importer's name), Gemini CLI / Qwen Code
     "apply_edit": ("path",), "write_file": ("file_path", "path"), "replace": ("file_path",),
-    "edit": ("file_path", "path"),
+    "edit": ("file_path", "filePath", "path"),
     # Crush / OpenCode
     "write": ("file_path", "filePath", "path"), "multiedit": ("file_path", "filePath"),
     # Cline / Roo / Kilo (say "tool")
     "editedExistingFile": ("path",), "newFileCreated": ("path",), "fileDeleted": ("path",),
     "appliedDiff": ("path",),
+    # Continue
+    "edit_existing_file": ("filepath",), "create_new_file": ("filepath",),
+    "single_find_and_replace": ("filepath",), "multi_edit": ("filepath",),
     # Copilot Chat
     "insert_edit_into_file": ("filePath",), "create_file": ("filePath",),
     "replace_string_in_file": ("filePath",),
