@@ -30,6 +30,7 @@ NOT_TYPED = ("[Request interrupted", "<local-command-", "<task-notification>", "
 def raw_counts(path: Path) -> dict[str, Any]:
     """Count from the raw lines, independently of the importer."""
     tool_use = tool_result = prompts = 0
+    edited: set[str] = set()
     last_output: dict[str, int] = {}
     messages_with_text: set[str] = set()
     for raw in path.read_bytes().splitlines():
@@ -39,6 +40,8 @@ def raw_counts(path: Path) -> dict[str, Any]:
             mid = m.get("id") or o["uuid"]
             for b in m["content"]:
                 tool_use += b["type"] == "tool_use"
+                if b["type"] == "tool_use" and b["name"] in ("Edit", "Write", "MultiEdit"):
+                    edited.add(b["input"]["file_path"])
                 if b["type"] == "text":
                     messages_with_text.add(mid)
             last_output[mid] = m.get("usage", {}).get("output_tokens", 0)
@@ -57,6 +60,7 @@ def raw_counts(path: Path) -> dict[str, Any]:
         "prompts": prompts,
         "output": sum(last_output.values()),
         "responses": len(messages_with_text),
+        "filesEdited": len(edited),
     }
 
 
@@ -77,6 +81,7 @@ def test_stats_equal_the_raw_counts(store: Store, path: Path) -> None:
     assert stats["toolCalls"] == want["toolCalls"]
     assert stats["toolResults"] == want["toolResults"]
     assert stats["prompts"] == want["prompts"]
+    assert stats["filesEdited"] == want["filesEdited"]
     assert stats["tokens"]["output"] == want["output"]
     # one response per API message that carries text, however many lines it spans
     responses = {e.data.get("messageId") for e in store.session(sid).events

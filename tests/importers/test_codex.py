@@ -163,6 +163,7 @@ def test_patch_failures_and_unstarted_aborts(store: Store, tmp_path: Path) -> No
              input="*** Begin Patch\n*** Update File: a.py\n@@\n-x\n+y\n*** End Patch"),
         line("custom_tool_call_output", call_id="p1",
              output="apply_patch verification failed: Failed to find expected lines in a.py"),
+        line("ghost_snapshot", ghost_commit={"id": "9f1e", "parent": "a0b1"}),
         line("turn_aborted", reason="interrupted"),
     ]
     path = tmp_path / "rollout-c-1.jsonl"
@@ -171,6 +172,9 @@ def test_patch_failures_and_unstarted_aborts(store: Store, tmp_path: Path) -> No
     log = store.session("c-1")
     result = next(e for e in log.events if e.kind == "tool_result")
     assert result.data["isError"] is True
+    ghost = log.events[-2]
+    assert ghost.kind == "note"
+    assert ghost.data["sourceCheckpoint"] == {"tool": "codex", "commit": "9f1e", "parent": "a0b1"}
     aborted = log.events[-1]
     assert aborted.kind == "iteration_completed"
     assert aborted.data["success"] is False and aborted.data["started"] is False

@@ -15,6 +15,8 @@ session is one chain. Mapping (docs/IMPORT.md has the table):
 - ``task_started`` / ``task_complete`` / ``turn_aborted`` →
   ``iteration_started`` / ``iteration_completed`` (aborted = failed; an abort
   with no started task still ends one, ``started: false``);
+- ``ghost_snapshot`` (Codex's undo commit) → a ``note`` linking the commit
+  (``sourceCheckpoint``);
 - ``turn_context`` sets the model; everything else is kept as ``raw``.
 """
 
@@ -246,6 +248,13 @@ class CodexParser(JsonlParser):
             return Kind.THINKING, {"text": text, "encrypted": bool(p.get("encrypted_content"))}
         if ptype in TOOL_CALLS:
             return Kind.TOOL_CALL, self._tool_call(p)
+        if ptype == "ghost_snapshot":
+            # Codex's own undo point: a commit in the workspace's git object store. Linked
+            # (Turnback does not read it), like Cline's and OpenCode's snapshots.
+            commit = as_dict(p.get("ghost_commit"))
+            return Kind.NOTE, {"text": "snapshot (Codex ghost commit)",
+                               "sourceCheckpoint": {"tool": AGENT, "commit": commit.get("id"),
+                                                    "parent": commit.get("parent")}}
         if ptype in TOOL_OUTPUTS:
             output, is_error = _output_text_and_error(p.get("output"))
             return Kind.TOOL_RESULT, {
