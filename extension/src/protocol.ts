@@ -81,6 +81,8 @@ export interface SessionStats {
   completion: string | null;
   termination: string | null;
   merge: string | null;
+  /** Distinct paths the agent's tool calls changed (absent from servers before it). */
+  filesEdited?: number;
 }
 
 export interface SessionInfo {
