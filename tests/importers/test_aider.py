@@ -25,7 +25,8 @@ def raw_counts(path: Path) -> list[dict[str, Any]]:
         if not sessions:
             continue
         s = sessions[-1]
-        is_prompt = text.startswith("#### ")
+        # aider's writer ends each line the person typed with a hard break (two spaces)
+        is_prompt = text.startswith("#### ") and text.endswith("  ")
         if is_prompt and not previous_was_prompt and not text[5:].lstrip().startswith("/"):
             s["prompts"] += 1
         previous_was_prompt = is_prompt

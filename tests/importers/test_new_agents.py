@@ -100,6 +100,26 @@ def test_gemini_jsonl_replays_updates_sets_and_rewinds(store: Store, tmp_path: P
     stats = store.stats("g-1")
     assert stats["toolCallsFailed"] == 1 and stats["filesEdited"] == 1
     assert stats["tokens"]["input"] == 60 and stats["tokens"]["cacheRead"] == 40
+    # Gemini CLI appends: a re-import adds only the new message
+    with path.open("a") as f:
+        f.write(json.dumps({"id": "m2", "timestamp": "2026-01-01T00:00:06.000Z",
+                            "type": "gemini", "content": "ok"}) + "\n")
+    assert import_source(store, "gemini-cli", path).events == 1
+
+
+def test_another_tools_file_in_a_folder_is_skipped_and_reported(store: Store,
+                                                                tmp_path: Path) -> None:
+    folder = tmp_path / "chats"
+    folder.mkdir()
+    gemini_jsonl(folder)
+    (folder / "session-claude.jsonl").write_text(json.dumps(
+        {"type": "user", "uuid": "u1", "sessionId": "s", "timestamp": "2026-01-01T00:00:00Z",
+         "message": {"role": "user", "content": "hi"}}) + "\n")
+    result = import_source(store, "gemini-cli", folder)
+    assert result.sessions == ["g-1"]
+    (problem,) = result.problems
+    assert "looks like a Claude Code transcript" in problem.message
+    assert "turnback import claude-code" in problem.message
 
 
 def test_gemini_discovery_by_project_hash(tmp_path: Path) -> None:
