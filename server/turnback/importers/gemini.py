@@ -185,18 +185,26 @@ class GeminiParser(DocumentParser):
         replay = Replay()
         try:
             whole = orjson.loads(data)
-        except orjson.JSONDecodeError:
+        except orjson.JSONDecodeError as exc:
+            if self.path.suffix == ".json":  # one document (a cut one is one problem)
+                yield self.problem(f"not valid JSON ({exc}); file skipped")
+                return
             whole = None
         if isinstance(whole, dict):
             replay.record(whole)
         else:
-            for number, line in enumerate(data.split(b"\n"), 1):
+            lines = data.split(b"\n")
+            for number, line in enumerate(lines, 1):
                 if not line.strip():
                     continue
                 try:
                     replay.record(orjson.loads(line))
                 except orjson.JSONDecodeError as exc:
-                    yield self.problem(f"not valid JSON ({exc}); line skipped", number)
+                    if number == len(lines):  # no newline after it: still being written
+                        yield self.problem("line is cut off (the file ends mid-line); it is "
+                                           "imported once whole", number)
+                    else:
+                        yield self.problem(f"not valid JSON ({exc}); line skipped", number)
                     continue
                 for message in replay.problems:
                     yield self.problem(f"{message}; skipped", number)
