@@ -81,6 +81,8 @@ export interface SessionStats {
   completion: string | null;
   termination: string | null;
   merge: string | null;
+  /** Distinct paths the agent's tool calls changed (absent from servers before it). */
+  filesEdited?: number;
 }
 
 export interface SessionInfo {
@@ -236,6 +238,17 @@ export const IMPORT_SOURCES = [
   'claude-code',
   'codex',
   'aider',
+  'gemini-cli',
+  'qwen-code',
+  'cline',
+  'roo-code',
+  'kilo-code',
+  'crush',
+  'opencode-go',
+  'copilot-cli',
+  'opencode',
+  'copilot-chat',
+  'continue',
   'ralph',
   'checkpoint-json',
   'event-records',

@@ -25,7 +25,8 @@ def raw_counts(path: Path) -> list[dict[str, Any]]:
         if not sessions:
             continue
         s = sessions[-1]
-        is_prompt = text.startswith("#### ")
+        # aider's writer ends each line the person typed with a hard break (two spaces)
+        is_prompt = text.startswith("#### ") and text.endswith("  ")
         if is_prompt and not previous_was_prompt and not text[5:].lstrip().startswith("/"):
             s["prompts"] += 1
         previous_was_prompt = is_prompt
@@ -102,3 +103,51 @@ def test_token_line_shapes() -> None:
         "input": 2345, "output": 201, "cacheRead": 1200, "cacheCreation": 26,
         "approximate": True}
     assert parse_tokens("Tokens: nothing here") is None
+
+
+HEAD = "\n# aider chat started at 2025-03-04 05:06:07\n\n"
+
+
+def test_only_lines_with_aiders_hard_break_are_the_persons(store: Store, ws: Path) -> None:
+    """aider's io.user_input writes `#### line` + two spaces; an answer's heading has none."""
+    (ws / ".aider.chat.history.md").write_text(
+        HEAD + "> Model: gpt-4o with diff edit format  \n\n"
+        "#### plan it  \n\n"
+        "#### Step 1\nRead the code.\n\n#### Step 2\nChange it.\n\n"
+        "#### thanks  \n\n"
+        "You are welcome.\n\n")
+    import_source(store, "aider")
+    log = store.session("aider-20250304T050607")
+    kinds = [(e.kind, e.data.get("text", "")) for e in log.events]
+    assert [t for k, t in kinds if k == "prompt"] == ["plan it", "thanks"]
+    assert ("response", "#### Step 1\nRead the code.\n\n#### Step 2\nChange it.") in kinds
+    assert log.header.model == "gpt-4o"  # `> Model:` (no weak model) names the model too
+
+
+def test_an_unclosed_fence_does_not_swallow_the_rest(store: Store, ws: Path) -> None:
+    (ws / ".aider.chat.history.md").write_text(
+        HEAD + "#### write it  \n\n"
+        "Here:\n\n```python\nx = 1\n\n"  # the answer ends without closing its fence
+        "> Tokens: 1.5k sent, 20 received.  \n\n"
+        "#### /drop  \n\n"
+        "#### next  \n\n")
+    import_source(store, "aider")
+    log = store.session("aider-20250304T050607")
+    assert [e.kind for e in log.events] == ["prompt", "response", "usage", "note", "prompt"]
+    assert log.events[1].data["text"] == "Here:\n\n```python\nx = 1"
+    assert store.stats("aider-20250304T050607")["tokens"]["output"] == 20
+
+
+def test_reimport_after_a_cut_import_has_the_whole_answer(store: Store, ws: Path) -> None:
+    path = ws / ".aider.chat.history.md"
+    whole = HEAD + "#### explain  \n\nFirst part.\nSecond part.\n\n"
+    path.write_text(whole[: whole.index("Second") + 3])  # read while aider was writing
+    first = import_source(store, "aider")
+    assert any("cut off" in p.message for p in first.problems)
+    path.write_text(whole)
+    again = import_source(store, "aider")
+    assert again.problems == []
+    log = store.session("aider-20250304T050607")
+    responses = [e.data["text"] for e in log.events if e.kind == "response"]
+    assert responses == ["First part.\nSecond part."]
+    assert store.stats("aider-20250304T050607")["responses"] == 1

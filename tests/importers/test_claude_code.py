@@ -22,12 +22,15 @@ IDS = [str(p.relative_to(TRANSCRIPTS)) for p in CLAUDE_FILES]
 
 # User text Claude Code writes itself (counted as notes, not prompts).
 NOT_TYPED = ("[Request interrupted", "<local-command-", "<task-notification>", "<bash-stdout>",
-             "<bash-stderr>", "<system-reminder>")
+             "<bash-stderr>", "<system-reminder>",
+             # the prompt Claude Code gives its compaction sub-agent
+             "Your task is to create a detailed summary of the conversation so far")
 
 
 def raw_counts(path: Path) -> dict[str, Any]:
     """Count from the raw lines, independently of the importer."""
     tool_use = tool_result = prompts = 0
+    edited: set[str] = set()
     last_output: dict[str, int] = {}
     messages_with_text: set[str] = set()
     for raw in path.read_bytes().splitlines():
@@ -37,6 +40,8 @@ def raw_counts(path: Path) -> dict[str, Any]:
             mid = m.get("id") or o["uuid"]
             for b in m["content"]:
                 tool_use += b["type"] == "tool_use"
+                if b["type"] == "tool_use" and b["name"] in ("Edit", "Write", "MultiEdit"):
+                    edited.add(b["input"]["file_path"])
                 if b["type"] == "text":
                     messages_with_text.add(mid)
             last_output[mid] = m.get("usage", {}).get("output_tokens", 0)
@@ -55,6 +60,7 @@ def raw_counts(path: Path) -> dict[str, Any]:
         "prompts": prompts,
         "output": sum(last_output.values()),
         "responses": len(messages_with_text),
+        "filesEdited": len(edited),
     }
 
 
@@ -75,6 +81,7 @@ def test_stats_equal_the_raw_counts(store: Store, path: Path) -> None:
     assert stats["toolCalls"] == want["toolCalls"]
     assert stats["toolResults"] == want["toolResults"]
     assert stats["prompts"] == want["prompts"]
+    assert stats["filesEdited"] == want["filesEdited"]
     assert stats["tokens"]["output"] == want["output"]
     # one response per API message that carries text, however many lines it spans
     responses = {e.data.get("messageId") for e in store.session(sid).events
@@ -382,3 +389,16 @@ def test_odd_ids_become_valid_stable_ids(store: Store, tmp_path: Path) -> None:
     assert events[1].parent == ids[0] and events[2].parent == long_uuid
     import_source(store, "claude-code", f)
     assert [e.id for e in store.session("s-1").events] == ids
+
+
+def test_the_compaction_agents_prompt_is_not_a_persons(store: Store) -> None:
+    """The sub-agent that compacts a conversation is prompted by Claude Code itself."""
+    need_transcripts()
+    path = (TRANSCRIPTS / "claude-code/marot+spotter/258c7280-ae70-4798-800f-63464d01a85d"
+            / "subagents/agent-acompact-fffbd0.jsonl")
+    import_source(store, "claude-code", path)
+    sid = only_session(store)
+    assert store.stats(sid)["prompts"] == 0
+    notes = [e for e in store.session(sid).events if e.data.get("compactPrompt")]
+    assert len(notes) == 1 and notes[0].kind == "note"
+    assert notes[0].data["text"].startswith("Your task is to create a detailed summary")

@@ -85,3 +85,44 @@ def test_import_says_where_it_looked_when_it_found_nothing(ws: Path) -> None:
     code, out, err = run(ws, "import", "claude-code")
     assert code == 0 and out.startswith("imported 0 new events")
     assert "no claude-code sessions of this workspace found in ~/.claude/projects/" in err
+
+
+def test_another_tools_file_is_refused_naming_its_source(ws: Path) -> None:
+    need_transcripts()
+    rollout = TRANSCRIPTS / "codex/kvsankar+agent-history/session-01.jsonl"
+    code, _, err = run(ws, "import", "claude-code", str(rollout))
+    assert code != 0
+    assert "looks like a Codex rollout" in err and "turnback import codex" in err
+    for source, path in (("codex", SHORT),
+                         ("aider", TRANSCRIPTS / "crush/jsanchezdaza+conecta4/crush.db"),
+                         ("claude-code", TRANSCRIPTS / "gemini-cli/Mai0313+VibeCodingTracker/"
+                                                       "test_conversation_gemini.json")):
+        code, _, err = run(ws, "import", source, str(path))
+        assert code != 0 and "looks like" in err, (source, err)
+    store = Store.open(ws)
+    try:
+        assert store.sessions()[1] == 0  # nothing was imported
+    finally:
+        store.close()
+
+
+def test_discover_lists_and_import_all_imports_every_agent(ws: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (ws / ".aider.chat.history.md").write_text(
+        "\n# aider chat started at 2025-01-02 03:04:05\n\n#### hello  \n\nHi.\n\n")
+    rollouts = home / ".codex" / "sessions" / "2026" / "01" / "01"
+    rollouts.mkdir(parents=True)
+    (rollouts / "rollout-x.jsonl").write_text(json.dumps(
+        {"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta",
+         "payload": {"id": "cx-1", "cwd": str(ws)}}) + "\n")
+    code, out, _ = run(ws, "--json", "import", "all", "--discover", "--home", str(home))
+    assert code == 0
+    found = json.loads(out)["found"]
+    assert sorted(f["source"] for f in found) == ["aider", "codex"]
+    code, out, _ = run(ws, "--json", "import", "all", "--home", str(home))
+    assert code == 0
+    result = json.loads(out)
+    assert result["aider"]["sessions"] == ["aider-20250102T030405"]
+    assert result["codex"]["sessions"] == ["cx-1"]
+    code, out, _ = run(ws, "import", "gemini-cli", "--discover", "--home", str(home))
+    assert code == 0 and out == ""

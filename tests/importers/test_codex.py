@@ -145,3 +145,38 @@ def test_default_location_finds_this_workspace_rollouts(
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
     result = import_source(store, "codex")
     assert result.sessions == ["0199aaaa-0000-7000-8000-000000000001"]
+
+
+def test_patch_failures_and_unstarted_aborts(store: Store, tmp_path: Path) -> None:
+    meta = {"timestamp": "2026-01-01T00:00:00.000Z", "type": "session_meta",
+            "payload": {"id": "c-1", "cwd": "/w", "timestamp": "2026-01-01T00:00:00.000Z"}}
+
+    def line(ptype: str, **payload: Any) -> dict[str, Any]:
+        kind = "event_msg" if ptype in ("turn_aborted", "user_message") else "response_item"
+        return {"timestamp": "2026-01-01T00:00:01.000Z", "type": kind,
+                "payload": {"type": ptype, **payload}}
+
+    lines = [
+        meta,
+        line("user_message", message="patch it"),
+        line("custom_tool_call", name="apply_patch", call_id="p1",
+             input="*** Begin Patch\n*** Update File: a.py\n@@\n-x\n+y\n*** End Patch"),
+        line("custom_tool_call_output", call_id="p1",
+             output="apply_patch verification failed: Failed to find expected lines in a.py"),
+        line("ghost_snapshot", ghost_commit={"id": "9f1e", "parent": "a0b1"}),
+        line("turn_aborted", reason="interrupted"),
+    ]
+    path = tmp_path / "rollout-c-1.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    import_source(store, "codex", path)
+    log = store.session("c-1")
+    result = next(e for e in log.events if e.kind == "tool_result")
+    assert result.data["isError"] is True
+    ghost = log.events[-2]
+    assert ghost.kind == "note"
+    assert ghost.data["sourceCheckpoint"] == {"tool": "codex", "commit": "9f1e", "parent": "a0b1"}
+    aborted = log.events[-1]
+    assert aborted.kind == "iteration_completed"
+    assert aborted.data["success"] is False and aborted.data["started"] is False
+    stats = store.stats("c-1")
+    assert (stats["toolCallsFailed"], stats["iterationsFailed"], stats["filesEdited"]) == (1, 1, 1)

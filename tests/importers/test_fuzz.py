@@ -72,8 +72,10 @@ line_lists = st.lists(st.one_of(json_lines, json_lines, junk_lines, aider_lines)
 # TURNBACK_FUZZ=20 runs twenty times the examples (a longer hunt than CI's).
 SCALE = max(1, int(os.environ.get("TURNBACK_FUZZ", "1")))
 
-LINE_SOURCES = [name for name, s in registry.SOURCES.items() if name not in
-                ("checkpoint-json", "snapshot-json")]
+LINE_SOURCES = [name for name, s in registry.SOURCES.items()
+                if isinstance(s.parser, type) and issubclass(s.parser, FileParser)]
+DOC_SOURCES = ["checkpoint-json", "snapshot-json", "gemini-cli", "qwen-code", "copilot-cli",
+               "cline", "roo-code", "copilot-chat", "continue"]
 
 
 def check_records(records: list[Record]) -> None:
@@ -140,12 +142,37 @@ documents = st.one_of(
                            "tool_calls": st.lists(values, max_size=4),
                            "file_diffs": st.lists(st.dictionaries(
                                st.sampled_from(["path", "before", "after"]), values), max_size=3)}),
+    # Gemini CLI, Copilot CLI and Cline shapes, with any values inside
+    st.fixed_dictionaries({"sessionId": values, "projectHash": values, "messages": st.lists(
+        st.fixed_dictionaries({"id": st.text(max_size=4), "type": st.sampled_from(
+            ["user", "gemini", "info", 1]), "content": values, "toolCalls": values,
+            "thoughts": values, "tokens": values}), max_size=5)}),
+    st.fixed_dictionaries({"sessionId": values, "timeline": st.lists(
+        st.fixed_dictionaries({"id": values, "type": st.sampled_from(
+            ["user", "copilot", "tool_call_completed", "info", None]), "text": values,
+            "arguments": values, "result": values}), max_size=5)}),
+    st.fixed_dictionaries({"version": values, "sessionId": values, "requests": st.lists(
+        st.fixed_dictionaries({"requestId": values, "message": values, "timestamp": values,
+                               "response": st.lists(st.one_of(values, st.fixed_dictionaries(
+                                   {"kind": st.sampled_from(["textEditGroup", "thinking",
+                                                             "toolInvocationSerialized"]),
+                                    "uri": values, "isComplete": values})), max_size=4),
+                               "result": values}), max_size=4)}),
+    st.fixed_dictionaries({"sessionId": values, "workspaceDirectory": values, "history": st.lists(
+        st.fixed_dictionaries({"message": st.fixed_dictionaries({
+            "role": st.sampled_from(["user", "assistant", "tool", "thinking", 3]),
+            "content": values, "toolCalls": values}), "toolCallState": values}), max_size=5)}),
+    st.lists(st.fixed_dictionaries({"ts": values, "type": st.sampled_from(["say", "ask"]),
+                                    "say": st.sampled_from(["text", "tool", "command",
+                                                            "command_output", "api_req_started",
+                                                            "checkpoint_created", "reasoning"]),
+                                    "text": values}), max_size=6),
     values,
 )
 
 
 @settings(max_examples=120 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(source=st.sampled_from(["checkpoint-json", "snapshot-json"]), doc=documents,
+@given(source=st.sampled_from(DOC_SOURCES), doc=documents,
        raw=st.booleans())
 def test_document_importers_never_crash(source: str, doc: Any, raw: bool) -> None:
     with tempfile.TemporaryDirectory() as d:

@@ -175,6 +175,17 @@ const SOURCE_DETAILS: Record<ImportSource, string> = {
   'claude-code': 'Claude Code transcripts (~/.claude/projects/…); with no path, this workspace’s sessions',
   codex: 'Codex CLI rollouts (~/.codex/sessions/…); with no path, this workspace’s sessions',
   aider: 'aider chat history (.aider.chat.history.md)',
+  'gemini-cli': 'Gemini CLI chats (~/.gemini/tmp/…/chats); with no path, this workspace’s chats',
+  'qwen-code': 'Qwen Code chats (~/.qwen/tmp/…/chats); with no path, this workspace’s chats',
+  cline: 'Cline task folders (VS Code global storage); with no path, this workspace’s tasks',
+  'roo-code': 'Roo Code task folders; with no path, this workspace’s tasks',
+  'kilo-code': 'Kilo Code task folders; with no path, this workspace’s tasks',
+  crush: 'Crush sessions and file versions (.crush/crush.db)',
+  'opencode-go': 'OpenCode (Go) sessions and file versions (.opencode/opencode.db)',
+  'copilot-cli': 'GitHub Copilot CLI sessions (~/.copilot/history-session-state)',
+  opencode: 'OpenCode sessions (~/.local/share/opencode/storage)',
+  'copilot-chat': 'Copilot Chat sessions (VS Code workspace storage)',
+  continue: 'Continue sessions (~/.continue/sessions)',
   ralph: 'loop history JSONL',
   'checkpoint-json': 'checkpoint JSON files with file diffs',
   'event-records': 'event-record session JSONL with parent ids',
@@ -183,7 +194,22 @@ const SOURCE_DETAILS: Record<ImportSource, string> = {
   turnback: 'a Turnback export',
 };
 
-const KNOWN_LOCATION: readonly ImportSource[] = ['claude-code', 'codex'];
+const KNOWN_LOCATION: readonly ImportSource[] = [
+  'claude-code',
+  'codex',
+  'aider',
+  'gemini-cli',
+  'qwen-code',
+  'cline',
+  'roo-code',
+  'kilo-code',
+  'crush',
+  'opencode-go',
+  'copilot-cli',
+  'opencode',
+  'copilot-chat',
+  'continue',
+];
 
 /** turnback.importSessions: pick a source, then its default location or a file or folder. */
 export async function importSessions(services: Services, arg: unknown): Promise<void> {

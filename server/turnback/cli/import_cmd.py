@@ -11,7 +11,7 @@ import orjson
 from ..errors import InvalidInput
 from ..events import SessionHeader, now_iso
 from ..fs.paths import expand_home, one_line, quote
-from ..importers import SOURCES, ImportResult, import_source
+from ..importers import SOURCES, ImportResult, import_source, registry
 from ..importers.base import short_title
 from ..store.facade import Store
 from .common import Ctx, emit, pass_ctx, progress_bar
@@ -22,10 +22,13 @@ HOOK_SOURCES = ("claude-code",)
 @click.command("import", epilog="\b\nSources:\n" + "\n".join(
     f"  {s.name:16} {s.summary}" + (f"\n  {'':16} without PATH: {s.default}" if s.default else "")
     for s in SOURCES.values()))
-@click.argument("source", type=click.Choice(list(SOURCES)), metavar="SOURCE")
+@click.argument("source", type=click.Choice([*SOURCES, "all"]), metavar="SOURCE")
 @click.argument("path", required=False)
+@click.option("--discover", is_flag=True,
+              help="List this workspace's sessions SOURCE keeps on this machine (SOURCE 'all': "
+              "every agent's) without importing them.")
 @click.option("--home", default=None, metavar="DIR",
-              help="Look for Claude Code / Codex sessions under DIR instead of your home folder.")
+              help="Look for agents' sessions under DIR instead of your home folder.")
 @click.option("--from-hook", is_flag=True,
               help="Read a Claude Code hook's JSON on stdin and import its transcript "
               "(the workspace is the hook's cwd unless -C is given).")
@@ -34,12 +37,23 @@ HOOK_SOURCES = ("claude-code",)
               "the hook's session), labelled LABEL.")
 @pass_ctx
 def import_cmd(ctx: Ctx, source: str, path: str | None, home: str | None, from_hook: bool,
-               checkpoint_label: str | None) -> None:
+               checkpoint_label: str | None, discover: bool) -> None:
     """Import the sessions SOURCE wrote (PATH: a file or folder; default: the tool's usual place).
 
     Importing again adds only what is new. Lines that cannot be read are reported
-    as FILE:LINE on stderr and the rest is imported.
+    as FILE:LINE on stderr and the rest is imported. SOURCE 'all' imports every
+    agent's sessions of this workspace. A file another tool wrote is refused,
+    naming the source it looks like.
     """
+    if discover:
+        _discover(ctx, source, path, home)
+        return
+    if source == "all":
+        if path is not None or from_hook:
+            raise InvalidInput("'import all' takes no PATH nor --from-hook: it imports what "
+                               "--discover lists")
+        _import_all(ctx, home)
+        return
     hook: dict[str, Any] = {}
     if from_hook:
         if source not in HOOK_SOURCES:
@@ -80,6 +94,49 @@ def import_cmd(ctx: Ctx, source: str, path: str | None, home: str | None, from_h
             click.echo(f"checkpoint {checkpoint['id']}  {one_line(checkpoint['label'])}")
 
     emit(ctx, out, human)
+
+
+def _discover(ctx: Ctx, source: str, path: str | None, home: str | None) -> None:
+    if path is not None:
+        raise InvalidInput("--discover takes no PATH: it lists what SOURCE keeps for this "
+                           "workspace")
+    workspace = ctx.find_workspace().absolute()
+    found = registry.discover(workspace, home=home,
+                              sources=None if source == "all" else [source])
+    out = [{"source": f.source, "path": str(f.path), "followable": f.followable}
+           for f in found]
+
+    def human() -> None:
+        if not found:
+            click.echo(f"no {'agent' if source == 'all' else source} sessions of "
+                       f"{quote(str(workspace))} found on this machine", err=True)
+        for f in found:
+            click.echo(f"{f.source:12} {quote(str(f.path))}")
+
+    emit(ctx, {"found": out}, human)
+
+
+def _import_all(ctx: Ctx, home: str | None) -> None:
+    store = ctx.open(create=True)
+    results: dict[str, ImportResult] = {}
+    try:
+        for name in sorted({f.source for f in registry.discover(store.workspace, home=home)}):
+            with progress_bar(f"import {name}", unit="B") as bar:
+                results[name] = import_source(store, name, progress=bar, home=home)
+    finally:
+        store.close()
+    for result in results.values():
+        for p in result.problems:
+            click.echo(f"turnback: {one_line(str(p))}", err=True)
+
+    def human() -> None:
+        if not results:
+            click.echo("no agent sessions of this workspace found on this machine", err=True)
+        for name, r in results.items():
+            click.echo(f"{name}: imported {r.events} new events, {r.checkpoints} checkpoints, "
+                       f"{len(r.sessions)} sessions from {r.files} files")
+
+    emit(ctx, {name: r.to_json() for name, r in results.items()}, human)
 
 
 def _read_hook() -> dict[str, Any]:

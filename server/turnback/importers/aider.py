@@ -1,8 +1,16 @@
 """aider chat history: ``.aider.chat.history.md`` in the workspace.
 
-aider appends Markdown: ``# aider chat started at <time>`` opens a session;
-each line of user input is prefixed ``#### ``; aider's own output is ``> ``
-(only its first line when it spans several); the model's answer is plain text.
+aider appends Markdown: ``# aider chat started at <time>`` opens a session.
+What aider's writer (``aider/io.py``: ``user_input``, ``tool_output``,
+``ai_output``, ``append_chat_history``) does, and this parser relies on:
+
+- each line the person typed is ``#### <line>`` ending in a Markdown hard break
+  (two spaces): ``linebreak=True`` rstrips the text and adds ``"  \n"``;
+- aider's own output is ``> <message>`` (only the first line of a multi-line
+  message), its last line also ending in the hard break;
+- the model's answer is written whole, as ``"\n" + answer.strip() + "\n\n"``:
+  plain text, whose own ``#### Heading`` lines have no hard break, and which
+  ends with a blank line.
 
 - a run of consecutive ``#### `` lines is one ``prompt``; a run that is a
   ``/command`` is a ``note`` (aider logs the message it carries again as a
@@ -46,7 +54,9 @@ _START_RE = re.compile(r"^# aider chat started at (.+?)\s*$")
 _TOKENS_RE = re.compile(r"([\d.,]+)([kKmM]?) (sent|received|cache write|cache hit)")
 _EDIT_RE = re.compile(r"^Applied edit to (.+?)\s*$")
 _COMMIT_RE = re.compile(r"^Commit ([0-9a-f]{7,40}) (.*?)\s*$")
-_MODEL_RE = re.compile(r"^Main model: (\S+)")
+# aider announces "Model: X with … edit format", or "Main model: X …" when a weak model differs
+_MODEL_RE = re.compile(r"^(?:Main )?[Mm]odel: (\S+)")
+HARD_BREAK = "  "  # how aider ends every line it writes for the person or for itself
 
 
 def locate(ctx: Context, path: Path | None) -> list[Path]:
@@ -138,11 +148,14 @@ class AiderParser(FileParser):
             if text.strip():
                 yield self.problem(line.number, "text before the first '# aider chat started at'")
             return
-        # Inside a code fence of the answer, `####` and `> ` are the answer's text —
-        # unless two blank lines precede them: aider ends every answer that way,
-        # so an answer cut off mid-fence (^C) does not swallow the next prompt.
-        free = not self.in_fence or blank_before >= 2
-        if free and text.startswith("####"):
+        # A `####` line is the person's only with aider's hard break: an answer's
+        # "#### Step 1" heading has none. Inside a code fence of the answer, `> `
+        # lines are the answer's unless they end in the hard break (aider's output
+        # after an answer whose fence was never closed) or two blank lines precede
+        # them (aider ends every answer that way).
+        hard = text.endswith(HARD_BREAK)
+        free = not self.in_fence or blank_before >= 2 or hard
+        if hard and text.startswith("####"):
             self.in_fence = False
             body = text[5:] if text.startswith("#### ") else text[4:]
             yield from self._add("prompt", line.number, body.rstrip())
@@ -171,8 +184,18 @@ class AiderParser(FileParser):
         yield from self._add("text", line.number, text)
 
     def finish(self, final: bool) -> Iterator[Record]:
-        if final:
-            yield from self._close_block()
+        if not final:
+            return
+        if self.block is not None and self.block.kind == "text" and self.blank_run == 0:
+            # aider writes an answer whole and ends it with a blank line: without one,
+            # the file was read mid-write. Holding the answer back (not writing a cut
+            # one under the id the whole answer will have) lets a later import or
+            # the next line add it whole.
+            yield self.problem(self.block.line, "the last answer is cut off (no blank line "
+                               "after it: the file was read while aider wrote it); it is "
+                               "imported once the file is whole")
+            return
+        yield from self._close_block()
 
     def _start(self, stamp: str, number: int) -> Iterator[Record]:
         sid = _session_id(stamp)

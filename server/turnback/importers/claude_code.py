@@ -71,6 +71,10 @@ NOT_PROMPT_PREFIXES = (
     "<system-reminder>",
 )
 
+# The prompt Claude Code itself gives the sub-agent that compacts a conversation
+# (``subagents/agent-acompact-*.jsonl``): the tool's own text, not a person's.
+COMPACT_PROMPT_PREFIX = "Your task is to create a detailed summary of the conversation so far"
+
 # Lines that end a turn: the message before them is complete.
 TURN_END_SUBTYPES = frozenset({"turn_duration", "stop_hook_summary"})
 
@@ -366,6 +370,9 @@ class ClaudeCodeParser(JsonlParser):
             data["compactSummary"] = True
             return Kind.NOTE, data
         if obj.get("isVisibleInTranscriptOnly") is True or not is_prompt_text(text):
+            return Kind.NOTE, data
+        if text.lstrip().startswith(COMPACT_PROMPT_PREFIX):
+            data["compactPrompt"] = True
             return Kind.NOTE, data
         if isinstance(obj.get("promptId"), str):
             data["promptId"] = obj["promptId"]

@@ -13,7 +13,10 @@ session is one chain. Mapping (docs/IMPORT.md has the table):
 - ``event_msg/token_count`` → ``usage`` from ``last_token_usage``, only when
   the running total moved (Codex repeats the same count);
 - ``task_started`` / ``task_complete`` / ``turn_aborted`` →
-  ``iteration_started`` / ``iteration_completed`` (aborted = failed);
+  ``iteration_started`` / ``iteration_completed`` (aborted = failed; an abort
+  with no started task still ends one, ``started: false``);
+- ``ghost_snapshot`` (Codex's undo commit) → a ``note`` linking the commit
+  (``sourceCheckpoint``);
 - ``turn_context`` sets the model; everything else is kept as ``raw``.
 """
 
@@ -51,6 +54,8 @@ AGENT = "codex"
 MAX_PENDING_LINES = 50
 _UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _EXIT_RE = re.compile(r"^Exit code: (-?\d+)", re.MULTILINE)
+# How Codex reports a patch it could not apply (plain text, no exit code): a failure.
+_PATCH_FAILED = ("apply_patch verification failed",)
 
 TOOL_CALLS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_call")
 TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")
@@ -119,6 +124,8 @@ def _output_text_and_error(output: Any) -> tuple[Any, bool]:
     if isinstance(parsed, dict) and "output" in parsed:
         code = as_dict(parsed.get("metadata")).get("exit_code")
         return parsed["output"], isinstance(code, int) and code != 0
+    if output.lstrip().startswith(_PATCH_FAILED):
+        return output, True
     m = _EXIT_RE.search(output[:200])
     return output, bool(m and int(m.group(1)) != 0)
 
@@ -241,6 +248,13 @@ class CodexParser(JsonlParser):
             return Kind.THINKING, {"text": text, "encrypted": bool(p.get("encrypted_content"))}
         if ptype in TOOL_CALLS:
             return Kind.TOOL_CALL, self._tool_call(p)
+        if ptype == "ghost_snapshot":
+            # Codex's own undo point: a commit in the workspace's git object store. Linked
+            # (Turnback does not read it), like Cline's and OpenCode's snapshots.
+            commit = as_dict(p.get("ghost_commit"))
+            return Kind.NOTE, {"text": "snapshot (Codex ghost commit)",
+                               "sourceCheckpoint": {"tool": AGENT, "commit": commit.get("id"),
+                                                    "parent": commit.get("parent")}}
         if ptype in TOOL_OUTPUTS:
             output, is_error = _output_text_and_error(p.get("output"))
             return Kind.TOOL_RESULT, {
@@ -293,16 +307,23 @@ class CodexParser(JsonlParser):
             return Kind.PROMPT, data
         if ptype == "token_count":
             return self._token_count(p, raw)
-        if ptype == "task_started":
+        if ptype in ("task_started", "turn_started"):
             self.iteration += 1
             self.open_turn = as_str(p.get("turn_id")) or f"#{self.iteration}"
             return Kind.ITERATION_STARTED, {"iteration": self.iteration, "turnId": p.get("turn_id")}
-        if ptype in ("task_complete", "turn_aborted"):
-            if self.open_turn is None:
-                return Kind.RAW, raw  # no open turn (a repeat, or the start was cut off)
+        if ptype in ("task_complete", "turn_complete", "turn_aborted"):
+            unstarted = self.open_turn is None
+            if unstarted:
+                if ptype != "turn_aborted":
+                    return Kind.RAW, raw  # a repeat, or the start was cut off
+                # Codex aborts a turn interrupted before its task started: still a
+                # turn that ended, failed — counted as one.
+                self.iteration += 1
             self.open_turn = None
-            data = {"iteration": self.iteration, "success": ptype == "task_complete",
+            data = {"iteration": self.iteration, "success": ptype != "turn_aborted",
                     "turnId": p.get("turn_id")}
+            if unstarted:
+                data["started"] = False
             if ptype == "turn_aborted":
                 data["reason"] = p.get("reason")
             if isinstance(p.get("duration_ms"), int):

@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import InvalidInput
+from ..errors import InvalidInput, TurnbackError
+from ..fs.paths import expand_home
 from . import (
     aider,
     checkpoint_json,
     claude_code,
+    cline,
     codex,
+    continue_dev,
+    copilot_chat,
+    copilot_cli,
+    crush,
     event_records,
+    gemini,
     meta_jsonl,
+    opencode,
     ralph,
     snapshot_json,
     turnback_jsonl,
@@ -28,7 +37,8 @@ class Source:
     locate: Callable[[Context, Path | None], list[Path]]
     parser: Callable[[Path, Context], FileParser | DocumentParser]
     default: str  # where it looks without a PATH ("" = a PATH is needed)
-    followable: bool = False  # the tool keeps appending: follow it live
+    followable: bool = False  # the tool keeps appending: follow it live (line by line)
+    agent: bool = False  # an agent's own sessions, found by ``discover`` (not a seed format)
 
 
 SOURCES: dict[str, Source] = {
@@ -36,11 +46,42 @@ SOURCES: dict[str, Source] = {
     for s in (
         Source("claude-code", "Claude Code session transcripts (JSONL)", claude_code.locate,
                claude_code.ClaudeCodeParser,
-               "~/.claude/projects/<encoded workspace>/ ($CLAUDE_CONFIG_DIR)", followable=True),
+               "~/.claude/projects/<encoded workspace>/ ($CLAUDE_CONFIG_DIR)", followable=True,
+               agent=True),
         Source("codex", "Codex CLI rollouts (JSONL)", codex.locate, codex.CodexParser,
-               "~/.codex/sessions/**/rollout-*.jsonl ($CODEX_HOME)", followable=True),
+               "~/.codex/sessions/**/rollout-*.jsonl ($CODEX_HOME)", followable=True,
+               agent=True),
         Source("aider", "aider chat history (Markdown)", aider.locate, aider.AiderParser,
-               "<workspace>/.aider.chat.history.md"),
+               "<workspace>/.aider.chat.history.md", followable=True, agent=True),
+        Source("gemini-cli", "Gemini CLI chats (JSON, JSONL)", gemini.locate_gemini,
+               gemini.GeminiParser, "~/.gemini/tmp/<project hash or name>/chats/", agent=True),
+        Source("qwen-code", "Qwen Code chats (Gemini CLI's format)", gemini.locate_qwen,
+               gemini.QwenParser, "~/.qwen/tmp/<project hash>/chats/", agent=True),
+        Source("cline", "Cline task folders", cline.make_locate("cline"), cline.ClineParser,
+               "<editor>/User/globalStorage/saoudrizwan.claude-dev/tasks/*/", agent=True),
+        Source("roo-code", "Roo Code task folders", cline.make_locate("roo-code"),
+               cline.RooParser, "<editor>/User/globalStorage/rooveterinaryinc.roo-cline/tasks/*/",
+               agent=True),
+        Source("kilo-code", "Kilo Code task folders", cline.make_locate("kilo-code"),
+               cline.KiloParser, "<editor>/User/globalStorage/kilocode.kilo-code/tasks/*/",
+               agent=True),
+        Source("crush", "Crush sessions and file versions (SQLite)", crush.make_locate("crush"),
+               crush.CrushParser, "<workspace>/.crush/crush.db", agent=True),
+        Source("opencode-go", "OpenCode (Go) sessions and file versions (SQLite)",
+               crush.make_locate("opencode-go"), crush.OpenCodeGoParser,
+               "<workspace>/.opencode/opencode.db", agent=True),
+        Source("copilot-cli", "GitHub Copilot CLI sessions (JSON)", copilot_cli.locate,
+               copilot_cli.CopilotCliParser, "~/.copilot/history-session-state/*.json",
+               agent=True),
+        Source("opencode", "OpenCode sessions (JSON storage; documented format)",
+               opencode.locate, opencode.OpenCodeParser,
+               "~/.local/share/opencode/storage/session/*/*.json ($XDG_DATA_HOME)", agent=True),
+        Source("copilot-chat", "Copilot Chat sessions in VS Code (documented format)",
+               copilot_chat.locate, copilot_chat.CopilotChatParser,
+               "<editor>/User/workspaceStorage/<hash>/chatSessions/*.json", agent=True),
+        Source("continue", "Continue sessions (documented format)", continue_dev.locate,
+               continue_dev.ContinueParser, "~/.continue/sessions/*.json ($CONTINUE_GLOBAL_DIR)",
+               agent=True),
         Source("ralph", "loop history JSONL (seed 000)", ralph.locate, ralph.RalphParser,
                "<workspace>/.ralph/history.jsonl"),
         Source("checkpoint-json", "checkpoint JSON files with file diffs (seed 001)",
@@ -55,6 +96,54 @@ SOURCES: dict[str, Source] = {
                turnback_jsonl.TurnbackParser, ""),
     )
 }
+
+
+@dataclass(frozen=True)
+class Found:
+    """One input of this workspace's sessions: what ``discover`` hands a follower or the UI."""
+
+    source: str
+    path: Path  # a file, or a folder the source reads as one session (a Cline task)
+    followable: bool  # appended line by line: read only the new lines; else import it again
+    watch: tuple[Path, ...]  # what to watch for changes (a database's -wal too)
+
+
+def discover(workspace: str | os.PathLike[str], *, home: str | os.PathLike[str] | None = None,
+             env: Mapping[str, str] | None = None,
+             sources: Iterable[str] | None = None) -> list[Found]:
+    """Every agent session of ``workspace`` on this machine, from every agent source
+    (or from ``sources``); ``home`` and ``env`` stand in for the user's (tests)."""
+    ctx = Context(workspace=Path(workspace).absolute(),
+                  home=expand_home(home) if home is not None else Path.home(),
+                  env=dict(os.environ if env is None else env))
+    return discover_in(ctx, sources)
+
+
+def discover_in(ctx: Context, sources: Iterable[str] | None = None) -> list[Found]:
+    """Every agent session of ``ctx.workspace`` on this machine, from every agent source.
+
+    The one place that knows where each agent keeps its sessions: the live follower
+    and "import sessions found here" call it. A source that fails to look (an
+    unreadable folder) finds nothing rather than stopping the others.
+    """
+    names = [get(n).name for n in sources] if sources is not None else [
+        s.name for s in SOURCES.values() if s.agent]
+    found: list[Found] = []
+    for name in names:
+        src = SOURCES[name]
+        try:
+            paths = src.locate(ctx, None)
+        except (OSError, TurnbackError):
+            continue
+        for p in paths:
+            found.append(Found(name, p, src.followable, _watch(p)))
+    return found
+
+
+def _watch(path: Path) -> tuple[Path, ...]:
+    if path.suffix == ".db":
+        return (path, path.with_name(path.name + "-wal"))
+    return (path,)
 
 
 def get(name: object) -> Source:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import NotFound, Unsafe
+from ..errors import InvalidInput, NotFound, Unsafe
 from ..fs.paths import expand_home
 from ..models import Problem
 from ..store.facade import Store
@@ -16,6 +16,7 @@ from .apply import Applier
 from .base import Context, DocumentParser, FileParser, SkippedLine, iter_raw_lines
 from .inputs import check_named
 from .result import ImportResult
+from .sniff import LABELS, looks_like, same_family
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes in all)
 # Called between lines, records and files; raising from it stops the import. What
@@ -69,6 +70,8 @@ def import_source(
     for problem in ctx.refused:
         result.add_problem(problem)
     ctx.refused.clear()
+    files = _own_files(src.name, files, named=target is not None and not target.is_dir(),
+                       result=result)
     applier = Applier(store, result)
     sizes = [_size(f) for f in files]
     total = sum(sizes)
@@ -145,6 +148,24 @@ def read_lines(
     for rec in parser.finish(final):
         applier.add(rec)
     return read
+
+
+def _own_files(source: str, files: list[Path], *, named: bool,
+               result: ImportResult) -> list[Path]:
+    """The files that are ``source``'s own: another tool's file named by the person is an
+    error naming the source it looks like; one met in a folder is skipped and reported."""
+    own = []
+    for f in files:
+        guess = looks_like(f) if not f.is_dir() else None
+        if guess is None or same_family(guess, source):
+            own.append(f)
+            continue
+        what = f"{f} looks like {LABELS.get(guess, guess)}, not a {source} file; " \
+               f"use `turnback import {guess} {f}`"
+        if named:
+            raise InvalidInput(what)
+        result.add_problem(Problem(str(f), 0, f"{what}; skipped"))
+    return own
 
 
 def _size(path: Path) -> int:

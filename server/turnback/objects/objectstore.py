@@ -455,7 +455,11 @@ class ObjectStore:
         if not dirty:
             return 0
         folder = self.root / "pack"
-        sizes = {p: (folder / f"{p}.pack").stat().st_size for p in dirty}
+        try:
+            sizes = {p: (folder / f"{p}.pack").stat().st_size for p in dirty}
+        except FileNotFoundError as exc:  # a pack removed while its index stayed
+            raise StoreDamaged(f"pack {Path(str(exc.filename)).name} is missing (its index is "
+                               "there); run 'turnback fsck' to see what it held") from None
         writer = PackWriter(folder, self.level)
         kept_whole: list[str] = []
         try:

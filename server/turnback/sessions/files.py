@@ -514,6 +514,8 @@ class FileSessions:
         """The summary of an index entry; built once per entry, then reused."""
         summary = entry.get("_summary")
         if summary is None:
+            if "filesEdited" not in entry["stats"]:
+                raise KeyError("filesEdited")  # counted by an earlier version: count again
             header = SessionHeader.from_json(entry["header"])
             summary = entry["_summary"] = SessionSummary(header, entry["stats"], entry["events"],
                                                          entry["head"])

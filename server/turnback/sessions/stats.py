@@ -9,13 +9,19 @@ from __future__ import annotations
 from typing import Any
 
 from ..events import Event, Kind, parse_iso
+from .edited import edited_paths
 
 TOKEN_KEYS = ("input", "output", "cacheRead", "cacheCreation")
+# Distinct edited paths remembered per session (the state is kept in the index);
+# past this, further new paths are counted without being remembered.
+MAX_EDITED = 10_000
 
 
 class StatsAccumulator:
     def __init__(self, state: dict[str, Any] | None = None) -> None:
         s = state or {}
+        if state is not None and "edited" not in state:
+            raise KeyError("edited")  # a state of an earlier version: the caller counts again
         self.c: dict[str, int] = dict(s.get("c") or {})
         saved = s.get("tokens") or {}
         self.tokens: dict[str, int] = {k: int(saved.get(k, 0)) for k in TOKEN_KEYS}
@@ -29,6 +35,8 @@ class StatsAccumulator:
         self.termination: str | None = s.get("termination")
         self.merge: dict[str, Any] | None = s.get("merge")
         self.events: int = int(s.get("events", 0))
+        self.edited: set[str] = set(s.get("edited") or [])
+        self.edited_over: int = int(s.get("editedOver", 0))
 
     def state(self) -> dict[str, Any]:
         return {
@@ -43,6 +51,8 @@ class StatsAccumulator:
             "termination": self.termination,
             "merge": self.merge,
             "events": self.events,
+            "edited": sorted(self.edited),
+            "editedOver": self.edited_over,
         }
 
     def _inc(self, key: str, n: int = 1) -> None:
@@ -70,6 +80,13 @@ class StatsAccumulator:
                 self._inc("responses")
         elif k == Kind.TOOL_CALL:
             self._inc("toolCalls")
+            for path in edited_paths(d):
+                if path in self.edited:
+                    continue
+                if len(self.edited) < MAX_EDITED:
+                    self.edited.add(path)
+                else:
+                    self.edited_over += 1
         elif k == Kind.TOOL_RESULT:
             self._inc("toolResults")
             if d.get("isError") is True:
@@ -130,6 +147,7 @@ class StatsAccumulator:
             termination=self.termination,
             merge=self.merge,
             events=self.events,
+            filesEdited=len(self.edited) + self.edited_over,
         )
         return out
 
