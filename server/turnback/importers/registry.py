@@ -13,12 +13,14 @@ from . import (
     claude_code,
     codex,
     event_records,
+    live,
     meta_jsonl,
     ralph,
     snapshot_json,
     turnback_jsonl,
 )
 from .base import Context, DocumentParser, FileParser
+from .live import WatchRoot
 
 
 @dataclass(frozen=True)
@@ -28,7 +30,13 @@ class Source:
     locate: Callable[[Context, Path | None], list[Path]]
     parser: Callable[[Path, Context], FileParser | DocumentParser]
     default: str  # where it looks without a PATH ("" = a PATH is needed)
-    followable: bool = False  # the tool keeps appending: follow it live
+    # The folders where it writes this workspace's sessions (live.py): set, the
+    # source is followed live — imported on open, read again as its files grow.
+    watch: Callable[[Context], list[WatchRoot]] | None = None
+
+    @property
+    def followable(self) -> bool:
+        return self.watch is not None
 
 
 SOURCES: dict[str, Source] = {
@@ -36,11 +44,12 @@ SOURCES: dict[str, Source] = {
     for s in (
         Source("claude-code", "Claude Code session transcripts (JSONL)", claude_code.locate,
                claude_code.ClaudeCodeParser,
-               "~/.claude/projects/<encoded workspace>/ ($CLAUDE_CONFIG_DIR)", followable=True),
+               "~/.claude/projects/<encoded workspace>/ ($CLAUDE_CONFIG_DIR)",
+               watch=live.claude_code_roots),
         Source("codex", "Codex CLI rollouts (JSONL)", codex.locate, codex.CodexParser,
-               "~/.codex/sessions/**/rollout-*.jsonl ($CODEX_HOME)", followable=True),
+               "~/.codex/sessions/**/rollout-*.jsonl ($CODEX_HOME)", watch=live.codex_roots),
         Source("aider", "aider chat history (Markdown)", aider.locate, aider.AiderParser,
-               "<workspace>/.aider.chat.history.md"),
+               "<workspace>/.aider.chat.history.md", watch=live.workspace_root),
         Source("ralph", "loop history JSONL (seed 000)", ralph.locate, ralph.RalphParser,
                "<workspace>/.ralph/history.jsonl"),
         Source("checkpoint-json", "checkpoint JSON files with file diffs (seed 001)",
@@ -61,3 +70,8 @@ def get(name: object) -> Source:
     if not isinstance(name, str) or name not in SOURCES:
         raise InvalidInput(f"unknown import source {name!r}; known: {', '.join(SOURCES)}")
     return SOURCES[name]
+
+
+def followable() -> list[str]:
+    """The sources followed live, in registry order."""
+    return [s.name for s in SOURCES.values() if s.followable]
