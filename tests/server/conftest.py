@@ -29,6 +29,7 @@ from turnback.server.wire import plain_json_converter
 
 REPO = Path(__file__).resolve().parents[2]
 # faulthandler: a server killed for hanging prints every thread's stack first.
+NO_HOME = REPO / "tests" / "no-such-home"  # never created
 SERVER_CMD = [sys.executable, "-X", "faulthandler", "-m", "turnback.server"]
 
 
@@ -37,6 +38,9 @@ def server_env(**extra: str) -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(REPO / "server"), os.environ.get("PYTHONPATH", "")) if p
     )
+    # Following agents is on by default: a server under test must not read the agents'
+    # folders of whoever runs the tests. A home that does not exist holds no session.
+    env["HOME"] = str(NO_HOME)
     env.update(extra)
     return env
 

@@ -28,8 +28,8 @@ class WatchRoot:
 
     def holds(self, path: Path) -> bool:
         """Whether a change to ``path`` can concern this root."""
-        if path.parent == self.path:
-            return True
+        if path == self.path or path.parent == self.path:
+            return True  # the root itself: it appeared (files may be in it already)
         return self.recursive and self.path in path.parents
 
 

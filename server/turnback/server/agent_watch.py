@@ -18,7 +18,7 @@ with the workspace's dirty paths; this one watches a few folders outside it
   appears there, the watches are laid again and the root is reported, so the
   follower looks for files already in it.
 - Elsewhere: watchfiles on the roots that exist, looking again for missing ones
-  every ``RECHECK_S``.
+  each time it yields (every ``WATCHFILES_TICK_MS`` when quiet).
 
 Rotated, truncated or replaced files need nothing here: every change to the
 folder's entries or a file's bytes is reported by path, and the follower
@@ -39,7 +39,8 @@ from ..importers.live import WatchRoot
 log = logging.getLogger("turnback.server.agents")
 
 OnPaths = Callable[[set[Path]], None]
-RECHECK_S = 2.0  # the fallback's look for roots that appeared
+RECHECK_S = 2.0  # the fallback's look for roots that appeared, while none exists
+WATCHFILES_TICK_MS = 200  # ... and while some do (watchfiles yields this often when quiet)
 
 # inotify masks (linux/inotify.h), as in inotify_watch.py
 _MODIFY, _ATTRIB, _CLOSE_WRITE = 0x2, 0x4, 0x8
@@ -128,7 +129,19 @@ class AgentWatch:
         by_path: dict[Path, int] = {}
 
         def arm() -> set[Path]:
-            """Lay the watches wanted now; the folders newly watched."""
+            """Lay the watches wanted now; the folders newly watched.
+
+            Again until what is wanted stays the same: a folder made between looking
+            and watching (``mkdir -p`` of a whole path) would otherwise be missed.
+            """
+            new: set[Path] = set()
+            for _ in range(16):
+                new |= arm_once()
+                if set(self._wanted()) == set(by_path):
+                    break
+            return new
+
+        def arm_once() -> set[Path]:
             wanted = self._wanted()
             for path in [p for p in by_path if p not in wanted]:
                 wd = by_path.pop(path)
@@ -203,23 +216,35 @@ class AgentWatch:
     def _run_watchfiles(self) -> None:
         import watchfiles
 
-        self.ready.set()
-        while not self._stop.is_set():
-            present = [r for r in self.roots if r.path.is_dir()]
-            self.watched = {r.path for r in present}
-            if not present:
-                self._stop.wait(RECHECK_S)
-                continue
-            recursive = any(r.recursive for r in present)
-            for batch in watchfiles.watch(*(r.path for r in present), stop_event=self._stop,
-                                          debounce=0, step=5, rust_timeout=int(RECHECK_S * 1000),
-                                          yield_on_timeout=True, recursive=recursive,
-                                          watch_filter=None):
-                if batch:
-                    self.on_paths({Path(p) for _, p in batch})
-                if [r for r in self.roots if r.path.is_dir()] != present:
-                    self.on_paths({r.path for r in self.roots})
-                    break
+        before: set[Path] = set()
+        try:
+            while not self._stop.is_set():
+                present = [r for r in self.roots if r.path.is_dir()]
+                self.watched = {r.path for r in present}
+                appeared = self.watched - before
+                before = self.watched
+                if appeared and self.ready.is_set():
+                    self.on_paths(appeared)  # files made with it were not watched: look
+                if not present:
+                    self.ready.set()
+                    self._stop.wait(RECHECK_S)
+                    continue
+                recursive = any(r.recursive for r in present)
+                # The first (empty) yield comes once the watch is laid: then it is ready.
+                for batch in watchfiles.watch(*(r.path for r in present),
+                                              stop_event=self._stop, debounce=0, step=5,
+                                              rust_timeout=WATCHFILES_TICK_MS,
+                                              yield_on_timeout=True, recursive=recursive,
+                                              watch_filter=None):
+                    self.ready.set()
+                    if batch:
+                        self.on_paths({Path(p) for _, p in batch})
+                    if [r for r in self.roots if r.path.is_dir()] != present:
+                        break
+        except Exception:
+            log.exception("watching agents' folders failed")
+        finally:
+            self.ready.set()
 
 
 def _subfolders(root: Path) -> list[Path]:

@@ -91,6 +91,7 @@ class AgentFollower:
         self._loop: asyncio.AbstractEventLoop | None = None
         self.polls = 0
         self.checkpoints = 0
+        self._fresh = False  # no session existed at open: everything found later is new
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
@@ -176,7 +177,10 @@ class AgentFollower:
         """Import the sessions already there; False if cancelled or failed for good."""
         found = self.folder.store is not None or await self._any_session()
         if not found:
-            return True  # nothing yet: no store is made until an agent writes here
+            # Nothing yet: no store is made until an agent writes here, and what it
+            # writes from now on is live, not history.
+            self._fresh = True
+            return True
         work = self.ls.work_progress("Turnback: importing agents' sessions")
         await work.begin(", ".join(label(s) for s in self.sources))
         try:
@@ -234,7 +238,7 @@ class AgentFollower:
     def _get(self, store: Store) -> Follower:
         if self._follower is None or self._follower.store is not store:
             self._follower = Follower(store, self.sources, home=self.ctx.home,
-                                      idle_flush=IDLE_FLUSH_S)
+                                      idle_flush=IDLE_FLUSH_S, report_existing=self._fresh)
         return self._follower
 
     def _checkpoint_turns(self, store: Store, follower: Follower, result: ImportResult) -> int:
