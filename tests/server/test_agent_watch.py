@@ -140,7 +140,7 @@ def test_linked_folders_are_not_watched_into(home: Path, tmp_path: Path,
     root = home / ".codex" / "sessions"
     root.mkdir(parents=True)
     (root / "link").symlink_to(secret, target_is_directory=True)
-    watch, seen = started([WatchRoot(root, recursive=True)], home)
+    watch, _ = started([WatchRoot(root, recursive=True)], home)
     stop.append(watch)
     assert root / "link" not in watch.watched and secret not in watch.watched
     assert watch.watched == {root}
