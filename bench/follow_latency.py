@@ -39,6 +39,7 @@ from inotify_simple import INotify, flags
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "bench"), str(REPO / "server")]
 from lsp_client import LspClient  # noqa: E402
+
 TRANSCRIPTS = REPO.parent / "shared" / "transcripts" / "claude-code"
 
 
