@@ -31,7 +31,8 @@ def test_install_status_uninstall_with_the_users_hooks(ws: Path) -> None:
     run_cli(ws, "hooks", "uninstall")
     assert json.loads(f.read_text()) == user
     bad = run_cli(ws, "hooks", "install", "no-such-agent", check=None)
-    assert bad.returncode != 0 and b"agents with hooks: claude-code, gemini-cli, codex" in bad.stderr
+    assert bad.returncode != 0
+    assert b"agents with hooks: claude-code, gemini-cli, codex" in bad.stderr
 
 
 def test_claude_code_prompt_hook_checkpoints_in_the_session(ws: Path) -> None:

@@ -95,7 +95,8 @@ def test_gemini_cli_hooks(tmp_path: Path) -> None:
 def test_codex_notify_is_added_and_never_replaces_the_users(tmp_path: Path) -> None:
     f = tmp_path / ".codex" / "config.toml"
     f.parent.mkdir()
-    user = '# my codex\nmodel = "o4-mini"  # fast\n\n[sandbox_workspace_write]\nnetwork_access = true\n'
+    user = ('# my codex\nmodel = "o4-mini"  # fast\n\n'
+            '[sandbox_workspace_write]\nnetwork_access = true\n')
     f.write_text(user)
     assert hooks.install(tmp_path, "codex", PROGRAM)
     text = f.read_text()
