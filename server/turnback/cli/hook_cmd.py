@@ -89,6 +89,7 @@ def _checkpoint(ctx: Ctx, agent: str, event: str, payload: str | None) -> str:
     call = parse_call(agent, event, raw)
     workspace = _workspace(ctx, agent, call.workspace)
     store = Store.open(workspace, store_dir=ctx.store_dir, create=True)
+    store.scanner.fork_verify = True  # a one-shot process, as `turnback checkpoint`
     try:
         sid = call.session_id
         if sid is not None:
