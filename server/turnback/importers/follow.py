@@ -39,8 +39,6 @@ from .live import WatchRoot
 from .result import ImportResult
 from .runner import Check, Cursor, Progress, make_context, read_lines
 
-DEFAULT_SOURCES = ("claude-code", "codex")  # kept for callers that name the old pair
-
 
 @dataclass(slots=True)
 class _Followed:

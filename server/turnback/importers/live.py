@@ -13,6 +13,7 @@ a file it does not know appears. So a new source plugs in by registering
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 from .base import Context
@@ -21,28 +22,37 @@ from .claude_code import encode_project_dir
 
 @dataclass(frozen=True, slots=True)
 class WatchRoot:
-    """A folder to watch; ``recursive`` for sources that file sessions by date."""
+    """A folder to watch; ``recursive`` for sources that file sessions by date.
+
+    ``pattern`` (a file-name glob) says which of its files may be sessions, so a
+    change to another file there (aider's history sits among the workspace's own
+    files) wakes nothing.
+    """
 
     path: Path
     recursive: bool = False
+    pattern: str = "*"
 
     def holds(self, path: Path) -> bool:
         """Whether a change to ``path`` can concern this root."""
-        if path == self.path or path.parent == self.path:
+        if path == self.path:
             return True  # the root itself: it appeared (files may be in it already)
-        return self.recursive and self.path in path.parents
+        if path.parent != self.path and not (self.recursive and self.path in path.parents):
+            return False
+        return fnmatchcase(path.name, self.pattern) or (self.recursive and path.is_dir())
 
 
 def claude_code_roots(ctx: Context) -> list[WatchRoot]:
     # subagents/ transcripts sit one level down: <session>/subagents/agent-*.jsonl
     return [WatchRoot(ctx.claude_dir / "projects" / encode_project_dir(str(ctx.workspace)),
-                      recursive=True)]
+                      recursive=True, pattern="*.jsonl")]
 
 
 def codex_roots(ctx: Context) -> list[WatchRoot]:
-    return [WatchRoot(ctx.codex_dir / "sessions", recursive=True)]  # sessions/YYYY/MM/DD/
+    return [WatchRoot(ctx.codex_dir / "sessions", recursive=True,  # sessions/YYYY/MM/DD/
+                      pattern="rollout-*.jsonl")]
 
 
-def workspace_root(ctx: Context) -> list[WatchRoot]:
-    """Sources that write into the workspace itself (aider's history file)."""
-    return [WatchRoot(ctx.workspace)]
+def aider_roots(ctx: Context) -> list[WatchRoot]:
+    """aider writes its history into the workspace itself."""
+    return [WatchRoot(ctx.workspace, pattern=".aider.chat.history.md")]

@@ -49,7 +49,7 @@ SOURCES: dict[str, Source] = {
         Source("codex", "Codex CLI rollouts (JSONL)", codex.locate, codex.CodexParser,
                "~/.codex/sessions/**/rollout-*.jsonl ($CODEX_HOME)", watch=live.codex_roots),
         Source("aider", "aider chat history (Markdown)", aider.locate, aider.AiderParser,
-               "<workspace>/.aider.chat.history.md", watch=live.workspace_root),
+               "<workspace>/.aider.chat.history.md", watch=live.aider_roots),
         Source("ralph", "loop history JSONL (seed 000)", ralph.locate, ralph.RalphParser,
                "<workspace>/.ralph/history.jsonl"),
         Source("checkpoint-json", "checkpoint JSON files with file diffs (seed 001)",

@@ -92,6 +92,7 @@ class AgentFollower:
         self.polls = 0
         self.checkpoints = 0
         self._fresh = False  # no session existed at open: everything found later is new
+        self._roots: list[WatchRoot] = []
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
@@ -141,8 +142,8 @@ class AgentFollower:
         self._wake.set()
 
     async def _run(self) -> None:
-        self._watch = AgentWatch([r for _, r in self.roots()], self._on_paths,
-                                 limit=self.ctx.home)
+        self._roots = [r for _, r in self.roots()]
+        self._watch = AgentWatch(self._roots, self._on_paths, limit=self.ctx.home)
         self._watch.start()  # before the first read: nothing appended meanwhile is missed
         self.state = "importing"
         if not await self._first():
@@ -161,6 +162,8 @@ class AgentFollower:
                 pass
             self._wake.clear()
             paths, self._pending = self._pending, set()
+            if paths and not self._concerns(paths) and (due is None or time.monotonic() < due):
+                continue  # nothing of ours changed (a workspace file beside aider's history)
             try:
                 due = await self._step(paths)
                 failures = 0
@@ -172,6 +175,11 @@ class AgentFollower:
                 log.warning("%s: following agents failed (%s); retrying",
                             self.folder.path, getattr(exc, "message", exc))
                 due = time.monotonic() + RETRY_S * min(2**failures, 30)
+
+    def _concerns(self, paths: set[Path]) -> bool:
+        follower = self._follower
+        known = follower.files if follower is not None else {}
+        return any(p in known or any(r.holds(p) for r in self._roots) for p in paths)
 
     async def _first(self) -> bool:
         """Import the sessions already there; False if cancelled or failed for good."""
