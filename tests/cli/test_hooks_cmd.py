@@ -40,6 +40,12 @@ def test_claude_code_prompt_hook_checkpoints_in_the_session(ws: Path) -> None:
                "transcript_path": str(ws / "t.jsonl"), "cwd": str(ws),
                "hook_event_name": "UserPromptSubmit", "permission_mode": "default",
                "prompt": "add a --verbose flag"}
+    transcript = ws.parent / "t.jsonl"  # Claude Code wrote the prompt's line just before
+    transcript.write_text(json.dumps({
+        "type": "user", "uuid": "u1", "parentUuid": None, "sessionId": payload["session_id"],
+        "cwd": str(ws), "timestamp": "2026-11-20T09:00:00.000Z",
+        "message": {"role": "user", "content": "add a --verbose flag"}}) + "\n")
+    payload["transcript_path"] = str(transcript)
     (ws / "edited.txt").write_text("before the agent\n")
     (ws / "pkg").mkdir()  # the agent's shell may be in a subfolder; the hook names the cwd
     proc = run_cli(ws / "pkg", "hook", "claude-code", "UserPromptSubmit",
@@ -50,7 +56,11 @@ def test_claude_code_prompt_hook_checkpoints_in_the_session(ws: Path) -> None:
     assert cp["label"] == "new turn: add a --verbose flag" and cp["auto"] is True
     assert cp["sessionId"] == payload["session_id"]
     store = Store.open(ws)
-    assert store.session(payload["session_id"]).header.agent == "claude-code"
+    session = store.session(payload["session_id"])
+    # the session met for the first time was imported from its transcript, as following would
+    assert session.header.agent == "claude-code" and session.header.title == "add a --verbose flag"
+    assert session.header.started.startswith("2026-11-20T09:00")
+    assert [e.id for e in session.events][0] == "u1"
     store.close()
     stop = {**payload, "hook_event_name": "Stop", "stop_hook_active": False}
     del stop["prompt"]

@@ -176,3 +176,40 @@ async def test_with_the_agents_hooks_installed_the_follower_only_imports(tmp_pat
         await until(two, "the new prompt imported")
         # the checkpoint would have been made in the same write as the import
         assert await checkpoints(client) == []
+
+
+async def test_the_first_import_can_be_cancelled(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path / "ws")
+    home = tmp_path / "home"
+    f = project(home, ws) / f"{SID}.jsonl"
+    f.parent.mkdir(parents=True)
+    with f.open("w") as fh:  # a long history: its import takes a while
+        parent = None
+        for i in range(150_000):
+            fh.write(prompt(ws, f"u{i}", parent, f"prompt number {i} " + "x" * 200))
+            parent = f"u{i}"
+    title = "Turnback: importing agents' sessions"
+    async with started(ws, HOME=str(home)) as client:
+
+        async def begun() -> str | None:
+            for token, values in client.progress_reports.items():
+                if values and getattr(values[0], "title", None) == title:
+                    return str(token)
+            return None
+
+        token = await until(begun, "the import's progress")
+        from lsprotocol import types
+
+        client.protocol.notify(types.WINDOW_WORK_DONE_PROGRESS_CANCEL,
+                               types.WorkDoneProgressCancelParams(token=token))
+
+        async def stopped() -> str | None:
+            state = (await client.call("turnback/status", {}))["following"]["state"]
+            return str(state) if state in ("cancelled", "following") else None
+
+        state = await until(stopped, "the import to stop", timeout=60)
+        assert state == "cancelled", "the import finished before the cancel reached it"
+        following = (await client.call("turnback/status", {}))["following"]
+        assert "cancelled" in following["summary"]
+        kinds = [type(v).__name__ for v in client.progress_reports[token]]
+        assert kinds[-1] == "WorkDoneProgressEnd"

@@ -13,10 +13,15 @@ import os
 import sys
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from .common import Ctx, pass_ctx
+
+if TYPE_CHECKING:
+    from ..importers.hooks import HookCall
+    from ..store.facade import Store
 
 TIMEOUT_ENV = "TURNBACK_HOOK_TIMEOUT"
 DEFAULT_TIMEOUT_S = 10.0
@@ -97,7 +102,9 @@ def _checkpoint(ctx: Ctx, agent: str, event: str, payload: str | None) -> str:
                 check_id(sid, "session id")
             except Exception:
                 sid = None  # an id Turnback cannot hold: the workspace's own session
-        if sid is not None:
+        if sid is not None and not store.has_session(sid):
+            _import_first(store, call)  # the session's own header, title and history
+        if sid is not None and not store.has_session(sid):
             store.ensure_session(SessionHeader(id=sid, agent=agent, started=now_iso(),
                                                cwd=str(call.workspace or workspace),
                                                source=agent))
@@ -108,6 +115,25 @@ def _checkpoint(ctx: Ctx, agent: str, event: str, payload: str | None) -> str:
     finally:
         store.close()
     return ""
+
+
+def _import_first(store: Store, call: HookCall) -> None:
+    """A session met for the first time: import its transcript, as following would.
+
+    Once per session (later hooks find it in the store); a transcript that cannot be
+    read (a link, another tool's file) leaves a bare session, filled in by a later
+    import or by the editor's follower.
+    """
+    from ..importers.registry import SOURCES
+    from ..importers.runner import import_source
+
+    if call.transcript is None or call.agent not in SOURCES:
+        return
+    try:
+        import_source(store, call.agent, call.transcript)
+    except Exception as exc:
+        sys.stderr.write(f"turnback hook: {call.transcript} not imported "
+                         f"({getattr(exc, 'message', exc)})\n")
 
 
 def _workspace(ctx: Ctx, agent: str, cwd: Path | None) -> Path:

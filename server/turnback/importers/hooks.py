@@ -347,6 +347,7 @@ class HookCall:
     session_id: str | None
     workspace: Path | None
     prompt: str | None = None
+    transcript: Path | None = None  # the agent's session file, when the hook names it
 
 
 def parse_call(agent: str, event: str, payload: bytes, cwd: Callable[[], Path] = Path.cwd
@@ -367,6 +368,9 @@ def parse_call(agent: str, event: str, payload: bytes, cwd: Callable[[], Path] =
     sid = data.get("session_id") or data.get("thread-id")
     where = data.get("cwd")
     prompt = data.get("prompt")
+    transcript = data.get("transcript_path")
     return HookCall(agent, moment, sid if isinstance(sid, str) and sid else None,
                     Path(where) if isinstance(where, str) and os.path.isabs(where) else cwd(),
-                    prompt if isinstance(prompt, str) else None)
+                    prompt if isinstance(prompt, str) else None,
+                    Path(transcript) if isinstance(transcript, str)
+                    and os.path.isabs(transcript) else None)
