@@ -60,7 +60,7 @@ def test_claude_code_prompt_hook_checkpoints_in_the_session(ws: Path) -> None:
     # the session met for the first time was imported from its transcript, as following would
     assert session.header.agent == "claude-code" and session.header.title == "add a --verbose flag"
     assert session.header.started.startswith("2026-11-20T09:00")
-    assert [e.id for e in session.events][0] == "u1"
+    assert session.events[0].id == "u1"
     store.close()
     stop = {**payload, "hook_event_name": "Stop", "stop_hook_active": False}
     del stop["prompt"]
