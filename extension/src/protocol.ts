@@ -59,7 +59,7 @@ export interface StatusResult {
 }
 
 export interface Following {
-  state: 'starting' | 'importing' | 'following' | 'cancelled' | 'failed' | 'off';
+  state: 'starting' | 'importing' | 'following' | 'cancelled' | 'off';
   agents: { agent: string; label: string; files: number }[];
   summary: string;
 }

@@ -82,7 +82,7 @@ class AgentFollower:
         self.folder = folder
         self.sources = sources
         self.ctx = Context(workspace=folder.path, home=home or Path.home())
-        self.state = "starting"  # importing, following, cancelled, failed
+        self.state = "starting"  # importing, following, cancelled
         self._follower: Follower | None = None
         self._task: asyncio.Task[None] | None = None
         self._watch: AgentWatch | None = None
@@ -127,7 +127,6 @@ class AgentFollower:
             "importing": f"importing the sessions of {names}",
             "following": f"following {names}",
             "cancelled": "following agents stopped (the import was cancelled)",
-            "failed": "following agents failed (see the log)",
         }
         return {"state": self.state, "agents": agents, "summary": words[self.state]}
 
