@@ -181,7 +181,7 @@ class AgentFollower:
         return any(p in known or any(r.holds(p) for r in self._roots) for p in paths)
 
     async def _first(self) -> bool:
-        """Import the sessions already there; False if cancelled or failed for good."""
+        """Import the sessions already there; False if the user cancelled it."""
         found = self.folder.store is not None or await self._any_session()
         if not found:
             # Nothing yet: no store is made until an agent writes here, and what it
