@@ -33,6 +33,13 @@ NO_HOME = REPO / "tests" / "no-such-home"  # never created
 SERVER_CMD = [sys.executable, "-X", "faulthandler", "-m", "turnback.server"]
 
 
+def real_xdg() -> dict[str, str]:
+    """XDG_STATE_HOME and XDG_CACHE_HOME as they are without a changed HOME."""
+    home = Path.home()
+    return {"XDG_STATE_HOME": os.environ.get("XDG_STATE_HOME") or str(home / ".local" / "state"),
+            "XDG_CACHE_HOME": os.environ.get("XDG_CACHE_HOME") or str(home / ".cache")}
+
+
 def server_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TURNBACK_")}
     env["PYTHONPATH"] = os.pathsep.join(
@@ -40,6 +47,9 @@ def server_env(**extra: str) -> dict[str, str]:
     )
     # Following agents is on by default: a server under test must not read the agents'
     # folders of whoever runs the tests. A home that does not exist holds no session.
+    # The server's own state and cache (the rewind journal's key, the code cache) stay
+    # where they always were.
+    env.update(real_xdg())
     env["HOME"] = str(NO_HOME)
     env.update(extra)
     return env

@@ -38,7 +38,10 @@ class Client:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO / "server"),
                                                         env.get("PYTHONPATH", "")) if p)
         env.pop("TURNBACK_STORE", None)
-        env["HOME"] = str(REPO / "tests" / "no-such-home")  # no agent's sessions are followed
+        env["XDG_STATE_HOME"] = os.environ.get("XDG_STATE_HOME") or str(
+            Path.home() / ".local" / "state")  # the server's own state and cache stay put ...
+        env["XDG_CACHE_HOME"] = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        env["HOME"] = str(REPO / "tests" / "no-such-home")  # ... and no agent's session is read
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "turnback.server"], cwd=cwd, env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
