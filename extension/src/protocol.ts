@@ -22,6 +22,7 @@ export const Methods = {
   fork: 'turnback/fork',
   import: 'turnback/import',
   gc: 'turnback/gc',
+  hooks: 'turnback/hooks',
 } as const;
 
 /** Notification method names. */
@@ -53,6 +54,14 @@ export interface StatusResult {
   sessions: number;
   checkpoints: number;
   bytes: number;
+  /** What is followed live; `summary` is the server's wording for the status bar. */
+  following?: Following;
+}
+
+export interface Following {
+  state: 'starting' | 'importing' | 'following' | 'cancelled' | 'off';
+  agents: { agent: string; label: string; files: number }[];
+  summary: string;
 }
 
 export interface TokenStats {
@@ -280,6 +289,26 @@ export interface GcResult {
   bytes?: number;
 }
 
+export interface HooksParams extends FolderParams {
+  action?: 'status' | 'install' | 'uninstall';
+  /** One agent (e.g. 'claude-code'); absent: every agent with hooks. */
+  agent?: string;
+}
+
+export interface HookState {
+  agent: string;
+  file: string;
+  installed: boolean;
+  events: Record<string, boolean>;
+  note: string;
+}
+
+export interface HooksResult {
+  hooks: HookState[];
+  changed: Record<string, boolean>;
+  folder: string;
+}
+
 export interface DidChangeParams {
   folder: string;
   sessions: string[];
@@ -300,6 +329,7 @@ export interface RequestTypes {
   'turnback/fork': [ForkParams, ForkResult];
   'turnback/import': [ImportParams, ImportResult];
   'turnback/gc': [GcParams, GcResult];
+  'turnback/hooks': [HooksParams, HooksResult];
 }
 
 export type RequestMethod = keyof RequestTypes;

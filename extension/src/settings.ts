@@ -21,7 +21,8 @@ export interface Retention {
 export interface ServerSettings {
   storePath: string | null;
   autoCheckpoint: boolean;
-  followAgents: boolean;
+  /** true/false, or per agent (`{"codex": false}`); the server keeps the old boolean working. */
+  followAgents: boolean | Record<string, boolean>;
   watch: boolean;
   ignores: string[];
   sizeCapBytes: number | null;
@@ -57,7 +58,7 @@ export function serverSettings(cfg: ConfigReader, trusted: boolean): ServerSetti
     // An untrusted workspace is browsed, never written: no automatic
     // checkpoints and no following of agents' transcripts into the store.
     autoCheckpoint: trusted && bool(cfg.get('autoCheckpoint'), true),
-    followAgents: trusted && bool(cfg.get('followAgents'), false),
+    followAgents: trusted && followAgents(cfg.get('followAgents')),
     watch: bool(cfg.get('watch'), true),
     ignores: Array.isArray(ignores)
       ? ignores.filter((p): p is string => typeof p === 'string' && p.length > 0)
@@ -70,6 +71,19 @@ export function serverSettings(cfg: ConfigReader, trusted: boolean): ServerSetti
     },
     readOnly: !trusted,
   };
+}
+
+function followAgents(v: unknown): boolean | Record<string, boolean> {
+  if (typeof v === 'object' && v !== null && !Array.isArray(v)) {
+    const out: Record<string, boolean> = {};
+    for (const [agent, on] of Object.entries(v)) {
+      if (typeof on === 'boolean') {
+        out[agent] = on;
+      }
+    }
+    return out;
+  }
+  return bool(v, true);
 }
 
 /** Page size of the tree, clamped to the range package.json declares. */

@@ -1,7 +1,8 @@
 /**
  * The status bar item: the age of the active folder's last checkpoint and how
- * many it has ("$(history) 5m · 12"). A click reveals the Sessions view. The age
- * is redrawn every 30 s without asking the server again.
+ * many it has ("$(history) 5m · 12"), and an eye while agents are followed (the
+ * tooltip says which, in the server's words). A click reveals the Sessions view.
+ * The age is redrawn every 30 s without asking the server again.
  */
 
 import * as vscode from 'vscode';
@@ -9,7 +10,7 @@ import * as vscode from 'vscode';
 import type { StoreCache } from './cache';
 import type { ServerState } from './client';
 import { activeFolder, folderId } from './folders';
-import type { Checkpoint } from './protocol';
+import type { Checkpoint, Following } from './protocol';
 import { statusText } from './statusText';
 
 const TICK_MS = 30_000;
@@ -18,7 +19,9 @@ export class StatusBar implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
   private readonly disposables: { dispose(): unknown }[] = [];
   private readonly timer: NodeJS.Timeout;
-  private last: { checkpoints: readonly Checkpoint[]; folderName: string } | undefined;
+  private last:
+    | { checkpoints: readonly Checkpoint[]; folderName: string; following: Following | undefined }
+    | undefined;
   private generation = 0;
 
   constructor(
@@ -61,11 +64,14 @@ export class StatusBar implements vscode.Disposable {
       return;
     }
     try {
-      const checkpoints = await this.cache.checkpoints(folderId(folder));
+      const [checkpoints, status] = await Promise.all([
+        this.cache.checkpoints(folderId(folder)),
+        this.cache.status(folderId(folder)),
+      ]);
       if (generation !== this.generation) {
         return; // a newer update is on its way
       }
-      this.last = { checkpoints, folderName: folder.name };
+      this.last = { checkpoints, folderName: folder.name, following: status.following };
       this.item.command = 'turnback.showView';
       this.redraw();
     } catch {
@@ -80,7 +86,12 @@ export class StatusBar implements vscode.Disposable {
     if (this.last === undefined) {
       return;
     }
-    const { text, tooltip } = statusText(this.last.checkpoints, this.last.folderName, Date.now());
+    const { text, tooltip } = statusText(
+      this.last.checkpoints,
+      this.last.folderName,
+      Date.now(),
+      this.last.following,
+    );
     this.item.text = text;
     this.item.tooltip = tooltip;
     this.item.show();

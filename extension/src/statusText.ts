@@ -3,11 +3,36 @@
  */
 
 import { countOf, formatAge, formatShortAge } from './format';
-import type { Checkpoint } from './protocol';
+import type { Checkpoint, Following } from './protocol';
 import { checkpointTitle } from './tree/labels';
 
-/** Text and tooltip of the item: the newest checkpoint's age and the count. */
+/** The icon shown while agents are followed, by the server's state. */
+const FOLLOW_ICONS: Partial<Record<Following['state'], string>> = {
+  importing: ' $(sync~spin)',
+  following: ' $(eye)',
+};
+
+/**
+ * Text and tooltip of the item: the newest checkpoint's age and the count, and
+ * what is followed (the server's own sentence, `following.summary`).
+ */
 export function statusText(
+  checkpoints: readonly Checkpoint[],
+  folderName: string,
+  now: number,
+  following?: Following,
+): { text: string; tooltip: string } {
+  const base = checkpointText(checkpoints, folderName, now);
+  if (following === undefined) {
+    return base;
+  }
+  return {
+    text: base.text + (FOLLOW_ICONS[following.state] ?? ''),
+    tooltip: `${base.tooltip}\nTurnback is ${following.summary}.`,
+  };
+}
+
+function checkpointText(
   checkpoints: readonly Checkpoint[],
   folderName: string,
   now: number,

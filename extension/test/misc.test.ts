@@ -77,4 +77,18 @@ describe('status bar text', () => {
   it('says when there is none', () => {
     assert.equal(statusText([], 'demo', now).text, '$(history) no checkpoints');
   });
+
+  it('shows what the server says is followed', () => {
+    const agents = [{ agent: 'claude-code', label: 'Claude Code', files: 2 }];
+    const on = statusText([], 'demo', now, { state: 'following', agents, summary: 'following Claude Code' });
+    assert.equal(on.text, '$(history) no checkpoints $(eye)');
+    assert.ok(on.tooltip.endsWith('\nTurnback is following Claude Code.'), on.tooltip);
+    const off = statusText([], 'demo', now, {
+      state: 'off',
+      agents: [],
+      summary: 'not following agents (the workspace is not trusted)',
+    });
+    assert.equal(off.text, '$(history) no checkpoints');
+    assert.ok(off.tooltip.includes('not following agents (the workspace is not trusted)'));
+  });
 });

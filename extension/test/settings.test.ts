@@ -37,7 +37,7 @@ describe('server settings', () => {
     assert.deepEqual(serverSettings(reader({ sizeCapBytes: 0, retention: 'x', autoCheckpoint: 'yes' }), true), {
       storePath: null,
       autoCheckpoint: true,
-      followAgents: false,
+      followAgents: true,
       watch: true,
       ignores: [],
       sizeCapBytes: null,
@@ -51,6 +51,12 @@ describe('server settings', () => {
     assert.equal(s.autoCheckpoint, false);
     assert.equal(s.followAgents, false);
     assert.equal(s.readOnly, true);
+  });
+
+  it('passes followAgents per agent, dropping values that are not booleans', () => {
+    const s = serverSettings(reader({ followAgents: { codex: false, aider: 'no', 'claude-code': true } }), true);
+    assert.deepEqual(s.followAgents, { codex: false, 'claude-code': true });
+    assert.equal(serverSettings(reader({ followAgents: { codex: false } }), false).followAgents, false);
   });
 
   it('clamps the page size', () => {

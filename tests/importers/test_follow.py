@@ -175,3 +175,141 @@ def test_a_subagent_prompt_is_not_a_new_turn(store: Store, ws: Path, tmp_path: P
     result = follower.poll()
     assert result.sessions == ["s-1.agent-x"] and result.prompted == []
     assert store.stats("s-1.agent-x")["prompts"] == 1
+
+
+# -- the event-driven form: poll(changed), roots, turn ends -----------------------------------
+def system(ws: Path, sid: str, uuid: str, parent: str, subtype: str) -> str:
+    return cc(ws, sid, type="system", uuid=uuid, parentUuid=parent, subtype=subtype,
+              content="", durationMs=1200)
+
+
+def test_every_followable_source_is_followed_by_default(store: Store, tmp_path: Path) -> None:
+    from turnback.importers import registry
+
+    follower = Follower(store, home=tmp_path / "home")
+    assert follower.sources == registry.followable()
+    assert {"claude-code", "codex", "aider"} <= set(follower.sources)
+    roots = {name: root for name, root in follower.roots()}
+    assert roots["claude-code"].path == (tmp_path / "home" / ".claude" / "projects"
+                                         / encode_project_dir(str(store.workspace)))
+    assert roots["codex"].recursive and roots["aider"].path == store.workspace
+
+
+def test_poll_reads_only_the_changed_files(store: Store, ws: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    project = project_dir(home, ws)
+    a, b = project / "a.jsonl", project / "b.jsonl"
+    a.write_text(prompt(ws, "a", "ua1", None, "one"))
+    b.write_text(prompt(ws, "b", "ub1", None, "one"))
+    follower = Follower(store, sources=["claude-code"], home=home, clock=Clock())
+    assert sorted(follower.poll([]).sessions) == ["a", "b"]  # the first poll looks at all
+    with a.open("a") as fh:
+        fh.write(prompt(ws, "a", "ua2", "ua1", "two"))
+    with b.open("a") as fh:
+        fh.write(prompt(ws, "b", "ub2", "ub1", "two"))
+    assert follower.poll([a]).prompted == ["a"]  # b was not named: not read yet
+    assert follower.poll([b]).prompted == ["b"]
+    # a file no source listed yet makes its source look again
+    c = project / "c.jsonl"
+    c.write_text(prompt(ws, "c", "uc1", None, "new session"))
+    assert follower.poll([c]).prompted == ["c"]
+    # a path outside every root is no one's
+    stray = tmp_path / "stray.jsonl"
+    stray.write_text(prompt(ws, "d", "ud1", None, "x"))
+    assert follower.poll([stray]).sessions == []
+
+
+def test_a_project_folder_made_later_is_found(store: Store, ws: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    follower = Follower(store, sources=["claude-code"], home=home, clock=Clock())
+    assert follower.poll().sessions == []
+    project = project_dir(home, ws)  # Claude Code's first session here makes it
+    f = project / "s.jsonl"
+    f.write_text(prompt(ws, "s", "u1", None, "first"))
+    # the watch reports the new folder (or the file): either makes the source look
+    assert follower.poll([project]).prompted == ["s"]
+
+
+def test_truncated_and_rotated_files_are_read_again(store: Store, ws: Path,
+                                                    tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    f = project_dir(home, ws) / "s.jsonl"
+    f.write_text(prompt(ws, "s", "u1", None, "one"))
+    follower = Follower(store, sources=["claude-code"], home=home, clock=Clock())
+    follower.poll()
+    f.write_text("")  # truncated
+    assert follower.poll([f]).events == 0
+    f.write_text(prompt(ws, "s", "u1", None, "one") + prompt(ws, "s", "u2", "u1", "two"))
+    assert follower.poll([f]).prompted == ["s"]
+    old = f.with_suffix(".old")
+    f.rename(old)  # rotated away, a new file in its place
+    f.write_text(prompt(ws, "s", "u1", None, "one") + prompt(ws, "s", "u2", "u1", "two")
+                 + prompt(ws, "s", "u3", "u2", "three"))
+    result = follower.poll([f, old])
+    assert result.prompted == ["s"] and result.events == 1
+    assert [e.id for e in store.session("s").events] == ["u1", "u2", "u3"]
+
+
+def test_a_linked_transcript_is_never_read(store: Store, ws: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    project = project_dir(home, ws)
+    secret = tmp_path / "secret.jsonl"
+    secret.write_text(prompt(ws, "x", "u1", None, "not for you"))
+    link = project / "x.jsonl"
+    link.symlink_to(secret)
+    follower = Follower(store, sources=["claude-code"], home=home, clock=Clock())
+    result = follower.poll()
+    assert result.sessions == [] and not store.has_session("x")
+    assert any("symbolic link" in p.message for p in result.problems)
+    with secret.open("a") as fh:
+        fh.write(prompt(ws, "x", "u2", "u1", "more"))
+    assert follower.poll([link]).sessions == [] and not store.has_session("x")
+
+
+def test_a_turn_ends_at_the_sources_record_or_when_the_file_rests(
+    store: Store, ws: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    f = project_dir(home, ws) / "s.jsonl"
+    f.write_text(prompt(ws, "s", "u1", None, "old") + system(ws, "s", "d1", "u1", "turn_duration"))
+    clock = Clock()
+    follower = Follower(store, sources=["claude-code"], home=home, clock=clock, idle_flush=5)
+    first = follower.poll()
+    assert (first.prompted, first.ended) == ([], [])  # history
+    with f.open("a") as fh:
+        fh.write(prompt(ws, "s", "u2", "d1", "new"))
+    assert (r := follower.poll([f])).prompted == ["s"] and r.ended == []
+    assert follower.next_flush() == clock.now + 5
+    with f.open("a") as fh:
+        fh.write(system(ws, "s", "d2", "u2", "turn_duration"))
+    assert follower.poll([f]).ended == ["s"]
+    # no end record (an older Claude Code): the turn ends when the file rests
+    with f.open("a") as fh:
+        fh.write(prompt(ws, "s", "u3", "d2", "again"))
+    assert follower.poll([f]).prompted == ["s"]
+    clock.now += 1
+    assert follower.poll([]).ended == []
+    due = follower.next_flush()
+    assert due is not None
+    clock.now = due
+    assert follower.poll([]).ended == ["s"]
+    assert follower.next_flush() is None and follower.agent_of("s") == "claude-code"
+
+
+def test_a_document_source_is_read_again_whole_when_it_changes(
+    store: Store, tmp_path: Path
+) -> None:
+    """A format rewritten whole (seed 004 here; Gemini CLI's JSON chats) is followed too."""
+    def snapshot(*texts: str) -> str:
+        messages = [{"User": {"blocks": [{"Text": {"text": t}}]}} for t in texts]
+        return json.dumps({"version": 1, "messages": messages, "pinned": [False] * len(texts)})
+
+    doc = tmp_path / "snap.json"
+    doc.write_text(snapshot("hi"))
+    follower = Follower(store, sources=[], paths=[("snapshot-json", doc)], clock=Clock())
+    first = follower.poll()
+    assert len(first.sessions) == 1 and first.events == 1 and first.prompted == []
+    assert follower.poll([doc]).events == 0  # unchanged: not parsed again
+    doc.write_text(snapshot("hi", "and now?"))  # the tool rewrites the whole file
+    again = follower.poll([doc])
+    assert (again.events, again.prompted) == (1, first.sessions)

@@ -29,7 +29,15 @@ from turnback.server.wire import plain_json_converter
 
 REPO = Path(__file__).resolve().parents[2]
 # faulthandler: a server killed for hanging prints every thread's stack first.
+NO_HOME = REPO / "tests" / "no-such-home"  # never created
 SERVER_CMD = [sys.executable, "-X", "faulthandler", "-m", "turnback.server"]
+
+
+def real_xdg() -> dict[str, str]:
+    """XDG_STATE_HOME and XDG_CACHE_HOME as they are without a changed HOME."""
+    home = Path.home()
+    return {"XDG_STATE_HOME": os.environ.get("XDG_STATE_HOME") or str(home / ".local" / "state"),
+            "XDG_CACHE_HOME": os.environ.get("XDG_CACHE_HOME") or str(home / ".cache")}
 
 
 def server_env(**extra: str) -> dict[str, str]:
@@ -37,6 +45,12 @@ def server_env(**extra: str) -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(REPO / "server"), os.environ.get("PYTHONPATH", "")) if p
     )
+    # Following agents is on by default: a server under test must not read the agents'
+    # folders of whoever runs the tests. A home that does not exist holds no session.
+    # The server's own state and cache (the rewind journal's key, the code cache) stay
+    # where they always were.
+    env.update(real_xdg())
+    env["HOME"] = str(NO_HOME)
     env.update(extra)
     return env
 

@@ -38,6 +38,10 @@ class Client:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO / "server"),
                                                         env.get("PYTHONPATH", "")) if p)
         env.pop("TURNBACK_STORE", None)
+        env["XDG_STATE_HOME"] = os.environ.get("XDG_STATE_HOME") or str(
+            Path.home() / ".local" / "state")  # the server's own state and cache stay put ...
+        env["XDG_CACHE_HOME"] = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        env["HOME"] = str(REPO / "tests" / "no-such-home")  # ... and no agent's session is read
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "turnback.server"], cwd=cwd, env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -164,6 +168,7 @@ def record(ws: Path) -> dict[str, list[dict[str, Any]]]:
     call("turnback/fork", "turnback/fork", {"eventId": prompt_id})
     call("turnback/import", "turnback/import", {"source": "ralph"})
     call("turnback/gc", "turnback/gc", {"dryRun": True})
+    call("turnback/hooks", "turnback/hooks", {"action": "install", "agent": "claude-code"})
     call("error: invalid params", "turnback/rewind", {"checkpoint": cp1["id"], "mode": "all"})
     call("error: not found", "turnback/session", {"sessionId": "20250101T000000-ffffff"})
     call("error: unsafe", "turnback/fileContent",

@@ -8,6 +8,7 @@ import * as vscode from 'vscode';
 import type { LoadMoreNode } from '../tree/model';
 import type { Services } from './common';
 import { compareWithNow, compareWithPrevious, openChange } from './compare';
+import { agentHooks } from './hooks';
 import { restoreFile, rewindHere, rewindPick, undoRewind } from './rewind';
 import { copyId, createCheckpoint, fork, importSessions, searchSessions, showSession } from './sessions';
 import { collectGarbage, openStoreFolder, restartServer } from './store';
@@ -29,6 +30,8 @@ export function registerCommands(services: Services): vscode.Disposable[] {
     'turnback.searchSessions': (arg) => searchSessions(services, arg),
     'turnback.importSessions': (arg) => importSessions(services, arg),
     'turnback.gc': (arg) => collectGarbage(services, arg),
+    'turnback.installAgentHooks': (arg) => agentHooks(services, arg, 'install'),
+    'turnback.removeAgentHooks': (arg) => agentHooks(services, arg, 'uninstall'),
     'turnback.openStoreFolder': (arg) => openStoreFolder(services, arg),
     'turnback.restartServer': () => restartServer(services),
     'turnback.copyId': (arg) => copyId(arg),

@@ -29,6 +29,19 @@ BATCH = 5000
 BATCH_BYTES = 8 << 20
 
 
+# What sources write when an agent's turn is over: Codex's task_complete /
+# turn_aborted (an iteration_completed), Claude Code's turn_duration and
+# stop_hook_summary system lines. Sources without one end a turn when their file
+# rests (the follower's idle flush).
+TURN_END_NOTES = frozenset({"turn_duration", "stop_hook_summary"})
+
+
+def is_turn_end(event: Event) -> bool:
+    if event.kind == Kind.ITERATION_COMPLETED:
+        return True
+    return event.kind == Kind.NOTE and event.data.get("subtype") in TURN_END_NOTES
+
+
 class Applier:
     def __init__(self, store: Store, result: ImportResult) -> None:
         self.store = store
@@ -129,6 +142,8 @@ class Applier:
         if added and any(e.kind == Kind.PROMPT and e.data.get("sidechain") is not True
                          for e in buf[len(buf) - added:]):
             self.result.add_prompted(sid)
+        if added and any(is_turn_end(e) for e in buf[len(buf) - added:]):
+            self.result.add_ended(sid)
 
     def _meta(self, rec: MetaRecord) -> None:
         fields = self.meta.setdefault(rec.session_id, {})

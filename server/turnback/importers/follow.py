@@ -1,15 +1,24 @@
 """Follow live: import what agents append to their transcripts, one poll at a time.
 
-``Follower.poll()`` finds this workspace's Claude Code and Codex transcripts
-(new ones too), reads only the complete lines appended since the last poll
-(it remembers each file's byte offset and its parser's state), and applies
-them. The result says which sessions changed and which got a new user
-prompt — the moment to take a workspace checkpoint, so every agent turn can
-be rewound, shell-command changes included.
+``Follower.poll()`` finds this workspace's transcripts of every followable
+source (``registry.followable()``; see ``live.py`` for how a source plugs in),
+reads only the complete lines appended since the last poll (it remembers each
+file's byte offset and its parser's state) and applies them. A source whose
+files are whole documents rewritten in place is read again whole when the file
+changes (ids dedupe). The result says which sessions changed, which got a new
+user prompt — the moment to take a workspace checkpoint, so every agent turn
+can be rewound — and whose turn ended (the source wrote its end-of-turn record,
+or the file rested ``idle_flush`` seconds after a prompt).
 
-Call ``poll`` from one thread (a file watcher's callback or a timer). A file's
-content when the follower first sees it is imported as history: its prompts
-are not reported as new (``report_existing=True`` changes that).
+``poll(changed)`` is the event-driven form: a watcher of the sources' folders
+(``roots()``) names the paths that changed, and only those files are read; a
+path no source listed yet makes that source look again (``locate``). ``poll()``
+alone looks at everything. ``next_flush()`` says when the next idle flush is
+due, so a caller needs no timer ticking in between.
+
+Call ``poll`` from one thread. A file's content when the follower first sees
+it is imported as history: its prompts are not reported as new
+(``report_existing=True`` changes that).
 """
 
 from __future__ import annotations
@@ -25,29 +34,30 @@ from ..fs.paths import expand_home
 from ..store.facade import Store
 from . import registry
 from .apply import Applier
-from .base import FileParser
+from .base import DocumentParser, FileParser
+from .live import WatchRoot
 from .result import ImportResult
-from .runner import Cursor, make_context, read_lines
-
-DEFAULT_SOURCES = ("claude-code", "codex")
+from .runner import Check, Cursor, Progress, make_context, read_lines
 
 
 @dataclass(slots=True)
 class _Followed:
     source: str
-    parser: FileParser
+    parser: FileParser | None  # None: a document source, parsed again whole on change
     cursor: Cursor = field(default_factory=Cursor)
     inode: int = 0
+    signature: tuple[int, int, int] = (0, 0, 0)  # inode, size, mtime (documents)
     last_growth: float = 0.0
     flushed: bool = True  # finish() ran since the last new line
     history: bool = False  # content read now was there before following began
+    open_turns: set[str] = field(default_factory=set)  # prompted, no end seen yet
 
 
 class Follower:
     def __init__(
         self,
         store: Store,
-        sources: Iterable[str] = DEFAULT_SOURCES,
+        sources: Iterable[str] | None = None,
         *,
         paths: Iterable[tuple[str, str | os.PathLike[str]]] = (),
         home: str | os.PathLike[str] | None = None,
@@ -56,14 +66,16 @@ class Follower:
         report_existing: bool = False,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        """Follow ``sources`` in their usual places, plus explicit ``(source, path)`` pairs.
+        """Follow ``sources`` (every followable one by default) in their usual places,
+        plus explicit ``(source, path)`` pairs.
 
         ``idle_flush``: after this many seconds without growth, what a parser holds
         back for more lines (the token usage of the last answer, the last
-        file-history snapshot) is written.
+        file-history snapshot) is written, and an open turn counts as ended.
         """
         self.store = store
-        self.sources = [registry.get(s).name for s in sources]
+        names = registry.followable() if sources is None else sources
+        self.sources = [registry.get(s).name for s in names]
         self.paths = [(registry.get(s).name, expand_home(p).absolute()) for s, p in paths]
         self.ctx = make_context(store, home, env)
         self.idle_flush = idle_flush
@@ -74,51 +86,85 @@ class Follower:
         self.refused_seen: set[str] = set()  # links and FIFOs passed over, reported once
         # One applier for all polls: it knows the sessions and the titles' ranks.
         self.applier = Applier(store, ImportResult())
+        self.agents: dict[str, str] = {}  # session id → the source whose turns it had
 
-    def discover(self) -> list[tuple[str, Path]]:
+    # -- where to look ------------------------------------------------------------------
+    def roots(self) -> list[tuple[str, WatchRoot]]:
+        """The folders to watch, per source: where their files appear and grow."""
+        out: list[tuple[str, WatchRoot]] = []
+        for name in self.sources:
+            watch = registry.get(name).watch
+            if watch is not None:
+                out.extend((name, r) for r in watch(self.ctx))
+        for name, path in self.paths:
+            out.append((name, WatchRoot(path if path.is_dir() else path.parent,
+                                        recursive=path.is_dir())))
+        return out
+
+    def discover(self, only: set[str] | None = None) -> list[tuple[str, Path]]:
         """The files to follow now: this workspace's transcripts and the given paths."""
         found: list[tuple[str, Path]] = []
         for name in self.sources:
-            src = registry.get(name)
-            found.extend((name, f) for f in src.locate(self.ctx, None))
+            if only is None or name in only:
+                found.extend((name, f) for f in registry.get(name).locate(self.ctx, None))
         for name, path in self.paths:
-            src = registry.get(name)
-            found.extend((name, f) for f in src.locate(self.ctx, path) if _is_regular(f))
+            if only is None or name in only:
+                src = registry.get(name)
+                found.extend((name, f) for f in src.locate(self.ctx, path) if _is_regular(f))
         return found
 
-    def poll(self) -> ImportResult:
-        """Import what was appended since the last poll."""
+    def _candidates(self, changed: Iterable[Path] | None) -> list[tuple[str, Path]]:
+        if changed is None or self.polls == 0:
+            return self.discover()
+        picked: dict[Path, str] = {}
+        relook: set[str] = set()
+        roots = self.roots()
+        for path in changed:
+            state = self.files.get(path)
+            if state is not None:
+                picked[path] = state.source
+                continue
+            relook.update(name for name, root in roots if root.holds(path))
+        if relook:
+            for name, path in self.discover(relook):
+                picked.setdefault(path, name)
+        return [(name, path) for path, name in picked.items()]
+
+    def next_flush(self) -> float | None:
+        """The clock time at which the next idle flush is due (None: nothing waits)."""
+        due = [s.last_growth + self.idle_flush for s in self.files.values() if not s.flushed]
+        return min(due) if due else None
+
+    # -- reading ------------------------------------------------------------------------
+    def poll(self, changed: Iterable[Path] | None = None, *,
+             progress: Progress | None = None, check: Check | None = None) -> ImportResult:
+        """Import what was appended since the last poll (to ``changed`` paths only, if given).
+
+        ``progress(bytes done, bytes in all)`` and ``check`` (raise to stop) serve
+        the first poll, which imports the existing sessions.
+        """
         result = ImportResult()
         applier = self.applier
         applier.result = result
+        candidates = self._candidates(changed)
         first = self.polls == 0
         self.polls += 1
         now = self.clock()
-        for name, path in self.discover():
-            state = self.files.get(path)
-            try:
-                st = path.lstat()  # a link is never followed (inputs.py); it is not read
-            except OSError:
-                continue
-            if not stat.S_ISREG(st.st_mode):
-                continue
-            if state is None or st.st_ino != state.inode or st.st_size < state.cursor.offset:
-                # new, replaced or truncated: read it again from the start (ids dedupe)
-                src = registry.get(name)
-                parser = src.parser(path, self.ctx)
-                if not isinstance(parser, FileParser):
-                    continue
-                state = _Followed(name, parser, inode=st.st_ino,
-                                  history=first and not self.report_existing)
-                self.files[path] = state
-            if st.st_size > state.cursor.offset:
-                self._read(state, path, applier, result, final=False)
-                state.last_growth = now
-                state.flushed = False
-                state.history = False
-            elif not state.flushed and now - state.last_growth >= self.idle_flush:
-                self._read(state, path, applier, result, final=True)
-                state.flushed = True
+        total = sum(_size(p) for _, p in candidates) if progress is not None else 0
+        done = 0
+        seen: set[Path] = set()
+        for name, path in candidates:
+            if check is not None:
+                check()
+            seen.add(path)
+            size = self._look(name, path, first, now, applier, result, check)
+            done += size
+            if progress is not None:
+                progress(done, total)
+        for path, state in self.files.items():
+            resting = now - state.last_growth >= self.idle_flush
+            if path not in seen and not state.flushed and resting:
+                self._flush(state, path, applier, result)
         for problem in self.ctx.refused:
             if problem.file not in self.refused_seen:
                 self.refused_seen.add(problem.file)
@@ -127,14 +173,98 @@ class Follower:
         applier.close()
         return result
 
+    def _look(self, name: str, path: Path, first: bool, now: float, applier: Applier,
+              result: ImportResult, check: Check | None) -> int:
+        """Read what is new in one file; the bytes it holds."""
+        state = self.files.get(path)
+        try:
+            st = path.lstat()  # a link is never followed (inputs.py); it is not read
+        except OSError:
+            return 0
+        if not stat.S_ISREG(st.st_mode):
+            return 0
+        if state is not None and state.parser is None:
+            signature = (st.st_ino, st.st_size, st.st_mtime_ns)
+            if signature != state.signature:
+                state.signature = signature
+                self._read_document(state, path, applier, result, check)
+            return st.st_size
+        if state is None or st.st_ino != state.inode or st.st_size < state.cursor.offset:
+            # new, replaced or truncated: read it again from the start (ids dedupe)
+            parser = registry.get(name).parser(path, self.ctx)
+            history = first and not self.report_existing
+            if isinstance(parser, DocumentParser):
+                state = _Followed(name, None, inode=st.st_ino, history=history,
+                                  signature=(st.st_ino, st.st_size, st.st_mtime_ns))
+                self.files[path] = state
+                self._read_document(state, path, applier, result, check, parser)
+                return st.st_size
+            state = _Followed(name, parser, inode=st.st_ino, history=history)
+            self.files[path] = state
+        if st.st_size > state.cursor.offset:
+            self._read(state, path, applier, result, final=False, check=check)
+            state.last_growth = now
+            state.flushed = False
+            state.history = False
+        elif not state.flushed and now - state.last_growth >= self.idle_flush:
+            self._flush(state, path, applier, result)
+        return st.st_size
+
+    def _flush(self, state: _Followed, path: Path, applier: Applier,
+               result: ImportResult) -> None:
+        self._read(state, path, applier, result, final=True)
+        state.flushed = True
+        for sid in sorted(state.open_turns):  # the file rests: the turn is over
+            result.add_ended(sid)
+        state.open_turns.clear()
+
     def _read(self, state: _Followed, path: Path, applier: Applier, result: ImportResult,
-              *, final: bool) -> None:
+              *, final: bool, check: Check | None = None) -> None:
+        assert state.parser is not None
         applier.file = str(path)
-        before = list(result.prompted)
-        read_lines(state.parser, path, applier, state.cursor, final=final)
+        before = list(result.prompted), list(result.ended)
+        read_lines(state.parser, path, applier, state.cursor, final=final, check=check)
         applier.flush()
-        if state.history:
-            result.prompted[:] = before  # old prompts are history, not new turns
+        self._turns(state, result, before)
+
+    def _read_document(self, state: _Followed, path: Path, applier: Applier,
+                       result: ImportResult, check: Check | None,
+                       parser: DocumentParser | None = None) -> None:
+        doc = parser or registry.get(state.source).parser(path, self.ctx)
+        if not isinstance(doc, DocumentParser):
+            return
+        applier.file = str(path)
+        before = list(result.prompted), list(result.ended)
+        for rec in doc.parse():
+            if check is not None:
+                check()
+            applier.add(rec)
+        applier.flush()
+        self._turns(state, result, before)
+        state.history = False
+
+    def _turns(self, state: _Followed, result: ImportResult,
+               before: tuple[list[str], list[str]]) -> None:
+        if state.history:  # old prompts and ends are history, not new turns
+            result.prompted[:], result.ended[:] = before
+            return
+        new = [s for s in result.prompted if s not in before[0]]
+        new += [s for s in result.ended if s not in before[1]]
+        self.agents.update(dict.fromkeys(new, state.source))
+        state.open_turns.update(s for s in result.prompted if s not in before[0])
+        state.open_turns.difference_update(s for s in result.ended if s not in before[1])
+
+    def agent_of(self, session_id: str) -> str | None:
+        """The source of a session that got a turn while followed."""
+        return self.agents.get(session_id)
+
+    # -- what is followed ---------------------------------------------------------------
+    def followed(self) -> dict[str, int]:
+        """Files followed per source (every followed source listed, even with none)."""
+        out = dict.fromkeys(self.sources, 0)
+        for state in self.files.values():
+            out[state.source] = out.get(state.source, 0) + 1
+        return out
 
 
 def _is_regular(path: Path) -> bool:
@@ -142,3 +272,10 @@ def _is_regular(path: Path) -> bool:
         return stat.S_ISREG(path.lstat().st_mode)
     except OSError:
         return False
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.lstat().st_size
+    except OSError:
+        return 0

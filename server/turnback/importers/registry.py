@@ -21,6 +21,7 @@ from . import (
     crush,
     event_records,
     gemini,
+    live,
     meta_jsonl,
     opencode,
     ralph,
@@ -28,6 +29,7 @@ from . import (
     turnback_jsonl,
 )
 from .base import Context, DocumentParser, FileParser
+from .live import WatchRoot
 
 
 @dataclass(frozen=True)
@@ -37,8 +39,14 @@ class Source:
     locate: Callable[[Context, Path | None], list[Path]]
     parser: Callable[[Path, Context], FileParser | DocumentParser]
     default: str  # where it looks without a PATH ("" = a PATH is needed)
-    followable: bool = False  # the tool keeps appending: follow it live (line by line)
     agent: bool = False  # an agent's own sessions, found by ``discover`` (not a seed format)
+    # The folders where it writes this workspace's sessions (live.py): set, the
+    # source is followed live — imported on open, read again as its files grow.
+    watch: Callable[[Context], list[WatchRoot]] | None = None
+
+    @property
+    def followable(self) -> bool:
+        return self.watch is not None
 
 
 SOURCES: dict[str, Source] = {
@@ -46,13 +54,14 @@ SOURCES: dict[str, Source] = {
     for s in (
         Source("claude-code", "Claude Code session transcripts (JSONL)", claude_code.locate,
                claude_code.ClaudeCodeParser,
-               "~/.claude/projects/<encoded workspace>/ ($CLAUDE_CONFIG_DIR)", followable=True,
-               agent=True),
+               "~/.claude/projects/<encoded workspace>/ ($CLAUDE_CONFIG_DIR)",
+               watch=live.claude_code_roots, agent=True),
         Source("codex", "Codex CLI rollouts (JSONL)", codex.locate, codex.CodexParser,
-               "~/.codex/sessions/**/rollout-*.jsonl ($CODEX_HOME)", followable=True,
+               "~/.codex/sessions/**/rollout-*.jsonl ($CODEX_HOME)", watch=live.codex_roots,
                agent=True),
         Source("aider", "aider chat history (Markdown)", aider.locate, aider.AiderParser,
-               "<workspace>/.aider.chat.history.md", followable=True, agent=True),
+               "<workspace>/.aider.chat.history.md", watch=live.aider_roots,
+               agent=True),
         Source("gemini-cli", "Gemini CLI chats (JSON, JSONL)", gemini.locate_gemini,
                gemini.GeminiParser, "~/.gemini/tmp/<project hash or name>/chats/", agent=True),
         Source("qwen-code", "Qwen Code chats (Gemini CLI's format)", gemini.locate_qwen,
@@ -150,3 +159,8 @@ def get(name: object) -> Source:
     if not isinstance(name, str) or name not in SOURCES:
         raise InvalidInput(f"unknown import source {name!r}; known: {', '.join(SOURCES)}")
     return SOURCES[name]
+
+
+def followable() -> list[str]:
+    """The sources followed live, in registry order."""
+    return [s.name for s in SOURCES.values() if s.followable]

@@ -21,6 +21,7 @@ class ImportResult:
     problems_omitted: int = 0
     prompted: list[str] = field(default_factory=list)  # sessions that got a new user prompt
     files: int = 0  # input files read
+    ended: list[str] = field(default_factory=list)  # sessions whose agent turn ended
 
     def add_problem(self, problem: Problem) -> None:
         if len(self.problems) < MAX_PROBLEMS:
@@ -35,6 +36,10 @@ class ImportResult:
     def add_prompted(self, session_id: str) -> None:
         if session_id not in self.prompted:
             self.prompted.append(session_id)
+
+    def add_ended(self, session_id: str) -> None:
+        if session_id not in self.ended:
+            self.ended.append(session_id)
 
     def to_json(self) -> JSON:
         return {

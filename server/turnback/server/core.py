@@ -27,6 +27,7 @@ from ..errors import NotFound
 from ..store.facade import Store
 from .folders import Folder, Folders
 from .notify import ChangeNotifier
+from .progress import WorkProgress
 from .settings import Settings
 from .wire import PipeReader, TurnbackProtocol, plain_json_converter
 from .work import Pools, run_blocking
@@ -154,17 +155,26 @@ class TurnbackServer(LanguageServer):
             folder.write_lock.release()
 
     def follow(self, folder: Folder) -> None:
-        """Start or stop following agents for ``folder``, as its settings say."""
+        """Start, restart or stop following agents for ``folder``, as its settings say."""
+        from ..importers.registry import followable
         from .follow import AgentFollower
 
-        if folder.settings.follow_agents and folder.follower is None:
-            follower = AgentFollower(self, folder)
+        sources = folder.settings.followed(followable())
+        current = folder.follower
+        if isinstance(current, AgentFollower) and current.sources == sources:
+            return
+        if current is not None:
+            current.stop()
+            folder.follower = None
+        if sources:
+            follower = AgentFollower(self, folder, sources)
             follower.start()
             folder.follower = follower
-            log.info("%s: following Claude Code and Codex sessions", folder.path)
-        elif not folder.settings.follow_agents and folder.follower is not None:
-            folder.follower.stop()
-            folder.follower = None
+            log.info("%s: following %s", folder.path, ", ".join(sources))
+
+    def work_progress(self, title: str) -> WorkProgress:
+        """Progress for work the server starts itself (no request, no client token)."""
+        return WorkProgress(self, title)
 
     def announce(self, folder: Folder, sessions: set[str], checkpoints: bool) -> None:
         if self.notifier is not None:

@@ -18,6 +18,7 @@ UNDO = "turnback/undo"
 FORK = "turnback/fork"
 IMPORT = "turnback/import"
 GC = "turnback/gc"
+HOOKS = "turnback/hooks"
 
 DID_CHANGE = "turnback/didChange"
 
@@ -34,5 +35,6 @@ REQUESTS = (
     FORK,
     IMPORT,
     GC,
+    HOOKS,
 )
 NOTIFICATIONS = (DID_CHANGE,)

@@ -35,9 +35,17 @@ class Settings:
     auto_checkpoint: bool = True
     ignores: tuple[str, ...] = ()
     size_cap_bytes: int | None = None
-    follow_agents: bool = False
+    follow_agents: bool = True  # follow every supported agent's sessions of this folder ...
+    follow_off: frozenset[str] = frozenset()  # ... except these (followAgents: {agent: false})
     retention: Retention = field(default_factory=Retention)
     watch: bool = True  # off: no file watching; every checkpoint walks the tree
+    read_only: bool = False  # an untrusted workspace: nothing of the agents' is read
+
+    def followed(self, sources: list[str]) -> list[str]:
+        """Which of ``sources`` to follow in this folder."""
+        if self.read_only or not self.follow_agents:
+            return []
+        return [s for s in sources if s not in self.follow_off]
 
     def store_dir(self, workspace: Path) -> Path | None:
         """Where this folder's store lives, or None for the default."""
@@ -70,7 +78,8 @@ class Settings:
 
 
 KEYS = frozenset(
-    {"storePath", "autoCheckpoint", "ignores", "sizeCapBytes", "followAgents", "retention", "watch"}
+    {"storePath", "autoCheckpoint", "ignores", "sizeCapBytes", "followAgents", "retention", "watch",
+     "readOnly"}
 )
 
 
@@ -151,12 +160,26 @@ def parse(raw: object, where: str) -> Settings:
         keep_days=float(keep_days) if keep_days is not None else None,
         quota_bytes=opt_int(ret_raw, "quotaBytes", "retention.quotaBytes"),
     )
+    follow = raw.get("followAgents")
+    follow_off: frozenset[str] = frozenset()
+    if isinstance(follow, dict):
+        # {"codex": false}: every agent but those; the old boolean still works
+        if not all(isinstance(k, str) and isinstance(v, bool) for k, v in follow.items()):
+            raise bad("followAgents", 'true, false, or an object of agents to booleans '
+                      '(e.g. {"codex": false})')
+        follow_off = frozenset(k for k, v in follow.items() if not v)
+        follow = True
+    elif follow is not None and not isinstance(follow, bool):
+        raise bad("followAgents", 'true, false, or an object of agents to booleans '
+                  '(e.g. {"codex": false})')
     return Settings(
         store_path=store_path or None,
         auto_checkpoint=flag("autoCheckpoint", True),
         ignores=tuple(ignores),
         size_cap_bytes=size_cap,
-        follow_agents=flag("followAgents", False),
+        follow_agents=True if follow is None else follow,
+        follow_off=follow_off,
         retention=retention,
         watch=flag("watch", True),
+        read_only=flag("readOnly", False),
     )

@@ -10,10 +10,23 @@ from ...store.facade import Store
 from .. import methods
 from ..core import TurnbackServer
 from ..errors import rpc_method
+from ..folders import Folder
 from ..params import Params
 from ..progress import WorkProgress
 
 JSON = dict[str, Any]
+
+
+def following(folder: Folder) -> JSON:
+    """What the status bar shows of the agents followed (``follow.AgentFollower``)."""
+    describe = getattr(folder.follower, "describe", None)
+    if callable(describe):
+        out: JSON = describe()
+        return out
+    s = folder.settings
+    why = ("the workspace is not trusted" if s.read_only
+           else "followAgents is off" if not s.follow_agents else "no agent to follow")
+    return {"state": "off", "agents": [], "summary": f"not following agents ({why})"}
 
 
 def register(ls: TurnbackServer) -> None:
@@ -44,6 +57,7 @@ def register(ls: TurnbackServer) -> None:
         out["dirtyPaths"] = folder.tracker.changed
         # ... of which a preparation has read ahead (see prepare.py)
         out["preparedPaths"] = folder.tracker.ahead
+        out["following"] = following(folder)
         return out
 
     @ls.feature(methods.GC)

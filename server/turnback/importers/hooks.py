@@ -1,0 +1,376 @@
+"""Agents' own hooks: the configuration that makes an agent run ``turnback hook``.
+
+Following a transcript (``follow.py``) sees a prompt once its line is on disk;
+an agent's hook runs *before* the agent acts, and the agent waits for it. Where
+an agent has hooks, ``turnback hooks install`` writes this workspace's hook
+configuration so the agent itself calls ``turnback hook AGENT EVENT`` at each
+new prompt and at each turn's end:
+
+- Claude Code: ``.claude/settings.local.json`` (the workspace's own, not
+  committed), ``hooks.UserPromptSubmit`` and ``hooks.Stop``; the hook JSON on
+  stdin carries ``session_id``, ``transcript_path``, ``cwd``,
+  ``hook_event_name`` (and ``prompt``). Its stdout on ``UserPromptSubmit`` is
+  added to the model's context, so ``turnback hook`` prints nothing there.
+- Gemini CLI: ``.gemini/settings.json``, ``hooks.BeforeAgent`` and
+  ``hooks.AfterAgent``; the same fields on stdin; stdout must be JSON (``{}``).
+- Codex: ``notify`` in ``.codex/config.toml`` (a program Codex runs with a JSON
+  argument after each turn, ``type: agent-turn-complete``, ``thread-id``,
+  ``cwd``). It has no hook before a turn, and only one ``notify`` program: one
+  the user set already is never replaced.
+
+Installing is idempotent and merges into the user's file (their hooks, keys
+and order stay); uninstalling removes exactly the entries whose command is
+Turnback's. A file that is a link, not JSON/TOML, or not an object is refused,
+never rewritten.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidInput, Unsafe
+from ..fs.atomic import atomic_write
+from .inputs import read_regular
+
+MAX_CONFIG = 4 << 20  # a settings file larger than this is not one to rewrite
+
+PROMPT, END = "prompt", "end"  # the two moments a hook checkpoints
+
+
+@dataclass(frozen=True, slots=True)
+class HookSpec:
+    """One agent's hook configuration: which file, which events mean what."""
+
+    agent: str
+    file: str  # relative to the workspace
+    events: dict[str, str]  # the agent's event name → PROMPT or END
+    kind: str  # "json-hooks" (Claude Code, Gemini CLI) or "toml-notify" (Codex)
+    timeout: int  # in the unit the agent reads (Claude Code: s, Gemini CLI: ms)
+    stdout: str = ""  # what a hook prints on success
+
+
+SPECS: dict[str, HookSpec] = {
+    s.agent: s
+    for s in (
+        HookSpec("claude-code", ".claude/settings.local.json",
+                 {"UserPromptSubmit": PROMPT, "Stop": END}, "json-hooks", timeout=30),
+        HookSpec("gemini-cli", ".gemini/settings.json",
+                 {"BeforeAgent": PROMPT, "AfterAgent": END}, "json-hooks", timeout=30_000,
+                 stdout="{}"),
+        HookSpec("codex", ".codex/config.toml", {"agent-turn-complete": END}, "toml-notify",
+                 timeout=0),
+    )
+}
+
+
+def spec(agent: str) -> HookSpec:
+    if agent not in SPECS:
+        raise InvalidInput(f"no hooks for agent {agent!r}; agents with hooks: {', '.join(SPECS)}")
+    return SPECS[agent]
+
+
+def hook_program() -> list[str]:
+    """How an agent runs Turnback: this installation's ``turnback`` (absolute), else by name."""
+    env = os.environ.get("TURNBACK_HOOK_PROGRAM")
+    if env:
+        return shlex.split(env)
+    import shutil
+
+    found = shutil.which("turnback")
+    return [found] if found else ["turnback"]
+
+
+def command_for(agent: str, event: str, program: list[str] | None = None) -> str:
+    return shlex.join([*(program or hook_program()), "hook", agent, event])
+
+
+def _is_ours(command: object, agent: str) -> bool:
+    """Whether a configured command is a ``turnback hook AGENT ...`` (any install path)."""
+    if not isinstance(command, str):
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    for i in range(len(words) - 2):
+        if words[i + 1] == "hook" and words[i + 2] == agent and _names_turnback(words[: i + 1]):
+            return True
+    return False
+
+
+def _names_turnback(program: list[str]) -> bool:
+    last = program[-1] if program else ""
+    return bool(re.search(r"(^|[/\\])turnback(\.exe)?$", last))
+
+
+# -- reading and writing the agents' files -----------------------------------------------------
+def _read_text(path: Path) -> str | None:
+    if not os.path.lexists(path):
+        return None
+    try:
+        return read_regular(path, MAX_CONFIG).decode("utf-8")
+    except Unsafe as exc:
+        raise Unsafe(f"{exc.message}; Turnback will not edit it") from None
+    except UnicodeDecodeError:
+        raise InvalidInput(f"{path} is not UTF-8 text; fix or move it, then try again") from None
+
+
+def _load_json(path: Path) -> dict[str, Any] | None:
+    text = _read_text(path)
+    if text is None or not text.strip():
+        return None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"{path} is not valid JSON ({exc}); fix it, then try again "
+                           "(Turnback does not rewrite a file it cannot read)") from None
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{path} holds a JSON {type(data).__name__}, not an object; "
+                           "Turnback will not edit it")
+    return data
+
+
+def _indent(path: Path) -> int | str:
+    """The indentation the file uses (2 when it is new or flat)."""
+    text = _read_text(path) or ""
+    m = re.search(r"\n([ \t]+)\S", text)
+    if m is None:
+        return 2
+    return len(m.group(1)) if " " in m.group(1) else "\t"
+
+
+def _write(path: Path, text: str | None) -> None:
+    if text is None:
+        if os.path.lexists(path):
+            os.unlink(path)
+        try:
+            path.parent.rmdir()  # the agent's folder, if installing made it and it is empty
+        except OSError:
+            pass
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, text.encode("utf-8"))
+
+
+# -- JSON hooks (Claude Code, Gemini CLI) ---------------------------------------------------------
+def _json_entries(data: dict[str, Any], s: HookSpec) -> dict[str, bool]:
+    hooks = data.get("hooks")
+    out = dict.fromkeys(s.events, False)
+    if not isinstance(hooks, dict):
+        return out
+    for event in s.events:
+        for group in hooks.get(event) or []:
+            if isinstance(group, dict) and any(
+                isinstance(h, dict) and _is_ours(h.get("command"), s.agent)
+                for h in group.get("hooks") or []
+            ):
+                out[event] = True
+    return out
+
+
+def _json_install(data: dict[str, Any], s: HookSpec, program: list[str]) -> bool:
+    hooks = data.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise InvalidInput(f"'hooks' in {s.file} is not an object; Turnback will not edit it")
+    present = _json_entries(data, s)
+    changed = False
+    for event in s.events:
+        if present[event]:
+            continue
+        groups = hooks.setdefault(event, [])
+        if not isinstance(groups, list):
+            raise InvalidInput(f"'hooks.{event}' in {s.file} is not a list; "
+                               "Turnback will not edit it")
+        entry: dict[str, Any] = {"type": "command", "command": command_for(s.agent, event, program),
+                                 "timeout": s.timeout}
+        if s.agent == "gemini-cli":
+            entry["name"] = "turnback"
+        groups.append({"hooks": [entry]})
+        changed = True
+    return changed
+
+
+def _json_uninstall(data: dict[str, Any], s: HookSpec) -> bool:
+    hooks = data.get("hooks")
+    if not isinstance(hooks, dict):
+        return False
+    changed = False
+    for event in s.events:
+        groups = hooks.get(event)
+        if not isinstance(groups, list):
+            continue
+        kept_groups = []
+        for group in groups:
+            if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+                kept_groups.append(group)
+                continue
+            kept = [h for h in group["hooks"]
+                    if not (isinstance(h, dict) and _is_ours(h.get("command"), s.agent))]
+            if len(kept) != len(group["hooks"]):
+                changed = True
+                if not kept:
+                    continue  # the group held only Turnback's hook: it was ours
+                group["hooks"] = kept
+            kept_groups.append(group)
+        if kept_groups:
+            hooks[event] = kept_groups
+        else:
+            del hooks[event]
+    if changed and not hooks:
+        del data["hooks"]
+    return changed
+
+
+# -- Codex: notify in config.toml -------------------------------------------------------------
+def _load_toml(path: Path) -> Any:
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
+    text = _read_text(path)
+    try:
+        return tomlkit.parse(text or "")
+    except TOMLKitError as exc:
+        raise InvalidInput(f"{path} is not valid TOML ({exc}); fix it, then try again") from None
+
+
+def _notify_ours(doc: Any, agent: str) -> bool:
+    notify = doc.get("notify")
+    return isinstance(notify, list) and _is_ours(shlex.join(str(w) for w in notify), agent)
+
+
+# -- the operations -------------------------------------------------------------------------
+@dataclass(slots=True)
+class HookState:
+    agent: str
+    file: str
+    installed: bool  # every event's hook is there
+    events: dict[str, bool]
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"agent": self.agent, "file": self.file, "installed": self.installed,
+                "events": self.events, "note": self.note}
+
+
+def status(workspace: Path, agent: str) -> HookState:
+    s = spec(agent)
+    path = workspace / s.file
+    if s.kind == "toml-notify":
+        doc = _load_toml(path)
+        ours = _notify_ours(doc, agent)
+        note = "" if ours or "notify" not in doc else "notify is set to another program"
+        return HookState(agent, s.file, ours, dict.fromkeys(s.events, ours), note)
+    data = _load_json(path) or {}
+    events = _json_entries(data, s)
+    return HookState(agent, s.file, all(events.values()), events)
+
+
+def install(workspace: Path, agent: str, program: list[str] | None = None) -> bool:
+    """Write the agent's hooks for this workspace; False when they were there already."""
+    s = spec(agent)
+    path = workspace / s.file
+    program = program or hook_program()
+    if s.kind == "toml-notify":
+        import tomlkit
+
+        doc = _load_toml(path)
+        if _notify_ours(doc, agent):
+            return False
+        if "notify" in doc:
+            raise InvalidInput(
+                f"{path} sets notify to {doc['notify']!r} already; Codex runs one notify "
+                "program, and Turnback does not replace yours (call `turnback hook codex "
+                "notify` from it to have both)")
+        doc["notify"] = [*program, "hook", agent, "notify"]
+        _write(path, tomlkit.dumps(doc))
+        return True
+    data = _load_json(path)
+    indent = _indent(path)
+    if data is None:
+        data = {}
+    if not _json_install(data, s, program):
+        return False
+    _write(path, json.dumps(data, indent=indent, ensure_ascii=False) + "\n")
+    return True
+
+
+def uninstall(workspace: Path, agent: str) -> bool:
+    """Remove exactly Turnback's hooks; False when there were none."""
+    s = spec(agent)
+    path = workspace / s.file
+    if s.kind == "toml-notify":
+        import tomlkit
+
+        doc = _load_toml(path)
+        if not _notify_ours(doc, agent):
+            return False
+        del doc["notify"]
+        text = tomlkit.dumps(doc)
+        _write(path, text if text.strip() else None)
+        return True
+    data = _load_json(path)
+    if data is None:
+        return False
+    indent = _indent(path)
+    if not _json_uninstall(data, s):
+        return False
+    _write(path, json.dumps(data, indent=indent, ensure_ascii=False) + "\n" if data else None)
+    return True
+
+
+def hooked_agents(workspace: Path) -> set[str]:
+    """The agents whose Turnback hooks are installed here (a broken file counts as none)."""
+    out = set()
+    for agent in SPECS:
+        try:
+            if status(workspace, agent).installed:
+                out.add(agent)
+        except (InvalidInput, Unsafe, OSError):
+            continue
+    return out
+
+
+# -- a hook's input -----------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class HookCall:
+    """What one hook run asks: checkpoint ``workspace`` at ``moment`` of ``session_id``."""
+
+    agent: str
+    moment: str  # PROMPT or END
+    session_id: str | None
+    workspace: Path | None
+    prompt: str | None = None
+    transcript: Path | None = None  # the agent's session file, when the hook names it
+
+
+def parse_call(agent: str, event: str, payload: bytes, cwd: Callable[[], Path] = Path.cwd
+               ) -> HookCall:
+    """The hook JSON an agent passed (stdin, or Codex's argument) as a :class:`HookCall`."""
+    s = spec(agent)
+    try:
+        data = json.loads(payload) if payload.strip() else {}
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"the {agent} hook input is not JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise InvalidInput(f"the {agent} hook input is not a JSON object")
+    name = data.get("hook_event_name") or data.get("type") or event
+    moment = s.events.get(str(name)) or s.events.get(event)
+    if moment is None:
+        raise InvalidInput(f"{agent} hook event {name!r} is not one Turnback handles "
+                           f"({', '.join(s.events)})")
+    sid = data.get("session_id") or data.get("thread-id")
+    where = data.get("cwd")
+    prompt = data.get("prompt")
+    transcript = data.get("transcript_path")
+    return HookCall(agent, moment, sid if isinstance(sid, str) and sid else None,
+                    Path(where) if isinstance(where, str) and os.path.isabs(where) else cwd(),
+                    prompt if isinstance(prompt, str) else None,
+                    Path(transcript) if isinstance(transcript, str)
+                    and os.path.isabs(transcript) else None)

@@ -1,0 +1,153 @@
+"""The watch of agents' folders: appended, new, replaced files and folders that appear later."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from turnback.importers.live import WatchRoot
+from turnback.server.agent_watch import AgentWatch
+
+
+class Seen:
+    def __init__(self) -> None:
+        self.paths: set[Path] = set()
+        self.cond = threading.Condition()
+
+    def __call__(self, paths: set[Path]) -> None:
+        with self.cond:
+            self.paths |= paths
+            self.cond.notify_all()
+
+    def wait_for(self, pred: Callable[[set[Path]], bool], timeout: float = 10.0) -> None:
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while not pred(self.paths):
+                left = deadline - time.monotonic()
+                assert left > 0, f"not seen; got {sorted(self.paths)}"
+                self.cond.wait(left)
+
+    def clear(self) -> None:
+        with self.cond:
+            self.paths.clear()
+
+
+@pytest.fixture(params=["inotify", "watchfiles"])
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    if request.param == "inotify" and not AgentWatch.inotify():
+        pytest.skip("no inotify here")
+    if request.param == "watchfiles":
+        monkeypatch.setattr(AgentWatch, "inotify", staticmethod(lambda: False))
+    return str(request.param)
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    h = tmp_path / "home"
+    h.mkdir()
+    return h
+
+
+def started(roots: list[WatchRoot], home: Path) -> tuple[AgentWatch, Seen]:
+    seen = Seen()
+    watch = AgentWatch(roots, seen, limit=home)
+    watch.start()
+    assert watch.ready.wait(10)
+    return watch, seen
+
+
+@pytest.fixture
+def stop() -> Iterator[list[AgentWatch]]:
+    watches: list[AgentWatch] = []
+    yield watches
+    for w in watches:
+        w.stop()
+
+
+def test_appends_and_new_files_are_reported(backend: str, home: Path,
+                                            stop: list[AgentWatch]) -> None:
+    root = home / ".claude" / "projects" / "p"
+    root.mkdir(parents=True)
+    f = root / "s.jsonl"
+    f.write_text("{}\n")
+    watch, seen = started([WatchRoot(root)], home)
+    stop.append(watch)
+    with f.open("a") as fh:
+        fh.write('{"a": 1}\n')
+    seen.wait_for(lambda p: f in p)
+    seen.clear()
+    g = root / "t.jsonl"
+    g.write_text("{}\n")
+    seen.wait_for(lambda p: g in p)
+
+
+def test_replaced_file_is_reported(backend: str, home: Path, stop: list[AgentWatch]) -> None:
+    root = home / "r"
+    root.mkdir()
+    f = root / "s.jsonl"
+    f.write_text("{}\n")
+    watch, seen = started([WatchRoot(root)], home)
+    stop.append(watch)
+    tmp = root / "s.jsonl.tmp"
+    tmp.write_text("{}\n{}\n")
+    os.replace(tmp, f)
+    seen.wait_for(lambda p: f in p)
+
+
+def test_a_root_made_later_is_watched(backend: str, home: Path, stop: list[AgentWatch]) -> None:
+    root = home / ".claude" / "projects" / "-ws"  # Claude Code makes it at its first session
+    watch, seen = started([WatchRoot(root, recursive=True)], home)
+    stop.append(watch)
+    root.mkdir(parents=True)
+    f = root / "s.jsonl"
+    f.write_text("{}\n")
+    # the folder's appearance or the file itself is reported (the follower looks again)
+    seen.wait_for(lambda p: f in p or root in p)
+    seen.clear()
+    with f.open("a") as fh:
+        fh.write("{}\n")
+    seen.wait_for(lambda p: f in p)
+
+
+def test_recursive_root_sees_new_date_folders(backend: str, home: Path,
+                                              stop: list[AgentWatch]) -> None:
+    root = home / ".codex" / "sessions"
+    root.mkdir(parents=True)
+    watch, seen = started([WatchRoot(root, recursive=True)], home)
+    stop.append(watch)
+    day = root / "2026" / "11" / "25"
+    day.mkdir(parents=True)
+    f = day / "rollout-x.jsonl"
+    f.write_text("{}\n")
+    seen.wait_for(lambda p: any(x == f or x in f.parents for x in p))
+    seen.clear()
+    with f.open("a") as fh:
+        fh.write("{}\n")
+    seen.wait_for(lambda p: f in p)
+
+
+def test_linked_folders_are_not_watched_into(home: Path, tmp_path: Path,
+                                             stop: list[AgentWatch]) -> None:
+    if not AgentWatch.inotify():
+        pytest.skip("no inotify here")
+    secret = tmp_path / "elsewhere"
+    secret.mkdir()
+    root = home / ".codex" / "sessions"
+    root.mkdir(parents=True)
+    (root / "link").symlink_to(secret, target_is_directory=True)
+    watch, _ = started([WatchRoot(root, recursive=True)], home)
+    stop.append(watch)
+    assert root / "link" not in watch.watched and secret not in watch.watched
+    assert watch.watched == {root}
+
+
+def test_stop_is_prompt(home: Path) -> None:
+    watch, _ = started([WatchRoot(home)], home)
+    t0 = time.monotonic()
+    watch.stop()
+    assert time.monotonic() - t0 < 5
