@@ -153,6 +153,27 @@ def store_root(workspace: str, store: str | None) -> str:
 def handoff(argv: list[str]) -> int | None:
     """Have a running server do ``argv``; its exit code once its output is printed, or
     None: this process must do the work itself (nothing was printed)."""
+    found = request_for(argv)
+    if found is None:
+        return None
+    answer = exchange(*found)
+    if answer is None:
+        return None
+    code, out, err = answer
+    try:
+        if out:
+            sys.stdout.buffer.write(out)
+            sys.stdout.flush()
+        if err:
+            sys.stderr.buffer.write(err)
+            sys.stderr.flush()
+    except (OSError, ValueError):
+        return code or 1  # the request was done; only its output could not be shown
+    return code
+
+
+def request_for(argv: list[str]) -> tuple[str, bytes] | None:
+    """The usable socket and the request for ``argv``, or None (no hand-off)."""
     if os.environ.get("TURNBACK_HANDOFF") == "0" or not sockets.available():
         return None
     req = parse(argv)
@@ -171,20 +192,7 @@ def handoff(argv: list[str]) -> int | None:
         fields += [key, value]
     for arg in req.args:
         fields += ["arg", arg]
-    answer = exchange(path, sockets.encode_request(fields))
-    if answer is None:
-        return None
-    code, out, err = answer
-    try:
-        if out:
-            sys.stdout.buffer.write(out)
-            sys.stdout.flush()
-        if err:
-            sys.stderr.buffer.write(err)
-            sys.stderr.flush()
-    except (OSError, ValueError):
-        return code or 1  # the request was done; only its output could not be shown
-    return code
+    return path, sockets.encode_request(fields)
 
 
 def exchange(path: str, request: bytes) -> tuple[int, bytes, bytes] | None:
