@@ -111,13 +111,7 @@ class Preparer:
     async def _run(self) -> None:
         folder = self._folder
         count = folder.tracker.count
-        # ``changed`` counts what earlier preparations read too: a burst (a build, 10,000
-        # files rewritten) is left to the checkpoint as a whole, not prepared slice by slice
-        # whenever it pauses for QUIET_S, each slice rebuilding the folders up to the root
-        # and writing a pack of its own while the checkpoint waits for the write lock
-        changed = folder.tracker.changed
-        if (not count or changed is None or changed > MAX_PATHS or folder.store is None
-                or self._ls.closing):
+        if not count or count > MAX_PATHS or folder.store is None or self._ls.closing:
             return
         if folder.write_lock.locked():
             return  # a write runs or waits: a checkpoint among them takes the paths itself
