@@ -7,7 +7,8 @@ with ``.turnback/`` — and created by the first write (a checkpoint, an import)
 
 ``with_dirty`` is here too: a checkpoint (a request's, a rewind's safety one, or
 the agent follower's at a new turn) reads the paths the folder's watcher and
-tracker say changed. The agent follower and the checkpoint preparer are started
+tracker say changed. The agent follower, the checkpoint preparer and the CLI
+hand-off listener are started
 by the server for a folder; the folder only keeps and stops them (``Background``),
 so this module imports neither.
 """
@@ -39,7 +40,8 @@ T = TypeVar("T")
 
 
 class Background(Protocol):
-    """Work the server runs for a folder (``follow.AgentFollower``, ``prepare.Preparer``)."""
+    """Work the server runs for a folder (``follow.AgentFollower``, ``prepare.Preparer``,
+    ``handoff.HandoffListener``)."""
 
     def stop(self) -> None: ...
 
@@ -76,6 +78,7 @@ class Folder:
         self.watcher: Watcher | None = None
         self.follower: Background | None = None  # the AgentFollower, while followAgents is on
         self.preparer: Background | None = None  # the Preparer: prepares checkpoints while watching
+        self.handoff: Background | None = None  # the HandoffListener: the store's CLI socket
         self.write_lock = asyncio.Lock()
         self.opened = asyncio.Event()  # the first look for the store is done
         self.settled = asyncio.Event()  # no settings change is being applied
@@ -132,6 +135,9 @@ class Folder:
             return self.store
 
     def close_store(self) -> None:
+        handoff, self.handoff = self.handoff, None
+        if handoff is not None:
+            handoff.stop()
         self.listing.invalidate()
         with self._open_lock:
             store, self.store = self.store, None
