@@ -15,7 +15,7 @@ import stat
 import blake3
 
 from ..errors import Conflict, Unsafe
-from ..fs.paths import NotAFolder, open_dir
+from ..fs.paths import NotAFolder, open_dir, refuse_protected_path
 from ..objects.objectstore import BLOB, CHUNK, ObjectStore, hash_bytes
 from ..objects.trees import FILE_MODES, LINK, Entry, permissions
 from .plan import Plan
@@ -128,6 +128,10 @@ class Applier:
         (recovery, roll-back): it is kept, and returned among the paths left as they are.
         ``self.done`` lists the paths changed so far.
         """
+        for path in plan.paths():
+            # the last gate, whoever made the plan: nothing is touched if one path is a
+            # .git or store folder in some spelling (the store's own check names more)
+            refuse_protected_path(path)
         kept: list[str] = []
         self.done = []
         root = os.open(self.workspace, os.O_RDONLY | os.O_DIRECTORY)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..errors import NotFound, StoreDamaged, Unsafe
 from ..events import JSON
+from ..fs.paths import refuse_protected_path
 from ..models import Checkpoint
 from ..objects.objectstore import ObjectStore
 from ..objects.trees import DIR, TreeReader
@@ -112,18 +113,10 @@ class StoreState:
 
         Checkpoints never hold such paths; a crafted tree or an imported file list might.
         """
-        # compared case-insensitively, as git does (`verify_path`): on a case-insensitive
-        # file system (macOS, a mounted FAT or SMB share) `.GIT/hooks/x` is `.git/hooks/x`
-        sr = self.ignore.store_rel
-        sr = sr.lower() if sr is not None else None
+        # every spelling a macOS or Windows file system takes for `.git` or a store
+        # (`.GIT`, `git~1`, `.git.`), on every platform: see fs/paths.refuse_protected_path
         for rel in paths:
-            rel_l = rel.lower()
-            if ".git" in rel_l.split("/"):
-                raise Unsafe(f"{what} '{rel}' is inside a .git folder; Turnback never writes "
-                             "there")
-            if sr is not None and (rel_l == sr or rel_l.startswith(sr + "/")):
-                raise Unsafe(f"{what} '{rel}' is inside the Turnback store; Turnback never "
-                             "writes there")
+            refuse_protected_path(rel, what, self.ignore.store_rel)
 
     def finish_rewind(self) -> None:
         """Record a rewind left to finish later; ``RewindOps`` does it, every write calls it."""
