@@ -17,7 +17,8 @@ from ..events import (
 )
 from ..fs.atomic import syncfs
 from ..fs.locks import file_lock, rw_lock
-from ..fs.paths import normalize
+from ..fs.namefold import collisions
+from ..fs.paths import display, normalize, quote
 from ..models import Checkpoint, RewindResult
 from ..objects.trees import DIR, Entry
 from ..rewind import signing
@@ -121,7 +122,7 @@ class RewindOps(CheckpointOps):
         with file_lock(self.root / "locks" / "rewind"), self._mutex:
             if dry_run:
                 plan = self._plan(self._working_tree(), target_tree, sel, partial, absent,
-                                  unknown)
+                                  unknown, label_id)
                 return RewindResult(sorted(plan.write), sorted(plan.create), plan.remove, None,
                                     True, mode, label_id)
             sid = session_id if session_id and self.backend.exists(session_id) else None
@@ -130,10 +131,12 @@ class RewindOps(CheckpointOps):
                 # ahead: a refused rewind leaves nothing behind (and `latest~1` stays put)
                 res, skipped = self._snapshot(dirty, None)
                 try:
-                    plan = self._plan(res.tree, target_tree, sel, partial, absent, unknown)
+                    plan = self._plan(res.tree, target_tree, sel, partial, absent, unknown,
+                                      label_id)
                     self._check_objects(plan)
                     check_conflicts(str(self.workspace), plan, {
-                        str(k.get("path")): str(k.get("reason")) for k in skipped})
+                        str(k.get("path")): str(k.get("reason")) for k in skipped},
+                        self.names.key)
                 except BaseException:
                     # refused: the scan stays the base of the next one, like a prepare()
                     self._prepared_skipped = skipped
@@ -201,7 +204,7 @@ class RewindOps(CheckpointOps):
             self._finish(record)
 
     def _plan(self, current: str, target: str, sel: list[str] | None, partial: bool,
-              absent: list[str], unknown: list[str]) -> Plan:
+              absent: list[str], unknown: list[str], label: str) -> Plan:
         """What a rewind from tree ``current`` to ``target`` writes, creates and removes."""
         if partial:
             # a partial checkpoint knows few files: look each one up
@@ -215,7 +218,29 @@ class RewindOps(CheckpointOps):
             # absent from the target only because it could not read them: not removed
             plan.remove = [p for p in plan.remove if not _selected_by(p, unknown)]
         self._refuse_reserved(plan.paths(), "the checkpoint's path")
+        if self.names.folds:
+            self._refuse_clashes(current, plan, label)
         return plan
+
+    def _refuse_clashes(self, current: str, plan: Plan, label: str) -> None:
+        """On a case-insensitive or normalizing file system, refuse a plan whose result holds
+        two names that are one file there (``a.txt`` and ``A.txt``): the second write would
+        land on the first file. Case-only renames pass (the old name is removed first)."""
+        result = set(self.trees.flatten(current))
+        result.difference_update(plan.remove)
+        result.update(plan.write, plan.create)
+        clashes = collisions(self.names, result, [*plan.write, *plan.create])
+        if not clashes:
+            return
+        first = clashes[0]
+        listed = "; ".join(" and ".join(f"'{display(p)}'" for p in g) for g in clashes[:5])
+        more = f" (and {len(clashes) - 5} more)" if len(clashes) > 5 else ""
+        raise Conflict(
+            f"checkpoint {label} holds {listed}{more}: names that are one file on this "
+            f"workspace's file system ({self.names.describe()}), so the rewind could not make "
+            f"the workspace that checkpoint; nothing was changed. Get each one by itself: "
+            f"'turnback show {label} {quote(first[0])}' prints its content, or rewind one "
+            f"path: 'turnback rewind {label} {quote(first[0])}'")
 
     def _roll_back(self, record: JSON, back: Plan, exc: BaseException) -> None:
         """Put back the workspace as it was before a rewind that failed part-way (a symlink

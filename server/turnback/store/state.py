@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..errors import NotFound, StoreDamaged, Unsafe
 from ..events import JSON
+from ..fs.namefold import EXACT, NameRules
 from ..fs.paths import refuse_protected_path
 from ..models import Checkpoint
 from ..objects.objectstore import ObjectStore
@@ -38,8 +39,10 @@ class StoreState:
         config: StoreConfig,
         sessions: SessionBackend,
         format_version: int = FORMAT_VERSION,
+        names: NameRules = EXACT,
     ) -> None:
         self.workspace = workspace
+        self.names = names  # how the workspace's file system compares names (namefold.py)
         self.root = root
         self.config = config
         self.format_version = format_version
