@@ -75,6 +75,9 @@ class CaseFolding(fuse.Operations):  # type: ignore[misc]
     def mkdir(self, path: str, mode: int) -> None:
         self._call(os.mkdir, self._real(path), mode)
 
+    def mknod(self, path: str, mode: int, dev: int) -> None:
+        self._call(os.mknod, self._real(path), mode, dev)  # FIFOs, for the scan's tests
+
     def rmdir(self, path: str) -> None:
         self._call(os.rmdir, self._real(path))
 
