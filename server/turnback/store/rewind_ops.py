@@ -5,6 +5,7 @@ journal, checked like any input). The plan and its application are in ``turnback
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 
 from ..errors import Conflict, InvalidInput, NotFound, StoreDamaged, TurnbackError, Unsafe
@@ -15,12 +16,13 @@ from ..events import (
     new_id,
     now_iso,
 )
+from ..fs import winnames
 from ..fs.atomic import syncfs
 from ..fs.locks import file_lock, rw_lock
 from ..fs.namefold import collisions
 from ..fs.paths import display, normalize, quote
 from ..models import Checkpoint, RewindResult
-from ..objects.trees import DIR, Entry
+from ..objects.trees import DIR, LINK, Entry
 from ..rewind import signing
 from ..rewind.apply import Applier, check_conflicts
 from ..rewind.plan import Plan, diff_plan, make_plan
@@ -220,7 +222,36 @@ class RewindOps(CheckpointOps):
         self._refuse_reserved(plan.paths(), "the checkpoint's path")
         if self.names.folds:
             self._refuse_clashes(current, plan, label)
+        if self.windows:
+            self._refuse_unportable(plan, label)
         return plan
+
+    def _refuse_unportable(self, plan: Plan, label: str) -> None:
+        """On Windows: refuse, naming the file, a plan writing a name Windows cannot hold
+        (``winnames.py``) or a symlink where this user may not make one (Windows asks for
+        Developer Mode or an administrator), before anything changes."""
+        targets = {**plan.write, **plan.create}
+        for path in sorted(targets):
+            why = winnames.problem(path, str(self.workspace))
+            if why is None and targets[path].mode == LINK and not self._can_symlink():
+                why = ("it is a symbolic link, and Windows lets only Developer Mode or an "
+                       "administrator make one")
+            if why is not None:
+                raise Unsafe(
+                    f"cannot restore '{display(path)}' on this system: {why}. Nothing was "
+                    f"changed; get its content with 'turnback show {label} {quote(path)}', "
+                    f"or rewind the other paths")
+
+    def _can_symlink(self) -> bool:
+        if self._symlinks is None:
+            probe = self.root / "cache" / f"symlink-probe-{os.getpid()}"
+            try:
+                os.symlink("target", probe)
+                os.unlink(probe)
+                self._symlinks = True
+            except OSError:
+                self._symlinks = False
+        return self._symlinks
 
     def _refuse_clashes(self, current: str, plan: Plan, label: str) -> None:
         """On a case-insensitive or normalizing file system, refuse a plan whose result holds

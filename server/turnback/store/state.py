@@ -8,6 +8,7 @@ facade (``facade``) opens and closes the whole.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -43,6 +44,9 @@ class StoreState:
     ) -> None:
         self.workspace = workspace
         self.names = names  # how the workspace's file system compares names (namefold.py)
+        # Windows' name rules apply (fs/winnames.py); a test sets it to try them here
+        self.windows = sys.platform == "win32"
+        self._symlinks: bool | None = None  # whether this user may make symlinks (Windows)
         self.root = root
         self.config = config
         self.format_version = format_version
