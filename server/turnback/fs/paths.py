@@ -104,6 +104,9 @@ _HFS_IGNORED_RX = re.compile("[" + "".join(chr(c) for c in sorted(_HFS_IGNORED))
 # Each protected folder: its name without the dot, and the six-letter prefix of its NTFS
 # 8.3 short name (`.git` -> `GIT~1`, `.turnback` -> `TURNBA~1`).
 PROTECTED_FOLDERS = (("git", "git"), ("turnback", "turnba"))
+_FIRST = frozenset(".gGtT")
+_PREFIXES = (".git", "git~", ".turnback", "turnba~")
+_HFS_IGNORED_CHARS = frozenset(chr(c) for c in _HFS_IGNORED)
 
 
 def _only_dots_spaces(rest: str) -> bool:
@@ -119,12 +122,17 @@ def is_protected_name(name: str) -> bool:
     spaces or a stream name, as an NTFS short name ``GIT~1`` (``~1`` to ``~4``: git
     refuses ``~1`` only), or with HFS+'s ignored code points anywhere. A little stricter
     than git, never looser."""
+    # every alias starts with `.`, `g` or `t` (no other character folds to one of them):
+    # the common name costs one comparison (the scan judges every name it meets)
+    first = name[:1]
+    if first not in _FIRST and first not in _HFS_IGNORED_CHARS:
+        return False
     if name.isascii():
         lower = name.lower()
-        if "git" not in lower and "turnba" not in lower:
-            return False  # the common name, at the cost of one lower() and two searches
     else:
         lower = unicodedata.normalize("NFC", _HFS_IGNORED_RX.sub("", name)).casefold()
+    if not lower.startswith(_PREFIXES):
+        return False
     for needle, short in PROTECTED_FOLDERS:
         if lower.startswith("." + needle) and _only_dots_spaces(lower[len(needle) + 1:]):
             return True
