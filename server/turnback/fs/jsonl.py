@@ -20,6 +20,7 @@ import orjson
 
 from .locks import file_lock
 from .privacy import FILE_MODE, make_dir
+from .reading import open_append, open_regular
 
 
 @dataclass(slots=True)
@@ -100,7 +101,7 @@ def append_lines(path: Path, objs: Iterable[Any], *, fsync: bool = False) -> int
     data = b"".join(dumps(o) + b"\n" for o in objs)
     make_dir(path.parent)
     with file_lock(path):
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, FILE_MODE)
+        fd = open_append(path, create=FILE_MODE)
         try:
             size = os.fstat(fd).st_size
             tail = _torn_tail_start(fd, size)
@@ -126,7 +127,7 @@ def read_lines(
     skipped silently here (an append repairs it).
     """
     try:
-        f = open(path, "rb")  # noqa: SIM115 - generator owns the handle
+        f = os.fdopen(open_regular(path), "rb")  # the generator owns the handle
     except FileNotFoundError:
         return
     with f:
@@ -168,7 +169,7 @@ def parse_object(
 def last_line(path: Path) -> dict[str, Any] | None:
     """The last complete, parsable line, read from the file's end (costs a line, not the file)."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = open_regular(path)
     except FileNotFoundError:
         return None
     try:

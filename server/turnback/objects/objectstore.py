@@ -21,6 +21,7 @@ import zstandard
 from ..errors import NotFound, StoreDamaged
 from ..fs.atomic import TMP_PREFIX, fsync_dir, syncfs
 from ..fs.privacy import create_file, make_dir
+from ..fs.reading import open_regular, read_regular
 from .packs import PackReader, PackWriter
 
 BLOB = b"blob"
@@ -162,10 +163,10 @@ class ObjectStore:
     def put_file(self, path: Path, size: int) -> str:
         """Store the file at ``path`` as a blob, streaming when it is large."""
         if size < STREAM_THRESHOLD:
-            with open(path, "rb", buffering=0) as f:
+            with os.fdopen(open_regular(path), "rb", buffering=0) as f:
                 return self.put(BLOB, f.read())
         h = blake3.blake3(BLOB + b"\0")
-        with open(path, "rb") as f:
+        with os.fdopen(open_regular(path), "rb") as f:
             while chunk := f.read(CHUNK):
                 h.update(chunk)
         name = h.hexdigest()
@@ -176,7 +177,7 @@ class ObjectStore:
         # Re-hash while compressing, so a file changed between the passes is caught.
         check = blake3.blake3(BLOB + b"\0")
         with (
-            open(path, "rb") as src,
+            os.fdopen(open_regular(path), "rb") as src,
             os.fdopen(create_file(tmp), "wb") as dst,
             self._cctx().stream_writer(dst, closefd=False) as w,
         ):
@@ -253,7 +254,8 @@ class ObjectStore:
         raw = self._packed(name)
         if raw is None:
             try:
-                payload = path.read_bytes()
+                # a zstd frame is never much larger than what it holds
+                payload = read_regular(path, limit=MAX_LOOSE + (MAX_LOOSE >> 7) + (1 << 20))
             except FileNotFoundError:
                 raise NotFound(
                     f"object {name[:12]} is missing from {self.root}; run 'turnback fsck' to "
@@ -337,7 +339,7 @@ class ObjectStore:
                 view = view[n:]
             return len(data)
         try:
-            src = open(path, "rb")  # noqa: SIM115
+            src = os.fdopen(open_regular(path), "rb")
         except FileNotFoundError:
             raise NotFound(f"object {name[:12]} is missing from {self.root}; run 'turnback "
                            "fsck'") from None

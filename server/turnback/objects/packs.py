@@ -31,6 +31,7 @@ import zstandard
 from ..errors import StoreDamaged
 from ..fs.atomic import atomic_write, fsync_dir
 from ..fs.privacy import create_file, make_dir
+from ..fs.reading import open_regular, read_regular
 
 PACK_MAGIC = b"TBPACK1\n"
 IDX_MAGIC = b"TBIDX1\n"
@@ -43,6 +44,7 @@ TREE_LEVEL = 1  # zstd level of tree blocks (see PackWriter)
 _ENTRY = struct.Struct(">32sQIII")
 _IDX_START = len(IDX_MAGIC) + 4
 # indexes with more entries stay as bytes (bisected); smaller ones go into one dict
+MAX_INDEX = 1 << 30  # an index of 20 million objects; a larger one is no index of ours
 SORTED_MIN = 4096
 # The most a block may inflate to, and so the end of any object in it: writers close a block
 # at BLOCK_RAW (1 MiB in earlier versions) plus at most one object under 512 KiB. A damaged
@@ -70,7 +72,7 @@ def _check_index(data: bytes, path: Path) -> int:
 
 
 def read_index(path: Path) -> dict[str, Loc]:
-    data = path.read_bytes()
+    data = read_regular(path, limit=MAX_INDEX)
     _check_index(data, path)
     pack = path.name[:-4]
     return {
@@ -272,7 +274,7 @@ class PackReader:
                     self._loaded.add(pack)
                     continue
                 try:
-                    data = path.read_bytes()
+                    data = read_regular(path, limit=MAX_INDEX)
                     count = _check_index(data, path)
                     if count >= SORTED_MIN:
                         self._sorted[pack] = _SortedIndex(pack, data, count)
@@ -352,7 +354,7 @@ class PackReader:
         if d is None:
             # a damaged frame header cannot make it reserve more than a block for its window
             d = self._dctx.d = zstandard.ZstdDecompressor(max_window_size=BLOCK_MAX)
-        fd = os.open(self.folder / f"{loc.pack}.pack", os.O_RDONLY)
+        fd = open_regular(self.folder / f"{loc.pack}.pack")
         try:
             size = os.fstat(fd).st_size
             if (loc.block_off < len(PACK_MAGIC) or loc.block_len > BLOCK_MAX

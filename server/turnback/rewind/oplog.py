@@ -14,7 +14,12 @@ import orjson
 from ..errors import StoreDamaged
 from ..fs.atomic import atomic_write
 from ..fs.jsonl import append_lines, dumps, last_line, loads, read_lines
+from ..fs.reading import read_regular
 from . import signing
+
+# a journal names each path a rewind changes (about 200 bytes a path): far more than
+# MAX_FILES paths' worth is no journal Turnback wrote
+MAX_JOURNAL = 1 << 30
 
 
 class OpLog:
@@ -38,7 +43,7 @@ class OpLog:
 
     def pending(self) -> dict[str, Any] | None:
         try:
-            data = loads(self.journal.read_bytes())
+            data = loads(read_regular(self.journal, limit=MAX_JOURNAL))
         except FileNotFoundError:
             return None
         except orjson.JSONDecodeError as exc:

@@ -28,6 +28,7 @@ from ..fs.atomic import atomic_write
 from ..fs.jsonl import _torn_tail_start, dumps, last_line, loads, parse_object, read_lines
 from ..fs.locks import file_lock
 from ..fs.privacy import make_dir
+from ..fs.reading import open_append, open_regular, read_regular
 from ..models import Problem, SessionLog, SessionPage, SessionSummary
 from .backend import EventFactory
 from .stats import StatsAccumulator
@@ -47,6 +48,8 @@ INDEX_FORMAT = 1  # of index/summaries.json
 LEGACY_INDEX = "sessions.json"  # the index of earlier versions (accumulators inline)
 SUMMARY_FIELDS = ("size", "ino", "lines", "events", "head", "header", "stats")
 ACC_FIELDS = ("size", "ino", "lines", "events", "head", "header", "acc")
+MAX_INDEX = 1 << 28  # summaries.json: about 1 KB a session; more is a damaged or planted file
+MAX_ACC = 1 << 24  # one session's accumulator snapshot
 PAGE_INDEXES = 16  # sessions whose event positions are kept (the ones last paged through)
 
 
@@ -108,7 +111,7 @@ class FileSessions:
         return [n[:-6] for n in os.listdir(self.root) if n.endswith(".jsonl") and is_id(n[:-6])]
 
     def _write_locked(self, path: Path, lines: list[bytes], fsync: bool) -> None:
-        fd = os.open(path, os.O_RDWR | os.O_APPEND)
+        fd = open_append(path)
         try:
             size = os.fstat(fd).st_size
             tail = _torn_tail_start(fd, size)
@@ -228,7 +231,7 @@ class FileSessions:
         """
         path = self.path(session_id)
         try:
-            fd = os.open(path, os.O_RDONLY)
+            fd = open_regular(path)
         except FileNotFoundError:
             raise NotFound(f"no session {session_id!r}") from None
         try:
@@ -312,8 +315,8 @@ class FileSessions:
             return self._index
         index: dict[str, dict[str, Any]] = {}
         try:
-            data = loads(self.index_path.read_bytes())
-        except (OSError, orjson.JSONDecodeError):
+            data = loads(read_regular(self.index_path, limit=MAX_INDEX))
+        except (OSError, StoreDamaged, orjson.JSONDecodeError):
             data = None
         if isinstance(data, dict) and data.get("format") == INDEX_FORMAT:
             entries = data.get("sessions")
@@ -330,8 +333,8 @@ class FileSessions:
         """``index/sessions.json`` of earlier versions: entries with their accumulators inline."""
         legacy = self.index_path.parent / LEGACY_INDEX
         try:
-            data = loads(legacy.read_bytes())
-        except (OSError, orjson.JSONDecodeError):
+            data = loads(read_regular(legacy, limit=MAX_INDEX))
+        except (OSError, StoreDamaged, orjson.JSONDecodeError):
             return {}
         if not isinstance(data, dict):
             return {}
@@ -348,8 +351,8 @@ class FileSessions:
     def _read_acc(self, session_id: str) -> dict[str, Any] | None:
         """The accumulator snapshot of a session, if its file is there and well formed."""
         try:
-            data = loads(self._acc_path(session_id).read_bytes())
-        except (OSError, orjson.JSONDecodeError):
+            data = loads(read_regular(self._acc_path(session_id), limit=MAX_ACC))
+        except (OSError, StoreDamaged, orjson.JSONDecodeError):
             return None
         return data if _index_entry_ok(data, "acc") else None
 

@@ -7,12 +7,14 @@ the commit point of a checkpoint: its objects are durable before it.
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
 from ..errors import InvalidInput, NotFound
 from ..events import is_id
 from ..fs.jsonl import append_lines, parse_object
+from ..fs.reading import open_regular
 from ..models import Checkpoint, Problem
 from ..objects.objectstore import is_hash
 
@@ -49,7 +51,7 @@ class CheckpointIndex:
 
     def _refresh(self) -> None:
         try:
-            st = self.path.stat()
+            st = self.path.lstat()
         except FileNotFoundError:
             self._cache, self._by_id, self._size, self._end, self._lines = [], {}, 0, 0, 0
             return
@@ -60,7 +62,7 @@ class CheckpointIndex:
             self._cache, self._by_id, self._end, self._lines = [], {}, 0, 0
             self.problems = []
         try:
-            with open(self.path, "rb") as f:
+            with os.fdopen(open_regular(self.path), "rb") as f:
                 f.seek(self._end)
                 data = f.read()
         except FileNotFoundError:

@@ -18,6 +18,9 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import StoreDamaged
+from ..fs.reading import open_regular
+
 MAX_READ = 4 * 1024 * 1024  # an ignore or config file larger than this is cut there
 
 
@@ -31,18 +34,16 @@ class GitExcludes:
     key: str  # what they were read from and what they held, for cache signatures
 
 
-def _read(path: Path | str) -> str | None:
-    """A regular file's text (None: missing, unreadable, or no regular file — a FIFO or
-    ``/dev/zero`` named in a config must not hang or fill the process)."""
+def read_text(path: Path | str, *, follow: bool = True) -> str | None:
+    """A regular file's text, cut at ``MAX_READ`` (None: missing, unreadable, or no regular
+    file — a FIFO or ``/dev/zero`` named in a config must not hang or fill the process).
+    ``follow=False`` refuses a symlink too, as git does for in-tree ignore files."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except (OSError, ValueError):
+        fd = open_regular(path, follow=follow)
+    except (OSError, ValueError, StoreDamaged):
         return None
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        want = min(st.st_size, MAX_READ)
+        want = min(os.fstat(fd).st_size, MAX_READ)
         chunks = []
         while want > 0:
             chunk = os.read(fd, want)
@@ -73,13 +74,13 @@ def find_repository(workspace: Path) -> tuple[Path, Path] | None:
         if stat.S_ISDIR(st.st_mode):
             gitdir = dotgit
         else:
-            text = _read(dotgit) or ""
+            text = read_text(dotgit) or ""
             first = text.splitlines()[0] if text else ""
             if not first.startswith("gitdir:"):
                 continue  # not a repository marker git would accept either
             gitdir = d / first[len("gitdir:"):].strip()
         common = gitdir
-        rel = (_read(gitdir / "commondir") or "").strip()
+        rel = (read_text(gitdir / "commondir") or "").strip()
         if rel:
             common = gitdir / rel
         return d, common
@@ -214,7 +215,7 @@ def excludes_file(common: Path | None, base: Path) -> Path | None:
     for src in sources:
         if src is None:
             continue
-        text = _read(src)
+        text = read_text(src)
         value = config_excludes_file(text) if text else None
         if value:
             return _expand(value, base)
@@ -231,11 +232,11 @@ def load(workspace: Path) -> GitExcludes:
         info = ""
     else:
         top, common = repo
-        info = _read(common / "info" / "exclude") or ""
+        info = read_text(common / "info" / "exclude") or ""
     prefix = ""
     if top != workspace:
         prefix = workspace.relative_to(top).as_posix() + "/"
     path = excludes_file(common, top)
-    glob = (_read(path) or "") if path is not None else ""
+    glob = (read_text(path) or "") if path is not None else ""
     key = "\0".join([prefix, str(common or ""), info, str(path or ""), glob])
     return GitExcludes(prefix, info.splitlines(), glob.splitlines(), key)

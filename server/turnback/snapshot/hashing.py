@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import blake3
 
+from ..fs.reading import NotRegular, open_regular
 from ..objects.objectstore import BLOB, CHUNK, hash_bytes
 from ..objects.trees import FILE_MODES, Entry
 
@@ -32,7 +33,7 @@ def _wait(futures: list[Future[Any]]) -> None:
 
 def _hash_file_only(path: str, size: int) -> str:
     h = blake3.blake3(BLOB + b"\0")
-    with open(path, "rb") as f:
+    with os.fdopen(open_regular(path), "rb") as f:
         while chunk := f.read(CHUNK):
             h.update(chunk)
     return h.hexdigest()
@@ -87,8 +88,10 @@ class Hashing(ScanState):
                 else:
                     digest = _hash_file_only(p.abs, st.st_size)
                 return p.rel, (digest, st)
-            except (FileNotFoundError, IsADirectoryError):
-                return p.rel, None  # gone, or a folder now: absent, as the next scan sees
+            except (FileNotFoundError, IsADirectoryError, NotRegular):
+                # gone, or no regular file now (a folder, a link, a FIFO swapped in after the
+                # lstat: never read through): as the next scan sees it
+                return p.rel, None
             except OSError as exc:
                 # there but unreadable (permissions, a name too long for the system, an
                 # I/O error): reported, never taken as absent, which a rewind would delete

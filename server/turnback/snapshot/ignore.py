@@ -119,9 +119,10 @@ class IgnoreRules:
         lines: list[str] = []
         base = self.workspace / dir_rel if dir_rel else self.workspace
         for fname in IGNORE_FILES:
-            try:
-                text = (base / fname).read_text(encoding="utf-8", errors="replace")
-            except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError):
+            # as git (2.32+), an ignore file that is a symlink is not read; nor is a FIFO
+            # or a device (it would hang or fill the walk)
+            text = gitexclude.read_text(base / fname, follow=False)
+            if text is None:
                 continue
             lines.extend(text.splitlines())
         spec = _Spec(lines) if lines else None

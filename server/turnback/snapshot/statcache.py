@@ -17,8 +17,10 @@ from typing import Any
 
 import orjson
 
+from ..errors import StoreDamaged
 from ..fs.atomic import atomic_write
 from ..fs.jsonl import dumps, loads
+from ..fs.reading import open_regular
 from .prescan import MAGIC, Identity
 from .prescan import U32 as _U32
 
@@ -65,7 +67,7 @@ class StatCache:
             # this file's bytes even if a new cache file is renamed over it
             # (POSIX only: Windows cannot rename over a mapped file)
             data: bytes | mmap.mmap
-            with open(self.path, "rb") as f:
+            with os.fdopen(open_regular(self.path), "rb") as f:
                 st = os.fstat(f.fileno())
                 if os.name == "posix":
                     data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
@@ -86,8 +88,8 @@ class StatCache:
             self.dirsigs = dict(header.get("dirsigs") or {})
             self.dirtrees = dict(header.get("dirtrees") or {})
             self.dirrecs = dict(header.get("dirrecs") or {})  # absent before: none trusted
-        except (FileNotFoundError, orjson.JSONDecodeError, struct.error, TypeError, ValueError,
-                AttributeError):
+        except (FileNotFoundError, StoreDamaged, orjson.JSONDecodeError, struct.error, TypeError,
+                ValueError, AttributeError):
             self.rows = {}  # a cache: losing it only costs a re-read
 
     @property

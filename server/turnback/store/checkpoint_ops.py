@@ -16,7 +16,8 @@ from ..events import (
     now_iso,
 )
 from ..fs.locks import rw_lock
-from ..fs.paths import normalize
+from ..fs.paths import normalize, open_dir
+from ..fs.reading import read_regular
 from ..models import Change, Checkpoint, FileContent
 from ..objects.objectstore import BLOB
 from ..objects.trees import DIR, LINK, Entry, Tree, is_executable
@@ -252,12 +253,22 @@ class CheckpointOps(SessionOps):
             return self.objects.get(BLOB, entry.hash)
 
         def read_disk(path: str, entry: Entry) -> bytes:
-            full = self.workspace / path
+            # through folder descriptors, never a link: a folder swapped for a link to
+            # ~/.ssh while the diff is asked must not show what lies there
+            *folders, name = path.split("/")
             try:
-                if entry.mode == LINK:
-                    return os.fsencode(os.readlink(full))
-                return full.read_bytes()
-            except OSError:
+                root = os.open(self.workspace, os.O_RDONLY | os.O_DIRECTORY)
+                try:
+                    dfd = open_dir(root, folders, create=False)
+                finally:
+                    os.close(root)
+                try:
+                    if entry.mode == LINK:
+                        return os.fsencode(os.readlink(name, dir_fd=dfd))
+                    return read_regular(name, dir_fd=dfd, limit=self.config.size_cap_bytes)
+                finally:
+                    os.close(dfd)
+            except (OSError, TurnbackError):
                 return b""
 
         return read_disk if working else read_obj

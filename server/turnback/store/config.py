@@ -17,9 +17,11 @@ from ..errors import InvalidInput, StoreDamaged
 from ..fs.atomic import atomic_write
 from ..fs.namefold import NameRules
 from ..fs.paths import expand_home
+from ..fs.reading import read_regular
 
 FORMAT_VERSION = 2  # 2: file modes carry every permission bit (trees.py); reads 1
 STORE_DIRNAME = ".turnback"
+MAX_CONFIG = 1 << 20  # config.json is a few hundred bytes; a larger one is no config of ours
 DEFAULT_SIZE_CAP = 50 * 1024 * 1024  # files larger than this are skipped (and reported)
 
 
@@ -106,7 +108,7 @@ def load_config(store_dir: Path) -> tuple[StoreConfig, int]:
     """Read config.json; return the config and the store's format version."""
     path = store_dir / "config.json"
     try:
-        raw = orjson.loads(path.read_bytes())
+        raw = orjson.loads(read_regular(path, limit=MAX_CONFIG))
     except FileNotFoundError:
         return StoreConfig(), FORMAT_VERSION
     except orjson.JSONDecodeError as exc:

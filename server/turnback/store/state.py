@@ -17,6 +17,7 @@ from ..errors import NotFound, StoreDamaged, Unsafe
 from ..events import JSON
 from ..fs.namefold import EXACT, NameRules
 from ..fs.paths import refuse_protected_path
+from ..fs.reading import read_regular
 from ..models import Checkpoint
 from ..objects.objectstore import ObjectStore
 from ..objects.trees import DIR, TreeReader
@@ -72,8 +73,9 @@ class StoreState:
 
     def _gc_generation(self) -> str:
         try:
-            return (self.root / "cache" / "gc-generation").read_text()
-        except (FileNotFoundError, OSError):
+            return read_regular(self.root / "cache" / "gc-generation", limit=4096).decode(
+                "utf-8", "replace")
+        except (OSError, StoreDamaged):
             return ""
 
     def _check_gc(self) -> None:

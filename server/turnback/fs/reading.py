@@ -1,0 +1,124 @@
+"""Opening and reading files that anyone who can write the workspace may have replaced.
+
+The store lives in the workspace, and ``.gitignore`` files are the workspace's own: any of
+them may be swapped for a symlink (to ``/dev/zero``, to a file in ``~``), a FIFO (an
+``open`` for reading waits for a writer forever) or a file of many gigabytes. A plain
+``read_bytes()`` then hangs the CLI and the server or fills memory. Here a file is opened
+``O_NOFOLLOW | O_NONBLOCK`` (a link is refused, a FIFO opens at once), ``fstat``-ed (only
+a regular file is read) and read to a bound.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+from ..errors import StoreDamaged
+
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # absent on Windows, where links need a privilege
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_READ = os.O_RDONLY | _NONBLOCK | _CLOEXEC | getattr(os, "O_BINARY", 0)
+
+
+class NotRegular(StoreDamaged):
+    """A link, FIFO, device or folder where a regular file was expected."""
+
+
+class TooLarge(StoreDamaged):
+    """A file larger than anything Turnback writes there."""
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device"
+
+
+def _refuse(path: Path | str, what: str) -> NotRegular:
+    return NotRegular(f"{path} is {what}, not a regular file; Turnback does not read through it. "
+                      "Move it out of the way (run 'turnback fsck' if it is in the store)")
+
+
+def open_append(path: Path | str, *, create: int | None = None) -> int:
+    """A read-write, append-only descriptor on the regular file at ``path``, never through a
+    link (a planted ``checkpoints.jsonl -> ~/.profile`` must not get Turnback's lines);
+    created with mode ``create`` when given and absent."""
+    flags = os.O_RDWR | os.O_APPEND | _CLOEXEC | NOFOLLOW | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags | (os.O_CREAT if create is not None else 0), create or 0)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _refuse(path, "a symbolic link") from None
+        raise
+    try:
+        require_regular(fd, path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_regular(path: Path | str, *, follow: bool = False, dir_fd: int | None = None) -> int:
+    """A descriptor on the regular file at ``path``; the caller closes it.
+
+    Raises ``FileNotFoundError`` when nothing is there and ``NotRegular`` for anything
+    else than a regular file (with ``follow=False``, a symlink too, even one to a file).
+    ``dir_fd``: ``path`` is a name in that folder (see ``paths.open_dir``).
+    """
+    try:
+        fd = os.open(path, _READ | (0 if follow else NOFOLLOW), dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _refuse(path, "a symbolic link") from None
+        raise
+    try:
+        require_regular(fd, path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def require_regular(fd: int, path: Path | str) -> None:
+    """Raise ``NotRegular`` unless ``fd`` is a regular file (for descriptors opened to write)."""
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        raise _refuse(path, _kind(mode))
+
+
+def read_fd(fd: int, limit: int, path: Path | str) -> bytes:
+    """All of the open regular file ``fd``, refused (``TooLarge``) past ``limit`` bytes."""
+    size = os.fstat(fd).st_size
+    if size > limit:
+        raise TooLarge(f"{path} holds {size:,} bytes, more than the {limit:,} Turnback reads "
+                       "there; move it out of the way (run 'turnback fsck' if it is in the store)")
+    chunks: list[bytes] = []
+    left = limit + 1  # a file that grows while read is cut past the limit, never read forever
+    while left > 0:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    if left <= 0:
+        raise TooLarge(f"{path} grew past {limit:,} bytes while read; try again")
+    return b"".join(chunks)
+
+
+def read_regular(path: Path | str, *, limit: int, follow: bool = False,
+                 dir_fd: int | None = None) -> bytes:
+    """The bytes of the regular file at ``path`` (see ``open_regular`` and ``read_fd``)."""
+    fd = open_regular(path, follow=follow, dir_fd=dir_fd)
+    try:
+        return read_fd(fd, limit, path)
+    finally:
+        os.close(fd)
