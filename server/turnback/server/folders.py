@@ -46,16 +46,31 @@ class Background(Protocol):
     def stop(self) -> None: ...
 
 
+def file_uri_path(uri: str, windows: bool = os.name == "nt") -> str:
+    """The path a ``file:`` URI names, as that platform spells it.
+
+    Windows: a drive (``file:///c%3A/work`` -> ``c:\\work``), a UNC share
+    (``file://server/share/x`` -> ``\\\\server\\share\\x``), ``\\`` between folders.
+    Elsewhere a URI naming another host is refused (no UNC), and a ``%5C`` stays a
+    backslash inside a name."""
+    parsed = urlparse(uri)
+    raw = unquote(parsed.path)
+    host = parsed.netloc if parsed.netloc != "localhost" else ""
+    if not windows:
+        if host:
+            raise InvalidInput(f"folder {uri!r}: only local file: URIs are supported")
+        return raw
+    if host:
+        return "\\\\" + host + raw.replace("/", "\\")
+    if raw.startswith("/") and raw[2:3] == ":":
+        raw = raw[1:]  # "/c:/work": VS Code's path of a drive
+    return raw.replace("/", "\\")
+
+
 def uri_to_path(uri: str) -> Path:
     """A ``file:`` URI (or a plain path) as an absolute path."""
     if uri.startswith("file:"):
-        parsed = urlparse(uri)
-        if parsed.netloc not in ("", "localhost"):
-            raise InvalidInput(f"folder {uri!r}: only local file: URIs are supported")
-        raw = unquote(parsed.path)
-        if os.name == "nt" and raw.startswith("/") and raw[2:3] == ":":
-            raw = raw[1:]
-        return Path(raw)
+        return Path(file_uri_path(uri))
     if "://" in uri:
         raise InvalidInput(f"folder {uri!r}: only file: URIs are supported")
     return expand_home(uri)

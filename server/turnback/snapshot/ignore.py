@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import blake3
 
+from ..fs.paths import is_protected_name
 from . import gitexclude
 
 if TYPE_CHECKING:
@@ -181,8 +182,8 @@ class IgnoreRules:
 
     def in_dir(self, dir_rel: str, rel: str, name: str, is_dir: bool) -> bool:
         """``is_ignored`` for an entry ``name`` of folder ``dir_rel`` (the scanner's hot path)."""
-        if name in ALWAYS:
-            return True
+        if name in ALWAYS or is_protected_name(name):
+            return True  # a .git or store folder in any spelling (fs/paths.py)
         if self.store_rel is not None and rel == self.store_rel:
             return True
         sub = rel + "/" if is_dir else rel

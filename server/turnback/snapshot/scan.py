@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from stat import S_ISDIR, S_ISREG
 from typing import TYPE_CHECKING
 
+from ..fs.osflags import O_CLOEXEC, O_DIRECTORY
 from ..objects.trees import DIR, FILE_MODES, LINK, Entry, Tree
 from . import prescan
 from .ignore import IGNORE_FILES
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 from .build import TreeBuilding
 from .nodes import DirNode, Pending, Progress, ScanResult
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_DIR_FLAGS = os.O_RDONLY | O_DIRECTORY | O_CLOEXEC
 _IGNORE_SET = frozenset(IGNORE_FILES)
 
 
