@@ -53,6 +53,18 @@ export interface StatusResult {
   sessions: number;
   checkpoints: number;
   bytes: number;
+  /** Set while the kernel's inotify limit keeps folders unwatched (checkpoints walk them). */
+  watchLimit?: WatchLimit | null;
+}
+
+/** The kernel's watch limit as the server met it; `message` is what to show. */
+export interface WatchLimit {
+  kind: 'watches' | 'instances';
+  watched: number;
+  missing: number;
+  allowed: number | null;
+  raiseTo: number | null;
+  message: string;
 }
 
 export interface TokenStats {

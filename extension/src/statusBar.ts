@@ -9,7 +9,7 @@ import * as vscode from 'vscode';
 import type { StoreCache } from './cache';
 import type { ServerState } from './client';
 import { activeFolder, folderId } from './folders';
-import type { Checkpoint } from './protocol';
+import type { Checkpoint, WatchLimit } from './protocol';
 import { statusText } from './statusText';
 
 const TICK_MS = 30_000;
@@ -18,7 +18,9 @@ export class StatusBar implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
   private readonly disposables: { dispose(): unknown }[] = [];
   private readonly timer: NodeJS.Timeout;
-  private last: { checkpoints: readonly Checkpoint[]; folderName: string } | undefined;
+  private last:
+    | { checkpoints: readonly Checkpoint[]; folderName: string; watchLimit: WatchLimit | null }
+    | undefined;
   private generation = 0;
 
   constructor(
@@ -61,11 +63,14 @@ export class StatusBar implements vscode.Disposable {
       return;
     }
     try {
-      const checkpoints = await this.cache.checkpoints(folderId(folder));
+      const [checkpoints, status] = await Promise.all([
+        this.cache.checkpoints(folderId(folder)),
+        this.cache.status(folderId(folder)),
+      ]);
       if (generation !== this.generation) {
         return; // a newer update is on its way
       }
-      this.last = { checkpoints, folderName: folder.name };
+      this.last = { checkpoints, folderName: folder.name, watchLimit: status.watchLimit ?? null };
       this.item.command = 'turnback.showView';
       this.redraw();
     } catch {
@@ -80,7 +85,8 @@ export class StatusBar implements vscode.Disposable {
     if (this.last === undefined) {
       return;
     }
-    const { text, tooltip } = statusText(this.last.checkpoints, this.last.folderName, Date.now());
+    const { checkpoints, folderName, watchLimit } = this.last;
+    const { text, tooltip } = statusText(checkpoints, folderName, Date.now(), watchLimit);
     this.item.text = text;
     this.item.tooltip = tooltip;
     this.item.show();

@@ -3,11 +3,30 @@
  */
 
 import { countOf, formatAge, formatShortAge } from './format';
-import type { Checkpoint } from './protocol';
+import type { Checkpoint, WatchLimit } from './protocol';
 import { checkpointTitle } from './tree/labels';
 
-/** Text and tooltip of the item: the newest checkpoint's age and the count. */
+/**
+ * Text and tooltip of the item: the newest checkpoint's age and the count; a warning
+ * first while the kernel's watch limit keeps folders unwatched.
+ */
 export function statusText(
+  checkpoints: readonly Checkpoint[],
+  folderName: string,
+  now: number,
+  watchLimit?: WatchLimit | null,
+): { text: string; tooltip: string } {
+  const plain = checkpointText(checkpoints, folderName, now);
+  if (watchLimit === undefined || watchLimit === null) {
+    return plain;
+  }
+  return {
+    text: `$(warning) ${plain.text}`,
+    tooltip: `${watchLimit.message}\n\n${plain.tooltip}`,
+  };
+}
+
+function checkpointText(
   checkpoints: readonly Checkpoint[],
   folderName: string,
   now: number,

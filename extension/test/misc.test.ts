@@ -77,4 +77,16 @@ describe('status bar text', () => {
   it('says when there is none', () => {
     assert.equal(statusText([], 'demo', now).text, '$(history) no checkpoints');
   });
+
+  it('warns first while the watch limit keeps folders unwatched', () => {
+    const message =
+      'Turnback watches 64,000 of 65,536 allowed folders; checkpoints now scan the rest (3,000 folders). ' +
+      'Raise fs.inotify.max_user_watches to 131,072 (sysctl; see docs/ARCHITECTURE.md).';
+    const s = statusText([], 'demo', now, {
+      kind: 'watches', watched: 64000, missing: 3000, allowed: 65536, raiseTo: 131072, message,
+    });
+    assert.equal(s.text, '$(warning) $(history) no checkpoints');
+    assert.ok(s.tooltip.startsWith(message));
+    assert.equal(statusText([], 'demo', now, null).text, '$(history) no checkpoints');
+  });
 });

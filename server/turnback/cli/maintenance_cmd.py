@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ..fs.paths import one_line, quote
+from ..store import watchlimit
 from .common import Ctx, emit, pass_ctx
 
 
@@ -31,6 +32,9 @@ def status(ctx: Ctx) -> None:
     """Where the store is, what it holds and its disk usage."""
     store = ctx.open()
     st = store.status()
+    # a running server that met the kernel's watch limit says so in the store
+    limit = watchlimit.read_note(store.root)
+    st["watchLimit"] = limit.to_json() if limit is not None else None
 
     def human() -> None:
         click.echo(f"workspace   {quote(st['folder'])}\nstore       {quote(st['store'])} (format "
@@ -41,6 +45,8 @@ def status(ctx: Ctx) -> None:
             click.echo(f"last        {last['id']}  {last['ts'][:19]}  {one_line(last['label'])}")
         if st.get("pendingRewind"):
             click.echo("an interrupted rewind is pending (it finishes on next open)")
+        if limit is not None:
+            click.echo(f"warning     {limit.message}")
 
     emit(ctx, st, human)
 
