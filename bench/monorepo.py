@@ -145,6 +145,35 @@ def one_size(files: int, work: Path, code: Path) -> dict[str, Any]:
     return row
 
 
+def plot(results: dict[str, Any], png: Path) -> None:
+    """Peak RSS and time of the first and no-op checkpoints against the workspace's size."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display: write the file only
+    import matplotlib.pyplot as plt
+
+    rows = sorted(results["rows"], key=lambda r: r["files"])
+    xs = [r["files"] for r in rows]
+    fig, (mem, secs) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for side, label, color in (("tb", "Turnback (CLI)", "tab:blue"),
+                               ("git", "shadow git", "tab:red")):
+        for phase, style in (("first", "-o"), ("noop", "--s")):
+            mem.plot(xs, [r[f"{side}_{phase}_mb"] for r in rows], style, color=color,
+                     label=f"{label}, {'first' if phase == 'first' else 'no-op'}")
+            secs.plot(xs, [r[f"{side}_{phase}_s"] for r in rows], style, color=color,
+                      label=f"{label}, {'first' if phase == 'first' else 'no-op'}")
+    for ax, what in ((mem, "peak RSS (MB)"), (secs, "time (s)")):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("files (not ignored)")
+        ax.set_ylabel(what)
+        ax.grid(True, which="both", alpha=0.3)
+    mem.legend(fontsize=8)
+    fig.suptitle(f"checkpoints against workspace size (commit {results['commit']})")
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -155,7 +184,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=HERE / "results_monorepo.json")
     ap.add_argument("--code", type=Path, default=REPO / "server",
                     help="the turnback package's folder the CLI runs (default: this checkout's)")
+    ap.add_argument("--plot", type=Path, default=None,
+                    help="only draw RESULTS' figure from --out's JSON into this PNG")
     a = ap.parse_args(argv)
+    if a.plot is not None:
+        plot(json.loads(a.out.read_text()), a.plot)
+        return 0
     sys.path.insert(0, str(a.code.resolve()))  # the in-process watcher too
     sizes = [*a.sizes, *([1_000_000] if a.million else [])]
     a.work.mkdir(parents=True, exist_ok=True)

@@ -81,7 +81,7 @@ describe('status bar text', () => {
   it('warns first while the watch limit keeps folders unwatched', () => {
     const message =
       'Turnback watches 64,000 of 65,536 allowed folders; checkpoints now scan the rest (3,000 folders). ' +
-      'Raise fs.inotify.max_user_watches to 131,072 (sysctl; see docs/ARCHITECTURE.md).';
+      'Raise fs.inotify.max_user_watches to 131,072 (sudo sysctl -w fs.inotify.max_user_watches=131072).';
     const s = statusText([], 'demo', now, {
       kind: 'watches', watched: 64000, missing: 3000, allowed: 65536, raiseTo: 131072, message,
     });

@@ -73,16 +73,15 @@ class WatchLimit:
     @property
     def message(self) -> str:
         to = self.raise_to
-        fix = (f"Raise {self.setting} to {to:,}" if to is not None
-               else f"Raise {self.setting}")
+        fix = (f"Raise {self.setting} to {to:,} (sudo sysctl -w {self.setting}={to})"
+               if to is not None else f"Raise {self.setting} (sysctl)")
         if self.kind == "watches":
             allowed = f"{self.allowed:,}" if self.allowed is not None else "the"
             return (f"Turnback watches {self.watched:,} of {allowed} allowed folders; "
-                    f"checkpoints now scan the rest ({self.missing:,} folders). {fix} "
-                    "(sysctl; see docs/ARCHITECTURE.md).")
+                    f"checkpoints now scan the rest ({self.missing:,} folders). {fix}.")
         allowed = f" (all {self.allowed:,} in use)" if self.allowed is not None else ""
         return (f"Turnback could not get an inotify instance{allowed}; checkpoints now scan "
-                f"the whole workspace. {fix} (sysctl).")
+                f"the whole workspace. {fix}.")
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "watched": self.watched, "missing": self.missing,
