@@ -226,6 +226,15 @@ def test_out_of_watches_no_change_is_missed_and_it_is_said(
         for i, top in enumerate(sorted(left)):
             assert h.has(cp, f"{top}/unwatched{i}.txt", "again")
 
+        # an ignore file changed in an unwatched folder: no event, read again all the same
+        top = sorted(left)[0]
+        (tree / top / ".gitignore").write_text("unwatched0.txt\n")
+        _, cp = h.checkpoint()
+        assert h.store.read_file(cp.id, f"{top}/unwatched0.txt") is None
+        (tree / top / ".gitignore").unlink()
+        _, cp = h.checkpoint()
+        assert h.has(cp, f"{top}/unwatched0.txt", "again")
+
         # the CLI's status says it too, from the note the watcher left in the store
         note = json.loads((Path(store.root) / watchlimit.NOTE).read_text())
         assert note["watched"] == 3 and note["pid"] == os.getpid()

@@ -381,6 +381,7 @@ class Scanner(TreeBuilding):
                     continue
                 old = node.entries.get(name)
                 if rel in dirty_paths or not isinstance(old, Entry) or old.mode != DIR:
+                    self.ignore.forget_below(rel)  # its ignore files may be new too
                     node.entries[name] = self._list(rel, None, True, None, set(), pending,
                                                     skipped)
                 else:
