@@ -155,14 +155,15 @@ class InotifyWatcher(Watcher):
         while not self._stop.is_set():
             try:
                 self._open()
-            except OSError as exc:
+            except Exception as exc:  # OSError mostly; anything else must not end the thread
                 no_instance = self._ino is None
                 self._close()
-                if exc.errno == errno.EMFILE and no_instance:
+                code = exc.errno if isinstance(exc, OSError) else None
+                if code == errno.EMFILE and no_instance:
                     self._set_limit(WatchLimit(
                         "instances", 0, 0, watchlimit.read_limit(watchlimit.INSTANCES)))
                     why = "out of inotify instances (raise fs.inotify.max_user_instances)"
-                elif exc.errno == errno.ENOSPC:
+                elif code == errno.ENOSPC:
                     self._set_limit(WatchLimit(
                         "watches", 0, 0, watchlimit.read_limit(watchlimit.WATCHES)))
                     why = "out of inotify watches (raise fs.inotify.max_user_watches)"
