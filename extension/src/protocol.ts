@@ -56,12 +56,24 @@ export interface StatusResult {
   bytes: number;
   /** What is followed live; `summary` is the server's wording for the status bar. */
   following?: Following;
+  /** Set while the kernel's inotify limit keeps folders unwatched (checkpoints walk them). */
+  watchLimit?: WatchLimit | null;
 }
 
 export interface Following {
   state: 'starting' | 'importing' | 'following' | 'cancelled' | 'off';
   agents: { agent: string; label: string; files: number }[];
   summary: string;
+}
+
+/** The kernel's watch limit as the server met it; `message` is what to show. */
+export interface WatchLimit {
+  kind: 'watches' | 'instances';
+  watched: number;
+  missing: number;
+  allowed: number | null;
+  raiseTo: number | null;
+  message: string;
 }
 
 export interface TokenStats {

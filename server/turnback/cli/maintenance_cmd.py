@@ -6,6 +6,7 @@ import click
 
 from ..fs.paths import one_line, quote
 from ..interchange import cli_text
+from ..store import watchlimit
 from .common import Ctx, emit, pass_ctx, print_out
 
 
@@ -22,7 +23,11 @@ def init(ctx: Ctx) -> None:
 def status(ctx: Ctx) -> None:
     """Where the store is, what it holds and its disk usage."""
     store = ctx.open()
-    print_out(cli_text.status(store.status(), ctx.as_json))
+    st = store.status()
+    # a running server that met the kernel's watch limit says so in the store
+    limit = watchlimit.read_note(store.root)
+    st["watchLimit"] = limit.to_json() if limit is not None else None
+    print_out(cli_text.status(st, ctx.as_json))
 
 
 @click.command("gc")

@@ -74,6 +74,9 @@ def status(st: dict[str, Any], as_json: bool) -> Printed:
         out += f"last        {last['id']}  {last['ts'][:19]}  {one_line(last['label'])}\n"
     if st.get("pendingRewind"):
         out += "an interrupted rewind is pending (it finishes on next open)\n"
+    limit = st.get("watchLimit")
+    if isinstance(limit, dict) and limit.get("message"):
+        out += f"warning     {limit['message']}\n"
     return out, ""
 
 

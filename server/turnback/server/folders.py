@@ -38,6 +38,10 @@ log = logging.getLogger("turnback.server")
 
 T = TypeVar("T")
 
+# How long a walking checkpoint waits for a watcher that is still setting up its watches
+# (one folder listing each: 1-3 s on 20,000 folders); past that it walks without it.
+START_WAIT_S = 30.0
+
 
 class Background(Protocol):
     """Work the server runs for a folder (``follow.AgentFollower``, ``prepare.Preparer``,
@@ -170,8 +174,12 @@ class Folder:
             on_store_change(sessions, checkpoints)
 
         self.listing.invalidate()
+        store = self.store
+        ignores = (store.config.ignores if store is not None
+                   else self.settings.store_overrides().get("ignores", []))
         self.watcher = make_watcher(
-            self.path, self.store_root, self.tracker, on_change, on_reset=self.listing.invalidate
+            self.path, self.store_root, self.tracker, on_change, on_reset=self.listing.invalidate,
+            ignores=tuple(ignores),
         )
         self.watcher.start()
 
@@ -206,6 +214,11 @@ def with_dirty(
     thread under the folder's write lock.
     """
     watcher = folder.watcher
+    if watcher is not None and not folder.tracker.trusted:
+        # A watcher still setting up its watches (start-up): wait for it, so this walk is
+        # the one that makes the watcher's set trusted. Otherwise the watcher coming up
+        # after it would make the next checkpoint walk again (two walks at start).
+        watcher.wait_started(START_WAIT_S)
     # Untrusted, the checkpoint walks anyway: no need to wait for the watcher.
     # Why it walks is read before take(), which makes the tracker trusted again.
     trusted, reason = folder.tracker.trusted, folder.tracker.reason

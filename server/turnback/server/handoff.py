@@ -186,6 +186,9 @@ class HandoffListener:
             return 0, await self._rewind(req)
         if req.verb == "status":
             st = await self._ls.read(folder, Store.status)
+            watcher = folder.watcher  # as turnback/status and the CLI alone say it
+            limit = watcher.limit if watcher is not None else None
+            st["watchLimit"] = limit.to_json() if limit is not None else None
             return 0, cli_text.status(st, req.as_json)
         raise Declined(f"unknown verb {req.verb!r}")
 

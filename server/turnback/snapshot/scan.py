@@ -276,8 +276,8 @@ class Scanner(TreeBuilding):
                         node.entries[name] = Entry(FILE_MODES[mode & 0o777], digest,
                                                    st.st_size)
                         continue
-                node.entries[name] = Pending(rel, os.path.join(abs_dir, name), st)
-                pending.append(node.entries[name])  # type: ignore[arg-type]
+                item = node.entries[name] = Pending(rel, st.st_size)
+                pending.append(item)
                 continue
             if S_ISDIR(mode):
                 if not (trusted and rel in self.statcache.dirsigs) and in_dir(
@@ -382,6 +382,7 @@ class Scanner(TreeBuilding):
                     continue
                 old = node.entries.get(name)
                 if rel in dirty_paths or not isinstance(old, Entry) or old.mode != DIR:
+                    self.ignore.forget_below(rel)  # its ignore files may be new too
                     node.entries[name] = self._list(rel, None, True, None, set(), pending,
                                                     skipped)
                 else:
@@ -396,7 +397,7 @@ class Scanner(TreeBuilding):
                     skipped.append({"path": rel, "reason": "larger than the size cap",
                                     "size": st.st_size})
                     continue
-                item = Pending(rel, os.path.join(self.workspace, rel), st)
+                item = Pending(rel, st.st_size)
                 node.entries[name] = item
                 pending.append(item)
             elif stat.S_ISLNK(mode):
