@@ -132,3 +132,14 @@ def test_file_history_newest_first_with_turns(recorded: tuple[Store, str, list[s
     versions, total = store.file_history("a.txt", 0, 1)
     assert total == 3 and versions[0].status == "deleted"
     assert store.file_history("never.txt") == ([], 0)
+
+
+def test_nearest_checkpoint_is_the_last_before_the_turn(store: Store, ws: Path) -> None:
+    (ws / "f").write_text("x")
+    early = store.checkpoint(label="before anything")
+    sid = store.start_session().id
+    store.append(sid, Kind.PROMPT, {"text": "go"})
+    (turn,) = store.turns(sid)
+    assert turn.before is None
+    near = store.nearest_checkpoint(turn)
+    assert near is not None and near.id == early.id

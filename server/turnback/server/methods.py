@@ -18,6 +18,10 @@ UNDO = "turnback/undo"
 FORK = "turnback/fork"
 IMPORT = "turnback/import"
 GC = "turnback/gc"
+TURNS = "turnback/turns"
+TURN_STEPS = "turnback/turnSteps"
+FILE_HISTORY = "turnback/fileHistory"
+IMPORT_CANDIDATES = "turnback/importCandidates"
 
 DID_CHANGE = "turnback/didChange"
 
@@ -34,5 +38,9 @@ REQUESTS = (
     FORK,
     IMPORT,
     GC,
+    TURNS,
+    TURN_STEPS,
+    FILE_HISTORY,
+    IMPORT_CANDIDATES,
 )
 NOTIFICATIONS = (DID_CHANGE,)

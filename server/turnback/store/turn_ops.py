@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import NotFound
-from ..events import JSON, Event, Kind, parse_iso
+from ..events import JSON, Event, Kind
 from ..fs.paths import normalize
 from ..models import Change, Checkpoint
 from ..objects.trees import DIR, Entry
@@ -127,13 +127,14 @@ class TurnOps(CheckpointOps):
             raise NotFound(f"no turn {turn_id!r} in session {session_id!r}")
         return turn_steps(log.events, turn_id, self._checkpoint_at(session_id, log.events))
 
-    def nearest_checkpoint(self, session_id: str, turn: Turn) -> Checkpoint | None:
-        """For a turn with no checkpoint before it: the session's (else the folder's)
-        checkpoint closest in time to its start."""
-        pool = self.checkpoints(session_id) or self.checkpoints()
-        if not pool:
-            return None
-        return min(pool, key=lambda c: (abs(_seconds(c.ts) - _seconds(turn.ts)), c.ts))
+    def nearest_checkpoint(self, turn: Turn) -> Checkpoint | None:
+        """For a turn with no checkpoint before it: the folder's last checkpoint taken before
+        the turn started, else the first one after."""
+        pool = sorted(self.checkpoints(), key=lambda c: (c.ts, c.id))
+        earlier = [c for c in pool if c.ts <= turn.ts]
+        if earlier:
+            return earlier[-1]
+        return pool[0] if pool else None
 
     # ------------------------------------------------------------ a file's history
 
@@ -191,6 +192,3 @@ class TurnOps(CheckpointOps):
             v.turn_id = tid
             v.turn_prompt = by_id[tid].prompt
 
-
-def _seconds(ts: str) -> float:
-    return parse_iso(ts) or 0.0
