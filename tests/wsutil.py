@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from turnback.snapshot.nodes import ScanResult
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]  # the checkout (tests/ is at its top)
 STORE_DIR = b".turnback"
 
 # rel path (bytes) -> ("f", content, executable) | ("l", target)

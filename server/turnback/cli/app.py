@@ -6,6 +6,7 @@ import click
 
 from . import checkpoint_cmd, maintenance_cmd, rewind_cmd, sessions_cmd
 from .common import Ctx, TurnbackGroup
+from .global_opts import accept_global_options
 
 # Commands whose modules come with their features, imported only when one is run (or
 # listed): ``import`` alone would load every importer on each ``turnback checkpoint``.
@@ -33,6 +34,7 @@ class _Group(TurnbackGroup):
         if cmd is None and cmd_name in _OPTIONAL:
             cmd = _optional_command(cmd_name)
             if cmd is not None:
+                accept_global_options(cmd)
                 self.add_command(cmd)
         return cmd
 
@@ -72,4 +74,5 @@ for command in (
     maintenance_cmd.gc,
     maintenance_cmd.fsck,
 ):
+    accept_global_options(command)
     cli.add_command(command)
