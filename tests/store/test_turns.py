@@ -109,13 +109,13 @@ def test_imported_checkpoint_before_tools_is_the_turn_start(store: Store) -> Non
     assert ch is not None and (ch.files, ch.added) == (1, 1)
 
 
-def HEAD_OF(store: Store, sid: str) -> str | None:  # noqa: N802 - reads like the constant
+def HEAD_OF(store: Store, sid: str) -> str | None:
     return store.session(sid).head
 
 
 def test_file_history_newest_first_with_turns(recorded: tuple[Store, str, list[str]], ws: Path
                                               ) -> None:
-    store, sid, ids = recorded
+    store, sid, _ids = recorded
     versions, total = store.file_history("a.txt")
     assert total == 2  # first seen at "start", changed by "change a"
     assert [v.status for v in versions] == ["modified", "added"]

@@ -10,7 +10,8 @@ from .global_opts import accept_global_options
 
 # Commands whose modules come with their features, imported only when one is run (or
 # listed): ``import`` alone would load every importer on each ``turnback checkpoint``.
-_OPTIONAL = {"import": "import_cmd", "export": "export_cmd", "serve": "serve_cmd"}
+_OPTIONAL = {"import": "import_cmd", "export": "export_cmd", "serve": "serve_cmd",
+             "continue": "continue_cmd"}
 
 
 def _optional_command(name: str) -> click.Command | None:
