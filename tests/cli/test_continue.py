@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
-from wsutil import cli_env, run_cli
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "importers"))
-from test_resume import _codex_rollout  # noqa: E402
+from wsutil import cli_env, run_cli, write_codex_rollout
 
 
 def test_continue_codex_from_before_the_third_turn(ws: Path, tmp_path: Path) -> None:
@@ -18,7 +14,7 @@ def test_continue_codex_from_before_the_third_turn(ws: Path, tmp_path: Path) -> 
     day = home / ".codex" / "sessions" / "2025" / "01" / "02"
     day.mkdir(parents=True)
     source = day / f"rollout-2025-01-02T10-00-00-{sid}.jsonl"
-    _codex_rollout(source, sid)
+    write_codex_rollout(source, sid)
     env = cli_env(HOME=str(home))
     run_cli(ws, "import", "codex", str(source), env=env)
     shown = json.loads(run_cli(ws, "session", "show", sid, "--json", env=env).stdout)

@@ -15,6 +15,7 @@ from turnback.errors import InvalidInput
 from turnback.importers.base import Context
 from turnback.importers.resume import find_session_file, plan_fork, write_fork
 from turnback.importers.runner import import_source
+from wsutil import write_codex_rollout
 
 
 def _prompts(store: Store, sid: str) -> list[tuple[str, str]]:
@@ -96,29 +97,13 @@ def test_finds_the_agents_own_file(tmp_path: Path) -> None:
     assert find_session_file("codex", "0199aaaa-bbbb-cccc-dddd-eeeeffff0000", ctx) == rollout
 
 
-def _codex_rollout(path: Path, sid: str) -> None:
-    lines = [{"timestamp": "2025-01-02T10:00:00Z", "type": "session_meta",
-              "payload": {"id": sid, "timestamp": "2025-01-02T10:00:00Z", "cwd": "/w"}}]
-    for i, text in enumerate(["first ask", "second ask", "third ask"]):
-        ts = f"2025-01-02T10:0{i + 1}:00Z"
-        lines += [
-            {"timestamp": ts, "type": "turn_context", "payload": {"cwd": "/w", "model": "m"}},
-            {"timestamp": ts, "type": "event_msg",
-             "payload": {"type": "user_message", "message": text}},
-            {"timestamp": ts, "type": "response_item", "payload": {
-                "type": "message", "role": "assistant",
-                "content": [{"type": "output_text", "text": f"answer {i}"}]}},
-        ]
-    path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in lines))
-
-
 def test_codex_fork_of_a_three_turn_rollout(tmp_path: Path) -> None:
     """No real Codex transcript here has two turns: one written in its format."""
     sid = "0199aaaa-bbbb-cccc-dddd-eeeeffff0000"
     day = tmp_path / ".codex" / "sessions" / "2025" / "01" / "02"
     day.mkdir(parents=True)
     source = day / f"rollout-2025-01-02T10-00-00-{sid}.jsonl"
-    _codex_rollout(source, sid)
+    write_codex_rollout(source, sid)
     ws = tmp_path / "ws"
     ws.mkdir()
     ctx = Context(workspace=ws, home=tmp_path, env={})
