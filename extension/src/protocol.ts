@@ -26,6 +26,7 @@ export const Methods = {
   turnSteps: 'turnback/turnSteps',
   fileHistory: 'turnback/fileHistory',
   importCandidates: 'turnback/importCandidates',
+  continue: 'turnback/continue',
 } as const;
 
 /** Notification method names. */
@@ -370,6 +371,23 @@ export interface ImportCandidatesResult {
   total: number;
 }
 
+export interface ContinueParams extends FolderParams {
+  sessionId: string;
+  turnId: string;
+  dryRun?: boolean;
+}
+
+export interface ContinueResult {
+  agent: string;
+  source: string;
+  lines: number;
+  sessionId: string;
+  sessionFile: string;
+  command: string[];
+  dryRun: boolean;
+  rewind: RewindResult | null;
+}
+
 /** Params and result type of each request, so `request()` is typed by method name. */
 export interface RequestTypes {
   'turnback/status': [FolderParams, StatusResult];
@@ -388,6 +406,7 @@ export interface RequestTypes {
   'turnback/turnSteps': [TurnStepsParams, TurnStepsResult];
   'turnback/fileHistory': [FileHistoryParams, FileHistoryResult];
   'turnback/importCandidates': [FolderParams, ImportCandidatesResult];
+  'turnback/continue': [ContinueParams, ContinueResult];
 }
 
 export type RequestMethod = keyof RequestTypes;

@@ -44,7 +44,7 @@ const SESSION: SessionInfo = {
   startedAt: '2026-11-21T10:00:00Z',
   endedAt: null,
   stats: {},
-} as unknown as SessionInfo;
+};
 
 describe('turn rows', () => {
   it('label the prompt, and describe time, tools and changes', () => {
@@ -53,7 +53,7 @@ describe('turn rows', () => {
     assert.match(n.description ?? '', /5 tools \(1 ✗\)/);
     assert.match(n.description ?? '', /\+12 −3 in 4 files/);
     assert.deepEqual(n.contextValue.split(' '), ['turn', 'rewindable', 'comparable', 'continuable']);
-    assert.equal(n.checkpoint?.id, 'cpB');
+    assert.equal(n.checkpoint?.id ?? 'none', 'cpB');
     assert.equal(n.checkpoint?.previous?.id, 'cpA');
     assert.equal(noCheckpointNote(n), undefined);
   });
@@ -67,7 +67,7 @@ describe('turn rows', () => {
     assert.equal(n.nearest?.id, 'cp0');
     const note = noCheckpointNote(n);
     assert.equal(note?.label, 'No checkpoint before this turn');
-    assert.match(note?.description ?? '', /nearest: “start”/);
+    assert.match(note.description ?? 'none', /nearest: “start”/);
   });
 
   it('keep branches visible', () => {
@@ -79,7 +79,7 @@ describe('turn rows', () => {
   it('page from the latest, with a row for earlier turns', () => {
     const nodes = turnNodes(FOLDER, 's1', { turns: [turn()], total: 3000, offset: 2999, session: SESSION });
     assert.equal(nodes[0]?.type, 'loadMore');
-    assert.equal(nodes[0]?.label, 'Load earlier turns…');
+    assert.equal(nodes[0].label, 'Load earlier turns…');
     assert.equal(nodes[1]?.type, 'turn');
   });
 
@@ -98,7 +98,9 @@ describe('steps', () => {
   const parent = turnNode(FOLDER, 's1', 'claude-code', turn());
 
   it('show a tool call and its result as one row', () => {
-    assert.equal(stepLabel(steps[1] as Step), 'Bash(pytest -q) ✗ 1 failed');
+    const tool = steps[1];
+    assert.ok(tool !== undefined);
+    assert.equal(stepLabel(tool), 'Bash(pytest -q) ✗ 1 failed');
     assert.equal(stepLabel({ id: 'x', kind: 'tool', label: 'Read(a)', ts: '', pending: true }), 'Read(a) …');
   });
 

@@ -38,6 +38,7 @@ FIELDS = {
     methods.TURN_STEPS: ["sessionId", "turnId", "folder"],
     methods.FILE_HISTORY: ["path", "offset", "limit", "folder"],
     methods.IMPORT_CANDIDATES: ["folder"],
+    methods.CONTINUE: ["sessionId", "turnId", "dryRun", "folder"],
 }
 
 json_values = st.recursive(

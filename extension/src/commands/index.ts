@@ -13,7 +13,7 @@ import { copyId, createCheckpoint, fork, importSessions, searchSessions, showSes
 import { collectGarbage, openStoreFolder, restartServer } from './store';
 import { importFound, startRecording } from './firstRun';
 import { restoreVersion, revealTurn, showFileHistory } from './history';
-import { compareTurn, rewindTurn, setEventsView, toggleDetails } from './turns';
+import { compareTurn, continueTurn, rewindTurn, setEventsView, toggleDetails } from './turns';
 
 export const VIEW_ID = 'turnback.sessions';
 
@@ -50,6 +50,7 @@ export function registerCommands(services: Services): vscode.Disposable[] {
     },
     'turnback.rewindTurn': (arg) => rewindTurn(services, arg),
     'turnback.compareTurn': (arg) => compareTurn(services, arg),
+    'turnback.continueTurn': (arg) => continueTurn(services, arg),
     'turnback.toggleDetails': () => {
       toggleDetails(services);
     },

@@ -22,6 +22,7 @@ TURNS = "turnback/turns"
 TURN_STEPS = "turnback/turnSteps"
 FILE_HISTORY = "turnback/fileHistory"
 IMPORT_CANDIDATES = "turnback/importCandidates"
+CONTINUE = "turnback/continue"
 
 DID_CHANGE = "turnback/didChange"
 
@@ -42,5 +43,6 @@ REQUESTS = (
     TURN_STEPS,
     FILE_HISTORY,
     IMPORT_CANDIDATES,
+    CONTINUE,
 )
 NOTIFICATIONS = (DID_CHANGE,)

@@ -1,15 +1,19 @@
-"""turnback/turns, turnback/turnSteps, turnback/fileHistory, turnback/importCandidates:
-history as people think of it (turns of a session, versions of a file), built by the
-store; the first run's count of sessions the importers would find."""
+"""turnback/turns, turnback/turnSteps, turnback/fileHistory, turnback/importCandidates,
+turnback/continue: history as people think of it (turns of a session, versions of a
+file), built by the store; the first run's count of sessions the importers would find;
+continuing an agent from before a turn."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ...errors import InvalidInput
+from ...models import RewindResult
 from ...store.facade import Store
 from .. import methods
 from ..core import TurnbackServer
 from ..errors import about_param, rpc_method
+from ..folders import with_dirty
 from ..lookup import find_session
 from ..params import MAX_LIMIT, Params
 from ..work import run_blocking
@@ -97,3 +101,52 @@ def register(ls: TurnbackServer) -> None:
         return {"sources": [f.to_json() for f in found],
                 "total": sum(f.files for f in found), "folder": folder.uri}
 
+    register_continue(ls)
+
+
+
+def _took_safety(res: RewindResult) -> bool:
+    return res.safety_checkpoint is not None
+
+
+def register_continue(ls: TurnbackServer) -> None:
+    @ls.feature(methods.CONTINUE)
+    @rpc_method(methods.CONTINUE)
+    async def continue_(ls: TurnbackServer, params: Any) -> JSON:
+        import os
+        from pathlib import Path
+
+        from ...importers.base import Context
+        from ...importers.resume import CONTINUABLE, find_session_file, plan_fork, write_fork
+
+        p = Params(params, methods.CONTINUE)
+        sid = p.req_ident("sessionId")
+        tid = p.req_ident("turnId")
+        dry_run = p.boolean("dryRun")
+        folder = await find_session(ls, p.string("folder"), sid, methods.CONTINUE)
+
+        def job(store: Store) -> JSON:
+            with about_param(methods.CONTINUE, "turnId"):
+                turn = store.find_turn(sid, tid)
+            agent = store.session_summary(sid).header.agent
+            if agent not in CONTINUABLE:
+                raise InvalidInput(f"{methods.CONTINUE}: session {sid!r} is a {agent} session; "
+                                   f"only {', '.join(CONTINUABLE)} sessions can be continued "
+                                   "by their agent")
+            actx = Context(workspace=store.workspace, home=Path.home(), env=dict(os.environ))
+            plan = plan_fork(agent, find_session_file(agent, sid, actx), turn.id, actx)
+            before = turn.before
+            res: RewindResult | None = None
+            if before is not None and dry_run:
+                res = store.rewind(before, None, "files", dry_run=True)
+            elif before is not None:
+                res = with_dirty(folder, lambda dirty: store.rewind(
+                    before, None, "files", dirty=dirty, finish_later=True), _took_safety)[0]
+            if not dry_run:
+                write_fork(plan, actx)
+            return {**plan.to_json(), "dryRun": dry_run,
+                    "rewind": res.to_json() if res is not None else None}
+
+        out = await ls.write(folder, job, checkpoints=not dry_run, after=Store.finish_rewind)
+        out["folder"] = folder.uri
+        return out
