@@ -232,10 +232,12 @@ def result_line(output: object, width: int = RESULT_WIDTH) -> str:
     return ""
 
 
-def turn_steps(events: Sequence[Event], turn_id: str, checkpoint_at: Mapping[str, str]
-               ) -> list[Step]:
-    """The steps of one turn, the prompt excluded: a tool call and its result are one step."""
-    owner = turn_of_events(events)
+def turn_steps(events: Sequence[Event], turn_id: str, checkpoint_at: Mapping[str, str],
+               owner: Mapping[str, str] | None = None) -> list[Step]:
+    """The steps of one turn, the prompt excluded: a tool call and its result are one step.
+    ``owner`` is ``turn_of_events(events)`` when the caller has it already."""
+    if owner is None:
+        owner = turn_of_events(events)
     steps: list[Step] = []
     calls: dict[str, Step] = {}
     for e in events:

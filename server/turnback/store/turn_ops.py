@@ -3,12 +3,15 @@ file's history (every checkpoint where it changed). Reads only."""
 
 from __future__ import annotations
 
+import os
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from ..errors import NotFound
 from ..events import JSON, Event, Kind
 from ..fs.paths import normalize
-from ..models import Change, Checkpoint
+from ..models import Change, Checkpoint, SessionLog
 from ..objects.trees import DIR, Entry
 from ..sessions.turns import Step, Turn, build_turns, turn_of_events, turn_steps
 from ..snapshot import changes as changes_mod
@@ -71,8 +74,61 @@ class FileVersion:
         }
 
 
+_CACHED_SESSIONS = 4  # sessions whose events and turns are kept between calls
+
+
+@dataclass(slots=True)
+class _View:
+    key: tuple[object, ...]
+    log: SessionLog
+    checkpoint_at: dict[str, str]
+    turns: list[Turn]
+    owner: dict[str, str]  # event id → its turn's id
+
+
 class TurnOps(CheckpointOps):
-    """Turns and file histories (see ``Store``)."""
+    """Turns and file histories (see ``Store``).
+
+    A session's turns are built from all its events; paging through them, expanding a turn
+    or opening a file's history would read and parse the whole file each time (2 s for
+    20,000 events on a loaded machine). The last few sessions' events and turns are kept,
+    keyed by the session file's identity and size and the checkpoint list's length: an
+    append or a new checkpoint changes the key, so nothing stale is answered.
+    """
+
+    _views: OrderedDict[str, _View]
+    _views_lock: threading.Lock
+
+    def _view(self, session_id: str) -> _View:
+        if "_views" not in self.__dict__:
+            self._views = OrderedDict()
+            self._views_lock = threading.Lock()
+        key = self._view_key(session_id)
+        with self._views_lock:
+            hit = self._views.get(session_id)
+            if hit is not None and key is not None and hit.key == key:
+                self._views.move_to_end(session_id)
+                return hit
+        log = self.session(session_id)
+        at = self._checkpoint_at(session_id, log.events)
+        view = _View(key or (), log, at, build_turns(log.events, log.head, at),
+                     turn_of_events(log.events))
+        if key is not None:
+            with self._views_lock:
+                self._views[session_id] = view
+                while len(self._views) > _CACHED_SESSIONS:
+                    self._views.popitem(last=False)
+        return view
+
+    def _view_key(self, session_id: str) -> tuple[object, ...] | None:
+        path_of = getattr(self.backend, "path", None)
+        if path_of is None:
+            return None  # the in-memory backend: always built afresh
+        try:
+            st = os.stat(path_of(session_id))
+        except OSError:
+            return None
+        return (st.st_ino, st.st_size, st.st_mtime_ns, len(self.index.all()))
 
     def _checkpoint_at(self, session_id: str, events: list[Event]) -> dict[str, str]:
         """Event id → checkpoint id, from the index and from ``checkpoint`` events' data."""
@@ -87,8 +143,7 @@ class TurnOps(CheckpointOps):
 
     def turns(self, session_id: str) -> list[Turn]:
         """Every turn of the session, in append order (prompt → everything until the next)."""
-        log = self.session(session_id)
-        return build_turns(log.events, log.head, self._checkpoint_at(session_id, log.events))
+        return list(self._view(session_id).turns)
 
     def turn_page(self, session_id: str, offset: int | None, limit: int) -> TurnPage:
         """A page of turns with what each changed; ``offset`` None: the latest page."""
@@ -122,10 +177,10 @@ class TurnOps(CheckpointOps):
         )
 
     def steps(self, session_id: str, turn_id: str) -> list[Step]:
-        log = self.session(session_id)
-        if turn_id not in {e.id for e in log.events} and turn_id != "prelude":
+        view = self._view(session_id)
+        if not any(t.id == turn_id for t in view.turns):
             raise NotFound(f"no turn {turn_id!r} in session {session_id!r}")
-        return turn_steps(log.events, turn_id, self._checkpoint_at(session_id, log.events))
+        return turn_steps(view.log.events, turn_id, view.checkpoint_at, view.owner)
 
     def nearest_checkpoint(self, turn: Turn) -> Checkpoint | None:
         """For a turn with no checkpoint before it: the folder's last checkpoint taken before
@@ -181,10 +236,9 @@ class TurnOps(CheckpointOps):
         if not sid or not eid or not self.has_session(sid):
             return
         if sid not in cache:
-            log = self.session(sid)
-            turns = build_turns(log.events, log.head, self._checkpoint_at(sid, log.events))
-            cache[sid] = (turn_of_events(log.events), {t.id: t for t in turns},
-                          log.header.agent)
+            view = self._view(sid)
+            cache[sid] = (view.owner, {t.id: t for t in view.turns},
+                          view.log.header.agent)
         owner, by_id, agent = cache[sid]
         v.agent = agent
         tid = owner.get(eid)
