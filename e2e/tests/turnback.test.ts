@@ -152,7 +152,7 @@ step("Rewind to Before This Turn lists the files, puts them back, and Undo resto
   await quickPick(page, "Files");
   const question = await answerDialog(page, "Rewind");
   assert.match(question, /Rewind to before “Add a farewell/);
-  assert.match(question, /Delete \d+ files?:[\s\S]*tests\/test_farewell\.py/);
+  assert.match(question, /Overwrite \d+ files?:[\s\S]*greeter\/greet\.py/);
   await toastText(page, /^Rewound to before “Add a farewell/);
   await assertWorkspaceIs(cp("Before the agent"));
   await shots.take(page, "turn-rewound");
@@ -160,6 +160,8 @@ step("Rewind to Before This Turn lists the files, puts them back, and Undo resto
   await toastText(page, /^Undid the last rewind/);
   assert.deepEqual(treeDiff(beforeTurnRewind, readTree(workspace)), []);
   await view.collapse(FIRST_TURN);
+  // Collapsed, so that the File History rows below are the only ones with these labels.
+  await view.collapse("Add a farewell command");
 });
 
 step("File History follows a file: versions by turn, a diff, Restore This Version and Undo", "file-history", async () => {

@@ -143,3 +143,15 @@ def test_nearest_checkpoint_is_the_last_before_the_turn(store: Store, ws: Path) 
     assert turn.before is None
     near = store.nearest_checkpoint(turn)
     assert near is not None and near.id == early.id
+
+
+def test_kept_turns_follow_appends_and_new_checkpoints(recorded: tuple[Store, str, list[str]],
+                                                       ws: Path) -> None:
+    store, sid, ids = recorded
+    assert len(store.turns(sid)) == 4
+    p = store.append(sid, Kind.PROMPT, {"text": "fifth"})
+    assert [t.id for t in store.turns(sid)][-1] == p.id
+    (ws / "c.txt").write_text("c\n")
+    store.append(sid, Kind.TOOL_CALL, {"name": "Write"})
+    cp = store.checkpoint(label="after fifth", session_id=sid)
+    assert store.turns(sid)[-1].after == cp.id
