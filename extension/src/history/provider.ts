@@ -80,8 +80,8 @@ export class FileHistoryProvider implements vscode.TreeDataProvider<HistoryRow>,
 
   private render(): void {
     if (this.view !== undefined) {
+      // With no file yet the view is empty and its welcome (package.json) says what to do.
       this.view.description = this.target?.path;
-      this.view.message = this.target === undefined ? 'Open a file to see the checkpoints where it changed.' : undefined;
     }
     this.changed.fire(undefined);
   }
