@@ -127,7 +127,8 @@ def _target(agent: str, source: Path, new_id: str) -> Path:
     return source.parent / f"rollout-{stamp}-{new_id}.jsonl"
 
 
-def _rewrite(agent: str, obj: Any, old_id: str | None, new_id: str) -> Any:
+def _rewrite(agent: str, obj: Any, new_id: str) -> Any:
+    """The line with the fork's session id where the agent keeps it."""
     if not isinstance(obj, dict):
         return obj
     if agent == "claude-code":
@@ -152,7 +153,7 @@ def write_fork(plan: ForkPlan, ctx: Context) -> Path:
         except orjson.JSONDecodeError:
             out.append(text)  # kept as it was: the agent skips what it cannot read too
             continue
-        out.append(orjson.dumps(_rewrite(plan.agent, obj, None, plan.new_id)))
+        out.append(orjson.dumps(_rewrite(plan.agent, obj, plan.new_id)))
     data = b"\n".join(out) + b"\n"
     fd = os.open(plan.target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
