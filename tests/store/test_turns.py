@@ -147,7 +147,7 @@ def test_nearest_checkpoint_is_the_last_before_the_turn(store: Store, ws: Path) 
 
 def test_kept_turns_follow_appends_and_new_checkpoints(recorded: tuple[Store, str, list[str]],
                                                        ws: Path) -> None:
-    store, sid, ids = recorded
+    store, sid, _ids = recorded
     assert len(store.turns(sid)) == 4
     p = store.append(sid, Kind.PROMPT, {"text": "fifth"})
     assert [t.id for t in store.turns(sid)][-1] == p.id
