@@ -23,6 +23,11 @@ export const Methods = {
   import: 'turnback/import',
   gc: 'turnback/gc',
   hooks: 'turnback/hooks',
+  turns: 'turnback/turns',
+  turnSteps: 'turnback/turnSteps',
+  fileHistory: 'turnback/fileHistory',
+  importCandidates: 'turnback/importCandidates',
+  continue: 'turnback/continue',
 } as const;
 
 /** Notification method names. */
@@ -51,6 +56,8 @@ export interface StatusResult {
   folder: string;
   store: string;
   formatVersion: number;
+  /** False while the folder has no store yet (older servers leave it out). */
+  exists?: boolean;
   sessions: number;
   checkpoints: number;
   bytes: number;
@@ -327,6 +334,114 @@ export interface DidChangeParams {
   checkpoints: boolean;
 }
 
+export interface TurnsParams extends FolderParams {
+  sessionId: string;
+  /** Absent: the latest page. */
+  offset?: number;
+  limit?: number;
+}
+
+/** A prompt and everything until the next one (docs/PROTOCOL.md, turnback/turns). */
+export interface Turn {
+  id: string;
+  index: number;
+  prompt: string;
+  ts: string;
+  endTs: string;
+  durationMs: number | null;
+  events: number;
+  toolCalls: number;
+  toolCallsFailed: number;
+  parentTurn: string | null;
+  branchStart: boolean;
+  onHeadPath: boolean | null;
+  head: boolean;
+  before: string | null;
+  after: string | null;
+  checkpoints: string[];
+  lastEvent: string;
+  changes: { files: number; linesAdded: number; linesRemoved: number } | null;
+  nearest?: Checkpoint | null;
+}
+
+export interface TurnsResult {
+  turns: Turn[];
+  total: number;
+  offset: number;
+  session: SessionInfo;
+}
+
+export interface TurnStepsParams extends FolderParams {
+  sessionId: string;
+  turnId: string;
+}
+
+export interface Step {
+  id: string;
+  kind: string;
+  label: string;
+  ts: string;
+  detail?: string;
+  failed?: boolean;
+  pending?: boolean;
+  folded?: boolean;
+  resultId?: string;
+  checkpoint?: string;
+}
+
+export interface TurnStepsResult {
+  steps: Step[];
+}
+
+export interface FileHistoryParams extends FolderParams {
+  path: string;
+  offset?: number;
+  limit?: number;
+}
+
+export interface FileVersion {
+  checkpoint: Checkpoint;
+  previous: string | null;
+  previousLabel: string | null;
+  status: ChangeStatus;
+  linesAdded: number;
+  linesRemoved: number;
+  binary: boolean;
+  sessionId: string | null;
+  turnId: string | null;
+  turnPrompt: string;
+  agent: string;
+}
+
+export interface FileHistoryResult {
+  path: string;
+  versions: FileVersion[];
+  total: number;
+  offset: number;
+}
+
+export interface ImportCandidatesResult {
+  sources: { source: string; summary: string; files: number }[];
+  total: number;
+}
+
+export interface ContinueParams extends FolderParams {
+  sessionId: string;
+  turnId: string;
+  dryRun?: boolean;
+}
+
+export interface ContinueResult {
+  agent: string;
+  source: string;
+  lines: number;
+  sessionId: string;
+  sessionFile: string;
+  command: string[];
+  dryRun: boolean;
+  rewind: RewindResult | null;
+}
+
 /** Params and result type of each request, so `request()` is typed by method name. */
 export interface RequestTypes {
   'turnback/status': [FolderParams, StatusResult];
@@ -342,6 +457,11 @@ export interface RequestTypes {
   'turnback/import': [ImportParams, ImportResult];
   'turnback/gc': [GcParams, GcResult];
   'turnback/hooks': [HooksParams, HooksResult];
+  'turnback/turns': [TurnsParams, TurnsResult];
+  'turnback/turnSteps': [TurnStepsParams, TurnStepsResult];
+  'turnback/fileHistory': [FileHistoryParams, FileHistoryResult];
+  'turnback/importCandidates': [FolderParams, ImportCandidatesResult];
+  'turnback/continue': [ContinueParams, ContinueResult];
 }
 
 export type RequestMethod = keyof RequestTypes;

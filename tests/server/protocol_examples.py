@@ -162,6 +162,12 @@ def record(ws: Path) -> dict[str, list[dict[str, Any]]]:
     call("turnback/changes", "turnback/changes", {"from": cp1["id"], "to": cp2["id"]})
     call("turnback/fileContent", "turnback/fileContent",
          {"checkpoint": cp1["id"], "path": "src/app.py"})
+    call("turnback/turns", "turnback/turns", {"sessionId": sid, "limit": 1})
+    call("turnback/turnSteps", "turnback/turnSteps", {"sessionId": sid, "turnId": prompt_id})
+    call("turnback/fileHistory", "turnback/fileHistory", {"path": "src/app.py", "limit": 1})
+    call("turnback/importCandidates", "turnback/importCandidates", {})
+    call("turnback/continue", "turnback/continue",
+         {"sessionId": sid, "turnId": prompt_id, "dryRun": True})
     call("turnback/rewind: dry run", "turnback/rewind", {"checkpoint": cp1["id"], "dryRun": True})
     call("turnback/rewind", "turnback/rewind", {"checkpoint": cp1["id"]})
     call("turnback/undo", "turnback/undo", {})

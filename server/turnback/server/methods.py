@@ -19,6 +19,11 @@ FORK = "turnback/fork"
 IMPORT = "turnback/import"
 GC = "turnback/gc"
 HOOKS = "turnback/hooks"
+TURNS = "turnback/turns"
+TURN_STEPS = "turnback/turnSteps"
+FILE_HISTORY = "turnback/fileHistory"
+IMPORT_CANDIDATES = "turnback/importCandidates"
+CONTINUE = "turnback/continue"
 
 DID_CHANGE = "turnback/didChange"
 
@@ -36,5 +41,10 @@ REQUESTS = (
     IMPORT,
     GC,
     HOOKS,
+    TURNS,
+    TURN_STEPS,
+    FILE_HISTORY,
+    IMPORT_CANDIDATES,
+    CONTINUE,
 )
 NOTIFICATIONS = (DID_CHANGE,)

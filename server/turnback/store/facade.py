@@ -22,11 +22,12 @@ from ..sessions.files import FileSessions
 from .config import FORMAT_VERSION, StoreConfig, default_store_dir, load_config, save_config
 from .rewind_ops import MODES, RewindOps
 from .session_ops import HEAD, WORKSPACE_SESSION, filter_sessions
+from .turn_ops import TurnOps
 
 __all__ = ["HEAD", "MODES", "WORKSPACE_SESSION", "Store", "filter_sessions"]
 
 
-class Store(RewindOps):
+class Store(TurnOps, RewindOps):
     """The history store of one workspace: sessions, checkpoints, rewinds (the operations
     are layered in ``session_ops``, ``checkpoint_ops`` and ``rewind_ops``); this class opens,
     closes and maintains it. Thread-safe for the server's use."""

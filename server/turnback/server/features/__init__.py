@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 def register_all(ls: TurnbackServer) -> None:
-    from . import checkpoints, hooks, imports, lifecycle, maintenance, rewind, sessions
+    from . import checkpoints, history, hooks, imports, lifecycle, maintenance, rewind, sessions
 
-    for module in (lifecycle, maintenance, sessions, checkpoints, rewind, imports, hooks):
+    for module in (lifecycle, maintenance, sessions, checkpoints, rewind, imports, hooks, history):
         module.register(ls)
