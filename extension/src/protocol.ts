@@ -22,6 +22,8 @@ export const Methods = {
   fork: 'turnback/fork',
   import: 'turnback/import',
   gc: 'turnback/gc',
+  pushHistory: 'turnback/pushHistory',
+  pullHistory: 'turnback/pullHistory',
 } as const;
 
 /** Notification method names. */
@@ -90,6 +92,8 @@ export interface SessionInfo {
   model?: string | null;
   cwd?: string | null;
   source?: string;
+  /** Pulled from another machine (turnback/pullHistory): read-only. */
+  origin?: { machine: string; user?: string; host?: string };
   startedAt: string | null;
   endedAt: string | null;
   events?: number;
@@ -267,6 +271,45 @@ export interface GcResult {
   bytes?: number;
 }
 
+/** turnback/pushHistory: this machine's history to a git remote (docs/SHARING.md). */
+export interface PushHistoryParams extends FolderParams {
+  remote?: string;
+  dryRun?: boolean;
+}
+
+export interface PushHistoryResult {
+  url: string;
+  ref: string;
+  machine: string;
+  sessions: number;
+  checkpoints: number;
+  objects: number;
+  bytes: number;
+  upToDate: boolean;
+  dryRun: boolean;
+  redactions: { where: string; kind: string; line: number }[];
+}
+
+export interface PullHistoryParams extends FolderParams {
+  remote?: string;
+}
+
+export interface PulledMachine {
+  machine: string;
+  user: string;
+  host: string;
+  sessions: number;
+  events: number;
+  checkpoints: number;
+  refused: string | null;
+}
+
+export interface PullHistoryResult {
+  url: string;
+  machine: string;
+  machines: PulledMachine[];
+}
+
 export interface DidChangeParams {
   folder: string;
   sessions: string[];
@@ -287,6 +330,8 @@ export interface RequestTypes {
   'turnback/fork': [ForkParams, ForkResult];
   'turnback/import': [ImportParams, ImportResult];
   'turnback/gc': [GcParams, GcResult];
+  'turnback/pushHistory': [PushHistoryParams, PushHistoryResult];
+  'turnback/pullHistory': [PullHistoryParams, PullHistoryResult];
 }
 
 export type RequestMethod = keyof RequestTypes;

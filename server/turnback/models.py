@@ -175,7 +175,7 @@ class SessionSummary:
 
     def to_json(self) -> JSON:
         h = self.header
-        return {
+        out: JSON = {
             "id": h.id,
             "title": h.title,
             "agent": h.agent,
@@ -188,6 +188,10 @@ class SessionSummary:
             "head": self.head,
             "stats": self.stats,
         }
+        origin = h.extra.get("origin") if h.source == "pulled" else None
+        if isinstance(origin, dict):  # pulled from another machine (sharing/)
+            out["origin"] = origin
+        return out
 
 
 @dataclass(slots=True)

@@ -10,6 +10,7 @@ import type { Services } from './common';
 import { compareWithNow, compareWithPrevious, openChange } from './compare';
 import { restoreFile, rewindHere, rewindPick, undoRewind } from './rewind';
 import { copyId, createCheckpoint, fork, importSessions, searchSessions, showSession } from './sessions';
+import { pullHistory, pushHistory } from './sharing';
 import { collectGarbage, openStoreFolder, restartServer } from './store';
 
 export const VIEW_ID = 'turnback.sessions';
@@ -29,6 +30,8 @@ export function registerCommands(services: Services): vscode.Disposable[] {
     'turnback.searchSessions': (arg) => searchSessions(services, arg),
     'turnback.importSessions': (arg) => importSessions(services, arg),
     'turnback.gc': (arg) => collectGarbage(services, arg),
+    'turnback.pushHistory': (arg) => pushHistory(services, arg),
+    'turnback.pullHistory': (arg) => pullHistory(services, arg),
     'turnback.openStoreFolder': (arg) => openStoreFolder(services, arg),
     'turnback.restartServer': () => restartServer(services),
     'turnback.copyId': (arg) => copyId(arg),

@@ -9,7 +9,8 @@ from .common import Ctx, TurnbackGroup
 
 # Commands whose modules come with their features, imported only when one is run (or
 # listed): ``import`` alone would load every importer on each ``turnback checkpoint``.
-_OPTIONAL = {"import": "import_cmd", "export": "export_cmd", "serve": "serve_cmd"}
+_OPTIONAL = {"import": "import_cmd", "export": "export_cmd", "serve": "serve_cmd",
+             "push": "push_cmd", "pull": "pull_cmd", "remote": "remote_cmd"}
 
 
 def _optional_command(name: str) -> click.Command | None:

@@ -18,6 +18,8 @@ UNDO = "turnback/undo"
 FORK = "turnback/fork"
 IMPORT = "turnback/import"
 GC = "turnback/gc"
+PUSH_HISTORY = "turnback/pushHistory"
+PULL_HISTORY = "turnback/pullHistory"
 
 DID_CHANGE = "turnback/didChange"
 
@@ -34,5 +36,7 @@ REQUESTS = (
     FORK,
     IMPORT,
     GC,
+    PUSH_HISTORY,
+    PULL_HISTORY,
 )
 NOTIFICATIONS = (DID_CHANGE,)

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 def register_all(ls: TurnbackServer) -> None:
-    from . import checkpoints, imports, lifecycle, maintenance, rewind, sessions
+    from . import checkpoints, imports, lifecycle, maintenance, rewind, sessions, sharing
 
-    for module in (lifecycle, maintenance, sessions, checkpoints, rewind, imports):
+    for module in (lifecycle, maintenance, sessions, checkpoints, rewind, imports, sharing):
         module.register(ls)
