@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InvalidInput
-from .gitrun import check_remote, git_binary, run, workspace_remote_url
+from .gitrun import GitFailed, check_remote, git_binary, run, workspace_remote_url
 from .layout import REF_PREFIX, is_machine
 from .repo import PULLED, ShareRepo
 
@@ -66,23 +66,28 @@ def remote_refs(repo: ShareRepo, url: str) -> dict[str, str]:
 
 def pack_bytes(repo: ShareRepo, commit: str, exclude: list[str]) -> tuple[int, int]:
     """(objects, bytes) of the pack a push of ``commit`` sends to a remote that has the
-    commits ``exclude``: what ``git pack-objects`` makes for it, as push does."""
-    revs = commit + "\n" + "".join(f"^{e}\n" for e in exclude)
-    objects = run(["rev-list", "--objects", "--count", "--stdin"], git_dir=repo.git_dir,
-                  input=revs.encode()).stdout.decode().strip()
+    commits ``exclude``: the objects ``rev-list`` finds, packed by ``git pack-objects``.
+    An upper bound: push's own pack is thin (it may delta against what the remote has)."""
+    args = ["rev-list", "--objects", commit, *(f"^{e}" for e in exclude)]
+    listing = run(args, git_dir=repo.git_dir, what="git rev-list").stdout
+    objects = sum(1 for line in listing.splitlines() if line)
+    # (--thin would switch pack-objects to reading revisions, where the same exclusion sent
+    # every blob of the older trees again: measured, 69 KB instead of 2.7 KB)
     proc = subprocess.Popen([git_binary(), "--git-dir", str(repo.git_dir), "pack-objects",
-                             "--stdout", "--thin", "--revs", "--quiet"],
+                             "--stdout", "--quiet"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL)
     assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write(revs.encode())
+    # pack-objects reads the whole list before it writes: no deadlock on the two pipes
+    proc.stdin.write(listing)
     proc.stdin.close()
     total = 0
     while chunk := proc.stdout.read(1 << 20):
         total += len(chunk)
     proc.stdout.close()
-    proc.wait()
-    return int(objects or 0), total
+    if proc.wait() != 0:
+        raise GitFailed("git pack-objects failed while counting what a push sends")
+    return objects, total
 
 
 def push(repo: ShareRepo, url: str, commit: str, machine: str) -> None:
