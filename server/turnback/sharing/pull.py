@@ -87,6 +87,8 @@ class _Checker:
         self.reader = reader
         self.memo = repo.load_map()
         self.cap = store.config.size_cap_bytes
+        rel = store.ignore.store_rel
+        self.store_rel = rel.lower() if rel is not None else None
         self.files = 0
 
     def read(self, rev: str, kind: str, bound: int, where: str) -> bytes:
@@ -164,6 +166,9 @@ class _Checker:
             check_name(name, f"{where} ({prefix or '/'})")
             if name.lower() == ".git":
                 raise Unsafe(f"{where}: '{path}' is a .git folder; Turnback never writes there")
+            if self.store_rel is not None and path.lower() == self.store_rel:
+                raise Unsafe(f"{where}: '{path}' is the Turnback store; Turnback never writes "
+                             "there")
             if e.mode not in _MODES:
                 raise InvalidInput(f"{where}: '{path}' has git mode {e.mode} (submodules and "
                                    "other modes are not pulled)")

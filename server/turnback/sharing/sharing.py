@@ -7,7 +7,7 @@ from ..store.facade import Store
 from . import export, transport
 from .gitrun import check_remote
 from .layout import REF_PREFIX
-from .pull import pull_machine
+from .pull import Pulled, pull_machine
 from .repo import PULLED, ShareRepo
 from .transport import REMOTE_KEY
 
@@ -42,9 +42,11 @@ def pull(store: Store, remote: str | None = None) -> JSON:
     repo.ensure()
     target = transport.resolve(store.workspace, repo, remote)
     mine = repo.machine()
-    fetched = transport.fetch(repo, target.url)
+    fetched, refused = transport.fetch(repo, target.url)
     results = [pull_machine(store, repo, machine, commit).to_json()
                for machine, commit in sorted(fetched.items()) if machine != mine]
+    results += [Pulled(machine, refused=why).to_json() for machine, why in sorted(refused.items())
+                if machine != mine]
     return {"remote": target.given, "url": target.url, "machine": mine, "machines": results}
 
 

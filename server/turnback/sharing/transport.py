@@ -95,15 +95,35 @@ def push(repo: ShareRepo, url: str, commit: str, machine: str) -> None:
         git_dir=repo.git_dir, what=f"git push to {url}")
 
 
-def fetch(repo: ShareRepo, url: str) -> dict[str, str]:
-    """Fetch every machine's history into ``refs/turnback-pulled/``; machine -> commit."""
+def fetch(repo: ShareRepo, url: str) -> tuple[dict[str, str], dict[str, str]]:
+    """Fetch every machine's history into ``refs/turnback-pulled/``.
+
+    Returns (machine -> commit fetched, machine -> why git refused it). git checks every
+    object it receives (``transfer.fsckObjects``: ``..``, ``.git`` and ``a/b`` names,
+    malformed trees); when it refuses the batch, each machine is fetched alone, so one
+    hostile history does not stop the others'.
+    """
     # the remote's refs are listed first: only well-formed machine names are fetched
     # (one refspec each), so a crafted ref name never becomes a local ref
     refs = remote_refs(repo, url)
     for stale in set(repo.refs(PULLED)) - set(refs):
         repo.set_ref(PULLED + stale, None)
-    if refs:
-        specs = [f"+{REF_PREFIX}{m}:{PULLED}{m}" for m in sorted(refs)]
+    refused: dict[str, str] = {}
+
+    def get(machines: list[str]) -> None:
+        specs = [f"+{REF_PREFIX}{m}:{PULLED}{m}" for m in machines]
         run(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", url, *specs],
             git_dir=repo.git_dir, what=f"git fetch from {url}")
-    return repo.refs(PULLED)
+
+    if refs:
+        try:
+            get(sorted(refs))
+        except GitFailed:
+            for machine in sorted(refs):
+                try:
+                    get([machine])
+                except GitFailed as exc:
+                    refused[machine] = exc.message
+                    repo.set_ref(PULLED + machine, None)
+    fetched = {m: c for m, c in repo.refs(PULLED).items() if m not in refused}
+    return fetched, refused
