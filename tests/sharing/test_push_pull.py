@@ -201,3 +201,26 @@ def test_a_push_killed_half_way_leaves_the_remote_consistent(
     with Store.open(machines[1].ws) as s:
         assert s.read_file(cp2, "b.txt") == b"2\n" * 1000
         assert s.read_file(cp1, "a.txt") == b"1\n"
+
+
+def test_a_separate_history_remote_and_what_is_where(
+        machines: list[Machine], remote: Remote, tmp_path: Path) -> None:
+    a, b = machines[:2]
+    history = tmp_path / "history.git"
+    git("init", "--quiet", "--bare", str(history))
+    work(a, "one", {"x.txt": "x\n"})
+    shown = as_json(a.cli("--json", "remote", "--set", history.as_uri()))
+    assert shown["url"] == history.as_uri() and shown["why"] == "history remote"
+    assert shown["machines"] == []
+    pushed = as_json(a.cli("--json", "push"))
+    assert pushed["url"] == history.as_uri()
+    assert git("--git-dir", str(remote.path), "for-each-ref", "refs/turnback/") == ""
+    assert git("--git-dir", str(history), "for-each-ref", "refs/turnback/") != ""
+    listed = as_json(a.cli("--json", "remote"))["machines"]
+    assert [(m["machine"], m["mine"]) for m in listed] == [(pushed["machine"], True)]
+    # without a history remote of its own, b pulls from origin (nothing there) or from a URL
+    assert as_json(b.cli("--json", "pull"))["machines"] == []
+    assert as_json(b.cli("--json", "pull", str(history)))["machines"][0]["checkpoints"] == 1
+    assert as_json(a.cli("--json", "remote", "--unset", "--offline"))["remote"] == "origin"
+    bad = b.cli("push", "no-such-remote", check=False)
+    assert bad.returncode != 0 and b"not a remote" in bad.stderr
