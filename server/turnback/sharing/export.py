@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from ..events import JSON
+from ..fs.locks import rw_lock
 from ..models import Checkpoint
 from ..objects.objectstore import BLOB
 from ..objects.trees import DIR, LINK, is_executable
@@ -123,13 +124,9 @@ class _Exporter:
         return self._remember(key, self.writer.blob(b"\n".join(lines) + b"\n"))
 
 
-def build(store: Store, repo: ShareRepo) -> Built:
-    """Write this store's history into the sharing repository as one commit on the
-    machine's chain (no new commit when nothing changed). Nothing leaves the machine."""
-    repo.ensure()
-    machine = repo.machine()
-    parent = repo.ref(LOCAL_REF)
-    ex = _Exporter(store, repo)
+def _write_objects(store: Store, ex: _Exporter, machine: str
+                   ) -> tuple[str, int, int, str, str]:
+    """Every object of the commit's tree; (root tree, sessions, checkpoints, user, host)."""
     try:
         cps: list[Checkpoint] = [c for c in store.checkpoints() if c.origin is None]
         cp_entries = [GitEntry(GIT_DIR, c.id.encode(), ex.tree(c.tree, c.id, ""))
@@ -147,20 +144,32 @@ def build(store: Store, repo: ShareRepo) -> Built:
                         GitEntry(GIT_DIR, SESSIONS, ex.writer.tree(session_entries)),
                         GitEntry(GIT_DIR, CHECKPOINTS, ex.writer.tree(cp_entries))]
         root = ex.writer.tree(root_entries)
-        new_blobs, new_bytes = ex.writer.blobs, ex.writer.blob_bytes
         ex.writer.flush()
     except BaseException:
         ex.writer.abort()
         raise
-    repo.add_map(ex.new_memo)
-    built = Built(machine, parent, parent, len(own), len(cps), new_blobs, new_bytes,
-                  ex.redactions)
+    return root, len(own), len(cps), user, host
+
+
+def build(store: Store, repo: ShareRepo) -> Built:
+    """Write this store's history into the sharing repository as one commit on the
+    machine's chain (no new commit when nothing changed). Nothing leaves the machine."""
+    repo.ensure()
+    machine = repo.machine()
+    parent = repo.ref(LOCAL_REF)
+    ex = _Exporter(store, repo)
+    # under the gc lock (shared): a gc in another process must not remove what is read here
+    with rw_lock(store.root / "locks" / "gc", exclusive=False):
+        root, sessions, checkpoints, user, host = _write_objects(store, ex, machine)
+    repo.add_map(ex.new_memo)  # only once the objects are written
+    built = Built(machine, parent, parent, sessions, checkpoints, ex.writer.blobs,
+                  ex.writer.blob_bytes, ex.redactions)
     if parent is not None and _tree_of(repo, parent) == root:
         return built  # nothing new since the last commit
     env = {"GIT_AUTHOR_NAME": user, "GIT_AUTHOR_EMAIL": f"{user}@{host}",
            "GIT_COMMITTER_NAME": user, "GIT_COMMITTER_EMAIL": f"{user}@{host}"}
     args = ["commit-tree", root, "-m",
-            f"turnback: {len(own)} sessions, {len(cps)} checkpoints from {machine}"]
+            f"turnback: {sessions} sessions, {checkpoints} checkpoints from {machine}"]
     if parent is not None:
         args += ["-p", parent]
     built.commit = run(args, git_dir=repo.git_dir, env=env,
