@@ -39,6 +39,10 @@ def work(m: Machine, label: str, files: dict[str, str], prompt: str = "go") -> s
         return s.checkpoint(label, session_id=head.id).id
 
 
+def remote_bytes(remote: Remote) -> int:
+    return sum(f.stat().st_size for f in (remote.path / "objects").rglob("*") if f.is_file())
+
+
 def remote_files(remote: Remote, machine: str, cp: str) -> dict[str, bytes]:
     ref = f"refs/turnback/{machine}"
     names = git("--git-dir", str(remote.path), "ls-tree", "-r", "--name-only", "-z",
@@ -123,11 +127,18 @@ def test_a_push_after_more_turns_sends_only_what_is_new(
     for n in range(30):
         write(a.ws, f"lib/mod{n}.py", os.urandom(2000).hex())  # bytes that do not compress
     work(a, "start", {})
+    # the remote keeps every pack it receives as it is (small ones would be unpacked into
+    # the objects it lacks, hiding what was sent)
+    git("--git-dir", str(remote.path), "config", "receive.unpackLimit", "1")
     first = as_json(a.cli("--json", "push"))
+    grew_first = remote_bytes(remote)
     for turn in range(5):
         work(a, f"turn {turn}", {f"lib/mod{turn}.py": f"# turn {turn}\n"})
     dry = as_json(a.cli("--json", "push", "--dry-run"))
     second = as_json(a.cli("--json", "push"))
+    # what the remote received, not only what Turnback counted: git's sparse walk once sent
+    # every file of every new checkpoint again
+    assert remote_bytes(remote) - grew_first < grew_first / 2
     assert dry["objects"] == second["objects"] and dry["bytes"] == second["bytes"]
     # 5 checkpoints x (1 file + root and lib trees) + the commit, its trees, manifest, sessions
     assert second["objects"] < first["objects"]
