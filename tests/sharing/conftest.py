@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -72,12 +73,13 @@ def remote(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Remote]:
     proc = subprocess.Popen(
         ["git", "daemon", "--export-all", "--enable=receive-pack", "--reuseaddr",
          "--listen=127.0.0.1", f"--port={port}", f"--base-path={base}", "--informative-errors",
-         str(base)], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
+         str(base)], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
+        start_new_session=True)  # `git daemon` runs git-daemon as a child: kill the group
     try:
         _wait_accepting(port, proc)
         yield Remote(bare, f"git://127.0.0.1:{port}/team.git")
     finally:
-        proc.kill()
+        os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         if proc.stderr:
             proc.stderr.close()
