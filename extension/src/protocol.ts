@@ -28,6 +28,8 @@ export const Methods = {
   fileHistory: 'turnback/fileHistory',
   importCandidates: 'turnback/importCandidates',
   continue: 'turnback/continue',
+  pushHistory: 'turnback/pushHistory',
+  pullHistory: 'turnback/pullHistory',
 } as const;
 
 /** Notification method names. */
@@ -120,6 +122,8 @@ export interface SessionInfo {
   model?: string | null;
   cwd?: string | null;
   source?: string;
+  /** Pulled from another machine (turnback/pullHistory): read-only. */
+  origin?: { machine: string; user?: string; host?: string };
   startedAt: string | null;
   endedAt: string | null;
   events?: number;
@@ -328,6 +332,45 @@ export interface HooksResult {
   folder: string;
 }
 
+/** turnback/pushHistory: this machine's history to a git remote (docs/SHARING.md). */
+export interface PushHistoryParams extends FolderParams {
+  remote?: string;
+  dryRun?: boolean;
+}
+
+export interface PushHistoryResult {
+  url: string;
+  ref: string;
+  machine: string;
+  sessions: number;
+  checkpoints: number;
+  objects: number;
+  bytes: number;
+  upToDate: boolean;
+  dryRun: boolean;
+  redactions: { where: string; kind: string; line: number }[];
+}
+
+export interface PullHistoryParams extends FolderParams {
+  remote?: string;
+}
+
+export interface PulledMachine {
+  machine: string;
+  user: string;
+  host: string;
+  sessions: number;
+  events: number;
+  checkpoints: number;
+  refused: string | null;
+}
+
+export interface PullHistoryResult {
+  url: string;
+  machine: string;
+  machines: PulledMachine[];
+}
+
 export interface DidChangeParams {
   folder: string;
   sessions: string[];
@@ -462,6 +505,8 @@ export interface RequestTypes {
   'turnback/fileHistory': [FileHistoryParams, FileHistoryResult];
   'turnback/importCandidates': [FolderParams, ImportCandidatesResult];
   'turnback/continue': [ContinueParams, ContinueResult];
+  'turnback/pushHistory': [PushHistoryParams, PushHistoryResult];
+  'turnback/pullHistory': [PullHistoryParams, PullHistoryResult];
 }
 
 export type RequestMethod = keyof RequestTypes;

@@ -11,6 +11,7 @@ import { compareWithNow, compareWithPrevious, openChange } from './compare';
 import { agentHooks } from './hooks';
 import { restoreFile, rewindHere, rewindPick, undoRewind } from './rewind';
 import { copyId, createCheckpoint, fork, importSessions, searchSessions, showSession } from './sessions';
+import { pullHistory, pushHistory } from './sharing';
 import { collectGarbage, openStoreFolder, restartServer } from './store';
 import { importFound, startRecording } from './firstRun';
 import { restoreVersion, revealTurn, showFileHistory } from './history';
@@ -35,6 +36,8 @@ export function registerCommands(services: Services): vscode.Disposable[] {
     'turnback.gc': (arg) => collectGarbage(services, arg),
     'turnback.installAgentHooks': (arg) => agentHooks(services, arg, 'install'),
     'turnback.removeAgentHooks': (arg) => agentHooks(services, arg, 'uninstall'),
+    'turnback.pushHistory': (arg) => pushHistory(services, arg),
+    'turnback.pullHistory': (arg) => pullHistory(services, arg),
     'turnback.openStoreFolder': (arg) => openStoreFolder(services, arg),
     'turnback.restartServer': () => restartServer(services),
     'turnback.copyId': (arg) => copyId(arg),

@@ -210,7 +210,9 @@ export function folderNode(
 export function sessionNode(folder: string, s: SessionInfo, now: number): SessionNode {
   const title = sessionTitle(s);
   const parts = [s.agent || 'unknown', formatAge(s.startedAt, now)];
-  if (!s.endedAt) {
+  if (s.origin !== undefined) {
+    parts.push(`from ${s.origin.user ?? '?'}@${s.origin.host ?? s.origin.machine}`);
+  } else if (!s.endedAt) {
     parts.push('open');
   }
   return {

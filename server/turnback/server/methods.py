@@ -24,6 +24,8 @@ TURN_STEPS = "turnback/turnSteps"
 FILE_HISTORY = "turnback/fileHistory"
 IMPORT_CANDIDATES = "turnback/importCandidates"
 CONTINUE = "turnback/continue"
+PUSH_HISTORY = "turnback/pushHistory"
+PULL_HISTORY = "turnback/pullHistory"
 
 DID_CHANGE = "turnback/didChange"
 
@@ -46,5 +48,7 @@ REQUESTS = (
     FILE_HISTORY,
     IMPORT_CANDIDATES,
     CONTINUE,
+    PUSH_HISTORY,
+    PULL_HISTORY,
 )
 NOTIFICATIONS = (DID_CHANGE,)

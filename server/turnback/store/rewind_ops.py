@@ -90,11 +90,16 @@ class RewindOps(CheckpointOps):
             raise InvalidInput(f"mode {mode!r} must be one of {', '.join(MODES)}")
         cp = self.resolve_checkpoint(checkpoint)
         sel = sorted({normalize(p) for p in paths}) if paths else None
+        pulled = cp.origin is not None  # a teammate's (sharing/): its session is read-only
+        if pulled and mode != "files":
+            raise InvalidInput(f"checkpoint {cp.id} was pulled from {cp.origin}: its "
+                               "conversation is theirs; rewind its files (mode 'files')")
         if mode == "conversation":
             return self._rewind_conversation(cp, dry_run)
         return self._rewind_files(cp.id, cp.tree, sel, mode, dry_run, cp.partial, cp.absent,
                                   unknown=_skipped_paths(cp.skipped),
-                                  session_id=cp.session_id, to_event=cp.event_id, op="rewind",
+                                  session_id=None if pulled else cp.session_id,
+                                  to_event=None if pulled else cp.event_id, op="rewind",
                                   dirty=dirty, finish_later=finish_later)
 
     def _rewind_conversation(self, cp: Checkpoint, dry_run: bool) -> RewindResult:
