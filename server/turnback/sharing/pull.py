@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from ..errors import InvalidInput, TurnbackError, Unsafe
+from ..errors import InvalidInput, TurnbackError
 from ..events import JSON, Event, SessionHeader, is_id
 from ..fs.paths import normalize, refuse_protected_path
 from ..models import Checkpoint
