@@ -205,3 +205,24 @@ async def test_request_for_another_workspace_is_declined(ws: Path, tmp_path: Pat
                 handoff.exchange, path, len(body).to_bytes(4, "big") + body) is None
         assert (await handed(ws, "status"))[0] == 0
         assert picture(ws)  # the workspace is untouched and readable
+
+
+async def test_an_agent_hook_is_handed_to_the_server(ws: Path) -> None:
+    """`turnback hook` (what Claude Code's UserPromptSubmit runs) checkpoints through the
+    server when one serves the store; a session the store lacks is left to the process."""
+    from turnback.cli.common import Ctx
+    from turnback.cli.hook_cmd import _handed_off
+
+    with_store(ws)
+    assert cli(ws, "session", "start", "--id", "s-hook", alone=True).returncode == 0
+    async with started(ws) as client:
+        await client.wait_watching()
+        await wait_socket(ws)
+        (ws / "README.md").write_text("edited by the agent\n")
+        ctx = Ctx(workspace=str(ws), store_dir=None, as_json=False)
+        assert await asyncio.to_thread(_handed_off, ctx, ws, "new turn: fix it", "s-hook")
+        assert not await asyncio.to_thread(_handed_off, ctx, ws, "new turn: x", "s-unknown")
+    listed = json.loads(cli(ws, "--json", "checkpoints", alone=True).stdout)["checkpoints"]
+    mine = [c for c in listed if c["sessionId"] == "s-hook"]
+    assert [c["label"] for c in mine] == ["new turn: fix it"]
+    assert not [c for c in listed if c["sessionId"] == "s-unknown"]
