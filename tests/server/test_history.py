@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .conftest import TurnbackClient, run_python
+from .conftest import TurnbackClient, run_python, started
 
 NOT_FOUND = -32001
 INVALID = -32602
@@ -64,11 +64,13 @@ async def test_file_history(client: TurnbackClient, ws: Path) -> None:
     await client.fails("turnback/fileHistory", {}, INVALID, "'path'")
 
 
-async def test_import_candidates_counts_without_a_store(client: TurnbackClient, ws: Path
-                                                        ) -> None:
-    (ws / ".aider.chat.history.md").write_text("# aider chat started at 2025-01-01 10:00:00\n")
-    res = await client.call("turnback/importCandidates", {})
-    assert {"source": "aider", "summary": res["sources"][0]["summary"], "files": 1} in \
-        res["sources"]
-    assert res["total"] >= 1
-    assert not (ws / ".turnback").exists(), "looking must not create a store"
+async def test_import_candidates_counts_without_a_store(ws: Path) -> None:
+    # following off: with it on, the follower imports aider's history (and makes the store)
+    async with started(ws, options={"turnback": {"followAgents": False}}) as client:
+        (ws / ".aider.chat.history.md").write_text(
+            "# aider chat started at 2025-01-01 10:00:00\n")
+        res = await client.call("turnback/importCandidates", {})
+        assert {"source": "aider", "summary": res["sources"][0]["summary"], "files": 1} in \
+            res["sources"]
+        assert res["total"] >= 1
+        assert not (ws / ".turnback").exists(), "looking must not create a store"
