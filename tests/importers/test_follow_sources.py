@@ -131,6 +131,12 @@ def test_cline_family_task_folders_are_followed(store: Store, ws: Path, tmp_path
         other = write(tasks / "elsewhere" / "ui_messages.json",
                       task_messages(tmp_path / "other", "x"))
         assert changed(f, other).sessions == []
+        # a linked task folder is never read (the store is input from anyone who writes ~)
+        hidden = write(tmp_path / "hidden" / source / "ui_messages.json",
+                       task_messages(store.workspace, "secret"))
+        (tasks / "linked").symlink_to(hidden.parent, target_is_directory=True)
+        assert changed(f, tasks / "linked" / "ui_messages.json").sessions == []
+        assert not store.has_session("linked")
 
 
 # -- Crush and OpenCode (Go): SQLite in WAL mode ------------------------------------------------
