@@ -147,6 +147,8 @@ class Plan:
     folders: int
     node_modules_files: int
     seed: int
+    depth: int = 5  # folders nest up to this many levels
+    node_modules_packages: int | None = None  # default: one per 40 ignored files
 
 
 def _lognormal_sizes(rng: random.Random, n: int, total: int, sigma: float) -> list[int]:
@@ -237,7 +239,7 @@ def generate(out: Path, plan: Plan, progress: bool = True) -> dict[str, int]:
             "html",
         )
     }
-    dirs = _make_dirs(rng, plan.folders)
+    dirs = _make_dirs(rng, plan.folders, plan.depth)
     total = int(plan.size_mb * 1024 * 1024)
     counts = {
         "files": 0,
@@ -310,7 +312,7 @@ def _node_modules(out: Path, plan: Plan, pool: list[str]) -> int:
     n = plan.node_modules_files
     if n <= 0:
         return 0
-    packages = max(1, n // 40)
+    packages = max(1, plan.node_modules_packages or n // 40)
     sizes = _lognormal_sizes(rng, n, n * 3000, sigma=1.0)
     names = [f"{_ident(rng, 1)}-{j}" for j in range(packages)]
     for i, size in enumerate(sizes):
@@ -341,6 +343,11 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="ignored files (default 40%% of --files)",
     )
+    ap.add_argument("--depth", type=int, default=5, help="folder nesting (default 5)")
+    ap.add_argument(
+        "--node-modules-packages", type=int, default=None,
+        help="packages in node_modules/, about 6 folders each (default: one per 40 files)",
+    )
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument(
         "--force", action="store_true", help="replace OUT if it is a workspace made by this script"
@@ -356,6 +363,8 @@ def main(argv: list[str] | None = None) -> int:
             a.node_modules_files if a.node_modules_files is not None else round(a.files * 0.4)
         ),
         seed=a.seed,
+        depth=a.depth,
+        node_modules_packages=a.node_modules_packages,
     )
     out: Path = a.out.resolve()
     if out.exists() and any(out.iterdir()):

@@ -18,6 +18,10 @@ Phases, in order (the server is stopped for every "cold" figure):
     with no quiet moment for it to read them ahead (see server/turnback/server/prepare.py)
  7. the sweep for the plot: 1 .. 10,000 changed files, server (after a quiet moment and at
     once), CLI and git
+ 8. the hook path: what an agent's hook runs, a fresh ``turnback`` process, while a server
+    serves the store (it hands the request over its socket: server/turnback/cli/handoff.py);
+    no-op checkpoints interleaved with the same process told to work alone
+    (``TURNBACK_HANDOFF=0``), 10-file checkpoints and rewinds asked at once
 """
 
 from __future__ import annotations
@@ -336,6 +340,27 @@ class Bench:
                 flush=True,
             )
 
+    def hook(self) -> None:
+        self.load("hook path: fresh CLI process, server running")
+        if self.args.no_server:
+            return
+        self.tb.start_server(self.args.server_settle)
+        self.both_checkpoint(self.tb.checkpoint_server, "serverFirst", "noop.git")
+        for _ in range(self.args.repeat):
+            self.both_checkpoint(self.tb.checkpoint_cli, "noop.hook", "noop.git.hook")
+            self.both_checkpoint(self.tb.checkpoint_alone, "noop.hook.alone", "noop.git.hook")
+        for _ in range(self.args.repeat):
+            self.editor.edit(10)
+            self.both_checkpoint(self.tb.checkpoint_cli, "edit10.hook", "edit10.git.hook")
+        for _ in range(self.args.repeat):
+            # CLI checkpoint and rewind, handed to the server, right after the edits
+            self._rewind_round(False, settle=False, key="rewind.hook", git_key="rewind.git.hook")
+        s = self.results["samples"]
+        print(f"   no-op: hand-off {median(s['noop.hook']) * 1000:.1f} ms, alone "
+              f"{median(s['noop.hook.alone']) * 1000:.1f} ms, git "
+              f"{median(s['noop.git.hook']) * 1000:.1f} ms", flush=True)
+        self.tb.stop_server()
+
     # -- report -----------------------------------------------------------------------------
     def table(self) -> list[dict[str, Any]]:
         s = self.results["samples"]
@@ -353,7 +378,16 @@ class Bench:
 
         faster("checkpoint, nothing changed, server running", "noop.warm", "noop.git", 30)
         faster("checkpoint, 10 files changed, server running", "edit10.warm", "edit10.git", 30)
-        faster("checkpoint, nothing changed, cold CLI", "noop.cold", "noop.git", 1)
+        faster("hook: checkpoint, nothing changed, fresh CLI, server running", "noop.hook",
+               "noop.git.hook", 4, "handed to the server over its socket")
+        faster("hook: the same, the CLI told to work alone", "noop.hook.alone",
+               "noop.git.hook", 1.5, "TURNBACK_HANDOFF=0, server running; no target")
+        faster("checkpoint, nothing changed, cold CLI (no server anywhere)", "noop.cold",
+               "noop.git", 1.5)
+        faster("hook: checkpoint, 10 files changed at once, fresh CLI, server running",
+               "edit10.hook", "edit10.git.hook", 1, "no target in the issue")
+        faster("hook: rewind of 10 files at once, fresh CLI, server running", "rewind.hook",
+               "rewind.git.hook", 3)
         faster("checkpoint, nothing changed, fresh Store.open()", "noop.api", "noop.git", 1,
                "process wall time")  # fmt: skip
         faster(
@@ -365,11 +399,23 @@ class Bench:
         )
         faster("first checkpoint of the whole workspace", "first.turnback", "first.git", 1)
         faster("rewind of 10 changed files (server)", "rewind.server", "rewind.git", 20)
-        faster("rewind of 10 changed files (cold CLI)", "rewind.cli", "rewind.git", 20)
+        faster("rewind of 10 changed files (cold CLI, no server)", "rewind.cli", "rewind.git", 3)
         faster("checkpoint, 10 files changed, server, asked at once", "edit10.atonce",
-               "edit10.git.atonce", 30, "no quiet moment before the request")
+               "edit10.git.atonce", 50, "no quiet moment before the request")
         faster("rewind of 10 changed files (server), asked at once", "rewind.atonce",
-               "rewind.git.atonce", 20, "no quiet moment before the request")
+               "rewind.git.atonce", 40, "no quiet moment before the request")
+        for k in self.args.sweep:
+            cli = s.get(f"sweep.{k}.cold", [])
+            for how in ("warm", "atonce"):
+                srv = s.get(f"sweep.{k}.{how}", [])
+                if cli and srv:
+                    rows.append({
+                        "figure": f"{k:,} changed files, server ({how}) vs cold CLI",
+                        "turnback": median(srv), "git": median(cli), "unit": "s",
+                        "ratio": median(cli) / median(srv), "target": "server ≤ CLI",
+                        "met": median(srv) <= median(cli), "n": len(srv),
+                        "note": "the 'shadow git' column holds the cold CLI here",
+                    })  # fmt: skip
         for key, name in (("size.after100", "store size, first + 100 × 10 files"),):
             if key in f:
                 tb, git = f[key]["turnback"], f[key]["git"]
@@ -435,7 +481,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--seed", type=int, default=11, help="seed of the edits")
     ap.add_argument("--out", type=Path, default=HERE / "results.json")
-    ap.add_argument("--phases", default="first,rounds,noop,cold,rewind,atonce,sweep")
+    ap.add_argument("--phases", default="first,rounds,noop,cold,rewind,atonce,sweep,hook")
     ap.add_argument("--atonce-rounds", type=int, default=30)
     ap.add_argument("--no-server", action="store_true", help="CLI only (no warm figures)")
     ap.add_argument(
@@ -452,6 +498,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, fn in (
             ("first", b.first), ("rounds", b.rounds), ("noop", b.noop_warm),
             ("cold", b.cold), ("rewind", b.rewind), ("atonce", b.atonce), ("sweep", b.sweep),
+            ("hook", b.hook),
         ):  # fmt: skip
             if name in phases:
                 fn()

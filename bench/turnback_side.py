@@ -95,11 +95,17 @@ class Turnback:
             shutil.rmtree(self.store)
 
     # -- CLI --------------------------------------------------------------------------------
-    def run_cli(self, *args: str) -> tuple[float, Any]:
-        """Run ``turnback ARGS --json`` in the workspace; returns (seconds, parsed output)."""
+    def run_cli(self, *args: str, handoff: bool = True) -> tuple[float, Any]:
+        """Run ``turnback ARGS --json`` in the workspace; returns (seconds, parsed output).
+
+        With a server running, the process hands the request to it (``cli/handoff.py``)
+        unless ``handoff`` is False."""
         cmd = [self.cli, "--json", "-C", str(self.workspace), *args]
+        e = env()
+        if not handoff:
+            e["TURNBACK_HANDOFF"] = "0"
         t0 = time.perf_counter()
-        res = subprocess.run(cmd, cwd=self.workspace, env=env(), capture_output=True, text=True)
+        res = subprocess.run(cmd, cwd=self.workspace, env=e, capture_output=True, text=True)
         elapsed = time.perf_counter() - t0
         if res.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)} failed ({res.returncode}): {res.stderr.strip()}")
@@ -109,9 +115,13 @@ class Turnback:
             out = res.stdout
         return elapsed, out
 
-    def checkpoint_cli(self, label: str) -> tuple[float, str]:
-        seconds, out = self.run_cli("checkpoint", "-m", label)
+    def checkpoint_cli(self, label: str, handoff: bool = True) -> tuple[float, str]:
+        seconds, out = self.run_cli("checkpoint", "-m", label, handoff=handoff)
         return seconds, checkpoint_id(out)
+
+    def checkpoint_alone(self, label: str) -> tuple[float, str]:
+        """A fresh CLI process that does the work itself even with a server running."""
+        return self.checkpoint_cli(label, handoff=False)
 
     def rewind_cli(self, checkpoint: str) -> tuple[float, Any]:
         return self.run_cli("rewind", checkpoint)

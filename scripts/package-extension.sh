@@ -2,9 +2,29 @@
 # Builds turnback-<version>.vsix at the repository root: the esbuild bundle,
 # the Python server and its dependencies for each supported CPython version
 # (extension/build/bundle_python.py), packaged non-interactively by vsce.
-# Then checks that the .vsix holds what the extension needs to start the server.
+# Then checks that the .vsix holds what the extension needs to start the server
+# (extension/build/check_vsix.py: target, contents, file type of compiled modules).
+#
+#   --target T     one VS Code target (linux-x64, linux-arm64, darwin-x64,
+#                  darwin-arm64, win32-x64, win32-arm64): turnback-<version>-T.vsix
+#   --target all   each of them, one .vsix per target
+# Without --target: this machine's target, as turnback-<version>.vsix.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+ALL_TARGETS=(linux-x64 linux-arm64 darwin-x64 darwin-arm64 win32-x64 win32-arm64)
+targets=()
+named=0
+while (($#)); do
+  case $1 in
+    --target)
+      [[ $# -ge 2 ]] || { echo "package-extension: --target needs a value" >&2; exit 2; }
+      named=1
+      if [[ $2 == all ]]; then targets=("${ALL_TARGETS[@]}"); else targets=("$2"); fi
+      shift 2 ;;
+    *) echo "package-extension: unknown argument $1 (use --target T|all)" >&2; exit 2 ;;
+  esac
+done
 
 bash scripts/setup-node.sh
 
@@ -17,20 +37,34 @@ python=${TURNBACK_BUILD_PYTHON:-}
 if [[ -z "$python" ]]; then
   if [[ -x .venv/bin/python ]]; then python=.venv/bin/python; else python=python3; fi
 fi
-"$python" extension/build/bundle_python.py
-
 version=$(node -p 'require("./package.json").version')
-target=$(node -p 'process.platform + "-" + process.arch')
-out="$PWD/turnback-${version}.vsix"
-rm -f "$out"
+if ((${#targets[@]} == 0)); then targets=("$(node -p 'process.platform + "-" + process.arch')"); fi
 npm run --silent build:prod
+
+made=() left=()
+stage=""
+trap 'rm -rf "${stage:-}"' EXIT
+
+# One target: bundle, stage, package, check. Called plainly (not in `||`), so that
+# `set -e` stops the script at the first failure inside.
+package_one() {
+local target=$1 out=$2
+rm -f "$out"
+local rc=0
+"$python" extension/build/bundle_python.py --target "$target" || rc=$?
+if ((rc == 3)); then
+  echo "package-extension: $target left out: no CPython version has wheels for every dependency there" >&2
+  left+=("$target")
+  return 0
+elif ((rc != 0)); then
+  exit "$rc"
+fi
 
 # vsce walks every file under its folder (.git, .venv, node_modules: ~30 s of
 # pattern matching here), so it packages a staging folder holding only what
 # the .vsix carries. dist/ is built above, so the staged manifest drops
 # vscode:prepublish (the staging folder has no sources to build from).
 stage=$(mktemp -d)
-trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/dist" "$stage/extension" "$stage/docs"
 cp .vscodeignore "$stage/"
 cp dist/extension.js "$stage/dist/"
@@ -55,33 +89,17 @@ node -e '
   --target "$target" \
   --out "$out")
 
-# The .vsix must carry the bundle, the server package and every dependency folder.
-"$python" - "$out" <<'PY'
-import json
-import sys
-import zipfile
-
-vsix = sys.argv[1]
-names = set(zipfile.ZipFile(vsix).namelist())
-manifest = json.loads(zipfile.ZipFile(vsix).read("extension/bundled/manifest.json"))
-need = [
-    "extension/package.json",
-    "extension/dist/extension.js",
-    "extension/extension/media/turnback.svg",
-    "extension/bundled/tool/turnback/server/__main__.py",
-    "extension/bundled/tool/turnback/store/facade.py",
-    "extension/bundled/libs/common/pygls/__init__.py",
-    "extension/bundled/libs/common/lsprotocol/types.py",
-]
-if manifest["platform"].startswith("linux"):
-    need.append("extension/bundled/libs/common/inotify_simple.py")  # the Linux watcher
-for v in manifest["pythonVersions"]:
-    tag = "cp" + v.replace(".", "")
-    need += [f"extension/bundled/libs/{tag}/orjson/__init__.py", f"extension/bundled/libs/{tag}/zstandard/__init__.py"]
-missing = [n for n in need if n not in names]
-unwanted = [n for n in names if "/node_modules/" in n or "/__pycache__/" in n or n.startswith("extension/server/")]
-if missing or unwanted:
-    sys.exit(f"{vsix}: missing {missing}, unwanted {unwanted[:5]}")
-print(f"{vsix}: {len(names)} files; server for Python {', '.join(manifest['pythonVersions'])} on {manifest['platform']}")
-PY
+# The .vsix must carry the bundle, the server package and every dependency folder,
+# for its own target (compiled modules of its format and CPU).
+"$python" extension/build/check_vsix.py "$out" "$target"
 ls -l "$out"
+rm -rf "$stage"
+made+=("$out")
+}
+
+for target in "${targets[@]}"; do
+  if ((named)); then out="$PWD/turnback-${version}-${target}.vsix"; else out="$PWD/turnback-${version}.vsix"; fi
+  package_one "$target" "$out"
+done
+echo "package-extension: made ${#made[@]} .vsix: ${made[*]:-none}${left:+; left out: ${left[*]}}" >&2
+((${#made[@]} > 0))

@@ -26,3 +26,16 @@ if [[ ! -f $stamp || "$(cat "$stamp")" != "$want" ]]; then
   .venv/bin/python -c 'import turnback, pygls, pytest_lsp' # fail loudly if the install did not work
   echo "$want" > "$stamp"
 fi
+
+# The case-insensitive file system of the tests (tests/casefs.py, a FUSE mount) needs
+# Debian's fuse3 (libfuse3 and fusermount3); without it (or without root) those tests
+# skip, saying why.
+if [[ ! -x /usr/bin/fusermount3 ]]; then
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+    echo "setup: installing fuse3 from apt (the case-insensitive FUSE mount of the tests)" >&2
+    { apt-get update -qq && apt-get install -y -qq fuse3; } >/dev/null 2>&1 \
+      || echo "setup: fuse3 could not be installed; the FUSE tests will skip" >&2
+  else
+    echo "setup: fuse3 is missing (needs root and apt); the FUSE tests will skip" >&2
+  fi
+fi

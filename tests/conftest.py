@@ -9,6 +9,7 @@ rules must not change what the tests' workspaces record. Tests of those rules po
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,10 +36,31 @@ def _no_user_git_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[No
                 os.environ[k] = v
 
 
+@pytest.fixture(scope="session")
+def _casefold_mount(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path | None]:
+    """With TURNBACK_TEST_FS=casefold, every ``ws`` lives on a case-insensitive,
+    normalization-insensitive FUSE mount (``casefs.py``), as on macOS:
+    ``scripts/test-portable.sh`` runs the core and trust tests so."""
+    if os.environ.get("TURNBACK_TEST_FS") != "casefold":
+        yield None
+        return
+    from casefs_mount import mounted, why_not
+
+    reason = why_not()
+    if reason is not None:
+        pytest.skip(f"TURNBACK_TEST_FS=casefold, but {reason}")
+    backing = tmp_path_factory.mktemp("casefs-backing")
+    with mounted(backing, tmp_path_factory.mktemp("casefs")) as mnt:
+        yield mnt
+
+
 # The unit tests' workspace and store (a suite's own conftest may define its own).
 @pytest.fixture
-def ws(tmp_path: Path) -> Path:
+def ws(tmp_path: Path, _casefold_mount: Path | None) -> Path:
     """An empty workspace folder (the store goes to ``ws/.turnback``)."""
+    if _casefold_mount is not None:
+        d = Path(tempfile.mkdtemp(prefix="ws-", dir=_casefold_mount))
+        return d
     d = tmp_path / "ws"
     d.mkdir()
     return d

@@ -162,3 +162,22 @@ def remove_object(store: Any, name: str) -> None:
     body = b"".join(packs._ENTRY.pack(bytes.fromhex(n), lc.block_off, lc.block_len, lc.off,
                                       lc.length) for n, lc in rows)
     idx.write_bytes(packs.IDX_MAGIC + len(rows).to_bytes(4, "big") + body)
+
+
+def write_codex_rollout(path: Path, sid: str) -> None:
+    """A Codex rollout of three turns (no real transcript here has more than one)."""
+    import orjson
+
+    lines = [{"timestamp": "2025-01-02T10:00:00Z", "type": "session_meta",
+              "payload": {"id": sid, "timestamp": "2025-01-02T10:00:00Z", "cwd": "/w"}}]
+    for i, text in enumerate(["first ask", "second ask", "third ask"]):
+        ts = f"2025-01-02T10:0{i + 1}:00Z"
+        lines += [
+            {"timestamp": ts, "type": "turn_context", "payload": {"cwd": "/w", "model": "m"}},
+            {"timestamp": ts, "type": "event_msg",
+             "payload": {"type": "user_message", "message": text}},
+            {"timestamp": ts, "type": "response_item", "payload": {
+                "type": "message", "role": "assistant",
+                "content": [{"type": "output_text", "text": f"answer {i}"}]}},
+        ]
+    path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in lines))

@@ -29,6 +29,7 @@ import {
 import {
   answerDialog,
   clearNotifications,
+  plain,
   clickToastButton,
   expectAttribute,
   inputBox,
@@ -108,6 +109,95 @@ after(async () => {
     cpSync(join(runDir, "user-data", "logs"), join(artifacts, "e2e", "logs"), { recursive: true });
   }
   rmSync(runDir, { recursive: true, force: true });
+});
+
+const FIRST_TURN = /^Add a farewell\(name\) next to greet\(\)/;
+
+step("a session's children are its turns, with tools, changes and steps", "turns", async () => {
+  await view.open();
+  await view.row("Add a farewell command", 60_000);
+  await view.expand("Add a farewell command");
+  const first = await view.row(FIRST_TURN);
+  // time · duration · 6 tools (1 ✗) · +N −M in 3 files
+  const described = plain(await first.innerText());
+  assert.match(described, /6 tools \(1 ✗\)/);
+  assert.match(described, /in 3 files/);
+  await view.row("Make the logo brighter and drop the scratch notes.");
+  await view.row("Actually, make the farewell shorter.");
+  await view.expand(FIRST_TURN);
+  await view.row(/^Bash\(pytest -q\) ✗ FAILED tests\/test_farewell\.py/);
+  await view.row(/^Bash\(pytest -q\) ✓ 2 passed/);
+  await view.row("test_farewell.py");
+  await view.row(/thinking and usage steps? hidden/);
+});
+
+step("Compare This Turn shows every file the turn changed in one diff editor", "turn-compare", async () => {
+  await view.inlineAction(FIRST_TURN, "Compare This Turn");
+  const tab = page.locator(".editor-group-container.active .tab.active", { hasText: /before “Add a farewell/ });
+  await tab.first().waitFor({ timeout: 30_000 });
+  // The multi-file diff editor lists the turn's three files.
+  for (const name of ["greet.py", "cli.py", "test_farewell.py"]) {
+    await page.locator(".editor-group-container.active", { hasText: name }).first().waitFor();
+  }
+});
+
+let beforeTurnRewind: Map<string, Buffer>;
+
+step("Rewind to Before This Turn lists the files, puts them back, and Undo restores", "turn-rewind", async () => {
+  await page.keyboard.press("Control+K");
+  await page.keyboard.press("W");
+  await clearNotifications(page);
+  beforeTurnRewind = readTree(workspace);
+  await view.inlineAction(FIRST_TURN, "Rewind to Before This Turn");
+  await quickPick(page, "Files");
+  const question = await answerDialog(page, "Rewind");
+  assert.match(question, /Rewind to before “Add a farewell/);
+  assert.match(question, /Overwrite \d+ files?:[\s\S]*greeter\/greet\.py/);
+  await toastText(page, /^Rewound to before “Add a farewell/);
+  await assertWorkspaceIs(cp("Before the agent"));
+  await shots.take(page, "turn-rewound");
+  await clickToastButton(page, /^Rewound to before “Add a farewell/, "Undo Rewind");
+  await toastText(page, /^Undid the last rewind/);
+  assert.deepEqual(treeDiff(beforeTurnRewind, readTree(workspace)), []);
+  await view.collapse(FIRST_TURN);
+  // Collapsed, so that the File History rows below are the only ones with these labels.
+  await view.collapse("Add a farewell command");
+});
+
+step("File History follows a file: versions by turn, a diff, Restore This Version and Undo", "file-history", async () => {
+  await clearNotifications(page);
+  await page.keyboard.press("Control+P");
+  const input = page.locator(".quick-input-widget input.input");
+  await input.waitFor();
+  await input.fill("greeter/greet.py");
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "greet.py" }).first().waitFor();
+  await page.keyboard.press("Enter");
+  await runCommand(page, "Turnback: Show File History");
+  const version = await view.row(FIRST_TURN, 30_000);
+  assert.match(plain(await version.innerText()), /claude-code/);
+  await view.row("Actually, make the farewell shorter.");
+  await version.click();
+  const diff = await readDiff(page, /greet\.py/, (d) => d.modified.includes("farewell"));
+  assert.doesNotMatch(diff.original, /farewell/);
+  await shots.take(page, "file-history-diff");
+  const beforeRestore = readFileSync(join(workspace, "greeter", "greet.py"));
+  await view.inlineAction(FIRST_TURN, "Restore This Version");
+  const question = await answerDialog(page, "Restore");
+  assert.match(question, /greeter\/greet\.py/);
+  await toastText(page, /^Restored greeter\/greet\.py/);
+  const restored = readFileSync(join(workspace, "greeter", "greet.py"));
+  assert.ok(restored.equals(await showBytes(workspace, cp("farewell() added"), "greeter/greet.py")));
+  await shots.take(page, "file-history-restored");
+  await clickToastButton(page, /^Restored greeter\/greet\.py/, "Undo Rewind");
+  await toastText(page, /^Undid the last rewind/);
+  assert.ok(readFileSync(join(workspace, "greeter", "greet.py")).equals(beforeRestore));
+  await page.keyboard.press("Control+K");
+  await page.keyboard.press("W");
+});
+
+step("the events of a session are still one command away", "events-mode", async () => {
+  await view.collapse("Add a farewell command");
+  await runCommand(page, "Turnback: Show Sessions as Events");
 });
 
 step("the Turnback view shows the sessions, their events and checkpoints", "view", async () => {

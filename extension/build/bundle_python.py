@@ -15,6 +15,12 @@ they are installed once per supported version:
     bundled/libs/common/       what every version shares (pure-Python wheels)
     bundled/manifest.json      the versions and the platform carried
 
+``--target`` bundles for another VS Code target (``darwin-arm64``, ``win32-x64``, …): uv
+resolves that platform's wheels. A version with no wheel of some dependency there is left
+out, named in the manifest's ``leftOut`` (docs/EXTENSION.md lists them); a foreign
+bundle is checked by the file type of its compiled modules (``check_vsix.py``), since it
+cannot be imported here.
+
 The extension puts ``tool``, ``libs/cp3XX`` and ``libs/common`` on PYTHONPATH
 (extension/src/launch.ts). Re-running is cheap: the install is skipped while the
 requirements, versions, platform and this script are unchanged.
@@ -36,7 +42,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-BUNDLED = ROOT / "bundled"
+# TURNBACK_BUNDLE_DIR: build elsewhere (the tests do, leaving the repository's bundled/ be)
+BUNDLED = Path(os.environ.get("TURNBACK_BUNDLE_DIR") or ROOT / "bundled")
 SOURCE = ROOT / "server" / "turnback"
 
 # CPython versions carried. Turnback runs on 3.10+ (pyproject.toml).
@@ -50,7 +57,13 @@ UV_PLATFORMS = {
     "darwin-x64": "x86_64-apple-darwin",
     "darwin-arm64": "aarch64-apple-darwin",
     "win32-x64": "x86_64-pc-windows-msvc",
+    "win32-arm64": "aarch64-pc-windows-msvc",
 }
+TARGETS = tuple(UV_PLATFORMS)
+
+
+class NoWheels(Exception):
+    """A pinned dependency has no wheel for this CPython version on this platform."""
 
 
 def vscode_target() -> str:
@@ -94,6 +107,8 @@ def tree_hash(path: Path) -> str:
 
 
 def install(version: str, dest: Path, reqs: list[str], target: str) -> None:
+    """Install ``reqs`` for ``version`` on ``target`` into ``dest``; ``NoWheels`` (with
+    uv's reason) when PyPI has no wheel of some dependency for them."""
     plat = UV_PLATFORMS.get(target)
     if plat is None:
         raise SystemExit(
@@ -123,11 +138,17 @@ def install(version: str, dest: Path, reqs: list[str], target: str) -> None:
         *reqs,
     ]
     print(f"bundle: uv pip install for Python {version} ({target})", flush=True)
-    subprocess.run(cmd, check=True)
-    slim(dest)
+    done = subprocess.run(cmd, check=False, capture_output=True, text=True)
+    if done.returncode != 0:
+        why = [ln.strip() for ln in done.stderr.splitlines() if "no usable wheels" in ln]
+        if why:
+            raise NoWheels(why[0].removeprefix("cause: ").removeprefix("╰─▶ "))
+        sys.stderr.write(done.stderr)
+        raise SystemExit(f"bundle: uv pip install failed for Python {version} ({target})")
+    slim(dest, native=target == vscode_target())
 
 
-def slim(dest: Path) -> None:
+def slim(dest: Path, native: bool = True) -> None:
     """Drops what the server never loads; the .vsix is downloaded by every user."""
     # Console scripts (bin/) point at the build machine's interpreter: useless here.
     shutil.rmtree(dest / "bin", ignore_errors=True)
@@ -136,8 +157,9 @@ def slim(dest: Path) -> None:
     for p in (dest / "zstandard").glob("*cffi*"):
         p.unlink()
     # Debug sections are most of a compiled extension's size; the code is untouched.
+    # Only for this machine's own format: the host's strip cannot read Mach-O or PE.
     strip = shutil.which("strip")
-    if strip is not None:
+    if strip is not None and native and sys.platform == "linux":
         for so in dest.rglob("*.so"):
             subprocess.run([strip, "--strip-debug", str(so)], check=True)
 
@@ -220,6 +242,15 @@ def smoke_test(versions: list[str]) -> None:
         )
 
 
+NOTHING = "bundle: no CPython version has wheels for every dependency on this target"
+NOTHING_CODE = 3  # package-extension.sh leaves such a target out (said in docs/EXTENSION.md)
+
+
+def stamp_left_out(stamp_file: Path) -> dict[str, str]:
+    data = json.loads(stamp_file.read_text(encoding="utf-8"))
+    return dict(data.get("leftOut") or {})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -227,10 +258,14 @@ def main() -> None:
     parser.add_argument(
         "--force", action="store_true", help="reinstall the dependencies even if unchanged"
     )
+    parser.add_argument(
+        "--target", choices=TARGETS, default=None,
+        help="the VS Code target to bundle for (default: this machine's)",
+    )
     args = parser.parse_args()
 
     versions = os.environ.get("TURNBACK_PYTHON_VERSIONS", " ".join(DEFAULT_VERSIONS)).split()
-    target = vscode_target()
+    target = args.target or vscode_target()
     reqs = requirements()
     stamp = {
         "requirements": reqs,
@@ -239,28 +274,49 @@ def main() -> None:
         "script": hashlib.sha256(Path(__file__).read_bytes()).hexdigest(),
     }
     # Outside bundled/ (which is copied into the .vsix whole); .cache/ is ignored by git.
-    stamp_file = ROOT / ".cache" / "bundle-python.json"
+    stamp_file = (BUNDLED.with_name(BUNDLED.name + ".stamp.json")
+                  if os.environ.get("TURNBACK_BUNDLE_DIR") else ROOT / ".cache" / "bundle-python.json")
     fresh = (
         not args.force
         and stamp_file.is_file()
-        and json.loads(stamp_file.read_text(encoding="utf-8")) == stamp
+        and {k: v for k, v in json.loads(stamp_file.read_text(encoding="utf-8")).items()
+             if k != "leftOut"} == stamp
+        and (BUNDLED / "libs").is_dir()
     )
+    left_out: dict[str, str] = {}
     if fresh:
         print("bundle: dependencies up to date", flush=True)
+        left_out = stamp_left_out(stamp_file)
     else:
         libs = BUNDLED / "libs"
         shutil.rmtree(libs, ignore_errors=True)
         with tempfile.TemporaryDirectory(prefix="turnback-bundle-") as tmp:
             staged = {v: Path(tmp) / v for v in versions}
-            for v, d in staged.items():
-                install(v, d, reqs, target)
+            for v, d in list(staged.items()):
+                try:
+                    install(v, d, reqs, target)
+                except NoWheels as exc:
+                    # left out, not faked: the extension says this Python is not carried
+                    print(f"bundle: Python {v} left out of {target}: {exc}", flush=True)
+                    left_out[v] = str(exc)
+                    del staged[v]
+            if not staged:
+                print(NOTHING, file=sys.stderr, flush=True)
+                sys.exit(NOTHING_CODE)
             split_common(staged, libs)
         stamp_file.parent.mkdir(parents=True, exist_ok=True)
-        stamp_file.write_text(json.dumps(stamp, indent=2) + "\n", encoding="utf-8")
+        stamp_file.write_text(json.dumps({**stamp, "leftOut": left_out}, indent=2) + "\n",
+                              encoding="utf-8")
+    carried = [v for v in versions if v not in left_out]
     copy_package()
-    manifest = {"pythonVersions": versions, "platform": target, "requirements": reqs}
+    manifest = {"pythonVersions": carried, "platform": target, "requirements": reqs,
+                "leftOut": left_out}
     (BUNDLED / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    smoke_test(versions)
+    if target == vscode_target():
+        smoke_test(carried)
+    else:
+        print(f"bundle: {target} is not this machine's platform: its bundle is checked by "
+              "file type (check_vsix.py), not imported", flush=True)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,9 @@ import type {
   Change,
   Checkpoint,
   DidChangeParams,
+  FileHistoryResult,
+  Step,
+  TurnsResult,
   SessionsResult,
   StatusResult,
 } from './protocol';
@@ -85,6 +88,28 @@ export class StoreCache implements vscode.Disposable {
     });
   }
 
+  /** A session's latest turns, as many pages as were asked for. */
+  turns(folder: string, sessionId: string): Promise<TurnsResult> {
+    const key = `turns|${folder}|${sessionId}`;
+    const limit = this.limit(key);
+    return this.remember(key, () => this.client.request('turnback/turns', { folder, sessionId, limit }));
+  }
+
+  /** One turn's steps. */
+  steps(folder: string, sessionId: string, turnId: string): Promise<Step[]> {
+    return this.remember(`steps|${folder}|${sessionId}|${turnId}`, async () => {
+      const r = await this.client.request('turnback/turnSteps', { folder, sessionId, turnId });
+      return r.steps;
+    });
+  }
+
+  /** The checkpoints where a file changed, newest first. */
+  fileHistory(folder: string, path: string): Promise<FileHistoryResult> {
+    const key = `history|${folder}|${path}`;
+    const limit = this.limit(key);
+    return this.remember(key, () => this.client.request('turnback/fileHistory', { folder, path, limit }));
+  }
+
   /** Every checkpoint of the folder. */
   checkpoints(folder: string): Promise<Checkpoint[]> {
     return this.remember(`checkpoints|${folder}`, async () => {
@@ -112,9 +137,22 @@ export class StoreCache implements vscode.Disposable {
     return p;
   }
 
+  /** One more page of a file's history next time it is read. */
+  loadMoreHistory(folder: string, path: string): void {
+    const key = `history|${folder}|${path}`;
+    this.limits.set(key, this.limit(key) + this.pageSize());
+    this.memo.delete(key);
+    this.changed.fire(folder);
+  }
+
   /** One more page of sessions (or of a session's events) next time they are read. */
-  loadMore(folder: string, sessionId?: string): void {
-    const key = sessionId === undefined ? `sessions|${folder}` : `session|${folder}|${sessionId}`;
+  loadMore(folder: string, sessionId?: string, what: 'sessions' | 'events' | 'turns' = 'events'): void {
+    const key =
+      sessionId === undefined
+        ? `sessions|${folder}`
+        : what === 'turns'
+          ? `turns|${folder}|${sessionId}`
+          : `session|${folder}|${sessionId}`;
     this.limits.set(key, this.limit(key) + this.pageSize());
     this.memo.delete(key);
     this.changed.fire(folder);
@@ -132,12 +170,27 @@ export class StoreCache implements vscode.Disposable {
     this.memo.delete(`sessions|${folder}`);
     if (params.checkpoints) {
       this.memo.delete(`checkpoints|${folder}`);
+      this.dropPrefix(`history|${folder}|`);
     }
     const sessions = Array.isArray(params.sessions) ? params.sessions : [];
     for (const id of sessions) {
       this.memo.delete(`session|${folder}|${id}`);
+      this.memo.delete(`turns|${folder}|${id}`);
+      this.dropPrefix(`steps|${folder}|${id}|`);
+    }
+    if (params.checkpoints) {
+      // A checkpoint ends a turn: every session's turns may have changed ends.
+      this.dropPrefix(`turns|${folder}|`);
     }
     this.changed.fire(folder);
+  }
+
+  private dropPrefix(prefix: string): void {
+    for (const key of [...this.memo.keys()]) {
+      if (key.startsWith(prefix)) {
+        this.memo.delete(key);
+      }
+    }
   }
 
   /** Drops everything except immutable change lists (Refresh, a server restart). */

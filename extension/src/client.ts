@@ -51,7 +51,7 @@ export class TurnbackClient implements vscode.Disposable {
   readonly onDidChangeState = this.stateChanged.event;
 
   constructor(
-    private readonly extensionRoot: string,
+    readonly extensionRoot: string,
     readonly output: vscode.LogOutputChannel,
   ) {
     this.disposables.push(this.storeChanged, this.stateChanged);

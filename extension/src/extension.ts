@@ -16,6 +16,9 @@ import { ChangeDecorationProvider } from './tree/decorations';
 import type { TreeNode } from './tree/model';
 import { SessionTreeProvider } from './tree/provider';
 import { CONTENT_SCHEME } from './uris';
+import { describeCandidates } from './commands/firstRun';
+import { FileHistoryProvider, HISTORY_VIEW_ID } from './history/provider';
+import type { HistoryRow } from './history/model';
 
 let client: TurnbackClient | undefined;
 
@@ -30,6 +33,10 @@ export function activate(context: vscode.ExtensionContext): void {
     showCollapseAll: true,
   });
   const statusBar = new StatusBar(cache, () => turnback.currentState);
+  const history = new FileHistoryProvider(cache);
+  const historyView = vscode.window.createTreeView<HistoryRow>(HISTORY_VIEW_ID, { treeDataProvider: history });
+  history.attach(historyView);
+  const services = { client: turnback, cache, tree, view, history };
 
   context.subscriptions.push(
     output,
@@ -40,7 +47,17 @@ export function activate(context: vscode.ExtensionContext): void {
     statusBar,
     vscode.workspace.registerTextDocumentContentProvider(CONTENT_SCHEME, new CheckpointContentProvider(turnback)),
     vscode.window.registerFileDecorationProvider(new ChangeDecorationProvider()),
-    ...registerCommands({ client: turnback, cache, tree, view }),
+    history,
+    historyView,
+    ...registerCommands(services),
+    tree.onDidChangeNoStore((none) => {
+      // The first run: no store in any folder; say what the importers would find.
+      if (none) {
+        void describeCandidates(services);
+      } else {
+        view.message = undefined;
+      }
+    }),
     turnback.onDidChangeStore((params) => {
       cache.storeChanged(params);
     }),

@@ -23,6 +23,13 @@ export const Methods = {
   import: 'turnback/import',
   gc: 'turnback/gc',
   hooks: 'turnback/hooks',
+  turns: 'turnback/turns',
+  turnSteps: 'turnback/turnSteps',
+  fileHistory: 'turnback/fileHistory',
+  importCandidates: 'turnback/importCandidates',
+  continue: 'turnback/continue',
+  pushHistory: 'turnback/pushHistory',
+  pullHistory: 'turnback/pullHistory',
 } as const;
 
 /** Notification method names. */
@@ -51,17 +58,31 @@ export interface StatusResult {
   folder: string;
   store: string;
   formatVersion: number;
+  /** False while the folder has no store yet (older servers leave it out). */
+  exists?: boolean;
   sessions: number;
   checkpoints: number;
   bytes: number;
   /** What is followed live; `summary` is the server's wording for the status bar. */
   following?: Following;
+  /** Set while the kernel's inotify limit keeps folders unwatched (checkpoints walk them). */
+  watchLimit?: WatchLimit | null;
 }
 
 export interface Following {
   state: 'starting' | 'importing' | 'following' | 'cancelled' | 'off';
   agents: { agent: string; label: string; files: number }[];
   summary: string;
+}
+
+/** The kernel's watch limit as the server met it; `message` is what to show. */
+export interface WatchLimit {
+  kind: 'watches' | 'instances';
+  watched: number;
+  missing: number;
+  allowed: number | null;
+  raiseTo: number | null;
+  message: string;
 }
 
 export interface TokenStats {
@@ -101,6 +122,8 @@ export interface SessionInfo {
   model?: string | null;
   cwd?: string | null;
   source?: string;
+  /** Pulled from another machine (turnback/pullHistory): read-only. */
+  origin?: { machine: string; user?: string; host?: string };
   startedAt: string | null;
   endedAt: string | null;
   events?: number;
@@ -309,10 +332,157 @@ export interface HooksResult {
   folder: string;
 }
 
+/** turnback/pushHistory: this machine's history to a git remote (docs/SHARING.md). */
+export interface PushHistoryParams extends FolderParams {
+  remote?: string;
+  dryRun?: boolean;
+}
+
+export interface PushHistoryResult {
+  url: string;
+  ref: string;
+  machine: string;
+  sessions: number;
+  checkpoints: number;
+  objects: number;
+  bytes: number;
+  upToDate: boolean;
+  dryRun: boolean;
+  redactions: { where: string; kind: string; line: number }[];
+}
+
+export interface PullHistoryParams extends FolderParams {
+  remote?: string;
+}
+
+export interface PulledMachine {
+  machine: string;
+  user: string;
+  host: string;
+  sessions: number;
+  events: number;
+  checkpoints: number;
+  refused: string | null;
+}
+
+export interface PullHistoryResult {
+  url: string;
+  machine: string;
+  machines: PulledMachine[];
+}
+
 export interface DidChangeParams {
   folder: string;
   sessions: string[];
   checkpoints: boolean;
+}
+
+export interface TurnsParams extends FolderParams {
+  sessionId: string;
+  /** Absent: the latest page. */
+  offset?: number;
+  limit?: number;
+}
+
+/** A prompt and everything until the next one (docs/PROTOCOL.md, turnback/turns). */
+export interface Turn {
+  id: string;
+  index: number;
+  prompt: string;
+  ts: string;
+  endTs: string;
+  durationMs: number | null;
+  events: number;
+  toolCalls: number;
+  toolCallsFailed: number;
+  parentTurn: string | null;
+  branchStart: boolean;
+  onHeadPath: boolean | null;
+  head: boolean;
+  before: string | null;
+  after: string | null;
+  checkpoints: string[];
+  lastEvent: string;
+  changes: { files: number; linesAdded: number; linesRemoved: number } | null;
+  nearest?: Checkpoint | null;
+}
+
+export interface TurnsResult {
+  turns: Turn[];
+  total: number;
+  offset: number;
+  session: SessionInfo;
+}
+
+export interface TurnStepsParams extends FolderParams {
+  sessionId: string;
+  turnId: string;
+}
+
+export interface Step {
+  id: string;
+  kind: string;
+  label: string;
+  ts: string;
+  detail?: string;
+  failed?: boolean;
+  pending?: boolean;
+  folded?: boolean;
+  resultId?: string;
+  checkpoint?: string;
+}
+
+export interface TurnStepsResult {
+  steps: Step[];
+}
+
+export interface FileHistoryParams extends FolderParams {
+  path: string;
+  offset?: number;
+  limit?: number;
+}
+
+export interface FileVersion {
+  checkpoint: Checkpoint;
+  previous: string | null;
+  previousLabel: string | null;
+  status: ChangeStatus;
+  linesAdded: number;
+  linesRemoved: number;
+  binary: boolean;
+  sessionId: string | null;
+  turnId: string | null;
+  turnPrompt: string;
+  agent: string;
+}
+
+export interface FileHistoryResult {
+  path: string;
+  versions: FileVersion[];
+  total: number;
+  offset: number;
+}
+
+export interface ImportCandidatesResult {
+  sources: { source: string; summary: string; files: number }[];
+  total: number;
+}
+
+export interface ContinueParams extends FolderParams {
+  sessionId: string;
+  turnId: string;
+  dryRun?: boolean;
+}
+
+export interface ContinueResult {
+  agent: string;
+  source: string;
+  lines: number;
+  sessionId: string;
+  sessionFile: string;
+  command: string[];
+  dryRun: boolean;
+  rewind: RewindResult | null;
 }
 
 /** Params and result type of each request, so `request()` is typed by method name. */
@@ -330,6 +500,13 @@ export interface RequestTypes {
   'turnback/import': [ImportParams, ImportResult];
   'turnback/gc': [GcParams, GcResult];
   'turnback/hooks': [HooksParams, HooksResult];
+  'turnback/turns': [TurnsParams, TurnsResult];
+  'turnback/turnSteps': [TurnStepsParams, TurnStepsResult];
+  'turnback/fileHistory': [FileHistoryParams, FileHistoryResult];
+  'turnback/importCandidates': [FolderParams, ImportCandidatesResult];
+  'turnback/continue': [ContinueParams, ContinueResult];
+  'turnback/pushHistory': [PushHistoryParams, PushHistoryResult];
+  'turnback/pullHistory': [PullHistoryParams, PullHistoryResult];
 }
 
 export type RequestMethod = keyof RequestTypes;

@@ -1,19 +1,22 @@
 /**
  * Which Python runs the server: the `turnback.python` setting, else the Python
- * extension's active environment when that extension is installed, else
- * `python3` (then `python`) on PATH. In a checkout of the repository its
- * `.venv` comes before the Python extension, because that is where the
- * server's dependencies are installed for development.
+ * extension's active environment when that extension is installed, else the
+ * platform's usual places (`pythonCandidates.ts`: `py -3` and python.org's folders on
+ * Windows, Homebrew and pyenv on macOS, `python3` on PATH everywhere). In a checkout of
+ * the repository its `.venv` comes before the Python extension, because that is where
+ * the server's dependencies are installed for development.
  */
 
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
 import * as path from 'node:path';
 
 import { PythonExtension } from '@vscode/python-extension';
 import * as vscode from 'vscode';
 
-import { type PythonVersion, parsePythonVersion } from './launch';
+import { type PythonVersion } from './launch';
+import { type HostFacts, type Probed, parseProbe, systemCandidates, venvInterpreter } from './pythonCandidates';
 
 export interface Interpreter {
   command: string;
@@ -22,15 +25,19 @@ export interface Interpreter {
   source: string;
 }
 
-const PROBE = 'import sys; print("%d.%d" % sys.version_info[:2])';
+const PROBE = 'import sys; print("%d.%d" % sys.version_info[:2]); print(sys.executable)';
 
-/** Runs the interpreter once to learn its version; undefined when it does not run. */
-export function probe(command: string): Promise<PythonVersion | undefined> {
+/** Runs the interpreter once to learn its version and path; undefined when it does not run. */
+export function probe(command: string, args: string[] = []): Promise<Probed | undefined> {
   return new Promise((resolve) => {
-    execFile(command, ['-c', PROBE], { timeout: 15_000, windowsHide: true }, (err, stdout) => {
-      resolve(err ? undefined : parsePythonVersion(stdout));
+    execFile(command, [...args, '-c', PROBE], { timeout: 15_000, windowsHide: true }, (err, stdout) => {
+      resolve(err ? undefined : parseProbe(stdout, command));
     });
   });
+}
+
+function hostFacts(): HostFacts {
+  return { platform: process.platform, env: process.env, home: homedir(), exists: existsSync };
 }
 
 let pythonApi: Promise<PythonExtension | undefined> | undefined;
@@ -62,13 +69,6 @@ async function fromPythonExtension(resource: vscode.Uri | undefined): Promise<st
   }
 }
 
-function venvPython(root: string): string | undefined {
-  const candidates =
-    process.platform === 'win32'
-      ? [path.join(root, '.venv', 'Scripts', 'python.exe')]
-      : [path.join(root, '.venv', 'bin', 'python')];
-  return candidates.find((p) => existsSync(p));
-}
 
 /**
  * The interpreter to use, with its version, or a message that says what to set.
@@ -80,40 +80,43 @@ export async function findInterpreter(
   resource: vscode.Uri | undefined,
   log: (line: string) => void,
 ): Promise<Interpreter | { error: string }> {
-  const candidates: { command: string; source: string }[] = [];
+  const candidates: { command: string; args: string[]; source: string }[] = [];
   const setting = vscode.workspace.getConfiguration('turnback', resource).get<string>('python', '').trim();
   if (setting.length > 0) {
-    const expanded = setting.replace(/^~(?=$|[\\/])/, process.env.HOME ?? '~');
+    const expanded = setting.replace(/^~(?=$|[\\/])/, homedir());
     // An explicit choice is not second-guessed: if it does not run, say so.
-    const version = await probe(expanded);
-    if (version === undefined) {
+    const probed = await probe(expanded);
+    if (probed === undefined) {
       return {
         error:
           `The interpreter in "turnback.python" (${setting}) did not run. ` +
           'Set it to the path of a Python 3.10+ executable, or clear it to use python3 on PATH.',
       };
     }
-    return { command: expanded, version, source: 'the turnback.python setting' };
+    return { command: expanded, version: probed.version, source: 'the turnback.python setting' };
   }
-  const dev = existsSync(path.join(extensionRoot, 'server', 'turnback')) ? venvPython(extensionRoot) : undefined;
+  const facts = hostFacts();
+  const dev = existsSync(path.join(extensionRoot, 'server', 'turnback')) ? venvInterpreter(extensionRoot, facts) : undefined;
   if (dev !== undefined) {
-    candidates.push({ command: dev, source: "the repository's .venv" });
+    candidates.push({ command: dev, args: [], source: "the repository's .venv" });
   }
   const fromExt = await fromPythonExtension(resource);
   if (fromExt !== undefined) {
-    candidates.push({ command: fromExt, source: "the Python extension's active environment" });
+    candidates.push({ command: fromExt, args: [], source: "the Python extension's active environment" });
   }
-  candidates.push({ command: 'python3', source: 'python3 on PATH' });
-  candidates.push({ command: 'python', source: 'python on PATH' });
+  candidates.push(...systemCandidates(facts));
 
   const tried: string[] = [];
   for (const c of candidates) {
-    const version = await probe(c.command);
-    if (version !== undefined) {
-      return { command: c.command, version, source: c.source };
+    const probed = await probe(c.command, c.args);
+    if (probed !== undefined) {
+      // `py -3` is a launcher: the server runs with the interpreter it chose
+      const command = c.args.length > 0 ? probed.executable : c.command;
+      return { command, version: probed.version, source: c.source };
     }
-    tried.push(c.command);
-    log(`Python candidate ${c.command} (${c.source}) did not run`);
+    const shown = [c.command, ...c.args].join(' ');
+    tried.push(shown);
+    log(`Python candidate ${shown} (${c.source}) did not run`);
   }
   return {
     error:

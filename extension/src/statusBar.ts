@@ -10,7 +10,7 @@ import * as vscode from 'vscode';
 import type { StoreCache } from './cache';
 import type { ServerState } from './client';
 import { activeFolder, folderId } from './folders';
-import type { Checkpoint, Following } from './protocol';
+import type { Checkpoint, Following, WatchLimit } from './protocol';
 import { statusText } from './statusText';
 
 const TICK_MS = 30_000;
@@ -20,7 +20,12 @@ export class StatusBar implements vscode.Disposable {
   private readonly disposables: { dispose(): unknown }[] = [];
   private readonly timer: NodeJS.Timeout;
   private last:
-    | { checkpoints: readonly Checkpoint[]; folderName: string; following: Following | undefined }
+    | {
+        checkpoints: readonly Checkpoint[];
+        folderName: string;
+        following: Following | undefined;
+        watchLimit: WatchLimit | null;
+      }
     | undefined;
   private generation = 0;
 
@@ -71,7 +76,12 @@ export class StatusBar implements vscode.Disposable {
       if (generation !== this.generation) {
         return; // a newer update is on its way
       }
-      this.last = { checkpoints, folderName: folder.name, following: status.following };
+      this.last = {
+        checkpoints,
+        folderName: folder.name,
+        following: status.following,
+        watchLimit: status.watchLimit ?? null,
+      };
       this.item.command = 'turnback.showView';
       this.redraw();
     } catch {
@@ -86,12 +96,8 @@ export class StatusBar implements vscode.Disposable {
     if (this.last === undefined) {
       return;
     }
-    const { text, tooltip } = statusText(
-      this.last.checkpoints,
-      this.last.folderName,
-      Date.now(),
-      this.last.following,
-    );
+    const { checkpoints, folderName, following, watchLimit } = this.last;
+    const { text, tooltip } = statusText(checkpoints, folderName, Date.now(), following, watchLimit);
     this.item.text = text;
     this.item.tooltip = tooltip;
     this.item.show();

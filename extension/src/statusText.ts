@@ -3,7 +3,7 @@
  */
 
 import { countOf, formatAge, formatShortAge } from './format';
-import type { Checkpoint, Following } from './protocol';
+import type { Checkpoint, Following, WatchLimit } from './protocol';
 import { checkpointTitle } from './tree/labels';
 
 /** The icon shown while agents are followed, by the server's state. */
@@ -13,22 +13,29 @@ const FOLLOW_ICONS: Partial<Record<Following['state'], string>> = {
 };
 
 /**
- * Text and tooltip of the item: the newest checkpoint's age and the count, and
- * what is followed (the server's own sentence, `following.summary`).
+ * Text and tooltip of the item: the newest checkpoint's age and the count, what is
+ * followed (the server's own sentence, `following.summary`), and a warning first while
+ * the kernel's watch limit keeps folders unwatched.
  */
 export function statusText(
   checkpoints: readonly Checkpoint[],
   folderName: string,
   now: number,
   following?: Following,
+  watchLimit?: WatchLimit | null,
 ): { text: string; tooltip: string } {
-  const base = checkpointText(checkpoints, folderName, now);
-  if (following === undefined) {
-    return base;
+  let { text, tooltip } = checkpointText(checkpoints, folderName, now);
+  if (following !== undefined) {
+    text += FOLLOW_ICONS[following.state] ?? '';
+    tooltip = `${tooltip}\nTurnback is ${following.summary}.`;
+  }
+  if (watchLimit !== undefined && watchLimit !== null) {
+    text = `$(warning) ${text}`;
+    tooltip = `${watchLimit.message}\n\n${tooltip}`;
   }
   return {
-    text: base.text + (FOLLOW_ICONS[following.state] ?? ''),
-    tooltip: `${base.tooltip}\nTurnback is ${following.summary}.`,
+    text,
+    tooltip,
   };
 }
 

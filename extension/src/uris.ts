@@ -25,6 +25,8 @@ export const ABSENT = '-';
 
 export interface UriParts {
   scheme: string;
+  /** The host of a UNC folder (`file://server/share/...` on Windows), else ''. */
+  authority: string;
   path: string;
   query: string;
 }
@@ -54,10 +56,24 @@ function checkRelative(path: string): string {
   return path;
 }
 
-/** The path part of a folder URI, decoded ("file:///a%20b/" → "/a b"); "" if it is no URI. */
+/**
+ * The path part of a folder URI, decoded, as VS Code's `Uri.path` has it: "file:///a%20b/"
+ * → "/a b"; a Windows drive "file:///c%3A/work" → "/c:/work"; a UNC share
+ * "file://server/share/x" → "/share/x" (its host is `folderAuthority`). "" if it is no URI.
+ */
 export function folderPath(folder: string): string {
   try {
     return decodeURIComponent(new URL(folder).pathname).replace(/\/+$/, '');
+  } catch {
+    return '';
+  }
+}
+
+/** The host of a folder URI on a UNC share ("file://server/share" → "server"), else ''. */
+export function folderAuthority(folder: string): string {
+  try {
+    const host = new URL(folder).host;
+    return host === 'localhost' ? '' : host;
   } catch {
     return '';
   }
@@ -69,7 +85,7 @@ function displayPath(ref: ContentRef): string {
 
 export function contentUriParts(ref: ContentRef): UriParts {
   const query = new URLSearchParams({ folder: ref.folder, checkpoint: ref.checkpoint, path: ref.path });
-  return { scheme: CONTENT_SCHEME, path: displayPath(ref), query: query.toString() };
+  return { scheme: CONTENT_SCHEME, authority: folderAuthority(ref.folder), path: displayPath(ref), query: query.toString() };
 }
 
 export function changeUriParts(ref: ChangeRef): UriParts {
@@ -79,7 +95,7 @@ export function changeUriParts(ref: ChangeRef): UriParts {
     path: ref.path,
     status: ref.status,
   });
-  return { scheme: CHANGE_SCHEME, path: displayPath(ref), query: query.toString() };
+  return { scheme: CHANGE_SCHEME, authority: folderAuthority(ref.folder), path: displayPath(ref), query: query.toString() };
 }
 
 function required(query: URLSearchParams, name: string, scheme: string): string {

@@ -85,7 +85,7 @@ describe('extension manifest', () => {
 
   it('has the view and container the docs name', () => {
     assert.deepEqual(manifest.contributes.viewsContainers.activitybar.map((c) => [c.id, c.title]), [['turnback', 'Turnback']]);
-    assert.deepEqual(manifest.contributes.views.turnback?.map((v) => v.id), ['turnback.sessions']);
+    assert.deepEqual(manifest.contributes.views.turnback?.map((v) => v.id), ['turnback.sessions', 'turnback.fileHistory']);
     assert.match(commandsSource, /VIEW_ID = 'turnback\.sessions'/);
   });
 

@@ -91,4 +91,16 @@ describe('status bar text', () => {
     assert.equal(off.text, '$(history) no checkpoints');
     assert.ok(off.tooltip.includes('not following agents (the workspace is not trusted)'));
   });
+
+  it('warns first while the watch limit keeps folders unwatched', () => {
+    const message =
+      'Turnback watches 64,000 of 65,536 allowed folders; checkpoints now scan the rest (3,000 folders). ' +
+      'Raise fs.inotify.max_user_watches to 131,072 (sudo sysctl -w fs.inotify.max_user_watches=131072).';
+    const s = statusText([], 'demo', now, undefined, {
+      kind: 'watches', watched: 64000, missing: 3000, allowed: 65536, raiseTo: 131072, message,
+    });
+    assert.equal(s.text, '$(warning) $(history) no checkpoints');
+    assert.ok(s.tooltip.startsWith(message));
+    assert.equal(statusText([], 'demo', now, undefined, null).text, '$(history) no checkpoints');
+  });
 });

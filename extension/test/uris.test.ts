@@ -11,6 +11,7 @@ import {
   contentUriParts,
   decorationFor,
   dirname,
+  folderAuthority,
   folderPath,
   parseChangeUri,
   parseContentUri,
@@ -91,5 +92,25 @@ describe('path helpers', () => {
     assert.equal(dirname('src/app.py'), 'src');
     assert.equal(dirname('app.py'), '');
     assert.equal(basename('app.py'), 'app.py');
+  });
+});
+
+describe('turnback: Windows folders (drive letters, UNC shares)', () => {
+  it("keeps a drive letter in the path as VS Code's Uri.path does", () => {
+    const parts = contentUriParts({ folder: 'file:///c%3A/Users/me/my%20proj', checkpoint: 'c0ffee12', path: 'src/app.py' });
+    assert.equal(parts.path, '/c:/Users/me/my proj/src/app.py');
+    assert.equal(parts.authority, '');
+    assert.equal(folderPath('file:///C:/work'), '/C:/work');
+  });
+  it("carries a UNC share's host as the authority, never as a '//' path (Uri.from refuses one)", () => {
+    const folder = 'file://fileserver/share/proj';
+    assert.equal(folderAuthority(folder), 'fileserver');
+    const parts = changeUriParts({ folder, checkpoint: 'c0ffee12', path: 'a/b.txt', status: 'modified' });
+    assert.equal(parts.authority, 'fileserver');
+    assert.equal(parts.path, '/share/proj/a/b.txt');
+    assert.ok(!parts.path.startsWith('//'));
+    assert.deepEqual(parseChangeUri(parts), { folder, checkpoint: 'c0ffee12', path: 'a/b.txt', status: 'modified' });
+    assert.equal(folderAuthority('file:///home/me'), '');
+    assert.equal(folderAuthority('file://localhost/home/me'), '');
   });
 });

@@ -30,9 +30,11 @@ class Checkpoint:
     bytes: int = 0  # total size of the files it holds
     skipped: list[JSON] = field(default_factory=list)  # [{path, reason, size?}]
     absent: list[str] = field(default_factory=list)  # partial: paths known not to exist
+    # pulled from another machine (sharing/): its machine id; None for this workspace's own
+    origin: str | None = None
 
     def to_json(self) -> JSON:
-        return {
+        out: JSON = {
             "id": self.id,
             "label": self.label,
             "ts": self.ts,
@@ -46,9 +48,13 @@ class Checkpoint:
             "skipped": self.skipped,
             "absent": self.absent,
         }
+        if self.origin is not None:
+            out["origin"] = self.origin
+        return out
 
     @classmethod
     def from_json(cls, obj: JSON) -> Checkpoint:
+        origin = obj.get("origin")
         return cls(
             id=str(obj["id"]),
             label=str(obj.get("label") or ""),
@@ -62,6 +68,7 @@ class Checkpoint:
             bytes=int(obj.get("bytes", 0)),
             skipped=list(obj.get("skipped") or []),
             absent=list(obj.get("absent") or []),
+            origin=origin if isinstance(origin, str) else None,
         )
 
 
@@ -168,7 +175,7 @@ class SessionSummary:
 
     def to_json(self) -> JSON:
         h = self.header
-        return {
+        out: JSON = {
             "id": h.id,
             "title": h.title,
             "agent": h.agent,
@@ -181,6 +188,10 @@ class SessionSummary:
             "head": self.head,
             "stats": self.stats,
         }
+        origin = h.extra.get("origin") if h.source == "pulled" else None
+        if isinstance(origin, dict):  # pulled from another machine (sharing/)
+            out["origin"] = origin
+        return out
 
 
 @dataclass(slots=True)

@@ -129,7 +129,11 @@ def test_a_hostile_config_value_is_named(ws: Path, key: str, value: object) -> N
 
 
 @pytest.mark.parametrize("path", [".GIT/hooks/pre-commit", "sub/.Git/config",
-                                  ".TURNBACK/config.json"])
+                                  ".TURNBACK/config.json", "git~1/hooks/pre-commit",
+                                  ".git./hooks/pre-commit", ".git ./config",
+                                  ".g\u200cit/hooks/pre-commit", "\ufeff.Git/config",
+                                  ".git::$INDEX_ALLOCATION/config", "TURNBA~1/config.json",
+                                  ".turnbac\u212a/config.json"])
 def test_a_journal_cannot_write_into_git_or_the_store_in_another_case(ws: Path,
                                                                       path: str) -> None:
     store = Store.open(ws)

@@ -162,6 +162,12 @@ def record(ws: Path) -> dict[str, list[dict[str, Any]]]:
     call("turnback/changes", "turnback/changes", {"from": cp1["id"], "to": cp2["id"]})
     call("turnback/fileContent", "turnback/fileContent",
          {"checkpoint": cp1["id"], "path": "src/app.py"})
+    call("turnback/turns", "turnback/turns", {"sessionId": sid, "limit": 1})
+    call("turnback/turnSteps", "turnback/turnSteps", {"sessionId": sid, "turnId": prompt_id})
+    call("turnback/fileHistory", "turnback/fileHistory", {"path": "src/app.py", "limit": 1})
+    call("turnback/importCandidates", "turnback/importCandidates", {})
+    call("turnback/continue", "turnback/continue",
+         {"sessionId": sid, "turnId": prompt_id, "dryRun": True})
     call("turnback/rewind: dry run", "turnback/rewind", {"checkpoint": cp1["id"], "dryRun": True})
     call("turnback/rewind", "turnback/rewind", {"checkpoint": cp1["id"]})
     call("turnback/undo", "turnback/undo", {})
@@ -169,6 +175,10 @@ def record(ws: Path) -> dict[str, list[dict[str, Any]]]:
     call("turnback/import", "turnback/import", {"source": "ralph"})
     call("turnback/gc", "turnback/gc", {"dryRun": True})
     call("turnback/hooks", "turnback/hooks", {"action": "install", "agent": "claude-code"})
+    remote = ws.parent / "history.git"  # a team's remote, here a bare repository beside it
+    subprocess.run(["git", "init", "--quiet", "--bare", str(remote)], check=True)
+    call("turnback/pushHistory", "turnback/pushHistory", {"remote": str(remote), "dryRun": True})
+    call("turnback/pullHistory", "turnback/pullHistory", {"remote": str(remote)})
     call("error: invalid params", "turnback/rewind", {"checkpoint": cp1["id"], "mode": "all"})
     call("error: not found", "turnback/session", {"sessionId": "20250101T000000-ffffff"})
     call("error: unsafe", "turnback/fileContent",

@@ -8,9 +8,12 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
 from lsprotocol import types
 
 from shared_data import need_transcripts
+from turnback.errors import InvalidInput
+from turnback.server.folders import file_uri_path
 
 from .conftest import TurnbackClient, make_workspace, started
 
@@ -209,3 +212,20 @@ async def test_folder_reached_through_a_symlink(tmp_path: Path) -> None:
         assert res["incremental"] is True and res["dirtyPaths"] == 1
         await client.wait_change(lambda p: p["checkpoints"], since=since)
         assert (await client.call("turnback/status", {"folder": link.as_uri()}))["checkpoints"] == 2
+
+
+@pytest.mark.parametrize(("uri", "windows", "path"), [
+    ("file:///c%3A/Users/me/my%20proj", True, "c:\\Users\\me\\my proj"),
+    ("file:///C:/work", True, "C:\\work"),
+    ("file://fileserver/share/proj", True, "\\\\fileserver\\share\\proj"),
+    ("file://localhost/c%3A/w", True, "c:\\w"),
+    ("file:///home/me/a%5Cb", False, "/home/me/a\\b"),  # a backslash inside a Linux name
+    ("file://localhost/home/me", False, "/home/me"),
+])
+def test_file_uris_as_each_platform_spells_the_path(uri: str, windows: bool, path: str) -> None:
+    assert file_uri_path(uri, windows=windows) == path
+
+
+def test_a_unc_uri_is_refused_off_windows() -> None:
+    with pytest.raises(InvalidInput, match="only local"):
+        file_uri_path("file://fileserver/share/proj", windows=False)

@@ -34,6 +34,11 @@ FIELDS = {
     methods.FORK: ["eventId", "sessionId", "folder"],
     methods.IMPORT: ["source", "path", "folder", "workDoneToken"],
     methods.GC: ["folder", "dryRun", "keepLast", "keepDays", "quotaBytes", "workDoneToken"],
+    methods.TURNS: ["sessionId", "offset", "limit", "folder"],
+    methods.TURN_STEPS: ["sessionId", "turnId", "folder"],
+    methods.FILE_HISTORY: ["path", "offset", "limit", "folder"],
+    methods.IMPORT_CANDIDATES: ["folder"],
+    methods.CONTINUE: ["sessionId", "turnId", "dryRun", "folder"],
 }
 
 json_values = st.recursive(

@@ -189,29 +189,6 @@ def test_a_folder_moved_out_is_no_longer_watched(
     assert _flushed(w, tracker) == frozenset(), "nothing outside the workspace is reported"
 
 
-def test_running_out_of_watches_makes_the_next_checkpoint_walk(
-    inotify_watched: tuple[InotifyWatcher, DirtyTracker], ws: Path,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    import errno
-
-    w, tracker = inotify_watched
-
-    def full(kind: str, rel: str) -> bool:
-        raise OSError(errno.ENOSPC, "No space left on device")
-
-    monkeypatch.setattr(w, "_add", full)
-    _write(ws / "fresh" / "f.txt")
-    w.flush()
-    assert tracker.take().paths is None, "changes in the unwatched folder may be missed: walk"
-    monkeypatch.undo()
-    assert _until(lambda: w.ready), "the watcher starts again"
-    _write(ws / "fresh" / "g.txt")
-    assert tracker.take().paths is None  # the walk that makes the set trusted again
-    _write(ws / "fresh" / "h.txt")
-    assert "fresh/h.txt" in _flushed(w, tracker)
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
 def test_a_queue_overflow_makes_the_next_checkpoint_walk(ws: Path) -> None:
     if not inotify_watch.available():

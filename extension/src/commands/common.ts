@@ -12,12 +12,15 @@ import { describeError } from '../errors';
 import type { RewindMode } from '../protocol';
 import type { SessionTreeProvider } from '../tree/provider';
 import type { CheckpointRef, TreeNode } from '../tree/model';
+import type { FileHistoryProvider } from '../history/provider';
 
 export interface Services {
   client: TurnbackClient;
   cache: StoreCache;
   tree: SessionTreeProvider;
   view: vscode.TreeView<TreeNode>;
+  /** The File History view's provider (follows the active editor). */
+  history?: FileHistoryProvider;
 }
 
 /** False (and says why) in an untrusted workspace, where Turnback only browses. */

@@ -11,7 +11,11 @@ import { compareWithNow, compareWithPrevious, openChange } from './compare';
 import { agentHooks } from './hooks';
 import { restoreFile, rewindHere, rewindPick, undoRewind } from './rewind';
 import { copyId, createCheckpoint, fork, importSessions, searchSessions, showSession } from './sessions';
+import { pullHistory, pushHistory } from './sharing';
 import { collectGarbage, openStoreFolder, restartServer } from './store';
+import { importFound, startRecording } from './firstRun';
+import { restoreVersion, revealTurn, showFileHistory } from './history';
+import { compareTurn, continueTurn, rewindTurn, setEventsView, toggleDetails } from './turns';
 
 export const VIEW_ID = 'turnback.sessions';
 
@@ -32,6 +36,8 @@ export function registerCommands(services: Services): vscode.Disposable[] {
     'turnback.gc': (arg) => collectGarbage(services, arg),
     'turnback.installAgentHooks': (arg) => agentHooks(services, arg, 'install'),
     'turnback.removeAgentHooks': (arg) => agentHooks(services, arg, 'uninstall'),
+    'turnback.pushHistory': (arg) => pushHistory(services, arg),
+    'turnback.pullHistory': (arg) => pullHistory(services, arg),
     'turnback.openStoreFolder': (arg) => openStoreFolder(services, arg),
     'turnback.restartServer': () => restartServer(services),
     'turnback.copyId': (arg) => copyId(arg),
@@ -45,9 +51,34 @@ export function registerCommands(services: Services): vscode.Disposable[] {
     'turnback.loadMore': (arg) => {
       const node = arg as LoadMoreNode | undefined;
       if (node?.type === 'loadMore') {
-        services.cache.loadMore(node.folder, node.sessionId);
+        services.cache.loadMore(node.folder, node.sessionId, node.what);
       }
     },
+    'turnback.rewindTurn': (arg) => rewindTurn(services, arg),
+    'turnback.compareTurn': (arg) => compareTurn(services, arg),
+    'turnback.continueTurn': (arg) => continueTurn(services, arg),
+    'turnback.toggleDetails': () => {
+      toggleDetails(services);
+    },
+    'turnback.showEvents': () => {
+      setEventsView(services, true);
+    },
+    'turnback.showTurns': () => {
+      setEventsView(services, false);
+    },
+    'turnback.showFileHistory': (arg) => showFileHistory(services, arg),
+    'turnback.restoreVersion': (arg) => restoreVersion(services, arg),
+    'turnback.revealTurn': (arg) => revealTurn(services, arg),
+    'turnback.fileHistoryLoadMore': () => {
+      services.history?.loadMore();
+    },
+    'turnback.startRecording': (arg) => startRecording(services, arg),
+    'turnback.importFound': (arg) => importFound(services, arg),
+    'turnback.openDocs': () =>
+      vscode.commands.executeCommand(
+        'markdown.showPreview',
+        vscode.Uri.joinPath(vscode.Uri.file(services.client.extensionRoot), 'docs', 'EXTENSION.md'),
+      ),
   };
   return Object.entries(table).map(([id, fn]) => vscode.commands.registerCommand(id, fn));
 }

@@ -98,10 +98,35 @@ export interface ChangeNode extends BaseNode {
 export interface LoadMoreNode extends BaseNode {
   type: 'loadMore';
   folder: string;
-  what: 'sessions' | 'events';
+  what: 'sessions' | 'events' | 'turns';
   sessionId?: string;
   loaded: number;
   total: number;
+}
+
+/** A prompt and everything until the next one (tree/turns.ts builds them). */
+export interface TurnNode extends BaseNode {
+  type: 'turn';
+  folder: string;
+  sessionId: string;
+  turnId: string;
+  prompt: string;
+  agent: string;
+  /** The checkpoint it started from and the one it ended at (absent: none recorded). */
+  before?: string;
+  after?: string;
+  /** For a turn with no checkpoint before it: the folder's closest one, offered instead. */
+  nearest?: { id: string; title: string };
+  /** Its start ↔ end as a checkpoint with a previous one: its changed files reuse ChangeNode. */
+  checkpoint?: CheckpointRef;
+}
+
+/** One step of a turn: a tool call with its result, a response, a thinking block… */
+export interface StepNode extends BaseNode {
+  type: 'step';
+  folder: string;
+  sessionId: string;
+  eventId: string;
 }
 
 export interface MessageNode extends BaseNode {
@@ -116,10 +141,15 @@ export type TreeNode =
   | CheckpointNode
   | ChangeNode
   | LoadMoreNode
+  | TurnNode
+  | StepNode
   | MessageNode;
 
 /** Nodes that stand for one checkpoint (rewind, compare and "changed files" apply). */
-export type CheckpointBearing = EventNode & { checkpoint: CheckpointRef } | CheckpointNode;
+export type CheckpointBearing =
+  | (EventNode & { checkpoint: CheckpointRef })
+  | CheckpointNode
+  | (TurnNode & { checkpoint: CheckpointRef });
 
 export function bearsCheckpoint(node: TreeNode): node is CheckpointBearing {
   return (node.type === 'event' && node.checkpoint !== undefined) || node.type === 'checkpoint';
@@ -180,7 +210,9 @@ export function folderNode(
 export function sessionNode(folder: string, s: SessionInfo, now: number): SessionNode {
   const title = sessionTitle(s);
   const parts = [s.agent || 'unknown', formatAge(s.startedAt, now)];
-  if (!s.endedAt) {
+  if (s.origin !== undefined) {
+    parts.push(`from ${s.origin.user ?? '?'}@${s.origin.host ?? s.origin.machine}`);
+  } else if (!s.endedAt) {
     parts.push('open');
   }
   return {
@@ -218,10 +250,10 @@ export function sessionNodes(folder: string, result: SessionsResult, now: number
   return nodes;
 }
 
-function loadMore(
+export function loadMore(
   parentKey: string,
   folder: string,
-  what: 'sessions' | 'events',
+  what: 'sessions' | 'events' | 'turns',
   loaded: number,
   total: number,
   sessionId?: string,
@@ -237,7 +269,7 @@ function loadMore(
     total,
     // Sessions come newest first, so more are older ones below; a session's
     // latest events are shown, so more are earlier ones above.
-    label: what === 'sessions' ? 'Load more…' : 'Load earlier events…',
+    label: what === 'sessions' ? 'Load more…' : `Load earlier ${what}…`,
     description: `${what === 'sessions' ? '' : 'the last '}${formatCount(loaded)} of ${formatCount(total)} ${what} shown`,
     contextValue: 'loadMore',
     collapsible: 'none',

@@ -11,13 +11,17 @@ import type { StoreCache } from '../cache';
 import type { ServerState } from '../client';
 import { describeError, errorText } from '../errors';
 import { folderId } from '../folders';
-import type { SessionInfo } from '../protocol';
+import type { Checkpoint, SessionInfo } from '../protocol';
 import { changeUriParts } from '../uris';
+import { noCheckpointNote, stepNodes, turnKey, turnNodes } from './turns';
 import {
+  type CheckpointNode,
   type SessionNode,
   type TreeNode,
+  type TurnNode,
   bearsCheckpoint,
   changeNodes,
+  checkpointRefs,
   eventKey,
   eventNodes,
   folderKey,
@@ -27,6 +31,11 @@ import {
   sessionNode,
   sessionNodes,
 } from './model';
+import { checkpointTitle, checkpointTooltip } from './labels';
+import { formatAge, formatClock } from '../format';
+
+/** The session the store files checkpoints made outside any agent session under. */
+export const WORKSPACE_SESSION = 'workspace';
 
 const REFRESH_DELAY_MS = 150;
 /** VS Code applies tree refreshes ~200 ms after they are fired; reveal after that. */
@@ -42,6 +51,16 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeNode>, v
   /** Sessions shown although not on the loaded page (Show Session…, Search Sessions…). */
   private readonly pinned = new Map<string, SessionInfo[]>();
   private timer: NodeJS.Timeout | undefined;
+  /** Sessions shown as turns (the default) or as the stream of their events. */
+  private eventsMode = false;
+  /** Thinking and usage steps shown in turns. */
+  private showFolded = false;
+  /** Folders with no store: with none anywhere, the view is empty and its welcome shows. */
+  readonly noStore = new Set<string>();
+  private lastNoStore: boolean | undefined;
+  private readonly noStoreChanged = new vscode.EventEmitter<boolean>();
+  /** Fires when "no folder has a store" (the first run) starts or stops being true. */
+  readonly onDidChangeNoStore = this.noStoreChanged.event;
   private readonly disposables: { dispose(): unknown }[] = [];
 
   constructor(
@@ -50,6 +69,7 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeNode>, v
   ) {
     this.disposables.push(
       this.changed,
+      this.noStoreChanged,
       cache.onDidChange(() => {
         this.refreshSoon();
       }),
@@ -63,6 +83,22 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeNode>, v
       this.timer = undefined;
     }
     this.changed.fire(undefined);
+  }
+
+  setEventsMode(on: boolean): void {
+    this.eventsMode = on;
+    void vscode.commands.executeCommand('setContext', 'turnback.eventsView', on);
+    this.refreshNow();
+  }
+
+  get showingEvents(): boolean {
+    return this.eventsMode;
+  }
+
+  toggleFolded(): void {
+    this.showFolded = !this.showFolded;
+    void vscode.commands.executeCommand('setContext', 'turnback.showFolded', this.showFolded);
+    this.refreshNow();
   }
 
   refreshSoon(): void {
@@ -159,7 +195,9 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeNode>, v
         case 'folder':
           return await this.sessionsOf(node.folder);
         case 'session':
-          return await this.eventsOf(node);
+          return this.eventsMode ? await this.eventsOf(node) : await this.turnsOf(node);
+        case 'turn':
+          return await this.insideTurn(node);
         case 'event':
         case 'checkpoint':
           if (!bearsCheckpoint(node)) {
@@ -202,19 +240,44 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeNode>, v
         }),
       ];
     }
-    return Promise.all(
+    const nodes = await Promise.all(
       folders.map(async (f) => {
         const uri = folderId(f);
         const status = await this.cache.status(uri).catch(() => undefined);
+        if (status?.exists === false) {
+          this.noStore.add(uri);
+        } else {
+          this.noStore.delete(uri);
+        }
         return folderNode({ uri, name: f.name }, status);
       }),
     );
+    const none = nodes.every((n) => this.noStore.has(n.folder));
+    if (none !== this.lastNoStore) {
+      this.lastNoStore = none;
+      void vscode.commands.executeCommand('setContext', 'turnback.noStore', none);
+      this.noStoreChanged.fire(none);
+    }
+    // No store anywhere: an empty view, so that its welcome (viewsWelcome) explains.
+    return none ? [] : nodes;
   }
 
   private async sessionsOf(folder: string): Promise<TreeNode[]> {
-    const result = await this.cache.sessions(folder);
+    const [listed, checkpoints] = await Promise.all([this.cache.sessions(folder), this.cache.checkpoints(folder)]);
     const now = Date.now();
-    const nodes = sessionNodes(folder, result, now);
+    // Checkpoints made outside any agent session sit directly under the folder, by time
+    // among the sessions (newest first), not inside a "Workspace checkpoints" row.
+    const loose = looseCheckpoints(folder, checkpoints, now);
+    const result = { ...listed, sessions: listed.sessions.filter((s) => s.id !== WORKSPACE_SESSION) };
+    if (result.sessions.length < listed.sessions.length) {
+      result.total -= 1;
+    }
+    const nodes = mergeByTime(
+      sessionNodes(folder, result, now).filter((n) => !(loose.length > 0 && n.type === 'message')),
+      loose,
+      result.sessions,
+      checkpoints,
+    );
     const loaded = new Set(result.sessions.map((s) => s.id));
     const extra = (this.pinned.get(folder) ?? []).filter((s) => !loaded.has(s.id));
     if (extra.length === 0) {
@@ -227,6 +290,27 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeNode>, v
       return { ...n, description: `${n.description ?? ''} · found` };
     });
     return [...nodes.filter((n) => n.type !== 'message'), ...pinnedNodes, ...(more ? [more] : [])];
+  }
+
+  private async turnsOf(node: SessionNode): Promise<TreeNode[]> {
+    const result = await this.cache.turns(node.folder, node.sessionId);
+    return turnNodes(node.folder, node.sessionId, result);
+  }
+
+  /** A turn's changed files (start ↔ end), then its steps. */
+  private async insideTurn(node: TurnNode): Promise<TreeNode[]> {
+    const steps = this.cache.steps(node.folder, node.sessionId, node.turnId);
+    const head: TreeNode[] = [];
+    const note = noCheckpointNote(node);
+    if (note !== undefined) {
+      head.push(note);
+    }
+    const cp = node.checkpoint;
+    if (cp?.previous !== undefined) {
+      const changes = await this.cache.changes(node.folder, cp.previous.id, cp.id);
+      head.push(...changeNodes({ ...node, checkpoint: cp }, changes));
+    }
+    return [...head, ...stepNodes(node, await steps, this.showFolded)];
   }
 
   private async eventsOf(node: SessionNode): Promise<TreeNode[]> {
@@ -306,6 +390,23 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeNode>, v
 
   /** Selects an event (a new checkpoint's, say) in the tree, expanding its session. */
   async revealEvent(view: vscode.TreeView<TreeNode>, folder: string, sessionId: string, eventId: string): Promise<void> {
+    if (sessionId === WORKSPACE_SESSION) {
+      const parent = await this.folderNodeOf(folder);
+      if (parent !== undefined) {
+        await this.getChildren(parent);
+        const cps = await this.cache.checkpoints(folder).catch(() => []);
+        const cp = cps.find((c) => c.eventId === eventId);
+        const node = cp !== undefined ? this.nodes.get(looseKey(folder, cp.id)) : undefined;
+        if (node !== undefined) {
+          await this.reveal(view, node, false);
+        }
+      }
+      return;
+    }
+    if (!this.eventsMode) {
+      await this.revealTurn(view, folder, sessionId, undefined, eventId);
+      return;
+    }
     const window = await this.cache.session(folder, sessionId, undefined).catch(() => undefined);
     if (window === undefined) {
       return;
@@ -321,6 +422,35 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeNode>, v
     }
   }
 
+  /** Selects a turn (by id, or the one holding an event, else the latest) in its session. */
+  async revealTurn(
+    view: vscode.TreeView<TreeNode>,
+    folder: string,
+    sessionId: string,
+    turnId: string | undefined,
+    eventId?: string,
+  ): Promise<void> {
+    const turns = await this.cache.turns(folder, sessionId).catch(() => undefined);
+    if (turns === undefined) {
+      return;
+    }
+    const session = await this.sessionNodeOf(folder, turns.session);
+    if (session === undefined) {
+      return;
+    }
+    await this.getChildren(session);
+    const found =
+      turns.turns.find((t) => t.id === turnId) ??
+      turns.turns.find((t) => eventId !== undefined && t.lastEvent === eventId) ??
+      (turnId === undefined ? turns.turns[turns.turns.length - 1] : undefined);
+    const node = found !== undefined ? this.nodes.get(turnKey(folder, sessionId, found.id)) : undefined;
+    if (node !== undefined) {
+      await this.reveal(view, node, true);
+    } else if (turnId !== undefined) {
+      void vscode.window.showInformationMessage('That turn is not among the loaded turns of its session: Load earlier turns… shows it.');
+    }
+  }
+
   dispose(): void {
     if (this.timer !== undefined) {
       clearTimeout(this.timer);
@@ -329,4 +459,53 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeNode>, v
       d.dispose();
     }
   }
+}
+
+function looseKey(folder: string, checkpointId: string): string {
+  return `c|${folder}|${checkpointId}`;
+}
+
+/** The workspace session's checkpoints as rows of the folder, newest first. */
+function looseCheckpoints(folder: string, all: readonly Checkpoint[], now: number): CheckpointNode[] {
+  const refs = checkpointRefs(all);
+  return all
+    .filter((cp) => cp.sessionId === WORKSPACE_SESSION || cp.sessionId === null)
+    .sort((a, b) => (a.ts < b.ts ? 1 : a.ts > b.ts ? -1 : 0))
+    .flatMap((cp) => {
+      const ref = refs.get(cp.id);
+      if (ref === undefined) {
+        return [];
+      }
+      const node: CheckpointNode = {
+        type: 'checkpoint',
+        key: looseKey(folder, cp.id),
+        parentKey: folderKey(folder),
+        folder,
+        checkpoint: ref,
+        label: `Checkpoint: ${checkpointTitle(cp)}`,
+        description: `${formatClock(cp.ts)} · ${formatAge(cp.ts, now)}`,
+        tooltip: checkpointTooltip(cp),
+        contextValue: 'checkpoint',
+        collapsible: 'collapsed',
+        icon: { id: 'git-commit' },
+      };
+      return [node];
+    });
+}
+
+/** Sessions (newest first, as listed) and loose checkpoints merged by time; paging rows stay last. */
+function mergeByTime(
+  sessionRows: TreeNode[],
+  loose: CheckpointNode[],
+  sessions: readonly SessionInfo[],
+  checkpoints: readonly Checkpoint[],
+): TreeNode[] {
+  const started = new Map(sessions.map((s) => [s.id, s.startedAt ?? '']));
+  const cpTs = new Map(checkpoints.map((c) => [c.id, c.ts]));
+  const timeOf = (n: TreeNode): string =>
+    n.type === 'session' ? (started.get(n.sessionId) ?? '') : n.type === 'checkpoint' ? (cpTs.get(n.checkpoint.id) ?? '') : '';
+  const tail = sessionRows.filter((n) => n.type !== 'session');
+  const rows = [...sessionRows.filter((n) => n.type === 'session'), ...loose];
+  rows.sort((a, b) => (timeOf(a) < timeOf(b) ? 1 : timeOf(a) > timeOf(b) ? -1 : 0));
+  return [...rows, ...tail];
 }

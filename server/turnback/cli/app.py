@@ -6,11 +6,14 @@ import click
 
 from . import checkpoint_cmd, maintenance_cmd, rewind_cmd, sessions_cmd
 from .common import Ctx, TurnbackGroup
+from .global_opts import accept_global_options
 
 # Commands whose modules come with their features, imported only when one is run (or
 # listed): ``import`` alone would load every importer on each ``turnback checkpoint``.
 _OPTIONAL = {"import": "import_cmd", "export": "export_cmd", "serve": "serve_cmd",
-             "hooks": "hooks_cmd", "hook": "hook_cmd"}
+             "hooks": "hooks_cmd", "hook": "hook_cmd",
+             "continue": "continue_cmd",
+             "push": "push_cmd", "pull": "pull_cmd", "remote": "remote_cmd"}
 
 
 def _optional_command(name: str) -> click.Command | None:
@@ -34,6 +37,7 @@ class _Group(TurnbackGroup):
         if cmd is None and cmd_name in _OPTIONAL:
             cmd = _optional_command(cmd_name)
             if cmd is not None:
+                accept_global_options(cmd)
                 self.add_command(cmd)
         return cmd
 
@@ -73,4 +77,5 @@ for command in (
     maintenance_cmd.gc,
     maintenance_cmd.fsck,
 ):
+    accept_global_options(command)
     cli.add_command(command)

@@ -8,7 +8,8 @@ import click
 
 from ..errors import NotFound
 from ..fs.paths import one_line, quote
-from .common import Ctx, emit, pass_ctx, progress_bar
+from ..interchange import cli_text
+from .common import Ctx, emit, pass_ctx, print_out, progress_bar
 
 
 @click.command("checkpoint")
@@ -24,14 +25,7 @@ def checkpoint(ctx: Ctx, label: str | None, session_id: str | None, auto: bool) 
     with progress_bar("checkpoint") as bar:
         cp = store.checkpoint(label=label, session_id=session_id, auto=auto, progress=bar)
     store.close()
-
-    def human() -> None:
-        click.echo(f"{cp.id}  {cp.files} files, {cp.bytes} bytes  {one_line(cp.label)}")
-        for s in cp.skipped:
-            click.echo(f"skipped {quote(str(s['path']))}: {one_line(str(s['reason']))}",
-                       err=True)
-
-    emit(ctx, cp.to_json(), human)
+    print_out(cli_text.checkpoint(cp.to_json(), ctx.as_json))
 
 
 @click.command("checkpoints")

@@ -14,8 +14,7 @@ import click
 import orjson
 
 from ..errors import InvalidInput, TurnbackError
-from ..fs.paths import one_line, quote
-from ..models import jsonable
+from ..interchange import cli_text
 from ..store.config import STORE_DIRNAME
 from ..store.facade import Store
 
@@ -50,8 +49,7 @@ pass_ctx = click.make_pass_decorator(Ctx)
 def emit(ctx: Ctx, value: Any, human: Callable[[], None] | str | None = None) -> None:
     """Print JSON with ``--json``, else the human form."""
     if ctx.as_json:
-        data = orjson.dumps(_deep(value), option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
-        sys.stdout.write(data.decode("utf-8", "replace") + "\n")
+        sys.stdout.write(cli_text.json_text(value))
         return
     if callable(human):
         human()
@@ -59,13 +57,13 @@ def emit(ctx: Ctx, value: Any, human: Callable[[], None] | str | None = None) ->
         click.echo(human)
 
 
-def _deep(value: Any) -> Any:
-    value = jsonable(value)
-    if isinstance(value, dict):
-        return {k: _deep(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_deep(v) for v in value]
-    return value
+def print_out(printed: cli_text.Printed) -> None:
+    """What ``cli_text`` made of a result (the same a server prints for a hand-off)."""
+    out, err = printed
+    if out:
+        click.echo(out, nl=False)
+    if err:
+        click.echo(err, nl=False, err=True)
 
 
 def parse_json_arg(text: str, what: str) -> dict[str, Any]:
@@ -114,13 +112,7 @@ class TurnbackGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except InvalidInput as exc:
-            click.echo(f"turnback: {one_line(exc.message)}", err=True)
-            ctx.exit(2)
-        except TurnbackError as exc:
-            click.echo(f"turnback: {one_line(exc.message)}", err=True)
-            ctx.exit(1)
-        except OSError as exc:
-            where = f" ({quote(os.fsdecode(exc.filename))})" if exc.filename else ""
-            click.echo(f"turnback: {one_line(str(exc.strerror or exc))}{where}", err=True)
-            ctx.exit(1)
+        except (TurnbackError, OSError) as exc:
+            code, text = cli_text.error(exc) or (1, str(exc))
+            click.echo(text, err=True, nl=False)
+            ctx.exit(code)

@@ -88,33 +88,57 @@ def _checkpoint(ctx: Ctx, agent: str, event: str, payload: str | None) -> str:
     from ..events import SessionHeader, check_id, now_iso
     from ..importers.base import short_title
     from ..importers.hooks import PROMPT, parse_call
-    from ..store.facade import Store
 
     raw = payload.encode() if payload is not None else _read_stdin()
     call = parse_call(agent, event, raw)
     workspace = _workspace(ctx, agent, call.workspace)
+    sid = call.session_id
+    if sid is not None:
+        try:
+            check_id(sid, "session id")
+        except Exception:
+            sid = None  # an id Turnback cannot hold: the workspace's own session
+    label = "new turn" if call.moment == PROMPT else "end of turn"
+    if call.prompt:
+        label += ": " + short_title(call.prompt, 60)
+    if _handed_off(ctx, workspace, label, sid):
+        return ""
+
+    from ..store.facade import Store
+
     store = Store.open(workspace, store_dir=ctx.store_dir, create=True)
     store.scanner.fork_verify = True  # a one-shot process, as `turnback checkpoint`
     try:
-        sid = call.session_id
-        if sid is not None:
-            try:
-                check_id(sid, "session id")
-            except Exception:
-                sid = None  # an id Turnback cannot hold: the workspace's own session
         if sid is not None and not store.has_session(sid):
             _import_first(store, call)  # the session's own header, title and history
         if sid is not None and not store.has_session(sid):
             store.ensure_session(SessionHeader(id=sid, agent=agent, started=now_iso(),
                                                cwd=str(call.workspace or workspace),
                                                source=agent))
-        label = "new turn" if call.moment == PROMPT else "end of turn"
-        if call.prompt:
-            label += ": " + short_title(call.prompt, 60)
         store.checkpoint(label=label, session_id=sid, auto=True)
     finally:
         store.close()
     return ""
+
+
+def _handed_off(ctx: Ctx, workspace: Path, label: str, sid: str | None) -> bool:
+    """Have a server serving this store make the checkpoint (``cli/handoff.py``): its
+    watcher knows what changed, so the agent waits a socket round trip instead of the
+    store's start and a walk. A session the store does not hold yet is refused there
+    before anything is done (``NotFound``); then this process imports it first."""
+    from . import handoff
+
+    argv = ["-C", str(workspace)]
+    if ctx.store_dir is not None:
+        argv += ["--store", ctx.store_dir]
+    argv += ["checkpoint", "--auto", "-m", label]
+    if sid is not None:
+        argv += ["--session", sid]
+    found = handoff.request_for(argv)
+    if found is None:
+        return False
+    answer = handoff.exchange(*found)
+    return answer is not None and answer[0] == 0
 
 
 def _import_first(store: Store, call: HookCall) -> None:

@@ -1,9 +1,10 @@
 """Entry point: ``turnback [-C DIR] [--store DIR] [--json] VERB ...``.
 
-Light on purpose: ``turnback checkpoint`` first forks a child that starts checking the
-workspace's folder records (``prescan.fork_early``), and only then imports click and
-the store (about 40 ms on one core, while the child works on the other). The group
-itself is in ``app``.
+Light on purpose: a request a running server can do is handed to it first
+(``handoff``, which imports next to nothing); else ``turnback checkpoint`` forks a
+child that starts checking the workspace's folder records (``prescan.fork_early``),
+and only then imports click and the store (about 40 ms on one core, while the child
+works on the other). The group itself is in ``app``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,12 @@ if TYPE_CHECKING:
 
 
 def main() -> None:
+    from .handoff import handoff
+
+    code = handoff(sys.argv[1:])
+    if code is not None:
+        # done by the server and printed: nothing of this process needs tearing down
+        os._exit(code)
     checkpoint = _start_checks(sys.argv[1:])
     from .app import cli
 
@@ -84,31 +91,16 @@ def _start_checks(args: list[str]) -> bool:
     rest = args[i:]
     if not rest or rest[0] != "checkpoint" or "-h" in rest or "--help" in rest:
         return False
+    from .handoff import find_workspace, store_root
+
     try:
-        ws = _find_workspace(workspace)
-        root = os.path.realpath(os.path.expanduser(store_dir)) if store_dir else os.path.join(
-            ws, ".turnback")  # config.STORE_DIRNAME (config is not imported yet)
+        root = store_root(ws := find_workspace(workspace), store_dir)
     except (OSError, ValueError):
         return False
     from ..snapshot import prescan
 
     prescan.fork_early(ws, os.path.join(root, "cache", "stat.bin"))
     return True
-
-
-def _find_workspace(given: str | None) -> str:
-    """``Ctx.find_workspace`` then ``Store.open``'s resolving, without pathlib: ``-C``,
-    else the nearest folder upward holding a store, else the current folder."""
-    if given:
-        return os.path.realpath(os.path.expanduser(given))
-    cwd = d = os.getcwd()
-    while True:
-        if os.path.exists(os.path.join(d, ".turnback", "config.json")):
-            return os.path.realpath(d)
-        up = os.path.dirname(d)
-        if up == d:
-            return os.path.realpath(cwd)
-        d = up
 
 
 def __getattr__(name: str) -> Any:

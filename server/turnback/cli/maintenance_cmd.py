@@ -5,16 +5,9 @@ from __future__ import annotations
 import click
 
 from ..fs.paths import one_line, quote
-from .common import Ctx, emit, pass_ctx
-
-
-def _size(n: int) -> str:
-    f = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if f < 1024 or unit == "GB":
-            return f"{f:.0f} {unit}" if unit == "B" else f"{f:.1f} {unit}"
-        f /= 1024
-    return f"{n} B"
+from ..interchange import cli_text
+from ..store import watchlimit
+from .common import Ctx, emit, pass_ctx, print_out
 
 
 @click.command("init")
@@ -31,18 +24,10 @@ def status(ctx: Ctx) -> None:
     """Where the store is, what it holds and its disk usage."""
     store = ctx.open()
     st = store.status()
-
-    def human() -> None:
-        click.echo(f"workspace   {quote(st['folder'])}\nstore       {quote(st['store'])} (format "
-                   f"{st['formatVersion']})\nsessions    {st['sessions']}\ncheckpoints "
-                   f"{st['checkpoints']}\ndisk usage  {_size(st['bytes'])}")
-        last = st.get("lastCheckpoint")
-        if last:
-            click.echo(f"last        {last['id']}  {last['ts'][:19]}  {one_line(last['label'])}")
-        if st.get("pendingRewind"):
-            click.echo("an interrupted rewind is pending (it finishes on next open)")
-
-    emit(ctx, st, human)
+    # a running server that met the kernel's watch limit says so in the store
+    limit = watchlimit.read_note(store.root)
+    st["watchLimit"] = limit.to_json() if limit is not None else None
+    print_out(cli_text.status(st, ctx.as_json))
 
 
 @click.command("gc")
@@ -61,8 +46,8 @@ def gc(ctx: Ctx, dry_run: bool, keep_last: int | None, keep_days: float | None,
     res = store.gc(dry_run, keep_last, keep_days, quota_bytes)
     verb = "would remove" if dry_run else "removed"
     emit(ctx, res.to_json(),
-         f"{verb} {res.objects_removed} objects ({_size(res.bytes_freed)}); dropped "
-         f"{len(res.checkpoints_dropped)} checkpoints; store now {_size(res.bytes_after)}")
+         f"{verb} {res.objects_removed} objects ({cli_text.size(res.bytes_freed)}); dropped "
+         f"{len(res.checkpoints_dropped)} checkpoints; store now {cli_text.size(res.bytes_after)}")
 
 
 @click.command("fsck")

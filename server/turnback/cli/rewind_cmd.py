@@ -4,28 +4,13 @@ from __future__ import annotations
 
 import click
 
-from ..fs.paths import quote
+from ..interchange import cli_text
 from ..models import RewindResult
-from .common import Ctx, emit, pass_ctx
+from .common import Ctx, pass_ctx, print_out
 
 
 def _report(ctx: Ctx, res: RewindResult, verb: str) -> None:
-    def human() -> None:
-        pre = "would " if res.dry_run else ""
-        if res.mode != "conversation":
-            for p in res.written:
-                click.echo(f"{pre}overwrite {quote(p)}")
-            for p in res.created:
-                click.echo(f"{pre}create    {quote(p)}")
-            for p in res.removed:
-                click.echo(f"{pre}delete    {quote(p)}")
-            n = len(res.written) + len(res.created) + len(res.removed)
-            click.echo(f"{verb}: {n} file(s)" + ("" if res.dry_run else
-                       f"; safety checkpoint {res.safety_checkpoint} (undo with 'turnback undo')"))
-        if res.head:
-            click.echo(f"session head: {res.head}")
-
-    emit(ctx, res.to_json(), human)
+    print_out(cli_text.rewind(res.to_json(), verb, ctx.as_json))
 
 
 @click.command("rewind")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import unicodedata
 from pathlib import Path
 
 from ..errors import InvalidInput, Unsafe
@@ -84,6 +85,82 @@ def normalize(path: object, what: str = "path") -> str:
         if len(os.fsencode(p)) > MAX_NAME:
             raise InvalidInput(f"{what} {path!r} has a name longer than {MAX_NAME} bytes")
     return "/".join(parts)
+
+
+# --- names that are a repository's .git or the store, on some file system ------------------
+#
+# What git's ``verify_path`` refuses with core.protectHFS and core.protectNTFS (both on in
+# git's defaults), after CVE-2014-9390: on macOS and Windows `.GIT`, `.git.`, `.git ::$DATA`,
+# `GIT~1` or `.g\u200cit` open the real `.git` folder, so a checkpoint holding
+# `.GIT/hooks/pre-commit` would plant a hook that the next `git commit` runs. Refused on
+# every platform: a checkpoint made on Linux is rewound on a Mac, a store is cloned.
+# Reference: git's path.c (is_hfs_dotgit, is_ntfs_dotgit, is_ntfs_dot_generic).
+
+# code points HFS+ ignores when it compares names (git's next_hfs_char)
+_HFS_IGNORED = frozenset(
+    [0x200C, 0x200D, 0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E,
+     0x206A, 0x206B, 0x206C, 0x206D, 0x206E, 0x206F, 0xFEFF])
+_HFS_IGNORED_RX = re.compile("[" + "".join(chr(c) for c in sorted(_HFS_IGNORED)) + "]")
+# Each protected folder: its name without the dot, and the six-letter prefix of its NTFS
+# 8.3 short name (`.git` -> `GIT~1`, `.turnback` -> `TURNBA~1`).
+PROTECTED_FOLDERS = (("git", "git"), ("turnback", "turnba"))
+_FIRST = frozenset(".gGtT")
+_PREFIXES = (".git", "git~", ".turnback", "turnba~")
+_HFS_IGNORED_CHARS = frozenset(chr(c) for c in _HFS_IGNORED)
+
+
+def _only_dots_spaces(rest: str) -> bool:
+    """What NTFS drops from the end of a name (trailing dots and spaces), and ``:`` which
+    starts an alternate data stream of the same file (`.git::$INDEX_ALLOCATION`)."""
+    return rest.split(":", 1)[0].strip(". ") == ""
+
+
+def is_protected_name(name: str) -> bool:
+    """Whether one path component names a ``.git`` folder or a Turnback store (``.turnback``)
+    on some file system Turnback may write to: in any case (Unicode case folding, as APFS
+    compares: the Kelvin sign is a ``k``), followed by NTFS's dropped trailing dots and
+    spaces or a stream name, as an NTFS short name ``GIT~1`` (``~1`` to ``~4``: git
+    refuses ``~1`` only), or with HFS+'s ignored code points anywhere. A little stricter
+    than git, never looser."""
+    # every alias starts with `.`, `g` or `t` (no other character folds to one of them):
+    # the common name costs one comparison (the scan judges every name it meets)
+    first = name[:1]
+    if first not in _FIRST and first not in _HFS_IGNORED_CHARS:
+        return False
+    if name.isascii():
+        lower = name.lower()
+    else:
+        lower = unicodedata.normalize("NFC", _HFS_IGNORED_RX.sub("", name)).casefold()
+    if not lower.startswith(_PREFIXES):
+        return False
+    for needle, short in PROTECTED_FOLDERS:
+        if lower.startswith("." + needle) and _only_dots_spaces(lower[len(needle) + 1:]):
+            return True
+        n = len(short)
+        if (lower.startswith(short + "~") and lower[n + 1:n + 2] in ("1", "2", "3", "4")
+                and _only_dots_spaces(lower[n + 2:])):
+            return True
+    return False
+
+
+def refuse_protected_path(rel: str, what: str = "path", store_rel: str | None = None) -> None:
+    """Raise ``Unsafe`` if writing ``rel`` could write into a ``.git`` folder (any
+    repository's) or a Turnback store, in any spelling some file system takes for one, or
+    into ``store_rel`` (the store in use, wherever it lives inside the workspace; compared
+    case-insensitively). Every path a rewind, undo, restore, import or pull writes goes
+    through this before anything is touched."""
+    # a backslash separates folders on Windows: `.git\\hooks\\x` is one name on Linux only
+    for part in re.split(r"[/\\]", rel):
+        if is_protected_name(part):
+            raise Unsafe(
+                f"{what} '{display(rel)}' goes through '{display(part)}', which is a .git "
+                "folder or a Turnback store on macOS or Windows (git refuses it too, "
+                "CVE-2014-9390); Turnback never writes there")
+    if store_rel is not None:
+        folded, sr = rel.casefold(), store_rel.casefold()
+        if folded == sr or folded.startswith(sr + "/"):
+            raise Unsafe(f"{what} '{display(rel)}' is inside the Turnback store; Turnback "
+                         "never writes there")
 
 
 class NotAFolder(Unsafe):

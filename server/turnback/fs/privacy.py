@@ -18,14 +18,16 @@ import os
 import stat
 from pathlib import Path
 
+from .osflags import O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK
+
 FILE_MODE = 0o600
 DIR_MODE = 0o700
 GITIGNORE = ".gitignore"
 GITIGNORE_TEXT = b"# Turnback's store: private history, never to be committed\n*\n"
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_DIR_FLAGS = os.O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
 # O_NONBLOCK: a FIFO planted in the store must not hang the walk on open
-_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_FILE_FLAGS = os.O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC
 
 
 def refuse_foreign(root: Path, *, chosen: bool) -> None:
@@ -75,7 +77,7 @@ def make_dir(path: Path) -> None:
 
 def create_file(path: Path | str) -> int:
     """A new file at ``path`` (which must not exist), 0600, open for writing."""
-    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, FILE_MODE)
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_CLOEXEC, FILE_MODE)
 
 
 def make_root(root: Path) -> None:
@@ -86,7 +88,7 @@ def make_root(root: Path) -> None:
         os.mkdir(root, DIR_MODE)
     except FileExistsError:
         pass
-    fd = os.open(root, _DIR_FLAGS & ~os.O_NOFOLLOW)  # the root as resolved by the caller
+    fd = os.open(root, _DIR_FLAGS & ~O_NOFOLLOW)  # the root as resolved by the caller
     try:
         os.fchmod(fd, DIR_MODE)
     finally:
@@ -140,7 +142,7 @@ def tighten(root: Path) -> int:
     the store. Entries that cannot be changed (gone, not ours) are skipped. Returns the
     number of entries changed.
     """
-    fd = os.open(root, _DIR_FLAGS & ~os.O_NOFOLLOW)  # the root as resolved by the caller
+    fd = os.open(root, _DIR_FLAGS & ~O_NOFOLLOW)  # the root as resolved by the caller
     try:
         changed = _tighten_dir(fd)
         if stat.S_IMODE(os.fstat(fd).st_mode) != DIR_MODE:

@@ -28,14 +28,15 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ..errors import InvalidInput, Unsafe
+from ..fs.osflags import O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK
 from ..models import Problem
 
 MAX_LINE_ENV = "TURNBACK_MAX_LINE"
 DEFAULT_MAX_LINE = 64 << 20  # real transcripts' longest lines are a few MiB
 MIN_MAX_LINE = 1024
 
-_OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_OPEN_FLAGS = os.O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC
+_DIR_FLAGS = os.O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
 _SIZE_RE = re.compile(r"(\d+)\s*([KMG]?)(?:i?B)?", re.IGNORECASE)
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
@@ -98,9 +99,9 @@ def refusal(path: Path, what: str) -> Unsafe:
 def _open_parent(path: Path, under: Path | None) -> int:
     """A descriptor of ``path``'s folder; below ``under``, opened without following links."""
     if under is None:
-        return os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        return os.open(path.parent, os.O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     parts = path.parent.relative_to(under).parts
-    fd = os.open(under, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    fd = os.open(under, os.O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     try:
         for i, name in enumerate(parts):
             try:

@@ -11,11 +11,12 @@ import errno
 import os
 import re
 import stat
+from collections.abc import Callable
 
 import blake3
 
 from ..errors import Conflict, Unsafe
-from ..fs.paths import NotAFolder, open_dir
+from ..fs.paths import NotAFolder, open_dir, refuse_protected_path
 from ..objects.objectstore import BLOB, CHUNK, ObjectStore, hash_bytes
 from ..objects.trees import FILE_MODES, LINK, Entry, permissions
 from .plan import Plan
@@ -128,6 +129,10 @@ class Applier:
         (recovery, roll-back): it is kept, and returned among the paths left as they are.
         ``self.done`` lists the paths changed so far.
         """
+        for path in plan.paths():
+            # the last gate, whoever made the plan: nothing is touched if one path is a
+            # .git or store folder in some spelling (the store's own check names more)
+            refuse_protected_path(path)
         kept: list[str] = []
         self.done = []
         root = os.open(self.workspace, os.O_RDONLY | os.O_DIRECTORY)
@@ -291,7 +296,12 @@ class Applier:
         )
 
 
-def check_conflicts(workspace: str, plan: Plan, skipped: dict[str, str] | None = None) -> None:
+def _exact(rel: str) -> str:
+    return rel
+
+
+def check_conflicts(workspace: str, plan: Plan, skipped: dict[str, str] | None = None,
+                    key: Callable[[str], str] = _exact) -> None:
     """Refuse, before anything is touched, a plan that would stop halfway or destroy
     something the safety checkpoint could not capture.
 
@@ -299,9 +309,11 @@ def check_conflicts(workspace: str, plan: Plan, skipped: dict[str, str] | None =
     remove (ignored or unselected files), or below something that is not a folder
     and is not removed first; or where the safety checkpoint saw no file, something may
     stand that it could not take (an ignored file, one over the size cap, an unreadable
-    one: ``skipped`` says why, by path).
+    one: ``skipped`` says why, by path). ``key``: the one spelling of names that are one
+    file on this file system (``NameRules.key``): on a case-insensitive one, ``README.md``
+    found where ``readme.md`` is created is the ``README.md`` the plan removes first.
     """
-    removed = set(plan.remove)
+    removed = {key(p) for p in plan.remove}
     uncaptured: list[str] = []
     for path in sorted({**plan.write, **plan.create}):
         parts = path.split("/")
@@ -315,7 +327,7 @@ def check_conflicts(workspace: str, plan: Plan, skipped: dict[str, str] | None =
                 break
             if stat.S_ISDIR(st.st_mode):
                 continue
-            if anc not in removed:
+            if key(anc) not in removed:
                 if stat.S_ISLNK(st.st_mode):
                     raise Unsafe(f"cannot restore '{path}': '{anc}' is a symlink; refusing to "
                                  "write through it (remove the link and rewind again)")
@@ -337,6 +349,8 @@ def check_conflicts(workspace: str, plan: Plan, skipped: dict[str, str] | None =
             uncaptured.append(path)  # cannot even be looked at: nothing vouches for it
             continue
         if path in plan.create and not stat.S_ISDIR(st.st_mode):
+            if key(path) in removed:
+                continue  # the file of another spelling, which the plan removes first
             dfd = os.open(os.path.dirname(full) or ".", os.O_RDONLY | os.O_DIRECTORY)
             try:
                 now = disk_entry(dfd, os.path.basename(full))
@@ -349,7 +363,7 @@ def check_conflicts(workspace: str, plan: Plan, skipped: dict[str, str] | None =
             for dirpath, _dirs, files in os.walk(full):
                 for f in files:
                     rel = os.path.relpath(os.path.join(dirpath, f), workspace)
-                    if rel not in removed:
+                    if key(rel) not in removed:
                         raise Conflict(
                             f"cannot restore file '{path}': the folder of that name holds "
                             f"'{rel}', which Turnback does not track (ignored files); move it "

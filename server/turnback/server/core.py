@@ -16,6 +16,7 @@ import logging
 import sys
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
 from lsprotocol import types
@@ -130,6 +131,7 @@ class TurnbackServer(LanguageServer):
                 folder.listing.invalidate()  # read-your-writes for this server's clients
             if not had_store and folder.store is not None:
                 log.info("created the store %s", folder.store_root)
+                await self.serve_cli(folder)
                 if folder.watcher is not None and not folder.watcher.covers_store():
                     self.restart_watcher(folder)  # a new store outside the workspace
             if after is not None and folder.store is not None:
@@ -179,6 +181,22 @@ class TurnbackServer(LanguageServer):
     def announce(self, folder: Folder, sessions: set[str], checkpoints: bool) -> None:
         if self.notifier is not None:
             self.notifier.add(folder.uri, sessions, checkpoints)
+
+    async def serve_cli(self, folder: Folder) -> None:
+        """Hand-offs from the CLI (``handoff.py``), once the folder's store is open."""
+        from . import handoff
+
+        store = folder.store
+        if store is None or folder.handoff is not None or self.closing:
+            return
+        listener = handoff.HandoffListener(self, folder, asyncio.get_running_loop())
+        try:
+            started = await listener.start(Path(store.root))
+        except Exception:
+            log.exception("%s: starting the CLI hand-off", folder.path)
+            return
+        if started:
+            folder.handoff = listener
 
     def restart_watcher(self, folder: Folder) -> None:
         if self.notifier is None:

@@ -37,6 +37,9 @@ class DirtyTracker:
         self._ahead: set[str] = set()  # read by a preparation since the last checkpoint
         self._trusted = False
         self._watching = False  # a precise watcher is established right now
+        # folders the watcher could not watch (the kernel's limit): every checkpoint walks
+        # them, as if they had just changed
+        self._unwatched: frozenset[str] = frozenset()
         self.reason = "start-up"  # why the next checkpoint walks (for the log)
         self.on_add: Callable[[], None] | None = None  # called (unlocked) after paths are added
 
@@ -53,9 +56,22 @@ class DirtyTracker:
         with self._lock:
             self._watching = live
             self._trusted = False
+            self._unwatched = frozenset()
             self._paths.clear()
             if reason:
                 self.reason = reason
+
+    def unwatched(self, folders: frozenset[str]) -> None:
+        """The folders (each with everything below it) no watch covers: part of every
+        checkpoint's paths from now on, so a change in them is never missed."""
+        with self._lock:
+            self._unwatched = folders
+
+    @property
+    def walked(self) -> frozenset[str]:
+        """The folders every checkpoint walks (see ``unwatched``)."""
+        with self._lock:
+            return self._unwatched
 
     def invalidate(self, reason: str) -> None:
         """Events may have been missed: the next checkpoint walks the tree."""
@@ -75,7 +91,7 @@ class DirtyTracker:
         with self._lock:
             ahead = frozenset(self._ahead)
             if self._trusted and self._watching and not walk:
-                ticket = Ticket(frozenset(self._paths), ahead)
+                ticket = Ticket(frozenset(self._paths | self._unwatched), ahead)
             else:
                 ticket = Ticket(None, ahead)
                 self._trusted = self._watching

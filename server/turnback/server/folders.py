@@ -7,7 +7,8 @@ with ``.turnback/`` — and created by the first write (a checkpoint, an import)
 
 ``with_dirty`` is here too: a checkpoint (a request's, a rewind's safety one, or
 the agent follower's at a new turn) reads the paths the folder's watcher and
-tracker say changed. The agent follower and the checkpoint preparer are started
+tracker say changed. The agent follower, the checkpoint preparer and the CLI
+hand-off listener are started
 by the server for a folder; the folder only keeps and stops them (``Background``),
 so this module imports neither.
 """
@@ -37,23 +38,43 @@ log = logging.getLogger("turnback.server")
 
 T = TypeVar("T")
 
+# How long a walking checkpoint waits for a watcher that is still setting up its watches
+# (one folder listing each: 1-3 s on 20,000 folders); past that it walks without it.
+START_WAIT_S = 30.0
+
 
 class Background(Protocol):
-    """Work the server runs for a folder (``follow.AgentFollower``, ``prepare.Preparer``)."""
+    """Work the server runs for a folder (``follow.AgentFollower``, ``prepare.Preparer``,
+    ``handoff.HandoffListener``)."""
 
     def stop(self) -> None: ...
+
+
+def file_uri_path(uri: str, windows: bool = os.name == "nt") -> str:
+    """The path a ``file:`` URI names, as that platform spells it.
+
+    Windows: a drive (``file:///c%3A/work`` -> ``c:\\work``), a UNC share
+    (``file://server/share/x`` -> ``\\\\server\\share\\x``), ``\\`` between folders.
+    Elsewhere a URI naming another host is refused (no UNC), and a ``%5C`` stays a
+    backslash inside a name."""
+    parsed = urlparse(uri)
+    raw = unquote(parsed.path)
+    host = parsed.netloc if parsed.netloc != "localhost" else ""
+    if not windows:
+        if host:
+            raise InvalidInput(f"folder {uri!r}: only local file: URIs are supported")
+        return raw
+    if host:
+        return "\\\\" + host + raw.replace("/", "\\")
+    if raw.startswith("/") and raw[2:3] == ":":
+        raw = raw[1:]  # "/c:/work": VS Code's path of a drive
+    return raw.replace("/", "\\")
 
 
 def uri_to_path(uri: str) -> Path:
     """A ``file:`` URI (or a plain path) as an absolute path."""
     if uri.startswith("file:"):
-        parsed = urlparse(uri)
-        if parsed.netloc not in ("", "localhost"):
-            raise InvalidInput(f"folder {uri!r}: only local file: URIs are supported")
-        raw = unquote(parsed.path)
-        if os.name == "nt" and raw.startswith("/") and raw[2:3] == ":":
-            raw = raw[1:]
-        return Path(raw)
+        return Path(file_uri_path(uri))
     if "://" in uri:
         raise InvalidInput(f"folder {uri!r}: only file: URIs are supported")
     return expand_home(uri)
@@ -76,6 +97,7 @@ class Folder:
         self.watcher: Watcher | None = None
         self.follower: Background | None = None  # the AgentFollower, while followAgents is on
         self.preparer: Background | None = None  # the Preparer: prepares checkpoints while watching
+        self.handoff: Background | None = None  # the HandoffListener: the store's CLI socket
         self.write_lock = asyncio.Lock()
         self.opened = asyncio.Event()  # the first look for the store is done
         self.settled = asyncio.Event()  # no settings change is being applied
@@ -132,6 +154,9 @@ class Folder:
             return self.store
 
     def close_store(self) -> None:
+        handoff, self.handoff = self.handoff, None
+        if handoff is not None:
+            handoff.stop()
         self.listing.invalidate()
         with self._open_lock:
             store, self.store = self.store, None
@@ -149,8 +174,12 @@ class Folder:
             on_store_change(sessions, checkpoints)
 
         self.listing.invalidate()
+        store = self.store
+        ignores = (store.config.ignores if store is not None
+                   else self.settings.store_overrides().get("ignores", []))
         self.watcher = make_watcher(
-            self.path, self.store_root, self.tracker, on_change, on_reset=self.listing.invalidate
+            self.path, self.store_root, self.tracker, on_change, on_reset=self.listing.invalidate,
+            ignores=tuple(ignores),
         )
         self.watcher.start()
 
@@ -185,6 +214,11 @@ def with_dirty(
     thread under the folder's write lock.
     """
     watcher = folder.watcher
+    if watcher is not None and not folder.tracker.trusted:
+        # A watcher still setting up its watches (start-up): wait for it, so this walk is
+        # the one that makes the watcher's set trusted. Otherwise the watcher coming up
+        # after it would make the next checkpoint walk again (two walks at start).
+        watcher.wait_started(START_WAIT_S)
     # Untrusted, the checkpoint walks anyway: no need to wait for the watcher.
     # Why it walks is read before take(), which makes the tracker trusted again.
     trusted, reason = folder.tracker.trusted, folder.tracker.reason

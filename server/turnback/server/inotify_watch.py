@@ -18,8 +18,22 @@ system call that caused it, so
 A real queue overflow (``IN_Q_OVERFLOW``) makes the next checkpoint walk.
 Folders are watched one by one (inotify is not recursive): a new or moved-in
 folder is watched when its event is read and is itself reported dirty, so the
-scanner reads all of it. ``.git`` and ``.turnback`` folders are not watched; in
-the store only its top folder and ``sessions/`` are (the files that hold data).
+scanner reads all of it (watched first, then listed: a file written right after
+its folder was made is an event or in the listing, never neither).
+
+Only what a checkpoint keeps is watched: ignored folders (``.gitignore``,
+``.turnbackignore``, git's ``info/exclude`` and ``core.excludesFile``, the
+store's extra patterns, and always ``.git`` and ``.turnback``) are not, so an
+ignored ``node_modules/`` of 20,000 folders costs no watch of the per-user
+budget the editor's own watcher shares. An edit of an ignore file (or of
+``info/exclude``, whose folder is watched too) re-judges the folders below it:
+a folder that became ignored loses its watch, one that no longer is gains it.
+In the store only its top folder and ``sessions/`` are watched (the files that
+hold data).
+
+When the kernel refuses a watch (``ENOSPC``: ``fs.inotify.max_user_watches``
+reached) the folder is not lost: it joins the tracker's unwatched folders,
+which every checkpoint walks (see ``store/watchlimit.py`` for how it is said).
 """
 
 from __future__ import annotations
@@ -30,7 +44,10 @@ import os
 import threading
 from typing import TYPE_CHECKING
 
-from ..snapshot.ignore import ALWAYS
+from ..snapshot import gitexclude
+from ..snapshot.ignore import ALWAYS, IGNORE_FILES, IgnoreRules
+from ..store import watchlimit
+from ..store.watchlimit import WatchLimit
 from .watch import Watcher, classify_store_path
 
 if TYPE_CHECKING:
@@ -50,6 +67,12 @@ _IGNORED = 0x8000
 _ISDIR = 0x40000000
 _NEW_DIR = 0x80 | 0x100  # MOVED_TO, CREATE
 _MOVED_FROM = 0x40
+_GONE = 0x40 | 0x200  # MOVED_FROM DELETE
+_IGNORE_SET = frozenset(IGNORE_FILES)
+
+
+class _OutOfWatches(Exception):
+    """The kernel refused a watch (ENOSPC): the folder is walked by checkpoints instead."""
 
 
 def available() -> bool:
@@ -69,6 +92,10 @@ class InotifyWatcher(Watcher):
     """The inotify watcher of one workspace folder."""
 
     THREAD = "turnback-inotify"
+    # extra gitignore-style patterns of the store (``config.ignores``): folders matching
+    # them are not watched. Set by the folder before ``start``; fewer patterns than the
+    # scanner's only cost watches, never a missed change.
+    ignores: tuple[str, ...] = ()
 
     def _setup(self) -> None:
         self._lock = threading.Lock()  # one reader of the queue at a time
@@ -77,7 +104,17 @@ class InotifyWatcher(Watcher):
         # lock, and a report takes the listing's lock.
         self._reporting = threading.Lock()
         self._ino: INotify | None = None
-        self._dirs: dict[int, tuple[str, str]] = {}  # wd -> ("ws" | "store", relative folder)
+        # wd -> ("ws" | "store" | "git", relative folder)
+        self._dirs: dict[int, tuple[str, str]] = {}
+        self._ws_wds: dict[str, int] = {}  # workspace folder -> wd (the "ws" rows of _dirs)
+        self._rules: IgnoreRules | None = None
+        self._git_info: str | None = None  # the repository's info/ folder (info/exclude)
+        # folders the kernel would not watch (tops) -> how many folders not ignored they
+        # hold, themselves included (for the numbers said)
+        self._unwatched: dict[str, int] = {}
+        self._full = False  # a watch was refused since the last time one was freed
+        self.limit: WatchLimit | None = None  # what the kernel's limit costs right now
+        self._said: str | None = None  # the limit's kind last logged (said once)
         self.precise = True
 
     def covers_store(self) -> bool:
@@ -87,6 +124,17 @@ class InotifyWatcher(Watcher):
             return True
         with self._lock:
             return any(kind == "store" and rel == "" for kind, rel in self._dirs.values())
+
+    @property
+    def watch_count(self) -> int:
+        """How many inotify watches this watcher holds (workspace, store and git's info/)."""
+        with self._lock:
+            return len(self._dirs)
+
+    def watched_folders(self) -> set[str]:
+        """The workspace folders watched (relative; "" is the workspace itself)."""
+        with self._lock:
+            return set(self._ws_wds)
 
     # -- flush -------------------------------------------------------------------------
     def flush(self, timeout: float = 1.0) -> bool:
@@ -107,14 +155,22 @@ class InotifyWatcher(Watcher):
         while not self._stop.is_set():
             try:
                 self._open()
-            except OSError as exc:
+            except Exception as exc:  # OSError mostly; anything else must not end the thread
+                no_instance = self._ino is None
                 self._close()
-                why = (
-                    "out of inotify watches (raise fs.inotify.max_user_watches)"
-                    if exc.errno == errno.ENOSPC
-                    else str(exc)
-                )
+                code = exc.errno if isinstance(exc, OSError) else None
+                if code == errno.EMFILE and no_instance:
+                    self._set_limit(WatchLimit(
+                        "instances", 0, 0, watchlimit.read_limit(watchlimit.INSTANCES)))
+                    why = "out of inotify instances (raise fs.inotify.max_user_instances)"
+                elif code == errno.ENOSPC:
+                    self._set_limit(WatchLimit(
+                        "watches", 0, 0, watchlimit.read_limit(watchlimit.WATCHES)))
+                    why = "out of inotify watches (raise fs.inotify.max_user_watches)"
+                else:
+                    why = str(exc)
                 self.tracker.watching(False, f"watcher could not start: {why}")
+                self._tried.set()
                 log.warning(
                     "cannot watch %s (%s); checkpoints walk the whole tree, retrying in %.0fs",
                     self._ws, why, backoff,
@@ -123,6 +179,8 @@ class InotifyWatcher(Watcher):
                 backoff = min(backoff * 2, 30.0)
                 continue
             self._up(f"inotify, {len(self._dirs)} folders")
+            with self._lock:
+                self._publish()
             backoff = 0.5
             wait = IDLE_MS
             try:
@@ -136,20 +194,30 @@ class InotifyWatcher(Watcher):
                 self._ready.clear()
                 self._close()
         self.tracker.watching(False, "watcher stopped")
+        self._tried.set()
+        watchlimit.write_note(self.store_root, None)
 
     def _open(self) -> None:
         from inotify_simple import INotify
 
         with self._lock:
+            self._ino = None
             self._ino = INotify(nonblocking=True)
             self._dirs = {}
-            self._watch_tree("ws", "", raise_root=True)
+            self._ws_wds = {}
+            self._unwatched = {}
+            self._full = False
+            self._rules = IgnoreRules(self.workspace, self.store_root, list(self.ignores))
+            # the store and git's info/ first: a handful of watches the limit must not take
             self._watch_store()  # if it exists; one made later inside the workspace is seen
+            self._watch_git_info()
+            self._watch_tree("", raise_root=True)
 
     def _close(self) -> None:
         with self._lock:
             ino, self._ino = self._ino, None
             self._dirs = {}
+            self._ws_wds = {}
         if ino is not None:
             ino.close()
 
@@ -159,42 +227,132 @@ class InotifyWatcher(Watcher):
         self._add("store", "")
         self._add("store", "sessions")
 
-    def _full(self, kind: str, rel: str) -> str:
+    def _watch_git_info(self) -> None:
+        """The repository's ``info/`` folder, where ``info/exclude`` lives (.git itself is
+        never watched: git writes there all the time)."""
+        repo = gitexclude.find_repository(self.workspace)
+        if repo is None:
+            return
+        info = os.path.join(str(repo[1]), "info")
+        self._git_info = info
+        self._add("git", "")
+
+    def _full_path(self, kind: str, rel: str) -> str:
+        if kind == "git":
+            return self._git_info or ""
         base = self._ws if kind == "ws" else self._store
         return os.path.join(base, rel) if rel else base
 
     def _add(self, kind: str, rel: str) -> bool:
+        """Watch one folder; False if it is gone or not a folder. Out of watches, raises
+        ``_OutOfWatches`` (``OSError`` for the store's own folders)."""
         assert self._ino is not None
         try:
-            wd = self._ino.add_watch(self._full(kind, rel), _ADD)
+            wd = self._ino.add_watch(self._full_path(kind, rel), _ADD)
         except OSError as exc:
             if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.EACCES):
                 return False  # gone already, or not a folder, or not ours to read
+            if exc.errno == errno.ENOSPC and kind == "ws":
+                raise _OutOfWatches from exc
             raise
+        old = self._dirs.get(wd)
+        if old is not None and old[0] == "ws":
+            self._ws_wds.pop(old[1], None)
         self._dirs[wd] = (kind, rel)  # a moved folder keeps its wd: this renames it
+        if kind == "ws":
+            self._ws_wds[rel] = wd
         return True
 
     def _skip(self, rel: str, name: str) -> bool:
         """Never watched nor reported: ``.git``, ``.turnback`` and the store folder."""
-        return name in ALWAYS or os.path.join(self._full("ws", rel), name) == self._store
+        return name in ALWAYS or os.path.join(self._full_path("ws", rel), name) == self._store
 
-    def _watch_tree(self, kind: str, top: str, raise_root: bool = False) -> None:
-        """Watch ``top`` and every folder below it (each is watched before it is listed,
-        so a folder made meanwhile is an event, not a gap)."""
+    def _ignored(self, parent: str, rel: str, name: str) -> bool:
+        """Whether a checkpoint leaves the folder ``rel`` (in ``parent``) out: then no
+        watch. The rules are the scanner's (git's files, the store's patterns)."""
+        if self._skip(parent, name):
+            return True
+        rules = self._rules
+        return rules is not None and rules.in_dir(parent, rel, name, True)
+
+    def _watch_tree(self, top: str, raise_root: bool = False) -> None:
+        """Watch ``top`` and every folder below it that is not ignored (each is watched
+        before it is listed, so a folder made meanwhile is an event, not a gap). A folder
+        the kernel will not watch is left to the checkpoints' walks (``_unwatched``)."""
         stack = [top]
         while stack:
             rel = stack.pop()
-            if not self._add(kind, rel):
-                if raise_root and rel == top:
-                    raise FileNotFoundError(f"{self._full(kind, rel)} is not a folder")
+            if self._full:
+                self._leave(rel)
                 continue
             try:
-                with os.scandir(self._full(kind, rel)) as it:
+                added = self._add("ws", rel)
+            except _OutOfWatches:
+                self._full = True
+                self._leave(rel)
+                continue
+            if not added:
+                if raise_root and rel == top:
+                    raise FileNotFoundError(f"{self._full_path('ws', rel)} is not a folder")
+                continue
+            self._unwatched.pop(rel, None)
+            try:
+                with os.scandir(self._full_path("ws", rel)) as it:
                     for entry in it:
-                        if entry.is_dir(follow_symlinks=False) and not self._skip(rel, entry.name):
-                            stack.append(f"{rel}/{entry.name}" if rel else entry.name)
+                        if not entry.is_dir(follow_symlinks=False):
+                            continue
+                        child = f"{rel}/{entry.name}" if rel else entry.name
+                        if not self._ignored(rel, child, entry.name):
+                            stack.append(child)
             except (FileNotFoundError, NotADirectoryError, PermissionError):
                 continue
+
+    def _leave(self, rel: str) -> None:
+        """``rel`` gets no watch: every checkpoint walks it (and all below it)."""
+        if rel not in self._unwatched:
+            self._unwatched[rel] = self._count_folders(rel)
+
+    def _count_folders(self, top: str) -> int:
+        """The folders at and below ``top`` that are not ignored (for the numbers said)."""
+        n = 0
+        stack = [top]
+        while stack:
+            rel = stack.pop()
+            n += 1
+            try:
+                with os.scandir(self._full_path("ws", rel)) as it:
+                    for entry in it:
+                        if entry.is_dir(follow_symlinks=False):
+                            child = f"{rel}/{entry.name}" if rel else entry.name
+                            if not self._ignored(rel, child, entry.name):
+                                stack.append(child)
+            except OSError:
+                continue
+        return n
+
+    def _publish(self) -> None:
+        """Tell the tracker which folders checkpoints must walk, and say the limit."""
+        self.tracker.unwatched(frozenset(self._unwatched))
+        if self._unwatched:
+            self._set_limit(WatchLimit("watches", len(self._ws_wds),
+                                       sum(self._unwatched.values()),
+                                       watchlimit.read_limit(watchlimit.WATCHES)))
+        else:
+            self._set_limit(None)
+
+    def _set_limit(self, limit: WatchLimit | None) -> None:
+        """Keep, note and (once per kind of shortage) log what the kernel's limit costs."""
+        if limit == self.limit:
+            return
+        self.limit = limit
+        watchlimit.write_note(self.store_root, limit)
+        if limit is None:
+            if self._said is not None:
+                log.info("%s: every folder is watched again", self._ws)
+            self._said = None
+        elif self._said != limit.kind:
+            self._said = limit.kind
+            log.warning("%s: %s", self._ws, limit.message)
 
     def drain(self) -> bool:
         """Read and handle the queued events; True if there were any.
@@ -219,10 +377,13 @@ class InotifyWatcher(Watcher):
                 return False
             self.batches += 1
             dirty: set[str] = set()
-            lost = overflow = False
+            lost = overflow = freed = False
             broken: OSError | None = None
             new_dirs: list[str] = []
             moved_out: list[str] = []
+            gone: list[str] = []
+            rules: set[str] = set()  # folders whose ignore files changed
+            exclude = False  # git's info/exclude changed
             try:
                 for wd, mask, _cookie, name in events:
                     if mask & _Q_OVERFLOW:
@@ -234,9 +395,14 @@ class InotifyWatcher(Watcher):
                     kind, rel = where
                     if mask & _IGNORED:
                         self._dirs.pop(wd, None)
+                        if kind == "ws" and self._ws_wds.get(rel) == wd:
+                            del self._ws_wds[rel]
+                        freed = True
                     elif mask & _SELF:
                         lost = lost or (kind == "ws" and rel == "")
                         checkpoints = checkpoints or kind == "store"  # the store itself moved
+                    elif kind == "git":
+                        exclude = exclude or name == "exclude"
                     elif kind == "store":
                         sid, cps = classify_store_path(f"{rel}/{name}" if rel else name)
                         if sid is not None:
@@ -247,21 +413,38 @@ class InotifyWatcher(Watcher):
                     elif name:
                         path = f"{rel}/{name}" if rel else name
                         new_dir = bool(mask & _ISDIR and mask & _NEW_DIR)
-                        if new_dir and self._full("ws", path) == self._store:
+                        if new_dir and self._full_path("ws", path) == self._store:
                             self._watch_store()  # the store was just made inside the workspace
                             sessions |= self._watch_sessions()
                             checkpoints = True
                         elif not self._skip(rel, name):
                             dirty.add(path)
+                            if name in _IGNORE_SET:
+                                rules.add(rel)
                             if new_dir:
                                 new_dirs.append(path)
                             elif mask & _ISDIR and mask & _MOVED_FROM:
                                 moved_out.append(path)
+                            if mask & _ISDIR and mask & _GONE:
+                                gone.append(path)
                 for path in moved_out:
                     self._forget_tree(path)  # watched again below if it moved within
+                for path in gone:
+                    self._drop_unwatched(path)
+                if rules or exclude:
+                    assert self._rules is not None
+                    self._rules.forget()
+                    for top in _tops({""} if exclude else rules):
+                        self._rejudge(top)
                 for path in new_dirs:
-                    self._watch_tree("ws", path)
-            except OSError as exc:  # out of inotify watches, most likely
+                    parent, _, name = path.rpartition("/")
+                    if parent in self._ws_wds and not self._ignored(parent, path, name):
+                        self._watch_tree(path)
+                if freed and self._unwatched:
+                    self._retry_unwatched(dirty)
+                if new_dirs or gone or rules or exclude or freed:
+                    self._publish()
+            except OSError as exc:  # the inotify descriptor itself failed
                 broken = exc
             if lost or broken is not None:
                 self._ready.clear()  # the thread starts watching again
@@ -273,28 +456,81 @@ class InotifyWatcher(Watcher):
                                 self._ws, broken)
             elif overflow:
                 self.tracker.invalidate("the inotify event queue overflowed")
+            elif exclude:
+                self.tracker.invalidate("git's info/exclude changed")
             elif dirty:
                 self.tracker.add(dirty)
         self._report(sessions, checkpoints)
         return True
 
+    def _rejudge(self, top: str) -> None:
+        """The ignore rules in force below ``top`` changed: unwatch the folders that are
+        ignored now, watch those that no longer are (each before it is listed)."""
+        if top and top not in self._ws_wds:
+            return  # not watched itself (ignored, gone, or left to the walks)
+        stack = [top]
+        while stack:
+            rel = stack.pop()
+            try:
+                with os.scandir(self._full_path("ws", rel)) as it:
+                    subs = [e.name for e in it if e.is_dir(follow_symlinks=False)]
+            except OSError:
+                continue
+            for name in subs:
+                child = f"{rel}/{name}" if rel else name
+                if self._ignored(rel, child, name):
+                    self._forget_tree(child)
+                    self._drop_unwatched(child)
+                elif child in self._ws_wds:
+                    stack.append(child)
+                elif child not in self._unwatched:
+                    self._watch_tree(child)
+
+    def _retry_unwatched(self, dirty: set[str]) -> None:
+        """Watches were freed: try the folders left to the walks again. One that gets its
+        watch is reported changed once, so the next checkpoint still walks it (it may have
+        changed while nothing watched it)."""
+        self._full = False
+        tops = sorted(self._unwatched)
+        self._unwatched = {}
+        for top in tops:
+            self._watch_tree(top)
+            if top not in self._unwatched:
+                dirty.add(top)
+
+    def _drop_unwatched(self, top: str) -> None:
+        """A folder left to the walks is gone (or ignored now): stop walking it."""
+        below = top + "/"
+        for rel in [r for r in self._unwatched if r == top or r.startswith(below)]:
+            del self._unwatched[rel]
+
     def _forget_tree(self, top: str) -> None:
-        """Stop watching a folder that moved away, and every folder below it."""
+        """Stop watching a folder (moved away, or ignored now), and every folder below it."""
         assert self._ino is not None
         below = top + "/"
-        for wd, (kind, rel) in list(self._dirs.items()):
-            if kind == "ws" and (rel == top or rel.startswith(below)):
-                del self._dirs[wd]
-                try:
-                    self._ino.rm_watch(wd)
-                except OSError:
-                    pass  # already gone with its folder
+        for rel, wd in [(r, w) for r, w in self._ws_wds.items()
+                        if r == top or r.startswith(below)]:
+            del self._ws_wds[rel]
+            self._dirs.pop(wd, None)
+            try:
+                self._ino.rm_watch(wd)
+            except OSError:
+                pass  # already gone with its folder
 
     def _watch_sessions(self) -> set[str]:
         """Watch ``sessions/`` (just made) and name the sessions written before the watch."""
         self._add("store", "sessions")
         try:
-            names = os.listdir(self._full("store", "sessions"))
+            names = os.listdir(self._full_path("store", "sessions"))
         except OSError:
             return set()
         return {sid for n in names if (sid := classify_store_path(f"sessions/{n}")[0])}
+
+
+def _tops(folders: set[str]) -> list[str]:
+    """The folders of ``folders`` that are not below another one of them."""
+    out: list[str] = []
+    for rel in sorted(folders, key=lambda r: (r.count("/"), r)):
+        if not any(rel == t or t == "" or rel.startswith(t + "/") for t in out):
+            out.append(rel)
+    return out

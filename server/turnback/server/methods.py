@@ -19,6 +19,13 @@ FORK = "turnback/fork"
 IMPORT = "turnback/import"
 GC = "turnback/gc"
 HOOKS = "turnback/hooks"
+TURNS = "turnback/turns"
+TURN_STEPS = "turnback/turnSteps"
+FILE_HISTORY = "turnback/fileHistory"
+IMPORT_CANDIDATES = "turnback/importCandidates"
+CONTINUE = "turnback/continue"
+PUSH_HISTORY = "turnback/pushHistory"
+PULL_HISTORY = "turnback/pullHistory"
 
 DID_CHANGE = "turnback/didChange"
 
@@ -36,5 +43,12 @@ REQUESTS = (
     IMPORT,
     GC,
     HOOKS,
+    TURNS,
+    TURN_STEPS,
+    FILE_HISTORY,
+    IMPORT_CANDIDATES,
+    CONTINUE,
+    PUSH_HISTORY,
+    PULL_HISTORY,
 )
 NOTIFICATIONS = (DID_CHANGE,)

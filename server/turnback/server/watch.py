@@ -29,6 +29,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from ..store.watchlimit import WatchLimit
 from .dirty import DirtyTracker
 
 log = logging.getLogger("turnback.server.watch")
@@ -62,6 +63,7 @@ class Watcher:
     is under it (the subclasses)."""
 
     precise: bool  # events in order, none missed silently: a flush can be trusted
+    limit: WatchLimit | None = None  # the kernel's limit keeps some folders unwatched
     THREAD = "turnback-watch"  # the thread's name, before the folder's
 
     def __init__(
@@ -81,6 +83,7 @@ class Watcher:
         self._store = str(store_root)
         self._stop = threading.Event()
         self._ready = threading.Event()
+        self._tried = threading.Event()  # the first attempt to watch is over (up or failed)
         self._thread = threading.Thread(
             target=self._run, name=f"{self.THREAD}:{workspace.name}", daemon=True
         )
@@ -98,6 +101,10 @@ class Watcher:
 
     def wait_ready(self, timeout: float) -> bool:
         return self._ready.wait(timeout)
+
+    def wait_started(self, timeout: float) -> bool:
+        """Until the first attempt to watch is over, up or not (False: still trying)."""
+        return self._tried.wait(timeout)
 
     @property
     def ready(self) -> bool:
@@ -127,6 +134,7 @@ class Watcher:
         if self.on_reset is not None:
             self.on_reset()
         self._ready.set()
+        self._tried.set()
         log.info("watching %s (%s)", self._ws, how)
 
     def _failed(self, exc: BaseException, backoff: float) -> float:
@@ -235,6 +243,7 @@ class FolderWatcher(Watcher):
                 notify = RustNotify(self._watched, False, False, 300, True, True)
             except Exception as exc:  # missing folder, out of inotify watches, ...
                 self.tracker.watching(False, f"watcher could not start: {exc}")
+                self._tried.set()
                 log.warning(
                     "cannot watch %s (%s); checkpoints walk the whole tree, retrying in %.0fs",
                     self._ws,
@@ -259,6 +268,7 @@ class FolderWatcher(Watcher):
             finally:
                 self._ready.clear()
         self.tracker.watching(False, "watcher stopped")
+        self._tried.set()
         with self._cond:
             self._cond.notify_all()
 

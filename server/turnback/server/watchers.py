@@ -23,12 +23,16 @@ def make_watcher(
     tracker: DirtyTracker,
     on_store_change: StoreChange,
     on_reset: Callable[[], None] | None = None,
+    ignores: tuple[str, ...] = (),
 ) -> Watcher:
-    """The best watcher this system offers for one workspace folder."""
+    """The best watcher this system offers for one workspace folder. ``ignores`` are the
+    store's extra ignore patterns (the inotify watcher leaves matching folders unwatched)."""
     if os.environ.get("TURNBACK_WATCHER", "") != "watchfiles":
         from . import inotify_watch
 
         if inotify_watch.available():
-            return inotify_watch.InotifyWatcher(
+            watcher = inotify_watch.InotifyWatcher(
                 workspace, store_root, tracker, on_store_change, on_reset)
+            watcher.ignores = ignores
+            return watcher
     return FolderWatcher(workspace, store_root, tracker, on_store_change, on_reset)

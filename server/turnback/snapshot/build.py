@@ -109,6 +109,7 @@ class TreeBuilding(Hashing):
                                 if not isinstance(it, DirNode))
             self.statcache.new_dirtrees[rel_dir] = prev
             self.counts[prev[0]] = (prev[1], prev[2])
+            node.entries = {}  # built: what the walk held for it can go (bounded memory)
             return prev[0], prev[1], prev[2], True
         n_entries = len(node.entries)
         if reused is not None:
@@ -155,4 +156,5 @@ class TreeBuilding(Hashing):
         self.counts[h] = (files, nbytes)
         if write:
             self.statcache.new_dirtrees[rel_dir] = [h, files, nbytes, n_entries]
+        node.entries = {}  # built: what the walk held for it can go (bounded memory)
         return h, files, nbytes, False

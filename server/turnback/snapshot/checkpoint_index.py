@@ -19,7 +19,7 @@ from ..models import Checkpoint, Problem
 from ..objects.objectstore import is_hash
 
 
-def _bad_ids(cp: Checkpoint) -> str | None:
+def bad_ids(cp: Checkpoint) -> str | None:
     """What is wrong with the ids of a record read from the file (they name files), if any."""
     if not is_hash(cp.tree):
         return f"its tree id {cp.tree[:80]!r} is not 64 lowercase hex digits"
@@ -86,7 +86,7 @@ class CheckpointIndex:
             except (KeyError, TypeError, ValueError) as exc:
                 self.problems.append(Problem(str(self.path), number, f"bad checkpoint ({exc})"))
                 continue
-            bad = _bad_ids(cp)
+            bad = bad_ids(cp)
             if bad is not None:
                 # never used: its tree id would become a path (fsck lists the line)
                 self.problems.append(Problem(str(self.path), number,
@@ -133,7 +133,8 @@ class CheckpointIndex:
             raise InvalidInput(f"{where} must be a checkpoint id (a non-empty string)")
         items = self.all()
         if ref == "latest" or ref.startswith("latest~"):
-            full = [c for c in items if not c.partial]
+            # a teammate's pulled checkpoint is never "latest": rewinding there is asked by id
+            full = [c for c in items if not c.partial and c.origin is None]
             n = 0
             if ref != "latest":
                 try:

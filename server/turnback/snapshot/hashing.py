@@ -17,7 +17,8 @@ from ..objects.trees import FILE_MODES, Entry
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
 
-from .nodes import Pending, Progress, ScanState
+from .nodes import Hashed, Pending, Progress, ScanState
+from .statcache import ROW
 
 WORKERS = max(2, min(8, (os.cpu_count() or 2) * 2))
 INLINE_MAX = 64  # at most this many files to read: the small ones are read inline
@@ -25,10 +26,10 @@ INLINE_BYTES = 4 * 1024 * 1024
 
 
 def _wait(futures: list[Future[Any]]) -> None:
+    """Until every one of ``futures`` is done."""
     from concurrent.futures import wait
 
     wait(futures)
-
 
 
 def _hash_file_only(path: str, size: int) -> str:
@@ -37,7 +38,6 @@ def _hash_file_only(path: str, size: int) -> str:
         while chunk := f.read(CHUNK):
             h.update(chunk)
     return h.hexdigest()
-
 
 
 class Hashing(ScanState):
@@ -78,37 +78,54 @@ class Hashing(ScanState):
         results = self._results
         unreadable = self._unreadable
 
-        def work(p: Pending) -> tuple[str, tuple[str, os.stat_result] | None]:
+        prefix = self._prefix
+        record = self.statcache.record_row if write else None
+
+        def work(p: Pending) -> tuple[str, Hashed | None, bytes | None]:
+            """(path, (hash, mode, size) or None, its stat cache row): only small objects
+            leave the thread, no ``stat_result`` (a first checkpoint holds one result per
+            file until the trees are built)."""
+            path = prefix + p.rel
             try:
-                st = os.lstat(p.abs)
+                st = os.lstat(path)
                 if not stat.S_ISREG(st.st_mode):
-                    return p.rel, None
+                    return p.rel, None, None
                 if write:
-                    digest = self.objects.put_file(Path(p.abs), st.st_size)
+                    digest = self.objects.put_file(Path(path), st.st_size)
                 else:
-                    digest = _hash_file_only(p.abs, st.st_size)
-                return p.rel, (digest, st)
+                    digest = _hash_file_only(path, st.st_size)
+                row = ROW.pack(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino,
+                               st.st_mode, started, bytes.fromhex(digest)) if write else None
+                return p.rel, (digest, st.st_mode, st.st_size), row
             except (FileNotFoundError, IsADirectoryError, NotRegular):
                 # gone, or no regular file now (a folder, a link, a FIFO swapped in after the
                 # lstat: never read through): as the next scan sees it
-                return p.rel, None
+                return p.rel, None, None
             except OSError as exc:
                 # there but unreadable (permissions, a name too long for the system, an
                 # I/O error): reported, never taken as absent, which a rewind would delete
                 unreadable.append({"path": p.rel,
                                    "reason": f"unreadable ({exc.strerror or exc})"})
-                return p.rel, None
+                return p.rel, None, None
 
-        done: list[tuple[str, tuple[str, os.stat_result] | None]] = []
+        def keep(got: tuple[str, Hashed | None, bytes | None]) -> None:
+            rel, res, row = got
+            results[rel] = res
+            if row is not None and record is not None:
+                record(rel, row)
+
         if total <= INLINE_MAX:
             # a few files (the usual checkpoint of a watched workspace): small ones are read
             # here, which costs less than handing them to a thread; big ones go to the pool
             # meanwhile, where hashing and compressing release the GIL
-            big = [p for p in pending if p.st.st_size >= INLINE_BYTES]
+            big = [p for p in pending if p.size >= INLINE_BYTES]
             futures = [self._executor().submit(work, p) for p in big]
             try:
-                done.extend(work(p) for p in pending if p.st.st_size < INLINE_BYTES)
-                done.extend(f.result() for f in futures)
+                for p in pending:
+                    if p.size < INLINE_BYTES:
+                        keep(work(p))
+                for f in futures:
+                    keep(f.result())
                 if progress is not None:
                     progress(total, total)
             except BaseException:
@@ -118,16 +135,22 @@ class Hashing(ScanState):
                 raise
         else:
             def work_chunk(chunk: list[Pending]
-                           ) -> list[tuple[str, tuple[str, os.stat_result] | None]]:
+                           ) -> list[tuple[str, Hashed | None, bytes | None]]:
                 return [work(p) for p in chunk]
 
+            from concurrent.futures import Future
+
+            spent: Future[list[tuple[str, Hashed | None, bytes | None]]] = Future()
+            spent.set_result([])
             pool = self._executor()
             chunks = [pool.submit(work_chunk, pending[i: i + 16]) for i in range(0, total, 16)]
             try:
                 n = 0
-                for fut in chunks:
+                for i, fut in enumerate(chunks):
                     got = fut.result()
-                    done.extend(got)
+                    chunks[i] = spent  # its results are kept below: let the future go
+                    for one in got:
+                        keep(one)
                     before, n = n, n + len(got)
                     if progress is not None and (n // 256 != before // 256 or n == total):
                         progress(n, total)  # may raise to cancel
@@ -136,16 +159,12 @@ class Hashing(ScanState):
                     fut.cancel()  # stop hashing what is left
                 _wait(chunks)
                 raise
-        for rel, res in done:
-            results[rel] = res
-            if res is not None and write:
-                self.statcache.record(rel, res[1], res[0], started)
         return total
 
     def _hashed(self, item: Pending) -> Entry | None:
         """The tree entry of a file this scan hashed; None if it could not be read as one."""
-        res = self._results.get(item.rel)
+        res = self._results.pop(item.rel, None)  # built once: let it go
         if res is None:
             return None
-        digest, st = res
-        return Entry(FILE_MODES[st.st_mode & 0o777], digest, st.st_size)
+        digest, mode, size = res
+        return Entry(FILE_MODES[mode & 0o777], digest, size)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import blake3
 
+from ..fs.paths import is_protected_name
 from . import gitexclude
 
 if TYPE_CHECKING:
@@ -164,6 +165,17 @@ class IgnoreRules:
         self._sig_chains.clear()
         self._git = None
 
+    def forget_below(self, dir_rel: str) -> None:
+        """Drop the cached ignore files of ``dir_rel`` and every folder below it: a folder
+        read again whole (new, or no watcher could watch it) may hold changed ones."""
+        if not dir_rel:
+            self.forget()
+            return
+        below = dir_rel + "/"
+        for cache in (self._specs, self._sigs, self._sig_chains, self._chains):
+            for key in [k for k in cache if k == dir_rel or k.startswith(below)]:
+                del cache[key]
+
     def chain(self, dir_rel: str) -> list[tuple[int, _Spec]]:
         """The ignore files that apply inside ``dir_rel``, deepest first, with the length of
         the prefix to strip from a path to make it relative to each one's folder."""
@@ -181,8 +193,8 @@ class IgnoreRules:
 
     def in_dir(self, dir_rel: str, rel: str, name: str, is_dir: bool) -> bool:
         """``is_ignored`` for an entry ``name`` of folder ``dir_rel`` (the scanner's hot path)."""
-        if name in ALWAYS:
-            return True
+        if name in ALWAYS or is_protected_name(name):
+            return True  # a .git or store folder in any spelling (fs/paths.py)
         if self.store_rel is not None and rel == self.store_rel:
             return True
         sub = rel + "/" if is_dir else rel

@@ -55,7 +55,8 @@ U32 = struct.Struct("<I")
 Verified = tuple[list[str], list[str]]  # a verified folder's (file names, folder names)
 Identity = tuple[int, int, int]  # a loaded stat cache file's (inode, size, mtime_ns)
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+# getattr: Windows' os lacks both (the fork is Linux-only; this module must still import)
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 _STATKEY = struct.Struct("<QqqQI")
 # Shared by the two processes: how many folders the child has checked from the front,
 # the lowest index this process has checked from the back, and (early child) the
@@ -95,7 +96,7 @@ def verify_one(root_fd: int, rel: str, want: str | None) -> Verified | None:
     a last symlink: what a walk would reach (it does not follow links either). Its
     entries are stat-ed relative to its descriptor (``fstatat``), cheaper than by path."""
     try:
-        fd = os.open(rel or ".", _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=root_fd)
+        fd = os.open(rel or ".", _DIR_FLAGS | getattr(os, "O_NOFOLLOW", 0), dir_fd=root_fd)
     except OSError:
         return None
     try:

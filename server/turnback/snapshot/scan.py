@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from stat import S_ISDIR, S_ISREG
 from typing import TYPE_CHECKING
 
+from ..fs.osflags import O_CLOEXEC, O_DIRECTORY
 from ..objects.trees import DIR, FILE_MODES, LINK, Entry, Tree
 from . import prescan
 from .ignore import IGNORE_FILES
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 from .build import TreeBuilding
 from .nodes import DirNode, Pending, Progress, ScanResult
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_DIR_FLAGS = os.O_RDONLY | O_DIRECTORY | O_CLOEXEC
 _IGNORE_SET = frozenset(IGNORE_FILES)
 
 
@@ -275,8 +276,8 @@ class Scanner(TreeBuilding):
                         node.entries[name] = Entry(FILE_MODES[mode & 0o777], digest,
                                                    st.st_size)
                         continue
-                node.entries[name] = Pending(rel, os.path.join(abs_dir, name), st)
-                pending.append(node.entries[name])  # type: ignore[arg-type]
+                item = node.entries[name] = Pending(rel, st.st_size)
+                pending.append(item)
                 continue
             if S_ISDIR(mode):
                 if not (trusted and rel in self.statcache.dirsigs) and in_dir(
@@ -381,6 +382,7 @@ class Scanner(TreeBuilding):
                     continue
                 old = node.entries.get(name)
                 if rel in dirty_paths or not isinstance(old, Entry) or old.mode != DIR:
+                    self.ignore.forget_below(rel)  # its ignore files may be new too
                     node.entries[name] = self._list(rel, None, True, None, set(), pending,
                                                     skipped)
                 else:
@@ -395,7 +397,7 @@ class Scanner(TreeBuilding):
                     skipped.append({"path": rel, "reason": "larger than the size cap",
                                     "size": st.st_size})
                     continue
-                item = Pending(rel, os.path.join(self.workspace, rel), st)
+                item = Pending(rel, st.st_size)
                 node.entries[name] = item
                 pending.append(item)
             elif stat.S_ISLNK(mode):

@@ -154,6 +154,13 @@ class StatCache:
         if self.dirrecs:
             self.dirrecs.pop(rel.rpartition("/")[0], None)
 
+    def record_row(self, rel: str, row: bytes) -> None:
+        """``record`` with the row packed already (``ROW``, by a hashing thread)."""
+        self.rows[rel] = row
+        self.dirty = True
+        if self.dirrecs:
+            self.dirrecs.pop(rel.rpartition("/")[0], None)
+
     def drop(self, rel: str) -> None:
         if self.rows.pop(rel, None) is not None:
             self.dirty = True

@@ -22,6 +22,7 @@ from ..models import Change, Checkpoint, FileContent
 from ..objects.objectstore import BLOB
 from ..objects.trees import DIR, LINK, Entry, Tree, is_executable
 from ..snapshot import changes as changes_mod
+from ..snapshot.checkpoint_index import bad_ids as _bad_record
 from ..snapshot.nodes import Progress, ScanResult
 from .session_ops import HEAD, SessionOps, _Head
 
@@ -222,6 +223,34 @@ class CheckpointOps(SessionOps):
                                            partial=partial, absent=absent,
                                            parent=event_id if event_id else HEAD, ts=ts,
                                            cp_id=checkpoint_id)
+
+    def adopt_checkpoints(
+        self, build: Callable[[], list[Checkpoint]]
+    ) -> list[Checkpoint]:
+        """Record checkpoints whose trees ``build`` writes (pulled history, ``sharing/``).
+
+        ``build`` runs under the gc lock, inside one object batch: the objects it stores
+        cannot be collected before the records naming them are committed. Each record is
+        checked as a record read from ``checkpoints.jsonl`` would be, its tree is walked
+        (names, bounds, no path into a ``.git`` folder or the store), and an id already
+        used here is skipped: a pulled record never replaces one of this store's.
+        """
+        with rw_lock(self.root / "locks" / "gc", exclusive=False):
+            with self.objects.batch(fsync=self.config.fsync_commits):
+                records = build()
+            if self.config.fsync_commits:
+                self.objects.sync()
+            out = []
+            for cp in records:
+                if _bad_record(cp) is not None:
+                    raise InvalidInput(f"pulled checkpoint {cp.id[:80]!r}: {_bad_record(cp)}")
+                self._refuse_reserved(self.trees.flatten(cp.tree), "pulled checkpoint path")
+            for cp in records:
+                if self.index.get(cp.id) is not None:
+                    continue
+                self.index.add(cp, fsync=self.config.fsync_commits)
+                out.append(cp)
+            return out
 
     def _write_nested(self, nested: dict[str, Any]) -> str:
         tree: Tree = {}

@@ -15,6 +15,7 @@ import orjson
 
 from ..errors import InvalidInput, StoreDamaged
 from ..fs.atomic import atomic_write
+from ..fs.namefold import NameRules
 from ..fs.paths import expand_home
 from ..fs.reading import read_regular
 
@@ -36,6 +37,9 @@ class StoreConfig:
     keep_days: float | None = None  # retention: keep checkpoints newer than D days
     quota_bytes: int | None = None  # drop oldest automatic checkpoints above this
     compression_level: int = 3
+    # how the workspace's file system compares names, probed once per device (facade.py,
+    # fs/namefold.py): {"device": st_dev, "caseInsensitive": bool, "normalizesUnicode": bool}
+    filesystem: dict[str, Any] | None = None
 
     def validate(self) -> StoreConfig:
         if (isinstance(self.size_cap_bytes, bool) or not isinstance(self.size_cap_bytes, int)
@@ -59,7 +63,23 @@ class StoreConfig:
             not isinstance(self.keep_days, (int, float)) or self.keep_days < 0
         ):
             raise InvalidInput("config 'keep_days' must be a non-negative number or null")
+        fsys = self.filesystem
+        if fsys is not None and not (
+                isinstance(fsys, dict) and isinstance(fsys.get("device"), int)
+                and not isinstance(fsys.get("device"), bool)
+                and isinstance(fsys.get("caseInsensitive"), bool)
+                and isinstance(fsys.get("normalizesUnicode"), bool)):
+            raise InvalidInput("config 'filesystem' must be null or {\"device\": integer, "
+                               "\"caseInsensitive\": bool, \"normalizesUnicode\": bool} "
+                               "(delete it: Turnback probes the file system again)")
         return self
+
+    def name_rules(self, device: int) -> NameRules | None:
+        """How names compare on the workspace's file system, if probed on this device."""
+        fsys = self.filesystem
+        if fsys is None or fsys["device"] != device:
+            return None
+        return NameRules(fsys["caseInsensitive"], fsys["normalizesUnicode"])
 
     def merged(self, overrides: dict[str, Any]) -> StoreConfig:
         names = {f.name for f in fields(self)}

@@ -15,17 +15,19 @@ from ..errors import InvalidInput, NotFound, TurnbackError
 from ..events import JSON
 from ..fs import privacy
 from ..fs.locks import rw_lock
+from ..fs.namefold import EXACT, NameRules, probe
 from ..fs.paths import expand_home
 from ..sessions.backend import MemorySessions
 from ..sessions.files import FileSessions
 from .config import FORMAT_VERSION, StoreConfig, default_store_dir, load_config, save_config
 from .rewind_ops import MODES, RewindOps
 from .session_ops import HEAD, WORKSPACE_SESSION, filter_sessions
+from .turn_ops import TurnOps
 
 __all__ = ["HEAD", "MODES", "WORKSPACE_SESSION", "Store", "filter_sessions"]
 
 
-class Store(RewindOps):
+class Store(TurnOps, RewindOps):
     """The history store of one workspace: sessions, checkpoints, rewinds (the operations
     are layered in ``session_ops``, ``checkpoint_ops`` and ``rewind_ops``); this class opens,
     closes and maintains it. Thread-safe for the server's use."""
@@ -76,9 +78,11 @@ class Store(RewindOps):
                     version = FORMAT_VERSION
                 except OSError:
                     pass  # read-only: it can only be read, which needs no upgrade
+        names = _name_rules(ws, root, file_cfg)
+        cfg.filesystem = file_cfg.filesystem  # kept when the config is saved again
         backend = FileSessions(root / "sessions", root / "index" / "summaries.json",
                                fsync_appends=cfg.fsync_appends)
-        store = cls(ws, root, cfg, backend, version)
+        store = cls(ws, root, cfg, backend, version, names)
         store.recover()
         return store
 
@@ -91,7 +95,7 @@ class Store(RewindOps):
         root = Path(tempfile.mkdtemp(prefix="tb-store-"))
         for sub in ("objects", "index", "cache", "locks"):
             privacy.make_dir(root / sub)
-        store = cls(ws, root, StoreConfig(), MemorySessions())
+        store = cls(ws, root, StoreConfig(), MemorySessions(), names=probe(ws) or EXACT)
         # what it made for itself goes with it (close); a workspace it was given stays
         store._temporary = [root] if workspace else [root, ws]
         return store
@@ -161,3 +165,22 @@ class Store(RewindOps):
         import shutil  # here: with bz2 and lzma, ~2 ms of every CLI run otherwise
 
         shutil.rmtree(self.root)
+
+
+def _name_rules(ws: Path, root: Path, cfg: StoreConfig) -> NameRules:
+    """How names compare in ``ws``: as recorded in ``cfg`` for its device, else probed now
+    (in the store when it is on the same file system, else in the workspace) and recorded.
+    Unknown (nothing can be written): compared exactly, as on Linux."""
+    device = ws.stat().st_dev
+    names = cfg.name_rules(device)
+    if names is not None:
+        return names
+    names = probe(root if root.stat().st_dev == device else ws)
+    if names is None:
+        return EXACT
+    cfg.filesystem = {"device": device, **names.to_json()}
+    try:
+        save_config(root, cfg)
+    except OSError:
+        pass  # a read-only store: probed again at the next open
+    return names

@@ -5,6 +5,7 @@ journal, checked like any input). The plan and its application are in ``turnback
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 
 from ..errors import Conflict, InvalidInput, NotFound, StoreDamaged, TurnbackError, Unsafe
@@ -15,11 +16,13 @@ from ..events import (
     new_id,
     now_iso,
 )
+from ..fs import winnames
 from ..fs.atomic import syncfs
 from ..fs.locks import file_lock, rw_lock
-from ..fs.paths import normalize
+from ..fs.namefold import collisions
+from ..fs.paths import display, normalize, quote
 from ..models import Checkpoint, RewindResult
-from ..objects.trees import DIR, Entry
+from ..objects.trees import DIR, LINK, Entry
 from ..rewind import signing
 from ..rewind.apply import Applier, check_conflicts
 from ..rewind.plan import Plan, diff_plan, make_plan
@@ -87,11 +90,16 @@ class RewindOps(CheckpointOps):
             raise InvalidInput(f"mode {mode!r} must be one of {', '.join(MODES)}")
         cp = self.resolve_checkpoint(checkpoint)
         sel = sorted({normalize(p) for p in paths}) if paths else None
+        pulled = cp.origin is not None  # a teammate's (sharing/): its session is read-only
+        if pulled and mode != "files":
+            raise InvalidInput(f"checkpoint {cp.id} was pulled from {cp.origin}: its "
+                               "conversation is theirs; rewind its files (mode 'files')")
         if mode == "conversation":
             return self._rewind_conversation(cp, dry_run)
         return self._rewind_files(cp.id, cp.tree, sel, mode, dry_run, cp.partial, cp.absent,
                                   unknown=_skipped_paths(cp.skipped),
-                                  session_id=cp.session_id, to_event=cp.event_id, op="rewind",
+                                  session_id=None if pulled else cp.session_id,
+                                  to_event=None if pulled else cp.event_id, op="rewind",
                                   dirty=dirty, finish_later=finish_later)
 
     def _rewind_conversation(self, cp: Checkpoint, dry_run: bool) -> RewindResult:
@@ -121,7 +129,7 @@ class RewindOps(CheckpointOps):
         with file_lock(self.root / "locks" / "rewind"), self._mutex:
             if dry_run:
                 plan = self._plan(self._working_tree(), target_tree, sel, partial, absent,
-                                  unknown)
+                                  unknown, label_id)
                 return RewindResult(sorted(plan.write), sorted(plan.create), plan.remove, None,
                                     True, mode, label_id)
             sid = session_id if session_id and self.backend.exists(session_id) else None
@@ -130,10 +138,12 @@ class RewindOps(CheckpointOps):
                 # ahead: a refused rewind leaves nothing behind (and `latest~1` stays put)
                 res, skipped = self._snapshot(dirty, None)
                 try:
-                    plan = self._plan(res.tree, target_tree, sel, partial, absent, unknown)
+                    plan = self._plan(res.tree, target_tree, sel, partial, absent, unknown,
+                                      label_id)
                     self._check_objects(plan)
                     check_conflicts(str(self.workspace), plan, {
-                        str(k.get("path")): str(k.get("reason")) for k in skipped})
+                        str(k.get("path")): str(k.get("reason")) for k in skipped},
+                        self.names.key)
                 except BaseException:
                     # refused: the scan stays the base of the next one, like a prepare()
                     self._prepared_skipped = skipped
@@ -201,7 +211,7 @@ class RewindOps(CheckpointOps):
             self._finish(record)
 
     def _plan(self, current: str, target: str, sel: list[str] | None, partial: bool,
-              absent: list[str], unknown: list[str]) -> Plan:
+              absent: list[str], unknown: list[str], label: str) -> Plan:
         """What a rewind from tree ``current`` to ``target`` writes, creates and removes."""
         if partial:
             # a partial checkpoint knows few files: look each one up
@@ -215,7 +225,58 @@ class RewindOps(CheckpointOps):
             # absent from the target only because it could not read them: not removed
             plan.remove = [p for p in plan.remove if not _selected_by(p, unknown)]
         self._refuse_reserved(plan.paths(), "the checkpoint's path")
+        if self.names.folds:
+            self._refuse_clashes(current, plan, label)
+        if self.windows:
+            self._refuse_unportable(plan, label)
         return plan
+
+    def _refuse_unportable(self, plan: Plan, label: str) -> None:
+        """On Windows: refuse, naming the file, a plan writing a name Windows cannot hold
+        (``winnames.py``) or a symlink where this user may not make one (Windows asks for
+        Developer Mode or an administrator), before anything changes."""
+        targets = {**plan.write, **plan.create}
+        for path in sorted(targets):
+            why = winnames.problem(path, str(self.workspace))
+            if why is None and targets[path].mode == LINK and not self._can_symlink():
+                why = ("it is a symbolic link, and Windows lets only Developer Mode or an "
+                       "administrator make one")
+            if why is not None:
+                raise Unsafe(
+                    f"cannot restore '{display(path)}' on this system: {why}. Nothing was "
+                    f"changed; get its content with 'turnback show {label} {quote(path)}', "
+                    f"or rewind the other paths")
+
+    def _can_symlink(self) -> bool:
+        if self._symlinks is None:
+            probe = self.root / "cache" / f"symlink-probe-{os.getpid()}"
+            try:
+                os.symlink("target", probe)
+                os.unlink(probe)
+                self._symlinks = True
+            except OSError:
+                self._symlinks = False
+        return self._symlinks
+
+    def _refuse_clashes(self, current: str, plan: Plan, label: str) -> None:
+        """On a case-insensitive or normalizing file system, refuse a plan whose result holds
+        two names that are one file there (``a.txt`` and ``A.txt``): the second write would
+        land on the first file. Case-only renames pass (the old name is removed first)."""
+        result = set(self.trees.flatten(current))
+        result.difference_update(plan.remove)
+        result.update(plan.write, plan.create)
+        clashes = collisions(self.names, result, [*plan.write, *plan.create])
+        if not clashes:
+            return
+        first = clashes[0]
+        listed = "; ".join(" and ".join(f"'{display(p)}'" for p in g) for g in clashes[:5])
+        more = f" (and {len(clashes) - 5} more)" if len(clashes) > 5 else ""
+        raise Conflict(
+            f"checkpoint {label} holds {listed}{more}: names that are one file on this "
+            f"workspace's file system ({self.names.describe()}), so the rewind could not make "
+            f"the workspace that checkpoint; nothing was changed. Get each one by itself: "
+            f"'turnback show {label} {quote(first[0])}' prints its content, or rewind one "
+            f"path: 'turnback rewind {label} {quote(first[0])}'")
 
     def _roll_back(self, record: JSON, back: Plan, exc: BaseException) -> None:
         """Put back the workspace as it was before a rewind that failed part-way (a symlink

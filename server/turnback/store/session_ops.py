@@ -110,6 +110,7 @@ class SessionOps(StoreState):
         if data is not None and not isinstance(data, dict):
             raise InvalidInput("event data must be a JSON object")
         eid = check_id(event_id, "event id") if event_id else new_id()
+        self._refuse_pulled(session_id)
         if parent is not None and not isinstance(parent, _Head):
             check_id(parent, "parent event id")
 
@@ -118,6 +119,15 @@ class SessionOps(StoreState):
             return [Event(eid, session_id, p, ts or now_iso(), kind, dict(data or {}))]
 
         return self.backend.append(session_id, make, fsync=fsync)[0]
+
+    def _refuse_pulled(self, session_id: str) -> None:
+        """A session pulled from another machine is a read-only copy (``sharing/``): its
+        id is ``<id>@<machine>`` and its header says ``source: pulled``."""
+        if "@" in session_id and self.backend.exists(session_id):
+            header = self.backend.summary(session_id).header
+            if header.source == "pulled":
+                raise InvalidInput(f"session {session_id!r} was pulled from another machine "
+                                   "and is read-only; start a session of your own")
 
     def append_events(self, session_id: str, events: Iterable[Event]) -> int:
         """Append events as they are (ids, parents, times kept), skipping ids already present."""

@@ -8,12 +8,15 @@ facade (``facade``) opens and closes the whole.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import NotFound, StoreDamaged, Unsafe
 from ..events import JSON
+from ..fs.namefold import EXACT, NameRules
+from ..fs.paths import refuse_protected_path
 from ..fs.reading import read_regular
 from ..models import Checkpoint
 from ..objects.objectstore import ObjectStore
@@ -38,8 +41,13 @@ class StoreState:
         config: StoreConfig,
         sessions: SessionBackend,
         format_version: int = FORMAT_VERSION,
+        names: NameRules = EXACT,
     ) -> None:
         self.workspace = workspace
+        self.names = names  # how the workspace's file system compares names (namefold.py)
+        # Windows' name rules apply (fs/winnames.py); a test sets it to try them here
+        self.windows = sys.platform == "win32"
+        self._symlinks: bool | None = None  # whether this user may make symlinks (Windows)
         self.root = root
         self.config = config
         self.format_version = format_version
@@ -114,18 +122,10 @@ class StoreState:
 
         Checkpoints never hold such paths; a crafted tree or an imported file list might.
         """
-        # compared case-insensitively, as git does (`verify_path`): on a case-insensitive
-        # file system (macOS, a mounted FAT or SMB share) `.GIT/hooks/x` is `.git/hooks/x`
-        sr = self.ignore.store_rel
-        sr = sr.lower() if sr is not None else None
+        # every spelling a macOS or Windows file system takes for `.git` or a store
+        # (`.GIT`, `git~1`, `.git.`), on every platform: see fs/paths.refuse_protected_path
         for rel in paths:
-            rel_l = rel.lower()
-            if ".git" in rel_l.split("/"):
-                raise Unsafe(f"{what} '{rel}' is inside a .git folder; Turnback never writes "
-                             "there")
-            if sr is not None and (rel_l == sr or rel_l.startswith(sr + "/")):
-                raise Unsafe(f"{what} '{rel}' is inside the Turnback store; Turnback never "
-                             "writes there")
+            refuse_protected_path(rel, what, self.ignore.store_rel)
 
     def finish_rewind(self) -> None:
         """Record a rewind left to finish later; ``RewindOps`` does it, every write calls it."""

@@ -15,7 +15,18 @@ if TYPE_CHECKING:
 
 
 def register_all(ls: TurnbackServer) -> None:
-    from . import checkpoints, hooks, imports, lifecycle, maintenance, rewind, sessions
+    from . import (
+        checkpoints,
+        history,
+        hooks,
+        imports,
+        lifecycle,
+        maintenance,
+        rewind,
+        sessions,
+        sharing,
+    )
 
-    for module in (lifecycle, maintenance, sessions, checkpoints, rewind, imports, hooks):
+    for module in (lifecycle, maintenance, sessions, checkpoints, rewind, imports, hooks, history,
+                   sharing):
         module.register(ls)

@@ -83,6 +83,7 @@ async def open_folder(ls: TurnbackServer, folder: Folder) -> None:
         ls.restart_watcher(folder)
         await run_blocking(ls.pools.writes, lambda: folder.open_store(create=False))
         ls.follow(folder)
+        await ls.serve_cli(folder)
         if folder.store is not None:
             log.info("%s: store %s", folder.path, folder.store_root)
         else:
@@ -111,6 +112,7 @@ async def apply_settings(ls: TurnbackServer, folder: Folder, new: Settings) -> N
             except Exception as exc:
                 log.warning("%s: %s", folder.path, getattr(exc, "message", exc))
             ls.restart_watcher(folder)
+            await ls.serve_cli(folder)
         elif new.watch != old.watch:
             ls.restart_watcher(folder)
     ls.follow(folder)

@@ -58,6 +58,10 @@ def register(ls: TurnbackServer) -> None:
         # ... of which a preparation has read ahead (see prepare.py)
         out["preparedPaths"] = folder.tracker.ahead
         out["following"] = following(folder)
+        # The kernel's watch limit, when it keeps folders unwatched (checkpoints walk them)
+        watcher = folder.watcher
+        limit = watcher.limit if watcher is not None else None
+        out["watchLimit"] = limit.to_json() if limit is not None else None
         return out
 
     @ls.feature(methods.GC)

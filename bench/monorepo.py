@@ -1,0 +1,208 @@
+"""Big workspaces: memory, time and inotify watches against the workspace's size (issue 23).
+
+For each size (files outside ``node_modules/``; an ignored ``node_modules/`` of 40% more
+files in one package per 10 of them, about five folders each) it generates a workspace
+under ``bench/work/``, then measures, as separate processes so each peak RSS
+(``/usr/bin/time -f %M``) is that step's alone:
+
+- Turnback's first ``turnback checkpoint`` (CLI, fresh store) and a no-op one after it;
+- the shadow git's first ``git add -A`` + ``git commit`` and a no-op one (same run,
+  interleaved: same machine load);
+- the Linux watcher's inotify watches on that workspace (workspace, store and git's
+  ``info/``) against its folders that are not ignored, and the portable watchfiles
+  watcher's on the same workspace (it watches every folder, ignored ones too: what the
+  server held before).
+
+Disk: about 6.5 KB a file plus the stores (Turnback's and git's, each about half of the
+workspace compressed): 5k ≈ 60 MB, 50k ≈ 0.6 GB, 500k ≈ 6 GB; ``--million`` adds
+1,000,000 files and needs about 12 GB free. Each workspace is deleted when its row is
+done. Writes ``bench/results_monorepo.json``; ``bench/plot.py``-style figure:
+``bench/monorepo.png``.
+
+    python bench/monorepo.py                 # 5k, 50k
+    python bench/monorepo.py --sizes 5000 50000 500000
+    python bench/monorepo.py --million       # and 1,000,000 (12 GB of disk)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(REPO / "server"))
+sys.path.insert(0, str(HERE))
+
+from shadow_git import ShadowGit  # noqa: E402
+
+
+def timed(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, int]:
+    """(seconds, peak RSS in MB) of one command."""
+    t0 = time.perf_counter()
+    res = subprocess.run(["/usr/bin/time", "-f", "%M", *cmd], cwd=cwd, env=env,
+                         capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - t0
+    if res.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed: {res.stderr[-2000:]}")
+    rss_kb = int(res.stderr.strip().splitlines()[-1])
+    return elapsed, round(rss_kb / 1024)
+
+
+def folders(ws: Path) -> tuple[int, int]:
+    """(folders not ignored, every folder) below ``ws``; .git and .turnback excluded."""
+    from turnback.snapshot.ignore import IgnoreRules
+
+    rules = IgnoreRules(ws, ws / ".turnback", [])
+    kept = every = 0
+    stack: list[tuple[str, bool]] = [("", False)]
+    while stack:
+        rel, ignored = stack.pop()
+        every += 1
+        kept += not ignored
+        with os.scandir(ws / rel if rel else ws) as it:
+            for e in it:
+                if e.is_dir(follow_symlinks=False) and e.name not in (".git", ".turnback"):
+                    child = f"{rel}/{e.name}" if rel else e.name
+                    stack.append((child, ignored or rules.in_dir(rel, child, e.name, True)))
+    return kept, every
+
+
+def _inotify_watches() -> int:
+    """Inotify watches this process holds (its descriptors' ``fdinfo``)."""
+    n = 0
+    for fd in os.listdir("/proc/self/fdinfo"):
+        try:
+            text = Path(f"/proc/self/fdinfo/{fd}").read_text()
+        except OSError:
+            continue
+        n += text.count("inotify wd:")
+    return n
+
+
+def watches(ws: Path, kind: str) -> int:
+    """The inotify watches a watcher (``inotify``: Turnback's Linux one; ``watchfiles``: the
+    portable one) holds on ``ws``, counted from the kernel's side."""
+    from turnback.server.dirty import DirtyTracker
+    from turnback.server.inotify_watch import InotifyWatcher
+    from turnback.server.watch import FolderWatcher
+
+    before = _inotify_watches()
+    cls = InotifyWatcher if kind == "inotify" else FolderWatcher
+    w = cls(ws, ws / ".turnback", DirtyTracker(), lambda s, c: None)
+    w.start()
+    try:
+        if not w.wait_ready(300):
+            raise RuntimeError("the watcher did not start")
+        if kind == "watchfiles":
+            w.flush(30)  # its watches are all set once it delivers an event
+        return _inotify_watches() - before
+    finally:
+        w.stop()
+
+
+def one_size(files: int, work: Path, code: Path) -> dict[str, Any]:
+    ws = work / f"mono-{files}"
+    gitdir = work / f"mono-{files}.git"
+    for p in (ws, gitdir):
+        if p.exists():
+            shutil.rmtree(p)
+    nm = round(files * 0.4)
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, str(HERE / "gen_workspace.py"), str(ws), "--files",
+                    str(files), "--node-modules-files", str(nm), "--node-modules-packages",
+                    str(max(1, files // 10))], check=True, capture_output=True)
+    row: dict[str, Any] = {"files": files, "ignoredFiles": nm,
+                           "generateS": round(time.perf_counter() - t0, 1)}
+    row["foldersKept"], row["foldersAll"] = folders(ws)
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    env.pop("TURNBACK_STORE", None)
+    cli = [sys.executable, "-m", "turnback.cli.main", "checkpoint", "-m", "bench"]
+    git = ShadowGit(gitdir, ws)
+    git.init()
+    add = ["git", f"--git-dir={gitdir}", f"--work-tree={ws}"]
+    # no automatic gc: it would run on after the commit, detached, and load the next row
+    commit = [*add, "-c", "gc.auto=0", "commit", "-q", "--allow-empty", "--no-verify", "-m",
+              "bench"]
+    for phase in ("first", "noop"):
+        row[f"{phase}LoadAvg"] = os.getloadavg()[0]
+        row[f"tb_{phase}_s"], row[f"tb_{phase}_mb"] = timed(cli, ws, env)
+        s1, m1 = timed([*add, "add", "-A"], ws)
+        s2, m2 = timed(commit, ws)
+        row[f"git_{phase}_s"], row[f"git_{phase}_mb"] = round(s1 + s2, 3), max(m1, m2)
+        row[f"tb_{phase}_s"] = round(row[f"tb_{phase}_s"], 3)
+    row["watches"] = watches(ws, "inotify")
+    row["watchesWatchfiles"] = watches(ws, "watchfiles")
+    shutil.rmtree(ws, ignore_errors=True)
+    shutil.rmtree(gitdir, ignore_errors=True)
+    return row
+
+
+def plot(results: dict[str, Any], png: Path) -> None:
+    """Peak RSS and time of the first and no-op checkpoints against the workspace's size."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display: write the file only
+    import matplotlib.pyplot as plt
+
+    rows = sorted(results["rows"], key=lambda r: r["files"])
+    xs = [r["files"] for r in rows]
+    fig, (mem, secs) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for side, label, color in (("tb", "Turnback (CLI)", "tab:blue"),
+                               ("git", "shadow git", "tab:red")):
+        for phase, style in (("first", "-o"), ("noop", "--s")):
+            mem.plot(xs, [r[f"{side}_{phase}_mb"] for r in rows], style, color=color,
+                     label=f"{label}, {'first' if phase == 'first' else 'no-op'}")
+            secs.plot(xs, [r[f"{side}_{phase}_s"] for r in rows], style, color=color,
+                      label=f"{label}, {'first' if phase == 'first' else 'no-op'}")
+    for ax, what in ((mem, "peak RSS (MB)"), (secs, "time (s)")):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("files (not ignored)")
+        ax.set_ylabel(what)
+        ax.grid(True, which="both", alpha=0.3)
+    mem.legend(fontsize=8)
+    fig.suptitle(f"checkpoints against workspace size (commit {results['commit']})")
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[5000, 50000])
+    ap.add_argument("--million", action="store_true",
+                    help="add 1,000,000 files (needs about 12 GB of free disk)")
+    ap.add_argument("--work", type=Path, default=HERE / "work")
+    ap.add_argument("--out", type=Path, default=HERE / "results_monorepo.json")
+    ap.add_argument("--code", type=Path, default=REPO / "server",
+                    help="the turnback package's folder the CLI runs (default: this checkout's)")
+    ap.add_argument("--plot", type=Path, default=None,
+                    help="only draw RESULTS' figure from --out's JSON into this PNG")
+    a = ap.parse_args(argv)
+    if a.plot is not None:
+        plot(json.loads(a.out.read_text()), a.plot)
+        return 0
+    sys.path.insert(0, str(a.code.resolve()))  # the in-process watcher too
+    sizes = [*a.sizes, *([1_000_000] if a.million else [])]
+    a.work.mkdir(parents=True, exist_ok=True)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO,
+                            capture_output=True, text=True, check=False).stdout.strip()
+    rows = []
+    for n in sizes:
+        row = one_size(n, a.work, a.code.resolve())
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+        a.out.write_text(json.dumps({"commit": commit, "rows": rows}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

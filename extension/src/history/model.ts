@@ -1,0 +1,106 @@
+/**
+ * The File History view's rows: one per checkpoint where the file changed, newest
+ * first, from turnback/fileHistory. Pure (no VS Code), so labels are unit-tested.
+ */
+
+import { formatAge, formatCount } from '../format';
+import type { FileHistoryResult, FileVersion } from '../protocol';
+import { escapeMarkdown } from '../tree/labels';
+
+export interface VersionRow {
+  kind: 'version';
+  key: string;
+  folder: string;
+  path: string;
+  label: string;
+  description: string;
+  tooltip: string;
+  contextValue: string;
+  /** What the commands need: this version, the one before, its turn. */
+  checkpoint: { id: string; title: string; previous?: { id: string; title: string } };
+  status: FileVersion['status'];
+  sessionId?: string;
+  turnId?: string;
+}
+
+export interface InfoRow {
+  kind: 'info' | 'more';
+  key: string;
+  label: string;
+  description?: string;
+}
+
+export type HistoryRow = VersionRow | InfoRow;
+
+/** "+3 −1"; "binary"; "deleted". */
+export function versionStat(v: Pick<FileVersion, 'status' | 'binary' | 'linesAdded' | 'linesRemoved'>): string {
+  if (v.status === 'deleted') {
+    return 'deleted';
+  }
+  if (v.binary) {
+    return v.status === 'added' ? 'added (binary)' : 'binary';
+  }
+  return `+${formatCount(v.linesAdded)} −${formatCount(v.linesRemoved)}`;
+}
+
+function checkpointName(cp: FileVersion['checkpoint']): string {
+  const first = cp.label.split('\n')[0]?.trim() ?? '';
+  return first !== '' ? first : cp.id;
+}
+
+export function versionRow(folder: string, path: string, v: FileVersion, now: number): VersionRow {
+  const title = checkpointName(v.checkpoint);
+  const label = v.turnPrompt !== '' ? v.turnPrompt : title;
+  const parts = [versionStat(v)];
+  if (v.agent !== '' && v.agent !== 'turnback') {
+    parts.push(v.agent);
+  }
+  parts.push(formatAge(v.checkpoint.ts, now));
+  const tags = ['version', v.status];
+  if (v.turnId !== null && v.sessionId !== null) {
+    tags.push('hasTurn');
+  }
+  const tip = [
+    `**${escapeMarkdown(label)}**`,
+    '',
+    `\`${escapeMarkdown(path)}\` ${v.status} · ${versionStat(v)}`,
+    `checkpoint “${escapeMarkdown(title)}” · ${v.checkpoint.ts}`,
+  ];
+  if (v.previous !== null) {
+    tip.push(`compared with “${escapeMarkdown(v.previousLabel?.split('\n')[0] ?? v.previous)}”`);
+  }
+  return {
+    kind: 'version',
+    key: `v|${folder}|${path}|${v.checkpoint.id}`,
+    folder,
+    path,
+    label,
+    description: parts.join(' · '),
+    tooltip: tip.join('  \n'),
+    contextValue: tags.join(' '),
+    checkpoint: {
+      id: v.checkpoint.id,
+      title,
+      previous: v.previous !== null ? { id: v.previous, title: v.previousLabel?.split('\n')[0] ?? v.previous } : undefined,
+    },
+    status: v.status,
+    sessionId: v.sessionId ?? undefined,
+    turnId: v.turnId ?? undefined,
+  };
+}
+
+export function historyRows(folder: string, result: FileHistoryResult, now: number): HistoryRow[] {
+  const rows: HistoryRow[] = result.versions.map((v) => versionRow(folder, result.path, v, now));
+  if (rows.length === 0) {
+    rows.push({ kind: 'info', key: 'none', label: 'No checkpoint holds a change to this file', description: result.path });
+  }
+  if (result.total > result.versions.length) {
+    rows.push({
+      kind: 'more',
+      key: 'more',
+      label: 'Load more…',
+      description: `${formatCount(result.versions.length)} of ${formatCount(result.total)} versions shown`,
+    });
+  }
+  return rows;
+}

@@ -1,0 +1,232 @@
+/**
+ * A session as turns: the server builds them (turnback/turns, turnback/turnSteps);
+ * this turns them into nodes. Pure (no VS Code), so labels and context values are
+ * unit-tested.
+ *
+ * Context values: `turn` plus `rewindable` (a checkpoint before it, or a nearest one),
+ * `comparable` (checkpoints at both ends), `continuable` (an agent that can resume a
+ * fork of its own session file).
+ */
+
+import { countOf, formatClock, formatCount, formatDuration } from '../format';
+import type { Step, Turn, TurnsResult } from '../protocol';
+import { escapeMarkdown } from './labels';
+import {
+  type CheckpointRef,
+  type StepNode,
+  type TreeNode,
+  type TurnNode,
+  loadMore,
+  message,
+  sessionKey,
+} from './model';
+
+/** Agents whose own session files Turnback can fork for "Continue Agent from Before This Turn". */
+export const CONTINUABLE_AGENTS: readonly string[] = ['claude-code', 'codex'];
+
+export function turnKey(folder: string, sessionId: string, turnId: string): string {
+  return `t|${folder}|${sessionId}|${turnId}`;
+}
+
+/** "+12 −3 in 4 files"; "no file changed"; undefined when unknown. */
+export function changeSummary(turn: Pick<Turn, 'changes'>): string | undefined {
+  const c = turn.changes;
+  if (c === null) {
+    return undefined;
+  }
+  if (c.files === 0) {
+    return 'no file changed';
+  }
+  return `+${formatCount(c.linesAdded)} −${formatCount(c.linesRemoved)} in ${countOf(c.files, 'file')}`;
+}
+
+/** "3 tools (1 ✗)". */
+export function toolSummary(turn: Pick<Turn, 'toolCalls' | 'toolCallsFailed'>): string | undefined {
+  if (turn.toolCalls === 0) {
+    return undefined;
+  }
+  const failed = turn.toolCallsFailed > 0 ? ` (${String(turn.toolCallsFailed)} ✗)` : '';
+  return `${countOf(turn.toolCalls, 'tool')}${failed}`;
+}
+
+export function turnLabel(turn: Pick<Turn, 'id' | 'prompt'>): string {
+  if (turn.id === 'prelude') {
+    return 'Before the first prompt';
+  }
+  return turn.prompt || '(empty prompt)';
+}
+
+export function turnNode(folder: string, sessionId: string, agent: string, t: Turn): TurnNode {
+  const parentKey = sessionKey(folder, sessionId);
+  const desc: string[] = [];
+  if (t.head) {
+    desc.push('● head');
+  }
+  desc.push(formatClock(t.ts));
+  if (t.durationMs !== null && t.durationMs > 0) {
+    desc.push(formatDuration(t.durationMs));
+  }
+  const tools = toolSummary(t);
+  if (tools !== undefined) {
+    desc.push(tools);
+  }
+  const changes = changeSummary(t);
+  if (changes !== undefined) {
+    desc.push(changes);
+  } else if (t.before === null && t.after === null) {
+    desc.push('no checkpoint');
+  }
+  if (t.branchStart) {
+    desc.push('↳ branch');
+  }
+  if (t.onHeadPath === false) {
+    desc.push('off the current branch');
+  }
+  const tags = ['turn'];
+  const nearest = t.before === null && t.nearest ? { id: t.nearest.id, title: t.nearest.label || t.nearest.id } : undefined;
+  if (t.before !== null || nearest !== undefined) {
+    tags.push('rewindable');
+  }
+  let checkpoint: CheckpointRef | undefined;
+  if (t.before !== null && t.after !== null && t.before !== t.after) {
+    tags.push('comparable');
+    checkpoint = { id: t.after, title: `after “${turnLabel(t)}”`, previous: { id: t.before, title: `before “${turnLabel(t)}”` } };
+  }
+  if (CONTINUABLE_AGENTS.includes(agent) && t.id !== 'prelude') {
+    tags.push('continuable');
+  }
+  if (t.onHeadPath === false) {
+    tags.push('offBranch');
+  }
+  const tip = [`**${escapeMarkdown(turnLabel(t))}**`, '', `turn ${String(t.index)} · ${t.ts}`];
+  if (tools !== undefined) {
+    tip.push(tools);
+  }
+  tip.push(changes ?? (t.before === null ? 'no checkpoint before this turn' : 'no checkpoint after this turn'));
+  if (nearest !== undefined) {
+    tip.push(`nearest checkpoint: ${escapeMarkdown(nearest.title)}`);
+  }
+  let icon = { id: t.toolCallsFailed > 0 ? 'comment-unresolved' : 'comment', color: undefined as string | undefined };
+  if (t.head) {
+    icon = { id: icon.id, color: 'charts.blue' };
+  } else if (t.onHeadPath === false) {
+    icon = { id: icon.id, color: 'disabledForeground' };
+  }
+  return {
+    type: 'turn',
+    key: turnKey(folder, sessionId, t.id),
+    parentKey,
+    folder,
+    sessionId,
+    turnId: t.id,
+    prompt: turnLabel(t),
+    agent,
+    before: t.before ?? undefined,
+    after: t.after ?? undefined,
+    nearest,
+    checkpoint,
+    label: turnLabel(t),
+    description: desc.join(' · '),
+    tooltip: tip.join('  \n'),
+    contextValue: tags.join(' '),
+    collapsible: 'collapsed',
+    icon: icon.color !== undefined ? { id: icon.id, color: icon.color } : { id: icon.id },
+  };
+}
+
+/** The loaded turns of a session (the latest page or pages), "Load earlier turns…" first. */
+export function turnNodes(folder: string, sessionId: string, result: TurnsResult): TreeNode[] {
+  const parentKey = sessionKey(folder, sessionId);
+  const agent = result.session.agent || 'unknown';
+  const nodes: TreeNode[] = [];
+  if (result.offset > 0) {
+    const more = loadMore(parentKey, folder, 'turns', result.turns.length, result.total, sessionId);
+    nodes.push({ ...more, description: `the last ${formatCount(result.turns.length)} of ${formatCount(result.total)} turns shown` });
+  }
+  for (const t of result.turns) {
+    nodes.push(turnNode(folder, sessionId, agent, t));
+  }
+  if (result.turns.length === 0) {
+    nodes.push(message(parentKey, 0, 'No events in this session'));
+  }
+  return nodes;
+}
+
+const STEP_ICONS: Record<string, string> = {
+  tool: 'tools',
+  response: 'hubot',
+  thinking: 'lightbulb',
+  usage: 'dashboard',
+  checkpoint: 'git-commit',
+  tool_result: 'output',
+  note: 'note',
+  rewind: 'history',
+  raw: 'json',
+  prompt: 'comment',
+};
+
+/** A tool call and its result in one row: `Bash(pytest -q) ✗ 1 failed`. */
+export function stepLabel(s: Step): string {
+  if (s.kind !== 'tool') {
+    return s.label;
+  }
+  const mark = s.pending === true ? '…' : s.failed === true ? '✗' : '✓';
+  return s.detail !== undefined && s.detail !== '' ? `${s.label} ${mark} ${s.detail}` : `${s.label} ${mark}`;
+}
+
+/**
+ * A turn's steps: thinking, usage and raw lines only when `showFolded`, else one
+ * row saying how many are hidden (clicking it shows them).
+ */
+export function stepNodes(turn: TurnNode, steps: readonly Step[], showFolded: boolean): TreeNode[] {
+  const nodes: TreeNode[] = [];
+  let hidden = 0;
+  for (const s of steps) {
+    if (s.folded === true && !showFolded) {
+      hidden += 1;
+      continue;
+    }
+    const icon = STEP_ICONS[s.kind] ?? 'circle-small';
+    const node: StepNode = {
+      type: 'step',
+      key: `${turn.key}|s|${s.id}`,
+      parentKey: turn.key,
+      folder: turn.folder,
+      sessionId: turn.sessionId,
+      eventId: s.id,
+      label: stepLabel(s),
+      description: formatClock(s.ts),
+      tooltip: `${escapeMarkdown(stepLabel(s))}  \n${s.ts}  \nevent \`${s.id}\``,
+      contextValue: `step ${s.kind}${s.failed === true ? ' failed' : ''}`,
+      collapsible: 'none',
+      icon: s.failed === true ? { id: 'error', color: 'errorForeground' } : { id: icon },
+    };
+    nodes.push(node);
+  }
+  if (hidden > 0) {
+    nodes.push(
+      message(turn.key, 1, `${countOf(hidden, 'thinking and usage step', 'thinking and usage steps')} hidden`, {
+        description: 'click to show',
+        icon: { id: 'eye' },
+        command: { id: 'turnback.toggleDetails', title: 'Show Thinking and Usage' },
+      }),
+    );
+  }
+  if (steps.length === 0) {
+    nodes.push(message(turn.key, 2, 'No steps after the prompt'));
+  }
+  return nodes;
+}
+
+/** The head line of an expanded turn when its changes are unknown: why, and what to do. */
+export function noCheckpointNote(turn: TurnNode): TreeNode | undefined {
+  if (turn.checkpoint !== undefined) {
+    return undefined;
+  }
+  const why = turn.before === undefined ? 'No checkpoint before this turn' : 'No checkpoint after this turn';
+  const offer =
+    turn.before === undefined && turn.nearest !== undefined
+      ? `Rewind to Before This Turn offers the nearest: “${turn.nearest.title}”`
+      : 'its changed files are not known';
+  return message(turn.key, 0, why, { description: offer, icon: { id: 'info' } });
+}

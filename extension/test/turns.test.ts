@@ -1,0 +1,149 @@
+/**
+ * Turns and file versions as rows: labels, descriptions and context values the
+ * menus match and the end-to-end tests look for.
+ */
+
+import * as assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { historyRows, versionStat } from '../src/history/model';
+import type { FileVersion, SessionInfo, Step, Turn } from '../src/protocol';
+import { changeSummary, noCheckpointNote, stepLabel, stepNodes, turnNode, turnNodes } from '../src/tree/turns';
+
+const FOLDER = 'file:///work/demo';
+const NOW = Date.parse('2026-11-21T12:00:00Z');
+
+function turn(extra: Partial<Turn> = {}): Turn {
+  return {
+    id: 'p1',
+    index: 1,
+    prompt: 'Add a farewell command',
+    ts: '2026-11-21T10:00:00.000Z',
+    endTs: '2026-11-21T10:02:10.000Z',
+    durationMs: 130_000,
+    events: 9,
+    toolCalls: 5,
+    toolCallsFailed: 1,
+    parentTurn: null,
+    branchStart: false,
+    onHeadPath: true,
+    head: false,
+    before: 'cpA',
+    after: 'cpB',
+    checkpoints: ['cpB'],
+    lastEvent: 'e9',
+    changes: { files: 4, linesAdded: 12, linesRemoved: 3 },
+    ...extra,
+  };
+}
+
+const SESSION: SessionInfo = {
+  id: 's1',
+  title: 't',
+  agent: 'claude-code',
+  startedAt: '2026-11-21T10:00:00Z',
+  endedAt: null,
+  stats: {},
+};
+
+describe('turn rows', () => {
+  it('label the prompt, and describe time, tools and changes', () => {
+    const n = turnNode(FOLDER, 's1', 'claude-code', turn());
+    assert.equal(n.label, 'Add a farewell command');
+    assert.match(n.description ?? '', /5 tools \(1 ✗\)/);
+    assert.match(n.description ?? '', /\+12 −3 in 4 files/);
+    assert.deepEqual(n.contextValue.split(' '), ['turn', 'rewindable', 'comparable', 'continuable']);
+    assert.equal(n.checkpoint?.id ?? 'none', 'cpB');
+    assert.equal(n.checkpoint?.previous?.id, 'cpA');
+    assert.equal(noCheckpointNote(n), undefined);
+  });
+
+  it('say when a turn has no checkpoint, and offer the nearest', () => {
+    const n = turnNode(FOLDER, 's1', 'aider', turn({ before: null, after: null, changes: null, nearest: {
+      id: 'cp0', label: 'start', ts: '', tree: '', sessionId: null, eventId: null, auto: false, partial: false, files: 1,
+    } as unknown as Turn['nearest'] }));
+    assert.match(n.description ?? '', /no checkpoint/);
+    assert.deepEqual(n.contextValue.split(' '), ['turn', 'rewindable']);
+    assert.equal(n.nearest?.id, 'cp0');
+    const note = noCheckpointNote(n);
+    assert.equal(note?.label, 'No checkpoint before this turn');
+    assert.match(note.description ?? 'none', /nearest: “start”/);
+  });
+
+  it('keep branches visible', () => {
+    const n = turnNode(FOLDER, 's1', 'codex', turn({ branchStart: true, onHeadPath: false }));
+    assert.match(n.description ?? '', /↳ branch · off the current branch/);
+    assert.ok(n.contextValue.includes('offBranch'));
+  });
+
+  it('page from the latest, with a row for earlier turns', () => {
+    const nodes = turnNodes(FOLDER, 's1', { turns: [turn()], total: 3000, offset: 2999, session: SESSION });
+    assert.equal(nodes[0]?.type, 'loadMore');
+    assert.equal(nodes[0].label, 'Load earlier turns…');
+    assert.equal(nodes[1]?.type, 'turn');
+  });
+
+  it('summarise changes', () => {
+    assert.equal(changeSummary({ changes: { files: 0, linesAdded: 0, linesRemoved: 0 } }), 'no file changed');
+    assert.equal(changeSummary({ changes: null }), undefined);
+  });
+});
+
+describe('steps', () => {
+  const steps: Step[] = [
+    { id: 'a', kind: 'thinking', label: 'hmm', ts: '2026-11-21T10:00:01Z', folded: true },
+    { id: 'b', kind: 'tool', label: 'Bash(pytest -q)', ts: '2026-11-21T10:00:02Z', failed: true, detail: '1 failed' },
+    { id: 'c', kind: 'response', label: 'Done', ts: '2026-11-21T10:00:03Z' },
+  ];
+  const parent = turnNode(FOLDER, 's1', 'claude-code', turn());
+
+  it('show a tool call and its result as one row', () => {
+    const tool = steps[1];
+    assert.ok(tool !== undefined);
+    assert.equal(stepLabel(tool), 'Bash(pytest -q) ✗ 1 failed');
+    assert.equal(stepLabel({ id: 'x', kind: 'tool', label: 'Read(a)', ts: '', pending: true }), 'Read(a) …');
+  });
+
+  it('fold thinking and usage behind a row that shows them', () => {
+    const folded = stepNodes(parent, steps, false);
+    assert.deepEqual(folded.map((n) => n.label), ['Bash(pytest -q) ✗ 1 failed', 'Done', '1 thinking and usage step hidden']);
+    const shown = stepNodes(parent, steps, true);
+    assert.deepEqual(shown.map((n) => n.label), ['hmm', 'Bash(pytest -q) ✗ 1 failed', 'Done']);
+  });
+});
+
+describe('file history rows', () => {
+  const v: FileVersion = {
+    checkpoint: { id: 'cpB', label: 'after tests', ts: '2026-11-21T11:00:00Z' } as FileVersion['checkpoint'],
+    previous: 'cpA',
+    previousLabel: 'start',
+    status: 'modified',
+    linesAdded: 3,
+    linesRemoved: 1,
+    binary: false,
+    sessionId: 's1',
+    turnId: 'p1',
+    turnPrompt: 'Add a farewell command',
+    agent: 'claude-code',
+  };
+
+  it('label a version with its turn, agent, time and lines', () => {
+    const [row] = historyRows(FOLDER, { path: 'a.py', versions: [v], total: 1, offset: 0 }, NOW);
+    assert.ok(row?.kind === 'version');
+    assert.equal(row.label, 'Add a farewell command');
+    assert.equal(row.description, '+3 −1 · claude-code · 1 h ago');
+    assert.equal(row.checkpoint.previous?.id, 'cpA');
+    assert.ok(row.contextValue.includes('hasTurn'));
+  });
+
+  it('fall back to the checkpoint label, and page', () => {
+    const rows = historyRows(
+      FOLDER,
+      { path: 'a.py', versions: [{ ...v, turnPrompt: '', turnId: null, sessionId: null }], total: 5, offset: 0 },
+      NOW,
+    );
+    assert.equal(rows[0]?.label, 'after tests');
+    assert.equal(rows[1]?.label, 'Load more…');
+    assert.equal(versionStat({ status: 'deleted', binary: false, linesAdded: 0, linesRemoved: 0 }), 'deleted');
+  });
+});

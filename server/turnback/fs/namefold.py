@@ -1,0 +1,116 @@
+"""Which names are one file on the workspace's file system: case and Unicode normalization.
+
+macOS (APFS, HFS+) and Windows (NTFS) are case-insensitive and case-preserving by
+default, and APFS takes ``café`` in NFC and in NFD for one name. A checkpoint made on
+Linux (or a repository that has both) can hold ``a.txt`` and ``A.txt``: written there,
+the second write would land on the first file and the rewind would report a workspace
+it did not make. So the store probes each workspace's file system once (``probe``,
+recorded in ``config.json``) and a rewind whose result would hold two names that are one
+file there is refused before anything is touched (``collisions``).
+
+Case is compared with each character's simple lower case (``İ`` stays one character;
+``ß`` is not ``ss``), closer to NTFS's and APFS's tables than Python's full ``casefold``.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .osflags import O_CLOEXEC, O_NOFOLLOW
+
+
+def _simple_lower(text: str) -> str:
+    if text.isascii():
+        return text.lower()
+    return "".join(low if len(low := c.lower()) == 1 else c for c in text)
+
+
+@dataclass(frozen=True, slots=True)
+class NameRules:
+    """How the workspace's file system compares names."""
+
+    case_insensitive: bool = False
+    normalizing: bool = False  # NFC and NFD spellings of a name are one file
+
+    @property
+    def folds(self) -> bool:
+        return self.case_insensitive or self.normalizing
+
+    def key(self, rel: str) -> str:
+        """The one spelling every name of the same file shares here."""
+        if self.normalizing and not rel.isascii():
+            rel = unicodedata.normalize("NFC", rel)
+        return _simple_lower(rel) if self.case_insensitive else rel
+
+    def describe(self) -> str:
+        both = self.case_insensitive and self.normalizing
+        return ("case-insensitive and Unicode-normalizing" if both else
+                "case-insensitive" if self.case_insensitive else
+                "Unicode-normalizing" if self.normalizing else "case-sensitive")
+
+    def to_json(self) -> dict[str, bool]:
+        return {"caseInsensitive": self.case_insensitive,
+                "normalizesUnicode": self.normalizing}
+
+
+EXACT = NameRules()
+
+
+def probe(folder: Path) -> NameRules | None:
+    """Create a probe file in ``folder`` and look it up under its other spellings (upper
+    case; NFD). None if no file can be made there (a read-only folder): unknown."""
+    token = secrets.token_hex(6)
+    name = f".turnback-probe-{token}-\u00e9a"  # é in NFC
+    path = os.path.join(folder, name)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                     0o600)
+    except OSError:
+        return None
+    os.close(fd)
+    try:
+        upper = os.path.join(folder, f".turnback-probe-{token}-\u00c9A".upper())
+        nfd = os.path.join(folder, unicodedata.normalize("NFD", name))
+        return NameRules(os.path.lexists(upper), os.path.lexists(nfd))
+    finally:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
+def _with_folders(paths: Iterable[str]) -> set[str]:
+    out: set[str] = set()
+    for p in paths:
+        while p and p not in out:
+            out.add(p)
+            p = p.rpartition("/")[0]
+    return out
+
+
+def collisions(rules: NameRules, result: Iterable[str], written: Iterable[str]
+               ) -> list[list[str]]:
+    """Groups of two or more paths (files or their folders) of ``result`` — what the
+    workspace is to hold — that are one name under ``rules``, each group touching a path
+    of ``written``; sorted, shortest paths first."""
+    if not rules.folds:
+        return []
+    touched = {rules.key(p) for p in _with_folders(written)}
+    groups: dict[str, set[str]] = {}
+    for p in _with_folders(result):
+        k = rules.key(p)
+        if k in touched:
+            groups.setdefault(k, set()).add(p)
+    clashes = [sorted(g) for g in groups.values() if len(g) > 1]
+    clashes.sort(key=lambda g: (g[0].count("/"), g))
+    # a clash of folders `A`/`a` also makes every pair below them clash: name the top one
+    tops: list[list[str]] = []
+    for g in clashes:
+        if not any(all(any(p.startswith(t + "/") for t in top) for p in g) for top in tops):
+            tops.append(g)
+    return tops

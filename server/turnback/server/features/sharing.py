@@ -1,0 +1,55 @@
+"""turnback/pushHistory and turnback/pullHistory: the CLI's push and pull over the server."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...store.facade import Store
+from .. import methods
+from ..core import TurnbackServer
+from ..errors import rpc_method
+from ..params import Params
+from ..progress import WorkProgress
+
+JSON = dict[str, Any]
+
+
+def register(ls: TurnbackServer) -> None:
+    @ls.feature(methods.PUSH_HISTORY)
+    @rpc_method(methods.PUSH_HISTORY)
+    async def push_history(ls: TurnbackServer, params: Any) -> JSON:
+        from ...sharing.sharing import push  # here: detect-secrets loads only when pushing
+
+        p = Params(params, methods.PUSH_HISTORY)
+        folder = await ls.folder(p.string("folder"), methods.PUSH_HISTORY)
+        remote = p.string("remote")
+        dry_run = p.boolean("dryRun")
+        work = WorkProgress(ls, "Turnback: pushing history", p.raw.get("workDoneToken"))
+        await work.begin()
+        try:
+            # a write: it must not run beside a gc of the same store (objects it reads)
+            res: JSON = await ls.write(folder, lambda store: push(store, remote, dry_run),
+                                       cancel=work.cancel_event)
+        finally:
+            work.end()
+        return {**res, "folder": folder.uri}
+
+    @ls.feature(methods.PULL_HISTORY)
+    @rpc_method(methods.PULL_HISTORY)
+    async def pull_history(ls: TurnbackServer, params: Any) -> JSON:
+        from ...sharing.sharing import pull
+
+        p = Params(params, methods.PULL_HISTORY)
+        folder = await ls.folder(p.string("folder"), methods.PULL_HISTORY)
+        remote = p.string("remote")
+        work = WorkProgress(ls, "Turnback: pulling history", p.raw.get("workDoneToken"))
+        await work.begin()
+        try:
+            def job(store: Store) -> JSON:
+                return pull(store, remote)
+
+            res = await ls.write(folder, job, cancel=work.cancel_event, create=True,
+                                 checkpoints=True)
+        finally:
+            work.end()
+        return {**res, "folder": folder.uri}

@@ -1,0 +1,320 @@
+"""Answering a CLI's hand-off: the store's socket, served while the server has the store open.
+
+A fresh ``turnback checkpoint`` (an agent hook's) finds ``<store>/run/cli.sock`` and hands
+its request here (``cli/handoff.py``; the framing and the checks are ``fs/sockets.py``).
+The request runs like the JSON-RPC features': on the folder's write queue, a checkpoint
+reading only the paths the watcher saw change; what comes back is what the CLI would
+print (``interchange/cli_text.py``) and its exit code. The adapter calls the same
+``Store`` methods as the CLI's commands, with the same arguments (the checkpoint ref
+as given, the session as given), so errors read the same too.
+
+The server declines (the CLI then does the work itself) a request for another workspace
+or store, and every request while the editor's settings change what the store holds
+(ignores, size cap, retention): a hook's checkpoint must not depend on whether an editor
+is open. Each connection must come from this user (``SO_PEERCRED``); a peer that sends
+nothing, or too much, is dropped. The socket is made in the store's private ``run/``
+folder, 0600; a stale one (its server gone) is replaced, a live one (another server on
+the same store) is left alone.
+
+The server starts one listener per folder whose store is open; the listener needs of the
+server only its writes and reads (``Host``), so this module does not import the server's
+class (``core.py`` imports this one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import stat
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol, TypeVar
+
+from ..errors import InvalidInput
+from ..fs import privacy, sockets
+from ..interchange import cli_text
+from ..models import RewindResult
+from ..store.facade import WORKSPACE_SESSION, Store
+from .folders import Folder, with_dirty
+
+log = logging.getLogger("turnback.server")
+
+T = TypeVar("T")
+
+KEEPALIVE_S = 1.0  # below the client's IDLE_TIMEOUT_S
+REQUEST_TIMEOUT_S = 5.0  # a connected client sends its request at once
+MAX_CLIENTS = 32  # at once; more are closed unanswered (they do the work themselves)
+
+
+class Host(Protocol):
+    """What a listener uses of the server (:class:`~turnback.server.core.TurnbackServer`)."""
+
+    async def write(
+        self,
+        folder: Folder,
+        fn: Callable[[Store], T],
+        *,
+        create: bool = ...,
+        sessions: set[str] | None = ...,
+        checkpoints: bool = ...,
+        after: Callable[[Store], None] | None = ...,
+    ) -> T: ...
+
+    async def read(self, folder: Folder, fn: Callable[[Store], T]) -> T: ...
+
+
+class Declined(Exception):
+    """Not for this server: the client does the work itself."""
+
+
+class HandoffListener:
+    """The socket of one folder's store, served on the event loop."""
+
+    def __init__(self, ls: Host, folder: Folder, loop: asyncio.AbstractEventLoop) -> None:
+        self._ls = ls
+        self._folder = folder
+        self._loop = loop
+        self._server: asyncio.AbstractServer | None = None
+        self._bound: tuple[str, int, int] | None = None  # path, st_dev, st_ino
+        self._clients = 0
+        self._tasks: set[asyncio.Task[bytes]] = set()
+
+    async def start(self, root: Path) -> bool:
+        """Listen on ``root``'s socket; False (logged) when it cannot or must not."""
+        if not sockets.available():
+            return False
+        path = sockets.socket_path(str(root))
+        if path is None:
+            log.info("%s: no CLI hand-off: the store's path is too long for a socket",
+                     self._folder.path)
+            return False
+        try:
+            sock = _bind(path)
+        except OSError as exc:
+            log.warning("%s: no CLI hand-off (%s)", self._folder.path, exc)
+            return False
+        if sock is None:
+            log.info("%s: another server serves the CLI for %s", self._folder.path, root)
+            return False
+        st = os.lstat(path)
+        self._bound = (path, st.st_dev, st.st_ino)
+        self._server = await asyncio.start_unix_server(self._serve, sock=sock)
+        log.info("%s: serving the CLI on %s", self._folder.path, path)
+        return True
+
+    @property
+    def path(self) -> str | None:
+        return self._bound[0] if self._bound else None
+
+    def stop(self) -> None:
+        """Stop listening and remove the socket if it is still ours. Thread-safe."""
+        bound, self._bound = self._bound, None
+        if bound is not None:
+            path, dev, ino = bound
+            with contextlib.suppress(OSError):
+                st = os.lstat(path)
+                if (st.st_dev, st.st_ino) == (dev, ino):
+                    os.unlink(path)
+        server, self._server = self._server, None
+        if server is not None:
+            try:
+                self._loop.call_soon_threadsafe(server.close)
+            except RuntimeError:
+                server.close()  # the loop is closed (the server is ending)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        sock = writer.get_extra_info("socket")
+        if self._clients >= MAX_CLIENTS or sock is None or not sockets.peer_is_same_user(sock):
+            writer.close()
+            return
+        self._clients += 1
+        try:
+            writer.write(sockets.GREETING)
+            fields = await asyncio.wait_for(_read_request(reader), REQUEST_TIMEOUT_S)
+            if fields is None:
+                return
+            # the work goes on if the client goes away: the request was made
+            task = self._loop.create_task(self._answer(fields))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+            done = False
+            while not done:
+                done = bool((await asyncio.wait({task}, timeout=KEEPALIVE_S))[0])
+                if not done:
+                    writer.write(sockets.KEEPALIVE)
+                    await writer.drain()
+            writer.write(task.result())
+            await writer.drain()
+        except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError):
+            pass  # the client went away or sent nothing; it does the work itself
+        finally:
+            self._clients -= 1
+            writer.close()
+
+    async def _answer(self, fields: list[str]) -> bytes:
+        try:
+            code, (out, err) = await self._run(fields)
+        except Declined as exc:
+            log.debug("%s: CLI hand-off declined: %s", self._folder.path, exc)
+            return sockets.encode_answer(sockets.DECLINED, b"", b"")
+        except Exception as exc:
+            failed = cli_text.error(exc)
+            if failed is None:
+                log.exception("%s: CLI hand-off failed", self._folder.path)
+                return sockets.encode_answer(sockets.DECLINED, b"", b"")
+            code, (out, err) = failed[0], ("", failed[1])
+        return sockets.encode_answer(code, out.encode(), err.encode())
+
+    async def _run(self, fields: list[str]) -> tuple[int, cli_text.Printed]:
+        req = _Request.parse(fields)
+        folder = self._folder
+        store = folder.store
+        if store is None or Path(req.workspace) != folder.path:
+            raise Declined("another workspace")
+        if os.path.realpath(req.store) != os.path.realpath(store.root):
+            raise Declined("another store")
+        overrides = folder.settings.store_overrides()
+        overrides.pop("auto_checkpoint", None)  # the follower's, not a checkpoint's
+        if overrides:
+            raise Declined("the editor's settings change what the store holds")
+        if req.verb == "checkpoint":
+            return 0, await self._checkpoint(req)
+        if req.verb in ("rewind", "undo"):
+            return 0, await self._rewind(req)
+        if req.verb == "status":
+            st = await self._ls.read(folder, Store.status)
+            watcher = folder.watcher  # as turnback/status and the CLI alone say it
+            limit = watcher.limit if watcher is not None else None
+            st["watchLimit"] = limit.to_json() if limit is not None else None
+            return 0, cli_text.status(st, req.as_json)
+        raise Declined(f"unknown verb {req.verb!r}")
+
+    async def _checkpoint(self, req: _Request) -> cli_text.Printed:
+        folder = self._folder
+        label, sid = req.options.get("label"), req.options.get("session")
+        auto = "auto" in req.options
+
+        def job(store: Store) -> cli_text.Printed:
+            cp = with_dirty(folder, lambda dirty: store.checkpoint(
+                label=label, session_id=sid, auto=auto, dirty=dirty))[0]
+            return cli_text.checkpoint(cp.to_json(), req.as_json)
+
+        return await self._ls.write(folder, job, sessions={sid or WORKSPACE_SESSION},
+                                    checkpoints=True)
+
+    async def _rewind(self, req: _Request) -> cli_text.Printed:
+        folder = self._folder
+        dry_run = "dryRun" in req.options
+
+        def job(store: Store) -> RewindResult:
+            if req.verb == "undo":
+                if dry_run:
+                    return store.undo(dry_run=True)
+                return with_dirty(folder, lambda dirty: store.undo(
+                    dirty=dirty, finish_later=True), _took_safety)[0]
+            ref, paths = req.args[0], req.args[1:] or None
+            mode = req.options.get("mode", "files")
+
+            def go(dirty: frozenset[str] | None) -> RewindResult:
+                return store.rewind(ref, paths, mode, dry_run, dirty=dirty, finish_later=True)
+
+            if dry_run or mode == "conversation":
+                return go(None)
+            return with_dirty(folder, go, _took_safety)[0]
+
+        res = await self._ls.write(folder, job, checkpoints=not dry_run,
+                                   after=Store.finish_rewind)
+        verb = "dry run" if dry_run else req.verb
+        return cli_text.rewind(res.to_json(), verb, req.as_json)
+
+
+def _took_safety(res: RewindResult) -> bool:
+    return res.safety_checkpoint is not None
+
+
+class _Request:
+    """A request as ``cli/handoff.py`` frames it: version, verb, workspace, store,
+    ``--json``, then name/value pairs (``arg`` for each positional argument)."""
+
+    def __init__(self, verb: str, workspace: str, store: str, as_json: bool,
+                 options: dict[str, str], args: list[str]) -> None:
+        self.verb, self.workspace, self.store = verb, workspace, store
+        self.as_json, self.options, self.args = as_json, options, args
+
+    @classmethod
+    def parse(cls, fields: list[str]) -> _Request:
+        if len(fields) < 5 or fields[0] != str(sockets.VERSION) or len(fields) % 2 == 0:
+            raise Declined("not a request of this version")
+        options: dict[str, str] = {}
+        args: list[str] = []
+        for i in range(5, len(fields), 2):
+            name, value = fields[i], fields[i + 1]
+            if name == "arg":
+                args.append(value)
+            elif name in ("label", "session", "mode", "auto", "dryRun"):
+                options[name] = value
+            else:
+                raise Declined(f"unknown field {name!r}")
+        verb = fields[1]
+        if verb == "rewind" and not args:
+            raise InvalidInput("rewind: which checkpoint?")
+        if options.get("mode", "files") not in ("files", "conversation", "both"):
+            raise Declined("unknown mode")
+        return cls(verb, fields[2], fields[3], fields[4] == "1", options, args)
+
+
+async def _read_request(reader: asyncio.StreamReader) -> list[str] | None:
+    n = int.from_bytes(await reader.readexactly(4), "big")
+    if n > sockets.MAX_REQUEST:
+        return None
+    return sockets.decode_request(await reader.readexactly(n))
+
+
+def _bind(path: str) -> socket.socket | None:
+    """A listening socket at ``path``, or None when a live server already has it.
+
+    ``run/`` is made private; whatever sits at ``path`` that is not a live server's
+    socket (a stale socket, a planted file or link) is removed first.
+    """
+    run = os.path.dirname(path)
+    privacy.make_dir(Path(run))
+    st = os.lstat(run)
+    if not stat.S_ISDIR(st.st_mode) or not sockets.private_owned(st, stat.S_IFDIR):
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid():
+            os.chmod(run, privacy.DIR_MODE)  # ours, too open: tightened
+        else:
+            raise OSError(f"{run} is not a private folder of yours; remove it")
+    try:
+        old = os.lstat(path)
+    except FileNotFoundError:
+        old = None
+    if old is not None:
+        if stat.S_ISSOCK(old.st_mode) and _alive(path):
+            return None
+        os.unlink(path)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.bind(path)  # made under the process umask, in a folder only we can enter
+        os.chmod(path, privacy.FILE_MODE)
+        sock.listen(MAX_CLIENTS)
+        sock.setblocking(False)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def _alive(path: str) -> bool:
+    """Whether a server answers at ``path`` (then it is not ours to replace)."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(1.0)
+    try:
+        probe.connect(path)
+        return True
+    except OSError:
+        return False
+    finally:
+        probe.close()

@@ -1,0 +1,287 @@
+"""Git objects -> store: one machine's history, checked whole before anything is written.
+
+What a remote holds was written by someone else's machine, so it is read as hostile input
+(docs/RELIABILITY.md): the manifest, every session line and every tree entry are checked —
+ids as the store checks them, names as one path component (no ``..``, no ``/``, no NUL),
+no ``.git`` folder in any case, no submodules, sizes bounded before anything is read, depth
+and file counts bounded as the store's trees are. Only then are objects, checkpoint
+records and sessions written, through the store's API (which checks the trees once more).
+Nothing is written into the workspace: a pulled checkpoint is rewound to like any other,
+through the safety checkpoint and undo.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import orjson
+
+from ..errors import InvalidInput, TurnbackError
+from ..events import JSON, Event, SessionHeader, is_id
+from ..fs.paths import normalize, refuse_protected_path
+from ..models import Checkpoint
+from ..objects.objectstore import BLOB
+from ..objects.trees import DIR, EXEC, FILE, LINK, MAX_DEPTH, MAX_FILES, Entry, Tree, check_name
+from ..store.facade import Store
+from .gitobjects import (
+    GIT_DIR,
+    GIT_EXEC,
+    GIT_FILE,
+    GIT_LINK,
+    GitEntry,
+    ObjectReader,
+    decode_tree,
+    object_sizes,
+)
+from .layout import (
+    CHECKPOINTS,
+    MANIFEST,
+    MAX_MANIFEST,
+    MAX_SESSION,
+    SESSIONS,
+    Manifest,
+    pulled_session_id,
+)
+from .repo import IMPORTED, ShareRepo
+
+MAX_TREE = 64 * 1024 * 1024  # one git tree object
+MAX_LINK = 4096  # a symlink's target
+_MODES = {GIT_FILE: FILE, GIT_EXEC: EXEC, GIT_LINK: LINK, GIT_DIR: DIR}
+
+
+@dataclass(slots=True)
+class Pulled:
+    machine: str
+    user: str = ""
+    host: str = ""
+    commit: str = ""
+    sessions: int = 0  # sessions that gained events
+    events: int = 0
+    checkpoints: int = 0
+    refused: str | None = None  # why nothing of this machine was taken
+
+    def to_json(self) -> JSON:
+        return {"machine": self.machine, "user": self.user, "host": self.host,
+                "commit": self.commit, "sessions": self.sessions, "events": self.events,
+                "checkpoints": self.checkpoints, "refused": self.refused}
+
+
+@dataclass(slots=True)
+class _Plan:
+    """What was checked and will be written."""
+    manifest: Manifest
+    sessions: list[tuple[SessionHeader, list[Event]]] = field(default_factory=list)
+    session_blobs: list[str] = field(default_factory=list)
+    checkpoints: list[tuple[Checkpoint, str]] = field(default_factory=list)  # record, git tree
+    trees: dict[str, list[GitEntry]] = field(default_factory=dict)  # new git trees, children 1st
+    blobs: dict[str, int] = field(default_factory=dict)  # git blob -> size
+
+
+class _Checker:
+    def __init__(self, store: Store, repo: ShareRepo, machine: str, reader: ObjectReader
+                 ) -> None:
+        self.store = store
+        self.repo = repo
+        self.machine = machine
+        self.reader = reader
+        self.memo = repo.load_map()
+        self.cap = store.config.size_cap_bytes
+        rel = store.ignore.store_rel
+        self.store_rel = rel.lower() if rel is not None else None
+        self.files = 0
+
+    def read(self, rev: str, kind: str, bound: int, where: str) -> bytes:
+        got, data = self.reader.read(rev, bound, where)
+        if got != kind:
+            raise InvalidInput(f"{where} is a git {got}, not a {kind}")
+        return data
+
+    def plan(self, commit: str) -> _Plan:
+        where = f"history of {self.machine}"
+        root = {e.name: e for e in decode_tree(
+            self.read(commit + "^{tree}", "tree", MAX_TREE, where), where)}
+        if MANIFEST not in root:
+            raise InvalidInput(f"{where} has no manifest.json")
+        manifest = Manifest.parse(self.read(root[MANIFEST].sha, "blob", MAX_MANIFEST, where),
+                                  where)
+        if manifest.machine != self.machine:
+            raise InvalidInput(f"{where}: its manifest names machine {manifest.machine!r}")
+        plan = _Plan(manifest)
+        if SESSIONS in root:
+            self._sessions(plan, root[SESSIONS].sha, where)
+        cps = {}
+        if CHECKPOINTS in root:
+            listing = self.read(root[CHECKPOINTS].sha, "tree", MAX_TREE, where + " checkpoints")
+            cps = {e.name.decode("utf-8", "replace"): e
+                   for e in decode_tree(listing, where + " checkpoints")}
+        for rec in manifest.checkpoints:
+            cid = str(rec["id"])
+            entry = cps.get(cid)
+            if entry is None or entry.mode != GIT_DIR:
+                raise InvalidInput(f"{where}: checkpoint {cid} has no tree")
+            if self.store.index.get(cid) is not None:
+                continue  # pulled before (or one of ours: never replaced)
+            plan.checkpoints.append((self._record(rec, where), entry.sha))
+            self._tree(plan, entry.sha, f"{where} checkpoint {cid}", "", 0)
+        sizes = object_sizes(self.repo.git_dir, list(plan.blobs))
+        for sha in plan.blobs:
+            got = sizes.get(sha)
+            if got is None or got[0] != "blob":
+                raise InvalidInput(f"{where}: file object {sha} is missing or not a blob")
+            if got[1] > self.cap:
+                raise InvalidInput(f"{where}: a file of {got[1]:,} bytes is over this store's "
+                                   f"size cap ({self.cap:,}); nothing of it was pulled")
+            plan.blobs[sha] = got[1]
+        return plan
+
+    def _record(self, rec: JSON, where: str) -> Checkpoint:
+        try:
+            cp = Checkpoint.from_json({**rec, "tree": "0" * 64})
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InvalidInput(f"{where}: checkpoint record {str(rec)[:120]} is malformed: {exc}"
+                               ) from None
+        cp.session_id = (pulled_session_id(cp.session_id, self.machine)
+                         if isinstance(cp.session_id, str) and is_id(cp.session_id) else None)
+        if cp.event_id is not None and not is_id(cp.event_id):
+            raise InvalidInput(f"{where}: checkpoint {cp.id} has a bad event id")
+        cp.absent = [normalize(p, "absent path") for p in cp.absent]
+        cp.skipped = [s for s in cp.skipped if isinstance(s, dict)]
+        cp.origin = self.machine
+        return cp
+
+    def _tree(self, plan: _Plan, sha: str, where: str, prefix: str, depth: int) -> None:
+        if sha in plan.trees:
+            return
+        known = self.memo.get(f"g{sha}")
+        if known is not None and self.store.objects.exists(known.split(",")[0]):
+            return  # converted by an earlier pull (and not collected since)
+        self.memo.pop(f"g{sha}", None)
+        if depth > MAX_DEPTH:
+            raise InvalidInput(f"{where}: folders nest deeper than {MAX_DEPTH}")
+        entries = decode_tree(self.read(sha, "tree", MAX_TREE, where), where)
+        for e in entries:
+            name = os.fsdecode(e.name)
+            path = prefix + name
+            check_name(name, f"{where} ({prefix or '/'})")
+            # .git and the store in every spelling a file system takes for them (GIT~1,
+            # '.git.', HFS+ ignorables): the same check every rewind and restore makes
+            refuse_protected_path(path, where, self.store_rel)
+            if e.mode not in _MODES:
+                raise InvalidInput(f"{where}: '{path}' has git mode {e.mode} (submodules and "
+                                   "other modes are not pulled)")
+            if e.mode == GIT_DIR:
+                self._tree(plan, e.sha, where, path + "/", depth + 1)
+            else:
+                self.files += 1
+                if self.files > MAX_FILES:
+                    raise InvalidInput(f"{where}: more than {MAX_FILES:,} files")
+                plan.blobs.setdefault(e.sha, 0)
+        plan.trees[sha] = entries
+
+    def _sessions(self, plan: _Plan, sha: str, where: str) -> None:
+        for e in decode_tree(self.read(sha, "tree", MAX_TREE, where + " sessions"), where):
+            name = e.name.decode("utf-8", "replace")
+            sid = name[:-6] if name.endswith(".jsonl") else ""
+            if e.mode != GIT_FILE or not is_id(sid):
+                raise InvalidInput(f"{where}: sessions/{name[:80]} is not <id>.jsonl")
+            if f"p{e.sha}" in self.memo:
+                continue  # this very content was pulled before
+            data = self.read(e.sha, "blob", MAX_SESSION, f"{where} session {sid}")
+            plan.sessions.append(self._session(sid, data, f"{where} session {sid}"))
+            plan.session_blobs.append(e.sha)
+
+    def _session(self, sid: str, data: bytes, where: str) -> tuple[SessionHeader, list[Event]]:
+        lines = data.split(b"\n")
+        if lines and lines[-1] == b"":
+            lines.pop()
+        try:
+            objs = [orjson.loads(line) for line in lines]
+        except orjson.JSONDecodeError:
+            raise InvalidInput(f"{where}: a line is not JSON") from None
+        if not objs or not isinstance(objs[0], dict) or objs[0].get("type") != "session":
+            raise InvalidInput(f"{where}: the first line is not a session header")
+        head = SessionHeader.from_json(objs[0])
+        if head.id != sid:
+            raise InvalidInput(f"{where}: its header names session {head.id[:80]!r}")
+        local = pulled_session_id(sid, self.machine)
+        events = []
+        for n, obj in enumerate(objs[1:], 2):
+            if not isinstance(obj, dict):
+                raise InvalidInput(f"{where}:{n}: not an event")
+            ev = Event.from_json(obj)
+            if not is_id(ev.id) or (ev.parent is not None and not is_id(ev.parent)) \
+                    or len(ev.kind) > 64:
+                raise InvalidInput(f"{where}:{n}: bad event id, parent or kind")
+            ev.session = local
+            events.append(ev)
+        origin = {"machine": self.machine, "session": sid}
+        header = SessionHeader(local, head.title, head.agent, head.model, head.started,
+                               head.cwd, "pulled", head.ended, {"origin": origin})
+        return header, events
+
+
+def pull_machine(store: Store, repo: ShareRepo, machine: str, commit: str) -> Pulled:
+    """Take one machine's pulled history into the store, all of it or (refused) none."""
+    result = Pulled(machine, commit=commit)
+    if repo.refs(IMPORTED).get(machine) == commit:
+        return result  # nothing new from it
+    reader = ObjectReader(repo.git_dir)
+    try:
+        checker = _Checker(store, repo, machine, reader)
+        try:
+            plan = checker.plan(commit)
+        except (TurnbackError, UnicodeError) as exc:
+            result.refused = exc.message if isinstance(exc, TurnbackError) else str(exc)
+            return result
+        result.user, result.host = plan.manifest.user, plan.manifest.host
+        for header, _events in plan.sessions:
+            header.extra["origin"].update(user=result.user, host=result.host)
+        _write(store, repo, plan, reader, checker.memo, result)
+    finally:
+        reader.close()
+    repo.set_ref(IMPORTED + machine, commit)
+    return result
+
+
+def _write(store: Store, repo: ShareRepo, plan: _Plan, reader: ObjectReader,
+           memo: dict[str, str], result: Pulled) -> None:
+    new_memo: dict[str, str] = {}
+
+    def build() -> list[Checkpoint]:
+        blobs: dict[str, str] = {}
+        for sha, size in plan.blobs.items():
+            _kind, data = reader.read(sha, size, f"file object {sha}")
+            blobs[sha] = store.objects.put(BLOB, data)
+        for sha, entries in plan.trees.items():  # children before parents
+            tree: Tree = {}
+            nbytes = nfiles = 0
+            for e in entries:
+                name = os.fsdecode(e.name)
+                if e.mode == GIT_DIR:
+                    h, b, f = memo[f"g{e.sha}"].split(",")
+                    tree[name] = Entry(DIR, h, int(b))
+                    nbytes, nfiles = nbytes + int(b), nfiles + int(f)
+                else:
+                    size = plan.blobs[e.sha]
+                    if e.mode == GIT_LINK and size > MAX_LINK:
+                        raise InvalidInput(f"a symlink's target of {size:,} bytes")
+                    tree[name] = Entry(_MODES[e.mode], blobs[e.sha], size)
+                    nbytes, nfiles = nbytes + size, nfiles + 1
+            value = f"{store.trees.put(tree)},{nbytes},{nfiles}"
+            memo[f"g{sha}"] = new_memo[f"g{sha}"] = value
+        out = []
+        for cp, git_tree in plan.checkpoints:
+            cp.tree = memo[f"g{git_tree}"].split(",")[0]
+            out.append(cp)
+        return out
+
+    added = store.adopt_checkpoints(build)
+    result.checkpoints = len(added)
+    for header, events in plan.sessions:
+        store.ensure_session(header)
+        n = store.append_events(header.id, events)
+        result.events += n
+        result.sessions += 1 if n else 0
+    new_memo.update({f"p{b}": "1" for b in plan.session_blobs})
+    repo.add_map(new_memo)

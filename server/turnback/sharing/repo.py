@@ -1,0 +1,103 @@
+"""The store's private bare git repository, ``<store>/share/git``: where pushes are built
+and pulls land before they are checked. It also keeps this store's machine id, the chosen
+history remote, and the memory of which Turnback object became which git object (so a
+push after 100 more turns converts only what is new).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..fs import privacy
+from .gitrun import out, run
+from .layout import is_machine, new_machine_id
+
+LOCAL_REF = "refs/turnback-local/chain"  # the last commit built here (the next one's parent)
+PULLED = "refs/turnback-pulled/"  # what the last pull fetched, per machine
+IMPORTED = "refs/turnback-imported/"  # the commit of each machine already in the store
+
+
+class ShareRepo:
+    def __init__(self, store_root: Path) -> None:
+        self.folder = store_root / "share"
+        self.git_dir = self.folder / "git"
+        self.map_path = self.folder / "objmap"
+
+    def ensure(self) -> None:
+        if (self.git_dir / "HEAD").exists():
+            return
+        self.map_path.unlink(missing_ok=True)  # it names objects of a repository now gone
+        if not self.folder.exists():
+            privacy.make_dir(self.folder)
+        # 0600 files, 0700 folders, as every store file: it holds the workspace's contents
+        run(["init", "--quiet", "--bare", "--shared=0600", str(self.git_dir)],
+            what="git init (the store's sharing repository)")
+
+    def config(self, key: str) -> str | None:
+        proc = run(["config", "--get", key], git_dir=self.git_dir, check=False)
+        value = proc.stdout.decode("utf-8", "replace").strip()
+        return value if proc.returncode == 0 and value else None
+
+    def set_config(self, key: str, value: str | None) -> None:
+        if value is None:
+            run(["config", "--unset", key], git_dir=self.git_dir, check=False)
+        else:
+            run(["config", key, value], git_dir=self.git_dir)
+
+    def machine(self) -> str:
+        mid = self.config("turnback.machine")
+        if mid is None or not is_machine(mid):
+            mid = new_machine_id()
+            self.set_config("turnback.machine", mid)
+        return mid
+
+    def ref(self, name: str) -> str | None:
+        proc = run(["rev-parse", "--verify", "--quiet", name + "^{commit}"],
+                   git_dir=self.git_dir, check=False)
+        return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+
+    def set_ref(self, name: str, sha: str | None) -> None:
+        if sha is None:
+            run(["update-ref", "-d", name], git_dir=self.git_dir, check=False)
+        else:
+            run(["update-ref", name, sha], git_dir=self.git_dir)
+
+    def refs(self, prefix: str) -> dict[str, str]:
+        text = out(["for-each-ref", "--format=%(objectname) %(refname)", prefix],
+                   git_dir=self.git_dir)
+        found = {}
+        for line in text.splitlines():
+            sha, _, name = line.partition(" ")
+            found[name[len(prefix):]] = sha
+        return found
+
+    def has(self, sha: str) -> bool:
+        return run(["cat-file", "-e", sha], git_dir=self.git_dir, check=False).returncode == 0
+
+    # -- Turnback object -> git object, remembered between pushes ------------------------
+    def load_map(self) -> dict[str, str]:
+        """What became what: ``t|b|l<turnback hash>`` and ``s<session key>`` -> the git
+        object pushed, ``g<git tree>`` -> ``<turnback tree>,<bytes>,<files>`` pulled,
+        ``p<git blob>`` -> ``1`` (a session blob already pulled). A damaged line is skipped:
+        it only costs converting that object again."""
+        found: dict[str, str] = {}
+        try:
+            data = self.map_path.read_bytes()
+        except FileNotFoundError:
+            return found
+        for line in data.split(b"\n"):
+            key, _, sha = line.decode("ascii", "replace").partition(" ")
+            if key and sha and " " not in sha and len(sha) <= 200:
+                found[key] = sha
+        return found
+
+    def add_map(self, items: dict[str, str]) -> None:
+        if not items:
+            return
+        data = "".join(f"{k} {v}\n" for k, v in items.items()).encode()
+        fd = os.open(self.map_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)

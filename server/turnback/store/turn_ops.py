@@ -1,0 +1,248 @@
+"""The store's views over history: a session's turns (with what each changed) and a
+file's history (every checkpoint where it changed). Reads only."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from ..errors import NotFound
+from ..events import JSON, Event, Kind
+from ..fs.paths import normalize
+from ..models import Change, Checkpoint, SessionLog
+from ..objects.trees import DIR, Entry
+from ..sessions.turns import Step, Turn, build_turns, turn_of_events, turn_steps
+from ..snapshot import changes as changes_mod
+from .checkpoint_ops import CheckpointOps
+
+MAX_TURN_CHANGES = 2000  # changed files listed per turn; the count stays exact
+
+
+@dataclass(slots=True)
+class TurnChanges:
+    """What a turn changed: its ``before`` checkpoint against its ``after``."""
+
+    files: int
+    added: int
+    removed: int
+    changes: list[Change] = field(default_factory=list)
+
+    def to_json(self, with_list: bool) -> JSON:
+        out: JSON = {"files": self.files, "linesAdded": self.added, "linesRemoved": self.removed}
+        if with_list:
+            out["changes"] = [c.to_json() for c in self.changes]
+        return out
+
+
+@dataclass(slots=True)
+class TurnPage:
+    turns: list[Turn]
+    total: int
+    offset: int
+    changes: dict[str, TurnChanges]  # by turn id, for the turns that have both ends
+
+
+@dataclass(slots=True)
+class FileVersion:
+    """One checkpoint where a file changed, and the one holding the version before."""
+
+    checkpoint: Checkpoint
+    previous: Checkpoint | None
+    status: str  # added | modified | deleted
+    lines_added: int = 0
+    lines_removed: int = 0
+    binary: bool = False
+    turn_id: str | None = None
+    turn_prompt: str = ""
+    agent: str = ""
+
+    def to_json(self) -> JSON:
+        return {
+            "checkpoint": self.checkpoint.to_json(),
+            "previous": self.previous.id if self.previous else None,
+            "previousLabel": self.previous.label if self.previous else None,
+            "status": self.status,
+            "linesAdded": self.lines_added,
+            "linesRemoved": self.lines_removed,
+            "binary": self.binary,
+            "sessionId": self.checkpoint.session_id,
+            "turnId": self.turn_id,
+            "turnPrompt": self.turn_prompt,
+            "agent": self.agent,
+        }
+
+
+_CACHED_SESSIONS = 4  # sessions whose events and turns are kept between calls
+
+
+@dataclass(slots=True)
+class _View:
+    key: tuple[object, ...]
+    log: SessionLog
+    checkpoint_at: dict[str, str]
+    turns: list[Turn]
+    owner: dict[str, str]  # event id → its turn's id
+
+
+class TurnOps(CheckpointOps):
+    """Turns and file histories (see ``Store``).
+
+    A session's turns are built from all its events; paging through them, expanding a turn
+    or opening a file's history would read and parse the whole file each time (2 s for
+    20,000 events on a loaded machine). The last few sessions' events and turns are kept,
+    keyed by the session file's identity and size and the checkpoint list's length: an
+    append or a new checkpoint changes the key, so nothing stale is answered.
+    """
+
+    _views: OrderedDict[str, _View]
+    _views_lock: threading.Lock
+
+    def _view(self, session_id: str) -> _View:
+        if "_views" not in self.__dict__:
+            self._views = OrderedDict()
+            self._views_lock = threading.Lock()
+        key = self._view_key(session_id)
+        with self._views_lock:
+            hit = self._views.get(session_id)
+            if hit is not None and key is not None and hit.key == key:
+                self._views.move_to_end(session_id)
+                return hit
+        log = self.session(session_id)
+        at = self._checkpoint_at(session_id, log.events)
+        view = _View(key or (), log, at, build_turns(log.events, log.head, at),
+                     turn_of_events(log.events))
+        if key is not None:
+            with self._views_lock:
+                self._views[session_id] = view
+                while len(self._views) > _CACHED_SESSIONS:
+                    self._views.popitem(last=False)
+        return view
+
+    def _view_key(self, session_id: str) -> tuple[object, ...] | None:
+        path_of = getattr(self.backend, "path", None)
+        if path_of is None:
+            return None  # the in-memory backend: always built afresh
+        try:
+            st = os.stat(path_of(session_id))
+        except OSError:
+            return None
+        return (st.st_ino, st.st_size, st.st_mtime_ns, len(self.index.all()))
+
+    def _checkpoint_at(self, session_id: str, events: list[Event]) -> dict[str, str]:
+        """Event id → checkpoint id, from the index and from ``checkpoint`` events' data."""
+        out = {c.event_id: c.id for c in self.checkpoints(session_id) if c.event_id}
+        known = {c.id for c in self.index.all()}
+        for e in events:
+            if e.kind == Kind.CHECKPOINT:
+                cid = e.data.get("checkpoint")
+                if isinstance(cid, str) and cid in known:
+                    out.setdefault(e.id, cid)
+        return out
+
+    def turns(self, session_id: str) -> list[Turn]:
+        """Every turn of the session, in append order (prompt → everything until the next)."""
+        return list(self._view(session_id).turns)
+
+    def turn_page(self, session_id: str, offset: int | None, limit: int) -> TurnPage:
+        """A page of turns with what each changed; ``offset`` None: the latest page."""
+        every = self.turns(session_id)
+        start = max(0, len(every) - limit) if offset is None else offset
+        page = every[start : start + limit]
+        changes = {}
+        for t in page:
+            c = self.turn_changes(t, with_list=False)
+            if c is not None:
+                changes[t.id] = c
+        return TurnPage(page, len(every), start, changes)
+
+    def find_turn(self, session_id: str, turn_id: str) -> Turn:
+        for t in self.turns(session_id):
+            if t.id == turn_id:
+                return t
+        raise NotFound(f"no turn {turn_id!r} in session {session_id!r}: a turn is named by "
+                       "its prompt's event id (`turnback turns SESSION` lists them)")
+
+    def turn_changes(self, turn: Turn, with_list: bool = True) -> TurnChanges | None:
+        """The turn's start ↔ end; None when it lacks a checkpoint at either end."""
+        if turn.before is None or turn.after is None or turn.before == turn.after:
+            return None
+        found = self.changes(turn.before, turn.after)
+        return TurnChanges(
+            len(found),
+            sum(c.lines_added for c in found),
+            sum(c.lines_removed for c in found),
+            found[:MAX_TURN_CHANGES] if with_list else [],
+        )
+
+    def steps(self, session_id: str, turn_id: str) -> list[Step]:
+        view = self._view(session_id)
+        if not any(t.id == turn_id for t in view.turns):
+            raise NotFound(f"no turn {turn_id!r} in session {session_id!r}")
+        return turn_steps(view.log.events, turn_id, view.checkpoint_at, view.owner)
+
+    def nearest_checkpoint(self, turn: Turn) -> Checkpoint | None:
+        """For a turn with no checkpoint before it: the folder's last checkpoint taken before
+        the turn started, else the first one after."""
+        pool = sorted(self.checkpoints(), key=lambda c: (c.ts, c.id))
+        earlier = [c for c in pool if c.ts <= turn.ts]
+        if earlier:
+            return earlier[-1]
+        return pool[0] if pool else None
+
+    # ------------------------------------------------------------ a file's history
+
+    def file_history(self, path: str, offset: int = 0, limit: int = 100
+                     ) -> tuple[list[FileVersion], int]:
+        """Every checkpoint where ``path`` changed, newest first, and how many in all.
+
+        A partial checkpoint (an importer's) that neither holds the file nor knows it
+        absent says nothing about it and is passed over.
+        """
+        rel = normalize(path, "path")
+        ordered = sorted(self.checkpoints(), key=lambda c: (c.ts, c.id))
+        found: list[tuple[Checkpoint, Checkpoint | None, Entry | None, Entry | None]] = []
+        prev_cp: Checkpoint | None = None
+        prev_entry: Entry | None = None
+        for cp in ordered:
+            entry = self.trees.lookup(cp.tree, rel)
+            if entry is not None and entry.mode == DIR:
+                entry = None
+            if entry is None and cp.partial and rel not in cp.absent:
+                continue
+            same = (entry is None and prev_entry is None) or (
+                entry is not None and prev_entry is not None
+                and entry.hash == prev_entry.hash and entry.mode == prev_entry.mode)
+            if not same:
+                found.append((cp, prev_cp, prev_entry, entry))
+            prev_cp, prev_entry = cp, entry
+        found.reverse()
+        page = found[offset : offset + limit]
+        turn_cache: dict[str, tuple[dict[str, str], dict[str, Turn], str]] = {}
+        out = []
+        read = self._reader(False)
+        for cp, before, old, new in page:
+            change = changes_mod.describe(rel, old, new, read, read)
+            v = FileVersion(cp, before, change.status, change.lines_added, change.lines_removed,
+                            change.binary)
+            self._label_with_turn(v, turn_cache)
+            out.append(v)
+        return out, len(found)
+
+    def _label_with_turn(self, v: FileVersion,
+                         cache: dict[str, tuple[dict[str, str], dict[str, Turn], str]]) -> None:
+        sid, eid = v.checkpoint.session_id, v.checkpoint.event_id
+        if not sid or not eid or not self.has_session(sid):
+            return
+        if sid not in cache:
+            view = self._view(sid)
+            cache[sid] = (view.owner, {t.id: t for t in view.turns},
+                          view.log.header.agent)
+        owner, by_id, agent = cache[sid]
+        v.agent = agent
+        tid = owner.get(eid)
+        if tid is not None and tid in by_id:
+            v.turn_id = tid
+            v.turn_prompt = by_id[tid].prompt
+

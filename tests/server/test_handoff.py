@@ -1,0 +1,228 @@
+"""The server's side of the CLI hand-off, against a real server process.
+
+What a hand-off prints must be what the CLI prints working alone (``TURNBACK_HANDOFF=0``):
+byte for byte where nothing differs between the two calls (status, a dry run, an
+error), field for field where the call itself makes something new (a checkpoint's id).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from turnback.cli import handoff
+from turnback.fs import sockets
+from wsutil import picture
+
+from .conftest import config, folder_params, kill_and_stop, server_env, started
+
+pytestmark = pytest.mark.skipif(not sockets.available(), reason="no AF_UNIX sockets here")
+
+
+def cli(ws: Path, *args: str, alone: bool = False) -> subprocess.CompletedProcess[bytes]:
+    env = server_env(**({"TURNBACK_HANDOFF": "0"} if alone else {}))
+    return subprocess.run([sys.executable, "-m", "turnback.cli.main", "-C", str(ws), *args],
+                          env=env, capture_output=True, timeout=120)
+
+
+async def handed(ws: Path, *args: str) -> tuple[int, bytes, bytes]:
+    """``turnback -C WS ARGS`` through the server's socket; fails if not handed off."""
+    found = handoff.request_for(["-C", str(ws), *args])
+    assert found is not None, "no usable socket"
+    answer = await asyncio.to_thread(handoff.exchange, *found)
+    assert answer is not None, "the server did not answer"
+    return answer
+
+
+async def wait_socket(ws: Path) -> None:
+    path = ws / ".turnback" / "run" / "cli.sock"
+    for _ in range(500):
+        if sockets.usable_socket(str(path)):
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("the server made no socket")
+
+
+def with_store(ws: Path) -> Path:
+    assert cli(ws, "init", alone=True).returncode == 0
+    return ws
+
+
+async def test_same_output_as_the_cli_alone(ws: Path) -> None:
+    with_store(ws)
+    async with started(ws) as client:
+        await client.wait_watching()
+        await wait_socket(ws)
+        code, out, err = await handed(ws, "--json", "checkpoint", "-m", "first")
+        assert (code, err) == (0, b"")
+        first = json.loads(out)
+        alone = cli(ws, "--json", "checkpoint", "-m", "first", alone=True)
+        again = json.loads(alone.stdout)
+        assert first.keys() == again.keys()
+        same = ("label", "tree", "files", "bytes", "skipped", "absent", "sessionId", "auto",
+                "partial")
+        assert {k: first[k] for k in same} == {k: again[k] for k in same}
+        assert out.count(b"\n") == alone.stdout.count(b"\n")  # the same indentation
+
+        for args in (["status"], ["--json", "status"], ["rewind", "nope"],
+                     ["--json", "rewind", "nope"]):
+            code, out, err = await handed(ws, *args)
+            alone = cli(ws, *args, alone=True)
+            assert (code, out, err) == (alone.returncode, alone.stdout, alone.stderr), args
+
+        (ws / "README.md").write_text("changed\n")
+        (ws / "new.txt").write_text("new\n")
+        os.unlink(ws / "data.bin")
+        dry = ["--json", "rewind", first["id"], "--dry-run"]
+        code, out, err = await handed(ws, *dry)
+        alone = cli(ws, *dry, alone=True)
+        assert (code, out, err) == (alone.returncode, alone.stdout, alone.stderr)
+        planned = json.loads(out)
+        assert planned["overwritten"] == ["README.md"] and planned["removed"] == ["new.txt"]
+
+        code, out, err = await handed(ws, "--json", "rewind", first["id"])
+        done = json.loads(out)
+        assert code == 0 and done["safetyCheckpoint"]
+        for k in ("overwritten", "created", "removed", "mode", "checkpoint"):
+            assert done[k] == planned[k]
+        assert (ws / "README.md").read_text() == "# demo\n" and not (ws / "new.txt").exists()
+        code, out, err = await handed(ws, "undo")
+        assert code == 0 and b"undo: 3 file(s)" in out
+        assert (ws / "README.md").read_text() == "changed\n"
+
+
+async def test_concurrent_cli_calls(ws: Path) -> None:
+    with_store(ws)
+    async with started(ws) as client:
+        await client.wait_watching()
+        await wait_socket(ws)
+        n = 6
+
+        async def one(i: int) -> dict[str, Any]:
+            (ws / f"f{i}.txt").write_text(f"{i}\n")
+            code, out, err = await handed(ws, "--json", "checkpoint", "-m", f"c{i}")
+            assert (code, err) == (0, b"")
+            return dict(json.loads(out))
+
+        cps = await asyncio.gather(*(one(i) for i in range(n)))
+        assert len({c["id"] for c in cps}) == n
+        listed = json.loads(cli(ws, "--json", "checkpoints", alone=True).stdout)["checkpoints"]
+        assert {c["id"] for c in cps} <= {c["id"] for c in listed}
+        # and the command line, several at once (each hands off or works alone: both fine)
+        procs = [subprocess.Popen([sys.executable, "-m", "turnback.cli.main", "-C", str(ws),
+                                   "--json", "checkpoint"], env=server_env(),
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                 for _ in range(4)]
+        outs = [p.communicate(timeout=120) for p in procs]
+        assert all(p.returncode == 0 for p in procs), outs
+        assert len({json.loads(o)["id"] for o, _ in outs}) == 4
+
+
+async def test_socket_goes_with_the_server(ws: Path) -> None:
+    with_store(ws)
+    path = ws / ".turnback" / "run" / "cli.sock"
+    async with started(ws) as client:
+        await client.wait_watching()
+        await wait_socket(ws)
+    assert not path.exists()
+    proc = cli(ws, "checkpoint")
+    assert proc.returncode == 0 and proc.stdout.count(b"files,") == 1
+
+
+async def test_server_killed_leaves_a_stale_socket_the_cli_survives(ws: Path) -> None:
+    with_store(ws)
+    path = ws / ".turnback" / "run" / "cli.sock"
+    client = await config().start()
+    try:
+        await client.initialize_session(folder_params(ws))
+        await wait_socket(ws)
+        proc = client._server
+        assert proc is not None
+        proc.kill()
+        await proc.wait()
+    finally:
+        await kill_and_stop(client)
+    assert path.exists()  # stale: nothing listens
+    found = handoff.request_for(["-C", str(ws), "status"])
+    assert found is not None and await asyncio.to_thread(handoff.exchange, *found) is None
+    out = cli(ws, "checkpoint")
+    assert out.returncode == 0 and out.stdout.count(b"files,") == 1
+    # a new server replaces the stale socket
+    async with started(ws) as second:
+        await second.wait_watching()
+        await wait_socket(ws)
+        assert (await handed(ws, "status"))[0] == 0
+
+
+async def test_second_server_leaves_the_first_ones_socket(ws: Path) -> None:
+    with_store(ws)
+    async with started(ws) as first:
+        await first.wait_watching()
+        await wait_socket(ws)
+        ino = os.lstat(ws / ".turnback" / "run" / "cli.sock").st_ino
+        async with started(ws) as second:
+            await second.wait_watching()
+            await second.call("turnback/status", {})
+            assert os.lstat(ws / ".turnback" / "run" / "cli.sock").st_ino == ino
+            assert (await handed(ws, "status"))[0] == 0
+
+
+async def test_declined_when_settings_change_the_store(ws: Path) -> None:
+    with_store(ws)
+    async with started(ws, options={"ignores": ["*.bin"]}) as client:
+        await client.wait_watching()
+        await wait_socket(ws)
+        found = handoff.request_for(["-C", str(ws), "--json", "checkpoint"])
+        assert found is not None
+        assert await asyncio.to_thread(handoff.exchange, *found) is None
+        # the CLI then works alone, with the store's own rules (data.bin kept)
+        out = cli(ws, "--json", "checkpoint")
+        assert out.returncode == 0 and json.loads(out.stdout)["files"] == 3
+
+
+async def test_request_for_another_workspace_is_declined(ws: Path, tmp_path: Path) -> None:
+    with_store(ws)
+    other = tmp_path / "other"
+    other.mkdir()
+    async with started(ws) as client:
+        await client.wait_watching()
+        await wait_socket(ws)
+        fields = [str(sockets.VERSION), "status", str(other), str(ws / ".turnback"), "0"]
+        path = str(ws / ".turnback" / "run" / "cli.sock")
+        assert await asyncio.to_thread(
+            handoff.exchange, path, sockets.encode_request(fields)) is None
+        # garbage fields: declined or ignored, and the server still serves
+        for bad in ([b"\xff" * 10], [b"9", b"status"], [b"1", b"status", b"x"]):
+            body = b"\0".join(bad)
+            assert await asyncio.to_thread(
+                handoff.exchange, path, len(body).to_bytes(4, "big") + body) is None
+        assert (await handed(ws, "status"))[0] == 0
+        assert picture(ws)  # the workspace is untouched and readable
+
+
+async def test_an_agent_hook_is_handed_to_the_server(ws: Path) -> None:
+    """`turnback hook` (what Claude Code's UserPromptSubmit runs) checkpoints through the
+    server when one serves the store; a session the store lacks is left to the process."""
+    from turnback.cli.common import Ctx
+    from turnback.cli.hook_cmd import _handed_off
+
+    with_store(ws)
+    assert cli(ws, "session", "start", "--id", "s-hook", alone=True).returncode == 0
+    async with started(ws) as client:
+        await client.wait_watching()
+        await wait_socket(ws)
+        (ws / "README.md").write_text("edited by the agent\n")
+        ctx = Ctx(workspace=str(ws), store_dir=None, as_json=False)
+        assert await asyncio.to_thread(_handed_off, ctx, ws, "new turn: fix it", "s-hook")
+        assert not await asyncio.to_thread(_handed_off, ctx, ws, "new turn: x", "s-unknown")
+    listed = json.loads(cli(ws, "--json", "checkpoints", alone=True).stdout)["checkpoints"]
+    mine = [c for c in listed if c["sessionId"] == "s-hook"]
+    assert [c["label"] for c in mine] == ["new turn: fix it"]
+    assert not [c for c in listed if c["sessionId"] == "s-unknown"]

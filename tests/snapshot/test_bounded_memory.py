@@ -1,0 +1,62 @@
+"""The first checkpoint of a big workspace in bounded memory: what the walk holds per file is
+let go as soon as its folder's tree is built, and the tree cache is bounded by entries. The
+trees must be exactly those of the way it was done before (everything held, then built)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from turnback import Store
+from turnback.objects import trees as trees_mod
+from turnback.snapshot import hashing
+from wsutil import plain_scan
+
+
+def _workspace(ws: Path, folders: int = 30, per: int = 30) -> None:
+    for d in range(folders):
+        sub = ws / f"d{d % 5}" / f"e{d}"
+        sub.mkdir(parents=True, exist_ok=True)
+        for i in range(per):
+            (sub / f"f{i}.txt").write_text(f"{d}:{i}\n" * (i % 4 + 1))
+        os.chmod(sub / "f0.txt", 0o755)
+        os.symlink("f1.txt", sub / "link")
+    (ws / "top.txt").write_text("top")
+
+
+@pytest.mark.parametrize("inline", [True, False], ids=["few files", "the pool"])
+def test_the_first_checkpoint_builds_the_same_trees_with_a_tiny_tree_cache(
+    ws: Path, monkeypatch: pytest.MonkeyPatch, inline: bool,
+) -> None:
+    _workspace(ws, folders=2 if inline else 30, per=20 if inline else 30)
+    want = plain_scan(ws)  # trusts no cache, stores nothing
+    monkeypatch.setattr(trees_mod, "CACHE_ENTRIES", 25)  # cleared many times over
+    with Store.open(ws, create=True) as store:
+        cp = store.checkpoint()
+        assert (cp.tree, cp.files, cp.bytes) == (want.tree, want.files, want.bytes)
+        assert store.trees._held <= 25 + 40, "the cache starts anew past its budget"
+        assert not store.scanner._results, "every file's result is let go once built"
+        # and the next checkpoint, from the stat cache, agrees
+        (ws / "d0" / "e0" / "f3.txt").write_text("changed")
+        again = store.checkpoint()
+        assert again.tree == plain_scan(ws).tree != cp.tree
+
+
+def test_a_file_that_vanishes_while_hashed_is_absent_not_an_error(
+    ws: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _workspace(ws, folders=10, per=10)
+    real = hashing.Hashing._hash_pending
+
+    def vanish_first(self: hashing.Hashing, pending: list, *a: object) -> int:  # type: ignore[type-arg]
+        os.unlink(os.path.join(self.workspace, pending[0].rel))
+        return real(self, pending, *a)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(hashing.Hashing, "_hash_pending", vanish_first)
+    with Store.open(ws, create=True) as store:
+        cp = store.checkpoint()
+    monkeypatch.undo()
+    want = plain_scan(ws)
+    assert (cp.tree, cp.files) == (want.tree, want.files)

@@ -1,0 +1,157 @@
+"""Turns of a session and a file's history, built by the store from events and checkpoints."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from turnback import Store
+from turnback.errors import NotFound
+from turnback.events import Kind
+
+
+def _turn(store: Store, sid: str, ws: Path, prompt: str, edits: dict[str, str],
+          fail: bool = False) -> str:
+    """One recorded turn: prompt, a tool call and its result, edits, a checkpoint after."""
+    p = store.append(sid, Kind.PROMPT, {"text": prompt})
+    store.append(sid, Kind.THINKING, {"text": "hmm"})
+    store.append(sid, Kind.TOOL_CALL, {"name": "Bash", "input": {"command": "pytest -q"},
+                                       "toolUseId": "u" + p.id})
+    store.append(sid, Kind.TOOL_RESULT, {"toolUseId": "u" + p.id, "isError": fail,
+                                         "output": "....F\n1 failed, 4 passed in 0.1s\n"})
+    for name, text in edits.items():
+        (ws / name).write_text(text)
+    store.checkpoint(label=f"after {prompt}", session_id=sid, auto=True)
+    store.append(sid, Kind.RESPONSE, {"text": "done"})
+    return p.id
+
+
+@pytest.fixture
+def recorded(store: Store, ws: Path) -> tuple[Store, str, list[str]]:
+    (ws / "a.txt").write_text("one\n")
+    sid = store.start_session(title="t", agent="claude-code").id
+    store.checkpoint(label="start", session_id=sid)
+    ids = [
+        _turn(store, sid, ws, "make b\nmore words", {"b.txt": "b\n"}),
+        _turn(store, sid, ws, "change a", {"a.txt": "one\ntwo\nthree\n"}, fail=True),
+        _turn(store, sid, ws, "nothing", {}),
+    ]
+    return store, sid, ids
+
+
+def test_turns_have_prompt_counts_and_checkpoints(recorded: tuple[Store, str, list[str]]) -> None:
+    store, sid, ids = recorded
+    turns = store.turns(sid)
+    assert [t.id for t in turns] == ["prelude", *ids]
+    assert [t.prompt for t in turns[1:]] == ["make b", "change a", "nothing"]
+    assert [(t.tool_calls, t.tool_calls_failed) for t in turns[1:]] == [(1, 0), (1, 1), (1, 0)]
+    # each turn starts where the one before ended
+    assert turns[1].before == turns[0].after or turns[1].before is not None
+    assert turns[2].before == turns[1].after
+    assert turns[3].before == turns[2].after
+    assert turns[3].head and all(t.on_head_path for t in turns)
+    c1 = store.turn_changes(turns[1])
+    assert c1 is not None and [(c.path, c.status) for c in c1.changes] == [("b.txt", "added")]
+    c2 = store.turn_changes(turns[2])
+    assert c2 is not None and (c2.files, c2.added, c2.removed) == (1, 2, 0)
+    c3 = store.turn_changes(turns[3])
+    assert c3 is not None and c3.files == 0
+
+
+def test_turn_page_latest_and_offset(recorded: tuple[Store, str, list[str]]) -> None:
+    store, sid, ids = recorded
+    page = store.turn_page(sid, None, 2)
+    assert (page.total, page.offset) == (4, 2)
+    assert [t.id for t in page.turns] == ids[1:]
+    assert page.changes[ids[1]].files == 1
+    first = store.turn_page(sid, 0, 1)
+    assert [t.id for t in first.turns] == ["prelude"]
+
+
+def test_steps_pair_calls_with_results(recorded: tuple[Store, str, list[str]]) -> None:
+    store, sid, ids = recorded
+    steps = store.steps(sid, ids[1])
+    kinds = [s.kind for s in steps]
+    assert kinds == ["thinking", "tool", "checkpoint", "response"]
+    tool = steps[1]
+    assert tool.label == "Bash(pytest -q)" and tool.failed and not tool.pending
+    assert tool.detail == "1 failed, 4 passed in 0.1s"
+    assert steps[0].folded and not tool.folded
+    assert steps[2].checkpoint is not None
+    with pytest.raises(NotFound):
+        store.steps(sid, "nope")
+
+
+def test_branches_after_a_conversation_rewind(recorded: tuple[Store, str, list[str]]) -> None:
+    store, sid, ids = recorded
+    prompt2 = store.find_event(ids[1], sid)
+    store.fork(prompt2.parent or "", sid)  # back to before "change a"
+    new = store.append(sid, Kind.PROMPT, {"text": "another way"})
+    turns = {t.id: t for t in store.turns(sid)}
+    assert turns[new.id].branch_start and turns[new.id].parent_turn == ids[0]
+    assert turns[new.id].head and turns[new.id].on_head_path
+    assert turns[ids[1]].on_head_path is False and turns[ids[0]].on_head_path
+
+
+def test_imported_checkpoint_before_tools_is_the_turn_start(store: Store) -> None:
+    """Claude Code's file history is taken when the prompt arrives: the turn's start."""
+    sid = store.start_session(agent="claude-code").id
+    p1 = store.append(sid, Kind.PROMPT, {"text": "first"})
+    cp1 = store.import_checkpoint({"x.py": b"1\n"}, sid, event_id=p1.id, checkpoint_id="cc1")
+    store.append(sid, Kind.TOOL_CALL, {"name": "Edit"}, parent=HEAD_OF(store, sid))
+    p2 = store.append(sid, Kind.PROMPT, {"text": "second"})
+    cp2 = store.import_checkpoint({"x.py": b"1\n2\n"}, sid, event_id=p2.id, checkpoint_id="cc2")
+    turns = store.turns(sid)
+    assert (turns[0].before, turns[0].after) == (cp1.id, cp2.id)
+    assert (turns[1].before, turns[1].after) == (cp2.id, None)
+    ch = store.turn_changes(turns[0])
+    assert ch is not None and (ch.files, ch.added) == (1, 1)
+
+
+def HEAD_OF(store: Store, sid: str) -> str | None:
+    return store.session(sid).head
+
+
+def test_file_history_newest_first_with_turns(recorded: tuple[Store, str, list[str]], ws: Path
+                                              ) -> None:
+    store, sid, _ids = recorded
+    versions, total = store.file_history("a.txt")
+    assert total == 2  # first seen at "start", changed by "change a"
+    assert [v.status for v in versions] == ["modified", "added"]
+    assert (versions[0].lines_added, versions[0].lines_removed) == (2, 0)
+    assert versions[0].turn_prompt == "change a" and versions[0].agent == "claude-code"
+    # the version before: the checkpoint just before, holding what the older row holds
+    before = versions[0].previous
+    assert before is not None and before.label.startswith("after make b")
+    assert store.read_file(before.id, "a.txt") == store.read_file(versions[1].checkpoint.id,
+                                                                  "a.txt") == b"one\n"
+    assert versions[1].previous is None
+    (ws / "a.txt").unlink()
+    store.checkpoint(label="gone", session_id=sid)
+    versions, total = store.file_history("a.txt", 0, 1)
+    assert total == 3 and versions[0].status == "deleted"
+    assert store.file_history("never.txt") == ([], 0)
+
+
+def test_nearest_checkpoint_is_the_last_before_the_turn(store: Store, ws: Path) -> None:
+    (ws / "f").write_text("x")
+    early = store.checkpoint(label="before anything")
+    sid = store.start_session().id
+    store.append(sid, Kind.PROMPT, {"text": "go"})
+    (turn,) = store.turns(sid)
+    assert turn.before is None
+    near = store.nearest_checkpoint(turn)
+    assert near is not None and near.id == early.id
+
+
+def test_kept_turns_follow_appends_and_new_checkpoints(recorded: tuple[Store, str, list[str]],
+                                                       ws: Path) -> None:
+    store, sid, _ids = recorded
+    assert len(store.turns(sid)) == 4
+    p = store.append(sid, Kind.PROMPT, {"text": "fifth"})
+    assert [t.id for t in store.turns(sid)][-1] == p.id
+    (ws / "c.txt").write_text("c\n")
+    store.append(sid, Kind.TOOL_CALL, {"name": "Write"})
+    cp = store.checkpoint(label="after fifth", session_id=sid)
+    assert store.turns(sid)[-1].after == cp.id
