@@ -89,8 +89,16 @@ def task_cwd(folder: Path) -> str | None:
     return None
 
 
-def make_locate(source: str) -> Any:
+def tasks_folders(ctx: Context, source: str) -> list[Path]:
+    """The folders holding ``source``'s task folders (they need not exist yet)."""
     ext = EXTENSION_IDS[source]
+    folders = [r / ext / "tasks" for r in storage_roots(ctx)]
+    if source == "cline":
+        folders.append(ctx.home / ".cline" / "data" / "tasks")
+    return folders
+
+
+def make_locate(source: str) -> Any:
 
     def locate(ctx: Context, path: Path | None) -> list[Path]:
         """PATH (a task folder, its ui_messages.json, or a folder of tasks), or this
@@ -102,10 +110,7 @@ def make_locate(source: str) -> Any:
                 return [f.parent for f in find(path, "**", UI_FILE, refused=ctx.refused)]
             return [path.parent] if path.name == UI_FILE else [path]
         tasks: list[Path] = []
-        folders = [r / ext / "tasks" for r in storage_roots(ctx)]
-        if source == "cline":
-            folders.append(ctx.home / ".cline" / "data" / "tasks")
-        for folder in folders:
+        for folder in tasks_folders(ctx, source):
             for ui in find(folder, "*", UI_FILE, refused=ctx.refused):
                 cwd = task_cwd(ui.parent)
                 if cwd is not None and _same_dir(cwd, ctx.workspace):

@@ -70,12 +70,21 @@ def locate(ctx: Context, path: Path | None) -> list[Path]:
     if path is not None:
         return find(path, "**", "*.json", refused=ctx.refused) if path.is_dir() else [path]
     out: list[Path] = []
+    for folder in chat_folders(ctx):
+        out.extend(find(folder, "*.json", refused=ctx.refused))
+    return out
+
+
+def chat_folders(ctx: Context) -> list[Path]:
+    """The ``chatSessions`` folders of the editors' storage of this workspace (they
+    need not exist yet: the first chat makes it)."""
+    out: list[Path] = []
     for root in storage_roots(ctx):
         for marker in find(root, "*", "workspace.json", refused=ctx.refused):
             doc = DocumentParser(marker, ctx).load(marker)
             folder = folder_of(doc.get("folder")) if isinstance(doc, dict) else None
             if folder is not None and _same_dir(folder, ctx.workspace):
-                out.extend(find(marker.parent / "chatSessions", "*.json", refused=ctx.refused))
+                out.append(marker.parent / "chatSessions")
     return out
 
 

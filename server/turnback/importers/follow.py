@@ -5,9 +5,12 @@ source (``registry.followable()``; see ``live.py`` for how a source plugs in),
 reads only the complete lines appended since the last poll (it remembers each
 file's byte offset and its parser's state) and applies them. A source whose
 files are whole documents rewritten in place is read again whole when the file
-changes (ids dedupe). The result says which sessions changed, which got a new
-user prompt — the moment to take a workspace checkpoint, so every agent turn
-can be rewound — and whose turn ended (the source wrote its end-of-turn record,
+changes (ids dedupe) — or when a file that stands for it changes
+(``live.input_files``: a database's ``-wal``, a Cline task's
+``ui_messages.json``; a root's ``owner``: an OpenCode session's messages).
+The result says which sessions changed, which got a new user prompt — the
+moment to take a workspace checkpoint, so every agent turn can be rewound —
+and whose turn ended (the source wrote its end-of-turn record,
 or the file rested ``idle_flush`` seconds after a prompt).
 
 ``poll(changed)`` is the event-driven form: a watcher of the sources' folders
@@ -35,7 +38,7 @@ from ..store.facade import Store
 from . import registry
 from .apply import Applier
 from .base import DocumentParser, FileParser
-from .live import WatchRoot
+from .live import WatchRoot, input_files
 from .result import ImportResult
 from .runner import Check, Cursor, Progress, make_context, read_lines
 
@@ -46,7 +49,8 @@ class _Followed:
     parser: FileParser | None  # None: a document source, parsed again whole on change
     cursor: Cursor = field(default_factory=Cursor)
     inode: int = 0
-    signature: tuple[int, int, int] = (0, 0, 0)  # inode, size, mtime (documents)
+    # inode, size, mtime of each of its input files (documents)
+    signature: tuple[tuple[int, int, int], ...] = ()
     last_growth: float = 0.0
     flushed: bool = True  # finish() ran since the last new line
     history: bool = False  # content read now was there before following began
@@ -87,10 +91,18 @@ class Follower:
         # One applier for all polls: it knows the sessions and the titles' ranks.
         self.applier = Applier(store, ImportResult())
         self.agents: dict[str, str] = {}  # session id → the source whose turns it had
+        self.owners: dict[Path, Path] = {}  # a file standing for a followed input → it
+        self._roots: list[tuple[str, WatchRoot]] | None = None
 
     # -- where to look ------------------------------------------------------------------
     def roots(self) -> list[tuple[str, WatchRoot]]:
-        """The folders to watch, per source: where their files appear and grow."""
+        """The folders to watch, per source: where their files appear and grow.
+
+        Worked out once (a source may look through the editors' storage for this
+        workspace's folder): a caller watches these for the follower's life.
+        """
+        if self._roots is not None:
+            return self._roots
         out: list[tuple[str, WatchRoot]] = []
         for name in self.sources:
             watch = registry.get(name).watch
@@ -99,6 +111,7 @@ class Follower:
         for name, path in self.paths:
             out.append((name, WatchRoot(path if path.is_dir() else path.parent,
                                         recursive=path.is_dir())))
+        self._roots = out
         return out
 
     def discover(self, only: set[str] | None = None) -> list[tuple[str, Path]]:
@@ -110,21 +123,33 @@ class Follower:
         for name, path in self.paths:
             if only is None or name in only:
                 src = registry.get(name)
-                found.extend((name, f) for f in src.locate(self.ctx, path) if _is_regular(f))
+                found.extend((name, f) for f in src.locate(self.ctx, path) if _is_input(f))
         return found
 
-    def _candidates(self, changed: Iterable[Path] | None) -> list[tuple[str, Path]]:
+    def _candidates(self, changed: Iterable[Path] | None,
+                    forced: set[Path]) -> list[tuple[str, Path]]:
+        """The inputs to look at; ``forced`` gets those to read again even if their own
+        files look unchanged (a file they own changed)."""
         if changed is None or self.polls == 0:
             return self.discover()
         picked: dict[Path, str] = {}
         relook: set[str] = set()
         roots = self.roots()
         for path in changed:
-            state = self.files.get(path)
+            key = self.owners.get(path, path)
+            state = self.files.get(key)
             if state is not None:
-                picked[path] = state.source
+                picked[key] = state.source
                 continue
-            relook.update(name for name, root in roots if root.holds(path))
+            for name, root in roots:
+                if not root.holds(path):
+                    continue
+                owner = root.owner(path) if root.owner is not None else None
+                if owner is not None and owner in self.files:
+                    picked[owner] = self.files[owner].source
+                    forced.add(owner)
+                else:
+                    relook.add(name)
         if relook:
             for name, path in self.discover(relook):
                 picked.setdefault(path, name)
@@ -146,7 +171,8 @@ class Follower:
         result = ImportResult()
         applier = self.applier
         applier.result = result
-        candidates = self._candidates(changed)
+        forced: set[Path] = set()
+        candidates = self._candidates(changed, forced)
         first = self.polls == 0
         self.polls += 1
         now = self.clock()
@@ -157,7 +183,8 @@ class Follower:
             if check is not None:
                 check()
             seen.add(path)
-            size = self._look(name, path, first, now, applier, result, check)
+            size = self._look(name, path, first, now, applier, result, check,
+                              path in forced)
             done += size
             if progress is not None:
                 progress(done, total)
@@ -174,18 +201,19 @@ class Follower:
         return result
 
     def _look(self, name: str, path: Path, first: bool, now: float, applier: Applier,
-              result: ImportResult, check: Check | None) -> int:
-        """Read what is new in one file; the bytes it holds."""
+              result: ImportResult, check: Check | None, forced: bool = False) -> int:
+        """Read what is new in one input; the bytes it holds."""
         state = self.files.get(path)
         try:
             st = path.lstat()  # a link is never followed (inputs.py); it is not read
         except OSError:
             return 0
-        if not stat.S_ISREG(st.st_mode):
+        folder = stat.S_ISDIR(st.st_mode)  # a task folder (Cline): a document
+        if not stat.S_ISREG(st.st_mode) and not folder:
             return 0
         if state is not None and state.parser is None:
-            signature = (st.st_ino, st.st_size, st.st_mtime_ns)
-            if signature != state.signature:
+            signature = _signature(path)
+            if signature != state.signature or forced:
                 state.signature = signature
                 self._read_document(state, path, applier, result, check)
             return st.st_size
@@ -195,10 +223,13 @@ class Follower:
             history = first and not self.report_existing
             if isinstance(parser, DocumentParser):
                 state = _Followed(name, None, inode=st.st_ino, history=history,
-                                  signature=(st.st_ino, st.st_size, st.st_mtime_ns))
+                                  signature=_signature(path))
                 self.files[path] = state
+                self.owners.update(dict.fromkeys(input_files(path), path))
                 self._read_document(state, path, applier, result, check, parser)
                 return st.st_size
+            if folder:
+                return 0  # only a document is read from a folder
             state = _Followed(name, parser, inode=st.st_ino, history=history)
             self.files[path] = state
         if st.st_size > state.cursor.offset:
@@ -267,11 +298,26 @@ class Follower:
         return out
 
 
-def _is_regular(path: Path) -> bool:
+def _is_input(path: Path) -> bool:
+    """A regular file or a folder (a Cline task), reached without a link."""
     try:
-        return stat.S_ISREG(path.lstat().st_mode)
+        mode = path.lstat().st_mode
     except OSError:
         return False
+    return stat.S_ISREG(mode) or stat.S_ISDIR(mode)
+
+
+def _signature(path: Path) -> tuple[tuple[int, int, int], ...]:
+    """Inode, size and mtime of each file standing for the input (0s: absent)."""
+    out = []
+    for f in input_files(path):
+        try:
+            st = f.lstat()
+        except OSError:
+            out.append((0, 0, 0))
+            continue
+        out.append((st.st_ino, st.st_size, st.st_mtime_ns))
+    return tuple(out)
 
 
 def _size(path: Path) -> int:

@@ -90,13 +90,18 @@ def make_locate(env_var: str, dirname: str) -> Any:
         """PATH (a chat file or a folder of them), or this workspace's chats."""
         if path is not None:
             return chat_files(path, ctx.refused) if path.is_dir() else [path]
-        override = ctx.env.get(env_var)
-        home = Path(override) if override else ctx.home / dirname
         found: list[Path] = []
-        for folder in _folders(home, ctx.workspace, ctx.max_line):
-            found.extend(chat_files(folder / "chats", ctx.refused))
+        for folder in chat_folders(ctx, env_var, dirname):
+            found.extend(chat_files(folder, ctx.refused))
         return found
     return locate
+
+
+def chat_folders(ctx: Context, env_var: str, dirname: str) -> list[Path]:
+    """The ``chats`` folders of this workspace (they need not exist yet)."""
+    override = ctx.env.get(env_var)
+    home = Path(override) if override else ctx.home / dirname
+    return [folder / "chats" for folder in _folders(home, ctx.workspace, ctx.max_line)]
 
 
 locate_gemini = make_locate("GEMINI_CLI_HOME_DIR", ".gemini")

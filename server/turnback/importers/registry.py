@@ -63,34 +63,41 @@ SOURCES: dict[str, Source] = {
                "<workspace>/.aider.chat.history.md", watch=live.aider_roots,
                agent=True),
         Source("gemini-cli", "Gemini CLI chats (JSON, JSONL)", gemini.locate_gemini,
-               gemini.GeminiParser, "~/.gemini/tmp/<project hash or name>/chats/", agent=True),
+               gemini.GeminiParser, "~/.gemini/tmp/<project hash or name>/chats/",
+               watch=live.gemini_roots, agent=True),
         Source("qwen-code", "Qwen Code chats (Gemini CLI's format)", gemini.locate_qwen,
-               gemini.QwenParser, "~/.qwen/tmp/<project hash>/chats/", agent=True),
+               gemini.QwenParser, "~/.qwen/tmp/<project hash>/chats/",
+               watch=live.qwen_roots, agent=True),
         Source("cline", "Cline task folders", cline.make_locate("cline"), cline.ClineParser,
-               "<editor>/User/globalStorage/saoudrizwan.claude-dev/tasks/*/", agent=True),
+               "<editor>/User/globalStorage/saoudrizwan.claude-dev/tasks/*/",
+               watch=live.cline_roots, agent=True),
         Source("roo-code", "Roo Code task folders", cline.make_locate("roo-code"),
                cline.RooParser, "<editor>/User/globalStorage/rooveterinaryinc.roo-cline/tasks/*/",
-               agent=True),
+               watch=live.roo_code_roots, agent=True),
         Source("kilo-code", "Kilo Code task folders", cline.make_locate("kilo-code"),
                cline.KiloParser, "<editor>/User/globalStorage/kilocode.kilo-code/tasks/*/",
-               agent=True),
+               watch=live.kilo_code_roots, agent=True),
         Source("crush", "Crush sessions and file versions (SQLite)", crush.make_locate("crush"),
-               crush.CrushParser, "<workspace>/.crush/crush.db", agent=True),
+               crush.CrushParser, "<workspace>/.crush/crush.db",
+               watch=live.crush_roots, agent=True),
         Source("opencode-go", "OpenCode (Go) sessions and file versions (SQLite)",
                crush.make_locate("opencode-go"), crush.OpenCodeGoParser,
-               "<workspace>/.opencode/opencode.db", agent=True),
+               "<workspace>/.opencode/opencode.db", watch=live.opencode_go_roots,
+               agent=True),
         Source("copilot-cli", "GitHub Copilot CLI sessions (JSON)", copilot_cli.locate,
                copilot_cli.CopilotCliParser, "~/.copilot/history-session-state/*.json",
-               agent=True),
+               watch=live.copilot_cli_roots, agent=True),
         Source("opencode", "OpenCode sessions (JSON storage; documented format)",
                opencode.locate, opencode.OpenCodeParser,
-               "~/.local/share/opencode/storage/session/*/*.json ($XDG_DATA_HOME)", agent=True),
+               "~/.local/share/opencode/storage/session/*/*.json ($XDG_DATA_HOME)",
+               watch=live.opencode_roots, agent=True),
         Source("copilot-chat", "Copilot Chat sessions in VS Code (documented format)",
                copilot_chat.locate, copilot_chat.CopilotChatParser,
-               "<editor>/User/workspaceStorage/<hash>/chatSessions/*.json", agent=True),
+               "<editor>/User/workspaceStorage/<hash>/chatSessions/*.json",
+               watch=live.copilot_chat_roots, agent=True),
         Source("continue", "Continue sessions (documented format)", continue_dev.locate,
                continue_dev.ContinueParser, "~/.continue/sessions/*.json ($CONTINUE_GLOBAL_DIR)",
-               agent=True),
+               watch=live.continue_roots, agent=True),
         Source("ralph", "loop history JSONL (seed 000)", ralph.locate, ralph.RalphParser,
                "<workspace>/.ralph/history.jsonl"),
         Source("checkpoint-json", "checkpoint JSON files with file diffs (seed 001)",
@@ -113,8 +120,8 @@ class Found:
 
     source: str
     path: Path  # a file, or a folder the source reads as one session (a Cline task)
-    followable: bool  # appended line by line: read only the new lines; else import it again
-    watch: tuple[Path, ...]  # what to watch for changes (a database's -wal too)
+    followable: bool  # followed live: its source has watch roots (live.py)
+    watch: tuple[Path, ...]  # the files whose change re-reads it (live.input_files)
 
 
 def discover(workspace: str | os.PathLike[str], *, home: str | os.PathLike[str] | None = None,
@@ -145,14 +152,8 @@ def discover_in(ctx: Context, sources: Iterable[str] | None = None) -> list[Foun
         except (OSError, TurnbackError):
             continue
         for p in paths:
-            found.append(Found(name, p, src.followable, _watch(p)))
+            found.append(Found(name, p, src.followable, live.input_files(p)))
     return found
-
-
-def _watch(path: Path) -> tuple[Path, ...]:
-    if path.suffix == ".db":
-        return (path, path.with_name(path.name + "-wal"))
-    return (path,)
 
 
 def get(name: object) -> Source:
