@@ -192,7 +192,11 @@ class AgentWatch:
                         rearm = True  # the tree changed, or something appeared where we wait
                     changed.add(path)
                 if rearm:
-                    changed.update(arm())
+                    # a new folder is watched first, then listed: a file written into it
+                    # before its watch was laid (``mkdir -p`` then a write) is reported here
+                    for folder in arm():
+                        changed.add(folder)
+                        changed.update(_files_in(folder))
                 if changed and not self._stop.is_set():
                     try:
                         self.on_paths(changed)
@@ -245,6 +249,15 @@ class AgentWatch:
             log.exception("watching agents' folders failed")
         finally:
             self.ready.set()
+
+
+def _files_in(folder: Path) -> list[Path]:
+    """The files directly in ``folder`` (not links, not folders: those are watched apart)."""
+    try:
+        with os.scandir(folder) as it:
+            return [Path(e.path) for e in it if e.is_file(follow_symlinks=False)]
+    except OSError:
+        return []
 
 
 def _subfolders(root: Path) -> list[Path]:
