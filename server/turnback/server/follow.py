@@ -47,7 +47,12 @@ IDLE_FLUSH_S = 5.0  # a source with no end-of-turn record: the turn ends when it
 RETRY_S = 1.0
 
 # How the status bar names an agent; a source not listed shows its registry name.
-LABELS = {"claude-code": "Claude Code", "codex": "Codex", "aider": "aider"}
+# the names people know the agents by, for the status bar's "following …" sentence
+LABELS = {"claude-code": "Claude Code", "codex": "Codex", "aider": "aider",
+          "gemini-cli": "Gemini CLI", "qwen-code": "Qwen Code", "cline": "Cline",
+          "roo-code": "Roo Code", "kilo-code": "Kilo Code", "crush": "Crush",
+          "opencode-go": "OpenCode (Go)", "copilot-cli": "Copilot CLI", "opencode": "OpenCode",
+          "copilot-chat": "Copilot Chat", "continue": "Continue"}
 
 
 class Host(Protocol):
