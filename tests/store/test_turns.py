@@ -155,3 +155,19 @@ def test_kept_turns_follow_appends_and_new_checkpoints(recorded: tuple[Store, st
     store.append(sid, Kind.TOOL_CALL, {"name": "Write"})
     cp = store.checkpoint(label="after fifth", session_id=sid)
     assert store.turns(sid)[-1].after == cp.id
+
+
+def test_a_rewinds_safety_checkpoint_ends_no_turn(store: Store, ws: Path) -> None:
+    """As the demo does: fork back to a checkpoint of turn 1, rewind the files there. The
+    rewind's safety checkpoint (the state left: turn 2's files) lands among turn 1's events,
+    but turn 1 still ends with its own checkpoint, and shows only its own changes."""
+    (ws / "a.txt").write_text("one\n")
+    sid = store.start_session(title="t", agent="claude-code").id
+    store.checkpoint(label="start", session_id=sid)
+    first = _turn(store, sid, ws, "make b", {"b.txt": "b\n"})
+    own_end = store.checkpoints(sid)[-1]
+    _turn(store, sid, ws, "make c", {"c.txt": "c\n"})
+    store.fork(own_end.event_id, sid)
+    done = store.rewind(own_end.id)
+    turn = next(t for t in store.turns(sid) if t.id == first)
+    assert turn.after == own_end.id and done.safety_checkpoint not in turn.checkpoints

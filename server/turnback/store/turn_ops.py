@@ -131,9 +131,15 @@ class TurnOps(CheckpointOps):
         return (st.st_ino, st.st_size, st.st_mtime_ns, len(self.index.all()))
 
     def _checkpoint_at(self, session_id: str, events: list[Event]) -> dict[str, str]:
-        """Event id → checkpoint id, from the index and from ``checkpoint`` events' data."""
-        out = {c.event_id: c.id for c in self.checkpoints(session_id) if c.event_id}
-        known = {c.id for c in self.index.all()}
+        """Event id → checkpoint id, from the index and from ``checkpoint`` events' data.
+
+        A rewind's safety checkpoint is left out: it holds the state being left, not a
+        moment of the turn its event lands in (after a fork it lands in an earlier turn,
+        which would then seem to end with the later turns' changes)."""
+        safety = {e.data.get("safetyCheckpoint") for e in events if e.kind == Kind.REWIND}
+        out = {c.event_id: c.id for c in self.checkpoints(session_id)
+               if c.event_id and c.id not in safety}
+        known = {c.id for c in self.index.all()} - {s for s in safety if isinstance(s, str)}
         for e in events:
             if e.kind == Kind.CHECKPOINT:
                 cid = e.data.get("checkpoint")
