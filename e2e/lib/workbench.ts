@@ -32,9 +32,13 @@ export class TreeView {
   async open(): Promise<void> {
     const icon = this.page.locator(".activitybar .action-item a[aria-label^='Turnback']").first();
     await icon.waitFor({ timeout: 60_000 });
-    await icon.click();
-    // With one view in the container, its title stands in the sidebar's title bar.
-    await this.page.locator(".part.sidebar .title-label", { hasText: /Turnback/ }).first().waitFor();
+    // The container's title stands in the sidebar's title bar. Clicking the icon of the
+    // container already shown hides the sidebar: click only when it is not shown.
+    const title = this.page.locator(".part.sidebar .title-label", { hasText: /Turnback/ }).first();
+    if (!(await title.isVisible())) {
+      await icon.click();
+    }
+    await title.waitFor();
     await this.widen(480);
   }
 

@@ -34,7 +34,10 @@ before(async () => {
     "# aider chat started at 2025-01-01 10:00:00\n\n#### add a greeting\n\nDone.\n",
   );
   await installExtension(runDir, vsix);
-  server = await startCodeServer({ runDir, folder: workspace, settings: extensionSettings() });
+  // Following agents is on by default and would import the aider history at once (then
+  // the folder has a store and no welcome): off here, to see the first run as such.
+  const settings = { ...extensionSettings(), "turnback.followAgents": false };
+  server = await startCodeServer({ runDir, folder: workspace, settings });
   browser = await launchBrowser();
   page = await openWorkbench(browser, server.folderUrl);
 });

@@ -53,6 +53,8 @@ export function withProgress<T>(title: string, task: (token: vscode.Cancellation
 export interface CheckpointTarget {
   folder?: string;
   checkpoint: CheckpointRef;
+  /** How to name the target in questions and toasts as is (default: the title in quotes). */
+  described?: string;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -119,7 +119,7 @@ export async function rewindTo(services: Services, target: CheckpointTarget, arg
   if (mode === undefined) {
     return;
   }
-  const title = `“${target.checkpoint.title}”`;
+  const title = target.described ?? `“${target.checkpoint.title}”`;
   await confirmAndRun(
     services,
     folder,

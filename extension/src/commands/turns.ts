@@ -28,7 +28,8 @@ export async function rewindTurn(services: Services, arg: unknown): Promise<void
     return;
   }
   if (turn.before !== undefined) {
-    await rewindTo(services, { folder: turn.folder, checkpoint: { id: turn.before, title: `before “${turn.prompt}”` } }, arg);
+    const described = `before “${turn.prompt}”`;
+    await rewindTo(services, { folder: turn.folder, checkpoint: { id: turn.before, title: described }, described }, arg);
     return;
   }
   if (turn.nearest === undefined) {
