@@ -3,7 +3,7 @@
 // sessions the importers find for this folder (here an aider history).
 
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -18,7 +18,8 @@ const vsix = process.env["TURNBACK_VSIX"];
 const runDir = mkdtempSync(join(tmpdir(), "turnback-e2e-welcome-"));
 onExit(() => rmSync(runDir, { recursive: true, force: true }));
 const workspace = join(runDir, "fresh");
-const shots = new Shots(join(process.env["ARTIFACTS_DIR"] ?? join(REPO_ROOT, "artifacts"), "e2e"));
+const shotsDir = join(process.env["ARTIFACTS_DIR"] ?? join(REPO_ROOT, "artifacts"), "e2e");
+const shots = new Shots(shotsDir);
 let server: CodeServer | undefined;
 let browser: Browser | undefined;
 let page: Page;
@@ -45,12 +46,17 @@ before(async () => {
 after(async () => {
   await browser?.close();
   await server?.stop();
+  if (server !== undefined) {
+    // the extension host's logs (the Turnback output channel among them) beside the shots
+    cpSync(join(runDir, "user-data", "logs"), join(shotsDir, "welcome-logs"), { recursive: true });
+  }
   rmSync(runDir, { recursive: true, force: true });
 });
 
 test("a folder without a store gets a welcome that explains and offers the next step", async () => {
   const view = new TreeView(page);
   await view.open();
+  await shots.take(page, "welcome-opened");
   const welcome = page.locator(".part.sidebar .welcome-view-content");
   await welcome.filter({ hasText: "Turnback keeps the history of this workspace" }).first().waitFor({ timeout: 60_000 });
   await page.locator(".part.sidebar .monaco-button", { hasText: "Import Agent Sessions Found Here" }).first().waitFor({ timeout: 30_000 });

@@ -55,7 +55,7 @@ export function activate(context: vscode.ExtensionContext): void {
       if (none) {
         void describeCandidates(services);
       } else {
-        view.message = undefined;
+        view.description = undefined;
       }
     }),
     turnback.onDidChangeStore((params) => {

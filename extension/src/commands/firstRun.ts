@@ -11,7 +11,8 @@ import { countOf } from '../format';
 import type { ImportCandidatesResult } from '../protocol';
 import { type Services, requireTrust, showError, stringField, withProgress } from './common';
 
-/** Asks the server what could be imported here and says so above the welcome. */
+/** Asks the server what could be imported here and says so in the view's title bar (a
+ * message in the view itself would hide its welcome). */
 export async function describeCandidates(services: Services): Promise<ImportCandidatesResult | undefined> {
   const folder = (vscode.workspace.workspaceFolders ?? [])[0];
   if (folder === undefined) {
@@ -20,7 +21,7 @@ export async function describeCandidates(services: Services): Promise<ImportCand
   try {
     const found = await services.client.request('turnback/importCandidates', { folder: folder.uri.toString() });
     await vscode.commands.executeCommand('setContext', 'turnback.importable', found.total > 0);
-    services.view.message =
+    services.view.description =
       found.total > 0
         ? `Found here: ${found.sources.map((s) => countOf(s.files, `${s.source} session`)).join(', ')}.`
         : undefined;
@@ -43,7 +44,7 @@ export async function startRecording(services: Services, arg: unknown): Promise<
     const r = await withProgress('taking the first checkpoint…', () =>
       services.client.request('turnback/createCheckpoint', { folder, label: 'Recording started' }),
     );
-    services.view.message = undefined;
+    services.view.description = undefined;
     services.cache.invalidateAll();
     void vscode.window.showInformationMessage(
       `Turnback records this workspace: first checkpoint of ${countOf(r.checkpoint.files ?? 0, 'file')} taken.`,
@@ -77,7 +78,7 @@ export async function importFound(services: Services, arg: unknown): Promise<voi
       );
       sessions += r.sessions.length;
     }
-    services.view.message = undefined;
+    services.view.description = undefined;
     services.cache.invalidateAll();
     void vscode.window.showInformationMessage(
       `Imported ${countOf(sessions, 'session')} from ${found.sources.map((s) => s.source).join(', ')}.`,
