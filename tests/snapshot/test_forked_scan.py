@@ -66,32 +66,94 @@ def _plain_tree(ws: Path) -> str:
     return plain_scan(ws).tree
 
 
-class _Spy:
-    """Records the folders each process checked, and what ``_preverify`` found.
+_WAIT = 10.0  # seconds a side waits for the other's signal before giving up
 
-    ``slow`` ("mine", "theirs" or None) slows the checks of one side (this process, or
-    the child) so that the other checks (nearly) every folder; None slows both alike, so
-    that each checks about half.
+
+def _await_line(fd: int) -> str | None:
+    """One line from a pipe, or None if none comes within ``_WAIT`` seconds."""
+    import select
+
+    got = b""
+    deadline = time.monotonic() + _WAIT
+    while not got.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return None
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            return None
+        got += chunk
+    return got[:-1].decode()
+
+
+class _Spy:
+    """Splits the folder checks at a set place, and records who checked what.
+
+    The child checks the first ``split`` folders, then, at the next, tells this process
+    which folder that is and waits; this process waits for that word before its first
+    check, checks from the back down to that folder (where the child's finished checks
+    begin), and says so; only then does the child go on (and stops at once: this process
+    has checked the rest). So the split is the same every run, whatever the scheduler
+    does. Only the first scan is split so (later ones check the records it left, as
+    they come). ``child`` is what the child does at its ``split``-th folder instead of going
+    on: "crash", "hang" or None. ``mine``: the folders this process checked; ``found``:
+    what ``_preverify`` returned.
     """
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch, slow: str | None = None) -> None:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, split: int,
+                 child: str | None = None) -> None:
         self.pid = os.getpid()
         self.mine: list[str] = []
         self.found: dict[str, Any] = {}
+        self.boundary: str | None = None  # the folder the child waits at, once it said
+        self.scans = 0
+        self._pipes: tuple[int, int, int, int] | None = None  # go (r, w), done (r, w)
         real_one = prescan.verify_one
         real_pre = scan_mod.Scanner._preverify
+        child_checks = [0]  # counted in the child's copy: each fork starts at 0
 
-        def one(root_fd: int, rel: str, want: str | None) -> Any:
-            ours = os.getpid() == self.pid
-            if ours:
-                self.mine.append(rel)
-            if slow is None or slow == ("mine" if ours else "theirs"):
-                time.sleep(0.05)
+        def theirs(root_fd: int, rel: str, want: str | None) -> Any:
+            assert self._pipes is not None
+            child_checks[0] += 1
+            if child_checks[0] == split + 1:
+                os.write(self._pipes[1], rel.encode() + b"\n")
+                if child == "crash":
+                    raise RuntimeError("the child fails")
+                if child == "hang":
+                    time.sleep(60)  # stuck: this process kills it, long before
+                _await_line(self._pipes[2])
             return real_one(root_fd, rel, want)
 
+        def one(root_fd: int, rel: str, want: str | None) -> Any:
+            if self.scans != 1:  # (the child's copy was made during the first)
+                return real_one(root_fd, rel, want)
+            if os.getpid() != self.pid:
+                return theirs(root_fd, rel, want)
+            assert self._pipes is not None
+            if self.boundary is None:
+                self.boundary = _await_line(self._pipes[0])
+                assert self.boundary is not None, "the child never reached its split"
+            self.mine.append(rel)
+            got = real_one(root_fd, rel, want)
+            if rel == self.boundary:
+                os.write(self._pipes[3], b"done\n")
+            return got
+
         def pre(scanner: scan_mod.Scanner) -> Any:
+            self.scans += 1
+            if self.scans != 1:
+                return real_pre(scanner)
             self.mine.clear()
-            got = real_pre(scanner)
+            self.boundary = None
+            go_r, go_w = os.pipe()
+            done_r, done_w = os.pipe()
+            self._pipes = (go_r, go_w, done_r, done_w)
+            try:
+                got = real_pre(scanner)
+            finally:
+                for fd in self._pipes:
+                    os.close(fd)
+                self._pipes = None
             self.found = dict(got)
             return got
 
@@ -103,10 +165,8 @@ class _Spy:
         return [d for d in ALL if d not in self.mine]
 
 
-def test_no_op_takes_every_folder_from_the_two_checks(ws: Path, monkeypatch: pytest.MonkeyPatch
-                                                      ) -> None:
-    _workspace(ws)
-    spy = _Spy(monkeypatch)  # both sides slowed alike: each checks about half
+def _listed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Records the folders the walk lists (those not taken from a verified record)."""
     listed: list[str] = []
     real_open = scan_mod.Scanner._open_listing
 
@@ -115,9 +175,18 @@ def test_no_op_takes_every_folder_from_the_two_checks(ws: Path, monkeypatch: pyt
         return real_open(abs_dir, rel_dir, skipped)
 
     monkeypatch.setattr(scan_mod.Scanner, "_open_listing", staticmethod(open_listing))
+    return listed
+
+
+def test_no_op_takes_every_folder_from_the_two_checks(ws: Path, monkeypatch: pytest.MonkeyPatch
+                                                      ) -> None:
+    _workspace(ws)
+    spy = _Spy(monkeypatch, split=len(ALL) // 2)  # each side checks half
+    listed = _listed(monkeypatch)
     with _cold(ws) as s:
         cp = s.checkpoint()
-        assert spy.mine and spy.theirs(), "both processes had folders to check"
+        assert len(spy.mine) == len(ALL) - len(ALL) // 2 and spy.theirs(), \
+            "both processes had folders to check"
         assert set(spy.found) == set(ALL), "every folder verified, by one side or other"
         assert listed == [], "no folder listed again by the walk"
         assert cp.tree == _plain_tree(ws) and cp.files == 4 * len(FOLDERS) + 2
@@ -132,8 +201,9 @@ def test_no_op_takes_every_folder_from_the_two_checks(ws: Path, monkeypatch: pyt
 def test_a_change_in_either_half_is_seen(ws: Path, monkeypatch: pytest.MonkeyPatch, side: str,
                                          change: str) -> None:
     _workspace(ws)
-    # the other side slowed down: this one checks nearly every folder, "b" among them
-    spy = _Spy(monkeypatch, slow="theirs" if side == "mine" else "mine")
+    # the split at one end: this process checks every folder, or the child all but the
+    # last (this process checks that one: "d/w", after "b" in the stat cache's order)
+    spy = _Spy(monkeypatch, split=0 if side == "mine" else len(ALL) - 1)
     p = ws / "b"
     if change == "modify":
         (p / "f1.txt").write_text("changed, same folder listing")
@@ -245,46 +315,32 @@ def test_a_failed_fork_falls_back(ws: Path, monkeypatch: pytest.MonkeyPatch) -> 
 @pytest.mark.parametrize("how", ["crash", "hang", "garbage"])
 def test_a_failed_child_costs_only_its_half(ws: Path, monkeypatch: pytest.MonkeyPatch,
                                             how: str) -> None:
-    """The child dies, hangs (killed after a while) or sends nonsense: its folders are
-    checked by the walk as without a fork."""
+    """The child dies, hangs (killed after a while) or sends nonsense, after checking
+    some folders: this process keeps its own checks, and the child's folders are listed
+    by the walk as without a fork."""
     _workspace(ws)
     age(write(ws, "c/z/f1.txt", "changed"))
     age(write(ws, "a/f2.txt", "changed"))
     parent = os.getpid()
-    real_one = prescan.verify_one
     real_dumps = prescan.marshal.dumps
-
-    def one(root_fd: int, rel: str, want: str | None) -> Any:
-        if os.getpid() != parent:
-            if how == "crash":
-                raise RuntimeError("the child fails")
-            if how == "hang":
-                time.sleep(60)
-        else:
-            time.sleep(0.02)  # so that the child checks some folders first
-        return real_one(root_fd, rel, want)
 
     def dumps(value: Any) -> bytes:
         return b"\x00garbage" if os.getpid() != parent else real_dumps(value)
 
-    monkeypatch.setattr(prescan, "verify_one", one)
+    spy = _Spy(monkeypatch, split=3, child=None if how == "garbage" else how)
     monkeypatch.setattr(prescan.marshal, "dumps", dumps)
-    spy_found: dict[str, Any] = {}
-    real_pre = scan_mod.Scanner._preverify
-
-    def pre(scanner: scan_mod.Scanner) -> Any:
-        got = real_pre(scanner)
-        spy_found.update(got)
-        return got
-
-    monkeypatch.setattr(scan_mod.Scanner, "_preverify", pre)
+    listed = _listed(monkeypatch)
     started = time.monotonic()
     with _cold(ws) as s:
         cp = s.checkpoint()
+        walked = list(listed)  # (the plain scan below lists every folder)
     assert time.monotonic() - started < 30
     assert cp.tree == _plain_tree(ws)
-    assert 0 < len(spy_found) <= len(ALL) - 2, "the unchanged folders this process checked"
-    assert "a" not in spy_found and "c/z" not in spy_found
+    assert len(spy.mine) == len(ALL) - 3 and spy.found, "this process checked its half"
+    assert set(spy.found) == set(spy.mine) - {"a", "c/z"}, \
+        "its checks kept, the changed folders not taken from their records"
+    assert sorted(walked) == sorted(d for d in ALL if d not in spy.found), \
+        "every other folder (the child's among them) listed by the walk"
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)  # no child left behind
 
@@ -308,6 +364,21 @@ def _taken(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     return took
 
 
+def _early_has(stat_path: str, checked_all: bool) -> None:
+    """Wait until the early child has loaded the stat cache (and, if ``checked_all``,
+    checked every folder it records): read from the counters it shares."""
+    early = prescan._early
+    assert early is not None
+    got = prescan.read_records(stat_path)
+    assert got is not None
+    want = len(prescan.recorded_folders(got[1], got[2])) if checked_all else 0
+    deadline = time.monotonic() + _WAIT
+    while (early.identity() == (0, 0, 0)
+           or prescan._INT.unpack_from(early.shared, prescan._FRONT)[0] < want):
+        assert time.monotonic() < deadline, "the early child did not get that far"
+        time.sleep(0.005)
+
+
 def _no_child_left() -> None:
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)
@@ -320,7 +391,7 @@ def test_the_early_child_is_taken_and_sees_changes(ws: Path, monkeypatch: pytest
     (ws / "b/y/f2.txt").unlink()
     took = _taken(monkeypatch)
     prescan.fork_early(str(ws.resolve()), _stat_path(ws.resolve()))
-    time.sleep(0.2)  # the child has checked every folder by now
+    _early_has(_stat_path(ws.resolve()), checked_all=True)
     with _cold(ws) as s:
         cp = s.checkpoint()
     assert took == [True]
@@ -338,7 +409,8 @@ def test_an_early_child_of_another_cache_is_killed(ws: Path, monkeypatch: pytest
     prescan.fork_early(str(other if wrong == "workspace" else real),
                        str(other / "stat.bin") if wrong == "stat path" else _stat_path(real))
     if wrong == "stat file replaced":
-        time.sleep(0.1)  # the child loaded the file; another checkpoint then replaces it
+        _early_has(_stat_path(real), checked_all=False)  # the child loaded the file;
+        # another checkpoint then replaces it
         age(write(ws, "a/x/f1.txt", "changed"))
         with Store.open(ws) as s:
             s.checkpoint()
@@ -388,7 +460,8 @@ def test_finishing_an_interrupted_rewind_drops_the_early_child(
         monkeypatch.undo()
     monkeypatch.setattr(prescan, "FORK_MIN_FILES", 0)
     prescan.fork_early(str(ws.resolve()), _stat_path(ws.resolve()))
-    time.sleep(0.2)  # the child found the folders as recorded, before the rewind ends
+    # the child found the folders as recorded, before the rewind ends
+    _early_has(_stat_path(ws.resolve()), checked_all=True)
     took = _taken(monkeypatch)
     with _cold(ws) as s:  # finishes the rewind
         assert (ws / "a" / "f1.txt").read_text() == "a 1"
