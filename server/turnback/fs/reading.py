@@ -53,18 +53,7 @@ def open_append(path: Path | str, *, create: int | None = None) -> int:
     link (a planted ``checkpoints.jsonl -> ~/.profile`` must not get Turnback's lines);
     created with mode ``create`` when given and absent."""
     flags = os.O_RDWR | os.O_APPEND | _CLOEXEC | NOFOLLOW | getattr(os, "O_BINARY", 0)
-    try:
-        fd = os.open(path, flags | (os.O_CREAT if create is not None else 0), create or 0)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise _refuse(path, "a symbolic link") from None
-        raise
-    try:
-        require_regular(fd, path)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+    return _open_checked(path, flags | (os.O_CREAT if create is not None else 0), create or 0)
 
 
 def open_regular(path: Path | str, *, follow: bool = False, dir_fd: int | None = None) -> int:
@@ -74,8 +63,14 @@ def open_regular(path: Path | str, *, follow: bool = False, dir_fd: int | None =
     else than a regular file (with ``follow=False``, a symlink too, even one to a file).
     ``dir_fd``: ``path`` is a name in that folder (see ``paths.open_dir``).
     """
+    return _open_checked(path, _READ | (0 if follow else NOFOLLOW), dir_fd=dir_fd)
+
+
+def _open_checked(path: Path | str, flags: int, mode: int = 0, dir_fd: int | None = None) -> int:
+    """``os.open``, then ``NotRegular`` (and the descriptor closed) for a link refused by
+    ``O_NOFOLLOW`` or anything but a regular file."""
     try:
-        fd = os.open(path, _READ | (0 if follow else NOFOLLOW), dir_fd=dir_fd)
+        fd = os.open(path, flags, mode, dir_fd=dir_fd)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise _refuse(path, "a symbolic link") from None
