@@ -131,3 +131,29 @@ def test_no_spelling_of_dot_git_reaches_the_real_hooks(both: tuple[Path, Path]) 
             with pytest.raises(Unsafe):
                 Applier(str(mnt), store.objects, False).apply(plan)
     assert not (backing / ".git" / "hooks").exists()
+
+
+def test_a_planted_config_claiming_exact_names_does_not_let_a_rewind_fold(
+        both: tuple[Path, Path]) -> None:
+    """config.json is a store file anyone who can write the workspace can write: one that
+    records this file system as case-sensitive must not switch the check off."""
+    backing, mnt = both
+    write(backing, "a.txt", "lower\n")
+    write(backing, "A.txt", "upper\n")
+    with Store.open(backing) as linux:
+        cp = linux.checkpoint()
+    os.unlink(backing / "A.txt")
+    write(backing, "a.txt", "edited\n")
+    Store.open(mnt).close()  # records the mount's rules, then the attacker rewrites them
+    path = backing / ".turnback" / "config.json"
+    cfg = orjson.loads(path.read_bytes())
+    cfg["filesystem"] = {"device": os.stat(mnt).st_dev, "caseInsensitive": False,
+                         "normalizesUnicode": False}
+    path.write_bytes(orjson.dumps(cfg))
+    before = picture(backing)
+    with Store.open(mnt) as store:
+        assert store.names == NameRules(False, False)  # what the planted file says
+        with pytest.raises(Conflict) as err:
+            store.rewind(cp.id)
+    assert "'A.txt' and 'a.txt'" in err.value.message
+    assert picture(backing) == before

@@ -84,6 +84,13 @@ def probe(folder: Path) -> NameRules | None:
             pass
 
 
+def probe_store(workspace: Path, store_root: Path) -> NameRules | None:
+    """``probe`` where it leaves no trace in the workspace: in the store when it is on the
+    workspace's file system, else in the workspace itself."""
+    same = store_root.stat().st_dev == workspace.stat().st_dev
+    return probe(store_root if same else workspace)
+
+
 def _with_folders(paths: Iterable[str]) -> set[str]:
     out: set[str] = set()
     for p in paths:

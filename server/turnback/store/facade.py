@@ -15,7 +15,7 @@ from ..errors import InvalidInput, NotFound, TurnbackError
 from ..events import JSON
 from ..fs import privacy
 from ..fs.locks import rw_lock
-from ..fs.namefold import EXACT, NameRules, probe
+from ..fs.namefold import EXACT, NameRules, probe, probe_store
 from ..fs.paths import expand_home
 from ..sessions.backend import MemorySessions
 from ..sessions.files import FileSessions
@@ -175,7 +175,7 @@ def _name_rules(ws: Path, root: Path, cfg: StoreConfig) -> NameRules:
     names = cfg.name_rules(device)
     if names is not None:
         return names
-    names = probe(root if root.stat().st_dev == device else ws)
+    names = probe_store(ws, root)
     if names is None:
         return EXACT
     cfg.filesystem = {"device": device, **names.to_json()}

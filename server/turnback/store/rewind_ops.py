@@ -19,7 +19,7 @@ from ..events import (
 from ..fs import winnames
 from ..fs.atomic import syncfs
 from ..fs.locks import file_lock, rw_lock
-from ..fs.namefold import collisions
+from ..fs.namefold import collisions, probe_store
 from ..fs.paths import display, normalize, quote
 from ..models import Checkpoint, RewindResult
 from ..objects.trees import DIR, LINK, Entry
@@ -225,11 +225,21 @@ class RewindOps(CheckpointOps):
             # absent from the target only because it could not read them: not removed
             plan.remove = [p for p in plan.remove if not _selected_by(p, unknown)]
         self._refuse_reserved(plan.paths(), "the checkpoint's path")
+        self._confirm_names()
         if self.names.folds:
             self._refuse_clashes(current, plan, label)
         if self.windows:
             self._refuse_unportable(plan, label)
         return plan
+
+    def _confirm_names(self) -> None:
+        """Probe the file system again before a rewind writes: the rules recorded in
+        ``config.json`` are a store file anyone who can write the workspace can plant, and
+        one claiming exact names on a folding file system would let the rewind write
+        ``A.txt`` over ``a.txt``. The probe costs one small file made and removed."""
+        fresh = probe_store(self.workspace, self.root)
+        if fresh is not None:
+            self.names = fresh
 
     def _refuse_unportable(self, plan: Plan, label: str) -> None:
         """On Windows: refuse, naming the file, a plan writing a name Windows cannot hold
