@@ -40,6 +40,9 @@ class Ctx:
                            create=create or bool(os.environ.get("TURNBACK_AUTO_INIT")))
         # a one-shot process: a full scan may fork a child to check folders on another core
         store.scanner.fork_verify = True
+        # closed when the command ends, however it ends: close saves the summaries index and
+        # the stat cache, and records a rewind whose journal is still open
+        click.get_current_context().call_on_close(store.close)
         return store
 
 
