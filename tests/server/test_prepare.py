@@ -56,7 +56,10 @@ async def test_preparing_can_be_turned_off(ws: Path) -> None:
         await client.wait_watching()
         await client.call("turnback/createCheckpoint", {})
         (ws / "src" / "app.py").write_text("print('edit')\n")
-        await asyncio.sleep(0.5)
-        assert (await client.call("turnback/status", {}))["preparedPaths"] == 0
+        deadline = time.monotonic() + 10
+        while (st := await client.call("turnback/status", {}))["dirtyPaths"] < 1:
+            assert time.monotonic() < deadline, "the watcher never saw the edit"
+            await asyncio.sleep(0.02)
+        assert st["preparedPaths"] == 0
         res = await client.call("turnback/createCheckpoint", {})
         assert res["dirtyPaths"] == 1 and res["preparedPaths"] == 0
