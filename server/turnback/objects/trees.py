@@ -130,14 +130,14 @@ def decode_lines(data: bytes, where: str) -> tuple[Tree, list[str] | None]:
     modes = VALID_MODES
     hashes: list[str] = []
     add = hashes.append
-    make = Entry._make  # tuple.__new__ itself: no Python frame per entry (namedtuple's has one)
+    new = tuple.__new__  # no Python frame per entry (a namedtuple's __new__ and _make have one)
     try:
         for raw in parts:
             mode, h, size, name = raw.split(" ", 3)
             if mode not in modes or name in _BAD_NAMES or "/" in name or len(h) != 64:
                 return _decode_slow(data, where), None  # names the fault precisely
             add(h)
-            tree[name] = make((mode, h, int(size)))
+            tree[name] = new(Entry, (mode, h, int(size)))
     except ValueError:
         return _decode_slow(data, where), None
     # every hash lowercase hex, checked for the whole folder at once (a regex per entry
