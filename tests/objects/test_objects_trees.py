@@ -209,3 +209,33 @@ def test_a_patched_tree_encodes_exactly_as_a_whole_one(
     assert h == hash_bytes(TREE, encode(tree))
     again, _ = reader.name(dict(tree), h, [])  # and a patch of the patch
     assert again == h
+
+
+def test_a_tree_read_from_the_store_is_patched_from_its_lines(objs: ObjectStore) -> None:
+    """A reader that did not write a folder's tree keeps the lines it read: a checkpoint
+    that patches a few names of it names the result as encoding it whole would."""
+    h = "ab" * 32
+    base = {f"f{i}.txt": Entry(FILE, h, i) for i in range(20)} | {"sub": Entry(DIR, h, 0)}
+    name = objs.put(TREE, encode(base))
+    fresh = TreeReader(objs)
+    got = fresh.get(name)
+    assert got == base
+    changed = {"f3.txt", "new.txt", "sub"}
+    patched = dict(got)
+    patched["f3.txt"] = Entry(EXEC, "cd" * 32, 7)
+    patched["new.txt"] = Entry(FILE, h, 1)
+    del patched["sub"]
+    assert fresh.name(patched, name, changed) == (hash_bytes(TREE, encode(patched)),
+                                                   encode(patched))
+
+
+def test_a_tree_stored_out_of_order_is_named_whole(objs: ObjectStore) -> None:
+    """A crafted tree whose lines are not sorted: its lines are not reused (a patch would
+    insert names out of place), and the patched tree's encoding is the canonical one."""
+    h = "ab" * 32
+    data = f"{FILE} {h} 1 b.txt\0{FILE} {h} 2 a.txt\0".encode()
+    name = objs.put(TREE, data)
+    fresh = TreeReader(objs)
+    tree = dict(fresh.get(name))
+    tree["c.txt"] = Entry(FILE, h, 3)
+    assert fresh.name(tree, name, {"c.txt"})[1] == encode(tree)

@@ -1,8 +1,9 @@
 """Entry point: ``turnback [-C DIR] [--store DIR] [--json] VERB ...``.
 
 Light on purpose: a request a running server can do is handed to it first
-(``handoff``, which imports next to nothing); else ``turnback checkpoint`` forks a
-child that starts checking the workspace's folder records (``prescan.fork_early``),
+(``handoff``, which imports next to nothing); else ``turnback checkpoint`` (and
+``rewind``, ``undo``: their safety checkpoint scans the same way) forks a child that
+starts checking the workspace's folder records (``prescan.fork_early``),
 and only then imports click and the store (about 40 ms on one core, while the child
 works on the other). The group itself is in ``app``.
 """
@@ -13,6 +14,7 @@ import os
 import sys
 
 TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
+SCANNING = ("checkpoint", "rewind", "undo")  # verbs whose first work is a full scan
 if TYPE_CHECKING:
     from typing import Any
 
@@ -24,19 +26,19 @@ def main() -> None:
     if code is not None:
         # done by the server and printed: nothing of this process needs tearing down
         os._exit(code)
-    checkpoint = _start_checks(sys.argv[1:])
+    scans = _start_checks(sys.argv[1:])
     from .app import cli
 
     try:
         cli(prog_name="turnback")
     except SystemExit as exc:
-        if checkpoint:
+        if scans:
             _exit_now(exc.code)
         raise
 
 
 def _exit_now(code: object) -> None:
-    """After a checkpoint (recorded, the store closed): leave without tearing the
+    """After a checkpoint or a rewind (recorded, the store closed): leave without tearing the
     interpreter down, which frees every module and object one by one (~9 ms of a no-op
     checkpoint's ~150). The exit handlers run and the output is flushed first. Returns
     (a normal exit follows) if another thread runs, whose end that exit would wait for,
@@ -61,8 +63,9 @@ def _exit_now(code: object) -> None:
 
 
 def _start_checks(args: list[str]) -> bool:
-    """For ``turnback [-C DIR] [--store DIR] [--json] checkpoint ...``: start the early
-    child on the workspace and stat cache that ``Store.open`` will find, and say so.
+    """For ``turnback [-C DIR] [--store DIR] [--json] checkpoint|rewind|undo ...``: start
+    the early child on the workspace and stat cache that ``Store.open`` will find, and
+    say so. A rewind's safety checkpoint is the same full scan as a checkpoint's.
     Anything else (another verb, an option not understood here) starts nothing; a wrong
     guess is caught by the scan, which then kills the child."""
     if not sys.platform.startswith("linux"):
@@ -89,7 +92,7 @@ def _start_checks(args: list[str]) -> bool:
         else:
             break
     rest = args[i:]
-    if not rest or rest[0] != "checkpoint" or "-h" in rest or "--help" in rest:
+    if not rest or rest[0] not in SCANNING or "-h" in rest or "--help" in rest:
         return False
     from .handoff import find_workspace, store_root
 

@@ -1,0 +1,87 @@
+"""The server's four request figures in a few rounds, for A/B runs of two commits.
+
+Starts the server on ``--workspace`` (its store: the workspace's ``.turnback``, made by a
+first checkpoint if missing), then per round: 10 files edited and a checkpoint asked at
+once; 10 more edited and a rewind to it asked at once; a no-op checkpoint after 0.3 s;
+10 edited, 0.4 s of quiet (the server reads them ahead), a rewind. Prints the medians
+with the load average. Far shorter than ``run.py`` (no git, no first checkpoint when the
+store exists), so two commits can be interleaved on a shared machine:
+
+    python bench/server_rounds.py --workspace bench/work/ws --rounds 8 --ref d8084f2
+    python bench/server_rounds.py --workspace bench/work/ws --rounds 8   # the work tree
+
+A ref's store format must match the store's (use a copy of the workspace otherwise).
+``--spy FILE`` records the server with py-spy meanwhile (``bench/pyspy_top.py FILE``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from edits import Editor
+from turnback_side import Turnback, use_ref
+
+HERE = Path(__file__).resolve().parent
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--workspace", type=Path, default=HERE / "work" / "ws")
+    ap.add_argument("--rounds", type=int, default=8)
+    ap.add_argument("--ref", default=None)
+    ap.add_argument("--spy", type=Path, default=None)
+    a = ap.parse_args(argv)
+    if a.ref:
+        use_ref(a.ref, HERE / "work")
+    tb = Turnback(a.workspace)
+    if not tb.store.exists():
+        secs, _ = tb.checkpoint_cli("first")
+        print(f"first checkpoint {secs:.1f}s", flush=True)
+    ed = Editor(tb.workspace, seed=int(time.time()))
+    tb.start_server(1.0)
+    tb.checkpoint_server("after start")  # the walk that makes the watcher's set trusted
+    spy = None
+    if a.spy is not None:
+        exe = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+        spy = subprocess.Popen([exe, "record", "-r", "1000", "-f", "raw", "-o", str(a.spy),
+                                "-p", str(tb.server_pid()), "--threads"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(1.5)
+    s: dict[str, list[float]] = {"checkpointAtOnce": [], "rewindAtOnce": [], "noop": [],
+                                 "rewindPrepared": []}
+    try:
+        for i in range(a.rounds):
+            ed.edit(10)
+            secs, cp = tb.checkpoint_server(f"at once {i}")
+            s["checkpointAtOnce"].append(secs)
+            ed.edit(10)
+            s["rewindAtOnce"].append(tb.rewind_server(cp)[0])
+            time.sleep(0.3)
+            secs, cp = tb.checkpoint_server(f"no-op {i}")
+            s["noop"].append(secs)
+            ed.edit(10)
+            time.sleep(0.4)
+            s["rewindPrepared"].append(tb.rewind_server(cp)[0])
+            time.sleep(0.3)
+    finally:
+        if spy is not None:
+            spy.send_signal(2)
+            spy.wait()
+        tb.stop_server()
+    out = {k: round(statistics.median(v) * 1000, 1) for k, v in s.items()}
+    print(json.dumps({"ref": a.ref or "work tree", "load": round(os.getloadavg()[0], 2),
+                      "medianMs": out}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
