@@ -10,6 +10,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from .osflags import O_BINARY, O_DIRECTORY
 from .privacy import FILE_MODE, make_dir
 
 TMP_PREFIX = ".tmp-"
@@ -19,8 +20,8 @@ _syncfs: Callable[[int], int] | None = None
 def fsync_dir(path: Path) -> None:
     """Persist a rename: on Linux the directory entry needs its own fsync."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
+        fd = os.open(path, os.O_RDONLY | O_DIRECTORY)
+    except OSError:  # Windows opens no folder: NTFS journals the rename itself
         return
     try:
         os.fsync(fd)
@@ -34,8 +35,13 @@ def _no_syncfs(_fd: int) -> int:
     return -1
 
 
-def syncfs(path: Path | str) -> None:
-    """Flush the whole file system holding ``path`` once (cheaper than an fsync per file)."""
+def syncfs(path: Path | str) -> bool:
+    """Flush the whole file system holding ``path`` once (cheaper than an fsync per file).
+
+    False where there is neither ``syncfs`` nor ``sync`` (Windows: flushing a volume
+    takes an administrator's handle on it): the caller then syncs each file it wrote
+    (``fsync_file``); a rewind's files were each synced as they were written.
+    """
     global _syncfs
     call = _syncfs
     if call is None:
@@ -43,13 +49,40 @@ def syncfs(path: Path | str) -> None:
 
         try:
             call = ctypes.CDLL(None, use_errno=True).syncfs
-        except AttributeError:  # not Linux: os.sync below
+        except (AttributeError, OSError, TypeError):  # not Linux: os.sync below
             call = _no_syncfs
         _syncfs = call
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fd = os.open(path, os.O_RDONLY | O_DIRECTORY)
+    except OSError:  # Windows opens no folder with os.open
+        if not hasattr(os, "sync"):
+            return False
+        os.sync()
+        return True
     try:
         if call(fd) != 0:
+            if not hasattr(os, "sync"):
+                return False
             os.sync()
+    finally:
+        os.close(fd)
+    return True
+
+
+def fsync_file(path: Path | str) -> None:
+    """``fsync`` the file at ``path``. Opened for reading where that suffices (POSIX);
+    Windows' ``FlushFileBuffers`` refuses a read-only handle, so then for writing."""
+    fd = os.open(path, os.O_RDONLY | O_BINARY)
+    try:
+        os.fsync(fd)
+        return
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    fd = os.open(path, os.O_RDWR | O_BINARY)
+    try:
+        os.fsync(fd)
     finally:
         os.close(fd)
 
@@ -66,7 +99,7 @@ def atomic_write(path: Path, data: bytes, *, fsync: bool = True, mode: int = FIL
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f"{TMP_PREFIX}{path.name}.{os.getpid()}.{os.urandom(4).hex()}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_BINARY, mode)
     try:
         view = memoryview(data)
         while view:

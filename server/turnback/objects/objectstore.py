@@ -19,7 +19,7 @@ import blake3
 import zstandard
 
 from ..errors import NotFound, StoreDamaged
-from ..fs.atomic import TMP_PREFIX, fsync_dir, syncfs
+from ..fs.atomic import TMP_PREFIX, fsync_dir, fsync_file, syncfs
 from ..fs.privacy import create_file, make_dir
 from ..fs.reading import open_regular, read_regular
 from .packs import PackReader, PackWriter
@@ -211,15 +211,10 @@ class ObjectStore:
             written, self.written = self.written, 0
         if not written:
             return
-        if len(paths) > SYNC_FILES_MAX:
-            syncfs(self.root)
+        if len(paths) > SYNC_FILES_MAX and syncfs(self.root):
             return
         for p in paths:
-            fd = os.open(p, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            fsync_file(p)
         dirs = {p.parent for p in paths}
         dirs |= {d.parent for d in dirs if d.name != "pack"}  # a loose object's new folder
         for d in sorted(dirs):
