@@ -150,8 +150,9 @@ def test_a_link_put_where_a_file_is_created_is_refused(
 
 
 def test_a_path_folder_swapped_for_a_link_refuses_every_change(tree: Path) -> None:
-    """The identity taken when the folder was entered is checked before each change:
-    a folder renamed away and replaced by a link to outside gets no write."""
+    """The identity taken when the folder was entered is checked before each change and
+    after each open or listing: a folder renamed away and replaced by a link to outside
+    gets no write, and shows nothing of outside."""
     with _path_root(tree) as root:
         src = open_dir(root, ["src"], create=False)
         assert isinstance(src, PathFolder)
@@ -164,6 +165,7 @@ def test_a_path_folder_swapped_for_a_link_refuses_every_change(tree: Path) -> No
             lambda: src.symlink("t", "l"),
             lambda: src.rmdir("secret"),
             lambda: src.open("n", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600),
+            lambda: src.open("secret", os.O_RDONLY),  # a read too: no outside file shown
             lambda: src.chmod_self(0o700),
             lambda: src.listdir(),
             lambda: src.scandir(),

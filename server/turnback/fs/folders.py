@@ -18,7 +18,7 @@ capability (``osflags.DESCRIPTORS``):
   if ``lstat`` says it is a folder and no link or reparse point (a junction); a file is
   ``lstat``-ed before it is opened and its descriptor ``fstat``-ed after (same identity,
   else refused: it was swapped meanwhile); before each change (unlink, rename, a file
-  created) the folder's own identity is checked again. What is weaker, and why it cannot
+  created) and after each listing or open, the folder's own identity is checked again. What is weaker, and why it cannot
   be closed with what Windows' Python offers, is in ``docs/RELIABILITY.md`` ("Windows").
 
 Errors keep the descriptor implementation's: a link where none may be followed raises
@@ -266,6 +266,8 @@ def open_path_nofollow(path: str, flags: int, mode: int = 0o777,
             after = os.lstat(path)
             if is_link(after) or identity(after) != identity(now):
                 raise _loop(path, "was replaced while Turnback created it")
+        if parent is not None:
+            parent._still()  # the file was opened in this folder, not in one swapped in
     except BaseException:
         os.close(fd)
         raise
