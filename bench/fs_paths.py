@@ -32,7 +32,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from gen_workspace import Plan, generate  # noqa: E402
+from gen_workspace import Plan, generate
 
 CHILD = r"""
 import json, os, sys, time

@@ -102,9 +102,9 @@ def test_open_dir_and_files_never_through_a_link(tree: Path, root_of: Any) -> No
 
 def test_create_exclusive_refuses_any_existing_name(tree: Path, root_of: Any) -> None:
     """O_EXCL over a dangling or live link: exists, never written through."""
-    with root_of(tree) as root, open_dir(root, ["src"], create=False) as src:
-        with pytest.raises(FileExistsError):
-            src.open("to-secret", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with (root_of(tree) as root, open_dir(root, ["src"], create=False) as src,
+          pytest.raises(FileExistsError)):
+        src.open("to-secret", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     assert (tree.parent / "outside" / "secret").read_bytes() == b"secret\n"
 
 

@@ -18,8 +18,9 @@ capability (``osflags.DESCRIPTORS``):
   if ``lstat`` says it is a folder and no link or reparse point (a junction); a file is
   ``lstat``-ed before it is opened and its descriptor ``fstat``-ed after (same identity,
   else refused: it was swapped meanwhile); before each change (unlink, rename, a file
-  created) and after each listing or open, the folder's own identity is checked again. What is weaker, and why it cannot
-  be closed with what Windows' Python offers, is in ``docs/RELIABILITY.md`` ("Windows").
+  created) and after each listing or open, the folder's own identity is checked again.
+  What is weaker, and why it cannot be closed with what Windows' Python offers, is in
+  ``docs/RELIABILITY.md`` ("Windows").
 
 Errors keep the descriptor implementation's: a link where none may be followed raises
 ``OSError(ELOOP)``, a file on the way ``NotADirectoryError``, so callers handle both alike.

@@ -5,8 +5,9 @@ a symlink to ``~/.ssh/id_ed25519`` (whose bytes a rewind would then write into
 the workspace), a FIFO that blocks a read forever, or ``/dev/zero`` that never
 ends. Every importer opens its inputs here, so one place decides:
 
-- the file is opened with ``O_NOFOLLOW | O_NONBLOCK`` (Windows: see ``fs/folders.py``), ``fstat``-ed: a link,
-  FIFO, device, socket or folder is refused at once with :class:`Unsafe`;
+- the file is opened with ``O_NOFOLLOW | O_NONBLOCK`` (Windows: see ``fs/folders.py``),
+  ``fstat``-ed: a link, FIFO, device, socket or folder is refused at once with
+  :class:`Unsafe`;
 - folder walks (:func:`find`) never descend into a linked folder and report
   what they pass over;
 - nothing is read whole beyond :func:`max_line` bytes (``TURNBACK_MAX_LINE``).
