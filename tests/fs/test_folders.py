@@ -298,3 +298,46 @@ def test_open_root_of_the_mode_in_use(tmp_path: Path) -> None:
     with r:
         want = FdFolder if folders.DESCRIPTORS else PathFolder
         assert isinstance(r, want)
+
+
+def test_a_read_only_file_is_replaced_and_removed_as_on_posix(
+        tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Windows refuses to replace or delete a file with the read-only attribute (a
+    Perforce checkout's files are so); POSIX does both. The path implementation clears
+    the attribute and does it. Faked here: Linux has no such attribute."""
+    path = tree / "src" / "a.txt"
+    (tree / "src" / "new").write_bytes(b"new\n")
+    readonly = {str(path)}
+    real_lstat, real_replace, real_unlink = os.lstat, os.replace, os.unlink
+
+    def lstat(p: Any, *a: Any, **kw: Any) -> Any:
+        st = real_lstat(p, *a, **kw)
+        if os.fspath(p) in readonly:
+            return SimpleNamespace(st_mode=st.st_mode, st_ino=st.st_ino, st_dev=st.st_dev,
+                                   st_file_attributes=0x1)
+        return st
+
+    def refusing(real: Any) -> Any:
+        def call(*args: Any) -> None:
+            if os.fspath(args[-1]) in readonly:
+                raise PermissionError(errno.EACCES, "read-only", os.fspath(args[-1]))
+            real(*args)
+        return call
+
+    def chmod(p: Any, mode: int) -> None:
+        readonly.discard(os.fspath(p))
+
+    with monkeypatch.context() as patch:  # undone before tmp_path's clean-up
+        patch.setattr(os, "lstat", lstat)
+        patch.setattr(os, "replace", refusing(real_replace))
+        patch.setattr(os, "unlink", refusing(real_unlink))
+        patch.setattr(os, "chmod", chmod)
+        src = enter_path(str(tree / "src"))
+        src.rename("new", "a.txt")
+        assert path.read_bytes() == b"new\n"
+        readonly.add(str(path))
+        src.unlink("a.txt")
+        assert not path.exists()
+        readonly.add(str(tree / "src" / "gone"))
+        with pytest.raises(PermissionError):  # refused, and no read-only file there: raised
+            src.unlink("gone")

@@ -31,6 +31,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Callable
 from typing import Protocol
 
 from ..errors import Unsafe
@@ -195,7 +196,7 @@ class PathFolder:
 
     def unlink(self, name: str) -> None:
         self._still()
-        os.unlink(self._at(name))
+        _or_writable(os.unlink, self._at(name))
 
     def rmdir(self, name: str) -> None:
         self._still()
@@ -205,7 +206,8 @@ class PathFolder:
 
     def rename(self, src: str, dst: str) -> None:
         self._still()
-        os.replace(self._at(src), self._at(dst))  # Windows' os.rename never replaces
+        # os.replace: Windows' os.rename never replaces
+        _or_writable(lambda path: os.replace(self._at(src), path), self._at(dst))
 
     def child(self, name: str) -> PathFolder:
         return enter_path(self._at(name))
@@ -226,6 +228,28 @@ class PathFolder:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+_READONLY = getattr(stat, "FILE_ATTRIBUTE_READONLY", 0x1)
+
+
+def _or_writable(call: Callable[[str], None], path: str) -> None:
+    """``call(path)``; where Windows refuses it because ``path`` is a read-only file (which
+    POSIX would remove or replace: only the folder's permissions matter there), the
+    read-only attribute is cleared and the call made once more. The rewind wrote down
+    the file's bytes and mode first, so an undo brings the read-only file back."""
+    try:
+        call(path)
+        return
+    except PermissionError:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            st = None
+        if st is None or is_link(st) or not getattr(st, "st_file_attributes", 0) & _READONLY:
+            raise
+    os.chmod(path, stat.S_IREAD | stat.S_IWRITE)
+    call(path)
 
 
 def enter_path(path: str) -> PathFolder:
