@@ -35,12 +35,15 @@ from collections.abc import Callable
 from typing import Protocol
 
 from ..errors import Unsafe
-from .osflags import DESCRIPTORS, O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW
+from .osflags import DESCRIPTORS, O_CLOEXEC
 
 # Windows: a reparse point (symlink, junction, mount point, cloud placeholder) whatever
 # st_mode says; os.lstat reports a junction as a folder
 _REPARSE = getattr(stat, "FILE_ATTRIBUTE_REPARSE_POINT", 0x400)
-_DIR_FLAGS = os.O_RDONLY | O_DIRECTORY | O_CLOEXEC
+# the descriptor implementation's own flags, whatever TURNBACK_FS_PATHS says (it exists only
+# where they do; osflags' are 0 when the path implementation is forced)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | O_CLOEXEC
 
 
 _NAME_SURROGATE = 0x20000000  # a reparse tag's bit: the point names another path
@@ -107,7 +110,7 @@ class FdFolder:
         return os.lstat(name, dir_fd=self.fd)
 
     def open(self, name: str, flags: int, mode: int = 0o777) -> int:
-        return os.open(name, flags | O_NOFOLLOW, mode, dir_fd=self.fd)
+        return os.open(name, flags | _NOFOLLOW, mode, dir_fd=self.fd)
 
     def readlink(self, name: str) -> str:
         return os.readlink(name, dir_fd=self.fd)
@@ -128,7 +131,7 @@ class FdFolder:
         os.rename(src, dst, src_dir_fd=self.fd, dst_dir_fd=self.fd)
 
     def child(self, name: str) -> FdFolder:
-        fd = os.open(name, _DIR_FLAGS | O_NOFOLLOW, dir_fd=self.fd)
+        fd = os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=self.fd)
         return FdFolder(fd, os.path.join(self.path, name))
 
     def stat_self(self) -> os.stat_result:
