@@ -83,13 +83,16 @@ print(open(ws + "/src/a.txt").read() == "one\n", os.path.exists(ws + "/src/b.txt
 s.undo()
 print(open(ws + "/src/a.txt").read() == "two\n", os.path.exists(ws + "/src/b.txt"))
 print(handoff.request_for(["checkpoint"]))
+from turnback.objects import trees
+print(trees.file_mode(0o100666), trees.file_mode(0o100444), trees.file_mode(0o100755))
 """
 
 
 def test_checkpoint_diff_rewind_undo_with_windows_capabilities(tmp_path: Path) -> None:
     """A store works end to end where ``os`` offers what Windows' does: folders reached by
-    path (fs/folders.py), no fork for the pre-check, no sync, no fchmod, and the CLI
-    working alone (no AF_UNIX). Still Linux underneath: see docs/RELIABILITY.md."""
+    path (fs/folders.py), no fork for the pre-check, no sync, no fchmod, the CLI working
+    alone (no AF_UNIX), files' modes read as Windows reports them. Still Linux underneath:
+    see docs/RELIABILITY.md."""
     root = Path(turnback.__file__).parents[1]
     env = {k: v for k, v in os.environ.items() if k != "TURNBACK_FS_PATHS"}
     out = subprocess.run([sys.executable, "-c", FAKE_WINDOWS_RUN, str(tmp_path / "ws")],
@@ -97,4 +100,5 @@ def test_checkpoint_diff_rewind_undo_with_windows_capabilities(tmp_path: Path) -
                          env={**env, "PYTHONPATH": str(root)})
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == [
-        "['src/a.txt', 'src/b.txt']", "True", "True False", "True True", "None"]
+        "['src/a.txt', 'src/b.txt']", "True", "True False", "True True", "None",
+        "f p444 f"]  # Windows' stat modes: no mode change against a POSIX checkpoint

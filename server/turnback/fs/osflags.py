@@ -26,5 +26,8 @@ O_DIRECTORY: int = getattr(os, "O_DIRECTORY", 0) if DESCRIPTORS else 0
 O_NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0) if DESCRIPTORS else 0
 O_NONBLOCK: int = getattr(os, "O_NONBLOCK", 0)
 O_BINARY: int = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
+# POSIX owners and permission bits. Windows has neither (its os has no geteuid, st_uid is 0,
+# chmod keeps only a read-only bit, stat reports 0o666 or 0o444 for every file)
+POSIX_MODES: bool = hasattr(os, "geteuid")
 # Windows' equivalent of close-on-exec is "not inherited"
 O_CLOEXEC: int = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOINHERIT", 0)

@@ -19,7 +19,7 @@ import stat
 from pathlib import Path
 
 from .folders import Folder, chmod_fd, is_link, open_root
-from .osflags import O_BINARY, O_CLOEXEC, O_NONBLOCK
+from .osflags import O_BINARY, O_CLOEXEC, O_NONBLOCK, POSIX_MODES
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
@@ -29,10 +29,9 @@ GITIGNORE_TEXT = b"# Turnback's store: private history, never to be committed\n*
 # O_NONBLOCK: a FIFO planted in the store must not hang the walk on open (a folder's
 # open refuses a link at its last name: fs/folders.py)
 _FILE_FLAGS = os.O_RDONLY | O_NONBLOCK | O_CLOEXEC
-# POSIX owners and permission bits. Windows has neither (its os has no geteuid, st_uid is
-# 0, chmod keeps only a read-only bit): there a store is as private as the folder's
-# access control lists make it, which Turnback does not change (docs/RELIABILITY.md)
-POSIX_MODES = hasattr(os, "geteuid")
+# Without POSIX owners and modes (osflags.POSIX_MODES: Windows) a store is as private as
+# the folder's access control lists make it, which Turnback does not change
+# (docs/RELIABILITY.md)
 
 
 def refuse_foreign(root: Path, *, chosen: bool) -> None:

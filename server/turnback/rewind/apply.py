@@ -21,7 +21,7 @@ from ..fs.folders import Folder, NotAFolder, chmod_fd, is_link, open_dir, open_r
 from ..fs.osflags import O_BINARY, O_CLOEXEC, O_NONBLOCK
 from ..fs.paths import refuse_protected_path
 from ..objects.objectstore import BLOB, CHUNK, ObjectStore, hash_bytes
-from ..objects.trees import FILE_MODES, LINK, Entry, permissions
+from ..objects.trees import LINK, STAT_MODES, Entry, permissions
 from .plan import Plan
 
 UNREADABLE = Entry("?", "unreadable", 0)  # equal to no entry a plan holds
@@ -66,7 +66,7 @@ def disk_entry(dfd: Folder, name: str) -> Entry | None:
         return UNREADABLE
     finally:
         os.close(fd)
-    return Entry(FILE_MODES[st.st_mode & 0o777], h.hexdigest(), size)
+    return Entry(STAT_MODES[st.st_mode & 0o777], h.hexdigest(), size)
 
 
 def _lstat_or_none(dfd: Folder, name: str) -> os.stat_result | None:

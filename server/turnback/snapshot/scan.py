@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from ..fs.folders import is_link
 from ..fs.osflags import DESCRIPTORS, O_CLOEXEC, O_DIRECTORY
-from ..objects.trees import DIR, FILE_MODES, LINK, Entry, Tree
+from ..objects.trees import DIR, LINK, STAT_MODES, Entry, Tree
 from . import prescan
 from .ignore import IGNORE_FILES
 from .prescan import Verified, listing_key
@@ -288,7 +288,7 @@ class Scanner(TreeBuilding):
                     and row[4] == mode
                     and st.st_mtime_ns < row[5] - RACY_MARGIN_NS
                 ):
-                    node.entries[name] = Entry(FILE_MODES[mode & 0o777],
+                    node.entries[name] = Entry(STAT_MODES[mode & 0o777],
                                                row[6].hex(), st.st_size)
                     node.hits += 1
                     continue
@@ -304,7 +304,7 @@ class Scanner(TreeBuilding):
                 if dirty_paths is None or rel not in dirty_paths:
                     digest = self.statcache.lookup(rel, st)
                     if digest is not None:
-                        node.entries[name] = Entry(FILE_MODES[mode & 0o777], digest,
+                        node.entries[name] = Entry(STAT_MODES[mode & 0o777], digest,
                                                    st.st_size)
                         continue
                 item = node.entries[name] = Pending(rel, st.st_size)
