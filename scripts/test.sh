@@ -21,6 +21,7 @@ run layers env PYTHONPATH=server .venv/bin/lint-imports
 run pytest .venv/bin/python -m pytest -q -p no:cacheprovider
 run py310 bash scripts/test-py310.sh
 run casefold bash scripts/test-portable.sh  # core + trust tests on a case-insensitive FS
+run fspaths bash scripts/test-fspaths.sh  # the same with folders reached by path, as on Windows
 if [[ -f scripts/test-extension.sh ]]; then run extension bash scripts/test-extension.sh; fi
 if [[ -f scripts/test-e2e.sh && -z "${TURNBACK_SKIP_E2E:-}" ]]; then run e2e bash scripts/test-e2e.sh; fi
 

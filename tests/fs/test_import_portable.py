@@ -46,3 +46,59 @@ def test_every_module_imports_without_posix_only_names() -> None:
                          env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok", out.stdout
+
+
+FAKE_WINDOWS_RUN = r"""
+import os, sys
+for name in ("termios", "pwd", "grp", "resource"):
+    sys.modules[name] = None
+# what Windows' os lacks or keeps empty: descriptors for folders, O_NOFOLLOW, fork, sync,
+# fchmod (before 3.13), POSIX owners; and AF_UNIX in _socket. (fcntl stays: the lock
+# module's msvcrt path is tested in test_locks_windows.py with a faked msvcrt.)
+for attr in ("O_NOFOLLOW", "O_DIRECTORY", "O_CLOEXEC", "O_NONBLOCK", "syncfs", "getuid",
+             "geteuid", "fchmod", "fork", "sync", "posix_fadvise"):
+    if hasattr(os, attr):
+        delattr(os, attr)
+os.supports_dir_fd.clear()
+os.supports_fd.clear()
+import _socket
+del _socket.AF_UNIX
+from turnback.fs import folders, osflags
+from turnback import Store
+from turnback.cli import handoff
+assert not osflags.DESCRIPTORS
+ws = sys.argv[1]
+os.makedirs(ws + "/src")
+open(ws + "/src/a.txt", "w").write("one\n")
+s = Store.open(ws)
+assert isinstance(folders.open_root(ws), folders.PathFolder)
+a = s.checkpoint()
+open(ws + "/src/a.txt", "w").write("two\n")
+open(ws + "/src/b.txt", "w").write("new\n")
+s.checkpoint()
+print(sorted(c.path for c in s.changes(a.id)))
+print("-one" in s.diff(a.id, path="src/a.txt") and "+two" in s.diff(a.id, path="src/a.txt"))
+s.rewind(a.id)
+print(open(ws + "/src/a.txt").read() == "one\n", os.path.exists(ws + "/src/b.txt"))
+s.undo()
+print(open(ws + "/src/a.txt").read() == "two\n", os.path.exists(ws + "/src/b.txt"))
+print(handoff.request_for(["checkpoint"]))
+from turnback.objects import trees
+print(trees.file_mode(0o100666), trees.file_mode(0o100444), trees.file_mode(0o100755))
+"""
+
+
+def test_checkpoint_diff_rewind_undo_with_windows_capabilities(tmp_path: Path) -> None:
+    """A store works end to end where ``os`` offers what Windows' does: folders reached by
+    path (fs/folders.py), no fork for the pre-check, no sync, no fchmod, the CLI working
+    alone (no AF_UNIX), files' modes read as Windows reports them. Still Linux underneath:
+    see docs/RELIABILITY.md."""
+    root = Path(turnback.__file__).parents[1]
+    env = {k: v for k, v in os.environ.items() if k != "TURNBACK_FS_PATHS"}
+    out = subprocess.run([sys.executable, "-c", FAKE_WINDOWS_RUN, str(tmp_path / "ws")],
+                         capture_output=True, text=True, timeout=120,
+                         env={**env, "PYTHONPATH": str(root)})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "['src/a.txt', 'src/b.txt']", "True", "True False", "True True", "None",
+        "f p444 f"]  # Windows' stat modes: no mode change against a POSIX checkpoint

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 
+from .osflags import O_BINARY, O_DIRECTORY
 from .privacy import FILE_MODE, make_dir
 
 TMP_PREFIX = ".tmp-"
@@ -21,21 +22,13 @@ _syncfs: Callable[[int], int] | None = None
 def fsync_dir(path: Path) -> None:
     """Persist a rename: on Linux the directory entry needs its own fsync."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
+        fd = os.open(path, os.O_RDONLY | O_DIRECTORY)
+    except OSError:  # Windows opens no folder: NTFS journals the rename itself
         return
     try:
         os.fsync(fd)
     except OSError:
         pass
-    finally:
-        os.close(fd)
-
-
-def _fsync_file(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
     finally:
         os.close(fd)
 
@@ -51,7 +44,7 @@ def fsync_all(files: Sequence[Path], dirs: Sequence[Path] = ()) -> None:
     are done, which this call returning means. A file's failure raises (as ``os.fsync``
     would); a folder's is ignored, as in ``fsync_dir``.
     """
-    jobs = [partial(_fsync_file, f) for f in files] + [partial(fsync_dir, d) for d in dirs]
+    jobs = [partial(fsync_file, f) for f in files] + [partial(fsync_dir, d) for d in dirs]
     if len(jobs) <= 1:
         for job in jobs:
             job()
@@ -82,8 +75,13 @@ def _no_syncfs(_fd: int) -> int:
     return -1
 
 
-def syncfs(path: Path | str) -> None:
-    """Flush the whole file system holding ``path`` once (cheaper than an fsync per file)."""
+def syncfs(path: Path | str) -> bool:
+    """Flush the whole file system holding ``path`` once (cheaper than an fsync per file).
+
+    False where there is neither ``syncfs`` nor ``sync`` (Windows: flushing a volume
+    takes an administrator's handle on it): the caller then syncs each file it wrote
+    (``fsync_file``); a rewind's files were each synced as they were written.
+    """
     global _syncfs
     call = _syncfs
     if call is None:
@@ -91,13 +89,40 @@ def syncfs(path: Path | str) -> None:
 
         try:
             call = ctypes.CDLL(None, use_errno=True).syncfs
-        except AttributeError:  # not Linux: os.sync below
+        except (AttributeError, OSError, TypeError):  # not Linux: os.sync below
             call = _no_syncfs
         _syncfs = call
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fd = os.open(path, os.O_RDONLY | O_DIRECTORY)
+    except OSError:  # Windows opens no folder with os.open
+        if not hasattr(os, "sync"):
+            return False
+        os.sync()
+        return True
     try:
         if call(fd) != 0:
+            if not hasattr(os, "sync"):
+                return False
             os.sync()
+    finally:
+        os.close(fd)
+    return True
+
+
+def fsync_file(path: Path | str) -> None:
+    """``fsync`` the file at ``path``. Opened for reading where that suffices (POSIX);
+    Windows' ``FlushFileBuffers`` refuses a read-only handle, so then for writing."""
+    fd = os.open(path, os.O_RDONLY | O_BINARY)
+    try:
+        os.fsync(fd)
+        return
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    fd = os.open(path, os.O_RDWR | O_BINARY)
+    try:
+        os.fsync(fd)
     finally:
         os.close(fd)
 
@@ -114,7 +139,7 @@ def atomic_write(path: Path, data: bytes, *, fsync: bool = True, mode: int = FIL
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f"{TMP_PREFIX}{path.name}.{os.getpid()}.{os.urandom(4).hex()}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_BINARY, mode)
     try:
         view = memoryview(data)
         while view:

@@ -1,15 +1,13 @@
 """Workspace-relative paths: validation, and file-system access that cannot escape.
 
-Every write of a rewind goes through a folder descriptor opened component by
-component with ``O_NOFOLLOW``, so a symlink — even one swapped in while the
-rewind runs — can never redirect a write outside the workspace.
+Opening folders inside the workspace without following a link (every write of a
+rewind goes through one) is ``fs/folders.py``'s.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import stat
 import unicodedata
 from pathlib import Path
 
@@ -161,48 +159,3 @@ def refuse_protected_path(rel: str, what: str = "path", store_rel: str | None = 
         if folded == sr or folded.startswith(sr + "/"):
             raise Unsafe(f"{what} '{display(rel)}' is inside the Turnback store; Turnback "
                          "never writes there")
-
-
-class NotAFolder(Unsafe):
-    """A component of the path is a file (not a symlink): nothing can stand below it."""
-
-
-def open_dir(root_fd: int, parts: list[str], *, create: bool) -> int:
-    """Open folder ``parts`` under ``root_fd`` without following any symlink.
-
-    Returns a new descriptor (caller closes). ``create`` makes missing folders.
-    """
-    for name in parts:
-        if name in ("", ".", "..") or "/" in name or "\0" in name:
-            raise Unsafe(f"'{'/'.join(parts)}' is not a plain path inside the workspace")
-    fd = os.dup(root_fd)
-    try:
-        for i, name in enumerate(parts):
-            try:
-                nfd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
-            except FileNotFoundError:
-                if not create:
-                    raise
-                try:
-                    os.mkdir(name, 0o755, dir_fd=fd)
-                except FileExistsError:
-                    pass
-                nfd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
-            except (NotADirectoryError, OSError) as exc:
-                if isinstance(exc, NotADirectoryError) or exc.errno == 40:  # ELOOP: a symlink
-                    try:
-                        st = os.lstat(name, dir_fd=fd)
-                        what = "a symlink" if stat.S_ISLNK(st.st_mode) else "not a folder"
-                    except OSError:
-                        what = "being replaced while Turnback opens it"  # a race: refuse too
-                    error = NotAFolder if what == "not a folder" else Unsafe
-                    raise error(
-                        f"'{'/'.join(parts[: i + 1])}' is {what}; refusing to write through it"
-                    ) from None
-                raise
-            os.close(fd)
-            fd = nfd
-        return fd
-    except BaseException:
-        os.close(fd)
-        raise

@@ -18,16 +18,20 @@ import os
 import stat
 from pathlib import Path
 
-from .osflags import O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK
+from .folders import Folder, chmod_fd, is_link, open_root
+from .osflags import O_BINARY, O_CLOEXEC, O_NONBLOCK, POSIX_MODES
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
 GITIGNORE = ".gitignore"
 GITIGNORE_TEXT = b"# Turnback's store: private history, never to be committed\n*\n"
 
-_DIR_FLAGS = os.O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
-# O_NONBLOCK: a FIFO planted in the store must not hang the walk on open
-_FILE_FLAGS = os.O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC
+# O_NONBLOCK: a FIFO planted in the store must not hang the walk on open (a folder's
+# open refuses a link at its last name: fs/folders.py)
+_FILE_FLAGS = os.O_RDONLY | O_NONBLOCK | O_CLOEXEC
+# Without POSIX owners and modes (osflags.POSIX_MODES: Windows) a store is as private as
+# the folder's access control lists make it, which Turnback does not change
+# (docs/RELIABILITY.md)
 
 
 def refuse_foreign(root: Path, *, chosen: bool) -> None:
@@ -77,7 +81,8 @@ def make_dir(path: Path) -> None:
 
 def create_file(path: Path | str) -> int:
     """A new file at ``path`` (which must not exist), 0600, open for writing."""
-    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_CLOEXEC, FILE_MODE)
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_CLOEXEC | O_BINARY,
+                   FILE_MODE)
 
 
 def make_root(root: Path) -> None:
@@ -88,11 +93,9 @@ def make_root(root: Path) -> None:
         os.mkdir(root, DIR_MODE)
     except FileExistsError:
         pass
-    fd = os.open(root, _DIR_FLAGS & ~O_NOFOLLOW)  # the root as resolved by the caller
-    try:
-        os.fchmod(fd, DIR_MODE)
-    finally:
-        os.close(fd)
+    if POSIX_MODES:
+        with open_root(str(root)) as folder:  # the root as resolved by the caller
+            folder.chmod_self(DIR_MODE)
 
 
 def write_gitignore(root: Path) -> None:
@@ -119,7 +122,7 @@ def keep_private(root: Path) -> bool:
         st = os.lstat(root)
     except OSError:
         return False
-    if st.st_uid != os.geteuid():
+    if not POSIX_MODES or st.st_uid != os.geteuid():
         return False
     try:
         os.lstat(os.path.join(root, GITIGNORE))
@@ -136,54 +139,50 @@ def keep_private(root: Path) -> bool:
 def tighten(root: Path) -> int:
     """Make every folder below ``root`` 0700 and every file 0600, then ``root`` itself.
 
-    Symlinks are never followed nor changed: every folder is opened ``O_NOFOLLOW``
-    relative to its parent's descriptor, every file ``O_NOFOLLOW`` and changed through
-    its descriptor, so a link planted or swapped in cannot redirect a ``chmod`` outside
-    the store. Entries that cannot be changed (gone, not ours) are skipped. Returns the
-    number of entries changed.
+    Symlinks are never followed nor changed: every folder and file is opened without
+    following a link (``fs/folders.py``) and changed through its handle, so a link planted
+    or swapped in cannot redirect a ``chmod`` outside the store. Entries that cannot be
+    changed (gone, not ours) are skipped. Returns the number of entries changed.
     """
-    fd = os.open(root, _DIR_FLAGS & ~O_NOFOLLOW)  # the root as resolved by the caller
-    try:
-        changed = _tighten_dir(fd)
-        if stat.S_IMODE(os.fstat(fd).st_mode) != DIR_MODE:
-            os.fchmod(fd, DIR_MODE)  # last: a 0700 root says the walk is done
+    with open_root(str(root)) as folder:  # the root as resolved by the caller
+        changed = _tighten_dir(folder)
+        if stat.S_IMODE(folder.stat_self().st_mode) != DIR_MODE:
+            folder.chmod_self(DIR_MODE)  # last: a 0700 root says the walk is done
             changed += 1
-    finally:
-        os.close(fd)
     return changed
 
 
-def _tighten_dir(dfd: int) -> int:
+def _tighten_dir(dfd: Folder) -> int:
     changed = 0
-    with os.scandir(dfd) as it:
-        entries = list(it)
-    for de in entries:
+    for de in dfd.scandir():
         try:
             st = de.stat(follow_symlinks=False)
         except OSError:
             continue
+        if is_link(st):
+            continue
         if stat.S_ISDIR(st.st_mode):
             try:
-                sub = os.open(de.name, _DIR_FLAGS, dir_fd=dfd)
+                sub = dfd.child(de.name)
             except OSError:
                 continue  # replaced by a link meanwhile (ELOOP), gone, or unreadable
             try:
                 changed += _tighten_dir(sub)
-                if stat.S_IMODE(os.fstat(sub).st_mode) != DIR_MODE:
-                    os.fchmod(sub, DIR_MODE)
+                if stat.S_IMODE(sub.stat_self().st_mode) != DIR_MODE:
+                    sub.chmod_self(DIR_MODE)
                     changed += 1
             except OSError:
                 pass
             finally:
-                os.close(sub)
+                sub.close()
         elif stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) != FILE_MODE:
             try:
-                f = os.open(de.name, _FILE_FLAGS, dir_fd=dfd)
+                f = dfd.open(de.name, _FILE_FLAGS)
             except OSError:
                 continue
             try:
                 if stat.S_ISREG(os.fstat(f).st_mode):  # still the file that was listed
-                    os.fchmod(f, FILE_MODE)
+                    chmod_fd(f, os.path.join(dfd.path, de.name), FILE_MODE)
                     changed += 1
             except OSError:
                 pass

@@ -5,7 +5,8 @@ them may be swapped for a symlink (to ``/dev/zero``, to a file in ``~``), a FIFO
 ``open`` for reading waits for a writer forever) or a file of many gigabytes. A plain
 ``read_bytes()`` then hangs the CLI and the server or fills memory. Here a file is opened
 ``O_NOFOLLOW | O_NONBLOCK`` (a link is refused, a FIFO opens at once), ``fstat``-ed (only
-a regular file is read) and read to a bound.
+a regular file is read) and read to a bound. Where ``O_NOFOLLOW`` is missing (Windows),
+``folders.open_path_nofollow`` takes its place: ``lstat`` before, ``fstat`` after.
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ import stat
 from pathlib import Path
 
 from ..errors import StoreDamaged
+from .folders import Folder, open_path_nofollow
+from .osflags import DESCRIPTORS, O_BINARY, O_CLOEXEC, O_NONBLOCK
+from .osflags import O_NOFOLLOW as NOFOLLOW
 
-NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # absent on Windows, where links need a privilege
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_READ = os.O_RDONLY | _NONBLOCK | _CLOEXEC | getattr(os, "O_BINARY", 0)
+_READ = os.O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_BINARY
 
 
 class NotRegular(StoreDamaged):
@@ -52,25 +53,34 @@ def open_append(path: Path | str, *, create: int | None = None) -> int:
     """A read-write, append-only descriptor on the regular file at ``path``, never through a
     link (a planted ``checkpoints.jsonl -> ~/.profile`` must not get Turnback's lines);
     created with mode ``create`` when given and absent."""
-    flags = os.O_RDWR | os.O_APPEND | _CLOEXEC | NOFOLLOW | getattr(os, "O_BINARY", 0)
+    flags = os.O_RDWR | os.O_APPEND | O_CLOEXEC | O_BINARY
     return _open_checked(path, flags | (os.O_CREAT if create is not None else 0), create or 0)
 
 
-def open_regular(path: Path | str, *, follow: bool = False, dir_fd: int | None = None) -> int:
+def open_regular(path: Path | str, *, follow: bool = False, folder: Folder | None = None) -> int:
     """A descriptor on the regular file at ``path``; the caller closes it.
 
     Raises ``FileNotFoundError`` when nothing is there and ``NotRegular`` for anything
     else than a regular file (with ``follow=False``, a symlink too, even one to a file).
-    ``dir_fd``: ``path`` is a name in that folder (see ``paths.open_dir``).
+    ``folder``: ``path`` is a name in that folder (see ``folders.open_dir``), never
+    followed if a link.
     """
-    return _open_checked(path, _READ | (0 if follow else NOFOLLOW), dir_fd=dir_fd)
+    return _open_checked(path, _READ, follow=follow, folder=folder)
 
 
-def _open_checked(path: Path | str, flags: int, mode: int = 0, dir_fd: int | None = None) -> int:
-    """``os.open``, then ``NotRegular`` (and the descriptor closed) for a link refused by
-    ``O_NOFOLLOW`` or anything but a regular file."""
+def _open_checked(path: Path | str, flags: int, mode: int = 0, *, follow: bool = False,
+                  folder: Folder | None = None) -> int:
+    """``os.open`` not following a last link (unless ``follow``), then ``NotRegular`` (and
+    the descriptor closed) for a link or anything but a regular file."""
     try:
-        fd = os.open(path, flags, mode, dir_fd=dir_fd)
+        if folder is not None:
+            fd = folder.open(os.fspath(path), flags, mode)
+        elif follow:
+            fd = os.open(path, flags, mode)
+        elif DESCRIPTORS:
+            fd = os.open(path, flags | NOFOLLOW, mode)
+        else:
+            fd = open_path_nofollow(os.fspath(path), flags, mode)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise _refuse(path, "a symbolic link") from None
@@ -110,9 +120,9 @@ def read_fd(fd: int, limit: int, path: Path | str) -> bytes:
 
 
 def read_regular(path: Path | str, *, limit: int, follow: bool = False,
-                 dir_fd: int | None = None) -> bytes:
+                 folder: Folder | None = None) -> bytes:
     """The bytes of the regular file at ``path`` (see ``open_regular`` and ``read_fd``)."""
-    fd = open_regular(path, follow=follow, dir_fd=dir_fd)
+    fd = open_regular(path, follow=follow, folder=folder)
     try:
         return read_fd(fd, limit, path)
     finally:

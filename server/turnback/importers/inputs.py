@@ -5,8 +5,9 @@ a symlink to ``~/.ssh/id_ed25519`` (whose bytes a rewind would then write into
 the workspace), a FIFO that blocks a read forever, or ``/dev/zero`` that never
 ends. Every importer opens its inputs here, so one place decides:
 
-- the file is opened with ``O_NOFOLLOW | O_NONBLOCK`` and ``fstat``-ed: a link,
-  FIFO, device, socket or folder is refused at once with :class:`Unsafe`;
+- the file is opened with ``O_NOFOLLOW | O_NONBLOCK`` (Windows: see ``fs/folders.py``),
+  ``fstat``-ed: a link, FIFO, device, socket or folder is refused at once with
+  :class:`Unsafe`;
 - folder walks (:func:`find`) never descend into a linked folder and report
   what they pass over;
 - nothing is read whole beyond :func:`max_line` bytes (``TURNBACK_MAX_LINE``).
@@ -28,15 +29,15 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ..errors import InvalidInput, Unsafe
-from ..fs.osflags import O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK
+from ..fs.folders import Folder, is_link, open_root
+from ..fs.osflags import O_BINARY, O_CLOEXEC, O_NONBLOCK
 from ..models import Problem
 
 MAX_LINE_ENV = "TURNBACK_MAX_LINE"
 DEFAULT_MAX_LINE = 64 << 20  # real transcripts' longest lines are a few MiB
 MIN_MAX_LINE = 1024
 
-_OPEN_FLAGS = os.O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC
-_DIR_FLAGS = os.O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
+_OPEN_FLAGS = os.O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_BINARY  # never a last link: Folder.open
 _SIZE_RE = re.compile(r"(\d+)\s*([KMG]?)(?:i?B)?", re.IGNORECASE)
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
@@ -96,30 +97,32 @@ def refusal(path: Path, what: str) -> Unsafe:
     )
 
 
-def _open_parent(path: Path, under: Path | None) -> int:
-    """A descriptor of ``path``'s folder; below ``under``, opened without following links."""
+def _open_parent(path: Path, under: Path | None) -> Folder:
+    """``path``'s folder; below ``under``, reached without following links
+    (``fs/folders.py``: descriptors on POSIX, checked paths on Windows)."""
     if under is None:
-        return os.open(path.parent, os.O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        return open_root(str(path.parent))
     parts = path.parent.relative_to(under).parts
-    fd = os.open(under, os.O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    here = open_root(str(under))
     try:
         for i, name in enumerate(parts):
             try:
-                nfd = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                nxt = here.child(name)
             except OSError as exc:
                 if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
                     raise
                 folder = under.joinpath(*parts[: i + 1])
                 try:
-                    what = kind_of(os.lstat(name, dir_fd=fd).st_mode)
+                    st = here.lstat(name)
+                    what = "a symbolic link" if is_link(st) else kind_of(st.st_mode)
                 except OSError:
                     what = "being replaced while Turnback opens it"
                 raise refusal(folder, what) from None
-            os.close(fd)
-            fd = nfd
-        return fd
+            here.close()
+            here = nxt
+        return here
     except BaseException:
-        os.close(fd)
+        here.close()
         raise
 
 
@@ -130,26 +133,26 @@ def open_regular(path: Path, under: Path | None = None) -> BinaryIO:
     (a file-history folder swapped for a link to ``~/.ssh``). Raises :class:`Unsafe`
     at once for anything else; OSError when the file cannot be opened at all.
     """
-    dfd = _open_parent(path, under)
-    try:
+    with _open_parent(path, under) as dfd:
         # lstat first: a device is never even opened (opening some has effects).
-        st = os.lstat(path.name, dir_fd=dfd)
+        st = dfd.lstat(path.name)
+        if is_link(st):
+            raise refusal(path, "a symbolic link")
         if not stat.S_ISREG(st.st_mode):
             raise refusal(path, kind_of(st.st_mode))
         try:
             # O_NONBLOCK: a FIFO swapped in since the lstat must not block the open.
-            fd = os.open(path.name, _OPEN_FLAGS, dir_fd=dfd)
+            fd = dfd.open(path.name, _OPEN_FLAGS)
         except OSError as exc:
             if exc.errno == errno.ELOOP:  # became a link since the lstat
                 raise refusal(path, "a symbolic link") from None
             raise
-    finally:
-        os.close(dfd)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise refusal(path, kind_of(st.st_mode))
-        os.set_blocking(fd, True)
+        if O_NONBLOCK:
+            os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)

@@ -26,6 +26,7 @@ import orjson
 
 from ..errors import InvalidInput, NotFound
 from ..events import check_id
+from ..fs.osflags import O_BINARY, O_NOFOLLOW
 from ..models import Problem
 from ..sessions.turns import opens_turn
 from .base import Context, EventRecord, FileParser, RawLine, SkippedLine, iter_raw_lines
@@ -155,7 +156,8 @@ def write_fork(plan: ForkPlan, ctx: Context) -> Path:
             continue
         out.append(orjson.dumps(_rewrite(plan.agent, obj, plan.new_id)))
     data = b"\n".join(out) + b"\n"
-    fd = os.open(plan.target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    fd = os.open(plan.target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_BINARY,
+                 0o600)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)

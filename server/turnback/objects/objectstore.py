@@ -212,8 +212,7 @@ class ObjectStore:
             written, self.written = self.written, 0
         if not written:
             return
-        if len(paths) > SYNC_FILES_MAX:
-            syncfs(self.root)
+        if len(paths) > SYNC_FILES_MAX and syncfs(self.root):
             return
         dirs = {p.parent for p in paths}
         dirs |= {d.parent for d in dirs if d.name != "pack"}  # a loose object's new folder

@@ -30,6 +30,7 @@ import zstandard
 
 from ..errors import StoreDamaged
 from ..fs.atomic import atomic_write, fsync_dir
+from ..fs.osflags import O_BINARY
 from ..fs.privacy import create_file, make_dir
 from ..fs.reading import open_regular, read_regular
 
@@ -191,7 +192,7 @@ class PackWriter:
             if loc is None or self._f is None:
                 return None
             self._f.flush()
-        fd = os.open(self.path, os.O_RDONLY)
+        fd = os.open(self.path, os.O_RDONLY | O_BINARY)
         try:
             block = zstandard.ZstdDecompressor().decompress(
                 os.pread(fd, loc.block_len, loc.block_off), max_output_size=BLOCK_MAX)

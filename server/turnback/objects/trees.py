@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from ..errors import StoreDamaged, Unsafe
+from ..fs.osflags import POSIX_MODES
 from .objectstore import TREE, ObjectStore, damaged_name, hash_bytes
 
 FILE = "f"
@@ -29,6 +30,13 @@ MODES = (FILE, EXEC, LINK, DIR)
 FILE_MODES: tuple[str, ...] = tuple(
     FILE if p == 0o644 else EXEC if p == 0o755 else f"p{p:03o}" for p in range(0o1000))
 VALID_MODES = frozenset((*MODES, *FILE_MODES))
+# A file's mode as a checkpoint records it, by st_mode & 0o777. Where there are no POSIX
+# permission bits (Windows: stat says 0o666, or 0o444 for a read-only file, whatever the
+# file was), a writable file is FILE and a read-only one p444, so a checkpoint taken there
+# does not differ in every file's mode from one taken on Linux or macOS. (An executable
+# bit, which Windows does not keep, is not seen there: docs/RELIABILITY.md, "Windows".)
+STAT_MODES: tuple[str, ...] = FILE_MODES if POSIX_MODES else tuple(
+    FILE if p & 0o200 else "p444" for p in range(0o1000))
 # Bounds a damaged (or crafted) tree cannot make a reader exceed. Real ones are far below:
 # Linux paths end at 4096 bytes, and Python's recursion limit (1000) sits above MAX_DEPTH.
 MAX_DEPTH = 512  # folders nested in one checkpoint
@@ -41,7 +49,7 @@ _HEX = b"0123456789abcdef"
 
 def file_mode(st_mode: int) -> str:
     """The tree mode of a regular file with this ``st_mode``."""
-    return FILE_MODES[st_mode & 0o777]
+    return STAT_MODES[st_mode & 0o777]
 
 
 def permissions(mode: str) -> int:

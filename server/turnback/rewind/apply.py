@@ -1,6 +1,7 @@
 """Applying a plan: removes first (deepest paths first), then each file written to a
-temporary name beside it and renamed into place, all through folder descriptors that
-refuse symlinks. Each path is looked at again right before it is replaced, so nothing
+temporary name beside it and renamed into place, all through folders opened without
+following a link (``fs/folders.py``: descriptors on POSIX, checked paths on
+Windows). Each path is looked at again right before it is replaced, so nothing
 that the plan did not expect there is ever overwritten. Every step is idempotent, which
 is what lets a journal finish an interrupted rewind by applying the plan again.
 """
@@ -16,15 +17,17 @@ from collections.abc import Callable
 import blake3
 
 from ..errors import Conflict, Unsafe
-from ..fs.paths import NotAFolder, open_dir, refuse_protected_path
+from ..fs.folders import Folder, NotAFolder, chmod_fd, is_link, open_dir, open_root
+from ..fs.osflags import O_BINARY, O_CLOEXEC, O_NONBLOCK
+from ..fs.paths import refuse_protected_path
 from ..objects.objectstore import BLOB, CHUNK, ObjectStore, hash_bytes
-from ..objects.trees import FILE_MODES, LINK, Entry, permissions
+from ..objects.trees import LINK, STAT_MODES, Entry, permissions
 from .plan import Plan
 
 UNREADABLE = Entry("?", "unreadable", 0)  # equal to no entry a plan holds
 
 
-def disk_entry(dfd: int, name: str) -> Entry | None:
+def disk_entry(dfd: Folder, name: str) -> Entry | None:
     """What stands at ``name`` in folder ``dfd`` now, as a tree entry (hashing the file).
 
     None: nothing a rewind must keep — no file, an (emptied) folder the put clears or
@@ -32,14 +35,14 @@ def disk_entry(dfd: int, name: str) -> Entry | None:
     ``UNREADABLE``: a file that cannot be read, so nothing can vouch for it.
     """
     try:
-        st = os.lstat(name, dir_fd=dfd)
+        st = dfd.lstat(name)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError:
         return UNREADABLE
-    if stat.S_ISLNK(st.st_mode):
+    if is_link(st):
         try:
-            target = os.readlink(name, dir_fd=dfd)
+            target = dfd.readlink(name)
         except OSError:
             return UNREADABLE
         raw = os.fsencode(target)
@@ -47,7 +50,7 @@ def disk_entry(dfd: int, name: str) -> Entry | None:
     if not stat.S_ISREG(st.st_mode):
         return None
     try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dfd)
+        fd = dfd.open(name, os.O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_BINARY)
     except FileNotFoundError:
         return None
     except OSError:
@@ -63,7 +66,14 @@ def disk_entry(dfd: int, name: str) -> Entry | None:
         return UNREADABLE
     finally:
         os.close(fd)
-    return Entry(FILE_MODES[st.st_mode & 0o777], h.hexdigest(), size)
+    return Entry(STAT_MODES[st.st_mode & 0o777], h.hexdigest(), size)
+
+
+def _lstat_or_none(dfd: Folder, name: str) -> os.stat_result | None:
+    try:
+        return dfd.lstat(name)
+    except OSError:
+        return None
 
 
 def _same(now: Entry | None, want: Entry | None) -> bool:
@@ -84,24 +94,22 @@ class Changed(Conflict):
         self.paths = paths
 
 
-def _remove_empty_folders(dfd: int, name: str) -> bool:
+def _remove_empty_folders(dfd: Folder, name: str) -> bool:
     """Remove folder ``name`` if it holds nothing but folders, recursively; never a file.
 
-    Walks through descriptors without following symlinks (a link is not empty).
+    Walks without following links (a link is not empty).
     """
-    fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dfd)
-    try:
-        for child in os.listdir(fd):
+    with dfd.child(name) as fd:
+        for child in fd.listdir():
             if child.lower() == ".git":
                 return False  # a nested repository: nothing in it is removed, not even empty
                 # folders (a fresh repository's objects/ holds only empty ones)
-            if not stat.S_ISDIR(os.lstat(child, dir_fd=fd).st_mode):
+            st = fd.lstat(child)
+            if not stat.S_ISDIR(st.st_mode) or is_link(st):
                 return False
             if not _remove_empty_folders(fd, child):
                 return False
-    finally:
-        os.close(fd)
-    os.rmdir(name, dir_fd=dfd)
+    dfd.rmdir(name)
     return True
 
 
@@ -135,8 +143,7 @@ class Applier:
             refuse_protected_path(path)
         kept: list[str] = []
         self.done = []
-        root = os.open(self.workspace, os.O_RDONLY | os.O_DIRECTORY)
-        try:
+        with open_root(self.workspace) as root:
             for path in plan.remove:
                 if self._check(root, path, None, plan.before.get(path), strict, kept):
                     self._remove(root, path)
@@ -145,11 +152,9 @@ class Applier:
                 if self._check(root, path, entry, plan.before.get(path), strict, kept):
                     self._put(root, path, entry)
                     self.done.append(path)
-        finally:
-            os.close(root)
         return kept
 
-    def _check(self, root: int, path: str, want: Entry | None, was: Entry | None,
+    def _check(self, root: Folder, path: str, want: Entry | None, was: Entry | None,
                strict: bool, kept: list[str]) -> bool:
         """Whether ``path`` is to be written now (see ``apply``)."""
         parts = path.split("/")
@@ -158,10 +163,8 @@ class Applier:
         except (FileNotFoundError, NotADirectoryError, NotAFolder):
             now = None  # its folder is gone: no file stands there (a symlink: Unsafe)
         else:
-            try:
+            with dfd:
                 now = disk_entry(dfd, parts[-1])
-            finally:
-                os.close(dfd)
         if _same(now, want):
             return False  # already so (a journal applied again)
         if _same(now, was):
@@ -174,30 +177,25 @@ class Applier:
     def remove_temps(self, plan: Plan) -> None:
         """Delete the temporary files a killed rewind left beside the files it was writing."""
         folders = {p.rpartition("/")[0] for p in {**plan.write, **plan.create}}
-        root = os.open(self.workspace, os.O_RDONLY | os.O_DIRECTORY)
-        try:
+        with open_root(self.workspace) as root:
             for folder in sorted(folders):
                 try:
                     dfd = open_dir(root, folder.split("/") if folder else [], create=False)
                 except (OSError, Unsafe):  # gone, unreadable, a symlink: nothing to clean
                     continue
-                try:
+                with dfd:
                     try:
-                        names = os.listdir(dfd)
+                        names = dfd.listdir()
                     except OSError:
                         continue
                     for name in names:
                         if _is_temp(name):
                             try:
-                                os.unlink(name, dir_fd=dfd)
+                                dfd.unlink(name)
                             except OSError:
                                 pass  # not a file of ours (a folder so named): left as is
-                finally:
-                    os.close(dfd)
-        finally:
-            os.close(root)
 
-    def _remove(self, root: int, path: str) -> None:
+    def _remove(self, root: Folder, path: str) -> None:
         parts = path.split("/")
         try:
             dfd = open_dir(root, parts[:-1], create=False)
@@ -205,29 +203,31 @@ class Applier:
             # already gone: a re-applied journal may find a file where the folder was
             # (a file <-> folder swap), and nothing is removed through a symlink
             return
-        try:
+        with dfd:
             try:
-                os.unlink(parts[-1], dir_fd=dfd)
+                dfd.unlink(parts[-1])
             except FileNotFoundError:
                 pass
-            except IsADirectoryError:
-                pass  # a folder now stands there: its files are removed one by one
-        finally:
-            os.close(dfd)
+            except (IsADirectoryError, PermissionError) as exc:
+                # a folder now stands there: its files are removed one by one (Windows
+                # says so with EACCES); a file that cannot be removed is an error
+                st = _lstat_or_none(dfd, parts[-1])
+                folder = st is not None and stat.S_ISDIR(st.st_mode) and not is_link(st)
+                if not folder and not isinstance(exc, IsADirectoryError):
+                    raise
         # prune folders the removal emptied, up to the workspace
         for depth in range(len(parts) - 1, 0, -1):
             try:
                 pfd = open_dir(root, parts[: depth - 1], create=False)
             except (FileNotFoundError, NotADirectoryError, Unsafe):
                 return
-            try:
-                os.rmdir(parts[depth - 1], dir_fd=pfd)
-            except OSError:
-                return  # not empty (other or ignored files): keep it
-            finally:
-                os.close(pfd)
+            with pfd:
+                try:
+                    pfd.rmdir(parts[depth - 1])
+                except OSError:
+                    return  # not empty (other or ignored files): keep it
 
-    def _clear_dir(self, dfd: int, name: str, path: str) -> None:
+    def _clear_dir(self, dfd: Folder, name: str, path: str) -> None:
         """A target file replaces a folder: the folder must hold no file by now.
 
         Empty folders inside it go too: checkpoints do not record empty folders,
@@ -236,7 +236,7 @@ class Applier:
         try:
             if _remove_empty_folders(dfd, name):
                 return
-            os.rmdir(name, dir_fd=dfd)
+            dfd.rmdir(name)
         except OSError as exc:
             if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
                 raise Conflict(
@@ -245,44 +245,44 @@ class Applier:
                 ) from None
             raise
 
-    def _put(self, root: int, path: str, entry: Entry) -> None:
+    def _put(self, root: Folder, path: str, entry: Entry) -> None:
         parts = path.split("/")
         dfd = self._parent(root, parts, path)
         name = parts[-1]
         tmp = f"{TMP_PREFIX}{os.getpid()}-{os.urandom(4).hex()}"
         try:
             try:
-                st = os.lstat(name, dir_fd=dfd)
-                if stat.S_ISDIR(st.st_mode):
+                st = dfd.lstat(name)
+                if stat.S_ISDIR(st.st_mode) and not is_link(st):
                     self._clear_dir(dfd, name, path)
             except FileNotFoundError:
                 pass
             if entry.mode == LINK:
                 target = self.objects.get(BLOB, entry.hash)
-                os.symlink(target, tmp, dir_fd=dfd)
+                dfd.symlink(target, tmp)
             else:
                 # private until its bits are set: a 0600 file's bytes are never readable by
                 # others through the temporary file
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600,
-                             dir_fd=dfd)
+                fd = dfd.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_CLOEXEC | O_BINARY,
+                              0o600)
                 try:
                     self.objects.copy_blob_to(entry.hash, fd)
-                    os.fchmod(fd, permissions(entry.mode))
+                    chmod_fd(fd, os.path.join(dfd.path, tmp), permissions(entry.mode))
                     if self.fsync:
                         os.fsync(fd)
                 finally:
                     os.close(fd)
-            os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+            dfd.rename(tmp, name)
         except BaseException:
             try:
-                os.unlink(tmp, dir_fd=dfd)
+                dfd.unlink(tmp)
             except OSError:
                 pass
             raise
         finally:
-            os.close(dfd)
+            dfd.close()
 
-    def _parent(self, root: int, parts: list[str], path: str) -> int:
+    def _parent(self, root: Folder, parts: list[str], path: str) -> Folder:
         """Open the folder that will hold ``path``, turning files in the way into folders."""
         try:
             return open_dir(root, parts[:-1], create=True)
@@ -351,11 +351,14 @@ def check_conflicts(workspace: str, plan: Plan, skipped: dict[str, str] | None =
         if path in plan.create and not stat.S_ISDIR(st.st_mode):
             if key(path) in removed:
                 continue  # the file of another spelling, which the plan removes first
-            dfd = os.open(os.path.dirname(full) or ".", os.O_RDONLY | os.O_DIRECTORY)
             try:
-                now = disk_entry(dfd, os.path.basename(full))
-            finally:
-                os.close(dfd)
+                with open_root(workspace) as root:
+                    dfd = open_dir(root, parts[:-1], create=False)
+            except (OSError, Unsafe):
+                uncaptured.append(path)  # changed since just now: nothing vouches for it
+                continue
+            with dfd:
+                now = disk_entry(dfd, parts[-1])
             if now is not None and not _same(now, plan.create[path]):
                 uncaptured.append(path)
             continue

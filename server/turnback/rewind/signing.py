@@ -18,8 +18,11 @@ from typing import Any
 
 import blake3
 
+from ..errors import TurnbackError
 from ..fs.jsonl import dumps
+from ..fs.osflags import O_BINARY, O_NOFOLLOW
 from ..fs.paths import expand_home
+from ..fs.reading import open_regular
 
 KEY_BYTES = 32
 FIELD = "signature"
@@ -33,12 +36,12 @@ def key_path() -> Path:
 def _key(create: bool) -> bytes | None:
     path = key_path()
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = open_regular(path)
     except FileNotFoundError:
         if not create:
             return None
         return _make_key(path)
-    except OSError:
+    except (OSError, TurnbackError):  # a link, a FIFO: no key (so no signature matches)
         return None
     try:
         data = os.read(fd, KEY_BYTES + 1)
@@ -52,7 +55,7 @@ def _make_key(path: Path) -> bytes | None:
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_BINARY, 0o600)
         try:
             os.write(fd, key)
             os.fsync(fd)

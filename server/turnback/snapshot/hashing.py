@@ -12,7 +12,7 @@ import blake3
 
 from ..fs.reading import NotRegular, open_regular
 from ..objects.objectstore import BLOB, CHUNK, hash_bytes
-from ..objects.trees import FILE_MODES, Entry
+from ..objects.trees import STAT_MODES, Entry
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
@@ -167,4 +167,4 @@ class Hashing(ScanState):
         if res is None:
             return None
         digest, mode, size = res
-        return Entry(FILE_MODES[mode & 0o777], digest, size)
+        return Entry(STAT_MODES[mode & 0o777], digest, size)

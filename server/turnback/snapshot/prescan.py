@@ -83,11 +83,15 @@ def listing_key(listing: list[os.DirEntry[str]], sts: list[os.stat_result]) -> s
 def can_fork() -> bool:
     """A fork is safe only with no other thread (one could hold a lock the child needs).
 
-    Linux only: elsewhere (macOS) system libraries are not fork-safe without an exec.
+    Linux only: elsewhere (macOS) system libraries are not fork-safe without an exec, and
+    Windows has no ``fork``. Not either where folders are reached by path
+    (``TURNBACK_FS_PATHS=1``, see ``fs/osflags.py``): the checks go through descriptors.
     """
     import threading
 
-    return sys.platform.startswith("linux") and threading.active_count() == 1
+    return (sys.platform.startswith("linux") and hasattr(os, "fork")
+            and os.environ.get("TURNBACK_FS_PATHS") != "1"
+            and threading.active_count() == 1)
 
 
 def verify_one(root_fd: int, rel: str, want: str | None) -> Verified | None:

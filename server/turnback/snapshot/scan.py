@@ -18,8 +18,9 @@ from collections.abc import Iterable
 from stat import S_ISDIR, S_ISREG
 from typing import TYPE_CHECKING
 
-from ..fs.osflags import O_CLOEXEC, O_DIRECTORY
-from ..objects.trees import DIR, FILE_MODES, LINK, Entry, Tree
+from ..fs.folders import is_link
+from ..fs.osflags import DESCRIPTORS, O_CLOEXEC, O_DIRECTORY
+from ..objects.trees import DIR, LINK, STAT_MODES, Entry, Tree
 from . import prescan
 from .ignore import IGNORE_FILES
 from .prescan import Verified, listing_key
@@ -161,8 +162,11 @@ class Scanner(TreeBuilding):
         Listed through a descriptor, each ``DirEntry.stat`` is an ``fstatat`` relative to
         it: cheaper than resolving the absolute path again for every file. All are taken
         before the descriptor is closed, and before any subfolder is listed: a deep tree
-        does not hold one descriptor per level.
+        does not hold one descriptor per level. Where descriptors are missing (Windows),
+        listed by path: the stats come with the listing there (``FindNextFile``).
         """
+        if not DESCRIPTORS:
+            return Scanner._listing_by_path(abs_dir, rel_dir, skipped)
         try:
             fd = os.open(abs_dir, _DIR_FLAGS)
         except (FileNotFoundError, NotADirectoryError):
@@ -184,6 +188,33 @@ class Scanner(TreeBuilding):
             return listing, sts
         finally:
             os.close(fd)
+
+    @staticmethod
+    def _listing_by_path(abs_dir: str, rel_dir: str, skipped: list[dict[str, object]]
+                         ) -> tuple[list[os.DirEntry[str]], list[os.stat_result | None]] | None:
+        """``_open_listing`` where folders have no descriptors: ``scandir`` by path, then
+        the folder looked at again (not a link now: what was listed was no link either,
+        unless swapped there and back meanwhile, docs/RELIABILITY.md "Windows")."""
+        try:
+            with os.scandir(abs_dir) as it:
+                listing = list(it)
+            sts: list[os.stat_result | None] = []
+            for de in listing:
+                try:
+                    sts.append(de.stat(follow_symlinks=False))
+                except FileNotFoundError:
+                    sts.append(None)
+            st = os.lstat(abs_dir)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            skipped.append({"path": rel_dir or ".",
+                            "reason": f"unreadable folder ({exc.strerror})"})
+            return None
+        if rel_dir and (is_link(st) or not stat.S_ISDIR(st.st_mode)):
+            skipped.append({"path": rel_dir, "reason": "replaced by a link while listed"})
+            return None
+        return listing, sts
 
     def _list_in(
         self,
@@ -257,7 +288,7 @@ class Scanner(TreeBuilding):
                     and row[4] == mode
                     and st.st_mtime_ns < row[5] - RACY_MARGIN_NS
                 ):
-                    node.entries[name] = Entry(FILE_MODES[mode & 0o777],
+                    node.entries[name] = Entry(STAT_MODES[mode & 0o777],
                                                row[6].hex(), st.st_size)
                     node.hits += 1
                     continue
@@ -273,13 +304,14 @@ class Scanner(TreeBuilding):
                 if dirty_paths is None or rel not in dirty_paths:
                     digest = self.statcache.lookup(rel, st)
                     if digest is not None:
-                        node.entries[name] = Entry(FILE_MODES[mode & 0o777], digest,
+                        node.entries[name] = Entry(STAT_MODES[mode & 0o777], digest,
                                                    st.st_size)
                         continue
                 item = node.entries[name] = Pending(rel, st.st_size)
                 pending.append(item)
                 continue
-            if S_ISDIR(mode):
+            # (where folders have no descriptors, a junction is no folder to enter)
+            if S_ISDIR(mode) and (DESCRIPTORS or not is_link(st)):
                 if not (trusted and rel in self.statcache.dirsigs) and in_dir(
                         rel_dir, rel, name, True):
                     continue
@@ -376,7 +408,7 @@ class Scanner(TreeBuilding):
                 node.entries.pop(name, None)
                 continue
             mode = st.st_mode
-            if S_ISDIR(mode):
+            if S_ISDIR(mode) and (DESCRIPTORS or not is_link(st)):
                 if self.ignore.in_dir(rel_dir, rel, name, True):
                     node.entries.pop(name, None)
                     continue

@@ -15,8 +15,9 @@ from ..events import (
     new_id,
     now_iso,
 )
+from ..fs.folders import open_dir, open_root
 from ..fs.locks import rw_lock
-from ..fs.paths import normalize, open_dir
+from ..fs.paths import normalize
 from ..fs.reading import read_regular
 from ..models import Change, Checkpoint, FileContent
 from ..objects.objectstore import BLOB
@@ -282,21 +283,16 @@ class CheckpointOps(SessionOps):
             return self.objects.get(BLOB, entry.hash)
 
         def read_disk(path: str, entry: Entry) -> bytes:
-            # through folder descriptors, never a link: a folder swapped for a link to
+            # never through a link (fs/folders.py): a folder swapped for a link to
             # ~/.ssh while the diff is asked must not show what lies there
             *folders, name = path.split("/")
             try:
-                root = os.open(self.workspace, os.O_RDONLY | os.O_DIRECTORY)
-                try:
+                with open_root(str(self.workspace)) as root:
                     dfd = open_dir(root, folders, create=False)
-                finally:
-                    os.close(root)
-                try:
+                with dfd:
                     if entry.mode == LINK:
-                        return os.fsencode(os.readlink(name, dir_fd=dfd))
-                    return read_regular(name, dir_fd=dfd, limit=self.config.size_cap_bytes)
-                finally:
-                    os.close(dfd)
+                        return os.fsencode(dfd.readlink(name))
+                    return read_regular(name, folder=dfd, limit=self.config.size_cap_bytes)
             except (OSError, TurnbackError):
                 return b""
 
