@@ -38,7 +38,8 @@ from ..store.facade import Store
 from . import registry
 from .apply import Applier
 from .base import DocumentParser, FileParser
-from .live import WatchRoot, input_files
+from .inputs import find
+from .live import WatchRoot, input_files, input_of
 from .result import ImportResult
 from .runner import Check, Cursor, Progress, make_context, read_lines
 
@@ -148,12 +149,31 @@ class Follower:
                 if owner is not None and owner in self.files:
                     picked[owner] = self.files[owner].source
                     forced.add(owner)
-                else:
-                    relook.add(name)
+                    continue
+                matching = registry.get(name).matching
+                if matching is None:
+                    relook.add(name)  # its folder is this workspace's: look again
+                    continue
+                # A folder shared by every project: only this input is asked whether it
+                # is ours (another project's session growing costs one small read).
+                for candidate in self._inputs_at(path, root, owner):
+                    if _is_input(candidate) and matching.belongs(self.ctx, candidate):
+                        picked.setdefault(candidate, name)
         if relook:
             for name, path in self.discover(relook):
                 picked.setdefault(path, name)
         return [(name, path) for path, name in picked.items()]
+
+    def _inputs_at(self, path: Path, root: WatchRoot, owner: Path | None) -> list[Path]:
+        """The inputs a change at ``path`` may concern: the one it stands for; for a
+        folder that appeared, also those of the files already in it."""
+        if owner is not None:
+            return [owner]
+        out = [input_of(path)]
+        if path.is_dir() and not path.is_symlink():
+            out += [input_of(f) for f in find(path, root.pattern, refused=self.ctx.refused)
+                    if root.holds(f)]
+        return list(dict.fromkeys(out))
 
     def next_flush(self) -> float | None:
         """The clock time at which the next idle flush is due (None: nothing waits)."""

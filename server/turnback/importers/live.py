@@ -83,6 +83,17 @@ def input_files(path: Path) -> tuple[Path, ...]:
     return (path,)
 
 
+def input_of(path: Path) -> Path:
+    """The input a changed file stands for: a Cline task folder for its
+    ``ui_messages.json``, a database for its ``-wal``; else the file itself
+    (the inverse of :func:`input_files`)."""
+    if path.name == cline.UI_FILE:
+        return path.parent
+    if path.name.endswith(".db-wal"):
+        return path.with_name(path.name[:-4])
+    return path
+
+
 def gemini_roots(ctx: Context) -> list[WatchRoot]:
     # chats/session-*.json (rewritten whole), session-*.jsonl and <sub>/*.jsonl (appended)
     return [WatchRoot(f, recursive=True, pattern="*.json*")
