@@ -95,7 +95,8 @@ def one(ws: Path, home: Path) -> dict[str, Any]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--workspace", type=Path, help="a folder with no .turnback (default: a small one made here)")
+    ap.add_argument("--workspace", type=Path,
+                    help="a folder with no .turnback (default: a small one made here)")
     ap.add_argument("--runs", type=int, default=3)
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="turnback-first-open-") as tmp:
@@ -114,7 +115,8 @@ def main() -> int:
         made = any(r["storeDirMade"] for r in runs)
         if made:
             shutil.rmtree(ws / ".turnback", ignore_errors=True)
-    print(json.dumps({"workspace": str(a.workspace or "small (200 files)"), "runs": runs}, indent=1))
+    print(json.dumps({"workspace": str(a.workspace or "small (200 files)"), "runs": runs},
+                     indent=1))
     return 1 if made else 0
 
 

@@ -262,9 +262,11 @@ def test_copilot_chat_sessions_are_followed(store: Store, ws: Path, tmp_path: Pa
     write(session, doc)  # the chat went on: the file is written again whole
     assert changed(f, session).prompted == ["s-1"]
     assert prompts(store, "s-1") == ["rename foo", "and tests?"]
-    # another folder's chats are outside every root
+    # another folder's chats are outside every root that is read; the editors' storage is
+    # a lookout (a folder made there for this workspace later brings its chats in)
     other = session.parents[2] / "h2" / "chatSessions" / "other.json"
-    assert not any(r.holds(other) for _, r in f.roots())
+    assert not any(r.holds(other) for _, r in f.roots() if not r.lookout)
+    assert changed(f, other).sessions == []
 
 
 # -- Continue ------------------------------------------------------------------------------------
@@ -290,7 +292,9 @@ def test_every_agent_source_is_followed(store: Store, tmp_path: Path) -> None:
     agents = [s.name for s in registry.SOURCES.values() if s.agent]
     assert registry.followable() == agents
     f = Follower(store, home=tmp_path / "home", env={})
-    assert {name for name, _ in f.roots()} == set(agents) - {"copilot-chat"}  # no storage yet
+    assert {name for name, _ in f.roots()} == set(agents)
+    # no storage of this workspace yet: Copilot Chat only looks out for one
+    assert all(r.lookout for name, r in f.roots() if name == "copilot-chat")
 
 
 # -- a folder shared by every project ----------------------------------------------------------
