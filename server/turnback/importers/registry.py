@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -151,16 +151,21 @@ def discover_in(ctx: Context, sources: Iterable[str] | None = None) -> list[Foun
     """
     names = [get(n).name for n in sources] if sources is not None else [
         s.name for s in SOURCES.values() if s.agent]
-    found: list[Found] = []
+    return [Found(name, p, SOURCES[name].followable, live.input_files(p))
+            for name, paths in located(ctx, names) for p in paths]
+
+
+def located(ctx: Context, names: Iterable[str]) -> Iterator[tuple[str, list[Path]]]:
+    """Each named source with what its ``locate`` finds for ``ctx.workspace`` in its usual
+    place (not listed: nothing found). A source that fails to look (an unreadable
+    folder) finds nothing rather than stopping the others; the import itself says why."""
     for name in names:
-        src = SOURCES[name]
         try:
-            paths = src.locate(ctx, None)
+            paths = SOURCES[name].locate(ctx, None)
         except (OSError, TurnbackError):
             continue
-        for p in paths:
-            found.append(Found(name, p, src.followable, live.input_files(p)))
-    return found
+        if paths:
+            yield name, paths
 
 
 def get(name: object) -> Source:
