@@ -120,7 +120,9 @@ test("an agent's session of the folder is imported and followed without a click"
 
   const view = new TreeView(page);
   await view.open();
+  // the session (titled by its first prompt), then its two turns
   await view.row(/Add a greeting to app\.py/, 60_000);
+  await view.expand(/Add a greeting to app\.py/);
   await view.row(/Now make it say goodbye too/, 60_000);
   await shots.take(page, "firstopen-turns");
 });
