@@ -3,8 +3,12 @@
  * documents, decorations, the status bar and the commands together.
  */
 
+import { existsSync } from 'node:fs';
+import * as path from 'node:path';
+
 import * as vscode from 'vscode';
 
+import { autostart } from './autostart';
 import { StoreCache } from './cache';
 import { TurnbackClient } from './client';
 import { VIEW_ID, registerCommands } from './commands';
@@ -69,15 +73,18 @@ export function activate(context: vscode.ExtensionContext): void {
       void vscode.commands.executeCommand('setContext', 'turnback.serverState', state.kind);
     }),
     vscode.workspace.onDidChangeWorkspaceFolders(() => {
-      // The language client tells the server; a first folder needs a server at all.
-      if (turnback.currentState.kind === 'stopped') {
-        void turnback.start();
-      }
+      // The language client tells the server; a first folder may need a server at all.
+      startIfWanted(turnback);
       cache.invalidateAll();
     }),
     vscode.workspace.onDidGrantWorkspaceTrust(() => {
-      // Trusted now: the workspace's own settings apply and writing is allowed.
-      void turnback.restart();
+      // Trusted now: the workspace's own settings apply, writing is allowed, and
+      // agents' sessions of this folder may be read: start a server that was not running.
+      if (turnback.currentState.kind === 'stopped') {
+        startIfWanted(turnback);
+      } else {
+        void turnback.restart();
+      }
     }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration(`${SECTION}.python`)) {
@@ -85,6 +92,7 @@ export function activate(context: vscode.ExtensionContext): void {
       } else if (e.affectsConfiguration(`${SECTION}.pageSize`)) {
         cache.invalidateAll();
       } else if (e.affectsConfiguration(SECTION)) {
+        startIfWanted(turnback); // followAgents turned on, a storePath set
         void turnback.sendSettings();
       }
     }),
@@ -100,7 +108,38 @@ export function activate(context: vscode.ExtensionContext): void {
     }
   });
 
-  void turnback.start();
+  startIfWanted(turnback);
+}
+
+/**
+ * Starts a stopped server when this window wants one without a click (a store
+ * here, or agents to follow in a trusted folder: `autostart.ts`); otherwise the
+ * view or a command starts it when asked.
+ */
+function startIfWanted(turnback: TurnbackClient): void {
+  if (turnback.currentState.kind !== 'stopped') {
+    return;
+  }
+  const folders = vscode.workspace.workspaceFolders ?? [];
+  const decision = autostart({
+    folders: folders.length,
+    trusted: vscode.workspace.isTrusted,
+    hasStore: folders.some(hasStore) || (process.env.TURNBACK_STORE ?? '') !== '',
+    followAgents: vscode.workspace.getConfiguration(SECTION).get('followAgents'),
+  });
+  turnback.output.info(`${decision.start ? 'Starting' : 'Not starting'} the server: ${decision.why}`);
+  if (decision.start) {
+    void turnback.start();
+  }
+}
+
+/** A store of this folder: `.turnback` in it, or one configured elsewhere (`turnback.storePath`). */
+function hasStore(folder: vscode.WorkspaceFolder): boolean {
+  const configured = vscode.workspace.getConfiguration(SECTION, folder.uri).get<string>('storePath', '');
+  if (configured.trim() !== '') {
+    return true;
+  }
+  return folder.uri.scheme === 'file' && existsSync(path.join(folder.uri.fsPath, '.turnback'));
 }
 
 export async function deactivate(): Promise<void> {

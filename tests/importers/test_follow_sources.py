@@ -262,9 +262,11 @@ def test_copilot_chat_sessions_are_followed(store: Store, ws: Path, tmp_path: Pa
     write(session, doc)  # the chat went on: the file is written again whole
     assert changed(f, session).prompted == ["s-1"]
     assert prompts(store, "s-1") == ["rename foo", "and tests?"]
-    # another folder's chats are outside every root
+    # another folder's chats are outside every root that is read; the editors' storage is
+    # a lookout (a folder made there for this workspace later brings its chats in)
     other = session.parents[2] / "h2" / "chatSessions" / "other.json"
-    assert not any(r.holds(other) for _, r in f.roots())
+    assert not any(r.holds(other) for _, r in f.roots() if not r.lookout)
+    assert changed(f, other).sessions == []
 
 
 # -- Continue ------------------------------------------------------------------------------------
@@ -290,4 +292,87 @@ def test_every_agent_source_is_followed(store: Store, tmp_path: Path) -> None:
     agents = [s.name for s in registry.SOURCES.values() if s.agent]
     assert registry.followable() == agents
     f = Follower(store, home=tmp_path / "home", env={})
-    assert {name for name, _ in f.roots()} == set(agents) - {"copilot-chat"}  # no storage yet
+    assert {name for name, _ in f.roots()} == set(agents)
+    # no storage of this workspace yet: Copilot Chat only looks out for one
+    assert all(r.lookout for name, r in f.roots() if name == "copilot-chat")
+
+
+# -- a folder shared by every project ----------------------------------------------------------
+class Counting:
+    """Wraps a source's ``Matching``: counts the searches of the whole folder and the
+    inputs asked about one by one."""
+
+    def __init__(self, matching: Any) -> None:
+        self.inner = matching
+        self.searches = 0
+        self.asked: list[Path] = []
+
+    def candidates(self, ctx: Any) -> list[Path]:
+        self.searches += 1
+        out: list[Path] = self.inner.candidates(ctx)
+        return out
+
+    def belongs(self, ctx: Any, path: Path) -> bool:
+        self.asked.append(path)
+        return bool(self.inner.belongs(ctx, path))
+
+
+def rollout(folder: Path, name: str, cwd: Path, sid: str) -> Path:
+    f = folder / f"rollout-{name}.jsonl"
+    f.parent.mkdir(parents=True, exist_ok=True)
+    f.write_text(json.dumps({"timestamp": TS.format(0), "type": "session_meta",
+                             "payload": {"id": sid, "cwd": str(cwd)}}) + "\n")
+    return f
+
+
+def user_message(f: Path, text: str) -> None:
+    with f.open("a") as fh:
+        fh.write(json.dumps({"timestamp": TS.format(1), "type": "event_msg",
+                             "payload": {"type": "user_message", "message": text}}) + "\n")
+
+
+def test_a_change_in_another_projects_session_costs_no_search(
+        store: Store, ws: Path, tmp_path: Path, monkeypatch: Any) -> None:
+    import dataclasses
+
+    from turnback.importers import registry
+    from turnback.importers.matching import Matching
+
+    home = tmp_path / "home"
+    day = home / ".codex" / "sessions" / "2026" / "01" / "01"
+    other = tmp_path / "another-project"
+    other.mkdir()
+    theirs = [rollout(day, f"o{i}", other, f"0199aaaa-0000-7000-8000-00000000010{i}")
+              for i in range(5)]
+    ours = rollout(day, "ours", store.workspace, "0199aaaa-0000-7000-8000-000000000001")
+    counting = Counting(registry.SOURCES["codex"].matching)
+    monkeypatch.setitem(registry.SOURCES, "codex", dataclasses.replace(
+        registry.SOURCES["codex"], matching=Matching(counting.candidates, counting.belongs),
+        locate=lambda ctx, path: Matching(counting.candidates, counting.belongs).locate(ctx)))
+    f = follower(store, "codex", home)
+    assert f.poll().sessions == ["0199aaaa-0000-7000-8000-000000000001"]
+    assert counting.searches == 1  # the first poll looks at everything, once
+    counting.asked.clear()
+
+    # another project's session grows: that one file is asked about, nothing searched
+    user_message(theirs[2], "not ours")
+    result = changed(f, theirs[2])
+    assert (result.sessions, counting.searches, counting.asked) == ([], 1, [theirs[2]])
+    # ours grows: read at once, as a known file (nothing asked)
+    user_message(ours, "ours")
+    assert changed(f, ours).prompted == ["0199aaaa-0000-7000-8000-000000000001"]
+    # a new session of ours in a new day's folder: found by asking about it alone
+    later = rollout(home / ".codex" / "sessions" / "2026" / "01" / "02", "new", store.workspace,
+                    "0199aaaa-0000-7000-8000-000000000002")
+    user_message(later, "a new session")
+    assert changed(f, later.parent, later).prompted == ["0199aaaa-0000-7000-8000-000000000002"]
+    assert counting.searches == 1
+
+
+def test_every_source_of_a_shared_folder_asks_about_one_input() -> None:
+    """Sources whose watch roots hold every project's sessions have a ``matching`` (else a
+    change in another project would make them search their whole folder)."""
+    from turnback.importers import registry
+
+    shared = {"codex", "copilot-cli", "opencode", "continue", "cline", "roo-code", "kilo-code"}
+    assert {s.name for s in registry.SOURCES.values() if s.matching is not None} == shared

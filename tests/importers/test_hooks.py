@@ -71,7 +71,7 @@ def test_a_user_hook_beside_ours_in_one_group_stays(tmp_path: Path) -> None:
 def test_installing_into_no_file_and_removing_leaves_nothing(tmp_path: Path) -> None:
     for agent in ("claude-code", "gemini-cli", "codex"):
         assert hooks.install(tmp_path, agent, PROGRAM) is True
-        assert hooks.status(tmp_path, agent).installed
+        assert all(hooks.status(tmp_path, agent).events.values())
         assert hooks.uninstall(tmp_path, agent) is True
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
@@ -92,26 +92,63 @@ def test_gemini_cli_hooks(tmp_path: Path) -> None:
     assert json.loads(f.read_text()) == user
 
 
-def test_codex_notify_is_added_and_never_replaces_the_users(tmp_path: Path) -> None:
+def test_codex_hooks_go_beside_the_users_config_and_come_out_exactly(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tomllib
+
     f = tmp_path / ".codex" / "config.toml"
     f.parent.mkdir()
-    user = ('# my codex\nmodel = "o4-mini"  # fast\n\n'
-            '[sandbox_workspace_write]\nnetwork_access = true\n')
+    user = ('# my codex\nmodel = "o4-mini"  # fast\nnotify = ["notify-send", "codex"]\n\n'
+            '[sandbox_workspace_write]\nnetwork_access = true\n\n'
+            '[[hooks.PreToolUse]]\nmatcher = "shell"\n'
+            '[[hooks.PreToolUse.hooks]]\ntype = "command"\ncommand = "lint"\n')
     f.write_text(user)
     assert hooks.install(tmp_path, "codex", PROGRAM)
     text = f.read_text()
-    assert 'notify = ["/opt/tb/bin/turnback", "hook", "codex", "notify"]' in text
     assert text.startswith('# my codex\nmodel = "o4-mini"  # fast\n')  # comments kept
-    assert hooks.install(tmp_path, "codex", PROGRAM) is False
-    assert hooks.uninstall(tmp_path, "codex")
-    assert f.read_text() == user
-    f.write_text(user.replace("\n\n", '\nnotify = ["notify-send", "codex"]\n\n'))
-    with pytest.raises(InvalidInput, match="does not replace yours"):
-        hooks.install(tmp_path, "codex", PROGRAM)
+    doc = tomllib.loads(text)  # what Codex reads (codex-rs/config/src/hook_config.rs)
+    assert doc["notify"] == ["notify-send", "codex"]  # the user's own notify stays
+    assert doc["hooks"]["PreToolUse"] == [
+        {"matcher": "shell", "hooks": [{"type": "command", "command": "lint"}]}]
+    prompt = doc["hooks"]["UserPromptSubmit"][0]["hooks"][0]
+    assert prompt == {"type": "command", "timeout": 30,
+                      "command": "/opt/tb/bin/turnback hook codex UserPromptSubmit"}
+    assert doc["hooks"]["Stop"][0]["hooks"][0]["command"].endswith("hook codex Stop")
+    # Codex runs them once the user trusts them (/hooks): till then they do not count
     st = hooks.status(tmp_path, "codex")
-    assert not st.installed and "another program" in st.note
+    assert st.events == {"UserPromptSubmit": True, "Stop": True}
+    assert not st.installed and "trust" in st.note
+    assert "codex" not in hooks.hooked_agents(tmp_path)
+    codex_home = tmp_path / "codex-home"
+    codex_home.mkdir()
+    key = f"{f}:user_prompt_submit:0:0"
+    (codex_home / "config.toml").write_text(
+        f'[hooks.state."{key}"]\ntrusted_hash = "sha256:1"\n'
+        f'[hooks.state."{f}:stop:0:0"]\ntrusted_hash = "sha256:2"\n')
+    monkeypatch.setenv("CODEX_HOME", str(codex_home))
+    assert hooks.status(tmp_path, "codex").installed
+    assert "codex" in hooks.hooked_agents(tmp_path)
+    monkeypatch.delenv("CODEX_HOME")
+    assert hooks.install(tmp_path, "codex", PROGRAM) is False  # idempotent
+    assert hooks.uninstall(tmp_path, "codex")
+    after = f.read_text()
+    # exactly Turnback's entries are gone: the same settings, the comments kept (tomlkit
+    # may spell the [hooks] table's header where the user left it implicit)
+    assert tomllib.loads(after) == tomllib.loads(user)
+    assert after.startswith('# my codex\nmodel = "o4-mini"  # fast\n') and "turnback" not in after
     assert hooks.uninstall(tmp_path, "codex") is False
-    assert "notify-send" in f.read_text()
+
+
+def test_codex_notify_of_an_earlier_install_is_replaced_by_the_hooks(tmp_path: Path) -> None:
+    f = tmp_path / ".codex" / "config.toml"
+    f.parent.mkdir()
+    f.write_text('model = "o4-mini"\n'
+                 'notify = ["/opt/tb/bin/turnback", "hook", "codex", "notify"]\n')
+    assert not hooks.status(tmp_path, "codex").installed
+    assert hooks.install(tmp_path, "codex", PROGRAM)
+    assert "notify" not in f.read_text() and "UserPromptSubmit" in f.read_text()
+    assert hooks.uninstall(tmp_path, "codex")
+    assert f.read_text().strip() == 'model = "o4-mini"'
 
 
 def test_bad_or_linked_files_are_refused_untouched(tmp_path: Path) -> None:
@@ -156,6 +193,11 @@ def test_hook_input_of_each_agent() -> None:
         {"session_id": "g1", "cwd": "/w", "hook_event_name": "AfterAgent",
          "timestamp": "2026-01-01T00:00:00Z", "prompt_response": "done"}).encode())
     assert (gemini.moment, gemini.session_id) == (hooks.END, "g1")
+    submit = hooks.parse_call("codex", "UserPromptSubmit", json.dumps(
+        {"session_id": "0199aaaa", "turn_id": "t1", "transcript_path": None, "cwd": "/w",
+         "hook_event_name": "UserPromptSubmit", "model": "gpt-5", "permission_mode": "default",
+         "prompt": "go"}).encode())
+    assert (submit.moment, submit.session_id, submit.prompt) == (hooks.PROMPT, "0199aaaa", "go")
     codex = hooks.parse_call("codex", "notify", json.dumps(
         {"type": "agent-turn-complete", "thread-id": "0199aaaa", "turn-id": "t1",
          "cwd": "/w", "input-messages": ["go"], "last-assistant-message": "ok"}).encode())

@@ -160,7 +160,8 @@ def follow_until(follower: Follower, seen: Paths, done: Callable[[], bool],
     deadline = time.monotonic() + timeout
     prompted: set[str] = set()
     while not done():
-        assert time.monotonic() < deadline, "the watch did not bring every change in"
+        assert time.monotonic() < deadline, \
+            f"the watch did not bring every change in: {follower.followed()}"
         prompted.update(follower.poll(seen.take(deadline)).prompted)
     return prompted
 

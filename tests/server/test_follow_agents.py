@@ -220,3 +220,47 @@ def test_every_agent_source_has_a_name_for_the_status_bar() -> None:
     from turnback.server.follow import LABELS
 
     assert {s.name for s in SOURCES.values() if s.agent} <= LABELS.keys()
+
+
+async def session_prompts(client: TurnbackClient, sid: str) -> int:
+    try:
+        return int((await client.call("turnback/session", {"sessionId": sid}))
+                   ["session"]["stats"]["prompts"])
+    except Exception:
+        return 0
+
+
+async def test_roots_known_only_once_written_are_followed_without_a_restart(
+        tmp_path: Path) -> None:
+    """Copilot Chat's storage folder for this workspace, and a Gemini CLI project named
+    in ``projects.json``, both made after the server started: their sessions come in."""
+    ws = make_workspace(tmp_path / "ws")
+    home = tmp_path / "home"
+    (home / ".config" / "Code" / "User" / "workspaceStorage").mkdir(parents=True)
+    async with started(ws, HOME=str(home), XDG_CONFIG_HOME=str(home / ".config")) as client:
+        await client.wait_watching()
+        await until(lambda: _following(client), "following started")
+        # VS Code makes the workspace's storage folder, then names it in workspace.json
+        storage = home / ".config" / "Code" / "User" / "workspaceStorage" / "h9"
+        storage.mkdir()
+        (storage / "workspace.json").write_text(json.dumps({"folder": ws.resolve().as_uri()}))
+        (storage / "chatSessions").mkdir()
+        (storage / "chatSessions" / "s-9.json").write_text(json.dumps({
+            "version": 3, "sessionId": "s-9", "creationDate": 1767225600000,
+            "requests": [{"requestId": "r1", "timestamp": 1767225601000,
+                          "message": {"text": "first chat"}, "response": []}]}))
+        await until(lambda: session_prompts(client, "s-9"), "the Copilot Chat session")
+        # Gemini CLI names the project in ~/.gemini/projects.json, then writes its chats
+        # under the slug (a folder of ~/.gemini that did not exist at the start)
+        gemini = home / ".gemini"
+        gemini.mkdir()
+        (gemini / "projects.json").write_text(
+            json.dumps({"projects": {str(ws.resolve()): "myproj"}}))
+        chats = gemini / "tmp" / "myproj" / "chats"
+        chats.mkdir(parents=True)
+        (chats / "session-g.jsonl").write_text(
+            json.dumps({"sessionId": "g-9", "projectHash": "h", "kind": "main",
+                        "startTime": "2026-01-01T00:00:00.000Z"}) + "\n"
+            + json.dumps({"id": "u1", "timestamp": "2026-01-01T00:00:01.000Z",
+                          "type": "user", "content": "first gemini prompt"}) + "\n")
+        await until(lambda: session_prompts(client, "g-9"), "the Gemini CLI session")

@@ -18,18 +18,26 @@ def hooks_cmd() -> None:
     """Agents' own hooks: checkpoint at each prompt and turn end, the moment they happen."""
 
 
+def _change(ctx: Ctx, agent: str | None, install: bool) -> None:
+    """Install or uninstall for AGENT (or every agent with hooks) and say what changed."""
+    from ..importers import hooks
+
+    ws = ctx.find_workspace()
+    op = hooks.install if install else hooks.uninstall
+    done = {a: op(ws, a) for a in _agents(agent)}
+    yes, no = ("installed in", "already in") if install else ("removed from", "none in")
+    notes = {a: hooks.status(ws, a).note for a in done} if install else {}
+    emit(ctx, {"installed" if install else "removed": done}, "\n".join(
+        f"{a}: {yes if changed else no} {hooks.spec(a).file}"
+        + (f"; {notes[a]}" if notes.get(a) else "") for a, changed in done.items()))
+
+
 @hooks_cmd.command("install")
 @click.argument("agent", required=False)
 @pass_ctx
 def install(ctx: Ctx, agent: str | None) -> None:
     """Write AGENT's hook configuration here (every agent with hooks if none is named)."""
-    from ..importers import hooks
-
-    ws = ctx.find_workspace()
-    done = {a: hooks.install(ws, a) for a in _agents(agent)}
-    emit(ctx, {"installed": done}, "\n".join(
-        f"{a}: {'installed in' if new else 'already in'} {hooks.spec(a).file}"
-        for a, new in done.items()))
+    _change(ctx, agent, install=True)
 
 
 @hooks_cmd.command("uninstall")
@@ -37,13 +45,7 @@ def install(ctx: Ctx, agent: str | None) -> None:
 @pass_ctx
 def uninstall(ctx: Ctx, agent: str | None) -> None:
     """Remove exactly the hooks Turnback added (the user's own stay)."""
-    from ..importers import hooks
-
-    ws = ctx.find_workspace()
-    done = {a: hooks.uninstall(ws, a) for a in _agents(agent)}
-    emit(ctx, {"removed": done}, "\n".join(
-        f"{a}: {'removed from' if gone else 'none in'} {hooks.spec(a).file}"
-        for a, gone in done.items()))
+    _change(ctx, agent, install=False)
 
 
 @hooks_cmd.command("status")

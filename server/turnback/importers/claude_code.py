@@ -57,6 +57,7 @@ from .base import (
     workspace_relpath,
 )
 from .inputs import DEFAULT_MAX_LINE, find, open_regular, read_regular
+from .matching import same_dir
 
 AGENT = "claude-code"
 
@@ -122,7 +123,7 @@ def locate(ctx: Context, path: Path | None) -> list[Path]:
     files: list[Path] = []
     for main in find(project, "*.jsonl", refused=refused):
         cwd = first_cwd(main, limit=ctx.max_line)
-        if cwd is None or _same_dir(cwd, ctx.workspace):
+        if cwd is None or same_dir(cwd, ctx.workspace):
             files.append(main)
             files.extend(find(project, glob.escape(main.stem), "subagents", "*.jsonl",
                               refused=refused))
@@ -148,13 +149,6 @@ def first_cwd(path: Path, max_lines: int = 50, limit: int = DEFAULT_MAX_LINE) ->
     except (OSError, Unsafe):
         return None
     return None
-
-
-def _same_dir(a: str, b: Path) -> bool:
-    try:
-        return Path(a).resolve() == b.resolve()
-    except OSError:
-        return False
 
 
 def _claude_root(path: Path, ctx: Context) -> Path:

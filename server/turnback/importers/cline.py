@@ -47,6 +47,7 @@ from .base import (
 )
 from .chain import Chain
 from .inputs import find, open_regular, read_regular
+from .matching import Matching, same_dir
 
 UI_FILE = "ui_messages.json"
 EXTENSION_IDS = {
@@ -109,22 +110,19 @@ def make_locate(source: str) -> Any:
                     return [path]
                 return [f.parent for f in find(path, "**", UI_FILE, refused=ctx.refused)]
             return [path.parent] if path.name == UI_FILE else [path]
-        tasks: list[Path] = []
-        for folder in tasks_folders(ctx, source):
-            for ui in find(folder, "*", UI_FILE, refused=ctx.refused):
-                cwd = task_cwd(ui.parent)
-                if cwd is not None and _same_dir(cwd, ctx.workspace):
-                    tasks.append(ui.parent)
-        return tasks
+        return matching(source).locate(ctx)
 
     return locate
 
 
-def _same_dir(a: str, b: Path) -> bool:
-    try:
-        return Path(a).resolve() == b.resolve()
-    except OSError:
-        return False
+def matching(source: str) -> Matching:
+    """Every project's tasks share one ``tasks/`` folder; each task's requests name its
+    working folder."""
+    def candidates(ctx: Context) -> list[Path]:
+        return [ui.parent for folder in tasks_folders(ctx, source)
+                for ui in find(folder, "*", UI_FILE, refused=ctx.refused)]
+
+    return Matching(candidates, lambda ctx, task: same_dir(task_cwd(task), ctx.workspace))
 
 
 def _json_text(text: Any) -> JSON:

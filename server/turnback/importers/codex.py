@@ -49,6 +49,7 @@ from .base import (
     short_title,
 )
 from .inputs import DEFAULT_MAX_LINE, find, open_regular
+from .matching import Matching, same_dir
 
 AGENT = "codex"
 MAX_PENDING_LINES = 50
@@ -65,12 +66,13 @@ def locate(ctx: Context, path: Path | None) -> list[Path]:
     """Rollouts to import: PATH (a file or a folder), or this workspace's rollouts."""
     if path is not None:
         return find(path, "**", "*.jsonl", refused=ctx.refused) if path.is_dir() else [path]
-    found = []
-    for f in find(ctx.codex_dir / "sessions", "**", "rollout-*.jsonl", refused=ctx.refused):
-        cwd = rollout_cwd(f, ctx.max_line)
-        if cwd is not None and _same_dir(cwd, ctx.workspace):
-            found.append(f)
-    return found
+    return MATCHING.locate(ctx)
+
+
+# every project's rollouts share ~/.codex/sessions; the first line's cwd says whose
+MATCHING = Matching(
+    lambda ctx: find(ctx.codex_dir / "sessions", "**", "rollout-*.jsonl", refused=ctx.refused),
+    lambda ctx, f: same_dir(rollout_cwd(f, ctx.max_line), ctx.workspace))
 
 
 def rollout_cwd(path: Path, limit: int = DEFAULT_MAX_LINE) -> str | None:
@@ -87,13 +89,6 @@ def rollout_cwd(path: Path, limit: int = DEFAULT_MAX_LINE) -> str | None:
         return None
     cwd = as_dict(obj.get("payload")).get("cwd")
     return cwd if isinstance(cwd, str) else None
-
-
-def _same_dir(a: str, b: Path) -> bool:
-    try:
-        return Path(a).resolve() == b.resolve()
-    except OSError:
-        return False
 
 
 def _texts(content: Any) -> str:

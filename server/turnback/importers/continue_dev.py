@@ -46,6 +46,7 @@ from .base import (
 from .chain import Chain
 from .copilot_chat import folder_of
 from .inputs import find
+from .matching import Matching, same_dir
 
 INDEX = "sessions.json"
 
@@ -61,24 +62,20 @@ def locate(ctx: Context, path: Path | None) -> list[Path]:
         if path.is_dir():
             return [f for f in find(path, "*.json", refused=ctx.refused) if f.name != INDEX]
         return [path]
-    out = []
-    for f in find(continue_dir(ctx) / "sessions", "*.json", refused=ctx.refused):
-        if f.name == INDEX:
-            continue
-        doc = DocumentParser(f, ctx).load(f)
-        if isinstance(doc, dict) and _is_workspace(doc.get("workspaceDirectory"), ctx.workspace):
-            out.append(f)
-    return out
+    return MATCHING.locate(ctx)
 
 
-def _is_workspace(value: Any, workspace: Path) -> bool:
-    if not isinstance(value, str):
+def _belongs(ctx: Context, f: Path) -> bool:
+    if f.name == INDEX:
         return False
-    folder = folder_of(value) or value
-    try:
-        return Path(folder).resolve() == workspace.resolve()
-    except OSError:
-        return False
+    doc = DocumentParser(f, ctx).load(f)
+    value = doc.get("workspaceDirectory") if isinstance(doc, dict) else None
+    return same_dir(folder_of(value) or value, ctx.workspace)
+
+
+# every project's sessions share ~/.continue/sessions; each names its workspaceDirectory
+MATCHING = Matching(
+    lambda ctx: find(continue_dir(ctx) / "sessions", "*.json", refused=ctx.refused), _belongs)
 
 
 def _text(content: Any) -> str:

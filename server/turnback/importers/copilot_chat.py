@@ -46,6 +46,7 @@ from .base import (
 from .chain import Chain
 from .cline import EDITORS
 from .inputs import find
+from .matching import Matching, same_dir
 
 
 def storage_roots(ctx: Context) -> list[Path]:
@@ -78,21 +79,19 @@ def locate(ctx: Context, path: Path | None) -> list[Path]:
 def chat_folders(ctx: Context) -> list[Path]:
     """The ``chatSessions`` folders of the editors' storage of this workspace (they
     need not exist yet: the first chat makes it)."""
-    out: list[Path] = []
-    for root in storage_roots(ctx):
-        for marker in find(root, "*", "workspace.json", refused=ctx.refused):
-            doc = DocumentParser(marker, ctx).load(marker)
-            folder = folder_of(doc.get("folder")) if isinstance(doc, dict) else None
-            if folder is not None and _same_dir(folder, ctx.workspace):
-                out.append(marker.parent / "chatSessions")
-    return out
+    return [marker.parent / "chatSessions" for marker in STORAGE.locate(ctx)]
 
 
-def _same_dir(a: str, b: Path) -> bool:
-    try:
-        return Path(a).resolve() == b.resolve()
-    except OSError:
-        return False
+def _names_workspace(ctx: Context, marker: Path) -> bool:
+    doc = DocumentParser(marker, ctx).load(marker)
+    return same_dir(folder_of(doc.get("folder")) if isinstance(doc, dict) else None,
+                    ctx.workspace)
+
+
+# every workspace's storage folder sits in workspaceStorage/; its workspace.json names it
+STORAGE = Matching(lambda ctx: [m for root in storage_roots(ctx)
+                                for m in find(root, "*", "workspace.json", refused=ctx.refused)],
+                   _names_workspace)
 
 
 def _ms(value: Any) -> str:

@@ -43,6 +43,7 @@ from .base import (
 )
 from .chain import Chain
 from .inputs import find, read_regular
+from .matching import Matching
 
 _CD_RE = re.compile(r"(?:^|&&|;)\s*cd\s+(\S+)")
 
@@ -56,15 +57,21 @@ def locate(ctx: Context, path: Path | None) -> list[Path]:
     """PATH (a session file or a folder of them), or this workspace's sessions."""
     if path is not None:
         return find(path, "*.json", refused=ctx.refused) if path.is_dir() else [path]
-    found = []
-    for f in find(copilot_dir(ctx) / "history-session-state", "*.json", refused=ctx.refused):
-        try:
-            doc = orjson.loads(read_regular(f, ctx.max_line))
-        except (OSError, Unsafe, InvalidInput, orjson.JSONDecodeError):
-            continue
-        if any(_inside(p, ctx.workspace) for p in session_paths(as_dict(doc))):
-            found.append(f)
-    return found
+    return MATCHING.locate(ctx)
+
+
+def _belongs(ctx: Context, f: Path) -> bool:
+    """A session worked here if one of its tool calls names a path in the workspace."""
+    try:
+        doc = orjson.loads(read_regular(f, ctx.max_line))
+    except (OSError, Unsafe, InvalidInput, orjson.JSONDecodeError):
+        return False
+    return any(_inside(p, ctx.workspace) for p in session_paths(as_dict(doc)))
+
+
+MATCHING = Matching(
+    lambda ctx: find(copilot_dir(ctx) / "history-session-state", "*.json", refused=ctx.refused),
+    _belongs)
 
 
 def session_paths(doc: JSON) -> Iterator[str]:

@@ -37,8 +37,9 @@ from ..fs.paths import expand_home
 from ..store.facade import Store
 from . import registry
 from .apply import Applier
-from .base import DocumentParser, FileParser
-from .live import WatchRoot, input_files
+from .base import Context, DocumentParser, FileParser
+from .inputs import find
+from .live import WatchRoot, input_files, input_of
 from .result import ImportResult
 from .runner import Check, Cursor, Progress, make_context, read_lines
 
@@ -99,20 +100,18 @@ class Follower:
         """The folders to watch, per source: where their files appear and grow.
 
         Worked out once (a source may look through the editors' storage for this
-        workspace's folder): a caller watches these for the follower's life.
+        workspace's folder), and again after :meth:`refresh_roots` — when a lookout
+        root saw a change.
         """
-        if self._roots is not None:
-            return self._roots
-        out: list[tuple[str, WatchRoot]] = []
-        for name in self.sources:
-            watch = registry.get(name).watch
-            if watch is not None:
-                out.extend((name, r) for r in watch(self.ctx))
-        for name, path in self.paths:
-            out.append((name, WatchRoot(path if path.is_dir() else path.parent,
-                                        recursive=path.is_dir())))
-        self._roots = out
-        return out
+        if self._roots is None:
+            self._roots = watch_roots(self.ctx, self.sources) + [
+                (name, WatchRoot(path if path.is_dir() else path.parent, recursive=path.is_dir()))
+                for name, path in self.paths]
+        return self._roots
+
+    def refresh_roots(self) -> None:
+        """Work the roots out again at the next poll (a lookout saw a change)."""
+        self._roots = None
 
     def discover(self, only: set[str] | None = None) -> list[tuple[str, Path]]:
         """The files to follow now: this workspace's transcripts and the given paths."""
@@ -144,16 +143,41 @@ class Follower:
             for name, root in roots:
                 if not root.holds(path):
                     continue
+                if root.lookout:
+                    self._roots = None  # where sessions go may have changed
+                    relook.add(name)  # ... and its files may already be there
+                    continue
                 owner = root.owner(path) if root.owner is not None else None
                 if owner is not None and owner in self.files:
                     picked[owner] = self.files[owner].source
                     forced.add(owner)
-                else:
+                    continue
+                matching = registry.get(name).matching
+                if matching is None or path == root.path:
+                    # its folder is this workspace's, or the root itself appeared (files
+                    # may be anywhere below): look again
                     relook.add(name)
+                    continue
+                # A folder shared by every project: only this input is asked whether it
+                # is ours (another project's session growing costs one small read).
+                for candidate in self._inputs_at(path, root, owner):
+                    if _is_input(candidate) and matching.belongs(self.ctx, candidate):
+                        picked.setdefault(candidate, name)
         if relook:
             for name, path in self.discover(relook):
                 picked.setdefault(path, name)
         return [(name, path) for path, name in picked.items()]
+
+    def _inputs_at(self, path: Path, root: WatchRoot, owner: Path | None) -> list[Path]:
+        """The inputs a change at ``path`` may concern: the one it stands for; for a
+        folder that appeared, also those of the files already in it."""
+        if owner is not None:
+            return [owner]
+        out = [input_of(path)]
+        if path.is_dir() and not path.is_symlink():
+            out += [input_of(f) for f in find(path, root.pattern, refused=self.ctx.refused)
+                    if root.holds(f)]
+        return list(dict.fromkeys(out))
 
     def next_flush(self) -> float | None:
         """The clock time at which the next idle flush is due (None: nothing waits)."""
@@ -296,6 +320,17 @@ class Follower:
         for state in self.files.values():
             out[state.source] = out.get(state.source, 0) + 1
         return out
+
+
+def watch_roots(ctx: Context, sources: Iterable[str]) -> list[tuple[str, WatchRoot]]:
+    """The folders to watch for ``sources``' sessions of ``ctx.workspace``, per source
+    (``registry.Source.watch``; the server's follower watches these too)."""
+    out: list[tuple[str, WatchRoot]] = []
+    for name in sources:
+        watch = registry.get(name).watch
+        if watch is not None:
+            out.extend((name, r) for r in watch(ctx))
+    return out
 
 
 def _is_input(path: Path) -> bool:

@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import TurnbackError
 from . import registry
 from .base import Context
 
@@ -34,15 +33,10 @@ def found_here(workspace: Path, home: Path | None = None,
     """Each source with sessions for ``workspace`` in its usual place (none: not listed)."""
     ctx = Context(workspace=workspace, home=home if home is not None else Path.home(),
                   env=dict(os.environ if env is None else env))
+    names = [s.name for s in registry.SOURCES.values() if s.default]
     out = []
-    for src in registry.SOURCES.values():
-        if not src.default:
-            continue
-        try:
-            files = src.locate(ctx, None)
-        except (OSError, TurnbackError):
-            continue  # an unreadable folder finds nothing; the import itself says why
+    for name, files in registry.located(ctx, names):  # the same look as registry.discover
         n = sum(1 for f in files if f.parent.name != "subagents")
         if n:
-            out.append(Found(src.name, src.summary, n))
+            out.append(Found(name, registry.SOURCES[name].summary, n))
     return out

@@ -99,9 +99,14 @@ def make_locate(env_var: str, dirname: str) -> Any:
 
 def chat_folders(ctx: Context, env_var: str, dirname: str) -> list[Path]:
     """The ``chats`` folders of this workspace (they need not exist yet)."""
-    override = ctx.env.get(env_var)
-    home = Path(override) if override else ctx.home / dirname
+    home = gemini_home(ctx, env_var, dirname)
     return [folder / "chats" for folder in _folders(home, ctx.workspace, ctx.max_line)]
+
+
+def gemini_home(ctx: Context, env_var: str, dirname: str) -> Path:
+    """``~/.gemini`` (or ``~/.qwen``), unless the tool's variable moves it."""
+    override = ctx.env.get(env_var)
+    return Path(override) if override else ctx.home / dirname
 
 
 locate_gemini = make_locate("GEMINI_CLI_HOME_DIR", ".gemini")

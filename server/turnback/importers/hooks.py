@@ -13,10 +13,16 @@ new prompt and at each turn's end:
   added to the model's context, so ``turnback hook`` prints nothing there.
 - Gemini CLI: ``.gemini/settings.json``, ``hooks.BeforeAgent`` and
   ``hooks.AfterAgent``; the same fields on stdin; stdout must be JSON (``{}``).
-- Codex: ``notify`` in ``.codex/config.toml`` (a program Codex runs with a JSON
-  argument after each turn, ``type: agent-turn-complete``, ``thread-id``,
-  ``cwd``). It has no hook before a turn, and only one ``notify`` program: one
-  the user set already is never replaced.
+- Codex: ``[hooks]`` in the workspace's ``.codex/config.toml``,
+  ``UserPromptSubmit`` and ``Stop``: the same shape as Claude Code's (matcher
+  groups of ``{type = "command", command, timeout}``, timeout in seconds) and the
+  same fields on stdin (openai/codex ``codex-rs/config/src/hook_config.rs``,
+  ``codex-rs/hooks/schema/generated/user-prompt-submit.command.input.schema.json``).
+  Codex runs a hook the user has not reviewed only once it is trusted (its
+  ``/hooks`` view writes ``trusted_hash`` into the user's own config): Turnback
+  never writes that trust itself, and says so on install. Earlier versions
+  installed ``notify`` (turn end only); uninstall removes that too, and
+  ``turnback hook codex notify`` still takes its JSON argument.
 
 Installing is idempotent and merges into the user's file (their hooks, keys
 and order stay); uninstalling removes exactly the entries whose command is
@@ -51,7 +57,7 @@ class HookSpec:
     agent: str
     file: str  # relative to the workspace
     events: dict[str, str]  # the agent's event name → PROMPT or END
-    kind: str  # "json-hooks" (Claude Code, Gemini CLI) or "toml-notify" (Codex)
+    kind: str  # "json-hooks" (Claude Code, Gemini CLI) or "toml-hooks" (Codex)
     timeout: int  # in the unit the agent reads (Claude Code: s, Gemini CLI: ms)
     stdout: str = ""  # what a hook prints on success
 
@@ -64,8 +70,8 @@ SPECS: dict[str, HookSpec] = {
         HookSpec("gemini-cli", ".gemini/settings.json",
                  {"BeforeAgent": PROMPT, "AfterAgent": END}, "json-hooks", timeout=30_000,
                  stdout="{}"),
-        HookSpec("codex", ".codex/config.toml", {"agent-turn-complete": END}, "toml-notify",
-                 timeout=0),
+        HookSpec("codex", ".codex/config.toml", {"UserPromptSubmit": PROMPT, "Stop": END},
+                 "toml-hooks", timeout=30),
     )
 }
 
@@ -245,6 +251,40 @@ def _notify_ours(doc: Any, agent: str) -> bool:
     return isinstance(notify, list) and _is_ours(shlex.join(str(w) for w in notify), agent)
 
 
+# an event an agent's older hook configuration sends (Codex's notify, before its hooks)
+LEGACY_EVENTS = {"codex": {"agent-turn-complete": END, "notify": END}}
+
+
+def _drop_notify(doc: Any, agent: str) -> bool:
+    """Remove a ``notify`` an earlier Turnback installed (never the user's own)."""
+    if not _notify_ours(doc, agent):
+        return False
+    del doc["notify"]
+    return True
+
+
+def _codex_trusted(config: Path) -> bool:
+    """Whether the user trusted hooks of ``config`` in Codex: its ``/hooks`` review writes
+    ``[hooks.state."<config path>:<event>:<group>:<handler>"] trusted_hash`` into the
+    user's ``$CODEX_HOME/config.toml``. Until then Codex skips them, so the follower must
+    not count on them (a hash Codex would now compute differently is not checked here)."""
+    home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
+    try:
+        state = _load_toml(home / "config.toml").get("hooks", {}).get("state", {})
+    except (InvalidInput, Unsafe, OSError, AttributeError):
+        return False
+    if not isinstance(state, dict):
+        return False
+    trusted = {k for k, v in state.items() if isinstance(v, dict) and v.get("trusted_hash")}
+    where = str(config)
+    return all(any(where in k and (event in k or _snake(event) in k) for k in trusted)
+               for event in ("UserPromptSubmit", "Stop"))
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
 # -- the operations -------------------------------------------------------------------------
 @dataclass(slots=True)
 class HookState:
@@ -262,11 +302,13 @@ class HookState:
 def status(workspace: Path, agent: str) -> HookState:
     s = spec(agent)
     path = workspace / s.file
-    if s.kind == "toml-notify":
-        doc = _load_toml(path)
-        ours = _notify_ours(doc, agent)
-        note = "" if ours or "notify" not in doc else "notify is set to another program"
-        return HookState(agent, s.file, ours, dict.fromkeys(s.events, ours), note)
+    if s.kind == "toml-hooks":
+        events = _json_entries(_load_toml(path), s)
+        trusted = all(events.values()) and _codex_trusted(path)
+        note = ("" if trusted or not any(events.values()) else
+                "Codex runs these hooks once you trust them: review them in Codex (/hooks); "
+                "until then Turnback checkpoints Codex's turns by following its sessions")
+        return HookState(agent, s.file, trusted, events, note)
     data = _load_json(path) or {}
     events = _json_entries(data, s)
     return HookState(agent, s.file, all(events.values()), events)
@@ -277,18 +319,13 @@ def install(workspace: Path, agent: str, program: list[str] | None = None) -> bo
     s = spec(agent)
     path = workspace / s.file
     program = program or hook_program()
-    if s.kind == "toml-notify":
+    if s.kind == "toml-hooks":
         import tomlkit
 
         doc = _load_toml(path)
-        if _notify_ours(doc, agent):
+        dropped = _drop_notify(doc, agent)  # the hooks replace an earlier install's notify
+        if not _json_install(doc, s, program) and not dropped:
             return False
-        if "notify" in doc:
-            raise InvalidInput(
-                f"{path} sets notify to {doc['notify']!r} already; Codex runs one notify "
-                "program, and Turnback does not replace yours (call `turnback hook codex "
-                "notify` from it to have both)")
-        doc["notify"] = [*program, "hook", agent, "notify"]
         _write(path, tomlkit.dumps(doc))
         return True
     data = _load_json(path)
@@ -305,13 +342,13 @@ def uninstall(workspace: Path, agent: str) -> bool:
     """Remove exactly Turnback's hooks; False when there were none."""
     s = spec(agent)
     path = workspace / s.file
-    if s.kind == "toml-notify":
+    if s.kind == "toml-hooks":
         import tomlkit
 
         doc = _load_toml(path)
-        if not _notify_ours(doc, agent):
+        dropped = _drop_notify(doc, agent)
+        if not _json_uninstall(doc, s) and not dropped:
             return False
-        del doc["notify"]
         text = tomlkit.dumps(doc)
         _write(path, text if text.strip() else None)
         return True
@@ -361,7 +398,8 @@ def parse_call(agent: str, event: str, payload: bytes, cwd: Callable[[], Path] =
     if not isinstance(data, dict):
         raise InvalidInput(f"the {agent} hook input is not a JSON object")
     name = data.get("hook_event_name") or data.get("type") or event
-    moment = s.events.get(str(name)) or s.events.get(event)
+    events = {**LEGACY_EVENTS.get(agent, {}), **s.events}
+    moment = events.get(str(name)) or events.get(event)
     if moment is None:
         raise InvalidInput(f"{agent} hook event {name!r} is not one Turnback handles "
                            f"({', '.join(s.events)})")

@@ -42,11 +42,19 @@ class WatchRoot:
     recursive: bool = False
     pattern: str = "*"
     owner: Callable[[Path], Path | None] | None = None
+    # A lookout: nothing in it is read; a change there (a new storage folder, a
+    # project registry written) means the roots must be worked out again, since
+    # where this workspace's sessions go is only known once it is written.
+    lookout: bool = False
 
     def holds(self, path: Path) -> bool:
         """Whether a change to ``path`` can concern this root."""
         if path == self.path:
             return True  # the root itself: it appeared (files may be in it already)
+        if self.lookout:  # its new folders are watched too (agent_watch): any depth
+            if path.parent == self.path:
+                return fnmatchcase(path.name, self.pattern) or path.is_dir()
+            return self.path in path.parents
         if path.parent != self.path and not (self.recursive and self.path in path.parents):
             return False
         return fnmatchcase(path.name, self.pattern) or (self.recursive and path.is_dir())
@@ -83,15 +91,30 @@ def input_files(path: Path) -> tuple[Path, ...]:
     return (path,)
 
 
-def gemini_roots(ctx: Context) -> list[WatchRoot]:
-    # chats/session-*.json (rewritten whole), session-*.jsonl and <sub>/*.jsonl (appended)
-    return [WatchRoot(f, recursive=True, pattern="*.json*")
-            for f in gemini.chat_folders(ctx, "GEMINI_CLI_HOME_DIR", ".gemini")]
+def input_of(path: Path) -> Path:
+    """The input a changed file stands for: a Cline task folder for its
+    ``ui_messages.json``, a database for its ``-wal``; else the file itself
+    (the inverse of :func:`input_files`)."""
+    if path.name == cline.UI_FILE:
+        return path.parent
+    if path.name.endswith(".db-wal"):
+        return path.with_name(path.name[:-4])
+    return path
 
 
-def qwen_roots(ctx: Context) -> list[WatchRoot]:
-    return [WatchRoot(f, recursive=True, pattern="*.json*")
-            for f in gemini.chat_folders(ctx, "QWEN_HOME_DIR", ".qwen")]
+def _gemini_family(env_var: str, dirname: str) -> Callable[[Context], list[WatchRoot]]:
+    def roots(ctx: Context) -> list[WatchRoot]:
+        # chats/session-*.json (rewritten whole), session-*.jsonl and <sub>/*.jsonl
+        # (appended); a project named in projects.json later gets a slug-named folder
+        return [*(WatchRoot(f, recursive=True, pattern="*.json*")
+                  for f in gemini.chat_folders(ctx, env_var, dirname)),
+                WatchRoot(gemini.gemini_home(ctx, env_var, dirname), pattern="projects.json",
+                          lookout=True)]
+    return roots
+
+
+gemini_roots = _gemini_family("GEMINI_CLI_HOME_DIR", ".gemini")
+qwen_roots = _gemini_family("QWEN_HOME_DIR", ".qwen")
 
 
 def _tasks_roots(source: str) -> Callable[[Context], list[WatchRoot]]:
@@ -151,7 +174,10 @@ def opencode_roots(ctx: Context) -> list[WatchRoot]:
 
 
 def copilot_chat_roots(ctx: Context) -> list[WatchRoot]:
-    return [WatchRoot(f, pattern="*.json") for f in copilot_chat.chat_folders(ctx)]
+    # the editors' workspaceStorage: a storage folder made for this workspace later
+    # (its workspace.json names it) brings a chatSessions folder to watch
+    return [*(WatchRoot(f, pattern="*.json") for f in copilot_chat.chat_folders(ctx)),
+            *(WatchRoot(r, lookout=True) for r in copilot_chat.storage_roots(ctx))]
 
 
 def continue_roots(ctx: Context) -> list[WatchRoot]:

@@ -46,6 +46,7 @@ from .base import (
 )
 from .chain import Chain
 from .inputs import find
+from .matching import Matching, same_dir
 
 MAX_FILES = 100_000  # messages of a session, parts of a message
 
@@ -63,21 +64,20 @@ def locate(ctx: Context, path: Path | None) -> list[Path]:
     root = path if path is not None else storage_root(ctx)
     if (root / "storage").is_dir():
         root = root / "storage"
-    out = []
-    for f in find(root / "session", "*", "*.json", refused=ctx.refused):
-        doc = DocumentParser(f, ctx).load(f)
-        if isinstance(doc, dict) and _same_dir(doc.get("directory"), ctx.workspace):
-            out.append(f)
-    return out
+    return [f for f in _sessions(ctx, root) if _belongs(ctx, f)]
 
 
-def _same_dir(a: Any, b: Path) -> bool:
-    if not isinstance(a, str):
-        return False
-    try:
-        return Path(a).resolve() == b.resolve()
-    except OSError:
-        return False
+def _sessions(ctx: Context, storage: Path) -> list[Path]:
+    return find(storage / "session", "*", "*.json", refused=ctx.refused)
+
+
+def _belongs(ctx: Context, f: Path) -> bool:
+    doc = DocumentParser(f, ctx).load(f)
+    return same_dir(doc.get("directory") if isinstance(doc, dict) else None, ctx.workspace)
+
+
+# every project's sessions share storage/session/<project>/; each names its directory
+MATCHING = Matching(lambda ctx: _sessions(ctx, storage_root(ctx)), _belongs)
 
 
 def _ts(time: Any, key: str = "created") -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +30,7 @@ from . import (
 )
 from .base import Context, DocumentParser, FileParser
 from .live import WatchRoot
+from .matching import Matching
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,9 @@ class Source:
     # The folders where it writes this workspace's sessions (live.py): set, the
     # source is followed live — imported on open, read again as its files grow.
     watch: Callable[[Context], list[WatchRoot]] | None = None
+    # Sessions of every project in one folder (matching.py): a follower told that one
+    # input there changed asks whether that input is this workspace's, not ``locate``.
+    matching: Matching | None = None
 
     @property
     def followable(self) -> bool:
@@ -58,7 +62,7 @@ SOURCES: dict[str, Source] = {
                watch=live.claude_code_roots, agent=True),
         Source("codex", "Codex CLI rollouts (JSONL)", codex.locate, codex.CodexParser,
                "~/.codex/sessions/**/rollout-*.jsonl ($CODEX_HOME)", watch=live.codex_roots,
-               agent=True),
+               agent=True, matching=codex.MATCHING),
         Source("aider", "aider chat history (Markdown)", aider.locate, aider.AiderParser,
                "<workspace>/.aider.chat.history.md", watch=live.aider_roots,
                agent=True),
@@ -70,13 +74,16 @@ SOURCES: dict[str, Source] = {
                watch=live.qwen_roots, agent=True),
         Source("cline", "Cline task folders", cline.make_locate("cline"), cline.ClineParser,
                "<editor>/User/globalStorage/saoudrizwan.claude-dev/tasks/*/",
-               watch=live.cline_roots, agent=True),
+               watch=live.cline_roots, agent=True,
+               matching=cline.matching("cline")),
         Source("roo-code", "Roo Code task folders", cline.make_locate("roo-code"),
                cline.RooParser, "<editor>/User/globalStorage/rooveterinaryinc.roo-cline/tasks/*/",
-               watch=live.roo_code_roots, agent=True),
+               watch=live.roo_code_roots, agent=True,
+               matching=cline.matching("roo-code")),
         Source("kilo-code", "Kilo Code task folders", cline.make_locate("kilo-code"),
                cline.KiloParser, "<editor>/User/globalStorage/kilocode.kilo-code/tasks/*/",
-               watch=live.kilo_code_roots, agent=True),
+               watch=live.kilo_code_roots, agent=True,
+               matching=cline.matching("kilo-code")),
         Source("crush", "Crush sessions and file versions (SQLite)", crush.make_locate("crush"),
                crush.CrushParser, "<workspace>/.crush/crush.db",
                watch=live.crush_roots, agent=True),
@@ -86,18 +93,18 @@ SOURCES: dict[str, Source] = {
                agent=True),
         Source("copilot-cli", "GitHub Copilot CLI sessions (JSON)", copilot_cli.locate,
                copilot_cli.CopilotCliParser, "~/.copilot/history-session-state/*.json",
-               watch=live.copilot_cli_roots, agent=True),
+               watch=live.copilot_cli_roots, agent=True, matching=copilot_cli.MATCHING),
         Source("opencode", "OpenCode sessions (JSON storage; documented format)",
                opencode.locate, opencode.OpenCodeParser,
                "~/.local/share/opencode/storage/session/*/*.json ($XDG_DATA_HOME)",
-               watch=live.opencode_roots, agent=True),
+               watch=live.opencode_roots, agent=True, matching=opencode.MATCHING),
         Source("copilot-chat", "Copilot Chat sessions in VS Code (documented format)",
                copilot_chat.locate, copilot_chat.CopilotChatParser,
                "<editor>/User/workspaceStorage/<hash>/chatSessions/*.json",
                watch=live.copilot_chat_roots, agent=True),
         Source("continue", "Continue sessions (documented format)", continue_dev.locate,
                continue_dev.ContinueParser, "~/.continue/sessions/*.json ($CONTINUE_GLOBAL_DIR)",
-               watch=live.continue_roots, agent=True),
+               watch=live.continue_roots, agent=True, matching=continue_dev.MATCHING),
         Source("ralph", "loop history JSONL (seed 000)", ralph.locate, ralph.RalphParser,
                "<workspace>/.ralph/history.jsonl"),
         Source("checkpoint-json", "checkpoint JSON files with file diffs (seed 001)",
@@ -144,16 +151,21 @@ def discover_in(ctx: Context, sources: Iterable[str] | None = None) -> list[Foun
     """
     names = [get(n).name for n in sources] if sources is not None else [
         s.name for s in SOURCES.values() if s.agent]
-    found: list[Found] = []
+    return [Found(name, p, SOURCES[name].followable, live.input_files(p))
+            for name, paths in located(ctx, names) for p in paths]
+
+
+def located(ctx: Context, names: Iterable[str]) -> Iterator[tuple[str, list[Path]]]:
+    """Each named source with what its ``locate`` finds for ``ctx.workspace`` in its usual
+    place (not listed: nothing found). A source that fails to look (an unreadable
+    folder) finds nothing rather than stopping the others; the import itself says why."""
     for name in names:
-        src = SOURCES[name]
         try:
-            paths = src.locate(ctx, None)
+            paths = SOURCES[name].locate(ctx, None)
         except (OSError, TurnbackError):
             continue
-        for p in paths:
-            found.append(Found(name, p, src.followable, live.input_files(p)))
-    return found
+        if paths:
+            yield name, paths
 
 
 def get(name: object) -> Source:

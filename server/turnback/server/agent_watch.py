@@ -17,6 +17,13 @@ with the workspace's dirty paths; this one watches a few folders outside it
   (not above ``limit``, the user's home or the root's grandparent); when a folder
   appears there, the watches are laid again and the root is reported, so the
   follower looks for files already in it.
+- A lookout root (``WatchRoot.lookout``: the editors' ``workspaceStorage``,
+  ``~/.gemini``) is watched with the folders that appear in it after the start,
+  so the file that says where this workspace's sessions go (a new storage
+  folder's ``workspace.json``) is reported even when it is written just after
+  its folder is made. The follower then works its roots out again and hands them
+  over (:meth:`AgentWatch.set_roots`); new roots are watched and reported with
+  the files already in them.
 - Elsewhere: watchfiles on the roots that exist, looking again for missing ones
   each time it yields (every ``WATCHFILES_TICK_MS`` when quiet).
 
@@ -52,6 +59,7 @@ _ROOT_MASK = (_MODIFY | _ATTRIB | _CLOSE_WRITE | _MOVED_FROM | _MOVED_TO | _CREA
               | _DELETE_SELF | _MOVE_SELF | _ONLYDIR)
 _WAIT_MASK = _MOVED_TO | _CREATE | _DELETE_SELF | _MOVE_SELF | _ONLYDIR  # an ancestor
 _REARM = _CREATE | _MOVED_TO | _MOVED_FROM | _DELETE  # with _ISDIR: the folder tree changed
+_LOOKOUT_MASK = _CLOSE_WRITE | _MOVED_TO | _CREATE | _DELETE_SELF | _MOVE_SELF | _ONLYDIR
 
 
 class AgentWatch:
@@ -66,6 +74,22 @@ class AgentWatch:
         self._stop = threading.Event()
         self.ready = threading.Event()  # the first watches are laid
         self.watched: set[Path] = set()  # folders watched now (for status and tests)
+        self._fresh: set[Path] = set()  # folders made in a lookout since the start
+        self._lock = threading.Lock()
+        self._wake_w = -1
+
+    def set_roots(self, roots: Iterable[WatchRoot]) -> None:
+        """Watch these roots from now on (a lookout said where sessions go changed)."""
+        with self._lock:
+            self.roots = list(dict.fromkeys(roots))
+        self._poke()
+
+    def _poke(self) -> None:
+        if self._wake_w >= 0:
+            try:
+                os.write(self._wake_w, b"x")
+            except OSError:
+                pass
 
     @staticmethod
     def inotify() -> bool:
@@ -82,12 +106,7 @@ class AgentWatch:
 
     def stop(self) -> None:
         self._stop.set()
-        wake = getattr(self, "_wake_w", None)
-        if wake is not None:
-            try:
-                os.write(wake, b"x")
-            except OSError:
-                pass
+        self._poke()
         thread, self._thread = self._thread, None
         if thread is not None and thread is not threading.current_thread():
             thread.join(5)
@@ -102,9 +121,15 @@ class AgentWatch:
     def _wanted(self) -> dict[Path, int]:
         """Folder → mask: the roots (and their subfolders), or the ancestors waited on."""
         out: dict[Path, int] = {}
-        for root in self.roots:
+        for root in self._roots_now():
+            if root.path.is_dir() and root.lookout:
+                out[root.path] = out.get(root.path, 0) | _LOOKOUT_MASK
+                for sub in self._fresh:
+                    if sub.parent == root.path and sub.is_dir():
+                        out[sub] = out.get(sub, 0) | _LOOKOUT_MASK | _DONT_FOLLOW
+                continue
             if root.path.is_dir():
-                out[root.path] = _ROOT_MASK
+                out[root.path] = out.get(root.path, 0) | _ROOT_MASK
                 if root.recursive:
                     for sub in _subfolders(root.path):
                         out[sub] = _ROOT_MASK | _DONT_FOLLOW
@@ -172,14 +197,17 @@ class AgentWatch:
             self.ready.set()
             while not self._stop.is_set():
                 readable, _, _ = select.select([ino.fileno(), wake_r], [], [])
-                if wake_r in readable or self._stop.is_set():
+                if self._stop.is_set():
                     break
                 changed: set[Path] = set()
                 rearm = False
+                if wake_r in readable:  # new roots (set_roots)
+                    os.read(wake_r, 512)
+                    rearm = True
                 for ev in ino.read(timeout=0):
                     if ev.mask & _Q_OVERFLOW:
                         rearm = True
-                        changed.update(r.path for r in self.roots)
+                        changed.update(r.path for r in self._roots_now())
                         continue
                     folder = wds.get(ev.wd)
                     if folder is None:
@@ -188,7 +216,11 @@ class AgentWatch:
                         rearm = True
                         continue
                     path = folder / ev.name if ev.name else folder
-                    if (ev.mask & _ISDIR and ev.mask & _REARM) or not self._inside(folder):
+                    lookout = self._lookout_root(folder)
+                    if lookout and ev.mask & _ISDIR and ev.mask & (_CREATE | _MOVED_TO):
+                        self._fresh.add(path)  # what is written in it is reported too
+                    if (ev.mask & _ISDIR and ev.mask & _REARM) or not (
+                            lookout or folder in self._fresh or self._inside(folder)):
                         rearm = True  # the tree changed, or something appeared where we wait
                     changed.add(path)
                 if rearm:
@@ -206,15 +238,22 @@ class AgentWatch:
             log.exception("watching agents' folders failed; following falls back to re-reads")
         finally:
             self.ready.set()
+            wake_w, self._wake_w = self._wake_w, -1
             os.close(wake_r)
-            os.close(self._wake_w)
-            self._wake_w = -1
+            os.close(wake_w)
             ino.close()
+
+    def _roots_now(self) -> list[WatchRoot]:
+        with self._lock:
+            return list(self.roots)
+
+    def _lookout_root(self, folder: Path) -> bool:
+        return any(r.lookout and folder == r.path for r in self._roots_now())
 
     def _inside(self, folder: Path) -> bool:
         """Whether ``folder`` is a root or below a recursive one (not an ancestor waited on)."""
         return any(folder == r.path or (r.recursive and r.path in folder.parents)
-                   for r in self.roots)
+                   for r in self._roots_now())
 
     # -- elsewhere -----------------------------------------------------------------------------
     def _run_watchfiles(self) -> None:
@@ -223,7 +262,7 @@ class AgentWatch:
         before: set[Path] = set()
         try:
             while not self._stop.is_set():
-                present = [r for r in self.roots if r.path.is_dir()]
+                present = [r for r in self._roots_now() if r.path.is_dir()]
                 self.watched = {r.path for r in present}
                 appeared = self.watched - before
                 before = self.watched
@@ -233,7 +272,7 @@ class AgentWatch:
                     self.ready.set()
                     self._stop.wait(RECHECK_S)
                     continue
-                recursive = any(r.recursive for r in present)
+                recursive = any(r.recursive or r.lookout for r in present)
                 # The first (empty) yield comes once the watch is laid: then it is ready.
                 for batch in watchfiles.watch(*(r.path for r in present),
                                               stop_event=self._stop, debounce=0, step=5,
@@ -243,7 +282,7 @@ class AgentWatch:
                     self.ready.set()
                     if batch:
                         self.on_paths({Path(p) for _, p in batch})
-                    if [r for r in self.roots if r.path.is_dir()] != present:
+                    if [r for r in self._roots_now() if r.path.is_dir()] != present:
                         break
         except Exception:
             log.exception("watching agents' folders failed")

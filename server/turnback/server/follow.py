@@ -33,6 +33,7 @@ from typing import Any, Protocol, TypeVar
 
 from ..importers import Follower, ImportResult, registry
 from ..importers.base import Context
+from ..importers.follow import watch_roots
 from ..importers.hooks import hooked_agents
 from ..importers.live import WatchRoot
 from ..store.facade import Store
@@ -114,12 +115,7 @@ class AgentFollower:
             watch.stop()
 
     def roots(self) -> list[tuple[str, WatchRoot]]:
-        out: list[tuple[str, WatchRoot]] = []
-        for name in self.sources:
-            watch = registry.get(name).watch
-            if watch is not None:
-                out.extend((name, r) for r in watch(self.ctx))
-        return out
+        return watch_roots(self.ctx, self.sources)
 
     def describe(self) -> dict[str, Any]:
         """What the status answer says: the agents followed, their files, and in words."""
@@ -168,6 +164,8 @@ class AgentFollower:
             paths, self._pending = self._pending, set()
             if paths and not self._concerns(paths) and (due is None or time.monotonic() < due):
                 continue  # nothing of ours changed (a workspace file beside aider's history)
+            if any(r.lookout and r.holds(p) for r in self._roots for p in paths):
+                await self._new_roots()
             try:
                 due = await self._step(paths)
                 failures = 0
@@ -179,6 +177,18 @@ class AgentFollower:
                 log.warning("%s: following agents failed (%s); retrying",
                             self.folder.path, getattr(exc, "message", exc))
                 due = time.monotonic() + RETRY_S * min(2**failures, 30)
+
+    async def _new_roots(self) -> None:
+        """A lookout saw a change: where this workspace's sessions go may have changed
+        (a storage folder made for it): watch the roots as they are now."""
+        roots = [r for _, r in await asyncio.get_running_loop().run_in_executor(
+            None, self.roots)]
+        if roots != self._roots:
+            self._roots = roots
+            if self._watch is not None:
+                self._watch.set_roots(roots)  # new roots are reported with their files
+        if self._follower is not None:
+            self._follower.refresh_roots()
 
     def _concerns(self, paths: set[Path]) -> bool:
         follower = self._follower
