@@ -1,0 +1,62 @@
+"""``turnback blame PATH [--at CHECKPOINT]``: who wrote each line (docs/ATTRIBUTION.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..attribution.blame import blame_file
+from ..attribution.history import load_history
+from ..attribution.origins import Origin
+from ..fs.paths import one_line
+from .common import Ctx, emit, pass_ctx
+
+
+def workspace_path(ctx: Ctx, path: str) -> str:
+    """PATH as typed (relative to the current folder, or absolute) → workspace-relative;
+    a path outside the workspace is passed on as it is (the store then names the problem)."""
+    ws = ctx.find_workspace().resolve()
+    p = Path(path)
+    full = (p if p.is_absolute() else Path.cwd() / p).resolve()
+    try:
+        return full.relative_to(ws).as_posix()
+    except ValueError:
+        return path
+
+
+def _when(o: Origin) -> str:
+    ts = o.turns[0].end_ts if o.turns else (o.until or o.since or "")
+    return ts[:16].replace("T", " ")
+
+
+def _label(o: Origin) -> tuple[str, str]:
+    """(who, what): the agent and the turn's prompt, or the kind of origin."""
+    if o.turns:
+        return o.who(), o.turns[0].prompt if len(o.turns) == 1 else "(turns open at once)"
+    return o.kind, ""
+
+
+@click.command("blame")
+@click.argument("path")
+@click.option("--at", "at", default=None, metavar="CHECKPOINT",
+              help="Blame the file as checkpoint CHECKPOINT holds it (default: as it is now).")
+@pass_ctx
+def blame_cmd(ctx: Ctx, path: str, at: str | None) -> None:
+    """Who wrote each line of PATH: the agent and turn, a person, or the first checkpoint."""
+    rel = workspace_path(ctx, path)
+    store = ctx.open()
+    try:
+        result = blame_file(store, load_history(store), rel, at)
+    finally:
+        store.close()
+
+    def human() -> None:
+        width = len(str(len(result.lines)))
+        for n, (line, o) in enumerate(zip(result.lines, result.origins, strict=True), 1):
+            who, what = _label(o)
+            text = line.decode("utf-8", "replace")
+            click.echo(f"{one_line(who)[:14]:<14} {one_line(what)[:30]:<30} {_when(o):<16} "
+                       f"{n:>{width}}) {one_line(text)}")
+
+    emit(ctx, result.to_json(), human)
