@@ -2,7 +2,8 @@
 
 Only checkpoints where the file changed cost anything (its blob hash is compared first).
 The walk keeps the origins at the checkpoints a later rewind goes back to, so a rewound
-file starts from them; everything else is let go as the walk moves on.
+file starts from them; everything else is let go as the walk moves on. A walk can be
+continued (``Walker.advance``) over checkpoints added since: what the server's cache does.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ class FileState:
 @dataclass(slots=True)
 class Blame:
     path: str
-    checkpoint: str | None  # None: the workspace as it is now
+    checkpoint: str | None  # None: the workspace (or the editor's text) as it is now
     lines: list[bytes]
     origins: list[Origin]
 
@@ -60,48 +61,45 @@ def is_binary(data: bytes) -> bool:
 
 
 class Walker:
-    """One file's walk; ``advance`` continues it over checkpoints added since."""
+    """One file's walk over one history; ``advance`` continues it."""
 
     def __init__(self, store: Store, path: str) -> None:
         self.store = store
         self.path = path
         self.state = FileState(-1, None)
         self.kept: dict[int, FileState] = {}  # states at positions a rewind goes back to
-        self.versions: list[tuple[int, str | None]] = []  # (position, blob) where it changed
 
-    def advance(self, history: History, states: list[tuple[int, str | None]],
-                stop: int | None = None) -> FileState:
-        """Walk ``states`` ((position, blob), by position) past the current state, up to
-        position ``stop`` inclusive."""
+    def advance(self, history: History, stop: int | None = None) -> FileState:
+        """Walk the history's checkpoints after the current state, up to ``stop``."""
+        end = len(history.checkpoints) if stop is None else stop + 1
+        todo = history.checkpoints[self.state.position + 1 : end]
+        if not todo:
+            return self.state
         targets = {history.position[r.target] for rws in history.rewinds.values()
                    for r in rws if r.target in history.position}
-        for pos, blob in states:
-            if pos <= self.state.position:
-                continue
-            if stop is not None and pos > stop:
-                break
+        for cp, blob in self.store.file_states(self.path, todo):
+            pos = history.position[cp.id]
             base = self.state
             rb = history.rewind_base(pos, self.path)
             if rb is not None:
                 base = self._state_at(history, history.position[rb])
             if blob != base.blob:
                 self.state = self._step(base, blob, pos, history.authors[pos])
-                self.versions.append((pos, blob))
             else:
                 self.state = FileState(pos, base.blob, base.lines, base.origins, base.binary)
             if pos in targets:
                 self.kept[pos] = self.state
+        if self.state.position < end - 1:  # checkpoints that said nothing of the file
+            s = self.state
+            self.state = FileState(end - 1, s.blob, s.lines, s.origins, s.binary)
         return self.state
 
     def _state_at(self, history: History, pos: int) -> FileState:
         kept = self.kept.get(pos)
         if kept is not None:
             return kept
-        # not kept (an older target): walk again from the start, keeping it this time
-        again = Walker(self.store, self.path)
-        states = [s for s in _positions(self.store, history, self.path) if s[0] <= pos]
-        found = again.advance(history, states, stop=pos)
-        return found if found.position == pos else FileState(pos, None)
+        # not kept (the history changed under a continued walk): walk again up to it
+        return Walker(self.store, self.path).advance(history, pos)
 
     def _step(self, base: FileState, blob: str | None, pos: int, author: Origin) -> FileState:
         if blob is None:
@@ -114,60 +112,50 @@ class Walker:
         return FileState(pos, blob, lines, origins)
 
 
-def _positions(store: Store, history: History, path: str) -> list[tuple[int, str | None]]:
-    out = []
-    for cp, blob in store.file_states(path):
-        pos = history.position.get(cp.id)
-        if pos is not None:
-            out.append((pos, blob))
-    return out
+def blame_at(store: Store, history: History, path: str, at: str,
+             walker: Walker | None = None) -> Blame:
+    """``path``'s lines with their origins at checkpoint ``at``."""
+    cp = store.resolve_checkpoint(at)
+    if cp.id not in history.position:
+        raise NotFound(f"checkpoint {cp.id} is not in the folder's history")
+    stop = history.position[cp.id]
+    if walker is None or walker.state.position > stop:
+        walker = Walker(store, path)
+    state = walker.advance(history, stop)
+    if state.blob is None:
+        raise NotFound(f"{path} is not in checkpoint {cp.id}")
+    if state.binary:
+        raise InvalidInput(f"{path} is a binary file: it has no lines to attribute")
+    return Blame(path, cp.id, state.lines, state.origins)
 
 
-def blame_file(store: Store, history: History, path: str, at: str | None = None,
-               walker: Walker | None = None) -> Blame:
-    """``path``'s lines with their origins at checkpoint ``at`` (None: as it is now, lines
-    not yet in a checkpoint marked ``uncommitted``)."""
+def blame_now(store: Store, history: History, path: str, walker: Walker | None = None,
+              text: bytes | None = None) -> Blame:
+    """``path`` as it is in the workspace now (or ``text``, an editor's unsaved version):
+    lines not yet in a checkpoint are ``uncommitted``."""
     walker = walker or Walker(store, path)
-    stop = None
-    if at is not None:
-        cp = store.resolve_checkpoint(at)
-        if cp.id not in history.position:
-            raise NotFound(f"checkpoint {cp.id} is not in the folder's history")
-        stop = history.position[cp.id]
-    state = walker.advance(history, _positions(store, history, path), stop)
-    if at is not None:
-        assert stop is not None
-        if state.blob is None:
-            raise NotFound(f"{path} is not in checkpoint {at}")
-        return _finish(path, store.resolve_checkpoint(at).id, state)
-    return _working(store, history, path, state)
-
-
-def _working(store: Store, history: History, path: str, state: FileState) -> Blame:
-    data = store.working_file(path)
+    state = walker.advance(history)
+    data = text if text is not None else store.working_file(path)
     if data is None:
         raise NotFound(f"{path} is not in the workspace (to blame an older version, "
                        "name a checkpoint that holds it: --at CHECKPOINT)")
     if is_binary(data):
         raise InvalidInput(f"{path} is a binary file: it has no lines to attribute")
-    last = len(history.checkpoints) - 1
+    last = history.checkpoints[-1] if history.checkpoints else None
     base = state
-    if last >= 0:
+    if last is not None:
         # a rewind since the last checkpoint made the file what its target held
-        for rw in history.rewinds.get(history.checkpoints[last].id, ()):
+        for rw in history.rewinds.get(last.id, ()):
             if rw.covers(path) and rw.target in history.position:
-                w = Walker(store, path)
-                base = w.advance(history, _positions(store, history, path),
-                                 history.position[rw.target])
+                base = walker._state_at(history, history.position[rw.target])
+    fresh = Origin(UNCOMMITTED, None, last.id if last else None, (),
+                   last.ts if last else None, None)
     lines = split_lines(data)
-    until = history.checkpoints[last] if last >= 0 else None
-    fresh = Origin(UNCOMMITTED, None, until.id if until else None, (),
-                   until.ts if until else None, None)
-    origins = carry(base.lines, base.origins, lines, fresh)
-    return Blame(path, None, lines, origins)
+    return Blame(path, None, lines, carry(base.lines, base.origins, lines, fresh))
 
 
-def _finish(path: str, checkpoint: str, state: FileState) -> Blame:
-    if state.binary:
-        raise InvalidInput(f"{path} is a binary file: it has no lines to attribute")
-    return Blame(path, checkpoint, state.lines, state.origins)
+def blame_file(store: Store, history: History, path: str, at: str | None = None) -> Blame:
+    """``path`` at checkpoint ``at``, or as it is now (None)."""
+    if at is not None:
+        return blame_at(store, history, path, at)
+    return blame_now(store, history, path)

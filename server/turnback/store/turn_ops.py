@@ -201,15 +201,19 @@ class TurnOps(CheckpointOps):
 
     # ------------------------------------------------------------ a file's history
 
-    def file_states(self, path: str) -> list[tuple[Checkpoint, str | None]]:
-        """Every checkpoint that says something of ``path``, by time, with the hash of the
-        file it holds there (None: absent, a folder or a link). A partial checkpoint that
-        neither holds the file nor knows it absent is passed over, as in ``file_history``.
-        What line attribution walks (``turnback.attribution``)."""
+    def file_states(self, path: str, checkpoints: list[Checkpoint] | None = None
+                    ) -> list[tuple[Checkpoint, str | None]]:
+        """Every checkpoint (of ``checkpoints``, in their order; default: all, by time) that
+        says something of ``path``, with the hash of the file it holds there (None:
+        absent, a folder or a link). A partial checkpoint that neither holds the file nor
+        knows it absent is passed over, as in ``file_history``. What line attribution
+        walks (``turnback.attribution``)."""
         rel = normalize(path, "path")
+        if checkpoints is None:
+            # by time, ties in the order they were taken (ids are random)
+            checkpoints = sorted(self.checkpoints(), key=lambda c: c.ts)
         out: list[tuple[Checkpoint, str | None]] = []
-        # by time, ties in the order they were taken (ids are random)
-        for cp in sorted(self.checkpoints(), key=lambda c: c.ts):
+        for cp in checkpoints:
             entry = self.trees.lookup(cp.tree, rel)
             if entry is not None and entry.mode in (DIR, LINK):
                 entry = None
