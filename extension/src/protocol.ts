@@ -479,6 +479,9 @@ export interface OriginTurn {
   prompt: string;
   ts: string;
   endTs: string;
+  /** The checkpoints the turn started and ended with. */
+  before: string;
+  after: string;
 }
 
 /** Where a line came from (docs/ATTRIBUTION.md). */
