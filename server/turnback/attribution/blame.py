@@ -133,18 +133,28 @@ def blame_now(store: Store, history: History, path: str, walker: Walker | None =
               text: bytes | None = None) -> Blame:
     """``path`` as it is in the workspace now (or ``text``, an editor's unsaved version):
     lines not yet in a checkpoint are ``uncommitted``."""
-    walker = walker or Walker(store, path)
-    state = walker.advance(history)
     data = text if text is not None else store.working_file(path)
     if data is None:
         raise NotFound(f"{path} is not in the workspace (to blame an older version, "
                        "name a checkpoint that holds it: --at CHECKPOINT)")
+    return blame_text(store, history, path, data, None, walker)
+
+
+def blame_text(store: Store, history: History, path: str, data: bytes, stop: int | None,
+               walker: Walker | None = None) -> Blame:
+    """``data`` as a later version of ``path`` than the history up to position ``stop``
+    (None: all of it) holds: its lines that no checkpoint up to there holds are
+    ``uncommitted``."""
     if is_binary(data):
         raise InvalidInput(f"{path} is a binary file: it has no lines to attribute")
-    last = history.checkpoints[-1] if history.checkpoints else None
+    if walker is None or (stop is not None and walker.state.position > stop):
+        walker = Walker(store, path)
+    state = walker.advance(history, stop)
+    end = len(history.checkpoints) - 1 if stop is None else stop
+    last = history.checkpoints[end] if end >= 0 else None
     base = state
     if last is not None:
-        # a rewind since the last checkpoint made the file what its target held
+        # a rewind after that checkpoint made the file what its target held
         for rw in history.rewinds.get(last.id, ()):
             if rw.covers(path) and rw.target in history.position:
                 base = walker._state_at(history, history.position[rw.target])
