@@ -49,6 +49,7 @@ def by_author(store: Store, history: History, since: float | None = None) -> lis
                 changes[c.path] = c
         if not changes:
             continue
+        unit: object
         if author.kind == TURN:
             name, unit = author.turns[0].agent, (author.turns[0].session_id,
                                                  author.turns[0].turn_id)
