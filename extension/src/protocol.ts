@@ -469,6 +469,9 @@ export interface BlameParams extends FolderParams {
   checkpoint?: string;
   /** The editor's unsaved text, blamed instead of the file on disk. */
   text?: string;
+  /** Only the lines startLine..endLine (1-based, inclusive) in `ranges`. */
+  startLine?: number;
+  endLine?: number;
 }
 
 export type OriginKind = 'turn' | 'shared' | 'person' | 'initial' | 'uncommitted';
@@ -501,13 +504,17 @@ export interface LineOrigin {
 export interface BlameRange {
   start: number;
   end: number;
-  origin: LineOrigin;
+  /** Index in `BlameResult.origins`. */
+  origin: number;
 }
 
 export interface BlameResult {
   path: string;
   checkpoint: string | null;
   lineCount: number;
+  /** Lines of the whole file written in agents' turns (shared ones included). */
+  agentLines: number;
+  origins: LineOrigin[];
   ranges: BlameRange[];
 }
 

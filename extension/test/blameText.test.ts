@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { GUTTER_COLOURS, agentShare, annotation, gutterSlot, hoverMarkdown, rangeAt, turnAction } from '../src/blame/text';
+import { GUTTER_COLOURS, agentShare, annotation, gutterSlot, hoverMarkdown, originAt, rangeAt, turnAction } from '../src/blame/text';
 import type { BlameResult, LineOrigin } from '../src/protocol';
 
 const NOW = Date.parse('2026-11-21T12:00:00.000Z');
@@ -30,10 +30,12 @@ const result: BlameResult = {
   path: 'a.py',
   checkpoint: null,
   lineCount: 10,
+  agentLines: 5,
+  origins: [initial, turn, person],
   ranges: [
-    { start: 1, end: 4, origin: initial },
-    { start: 5, end: 9, origin: turn },
-    { start: 10, end: 10, origin: person },
+    { start: 1, end: 4, origin: 0 },
+    { start: 5, end: 9, origin: 1 },
+    { start: 10, end: 10, origin: 2 },
   ],
 };
 
@@ -46,17 +48,17 @@ describe('line attribution text', () => {
   });
 
   it('finds the range of a line by bisection', () => {
-    assert.equal(rangeAt(result, 1)?.origin, initial);
-    assert.equal(rangeAt(result, 4)?.origin, initial);
-    assert.equal(rangeAt(result, 5)?.origin, turn);
-    assert.equal(rangeAt(result, 10)?.origin, person);
+    assert.equal(originAt(result, 1), initial);
+    assert.equal(originAt(result, 4), initial);
+    assert.equal(originAt(result, 5), turn);
+    assert.equal(originAt(result, 10), person);
     assert.equal(rangeAt(result, 11), undefined);
-    assert.equal(rangeAt(result, 0), undefined);
+    assert.equal(originAt(result, 0), undefined);
   });
 
   it('counts the share of lines by agents', () => {
     assert.equal(agentShare(result), 50);
-    assert.equal(agentShare({ ...result, lineCount: 0, ranges: [] }), 0);
+    assert.equal(agentShare({ ...result, lineCount: 0, agentLines: 0, ranges: [] }), 0);
   });
 
   it('gives the hover the turn and its three actions, with the turn’s own checkpoints', () => {

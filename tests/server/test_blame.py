@@ -22,18 +22,25 @@ async def test_blame_follows_new_checkpoints(client: TurnbackClient, ws: Path) -
     res = await client.call("turnback/blame", {"path": "README.md"})
     assert res["path"] == "README.md" and res["checkpoint"] is None and res["lineCount"] == 1
     (only,) = res["ranges"]
-    o = only["origin"]
-    assert (only["start"], only["end"], o["kind"], o["agent"]) == (1, 1, "turn", "claude-code")
+    (o,) = res["origins"]
+    assert (only["start"], only["end"], only["origin"]) == (1, 1, 0)
+    assert (o["kind"], o["agent"], res["agentLines"]) == ("turn", "claude-code", 1)
     assert o["turn"]["prompt"] == "fix the bug" and o["sessionId"] == "s1"
     since = len(client.changes)
     run_python(MORE, str(ws))
     await client.wait_change(lambda p: p["checkpoints"], since=since)
     res = await client.call("turnback/blame", {"path": "README.md"})
-    assert [(r["start"], r["end"], r["origin"]["kind"]) for r in res["ranges"]] == [
-        (1, 1, "turn"), (2, 2, "person")]
+    assert [(r["start"], r["end"], res["origins"][r["origin"]]["kind"])
+            for r in res["ranges"]] == [(1, 1, "turn"), (2, 2, "person")]
+    window = await client.call("turnback/blame", {"path": "README.md", "startLine": 2,
+                                                  "endLine": 9})
+    assert window["lineCount"] == 2 and window["agentLines"] == 1
+    assert [r["start"] for r in window["ranges"]] == [2]
+    assert [o["kind"] for o in window["origins"]] == ["person"]
     unsaved = await client.call("turnback/blame", {"path": "README.md",
                                                    "text": "typed\nchanged\nby a person\n"})
-    assert [r["origin"]["kind"] for r in unsaved["ranges"]] == ["uncommitted", "turn", "person"]
+    assert [unsaved["origins"][r["origin"]]["kind"] for r in unsaved["ranges"]] == [
+        "uncommitted", "turn", "person"]
     first = o["checkpoint"]
     at = await client.call("turnback/blame", {"path": "README.md", "checkpoint": first})
     assert at["checkpoint"] == first and at["lineCount"] == 1

@@ -13,15 +13,20 @@ import type { TurnbackClient } from '../client';
 import { folderId } from '../folders';
 import type { BlameResult } from '../protocol';
 import { SECTION } from '../settings';
-import { GUTTER_COLOURS, HOVER_COMMANDS, agentShare, annotation, gutterSlot, hoverMarkdown, rangeAt } from './text';
+import { GUTTER_COLOURS, HOVER_COMMANDS, agentShare, annotation, gutterSlot, hoverMarkdown, originAt } from './text';
 
 const DEBOUNCE_MS = 30;
 const COLOURS = ['charts.blue', 'charts.orange', 'charts.green', 'charts.purple', 'charts.yellow', 'charts.red'];
 
 interface Asked {
   version: number;
+  first: number;
+  last: number;
   result: Promise<BlameResult | undefined>;
 }
+
+/** Lines asked for beyond the visible ones, so scrolling a little asks nothing. */
+const MARGIN = 300;
 
 function setting(key: string, fallback: boolean): boolean {
   return vscode.workspace.getConfiguration(SECTION).get<boolean>(`attribution.${key}`, fallback);
@@ -77,6 +82,11 @@ export class LineAttribution implements vscode.Disposable {
       vscode.window.onDidChangeActiveTextEditor(() => {
         this.schedule();
       }),
+      vscode.window.onDidChangeTextEditorVisibleRanges(() => {
+        if (this.gutterOn) {
+          this.schedule(); // the lines scrolled into view may lie outside the last answer
+        }
+      }),
       vscode.workspace.onDidCloseTextDocument((doc) => this.asked.delete(doc.uri.toString())),
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (e.affectsConfiguration(`${SECTION}.attribution`)) {
@@ -104,21 +114,26 @@ export class LineAttribution implements vscode.Disposable {
     }, DEBOUNCE_MS);
   }
 
-  /** The server's answer for the document as it is (its unsaved text when dirty). */
-  private blame(doc: vscode.TextDocument): Promise<BlameResult | undefined> {
+  /**
+   * The server's answer for the document as it is (its unsaved text when dirty), covering
+   * 1-based lines `first`..`last` (the answer holds only the lines around them).
+   */
+  private blame(doc: vscode.TextDocument, first: number, last: number): Promise<BlameResult | undefined> {
     const key = doc.uri.toString();
     const hit = this.asked.get(key);
-    if (hit?.version === doc.version) {
+    if (hit?.version === doc.version && hit.first <= first && last <= hit.last) {
       return hit.result;
     }
     const where = target(doc);
     if (where === undefined || this.client.currentState.kind !== 'running') {
       return Promise.resolve(undefined);
     }
+    const from = Math.max(1, first - MARGIN);
+    const to = last + MARGIN;
     const result = this.client
-      .request('turnback/blame', { ...where, ...(doc.isDirty ? { text: doc.getText() } : {}) })
+      .request('turnback/blame', { ...where, startLine: from, endLine: to, ...(doc.isDirty ? { text: doc.getText() } : {}) })
       .catch(() => undefined); // no store, a binary file, a file never checkpointed: nothing shown
-    this.asked.set(key, { version: doc.version, result });
+    this.asked.set(key, { version: doc.version, first: from, last: to, result });
     return result;
   }
 
@@ -130,7 +145,11 @@ export class LineAttribution implements vscode.Disposable {
       this.clear(editor);
       return;
     }
-    const result = await this.blame(editor.document);
+    const line = editor.selection.active.line;
+    const visible = editor.visibleRanges;
+    const first = Math.min(line, ...visible.map((r) => r.start.line)) + 1;
+    const last = Math.max(line, ...visible.map((r) => r.end.line)) + 1;
+    const result = await this.blame(editor.document, first, last);
     if (editor !== vscode.window.activeTextEditor) {
       return; // another editor came meanwhile: its own render follows
     }
@@ -138,17 +157,17 @@ export class LineAttribution implements vscode.Disposable {
       this.clear(editor);
       return;
     }
-    const line = editor.selection.active.line;
-    const range = rangeAt(result, line + 1);
+    const origin = originAt(result, line + 1);
     const eol = editor.document.lineAt(Math.min(line, editor.document.lineCount - 1)).range.end;
     editor.setDecorations(
       this.current,
-      lineOn && range !== undefined ? [{ range: new vscode.Range(eol, eol), renderOptions: { after: { contentText: annotation(range.origin) } } }] : [],
+      lineOn && origin !== undefined ? [{ range: new vscode.Range(eol, eol), renderOptions: { after: { contentText: annotation(origin) } } }] : [],
     );
     const bySlot: vscode.Range[][] = Array.from({ length: GUTTER_COLOURS }, () => []);
     if (this.gutterOn) {
       for (const r of result.ranges) {
-        const slot = gutterSlot(r.origin);
+        const o = result.origins[r.origin];
+        const slot = o === undefined ? undefined : gutterSlot(o);
         if (slot !== undefined) {
           bySlot[slot]?.push(new vscode.Range(r.start - 1, 0, r.end - 1, 0));
         }
@@ -182,12 +201,12 @@ export class LineAttribution implements vscode.Disposable {
       return undefined;
     }
     const where = target(doc);
-    const result = where === undefined ? undefined : await this.blame(doc);
-    const range = result === undefined ? undefined : rangeAt(result, pos.line + 1);
-    if (where === undefined || range === undefined) {
+    const result = where === undefined ? undefined : await this.blame(doc, pos.line + 1, pos.line + 1);
+    const origin = result === undefined ? undefined : originAt(result, pos.line + 1);
+    if (where === undefined || origin === undefined) {
       return undefined;
     }
-    const md = new vscode.MarkdownString(hoverMarkdown(where.folder, range.origin));
+    const md = new vscode.MarkdownString(hoverMarkdown(where.folder, origin));
     md.isTrusted = { enabledCommands: Object.values(HOVER_COMMANDS) };
     return new vscode.Hover(md);
   }

@@ -31,6 +31,12 @@ export function agentName(agent: string | null | undefined): string {
   return AGENT_NAMES[agent] ?? agent;
 }
 
+/** The origin of 1-based `line`, when the answer covers it. */
+export function originAt(result: BlameResult, line: number): LineOrigin | undefined {
+  const r = rangeAt(result, line);
+  return r === undefined ? undefined : result.origins[r.origin];
+}
+
 /** The range holding 1-based `line`, by bisection (ranges are sorted and do not overlap). */
 export function rangeAt(result: BlameResult, line: number): BlameRange | undefined {
   let lo = 0;
@@ -147,16 +153,7 @@ export function hoverMarkdown(folder: string, o: LineOrigin, now: number = Date.
 
 /** The share of the file's lines written in agents' turns (shared ones included), 0–100. */
 export function agentShare(result: BlameResult): number {
-  if (result.lineCount === 0) {
-    return 0;
-  }
-  let byAgents = 0;
-  for (const r of result.ranges) {
-    if (r.origin.kind === 'turn' || r.origin.kind === 'shared') {
-      byAgents += r.end - r.start + 1;
-    }
-  }
-  return Math.round((100 * byAgents) / result.lineCount);
+  return result.lineCount === 0 ? 0 : Math.round((100 * result.agentLines) / result.lineCount);
 }
 
 export const GUTTER_COLOURS = 6;

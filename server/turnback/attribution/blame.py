@@ -16,7 +16,7 @@ from ..events import JSON
 from ..store.facade import Store
 from .history import History
 from .linediff import carry, split_lines
-from .origins import UNCOMMITTED, Origin
+from .origins import SHARED, TURN, UNCOMMITTED, Origin
 
 
 @dataclass(slots=True)
@@ -41,7 +41,8 @@ class Blame:
         """(first line, last line, origin), 1-based, for each run of one origin."""
         start = 0
         for k in range(1, len(self.origins) + 1):
-            if k == len(self.origins) or self.origins[k] != self.origins[start]:
+            if k == len(self.origins) or (self.origins[k] is not self.origins[start]
+                                          and self.origins[k] != self.origins[start]):
                 yield start + 1, k, self.origins[start]
                 start = k
 
@@ -50,10 +51,25 @@ class Blame:
                 "lines": [{"line": n + 1, "origin": o.to_json()}
                           for n, o in enumerate(self.origins)]}
 
-    def ranges_json(self) -> JSON:
+    def ranges_json(self, first: int = 1, last: int | None = None) -> JSON:
+        """The runs of lines ``first``..``last`` (1-based, inclusive; default: all), each
+        naming its origin by index in ``origins``, which holds each origin once: a file
+        of 5,000 lines and 1,000 steps would otherwise repeat hundreds of them."""
+        last = len(self.origins) if last is None else min(last, len(self.origins))
+        table: dict[int, int] = {}
+        origins: list[JSON] = []
+        ranges: list[JSON] = []
+        agents = sum(1 for o in self.origins if o.kind in (TURN, SHARED))
+        for a, b, o in self.ranges():
+            if b < first or a > last:
+                continue
+            k = table.get(id(o))
+            if k is None:
+                k = table[id(o)] = len(origins)
+                origins.append(o.to_json())
+            ranges.append({"start": max(a, first), "end": min(b, last), "origin": k})
         return {"path": self.path, "checkpoint": self.checkpoint, "lineCount": len(self.lines),
-                "ranges": [{"start": a, "end": b, "origin": o.to_json()}
-                           for a, b, o in self.ranges()]}
+                "agentLines": agents, "origins": origins, "ranges": ranges}
 
 
 def is_binary(data: bytes) -> bool:

@@ -29,6 +29,8 @@ def register(ls: TurnbackServer) -> None:
         path = p.req_string("path")
         at = p.string("checkpoint")
         text = p.string("text", max_len=MAX_TEXT)
+        first = p.integer("startLine", 1, minimum=1)
+        last = p.opt_integer("endLine", minimum=1)
         folder = await ls.folder(p.string("folder"), methods.BLAME)
         cache = folder.blame
         trusted = folder.watcher is not None  # else nothing says when the store changed
@@ -37,7 +39,7 @@ def register(ls: TurnbackServer) -> None:
             with about_param(methods.BLAME, "path"):
                 got = cache.blame(store, path, at, text.encode() if text is not None else None,
                                   trusted)
-            return got.ranges_json()
+            return got.ranges_json(first, last)
 
         res = await ls.read(folder, job)
         res["folder"] = folder.uri
