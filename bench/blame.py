@@ -7,8 +7,9 @@ file edited inside every turn (an agent's line) and between turns (a person's li
 checkpoint holds a new version (2 × TURNS in all). Measured: the walk in-process (history
 and blame, cold); through the language server (`turnback/blame`): the first answer, warm
 answers, and the answer after one more turn (timed once the server has announced the new
-checkpoints); a fresh CLI process (`turnback blame --json`). Prints milliseconds with the
-load average beside them.
+checkpoints); a fresh CLI process (`turnback blame --json`) with no saved walk, then with
+the walk the run before saved (attribution/saved.py). Prints milliseconds with the load
+average beside them.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from turnback.attribution.history import load_history
 from turnback.events import Kind
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from lsp_client import LspClient  # noqa: E402
+from lsp_client import LspClient
 
 REPO = Path(__file__).resolve().parents[1]
 LINES = 5000
@@ -110,13 +111,22 @@ def main() -> None:
         finally:
             client.close()
 
-        cli = []
-        for _ in range(3):
+        def cli_run() -> float:
             t0 = time.perf_counter()
             subprocess.run([sys.executable, "-m", "turnback.cli.main", "--json", "blame",
                             "big.py"], cwd=ws, env=env, check=True, stdout=subprocess.DEVNULL)
-            cli.append(time.perf_counter() - t0)
-        print(f"fresh CLI `turnback blame --json`: {', '.join(f'{1000 * c:.0f}' for c in cli)} ms "
+            return time.perf_counter() - t0
+
+        saved_dir = ws / ".turnback" / "cache" / "blame"
+        for p in saved_dir.iterdir():
+            p.unlink()  # the walk the server saved: the first CLI run walks it all
+        cold = cli_run()
+        print(f"fresh CLI, no saved walk: {1000 * cold:.0f} ms [load {load()}]")
+        cli = []
+        for _ in range(3):
+            cli.append(cli_run())
+        print(f"fresh CLI, the walk saved by the run before: "
+              f"{', '.join(f'{1000 * c:.0f}' for c in cli)} ms "
               f"[load {load()}]")
 
 

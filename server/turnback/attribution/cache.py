@@ -14,6 +14,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from ..store.facade import Store
+from . import saved
 from .blame import Blame, Walker, blame_at, blame_now
 from .history import History, Rewind, history_key, load_history
 from .origins import Origin
@@ -62,15 +63,20 @@ class BlameCache:
             return h
 
     def blame(self, store: Store, path: str, at: str | None = None, text: bytes | None = None,
-              trusted: bool = True) -> Blame:
+              trusted: bool = True, save: bool = True) -> Blame:
+        """``save``: write the walk to the store's cache for the next process (not in a
+        read-only server)."""
         history = self.history(store, trusted)
         with self._lock:
             kept = self._files.pop(path, None)
         if kept is None or not kept.still_holds(history):
-            kept = _Kept(Walker(store, path), [], [], {})
+            kept = _Kept(saved.load(store, history, path) or Walker(store, path), [], [], {})
         if at is not None:
             return blame_at(store, history, path, at, kept.walker)  # kept as it was
+        before = kept.walker.state.position
         result = blame_now(store, history, path, kept.walker, text)
+        if save and kept.walker.state.position != before:
+            saved.save(store, history, kept.walker)
         ids = [c.id for c in history.checkpoints]
         seen = set(ids)
         kept = _Kept(kept.walker, ids, list(history.authors),

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from ..attribution.blame import blame_file
+from ..attribution import saved
+from ..attribution.blame import Walker, blame_at, blame_now
 from ..attribution.history import load_history
 from ..attribution.origins import Origin
 from ..fs.paths import one_line
@@ -47,7 +48,14 @@ def blame_cmd(ctx: Ctx, path: str, at: str | None) -> None:
     rel = workspace_path(ctx, path)
     store = ctx.open()
     try:
-        result = blame_file(store, load_history(store), rel, at)
+        history = load_history(store)
+        if at is None:
+            # a walk saved by an earlier run, continued over the steps since, saved again
+            walker = saved.load(store, history, rel) or Walker(store, rel)
+            result = blame_now(store, history, rel, walker)
+            saved.save(store, history, walker)
+        else:
+            result = blame_at(store, history, rel, at)
     finally:
         store.close()
 

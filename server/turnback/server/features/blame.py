@@ -38,7 +38,7 @@ def register(ls: TurnbackServer) -> None:
         def job(store: Store) -> JSON:
             with about_param(methods.BLAME, "path"):
                 got = cache.blame(store, path, at, text.encode() if text is not None else None,
-                                  trusted)
+                                  trusted, save=not folder.settings.read_only)
             return got.ranges_json(first, last)
 
         res = await ls.read(folder, job)
