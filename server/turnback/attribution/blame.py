@@ -47,9 +47,14 @@ class Blame:
                 start = k
 
     def to_json(self) -> JSON:
-        return {"path": self.path, "checkpoint": self.checkpoint,
-                "lines": [{"line": n + 1, "origin": o.to_json()}
-                          for n, o in enumerate(self.origins)]}
+        made: dict[int, JSON] = {}  # one dict per origin, shared by its lines
+        lines = []
+        for n, o in enumerate(self.origins):
+            d = made.get(id(o))
+            if d is None:
+                d = made[id(o)] = o.to_json()
+            lines.append({"line": n + 1, "origin": d})
+        return {"path": self.path, "checkpoint": self.checkpoint, "lines": lines}
 
     def ranges_json(self, first: int = 1, last: int | None = None) -> JSON:
         """The runs of lines ``first``..``last`` (1-based, inclusive; default: all), each

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
+import orjson
 
 from ..attribution import saved
 from ..attribution.blame import Walker, blame_at, blame_now
 from ..attribution.history import load_history
 from ..attribution.origins import Origin
 from ..fs.paths import one_line
-from .common import Ctx, emit, pass_ctx
+from .common import Ctx, pass_ctx
 
 
 def workspace_path(ctx: Ctx, path: str) -> str:
@@ -52,8 +54,10 @@ def blame_cmd(ctx: Ctx, path: str, at: str | None) -> None:
         if at is None:
             # a walk saved by an earlier run, continued over the steps since, saved again
             walker = saved.load(store, history, rel) or Walker(store, rel)
+            before = walker.state.position
             result = blame_now(store, history, rel, walker)
-            saved.save(store, history, walker)
+            if walker.state.position != before:
+                saved.save(store, history, walker)
         else:
             result = blame_at(store, history, rel, at)
     finally:
@@ -67,4 +71,10 @@ def blame_cmd(ctx: Ctx, path: str, at: str | None) -> None:
             click.echo(f"{one_line(who)[:14]:<14} {one_line(what)[:30]:<30} {_when(o):<16} "
                        f"{n:>{width}}) {one_line(text)}")
 
-    emit(ctx, result.to_json(), human)
+    if ctx.as_json:
+        # plain JSON already: straight to orjson (json_text's walk over 5,000 lines' origins
+        # for models to convert cost more than the blame)
+        sys.stdout.write(orjson.dumps(result.to_json(), option=orjson.OPT_INDENT_2).decode()
+                         + "\n")
+        return
+    human()
