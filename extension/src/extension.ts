@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 
 import { autostart } from './autostart';
+import { LineAttribution } from './blame/annotator';
 import { StoreCache } from './cache';
 import { TurnbackClient } from './client';
 import { VIEW_ID, registerCommands } from './commands';
@@ -40,7 +41,8 @@ export function activate(context: vscode.ExtensionContext): void {
   const history = new FileHistoryProvider(cache);
   const historyView = vscode.window.createTreeView<HistoryRow>(HISTORY_VIEW_ID, { treeDataProvider: history });
   history.attach(historyView);
-  const services = { client: turnback, cache, tree, view, history };
+  const attribution = new LineAttribution(turnback);
+  const services = { client: turnback, cache, tree, view, history, attribution };
 
   context.subscriptions.push(
     output,
@@ -53,6 +55,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.window.registerFileDecorationProvider(new ChangeDecorationProvider()),
     history,
     historyView,
+    attribution,
     ...registerCommands(services),
     tree.onDidChangeNoStore((none) => {
       // The first run: no store in any folder; say what the importers would find.

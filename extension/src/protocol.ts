@@ -30,6 +30,7 @@ export const Methods = {
   continue: 'turnback/continue',
   pushHistory: 'turnback/pushHistory',
   pullHistory: 'turnback/pullHistory',
+  blame: 'turnback/blame',
 } as const;
 
 /** Notification method names. */
@@ -463,6 +464,60 @@ export interface FileHistoryResult {
   offset: number;
 }
 
+export interface BlameParams extends FolderParams {
+  path: string;
+  checkpoint?: string;
+  /** The editor's unsaved text, blamed instead of the file on disk. */
+  text?: string;
+  /** Only the lines startLine..endLine (1-based, inclusive) in `ranges`. */
+  startLine?: number;
+  endLine?: number;
+}
+
+export type OriginKind = 'turn' | 'shared' | 'person' | 'initial' | 'uncommitted';
+
+export interface OriginTurn {
+  id: string;
+  index: number;
+  prompt: string;
+  ts: string;
+  endTs: string;
+  /** The checkpoints the turn started and ended with. */
+  before: string;
+  after: string;
+}
+
+/** Where a line came from (docs/ATTRIBUTION.md). */
+export interface LineOrigin {
+  kind: OriginKind;
+  agent: string | null;
+  model: string | null;
+  sessionId: string | null;
+  turn: OriginTurn | null;
+  checkpoint: string | null;
+  previous: string | null;
+  since: string | null;
+  until: string | null;
+  shared?: { sessionId: string; agent: string; model: string | null; turn: OriginTurn }[];
+}
+
+export interface BlameRange {
+  start: number;
+  end: number;
+  /** Index in `BlameResult.origins`. */
+  origin: number;
+}
+
+export interface BlameResult {
+  path: string;
+  checkpoint: string | null;
+  lineCount: number;
+  /** Lines of the whole file written in agents' turns (shared ones included). */
+  agentLines: number;
+  origins: LineOrigin[];
+  ranges: BlameRange[];
+}
+
 export interface ImportCandidatesResult {
   sources: { source: string; summary: string; files: number }[];
   total: number;
@@ -507,6 +562,7 @@ export interface RequestTypes {
   'turnback/continue': [ContinueParams, ContinueResult];
   'turnback/pushHistory': [PushHistoryParams, PushHistoryResult];
   'turnback/pullHistory': [PullHistoryParams, PullHistoryResult];
+  'turnback/blame': [BlameParams, BlameResult];
 }
 
 export type RequestMethod = keyof RequestTypes;

@@ -183,6 +183,7 @@ def record(ws: Path) -> dict[str, list[dict[str, Any]]]:
     call("error: not found", "turnback/session", {"sessionId": "20250101T000000-ffffff"})
     call("error: unsafe", "turnback/fileContent",
          {"checkpoint": cp1["id"], "path": "../.ssh/id_rsa"})
+    call("turnback/blame", "turnback/blame", {"path": "src/app.py"})
     c.close()
     return ex
 

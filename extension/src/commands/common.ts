@@ -6,6 +6,8 @@
 
 import * as vscode from 'vscode';
 
+import type { LineAttribution } from '../blame/annotator';
+
 import type { StoreCache } from '../cache';
 import type { TurnbackClient } from '../client';
 import { describeError } from '../errors';
@@ -21,6 +23,8 @@ export interface Services {
   view: vscode.TreeView<TreeNode>;
   /** The File History view's provider (follows the active editor). */
   history?: FileHistoryProvider;
+  /** Line attribution in the editor (blame/annotator.ts). */
+  attribution?: LineAttribution;
 }
 
 /** False (and says why) in an untrusted workspace, where Turnback only browses. */

@@ -15,6 +15,7 @@ import { pullHistory, pushHistory } from './sharing';
 import { collectGarbage, openStoreFolder, restartServer } from './store';
 import { importFound, startRecording } from './firstRun';
 import { restoreVersion, revealTurn, showFileHistory } from './history';
+import { compareLineTurn, revealLineTurn, rewindBeforeLineTurn } from '../blame/commands';
 import { compareTurn, continueTurn, rewindTurn, setEventsView, toggleDetails } from './turns';
 
 export const VIEW_ID = 'turnback.sessions';
@@ -69,6 +70,12 @@ export function registerCommands(services: Services): vscode.Disposable[] {
     'turnback.showFileHistory': (arg) => showFileHistory(services, arg),
     'turnback.restoreVersion': (arg) => restoreVersion(services, arg),
     'turnback.revealTurn': (arg) => revealTurn(services, arg),
+    'turnback.toggleLineAttribution': () => {
+      services.attribution?.toggleGutter();
+    },
+    'turnback.revealLineTurn': (arg) => revealLineTurn(services, arg),
+    'turnback.compareLineTurn': (arg) => compareLineTurn(services, arg),
+    'turnback.rewindBeforeLineTurn': (arg) => rewindBeforeLineTurn(services, arg),
     'turnback.fileHistoryLoadMore': () => {
       services.history?.loadMore();
     },

@@ -13,7 +13,9 @@ from .global_opts import accept_global_options
 _OPTIONAL = {"import": "import_cmd", "export": "export_cmd", "serve": "serve_cmd",
              "hooks": "hooks_cmd", "hook": "hook_cmd",
              "continue": "continue_cmd",
-             "push": "push_cmd", "pull": "pull_cmd", "remote": "remote_cmd"}
+             "push": "push_cmd", "pull": "pull_cmd", "remote": "remote_cmd",
+             "blame": "blame_cmd", "trace": "trace_cmd",
+             "stats": "stats_cmd"}
 
 
 def _optional_command(name: str) -> click.Command | None:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 from urllib.parse import unquote, urlparse
 
+from ..attribution.cache import BlameCache
 from ..errors import InvalidInput, NotFound
 from ..fs.paths import expand_home
 from ..store.config import default_store_dir
@@ -94,6 +95,7 @@ class Folder:
         self.store: Store | None = None
         self.tracker = DirtyTracker()
         self.listing = ListingCache(self._sees_store)
+        self.blame = BlameCache()  # turnback/blame's kept walks (features/blame.py)
         self.watcher: Watcher | None = None
         self.follower: Background | None = None  # the AgentFollower, while followAgents is on
         self.preparer: Background | None = None  # the Preparer: prepares checkpoints while watching
@@ -171,6 +173,7 @@ class Folder:
             return
         def on_change(sessions: set[str], checkpoints: bool) -> None:
             self.listing.invalidate()  # before the client hears of the change
+            self.blame.invalidate()
             on_store_change(sessions, checkpoints)
 
         self.listing.invalidate()

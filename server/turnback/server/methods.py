@@ -26,6 +26,7 @@ IMPORT_CANDIDATES = "turnback/importCandidates"
 CONTINUE = "turnback/continue"
 PUSH_HISTORY = "turnback/pushHistory"
 PULL_HISTORY = "turnback/pullHistory"
+BLAME = "turnback/blame"
 
 DID_CHANGE = "turnback/didChange"
 
@@ -50,5 +51,6 @@ REQUESTS = (
     CONTINUE,
     PUSH_HISTORY,
     PULL_HISTORY,
+    BLAME,
 )
 NOTIFICATIONS = (DID_CHANGE,)

@@ -8,11 +8,13 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from ..errors import NotFound
+from ..errors import NotFound, TurnbackError
 from ..events import JSON, Event, Kind
-from ..fs.paths import normalize
+from ..fs.paths import normalize, open_dir
+from ..fs.reading import read_regular
 from ..models import Change, Checkpoint, SessionLog
-from ..objects.trees import DIR, Entry
+from ..objects.objectstore import BLOB
+from ..objects.trees import DIR, LINK, Entry
 from ..sessions.turns import Step, Turn, build_turns, turn_of_events, turn_steps
 from ..snapshot import changes as changes_mod
 from .checkpoint_ops import CheckpointOps
@@ -198,6 +200,48 @@ class TurnOps(CheckpointOps):
         return pool[0] if pool else None
 
     # ------------------------------------------------------------ a file's history
+
+    def file_states(self, path: str, checkpoints: list[Checkpoint] | None = None
+                    ) -> list[tuple[Checkpoint, str | None]]:
+        """Every checkpoint (of ``checkpoints``, in their order; default: all, by time) that
+        says something of ``path``, with the hash of the file it holds there (None:
+        absent, a folder or a link). A partial checkpoint that neither holds the file nor
+        knows it absent is passed over, as in ``file_history``. What line attribution
+        walks (``turnback.attribution``)."""
+        rel = normalize(path, "path")
+        if checkpoints is None:
+            # by time, ties in the order they were taken (ids are random)
+            checkpoints = sorted(self.checkpoints(), key=lambda c: c.ts)
+        out: list[tuple[Checkpoint, str | None]] = []
+        for cp in checkpoints:
+            entry = self.trees.lookup(cp.tree, rel)
+            if entry is not None and entry.mode in (DIR, LINK):
+                entry = None
+            if entry is None and cp.partial and rel not in cp.absent:
+                continue
+            out.append((cp, entry.hash if entry is not None else None))
+        return out
+
+    def read_blob(self, blob: str) -> bytes:
+        """A file's bytes by the hash ``file_states`` gave (verified against it)."""
+        return self.objects.get(BLOB, blob)
+
+    def working_file(self, path: str) -> bytes | None:
+        """The file as it is in the workspace now; None when it is absent or unreadable
+        (read through folder descriptors, never following a link)."""
+        *folders, name = normalize(path, "path").split("/")
+        try:
+            root = os.open(self.workspace, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                dfd = open_dir(root, folders, create=False)
+            finally:
+                os.close(root)
+            try:
+                return read_regular(name, dir_fd=dfd, limit=self.config.size_cap_bytes)
+            finally:
+                os.close(dfd)
+        except (OSError, TurnbackError):
+            return None
 
     def file_history(self, path: str, offset: int = 0, limit: int = 100
                      ) -> tuple[list[FileVersion], int]:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 def register_all(ls: TurnbackServer) -> None:
     from . import (
+        blame,
         checkpoints,
         history,
         hooks,
@@ -28,5 +29,5 @@ def register_all(ls: TurnbackServer) -> None:
     )
 
     for module in (lifecycle, maintenance, sessions, checkpoints, rewind, imports, hooks, history,
-                   sharing):
+                   sharing, blame):
         module.register(ls)

@@ -1,0 +1,85 @@
+import * as assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { GUTTER_COLOURS, agentShare, annotation, gutterSlot, hoverMarkdown, originAt, rangeAt, turnAction } from '../src/blame/text';
+import type { BlameResult, LineOrigin } from '../src/protocol';
+
+const NOW = Date.parse('2026-11-21T12:00:00.000Z');
+const base = { model: null, sessionId: null, turn: null, checkpoint: 'c2', previous: 'c1', since: null, until: null };
+const turn: LineOrigin = {
+  ...base,
+  kind: 'turn',
+  agent: 'claude-code',
+  model: 'claude-x',
+  sessionId: 's1',
+  turn: { id: 't1', index: 3, prompt: 'fix the login test', ts: '2026-11-21T09:50:00.000Z', endTs: '2026-11-21T10:00:00.000Z', before: 'b1', after: 'a1' },
+};
+const person: LineOrigin = { ...base, kind: 'person', agent: null, since: '2026-11-21T10:00:00.000Z', until: '2026-11-21T11:00:00.000Z' };
+const initial: LineOrigin = { ...base, kind: 'initial', agent: null };
+const shared: LineOrigin = {
+  ...base,
+  kind: 'shared',
+  agent: null,
+  until: '2026-11-21T11:30:00.000Z',
+  shared: [
+    { sessionId: 's1', agent: 'claude-code', model: null, turn: { id: 't1', index: 1, prompt: 'a', ts: '', endTs: '', before: 'x', after: 'y' } },
+    { sessionId: 's2', agent: 'codex', model: null, turn: { id: 't2', index: 1, prompt: 'b', ts: '', endTs: '', before: 'x', after: 'y' } },
+  ],
+};
+const result: BlameResult = {
+  path: 'a.py',
+  checkpoint: null,
+  lineCount: 10,
+  agentLines: 5,
+  origins: [initial, turn, person],
+  ranges: [
+    { start: 1, end: 4, origin: 0 },
+    { start: 5, end: 9, origin: 1 },
+    { start: 10, end: 10, origin: 2 },
+  ],
+};
+
+describe('line attribution text', () => {
+  it('annotates the current line the way the issue shows it', () => {
+    assert.equal(annotation(turn, NOW), 'Claude Code · “fix the login test” · 2 h ago');
+    assert.equal(annotation(person, NOW), 'Changed between turns · 1 h ago');
+    assert.equal(annotation(initial, NOW), 'Before the first checkpoint');
+    assert.equal(annotation(shared, NOW), 'Claude Code + Codex · turns open at once · 30 min ago');
+  });
+
+  it('finds the range of a line by bisection', () => {
+    assert.equal(originAt(result, 1), initial);
+    assert.equal(originAt(result, 4), initial);
+    assert.equal(originAt(result, 5), turn);
+    assert.equal(originAt(result, 10), person);
+    assert.equal(rangeAt(result, 11), undefined);
+    assert.equal(originAt(result, 0), undefined);
+  });
+
+  it('counts the share of lines by agents', () => {
+    assert.equal(agentShare(result), 50);
+    assert.equal(agentShare({ ...result, lineCount: 0, agentLines: 0, ranges: [] }), 0);
+  });
+
+  it('gives the hover the turn and its three actions, with the turn’s own checkpoints', () => {
+    const md = hoverMarkdown('file:///w', turn, NOW);
+    assert.match(md, /\*\*Claude Code\*\* · claude\\-x · turn 3/); // escaped for Markdown
+    assert.match(md, /fix the login test/);
+    for (const cmd of ['turnback.revealLineTurn', 'turnback.compareLineTurn', 'turnback.rewindBeforeLineTurn']) {
+      assert.ok(md.includes(`command:${cmd}?`), cmd);
+    }
+    const arg = /command:turnback\.compareLineTurn\?([^)]+)\)/.exec(md)?.[1] ?? '';
+    assert.deepEqual(JSON.parse(decodeURIComponent(arg)), [turnAction('file:///w', turn)]);
+    assert.deepEqual(turnAction('file:///w', turn), { folder: 'file:///w', sessionId: 's1', turnId: 't1', prompt: 'fix the login test', before: 'b1', after: 'a1' });
+    assert.equal(turnAction('file:///w', person), undefined);
+    assert.ok(!hoverMarkdown('file:///w', person, NOW).includes('command:'));
+  });
+
+  it('colours agents stably and leaves a person’s lines plain', () => {
+    const slot = gutterSlot(turn);
+    assert.ok(slot !== undefined && slot >= 0 && slot < GUTTER_COLOURS);
+    assert.equal(gutterSlot({ ...turn }), slot);
+    assert.equal(gutterSlot(person), undefined);
+    assert.equal(gutterSlot(initial), undefined);
+  });
+});

@@ -1,0 +1,87 @@
+"""The kept walks: continued after a new checkpoint, started again when the past changed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from turnback import Store
+from turnback.attribution.blame import blame_file
+from turnback.attribution.cache import BlameCache
+from turnback.attribution.history import load_history
+from turnback.events import Kind
+
+
+@pytest.fixture
+def reads(store: Store, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The blobs the walks read."""
+    seen: list[str] = []
+    real = store.read_blob
+
+    def counted(blob: str) -> bytes:
+        seen.append(blob)
+        return real(blob)
+
+    monkeypatch.setattr(store, "read_blob", counted)
+    return seen
+
+
+def test_a_new_checkpoint_reads_only_the_new_version(store: Store, ws: Path,
+                                                     reads: list[str]) -> None:
+    f = ws / "f.txt"
+    for n in range(1, 6):
+        f.write_text("".join(f"line {k}\n" for k in range(n)))
+        store.checkpoint(label=str(n))
+    cache = BlameCache()
+    cache.blame(store, "f.txt")
+    assert len(reads) == 5
+    f.write_text(f.read_text() + "line 5\n")
+    store.checkpoint(label="6")
+    cache.invalidate()  # as the server does when the store changes
+    got = cache.blame(store, "f.txt")
+    assert len(reads) == 6  # one more version read, the five before not again
+    assert [o.kind for o in got.origins] == ["initial"] + ["person"] * 5
+    assert got.origins == blame_file(store, load_history(store), "f.txt").origins
+
+
+def test_an_untrusted_cache_sees_a_change_no_one_announced(store: Store, ws: Path) -> None:
+    f = ws / "f.txt"
+    f.write_text("a\n")
+    store.checkpoint(label="1")
+    cache = BlameCache()
+    assert [o.kind for o in cache.blame(store, "f.txt").origins] == ["initial"]
+    f.write_text("a\nb\n")
+    store.checkpoint(label="2")
+    # trusted and not invalidated: the kept history (the server invalidates on every change)
+    assert [o.kind for o in cache.blame(store, "f.txt").origins] == ["initial", "uncommitted"]
+    assert [o.kind for o in cache.blame(store, "f.txt", trusted=False).origins] == [
+        "initial", "person"]
+
+
+def test_a_turn_found_later_restarts_the_walk(store: Store, ws: Path) -> None:
+    """Steps already walked change author (the session's events arrive after the
+    checkpoints, as an import does): the kept walk is not continued, it starts again."""
+    f = ws / "f.txt"
+    f.write_text("a\n")
+    store.checkpoint(label="start")
+    sid = store.start_session(agent="aider").id
+    p = store.append(sid, Kind.PROMPT, {"text": "add b"})
+    c1 = store.checkpoint(session_id=sid)
+    f.write_text("a\nb\n")
+    c2 = store.checkpoint(label="end")  # not yet tied to the turn
+    cache = BlameCache()
+    assert [o.kind for o in cache.blame(store, "f.txt").origins] == ["initial", "person"]
+    store.append(sid, Kind.TOOL_CALL, {"name": "Edit"}, parent=p.id)
+    store.append(sid, Kind.CHECKPOINT, {"checkpoint": c2.id})
+    cache.invalidate()
+    got = cache.blame(store, "f.txt")
+    assert [o.who() for o in got.origins] == ["initial", "aider"]
+    assert got.origins[1].turns[0].before == c1.id
+
+
+def test_the_editors_unsaved_text_is_blamed_as_given(store: Store, ws: Path) -> None:
+    (ws / "f.txt").write_text("a\nb\n")
+    store.checkpoint(label="1")
+    got = BlameCache().blame(store, "f.txt", text=b"a\nnew\nb\n")
+    assert [o.kind for o in got.origins] == ["initial", "uncommitted", "initial"]
