@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 
 from ..errors import NotFound, TurnbackError
 from ..events import JSON, Event, Kind
-from ..fs.paths import normalize, open_dir
+from ..fs.folders import open_dir, open_root
+from ..fs.paths import normalize
 from ..fs.reading import read_regular
 from ..models import Change, Checkpoint, SessionLog
 from ..objects.objectstore import BLOB
@@ -228,18 +229,13 @@ class TurnOps(CheckpointOps):
 
     def working_file(self, path: str) -> bytes | None:
         """The file as it is in the workspace now; None when it is absent or unreadable
-        (read through folder descriptors, never following a link)."""
+        (reached through fs/folders.py, never following a link)."""
         *folders, name = normalize(path, "path").split("/")
         try:
-            root = os.open(self.workspace, os.O_RDONLY | os.O_DIRECTORY)
-            try:
-                dfd = open_dir(root, folders, create=False)
-            finally:
-                os.close(root)
-            try:
-                return read_regular(name, dir_fd=dfd, limit=self.config.size_cap_bytes)
-            finally:
-                os.close(dfd)
+            with open_root(str(self.workspace)) as root:
+                folder = open_dir(root, folders, create=False)
+            with folder:
+                return read_regular(name, folder=folder, limit=self.config.size_cap_bytes)
         except (OSError, TurnbackError):
             return None
 
