@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     pass
 
 from .hashing import Hashing
-from .nodes import DirNode, Pending
+from .nodes import Built, DirNode, Pending
 
 
 class TreeBuilding(Hashing):
@@ -69,6 +69,7 @@ class TreeBuilding(Hashing):
                 if hashed is None:
                     continue  # vanished or became something else mid-scan
                 item = hashed
+            assert not isinstance(item, Built)  # only a streaming (full) scan builds ahead
             f, b = self._entry_counts(item)
             files += f
             nbytes += b
@@ -95,6 +96,9 @@ class TreeBuilding(Hashing):
                 sub = subs[name] = self._build_dir(item, write, seen,
                                                    f"{rel_dir}/{name}" if rel_dir else name)
                 clean = clean and sub[3]
+            elif isinstance(item, Built):  # a streaming scan built it already
+                subs[name] = (item.hash, item.files, item.nbytes, item.clean)
+                clean = clean and item.clean
         prev = self.statcache.dirtrees.get(rel_dir)
         reused = node.reused
         if clean and prev is not None and (reused is not None or (
@@ -106,7 +110,7 @@ class TreeBuilding(Hashing):
                     self._keep_in.append((prefix, reused))  # made into paths only if needed
                 else:
                     seen.update(prefix + n for n, it in node.entries.items()
-                                if not isinstance(it, DirNode))
+                                if not isinstance(it, (DirNode, Built)))
             self.statcache.new_dirtrees[rel_dir] = prev
             self.counts[prev[0]] = (prev[1], prev[2])
             node.entries = {}  # built: what the walk held for it can go (bounded memory)
@@ -126,7 +130,7 @@ class TreeBuilding(Hashing):
                         seen.add(prefix + name)
         for name, item in node.entries.items():
             rel = f"{rel_dir}/{name}" if rel_dir else name
-            if isinstance(item, DirNode):
+            if isinstance(item, (DirNode, Built)):
                 h, f, b, _ = subs[name]
                 if f == 0:
                     continue  # empty folders are not recorded (as in git)
