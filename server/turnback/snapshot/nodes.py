@@ -97,8 +97,7 @@ class ScanState:
         self.counts: dict[str, tuple[int, int]] = {}  # tree hash -> (files, bytes)
         self._write = True
         self._started = 0
-        self._keep: set[str] | None = None  # paths seen by the last full scan
-        self._keep_in: list[tuple[str, list[str]]] = []  # ... and folders it took whole
+        self._keep_full = False  # the last scan was full (its save prunes the stat cache)
         self._results: dict[str, Hashed | None] = {}
         self._unreadable: list[dict[str, object]] = []  # files the last scan could not read
         self._pool: ThreadPoolExecutor | None = None
@@ -111,7 +110,6 @@ class ScanState:
         # files are hashed and its subfolders built, so the walk holds only the folders on
         # its path, never the whole workspace (see ``Scanner._list``)
         self._streaming = False
-        self._seen: set[str] | None = None
         self._open: list[list[Future[list[HashedRow]]]] = []  # futures of unbuilt folders
         self._submitted = 0
         self._done = 0

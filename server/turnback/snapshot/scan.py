@@ -54,7 +54,6 @@ class Scanner(TreeBuilding):
         """
         self.statcache.load()
         self.statcache.new_dirrecs = {}  # filled by this scan's folders alone
-        self._keep_in = []
         started = time.time_ns()
         skipped: list[dict[str, object]] = []
         pending: list[Pending] = []
@@ -75,7 +74,7 @@ class Scanner(TreeBuilding):
         if not full and base is not None and not dirty_paths:
             # nothing changed since the scan that built ``base`` (a watcher said so): the
             # same tree, without a system call
-            self._keep = None
+            self._keep_full = False
             files, nbytes = self.count(base)
             return ScanResult(base, files, nbytes)
         self._write = write
@@ -85,8 +84,8 @@ class Scanner(TreeBuilding):
         if full or base is None:
             if self.fork_verify and write:
                 self._verified = self._preverify()
-            seen: set[str] | None = set() if full else None
-            self._streaming, self._seen, self._progress = True, seen, progress
+            self.statcache.begin_full()
+            self._streaming, self._progress = True, progress
             self._submitted = self._done = 0
             try:
                 built = self._list("", None, True, None, set(), pending, skipped)
@@ -96,14 +95,14 @@ class Scanner(TreeBuilding):
                 raise
             finally:
                 self._verified = {}
-                self._streaming, self._seen, self._progress = False, None, None
+                self._streaming, self._progress = False, None
             assert isinstance(built, Built)
             if progress is not None and self._submitted:
                 progress(self._done, self._submitted)
             skipped.extend(self._unreadable)
-            self._keep = seen
+            self._keep_full = True
             if write and save_cache:
-                self.statcache.save(keep=seen, keep_in=self._keep_in)
+                self.statcache.save(full=True)
             return ScanResult(built.hash, built.files, built.nbytes, skipped, self._submitted)
         else:
             assert dirty_paths is not None
@@ -116,10 +115,10 @@ class Scanner(TreeBuilding):
         assert isinstance(root, DirNode)
         read = self._hash_pending(pending, dirty_paths or set(), write, started, progress)
         skipped.extend(self._unreadable)
-        tree, files, nbytes = self._build(root, write, None, "")
-        self._keep = None
+        tree, files, nbytes = self._build(root, write, False, "")
+        self._keep_full = False
         if write and save_cache:
-            self.statcache.save(keep=None, keep_in=self._keep_in)
+            self.statcache.save()
         return ScanResult(tree, files, nbytes, skipped, read)
 
     def _preverify(self) -> dict[str, Verified]:
@@ -141,7 +140,7 @@ class Scanner(TreeBuilding):
 
     def save_cache(self) -> None:
         """Persist the stat cache of the last ``scan(save_cache=False)``."""
-        self.statcache.save(keep=self._keep, keep_in=self._keep_in)
+        self.statcache.save(full=self._keep_full)
 
     def _list(
         self,
@@ -159,7 +158,7 @@ class Scanner(TreeBuilding):
             node = self._list_node(rel_dir, base, full, dirty_paths, dirty_dirs, own, skipped)
             futures = self._open.pop() if node.futures else []
             self._collect(futures)
-            h, files, nbytes, clean = self._build_dir(node, self._write, self._seen, rel_dir)
+            h, files, nbytes, clean = self._build_dir(node, self._write, True, rel_dir)
             return Built(h, files, nbytes, clean)
         return self._list_node(rel_dir, base, full, dirty_paths, dirty_dirs, pending, skipped)
 
@@ -267,7 +266,7 @@ class Scanner(TreeBuilding):
             if got is None:
                 return node
             listing, sts = got
-        rows = cache.rows
+        rows = cache.folder_rows(rel_dir)
         unpack = ROW.unpack
         seen_st: list[os.stat_result] = []
         streaming = self._streaming
