@@ -298,6 +298,7 @@ class StatCache:
         self.new_dirsigs = {}
         self.new_dirtrees = {}
         self.new_dirrecs = {}
+        self._pack_live()
         if not self.dirty:
             return
         if not full and time.monotonic() - self._saved_at < INCREMENTAL_SAVE_S:
@@ -306,6 +307,18 @@ class StatCache:
             return
         self._saved_at = time.monotonic()
         self._write()
+
+    def _pack_live(self) -> None:
+        """The folders an incremental scan looked at, back to packed form: a server's scans
+        over hours touch every folder in turn (a rewind of 10,000 files spread over a
+        200,000-file workspace touched all 4,000 and held 50 MB more in dicts)."""
+        for folder, rows in self._live.items():
+            if rows:
+                self._packed[folder] = ("\0".join(rows).encode("utf-8", "surrogateescape"),
+                                        b"".join(rows.values()))
+            else:
+                self._packed.pop(folder, None)
+        self._live = {}
 
     def _write(self) -> None:
         """The file, folder by folder: each folder's paths (NUL between them and between
