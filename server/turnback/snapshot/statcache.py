@@ -58,6 +58,9 @@ class StatCache:
         self._rows_at = 0  # ... and its rows
         self._packed: dict[str, Packed] = {}
         self._live: dict[str, dict[str, bytes]] = {}  # folder -> {path: row}, being looked at
+        # ... and the packed form each came from, while unchanged: it goes back as it was
+        # (a span of the mapped file costs nothing; a copy would cost 100 bytes a row)
+        self._was: dict[str, Packed] = {}
         self._settled: set[str] | None = None  # a full scan's folders with their rows pruned
         self.dirty = False
         self._loaded = False
@@ -115,7 +118,7 @@ class StatCache:
 
     def _forget_rows(self) -> None:
         self._data, self._keys_at, self._rows_at = b"", 0, 0
-        self._packed, self._live = {}, {}
+        self._packed, self._live, self._was = {}, {}, {}
 
     @staticmethod
     def _check_spans(spans: object, count: int, klen: int) -> dict[str, Packed]:
@@ -177,6 +180,7 @@ class StatCache:
         packed = self._packed.pop(folder, None)
         if packed is None:
             return {}
+        self._was[folder] = packed
         if isinstance(packed[0], int):
             koff, kl, r0, n = packed
             at = self._keys_at + koff
@@ -188,6 +192,7 @@ class StatCache:
         paths = keys.decode("utf-8", "surrogateescape").split("\0")
         if len(paths) * ROW.size != len(raw) or any(_folder(p) != folder for p in paths):
             self.dirty = True
+            self._was.pop(folder, None)
             return {}  # damaged: a cache, losing a folder's rows only costs a re-read
         return dict(zip(paths, map(itemgetter(0), _RAW_ROW.iter_unpack(raw)), strict=True))
 
@@ -208,7 +213,14 @@ class StatCache:
                 if gone:
                     rows = {p: r for p, r in rows.items() if p not in gone}
                     self.dirty = True
-        if rows:
+                    self._was.pop(folder, None)
+        self._repack(folder, rows)
+
+    def _repack(self, folder: str, rows: dict[str, bytes]) -> None:
+        was = self._was.pop(folder, None)
+        if was is not None:
+            self._packed[folder] = was  # unchanged since unpacked
+        elif rows:
             self._packed[folder] = (
                 "\0".join(rows).encode("utf-8", "surrogateescape"), b"".join(rows.values()))
 
@@ -252,6 +264,7 @@ class StatCache:
         """``record`` with the row packed already (``ROW``, by a hashing thread)."""
         folder = _folder(rel)
         self.folder_rows(folder)[rel] = row
+        self._was.pop(folder, None)
         self.dirty = True
         if self.dirrecs:
             self.dirrecs.pop(folder, None)
@@ -259,6 +272,7 @@ class StatCache:
     def drop(self, rel: str) -> None:
         folder = _folder(rel)
         if self.folder_rows(folder).pop(rel, None) is not None:
+            self._was.pop(folder, None)
             self.dirty = True
             self.dirrecs.pop(folder, None)
 
@@ -313,11 +327,7 @@ class StatCache:
         over hours touch every folder in turn (a rewind of 10,000 files spread over a
         200,000-file workspace touched all 4,000 and held 50 MB more in dicts)."""
         for folder, rows in self._live.items():
-            if rows:
-                self._packed[folder] = ("\0".join(rows).encode("utf-8", "surrogateescape"),
-                                        b"".join(rows.values()))
-            else:
-                self._packed.pop(folder, None)
+            self._repack(folder, rows)
         self._live = {}
 
     def _write(self) -> None:
