@@ -5,9 +5,14 @@ files in one package per 10 of them, about five folders each) it generates a wor
 under ``bench/work/``, then measures, as separate processes so each peak RSS
 (``/usr/bin/time -f %M``) is that step's alone:
 
-- Turnback's first ``turnback checkpoint`` (CLI, fresh store) and a no-op one after it;
-- the shadow git's first ``git add -A`` + ``git commit`` and a no-op one (same run,
+- Turnback's first ``turnback checkpoint`` (CLI, fresh store), the one after it (``noop``:
+  nothing changed, the first to look up the stat cache) and a later no-op (``later``);
+- the shadow git's first ``git add -A`` + ``git commit`` and two no-op ones (same run,
   interleaved: same machine load);
+- the server on that store (``python -m turnback.server``): started, ready and its first
+  checkpoint (``srv_start_s``, against the CLI's ``tb_later_s``), a no-op checkpoint 5 s
+  later (``srv_warm_ms``), the median of 20 more (``srv_steady_ms``), and its VmHWM (the
+  peak resident set at any moment since it started) and VmRSS after them;
 - the Linux watcher's inotify watches on that workspace (workspace, store and git's
   ``info/``) against its folders that are not ignored, and the portable watchfiles
   watcher's on the same workspace (it watches every folder, ignored ones too: what the
@@ -108,6 +113,36 @@ def watches(ws: Path, kind: str) -> int:
         w.stop()
 
 
+def server(ws: Path, env: dict[str, str]) -> dict[str, Any]:
+    """The server on the existing store: ready and first checkpoint (the start-up walk), a
+    no-op checkpoint 5 s later (warm: incremental), then 20 more (steady state), and its
+    VmHWM (peak resident set since it started) and VmRSS at the end."""
+    from lsp_client import LspClient
+    from server_memory import status
+
+    out: dict[str, Any] = {"serverLoadAvg": os.getloadavg()[0]}
+    t0 = time.perf_counter()
+    client = LspClient([sys.executable, "-m", "turnback.server"], cwd=ws, env=env)
+    try:
+        client.initialize(ws)
+        client.request("turnback/createCheckpoint", {})
+        out["srv_start_s"] = round(time.perf_counter() - t0, 3)
+        time.sleep(5)  # the issue's "warm 5 s later"
+        t1 = time.perf_counter()
+        client.request("turnback/createCheckpoint", {})
+        out["srv_warm_ms"] = round((time.perf_counter() - t1) * 1000, 1)
+        xs = []
+        for _ in range(20):
+            t1 = time.perf_counter()
+            client.request("turnback/createCheckpoint", {})
+            xs.append((time.perf_counter() - t1) * 1000)
+        out["srv_steady_ms"] = round(sorted(xs)[len(xs) // 2], 1)  # the median
+        out["srv_hwm_mb"], out["srv_rss_mb"] = status(client.proc.pid)
+    finally:
+        client.close()
+    return out
+
+
 def one_size(files: int, work: Path, code: Path) -> dict[str, Any]:
     ws = work / f"mono-{files}"
     gitdir = work / f"mono-{files}.git"
@@ -131,13 +166,14 @@ def one_size(files: int, work: Path, code: Path) -> dict[str, Any]:
     # no automatic gc: it would run on after the commit, detached, and load the next row
     commit = [*add, "-c", "gc.auto=0", "commit", "-q", "--allow-empty", "--no-verify", "-m",
               "bench"]
-    for phase in ("first", "noop"):
+    for phase in ("first", "noop", "later"):
         row[f"{phase}LoadAvg"] = os.getloadavg()[0]
         row[f"tb_{phase}_s"], row[f"tb_{phase}_mb"] = timed(cli, ws, env)
         s1, m1 = timed([*add, "add", "-A"], ws)
         s2, m2 = timed(commit, ws)
         row[f"git_{phase}_s"], row[f"git_{phase}_mb"] = round(s1 + s2, 3), max(m1, m2)
         row[f"tb_{phase}_s"] = round(row[f"tb_{phase}_s"], 3)
+    row.update(server(ws, env))
     row["watches"] = watches(ws, "inotify")
     row["watchesWatchfiles"] = watches(ws, "watchfiles")
     shutil.rmtree(ws, ignore_errors=True)
@@ -174,6 +210,24 @@ def plot(results: dict[str, Any], png: Path) -> None:
     fig.savefig(png, dpi=110)
 
 
+def table(rows: list[dict[str, Any]]) -> str:
+    """What RESULTS.md shows of each size (issue 23's figures)."""
+    out = ["| files (+ ignored) | folders kept / all | inotify watches | first: Turnback / git "
+           "| next: Turnback / git | later no-op: Turnback / git | first, time: Turnback / git "
+           "| CLI no-op, time | server: start + first cp | warm no-op 5 s later | steady no-op "
+           "| server VmHWM |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        out.append(
+            f"| {r['files']:,} (+{r['ignoredFiles']:,}) | {r['foldersKept']:,} / "
+            f"{r['foldersAll']:,} | {r['watches']:,} | {r['tb_first_mb']} MB / "
+            f"{r['git_first_mb']} MB | {r['tb_noop_mb']} MB / {r['git_noop_mb']} MB | "
+            f"{r['tb_later_mb']} MB / {r['git_later_mb']} MB | {r['tb_first_s']:.1f} s / "
+            f"{r['git_first_s']:.1f} s | {r['tb_later_s']:.2f} s | {r['srv_start_s']:.2f} s | "
+            f"{r['srv_warm_ms']:.0f} ms | {r['srv_steady_ms']:.0f} ms | {r['srv_hwm_mb']} MB |")
+    return "\n".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -201,6 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(row), flush=True)
         rows.append(row)
         a.out.write_text(json.dumps({"commit": commit, "rows": rows}, indent=1) + "\n")
+    print(table(rows))
     return 0
 
 

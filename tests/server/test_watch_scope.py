@@ -128,6 +128,46 @@ def test_turnbackignore_and_info_exclude_edits_move_the_watches(harness: Harness
     assert harness.store.read_file(cp.id, "docs/a.md") is None
 
 
+def test_a_core_excludes_file_edit_moves_the_watches(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The user's global ignore file (git's default place for ``core.excludesFile``): an
+    edit re-judges the watched folders as a ``.gitignore`` edit does, saved in place or by
+    an editor's rename over it."""
+    xdg = tmp_path / "xdg"
+    _write(xdg / "git" / "ignore", "")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(xdg))
+    store = Store.open(tree, create=True)
+    h = Harness(tree, store)
+    h.watcher.start()
+    try:
+        assert h.watcher.wait_ready(10)
+        h.checkpoint()
+        w = h.watcher
+        assert w.watched_folders() == TRACKED
+        assert w.watch_count == len(TRACKED) + 4, "one more: the global file's folder"
+        (xdg / "git" / "ignore").write_text("docs/\n")
+        h.flush()
+        assert w.watched_folders() == TRACKED - {"docs", "docs/img"}
+        incremental, cp = h.checkpoint()
+        assert not incremental, "git's rules changed: the checkpoint walks"
+        assert h.store.read_file(cp.id, "docs/a.md") is None
+        new = xdg / "git" / "ignore.new"
+        new.write_text("src/gen/\n")
+        os.replace(new, xdg / "git" / "ignore")
+        h.flush()
+        assert w.watched_folders() == TRACKED - {"src/gen"}
+        incremental, cp = h.checkpoint()
+        assert not incremental and h.has(cp, "docs/a.md")
+        assert h.store.read_file(cp.id, "src/gen/g.py") is None
+        (xdg / "git" / "other").write_text("src/\n")  # another file there: nothing changes
+        h.flush()
+        assert w.watched_folders() == TRACKED - {"src/gen"}
+    finally:
+        h.watcher.stop()
+        store.close()
+
+
 def test_a_file_written_right_after_its_folder_is_made_is_never_missed(
     harness: Harness,
 ) -> None:

@@ -12,6 +12,7 @@ import pytest
 from turnback import Store
 from turnback.objects import trees as trees_mod
 from turnback.snapshot import hashing
+from turnback.snapshot.nodes import HashedRow, Pending
 from wsutil import plain_scan
 
 
@@ -48,15 +49,43 @@ def test_a_file_that_vanishes_while_hashed_is_absent_not_an_error(
     ws: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     _workspace(ws, folders=10, per=10)
-    real = hashing.Hashing._hash_pending
+    real = hashing.Hashing._hash_one
+    gone: list[str] = []
 
-    def vanish_first(self: hashing.Hashing, pending: list, *a: object) -> int:  # type: ignore[type-arg]
-        os.unlink(os.path.join(self.workspace, pending[0].rel))
-        return real(self, pending, *a)  # type: ignore[arg-type]
+    def vanish_first(self: hashing.Hashing, p: Pending, write: bool, started: int
+                     ) -> HashedRow:
+        if not gone:  # listed, then gone before it is read
+            gone.append(p.rel)
+            os.unlink(os.path.join(self.workspace, p.rel))
+        return real(self, p, write, started)
 
-    monkeypatch.setattr(hashing.Hashing, "_hash_pending", vanish_first)
+    monkeypatch.setattr(hashing.Hashing, "_hash_one", vanish_first)
     with Store.open(ws, create=True) as store:
         cp = store.checkpoint()
     monkeypatch.undo()
+    assert gone
     want = plain_scan(ws)
-    assert (cp.tree, cp.files) == (want.tree, want.files)
+    assert (cp.tree, cp.files) == (want.tree, want.files) and want.files == 10 * 11 + 1 - 1
+
+
+# The root tree of ``_pinned_workspace`` as the code before the streaming build made it (all
+# of the walk held, then built; checked at d8084f2): a streaming build must make the same.
+PINNED = "36a707bb94ae5258d8747a9ed4ccda29c4c8efb13b170777231a4a3cdc9c10b9"
+
+
+def _pinned_workspace(ws: Path) -> None:
+    _workspace(ws)
+    (ws / ".gitignore").write_text("*.log\nbuild/\n")
+    (ws / "d1" / "x.log").write_text("ignored")
+    (ws / "d2" / "build").mkdir()
+    (ws / "d2" / "build" / "out.o").write_text("ignored")
+    (ws / "empty").mkdir()
+
+
+def test_the_streaming_build_makes_the_trees_the_held_build_made(ws: Path) -> None:
+    _pinned_workspace(ws)
+    with Store.open(ws, create=True) as store:
+        first = store.checkpoint()
+        again = store.checkpoint()  # from the stat cache
+    assert (first.tree, first.files, first.bytes) == (PINNED, 932, 11916)
+    assert again.tree == PINNED and Store.open(ws).checkpoint().tree == PINNED

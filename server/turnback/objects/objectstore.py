@@ -124,10 +124,10 @@ class ObjectStore:
                     if ok:
                         # no fsync per file here: the caller's sync() makes pack, index and
                         # loose objects durable with one syncfs before it commits
-                        entries = w.finish(fsync=False)
-                        if entries:
+                        index = w.finish(fsync=False)
+                        if index:
                             self._wrote(w.path, w.path.with_suffix(".idx"))
-                            self.packs.add_entries(entries, w.id)
+                            self.packs.add_index(index, w.id)
                     else:
                         w.abort()
 
@@ -468,11 +468,11 @@ class ObjectStore:
                     # damaged bytes are never copied into a new pack; the pack stays as it
                     # is, for fsck to report (copies of its good objects are harmless)
                     kept_whole.append(pack)
-            entries = writer.finish(fsync)
+            index = writer.finish(fsync)
         except BaseException:
             writer.abort()
             raise
-        after = writer.path.stat().st_size if entries else 0
+        after = writer.path.stat().st_size if index else 0
         before = sum(n for p, n in sizes.items() if p not in kept_whole)
         for pack in dirty:
             if pack in kept_whole:

@@ -149,15 +149,20 @@ class PackWriter:
         self._pos = len(PACK_MAGIC)
         self._blobs = _Block(level)
         self._trees = _Block(level if level < 0 else TREE_LEVEL)  # a negative level: faster still
-        self._names: set[str] = set()
-        self.entries: dict[str, Loc] = {}
+        # What it holds, compactly: a first checkpoint of 500,000 files adds 500,000 objects,
+        # and a set of hex names with a dict of ``Loc``s cost about 400 bytes each where
+        # the raw names (65) and one packed index row (52, ``_ENTRY``) do
+        self._names: set[bytes] = set()
+        self._index = bytearray()  # the index's rows, in the order written (sorted at finish)
+        self.count = 0
         self._lock = threading.Lock()
 
     def add(self, name: str, payload: bytes) -> None:
+        raw = bytes.fromhex(name)
         with self._lock:
-            if name in self._names:
+            if raw in self._names:
                 return
-            self._names.add(name)
+            self._names.add(raw)
             blk = self._trees if payload.startswith(b"tree\0") else self._blobs
             blk.pending.append((name, blk.size, len(payload)))
             blk.buf.append(payload)
@@ -173,13 +178,30 @@ class PackWriter:
             self._f = os.fdopen(create_file(self.path), "wb")  # closed in finish/abort
             self._f.write(PACK_MAGIC)
         self._f.write(block)
+        pack, pos, blen, index = _ENTRY.pack, self._pos, len(block), self._index
         for name, off, ln in blk.pending:
-            self.entries[name] = Loc(self.id, self._pos, len(block), off, ln)
+            index += pack(bytes.fromhex(name), pos, blen, off, ln)
+        self.count += len(blk.pending)
         self._pos += len(block)
         blk.buf, blk.size, blk.pending = [], 0, []
 
     def has(self, name: str) -> bool:
-        return name in self._names
+        try:
+            return bytes.fromhex(name) in self._names
+        except ValueError:
+            return False
+
+    def _find(self, name: str) -> Loc | None:
+        """A written object's place, from the unsorted rows (rarely asked: a checkpoint
+        reading back what it wrote, which its tree cache mostly answers)."""
+        raw, index, size = bytes.fromhex(name), self._index, _ENTRY.size
+        at = index.find(raw)
+        while at >= 0:
+            if at % size == 0:
+                _, bo, bl, off, ln = _ENTRY.unpack_from(index, at)
+                return Loc(self.id, bo, bl, off, ln)
+            at = index.find(raw, at + 1)
+        return None
 
     def read_own(self, name: str) -> bytes | None:
         """An object this writer holds (a checkpoint reading its own writes), else None."""
@@ -188,7 +210,7 @@ class PackWriter:
                 for n, off, ln in blk.pending:
                     if n == name:
                         return b"".join(blk.buf)[off: off + ln]
-            loc = self.entries.get(name)
+            loc = self._find(name)
             if loc is None or self._f is None:
                 return None
             self._f.flush()
@@ -200,29 +222,31 @@ class PackWriter:
             os.close(fd)
         return block[loc.off: loc.off + loc.length]
 
-    def finish(self, fsync: bool) -> dict[str, Loc]:
+    def finish(self, fsync: bool) -> bytes:
+        """Close the pack and write its index; the index's bytes (``PackReader.add_index``),
+        empty if nothing was added."""
         with self._lock:
             self._flush_block(self._blobs)
             self._flush_block(self._trees)
             if self._f is None:
-                return {}  # nothing was added: no file was made
+                return b""  # nothing was added: no file was made
             self._f.flush()
             if fsync:
                 os.fsync(self._f.fileno())
             self._f.close()
-            if not self.entries:
+            if not self.count:
                 self.path.unlink()
-                return {}
-            rows = sorted(self.entries.items())
-            body = b"".join(
-                _ENTRY.pack(bytes.fromhex(n), loc.block_off, loc.block_len, loc.off, loc.length)
-                for n, loc in rows
-            )
-            atomic_write(self.folder / f"{self.id}.idx",
-                         IDX_MAGIC + struct.pack(">I", len(rows)) + body, fsync=fsync)
+                return b""
+            self._names = set()  # not needed any more: let it go before the sort's copies
+            index, size = self._index, _ENTRY.size
+            rows = sorted([index[i: i + size] for i in range(0, len(index), size)])
+            self._index = bytearray()
+            data = b"".join([IDX_MAGIC, struct.pack(">I", len(rows)), *rows])
+            del rows
+            atomic_write(self.folder / f"{self.id}.idx", data, fsync=fsync)
             if fsync:
                 fsync_dir(self.folder)
-            return dict(self.entries)
+            return data
 
     def abort(self) -> None:
         with self._lock:
@@ -291,11 +315,19 @@ class PackReader:
                     self.damaged[pack] = exc.message
                 self._loaded.add(pack)
 
-    def add_entries(self, entries: dict[str, Loc], pack: str) -> None:
-        if not entries:
+    def add_index(self, data: bytes, pack: str) -> None:
+        """Take in the index a ``PackWriter`` of this process wrote (its ``finish``), without
+        reading it back: a large one stays as these bytes (bisected), as ``refresh`` keeps it."""
+        if not data:
             return  # no pack was written: nothing to remember (and no index to look for)
+        count = _check_index(data, self.folder / f"{pack}.idx")
         with self._lock:
-            self._index.update(entries)
+            if count >= SORTED_MIN:
+                self._sorted[pack] = _SortedIndex(pack, data, count)
+            else:
+                self._index.update(
+                    (raw.hex(), Loc(pack, bo, bl, off, ln))
+                    for raw, bo, bl, off, ln in _ENTRY.iter_unpack(data[_IDX_START:]))
             self._loaded.add(pack)
 
     def locate(self, name: str) -> Loc | None:

@@ -26,8 +26,11 @@ Only what a checkpoint keeps is watched: ignored folders (``.gitignore``,
 store's extra patterns, and always ``.git`` and ``.turnback``) are not, so an
 ignored ``node_modules/`` of 20,000 folders costs no watch of the per-user
 budget the editor's own watcher shares. An edit of an ignore file (or of
-``info/exclude``, whose folder is watched too) re-judges the folders below it:
-a folder that became ignored loses its watch, one that no longer is gains it.
+``info/exclude`` or the user's ``core.excludesFile``, whose folders are watched
+too, one watch each) re-judges the folders below it: a folder that became
+ignored loses its watch, one that no longer is gains it. (Which file
+``core.excludesFile`` names is read when the watches are set up: a config edit
+that names another file counts from the next start.)
 In the store only its top folder and ``sessions/`` are watched (the files that
 hold data).
 
@@ -104,11 +107,13 @@ class InotifyWatcher(Watcher):
         # lock, and a report takes the listing's lock.
         self._reporting = threading.Lock()
         self._ino: INotify | None = None
-        # wd -> ("ws" | "store" | "git", relative folder)
+        # wd -> ("ws" | "store" | "git" | "gitglobal", relative folder)
         self._dirs: dict[int, tuple[str, str]] = {}
         self._ws_wds: dict[str, int] = {}  # workspace folder -> wd (the "ws" rows of _dirs)
         self._rules: IgnoreRules | None = None
         self._git_info: str | None = None  # the repository's info/ folder (info/exclude)
+        # the folder and name of the file core.excludesFile names (git's global ignore file)
+        self._git_global: tuple[str, str] | None = None
         # folders the kernel would not watch (tops) -> how many folders not ignored they
         # hold, themselves included (for the numbers said)
         self._unwatched: dict[str, int] = {}
@@ -231,6 +236,13 @@ class InotifyWatcher(Watcher):
         """The repository's ``info/`` folder, where ``info/exclude`` lives (.git itself is
         never watched: git writes there all the time)."""
         repo = gitexclude.find_repository(self.workspace)
+        self._git_global = None
+        path = gitexclude.excludes_file(repo[1] if repo is not None else None,
+                                        repo[0] if repo is not None else self.workspace)
+        if path is not None:
+            # its folder (an editor saves by renaming a new file over the old one)
+            self._git_global = (str(path.parent), path.name)
+            self._add("gitglobal", "")
         if repo is None:
             return
         info = os.path.join(str(repo[1]), "info")
@@ -240,6 +252,8 @@ class InotifyWatcher(Watcher):
     def _full_path(self, kind: str, rel: str) -> str:
         if kind == "git":
             return self._git_info or ""
+        if kind == "gitglobal":
+            return self._git_global[0] if self._git_global is not None else ""
         base = self._ws if kind == "ws" else self._store
         return os.path.join(base, rel) if rel else base
 
@@ -383,7 +397,7 @@ class InotifyWatcher(Watcher):
             moved_out: list[str] = []
             gone: list[str] = []
             rules: set[str] = set()  # folders whose ignore files changed
-            exclude = False  # git's info/exclude changed
+            exclude = False  # git's info/exclude or core.excludesFile changed
             try:
                 for wd, mask, _cookie, name in events:
                     if mask & _Q_OVERFLOW:
@@ -403,6 +417,9 @@ class InotifyWatcher(Watcher):
                         checkpoints = checkpoints or kind == "store"  # the store itself moved
                     elif kind == "git":
                         exclude = exclude or name == "exclude"
+                    elif kind == "gitglobal":
+                        glob = self._git_global
+                        exclude = exclude or (glob is not None and name == glob[1])
                     elif kind == "store":
                         sid, cps = classify_store_path(f"{rel}/{name}" if rel else name)
                         if sid is not None:
@@ -457,7 +474,7 @@ class InotifyWatcher(Watcher):
             elif overflow:
                 self.tracker.invalidate("the inotify event queue overflowed")
             elif exclude:
-                self.tracker.invalidate("git's info/exclude changed")
+                self.tracker.invalidate("git's info/exclude or core.excludesFile changed")
             elif dirty:
                 self.tracker.add(dirty)
         self._report(sessions, checkpoints)

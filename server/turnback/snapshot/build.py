@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     pass
 
 from .hashing import Hashing
-from .nodes import DirNode, Pending
+from .nodes import Built, DirNode, Pending
 
 
 class TreeBuilding(Hashing):
@@ -33,9 +33,9 @@ class TreeBuilding(Hashing):
             got = self.counts[tree] = (files, nbytes)
         return got
 
-    def _build(self, node: DirNode, write: bool, seen: set[str] | None, rel_dir: str
+    def _build(self, node: DirNode, write: bool, full: bool, rel_dir: str
                ) -> tuple[str, int, int]:
-        h, files, nbytes, _ = self._build_dir(node, write, seen, rel_dir)
+        h, files, nbytes, _ = self._build_dir(node, write, full, rel_dir)
         return h, files, nbytes
 
     def _entry_counts(self, entry: Entry) -> tuple[int, int]:
@@ -56,7 +56,7 @@ class TreeBuilding(Hashing):
             if item is None:
                 continue
             if isinstance(item, DirNode):
-                h, f, b, _ = self._build_dir(item, write, None,
+                h, f, b, _ = self._build_dir(item, write, False,
                                              f"{rel_dir}/{name}" if rel_dir else name)
                 if f == 0:
                     continue  # empty folders are not recorded (as in git)
@@ -69,6 +69,7 @@ class TreeBuilding(Hashing):
                 if hashed is None:
                     continue  # vanished or became something else mid-scan
                 item = hashed
+            assert not isinstance(item, Built)  # only a streaming (full) scan builds ahead
             f, b = self._entry_counts(item)
             files += f
             nbytes += b
@@ -81,10 +82,13 @@ class TreeBuilding(Hashing):
             self.statcache.new_dirtrees[rel_dir] = [h, files, nbytes, len(node.entries)]
         return h, files, nbytes, False
 
-    def _build_dir(self, node: DirNode, write: bool, seen: set[str] | None, rel_dir: str
+    def _build_dir(self, node: DirNode, write: bool, full: bool, rel_dir: str
                    ) -> tuple[str, int, int, bool]:
-        """Build (or reuse) one folder's tree; the last value says it is unchanged."""
-        if node.base is not None and seen is None:
+        """Build (or reuse) one folder's tree; the last value says it is unchanged.
+
+        ``full``: a full scan's, which settles the folder's stat cache rows (keeping those
+        of the files it found, ``StatCache.settle``)."""
+        if node.base is not None and not full:
             return self._patch_dir(node, write, rel_dir)
         tree: Tree = {}
         files = nbytes = 0
@@ -92,41 +96,38 @@ class TreeBuilding(Hashing):
         subs: dict[str, tuple[str, int, int, bool]] = {}
         for name, item in node.entries.items():
             if isinstance(item, DirNode):
-                sub = subs[name] = self._build_dir(item, write, seen,
+                sub = subs[name] = self._build_dir(item, write, full,
                                                    f"{rel_dir}/{name}" if rel_dir else name)
                 clean = clean and sub[3]
+            elif isinstance(item, Built):  # a streaming scan built it already
+                subs[name] = (item.hash, item.files, item.nbytes, item.clean)
+                clean = clean and item.clean
         prev = self.statcache.dirtrees.get(rel_dir)
         reused = node.reused
         if clean and prev is not None and (reused is not None or (
                 prev[3] == len(node.entries) and node.hits == len(node.entries) - len(subs))):
             # every entry is as the last scan saw it: so is the tree
-            if seen is not None:
-                prefix = f"{rel_dir}/" if rel_dir else ""
-                if reused is not None:
-                    self._keep_in.append((prefix, reused))  # made into paths only if needed
-                else:
-                    seen.update(prefix + n for n, it in node.entries.items()
-                                if not isinstance(it, DirNode))
+            if full:
+                self.statcache.settle(rel_dir, None if reused is not None else [
+                    n for n, it in node.entries.items() if not isinstance(it, (DirNode, Built))])
             self.statcache.new_dirtrees[rel_dir] = prev
             self.counts[prev[0]] = (prev[1], prev[2])
             node.entries = {}  # built: what the walk held for it can go (bounded memory)
             return prev[0], prev[1], prev[2], True
         n_entries = len(node.entries)
+        names: list[str] = []  # of the files found here (``full``)
         if reused is not None:
             # the files are those of the last full scan's tree; only folders below changed
             assert prev is not None
-            prefix = f"{rel_dir}/" if rel_dir else ""
             for name, entry in self.trees.get(prev[0]).items():
                 if entry.mode != DIR:
                     tree[name] = entry
                     files += 1
                     nbytes += entry.size
                     n_entries += 1
-                    if seen is not None:
-                        seen.add(prefix + name)
+                    names.append(name)
         for name, item in node.entries.items():
-            rel = f"{rel_dir}/{name}" if rel_dir else name
-            if isinstance(item, DirNode):
+            if isinstance(item, (DirNode, Built)):
                 h, f, b, _ = subs[name]
                 if f == 0:
                     continue  # empty folders are not recorded (as in git)
@@ -146,8 +147,7 @@ class TreeBuilding(Hashing):
             else:
                 files += 1
                 nbytes += item.size
-                if seen is not None:
-                    seen.add(rel)
+                names.append(name)
             tree[name] = item
         h, data = self.trees.name(tree, node.base, node.changed)
         if write and (prev is None or prev[0] != h):
@@ -156,5 +156,7 @@ class TreeBuilding(Hashing):
         self.counts[h] = (files, nbytes)
         if write:
             self.statcache.new_dirtrees[rel_dir] = [h, files, nbytes, n_entries]
+        if full:
+            self.statcache.settle(rel_dir, names)
         node.entries = {}  # built: what the walk held for it can go (bounded memory)
         return h, files, nbytes, False

@@ -17,7 +17,7 @@ from ..objects.trees import STAT_MODES, Entry
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
 
-from .nodes import Hashed, Pending, Progress, ScanState
+from .nodes import HashedRow, Pending, Progress, ScanState
 from .statcache import ROW
 
 WORKERS = max(2, min(8, (os.cpu_count() or 2) * 2))
@@ -76,39 +76,12 @@ class Hashing(ScanState):
             return 0
         total = len(pending)
         results = self._results
-        unreadable = self._unreadable
-
-        prefix = self._prefix
         record = self.statcache.record_row if write else None
 
-        def work(p: Pending) -> tuple[str, Hashed | None, bytes | None]:
-            """(path, (hash, mode, size) or None, its stat cache row): only small objects
-            leave the thread, no ``stat_result`` (a first checkpoint holds one result per
-            file until the trees are built)."""
-            path = prefix + p.rel
-            try:
-                st = os.lstat(path)
-                if not stat.S_ISREG(st.st_mode):
-                    return p.rel, None, None
-                if write:
-                    digest = self.objects.put_file(Path(path), st.st_size)
-                else:
-                    digest = _hash_file_only(path, st.st_size)
-                row = ROW.pack(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino,
-                               st.st_mode, started, bytes.fromhex(digest)) if write else None
-                return p.rel, (digest, st.st_mode, st.st_size), row
-            except (FileNotFoundError, IsADirectoryError, NotRegular):
-                # gone, or no regular file now (a folder, a link, a FIFO swapped in after the
-                # lstat: never read through): as the next scan sees it
-                return p.rel, None, None
-            except OSError as exc:
-                # there but unreadable (permissions, a name too long for the system, an
-                # I/O error): reported, never taken as absent, which a rewind would delete
-                unreadable.append({"path": p.rel,
-                                   "reason": f"unreadable ({exc.strerror or exc})"})
-                return p.rel, None, None
+        def work(p: Pending) -> HashedRow:
+            return self._hash_one(p, write, started)
 
-        def keep(got: tuple[str, Hashed | None, bytes | None]) -> None:
+        def keep(got: HashedRow) -> None:
             rel, res, row = got
             results[rel] = res
             if row is not None and record is not None:
@@ -134,13 +107,12 @@ class Hashing(ScanState):
                 _wait(futures)
                 raise
         else:
-            def work_chunk(chunk: list[Pending]
-                           ) -> list[tuple[str, Hashed | None, bytes | None]]:
+            def work_chunk(chunk: list[Pending]) -> list[HashedRow]:
                 return [work(p) for p in chunk]
 
             from concurrent.futures import Future
 
-            spent: Future[list[tuple[str, Hashed | None, bytes | None]]] = Future()
+            spent: Future[list[HashedRow]] = Future()
             spent.set_result([])
             pool = self._executor()
             chunks = [pool.submit(work_chunk, pending[i: i + 16]) for i in range(0, total, 16)]
@@ -160,6 +132,71 @@ class Hashing(ScanState):
                 _wait(chunks)
                 raise
         return total
+
+    def _hash_one(self, p: Pending, write: bool, started: int) -> HashedRow:
+        """(path, (hash, mode, size) or None, its stat cache row): only small objects
+        leave the thread, no ``stat_result`` (a first checkpoint would otherwise hold one
+        result per file until the trees are built)."""
+        path = self._prefix + p.rel
+        try:
+            st = os.lstat(path)
+            if not stat.S_ISREG(st.st_mode):
+                return p.rel, None, None
+            if write:
+                digest = self.objects.put_file(Path(path), st.st_size)
+            else:
+                digest = _hash_file_only(path, st.st_size)
+            row = ROW.pack(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino,
+                           st.st_mode, started, bytes.fromhex(digest)) if write else None
+            return p.rel, (digest, st.st_mode, st.st_size), row
+        except (FileNotFoundError, IsADirectoryError, NotRegular):
+            # gone, or no regular file now (a folder, a link, a FIFO swapped in after the
+            # lstat: never read through): as the next scan sees it
+            return p.rel, None, None
+        except OSError as exc:
+            # there but unreadable (permissions, a name too long for the system, an
+            # I/O error): reported, never taken as absent, which a rewind would delete
+            self._unreadable.append({"path": p.rel,
+                                     "reason": f"unreadable ({exc.strerror or exc})"})
+            return p.rel, None, None
+
+    def _submit(self, items: list[Pending]) -> list[Future[list[HashedRow]]]:
+        """A streaming scan's folder: its files to the pool, 16 a task (one task per file
+        would cost more to hand over than a small file to read)."""
+        if not items:
+            return []
+        write, started = self._write, self._started
+
+        def work_chunk(chunk: list[Pending]) -> list[HashedRow]:
+            return [self._hash_one(p, write, started) for p in chunk]
+
+        pool = self._executor()
+        self._submitted += len(items)
+        return [pool.submit(work_chunk, items[i: i + 16]) for i in range(0, len(items), 16)]
+
+    def _collect(self, futures: list[Future[list[HashedRow]]]) -> None:
+        """Wait for a folder's files (``_submit``): their results kept for its build,
+        their rows recorded."""
+        results = self._results
+        record = self.statcache.record_row if self._write else None
+        before = self._done
+        for fut in futures:
+            for rel, res, row in fut.result():
+                results[rel] = res
+                if row is not None and record is not None:
+                    record(rel, row)
+                self._done += 1
+        progress = self._progress
+        if progress is not None and self._done // 256 != before // 256:
+            progress(self._done, self._submitted)  # may raise to cancel
+
+    def _cancel_open(self) -> None:
+        """Stop hashing the files of folders a failed streaming scan left unbuilt."""
+        futures = [f for fs in self._open for f in fs]
+        self._open = []
+        for f in futures:
+            f.cancel()
+        _wait(futures)
 
     def _hashed(self, item: Pending) -> Entry | None:
         """The tree entry of a file this scan hashed; None if it could not be read as one."""

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..objects.objectstore import ObjectStore
 from ..objects.trees import Entry, TreeReader
@@ -18,7 +18,7 @@ from .prescan import Verified
 from .statcache import StatCache
 
 if TYPE_CHECKING:
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 
 Progress = Callable[[int, int], None]
@@ -46,11 +46,23 @@ class Pending:
 # What a scan keeps of a file it read, until its folder's tree is built:
 # (hash, mode, size); None when it could not be read as a regular file.
 Hashed = tuple[str, int, int]
+# ... and what a hashing thread hands back: (path, hashed, its stat cache row or None)
+HashedRow = tuple[str, Hashed | None, bytes | None]
+
+
+class Built(NamedTuple):
+    """A folder a streaming full scan has built already (its tree stored): all that its
+    parent needs of it, in place of its ``DirNode``."""
+
+    hash: str
+    files: int
+    nbytes: int
+    clean: bool  # unchanged since the last scan (see ``DirNode.clean``)
 
 
 @dataclass(slots=True)
 class DirNode:
-    entries: dict[str, Entry | DirNode | Pending] = field(default_factory=dict)
+    entries: dict[str, Entry | DirNode | Pending | Built] = field(default_factory=dict)
     hits: int = 0  # files served by the stat cache
     clean: bool = True  # nothing but stat-cache hits and clean subfolders
     base: str | None = None  # an incremental scan's folder: the tree it patches
@@ -58,6 +70,7 @@ class DirNode:
     # a full scan's folder whose listing matched its stat-cache record: the names of its
     # files (every one as the last full scan saw it), which are not in ``entries``
     reused: list[str] | None = None
+    futures: bool = False  # a streaming scan's: its files are being hashed (``Scanner._open``)
 
 
 
@@ -84,8 +97,7 @@ class ScanState:
         self.counts: dict[str, tuple[int, int]] = {}  # tree hash -> (files, bytes)
         self._write = True
         self._started = 0
-        self._keep: set[str] | None = None  # paths seen by the last full scan
-        self._keep_in: list[tuple[str, list[str]]] = []  # ... and folders it took whole
+        self._keep_full = False  # the last scan was full (its save prunes the stat cache)
         self._results: dict[str, Hashed | None] = {}
         self._unreadable: list[dict[str, object]] = []  # files the last scan could not read
         self._pool: ThreadPoolExecutor | None = None
@@ -93,4 +105,15 @@ class ScanState:
         # Full scans may check folder records in a forked child (see ``_preverify``); off
         # unless the caller, a one-shot process (the CLI), turns it on: never in the server
         self.fork_verify = False
+        # ... or in a spawned child (``prescan.spawn_checker``): what a process with threads,
+        # the server, may do (its first checkpoint after start-up walks everything)
+        self.spawn_verify = False
         self._verified: dict[str, Verified] = {}
+        # A full scan streams: each folder is built (and its tree stored) as soon as its
+        # files are hashed and its subfolders built, so the walk holds only the folders on
+        # its path, never the whole workspace (see ``Scanner._list``)
+        self._streaming = False
+        self._open: list[list[Future[list[HashedRow]]]] = []  # futures of unbuilt folders
+        self._submitted = 0
+        self._done = 0
+        self._progress: Progress | None = None

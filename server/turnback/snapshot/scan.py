@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     pass
 
 from .build import TreeBuilding
-from .nodes import DirNode, Pending, Progress, ScanResult
+from .nodes import Built, DirNode, Pending, Progress, ScanResult
 
 _DIR_FLAGS = os.O_RDONLY | O_DIRECTORY | O_CLOEXEC
 _IGNORE_SET = frozenset(IGNORE_FILES)
@@ -55,7 +55,6 @@ class Scanner(TreeBuilding):
         """
         self.statcache.load()
         self.statcache.new_dirrecs = {}  # filled by this scan's folders alone
-        self._keep_in = []
         started = time.time_ns()
         skipped: list[dict[str, object]] = []
         pending: list[Pending] = []
@@ -76,19 +75,36 @@ class Scanner(TreeBuilding):
         if not full and base is not None and not dirty_paths:
             # nothing changed since the scan that built ``base`` (a watcher said so): the
             # same tree, without a system call
-            self._keep = None
+            self._keep_full = False
             files, nbytes = self.count(base)
             return ScanResult(base, files, nbytes)
         self._write = write
         self._started = started
         self._results = {}
+        self._unreadable = []
         if full or base is None:
-            if self.fork_verify and write:
+            if (self.fork_verify or self.spawn_verify) and write:
                 self._verified = self._preverify()
+            self.statcache.begin_full()
+            self._streaming, self._progress = True, progress
+            self._submitted = self._done = 0
             try:
-                root = self._list("", None, True, None, set(), pending, skipped)
+                built = self._list("", None, True, None, set(), pending, skipped)
+            except BaseException:
+                self._cancel_open()
+                self._results = {}
+                raise
             finally:
                 self._verified = {}
+                self._streaming, self._progress = False, None
+            assert isinstance(built, Built)
+            if progress is not None and self._submitted:
+                progress(self._done, self._submitted)
+            skipped.extend(self._unreadable)
+            self._keep_full = True
+            if write and save_cache:
+                self.statcache.save(full=True)
+            return ScanResult(built.hash, built.files, built.nbytes, skipped, self._submitted)
         else:
             assert dirty_paths is not None
             children: dict[str, set[str]] = {}  # folder -> names in it on a dirty path
@@ -97,14 +113,13 @@ class Scanner(TreeBuilding):
                 for i, part in enumerate(parts):
                     children.setdefault("/".join(parts[:i]), set()).add(part)
             root = self._list_dirty("", base, dirty_paths, children, pending, skipped)
-        seen: set[str] | None = set() if full else None
-        self._unreadable = []
+        assert isinstance(root, DirNode)
         read = self._hash_pending(pending, dirty_paths or set(), write, started, progress)
         skipped.extend(self._unreadable)
-        tree, files, nbytes = self._build(root, write, seen, "")
-        self._keep = seen
+        tree, files, nbytes = self._build(root, write, False, "")
+        self._keep_full = False
         if write and save_cache:
-            self.statcache.save(keep=seen, keep_in=self._keep_in)
+            self.statcache.save()
         return ScanResult(tree, files, nbytes, skipped, read)
 
     def _preverify(self) -> dict[str, Verified]:
@@ -122,13 +137,35 @@ class Scanner(TreeBuilding):
         checker = early
         if checker is None and prescan.can_fork():
             checker = prescan.fork_checker(workspace, folders, cache.dirrecs)
+        elif checker is None and self.spawn_verify:
+            checker = prescan.spawn_checker(workspace, folders, cache.dirrecs)
         return checker.finish(folders, cache.dirrecs) if checker is not None else {}
 
     def save_cache(self) -> None:
         """Persist the stat cache of the last ``scan(save_cache=False)``."""
-        self.statcache.save(keep=self._keep, keep_in=self._keep_in)
+        self.statcache.save(full=self._keep_full)
 
     def _list(
+        self,
+        rel_dir: str,
+        base: str | None,
+        full: bool,
+        dirty_paths: set[str] | None,
+        dirty_dirs: set[str],
+        pending: list[Pending],
+        skipped: list[dict[str, object]],
+    ) -> DirNode | Built:
+        """A folder listed (the nodes below it too); a streaming scan's, built already."""
+        if self._streaming:
+            own: list[Pending] = []  # this folder's files (``_list_in`` sends them to hash)
+            node = self._list_node(rel_dir, base, full, dirty_paths, dirty_dirs, own, skipped)
+            futures = self._open.pop() if node.futures else []
+            self._collect(futures)
+            h, files, nbytes, clean = self._build_dir(node, self._write, True, rel_dir)
+            return Built(h, files, nbytes, clean)
+        return self._list_node(rel_dir, base, full, dirty_paths, dirty_dirs, pending, skipped)
+
+    def _list_node(
         self,
         rel_dir: str,
         base: str | None,
@@ -262,9 +299,11 @@ class Scanner(TreeBuilding):
             if got is None:
                 return node
             listing, sts = got
-        rows = cache.rows
+        rows = cache.folder_rows(rel_dir)
         unpack = ROW.unpack
         seen_st: list[os.stat_result] = []
+        streaming = self._streaming
+        subdirs: list[str] = []  # a streaming scan lists them once its files are sent
         for de, maybe_st in zip(listing, sts, strict=True):
             name = de.name
             rel = f"{rel_dir}/{name}" if rel_dir else name
@@ -315,6 +354,9 @@ class Scanner(TreeBuilding):
                 if not (trusted and rel in self.statcache.dirsigs) and in_dir(
                         rel_dir, rel, name, True):
                     continue
+                if streaming:
+                    subdirs.append(name)
+                    continue
                 old = base_tree.get(name)
                 old_dir = old.hash if old is not None and old.mode == DIR else None
                 if full or old_dir is None or (dirty_paths is not None and rel in dirty_paths):
@@ -360,6 +402,16 @@ class Scanner(TreeBuilding):
                 continue
             recordable = False
             skipped.append({"path": rel, "reason": "not a regular file, folder or symlink"})
+        if streaming:
+            # the files hash on the pool while the folders below are walked
+            if pending:
+                node.futures = True
+                self._open.append(self._submit(pending))
+            for name in subdirs:
+                rel = f"{rel_dir}/{name}" if rel_dir else name
+                node.entries[name] = self._list(rel, None, True, None, set(), pending, skipped)
+                if rel not in cache.new_dirsigs:
+                    recordable = False  # could not be listed: look again next time
         if recordable:
             # every file here matched its row (or is ignored): the next full scan may take
             # them all from one digest

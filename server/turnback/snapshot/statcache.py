@@ -11,6 +11,7 @@ import mmap
 import os
 import struct
 import time
+from collections.abc import Iterable
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -34,13 +35,33 @@ RACY_MARGIN_NS = 50_000_000
 INCREMENTAL_SAVE_S = 30.0
 
 
+# A folder's rows as kept in memory between its uses: its paths joined by NUL (UTF-8) and its
+# rows packed, in the same order; or, untouched since the file was loaded, where they lie in
+# it: (offset of its paths in the file, their length, index of its first row, row count).
+Packed = tuple[bytes, bytes] | tuple[int, int, int, int]
+
+
+def _folder(rel: str) -> str:
+    return rel.rpartition("/")[0]
+
+
 class StatCache:
+    """The stat cache, kept folder by folder in packed form (git's index is one flat file,
+    not an object per file): 500,000 rows as a dict of path -> row cost about 250 bytes
+    each; packed, about 100. A folder's rows become a dict (name -> row) only while a scan
+    looks at that folder, and go back to packed bytes once it is built."""
+
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._rows: dict[str, bytes] | None = {}
-        # the loaded file and where its paths and rows are, until ``rows`` is first used: a
-        # no-op full scan with folder records never looks at a row, nor pays for the dict
-        self._raw: tuple[bytes | mmap.mmap, int, int, int] | None = None
+        self._data: bytes | mmap.mmap = b""  # the loaded file (mapped), which spans point into
+        self._keys_at = 0  # where its paths start in it
+        self._rows_at = 0  # ... and its rows
+        self._packed: dict[str, Packed] = {}
+        self._live: dict[str, dict[str, bytes]] = {}  # folder -> {path: row}, being looked at
+        # ... and the packed form each came from, while unchanged: it goes back as it was
+        # (a span of the mapped file costs nothing; a copy would cost 100 bytes a row)
+        self._was: dict[str, Packed] = {}
+        self._settled: set[str] | None = None  # a full scan's folders with their rows pruned
         self.dirty = False
         self._loaded = False
         self._saved_at = time.monotonic()
@@ -69,11 +90,10 @@ class StatCache:
             data: bytes | mmap.mmap
             with os.fdopen(open_regular(self.path), "rb") as f:
                 st = os.fstat(f.fileno())
-                if os.name == "posix":
+                if os.name == "posix" and st.st_size:
                     data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
                 else:
                     data = f.read()
-            self.identity = (st.st_ino, st.st_size, st.st_mtime_ns)
             if data[:len(MAGIC)] != MAGIC:
                 raise ValueError("not a stat cache")
             pos = len(MAGIC)
@@ -84,59 +104,148 @@ class StatCache:
             pos += 8
             if len(data) != pos + klen + count * ROW.size:
                 raise ValueError("truncated")
-            self._rows, self._raw = None, (data, pos, klen, count)
+            self._data, self._keys_at, self._rows_at = data, pos, pos + klen
+            spans = header.get("rowspans")
+            self._packed = (self._check_spans(spans, count, klen) if spans is not None
+                            else self._group(count, klen))
             self.dirsigs = dict(header.get("dirsigs") or {})
             self.dirtrees = dict(header.get("dirtrees") or {})
             self.dirrecs = dict(header.get("dirrecs") or {})  # absent before: none trusted
+            self.identity = (st.st_ino, st.st_size, st.st_mtime_ns)
         except (FileNotFoundError, StoreDamaged, orjson.JSONDecodeError, struct.error, TypeError,
                 ValueError, AttributeError):
-            self.rows = {}  # a cache: losing it only costs a re-read
+            self._forget_rows()  # a cache: losing it only costs a re-read
+
+    def _forget_rows(self) -> None:
+        self._data, self._keys_at, self._rows_at = b"", 0, 0
+        self._packed, self._live, self._was = {}, {}, {}
+
+    @staticmethod
+    def _check_spans(spans: object, count: int, klen: int) -> dict[str, Packed]:
+        """The header's ``rowspans`` (folder -> [paths offset, length, first row, rows]), if
+        they tile the file's paths and rows exactly, in order; else ValueError."""
+        if not isinstance(spans, dict):
+            raise ValueError("rowspans")
+        out: dict[str, Packed] = {}
+        kat = rat = 0
+        for folder, span in spans.items():
+            if (not isinstance(span, list) or len(span) != 4
+                    or not all(type(v) is int for v in span)):
+                raise ValueError("rowspans")
+            koff, kl, r0, n = span
+            if koff != kat or r0 != rat or kl < 0 or n <= 0:
+                raise ValueError("rowspans")
+            kat, rat = koff + kl + 1, r0 + n  # each folder's paths end with a NUL
+            out[folder] = (koff, kl, r0, n)
+        if rat != count or max(kat - 1, 0) != klen:
+            raise ValueError("rowspans")
+        return out
+
+    def _group(self, count: int, klen: int) -> dict[str, Packed]:
+        """A file written before ``rowspans`` (rows in any order): its rows grouped by
+        folder, once (the next save writes them grouped)."""
+        if count == 0:
+            return {}
+        data, kat, rat = self._data, self._keys_at, self._rows_at
+        keys = bytes(data[kat: kat + klen]).split(b"\0")
+        if len(keys) != count:
+            raise ValueError("row count")
+        groups: dict[str, list[int]] = {}
+        for i, k in enumerate(keys):
+            groups.setdefault(_folder(k.decode("utf-8", "surrogateescape")), []).append(i)
+        size = ROW.size
+        out: dict[str, Packed] = {}
+        for folder, idx in groups.items():
+            out[folder] = (b"\0".join([keys[i] for i in idx]),
+                           b"".join([data[rat + i * size: rat + (i + 1) * size] for i in idx]))
+        return out
 
     @property
     def files(self) -> int:
-        """How many files the cache knows (without making the rows' dict)."""
-        if self._rows is None and self._raw is not None:
-            return self._raw[3]
-        return len(self.rows)
+        """How many files the cache knows (without unpacking a row)."""
+        n = 0
+        for folder, packed in self._packed.items():
+            if folder not in self._live:
+                n += packed[3] if isinstance(packed[0], int) else len(packed[1]) // ROW.size
+        return n + sum(len(rows) for rows in self._live.values())
 
-    @property
-    def rows(self) -> dict[str, bytes]:
-        """path -> packed row (made from the loaded file on first use)."""
-        rows = self._rows
+    def folder_rows(self, folder: str) -> dict[str, bytes]:
+        """``folder``'s rows, path -> packed row (``ROW``), to look at and change."""
+        rows = self._live.get(folder)
         if rows is None:
-            rows = self._rows = self._unpack_rows()
+            rows = self._live[folder] = self._unpack(folder)
         return rows
 
-    @rows.setter
-    def rows(self, value: dict[str, bytes]) -> None:
-        self._rows, self._raw = value, None
+    def _unpack(self, folder: str) -> dict[str, bytes]:
+        packed = self._packed.pop(folder, None)
+        if packed is None:
+            return {}
+        self._was[folder] = packed
+        if isinstance(packed[0], int):
+            koff, kl, r0, n = packed
+            at = self._keys_at + koff
+            keys = bytes(self._data[at: at + kl])
+            rows_at = self._rows_at + r0 * ROW.size
+            raw = bytes(self._data[rows_at: rows_at + n * ROW.size])
+        else:
+            keys, raw = packed
+        paths = keys.decode("utf-8", "surrogateescape").split("\0")
+        if len(paths) * ROW.size != len(raw) or any(_folder(p) != folder for p in paths):
+            self.dirty = True
+            self._was.pop(folder, None)
+            return {}  # damaged: a cache, losing a folder's rows only costs a re-read
+        return dict(zip(paths, map(itemgetter(0), _RAW_ROW.iter_unpack(raw)), strict=True))
 
-    def _unpack_rows(self) -> dict[str, bytes]:
-        if self._raw is None:
-            return {}
-        data, pos, klen, count = self._raw
-        self._raw = None
-        keys = data[pos: pos + klen].decode("utf-8", "surrogateescape").split("\0")
-        if count == 0:
-            return {}
-        if len(keys) != count:
-            return {}  # damaged: a cache, losing it only costs a re-read
-        # one C-level pass: each row's bytes as they are, keyed by path
-        return dict(zip(keys, map(itemgetter(0), _RAW_ROW.iter_unpack(
-            memoryview(data)[pos + klen:])), strict=True))
+    def settle(self, folder: str, names: Iterable[str] | None) -> None:
+        """A full scan has built ``folder``: its rows go back to packed form, only those of
+        ``names`` kept (the files the scan found there; None: all, the folder was taken
+        whole from its record). Folders a full scan does not settle are dropped at save."""
+        if self._settled is not None:
+            self._settled.add(folder)
+        rows = self._live.pop(folder, None)
+        if rows is None:
+            return
+        if names is not None:
+            prefix = f"{folder}/" if folder else ""
+            keep = {prefix + n for n in names}
+            if len(keep) != len(rows) or not keep.issuperset(rows):
+                gone = rows.keys() - keep
+                if gone:
+                    rows = {p: r for p, r in rows.items() if p not in gone}
+                    self.dirty = True
+                    self._was.pop(folder, None)
+        self._repack(folder, rows)
+
+    def _repack(self, folder: str, rows: dict[str, bytes]) -> None:
+        was = self._was.pop(folder, None)
+        if was is not None:
+            self._packed[folder] = was  # unchanged since unpacked
+        elif rows:
+            self._packed[folder] = (
+                "\0".join(rows).encode("utf-8", "surrogateescape"), b"".join(rows.values()))
+
+    def begin_full(self) -> None:
+        """A full scan starts: it settles every folder it walks (``settle``)."""
+        self._settled = set()
+
+    def get(self, rel: str) -> bytes | None:
+        """``rel``'s packed row, if any."""
+        return self.folder_rows(_folder(rel)).get(rel)
 
     def discard(self) -> None:
         """Forget what is not saved: a checkpoint failed, so its rows may name objects that
         were never committed. The next ``load`` reads the file again."""
-        self.rows, self.dirsigs, self.dirtrees, self.dirrecs = {}, {}, {}, {}
+        self._forget_rows()
+        self.dirsigs, self.dirtrees, self.dirrecs = {}, {}, {}
         self.new_dirsigs, self.new_dirtrees, self.new_dirrecs = {}, {}, {}
+        self._settled = None
         self.dirty = False
         self._loaded = False
         self.identity = None
         self._saved_at = time.monotonic()
 
     def lookup(self, rel: str, st: os.stat_result) -> str | None:
-        raw = self.rows.get(rel)
+        raw = self.get(rel)
         if raw is None:
             return None
         size, mtime, ctime, ino, mode, scan_ns, digest = ROW.unpack(raw)
@@ -148,40 +257,34 @@ class StatCache:
 
     def record(self, rel: str, st: os.stat_result, digest: str, scan_ns: int) -> None:
         """Remember ``rel``'s hash as read by a scan that started at ``scan_ns``."""
-        self.rows[rel] = ROW.pack(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino,
-                                  st.st_mode, scan_ns, bytes.fromhex(digest))
-        self.dirty = True
-        if self.dirrecs:
-            self.dirrecs.pop(rel.rpartition("/")[0], None)
+        self.record_row(rel, ROW.pack(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino,
+                                      st.st_mode, scan_ns, bytes.fromhex(digest)))
 
     def record_row(self, rel: str, row: bytes) -> None:
         """``record`` with the row packed already (``ROW``, by a hashing thread)."""
-        self.rows[rel] = row
+        folder = _folder(rel)
+        self.folder_rows(folder)[rel] = row
+        self._was.pop(folder, None)
         self.dirty = True
         if self.dirrecs:
-            self.dirrecs.pop(rel.rpartition("/")[0], None)
+            self.dirrecs.pop(folder, None)
 
     def drop(self, rel: str) -> None:
-        if self.rows.pop(rel, None) is not None:
+        folder = _folder(rel)
+        if self.folder_rows(folder).pop(rel, None) is not None:
+            self._was.pop(folder, None)
             self.dirty = True
-            self.dirrecs.pop(rel.rpartition("/")[0], None)
+            self.dirrecs.pop(folder, None)
 
-    def save(self, keep: set[str] | None = None,
-             keep_in: list[tuple[str, list[str]]] | None = None) -> None:
-        """Persist; ``keep`` (after a full scan) prunes paths that no longer exist.
-
-        ``keep_in`` adds to ``keep`` the names of folders a full scan took whole from
-        their records. When no row was looked at, no folder's listing changed since
-        the last full scan: nothing to prune.
-        """
-        if keep is not None:
-            if self._rows is not None:
-                for prefix, names in keep_in or ():
-                    keep.update([prefix + n for n in names])
-                gone = self._rows.keys() - keep
-                for rel in gone:
-                    del self._rows[rel]
-                self.dirty = self.dirty or bool(gone)
+    def save(self, full: bool = False) -> None:
+        """Persist; after a full scan (``full``), without the rows of folders it did not
+        settle (gone, or ignored now): each folder it did was pruned as it was built."""
+        if full:
+            settled = self._settled or set()
+            for folder in [f for f in (*self._packed, *self._live) if f not in settled]:
+                self._packed.pop(folder, None)
+                self._live.pop(folder, None)
+                self.dirty = True
             if self.new_dirsigs != self.dirsigs:
                 self.dirsigs = self.new_dirsigs
                 self.dirty = True
@@ -205,25 +308,57 @@ class StatCache:
                     self.dirty = True
                 if self.dirrecs.pop(rel, None) is not None:
                     self.dirty = True
+        self._settled = None
         self.new_dirsigs = {}
         self.new_dirtrees = {}
         self.new_dirrecs = {}
+        self._pack_live()
         if not self.dirty:
             return
-        if keep is None and time.monotonic() - self._saved_at < INCREMENTAL_SAVE_S:
+        if not full and time.monotonic() - self._saved_at < INCREMENTAL_SAVE_S:
             # incremental scans (a watching server) keep the cache in memory; rewriting
             # every row for a few changed files would cost more than the checkpoint
             return
         self._saved_at = time.monotonic()
+        self._write()
+
+    def _pack_live(self) -> None:
+        """The folders an incremental scan looked at, back to packed form: a server's scans
+        over hours touch every folder in turn (a rewind of 10,000 files spread over a
+        200,000-file workspace touched all 4,000 and held 50 MB more in dicts)."""
+        for folder, rows in self._live.items():
+            self._repack(folder, rows)
+        self._live = {}
+
+    def _write(self) -> None:
+        """The file, folder by folder: each folder's paths (NUL between them and between
+        folders: the layout readers of the ungrouped file know) and rows, and where they
+        lie (``rowspans``). What is unchanged since the load is copied from it as it is."""
+        data, kat, rat, size = self._data, self._keys_at, self._rows_at, ROW.size
+        keys: list[bytes | mmap.mmap] = []
+        rows: list[bytes] = []
+        spans: dict[str, list[int]] = {}
+        koff = r0 = 0
+        for folder, packed in [*self._packed.items(), *(
+                (f, ("\0".join(r).encode("utf-8", "surrogateescape"), b"".join(r.values())))
+                for f, r in self._live.items() if r)]:
+            if isinstance(packed[0], int):
+                k0, kl, old_r0, n = packed
+                k = data[kat + k0: kat + k0 + kl]
+                r = data[rat + old_r0 * size: rat + (old_r0 + n) * size]
+            else:
+                k, r = packed
+                kl, n = len(k), len(r) // size
+            keys.append(k)
+            rows.append(r)
+            spans[folder] = [koff, kl, r0, n]
+            koff += kl + 1
+            r0 += n
         header = dumps({"dirsigs": self.dirsigs, "dirtrees": self.dirtrees,
-                        "dirrecs": self.dirrecs})
-        if self._rows is None and self._raw is not None:
-            data, pos, klen, count = self._raw  # rows untouched: the same bytes again
-            body = [_U32.pack(count), _U32.pack(klen), data[pos:]]
-        else:
-            keys = "\0".join(self.rows).encode("utf-8", "surrogateescape")
-            body = [_U32.pack(len(self.rows)), _U32.pack(len(keys)), keys, *self.rows.values()]
-        atomic_write(self.path, b"".join([MAGIC, _U32.pack(len(header)), header, *body]),
+                        "dirrecs": self.dirrecs, "rowspans": spans})
+        key_bytes = b"\0".join(keys)
+        atomic_write(self.path, b"".join([MAGIC, _U32.pack(len(header)), header, _U32.pack(r0),
+                                          _U32.pack(len(key_bytes)), key_bytes, *rows]),
                      fsync=False)
         self.identity = None  # no longer the file on disk
         self.dirty = False

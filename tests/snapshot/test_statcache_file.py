@@ -1,0 +1,96 @@
+"""The stat cache's file: rows grouped by folder with their spans in the header; a file
+written before the spans (rows in any order) still opens, and damaged spans cost a re-read,
+never a wrong tree."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+from turnback import Store
+from turnback.fs.jsonl import dumps, loads
+from turnback.snapshot.prescan import MAGIC
+from wsutil import age_tree, plain_scan, write
+
+U32 = struct.Struct("<I")
+
+
+def _parts(path: Path) -> tuple[dict, list[bytes], list[bytes]]:  # type: ignore[type-arg]
+    data = path.read_bytes()
+    pos = len(MAGIC)
+    (hlen,) = U32.unpack_from(data, pos)
+    header = loads(data[pos + 4: pos + 4 + hlen])
+    pos += 4 + hlen
+    count, klen = U32.unpack_from(data, pos)[0], U32.unpack_from(data, pos + 4)[0]
+    pos += 8
+    keys = data[pos: pos + klen].split(b"\0")
+    rows = [data[pos + klen + i * 76: pos + klen + (i + 1) * 76] for i in range(count)]
+    return header, keys, rows
+
+
+def _put(path: Path, header: dict, keys: list[bytes], rows: list[bytes]) -> None:  # type: ignore[type-arg]
+    head = dumps(header)
+    k = b"\0".join(keys)
+    path.write_bytes(b"".join([MAGIC, U32.pack(len(head)), head, U32.pack(len(rows)),
+                               U32.pack(len(k)), k, *rows]))
+
+
+def _workspace(ws: Path) -> None:
+    for i in range(30):
+        write(ws, f"d{i % 3}/sub{i % 2}/f{i}.txt", f"content {i}")
+    write(ws, "top.txt", "top")
+    age_tree(ws)
+
+
+def test_rows_are_grouped_by_folder_and_spanned(store: Store, ws: Path) -> None:
+    _workspace(ws)
+    store.checkpoint()
+    header, keys, rows = _parts(store.root / "cache" / "stat.bin")
+    spans = header["rowspans"]
+    assert sum(n for _, _, _, n in spans.values()) == len(keys) == len(rows) == 31
+    for folder, (_, _, r0, n) in spans.items():
+        assert all(k.decode().rpartition("/")[0] == folder for k in keys[r0: r0 + n])
+
+
+def test_a_file_without_spans_rows_in_any_order_still_serves_its_rows(
+        store: Store, ws: Path) -> None:
+    _workspace(ws)
+    first = store.checkpoint()
+    store.close()
+    path = store.root / "cache" / "stat.bin"
+    header, keys, rows = _parts(path)
+    del header["rowspans"]
+    del header["dirrecs"]  # rows looked up one by one
+    order = sorted(range(len(keys)), key=lambda i: keys[i][::-1])  # folders interleaved
+    _put(path, header, [keys[i] for i in order], [rows[i] for i in order])
+    with Store.open(ws) as again:
+        res = again.scanner.scan()
+        assert (res.tree, res.read) == (first.tree, 0), "every row found: nothing read"
+    assert "rowspans" in _parts(path)[0], "written grouped again"
+
+
+def test_damaged_spans_cost_a_re_read_never_a_wrong_tree(store: Store, ws: Path) -> None:
+    _workspace(ws)
+    first = store.checkpoint()
+    store.close()
+    path = store.root / "cache" / "stat.bin"
+    header, keys, rows = _parts(path)
+    del header["dirrecs"]
+    spans = list(header["rowspans"].items())
+    # two folders' names swapped: the spans still tile the file, but name the other's rows
+    (a, sa), (b, sb) = spans[0], spans[1]
+    header["rowspans"] = dict([(b, sa), (a, sb), *spans[2:]])
+    _put(path, header, keys, rows)
+    with Store.open(ws) as again:
+        res = again.scanner.scan()
+    assert res.tree == first.tree == plain_scan(ws).tree
+    assert res.read == sa[3] + sb[3], "those two folders' files read again, no other"
+    header["rowspans"] = {"": [0, 5, 0, 10**6]}  # past the end: the whole cache is dropped
+    _put(path, header, keys, rows)
+    with Store.open(ws) as again:
+        res = again.scanner.scan()
+    assert (res.tree, res.read) == (first.tree, 31)
+    header["rowspans"] = "not spans"
+    _put(path, header, keys, rows)
+    with Store.open(ws) as again:
+        assert again.scanner.scan().tree == first.tree
