@@ -74,8 +74,12 @@ def phase(name: str, ws: Path, work: Path, out: dict[str, Any]) -> None:
     row["git_push_s"], _ = timed(git("push", "-q", git_remote.as_uri(), "HEAD:refs/heads/main"), ws)
     row["git_push_bytes"] = du(git_remote / "objects") - before
     before = du(puller / ".turnback")
+    fetched = du(puller / ".turnback" / "share" / "git" / "objects")
     row["turnback_pull_s"], text = timed(tb("--json", "pull", tb_remote.as_uri()), puller)
     row["turnback_pull_store_bytes"] = du(puller / ".turnback") - before
+    # what the fetch brought: the puller's sharing repository's objects (packs, or loose
+    # objects when git unpacked a small fetch), beside git fetch's .git/objects
+    row["turnback_fetch_bytes"] = du(puller / ".turnback" / "share" / "git" / "objects") - fetched
     row["turnback_pulled"] = json.loads(text)["machines"]
     before = du(git_puller / ".git" / "objects")
     row["git_fetch_s"], _ = timed(git("fetch", "-q", git_remote.as_uri(),
