@@ -85,7 +85,10 @@ class ObjectWriter:
                 stderr=subprocess.PIPE)
         assert self._proc.stdin is not None
         try:
-            self._proc.stdin.write(b"blob\ndata %d\n" % len(data) + data + b"\n")
+            # three writes, not one: a concatenation would copy every file's content again
+            self._proc.stdin.write(b"blob\ndata %d\n" % len(data))
+            self._proc.stdin.write(data)
+            self._proc.stdin.write(b"\n")
         except BrokenPipeError:
             self._finish_blobs()  # raises with what git said
         self.blob_bytes += len(data)
