@@ -153,20 +153,27 @@ def _occurrences(hay: Any, words: Any) -> set[int]:
     return found
 
 
-def _matches(rule: _Rule, text: Any, low: Any) -> list[tuple[int, int]]:
+def _matches(rule: _Rule, text: Any, low: Any,
+             seen: dict[tuple[tuple[str, ...], bool], Any]) -> list[tuple[int, int]]:
     """Spans of ``rule``'s matches in ``text``: its expression over the whole content when
-    it has no locator, else only from just before each place the locator finds."""
+    it has no locator, else only from just before each place the locator finds. ``seen``
+    keeps, for this content, what each gate found (rules share gates)."""
     binary = isinstance(text, bytes)
     gate = rule.gate_bytes if binary else rule.gate
     rx = rule.bytes_re if binary else rule.str_re
     g = rule.group if rule.group <= (rx.groups or 0) else 0
     hay = low if rule.lower else text
-    if hay is not None and gate and not any(w in hay for w in gate):
-        return []
+    key = (rule.gate, rule.lower)
+    if hay is not None and gate:
+        if key not in seen:
+            seen[key] = (sorted(_occurrences(hay, gate)) if rule.forward < 0
+                         else any(w in hay for w in gate))
+        if not seen[key]:
+            return []
     out = []
     if rule.forward < 0 and hay is not None:  # anchored at each gate word (found by memmem)
         done = 0
-        for at in sorted(_occurrences(hay, gate)):
+        for at in seen[key]:
             if at >= done and (m := rx.match(text, at)) is not None:
                 out.append(m.span(g))
                 done = m.end()
@@ -193,8 +200,9 @@ def _spans(text: str | bytes) -> list[tuple[int, int, str]]:
     lowered = text.lower()  # bytes: ASCII only, the same positions
     # a str whose lower case is longer ('İ'): no gates in lower case
     low = lowered if len(lowered) == len(text) else None
+    seen: dict[tuple[tuple[str, ...], bool], Any] = {}
     for rule in _rules():
-        for start, end in _matches(rule, text, low):
+        for start, end in _matches(rule, text, low, seen):
             if start >= 0 and end > start:
                 found.append((start, end, rule.kind))
     found.sort()
