@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -45,10 +46,19 @@ def du(path: Path) -> int:
     return total
 
 
+CPU: dict[str, float] = {}  # the last timed command's CPU seconds (user + system)
+
+
 def timed(cmd: list[str], cwd: Path) -> tuple[float, str]:
+    """Wall seconds of ``cmd``; its CPU seconds, with every process it waited for (git's
+    pack-objects and fast-import included), go to ``CPU["last"]``: on a loaded machine the
+    wall clock mostly measures the queue, the CPU time what the command did."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, env=ENV, capture_output=True)
     took = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU["last"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed: {proc.stderr.decode(errors='replace')}")
     return took, proc.stdout.decode(errors="replace")
@@ -68,18 +78,26 @@ def phase(name: str, ws: Path, work: Path, out: dict[str, Any]) -> None:
     row: dict[str, Any] = {"load": os.getloadavg()}
     before = du(tb_remote / "objects")
     row["turnback_push_s"], text = timed(tb("--json", "push", tb_remote.as_uri()), ws)
+    row["turnback_push_cpu_s"] = CPU["last"]
     row["turnback_push_bytes"] = du(tb_remote / "objects") - before
-    row["turnback_pack_estimate"] = json.loads(text)["bytes"]
+    row["turnback_push_reported_bytes"] = json.loads(text)["bytes"]
     before = du(git_remote / "objects")
     row["git_push_s"], _ = timed(git("push", "-q", git_remote.as_uri(), "HEAD:refs/heads/main"), ws)
+    row["git_push_cpu_s"] = CPU["last"]
     row["git_push_bytes"] = du(git_remote / "objects") - before
     before = du(puller / ".turnback")
+    fetched = du(puller / ".turnback" / "share" / "git" / "objects")
     row["turnback_pull_s"], text = timed(tb("--json", "pull", tb_remote.as_uri()), puller)
+    row["turnback_pull_cpu_s"] = CPU["last"]
     row["turnback_pull_store_bytes"] = du(puller / ".turnback") - before
+    # what the fetch brought: the puller's sharing repository's objects (packs, or loose
+    # objects when git unpacked a small fetch), beside git fetch's .git/objects
+    row["turnback_fetch_bytes"] = du(puller / ".turnback" / "share" / "git" / "objects") - fetched
     row["turnback_pulled"] = json.loads(text)["machines"]
     before = du(git_puller / ".git" / "objects")
     row["git_fetch_s"], _ = timed(git("fetch", "-q", git_remote.as_uri(),
                                       "+refs/heads/main:refs/remotes/r/main"), git_puller)
+    row["git_fetch_cpu_s"] = CPU["last"]
     row["git_fetch_bytes"] = du(git_puller / ".git" / "objects") - before
     out[name] = row
     print(name, json.dumps({k: v for k, v in row.items() if k != "turnback_pulled"}), flush=True)

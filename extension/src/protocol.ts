@@ -337,6 +337,8 @@ export interface HooksResult {
 export interface PushHistoryParams extends FolderParams {
   remote?: string;
   dryRun?: boolean;
+  /** session ids never to push again: the machine's history on the remote is replaced */
+  forget?: string[];
 }
 
 export interface PushHistoryResult {
@@ -345,10 +347,14 @@ export interface PushHistoryResult {
   machine: string;
   sessions: number;
   checkpoints: number;
+  newCheckpoints: number;
   objects: number;
-  bytes: number;
+  /** null: git did not say how many bytes it wrote (never for a dry run) */
+  bytes: number | null;
   upToDate: boolean;
   dryRun: boolean;
+  replaces: boolean;
+  forgotten: string[];
   redactions: { where: string; kind: string; line: number }[];
 }
 

@@ -69,6 +69,31 @@ class Crafter:
         git("--git-dir", str(self.bare), "update-ref", f"refs/turnback/{machine}", commit)
 
 
+    def commit(self, tree: str, message: str, parents: list[str] | None = None) -> str:
+        args = ["git", "--git-dir", str(self.bare), "-c", "user.name=m", "-c",
+                "user.email=m@m", "commit-tree", tree, "-m", message]
+        for p in parents or []:
+            args += ["-p", p]
+        return subprocess.run(args, capture_output=True, check=True).stdout.decode().strip()
+
+    def history2(self, machine: str, tree: str | None = None, *, record: dict | None = None,
+                 message: str | None = None, unlinked: bool = False) -> None:
+        """A layout-2 history: one checkpoint commit, then the push commit naming it."""
+        rec = {"id": "c0ffee000002", "label": "x", "ts": "2026-01-01T00:00:00Z",
+               "sessionId": "s1", "eventId": None, "files": 1, "bytes": 1, **(record or {})}
+        cp = self.commit(tree or self.files({b"ok.txt": b"ok\n"}),
+                         message if message is not None
+                         else "turnback checkpoint x\n\n" + orjson.dumps(rec).decode())
+        man = {"layout": 2, "machine": machine, "user": "mallory", "host": "evil",
+               "sessions": {"s1": {}}, "chain": cp, "checkpoints": 1}
+        root = self.tree([
+            GitEntry(GIT_FILE, b"manifest.json", self.blob(orjson.dumps(man))),
+            GitEntry(GIT_DIR, b"sessions", self.tree([GitEntry(GIT_FILE, b"s1.jsonl",
+                                                               self.blob(GOOD_SESSION))]))])
+        push = self.commit(root, "crafted", [] if unlinked else [cp])
+        git("--git-dir", str(self.bare), "update-ref", f"refs/turnback/{machine}", push)
+
+
 CASES = {
     "dotdot": lambda c: c.history("evil-00000001", c.files({b"..": {b"escape.txt": b"x"}})),
     "dotgit": lambda c: c.history("evil-00000002", c.files({b".git": {b"hooks": {
@@ -91,6 +116,15 @@ CASES = {
     "store-path": lambda c: c.history("evil-0000000d", c.files({b".turnback": {
         b"config.json": b"{}"}})),
     "manifest-not-json": lambda c: c.history("evil-0000000e", manifest={"sessions": []}),
+    # layout 2: the same checks on a checkpoint chain's commits, and the chain itself
+    "v2-dotdot": lambda c: c.history2("evil-00000021", c.files({b"..": {b"x": b"x"}})),
+    "v2-dotgit": lambda c: c.history2("evil-00000022", c.files({b".git": {b"config": b"x"}})),
+    "v2-huge-blob": lambda c: c.history2("evil-00000023", c.files({b"big": b"\0" * (CAP + 1)})),
+    "v2-store-path": lambda c: c.history2("evil-00000024", c.files({b".turnback": {
+        b"config.json": b"{}"}})),
+    "v2-not-a-parent": lambda c: c.history2("evil-00000025", unlinked=True),
+    "v2-no-record": lambda c: c.history2("evil-00000026", message="turnback checkpoint x"),
+    "v2-bad-record": lambda c: c.history2("evil-00000027", record={"id": "../../x"}),
 }
 
 
@@ -121,7 +155,7 @@ def test_a_hostile_history_is_refused_with_nothing_written(
 
 
 @pytest.mark.parametrize("case", ["dotdot", "dotgit", "dotgit-case", "nul-name", "slash-name",
-                                  "store-path"])
+                                  "store-path", "v2-dotdot", "v2-dotgit", "v2-store-path"])
 def test_turnbacks_own_checks_refuse_what_gits_fsck_would(case: str, tmp_path: Path) -> None:
     """git's fsck refuses these names on fetch (above); Turnback's own checks do not rely on
     it (a git built or configured otherwise): the history is crafted straight into the
@@ -149,3 +183,44 @@ def crafted_refs(bare: Path) -> dict[str, str]:
               "refs/turnback/")
     return {ref.removeprefix("refs/turnback/"): sha for ref, sha in
             (line.split() for line in out.splitlines())}
+
+
+@pytest.mark.parametrize("remote", ["file"], indirect=True)
+def test_a_layout_1_history_is_still_pulled_and_its_machine_upgrades_it(
+        machines: list[Machine], remote: Remote) -> None:
+    """A remote written by an older Turnback (layout 1): pulled as it is; when its machine
+    pushes with this one, the new commit descends from the old (no force, nothing of other
+    machines touched) and a puller that took the old one takes only what is new."""
+    a, b = machines[:2]
+    with Store.open(a.ws) as s:
+        write(a.ws, "app.py", "v1\n")
+        old_cp = s.checkpoint("before the upgrade")
+        mine = sharing.remote(s, look=False)["machine"]
+    man = {"checkpoints": [{**{k: v for k, v in old_cp.to_json().items() if k != "tree"}}],
+           "sessions": {}}
+    crafter = Crafter(remote.path)
+    crafter.history(mine, manifest=man, cp_entry=GitEntry(
+        GIT_DIR, old_cp.id.encode(), crafter.files({b"app.py": b"v1\n"})))
+    old = git("--git-dir", str(remote.path), "rev-parse", f"refs/turnback/{mine}").strip()
+    with Store.open(b.ws) as s:
+        first = sharing.pull(s, remote.url)["machines"]
+        assert [(m["refused"], m["checkpoints"]) for m in first] == [(None, 1)]
+        assert s.read_file(old_cp.id, "app.py") == b"v1\n"
+    # a's store as the older Turnback left it: its last push is the layout-1 commit
+    from turnback.sharing.repo import LOCAL_REF, ShareRepo
+    with Store.open(a.ws) as s:
+        repo = ShareRepo(s.root)
+        git("--git-dir", str(repo.git_dir), "fetch", "-q", str(remote.path),
+            f"refs/turnback/{mine}:{LOCAL_REF}")
+        write(a.ws, "app.py", "v2\n")
+        new_cp = s.checkpoint("after the upgrade")
+        pushed = sharing.push(s, remote.url)
+    assert not pushed["replaces"]
+    new = git("--git-dir", str(remote.path), "rev-parse", f"refs/turnback/{mine}").strip()
+    assert git("--git-dir", str(remote.path), "merge-base", "--is-ancestor", old, new) == ""
+    with Store.open(b.ws) as s:
+        second = sharing.pull(s, remote.url)["machines"]
+        assert [(m["refused"], m["checkpoints"]) for m in second] == [(None, 1)]
+        assert s.read_file(new_cp.id, "app.py") == b"v2\n"
+        assert sorted(c.label for c in s.checkpoints()) == ["after the upgrade",
+                                                            "before the upgrade"]

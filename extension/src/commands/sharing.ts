@@ -30,7 +30,7 @@ export async function pushHistory(services: Services, arg: unknown): Promise<voi
       }
       const lines = [
         `${countOf(dry.sessions, 'session')} and ${countOf(dry.checkpoints, 'checkpoint')}: ` +
-          `${countOf(dry.objects, 'new object')}, ${formatBytes(dry.bytes)} to ${dry.url} (${dry.ref}).`,
+          `${countOf(dry.objects, 'new object')}, ${formatBytes(dry.bytes ?? 0)} to ${dry.url} (${dry.ref}).`,
       ];
       const redactions = dry.redactions;
       if (redactions.length > 0) {
@@ -50,7 +50,7 @@ export async function pushHistory(services: Services, arg: unknown): Promise<voi
       services.client.request('turnback/pushHistory', { folder, remote }),
     );
     void vscode.window.showInformationMessage(
-      r.upToDate ? `History is up to date at ${r.url}.` : `Pushed ${formatBytes(r.bytes)} to ${r.url} (${r.ref}).`,
+      r.upToDate ? `History is up to date at ${r.url}.` : `Pushed ${r.bytes === null ? 'history' : formatBytes(r.bytes)} to ${r.url} (${r.ref}).`,
     );
   } catch (err) {
     showError('Push History', err);

@@ -33,14 +33,18 @@ from .gitobjects import (
     ObjectReader,
     decode_tree,
     object_sizes,
+    parse_commit,
 )
 from .layout import (
     CHECKPOINTS,
     MANIFEST,
+    MAX_CHECKPOINTS,
+    MAX_COMMIT,
     MAX_MANIFEST,
     MAX_SESSION,
     SESSIONS,
     Manifest,
+    parse_checkpoint_message,
     pulled_session_id,
 )
 from .repo import IMPORTED, ShareRepo
@@ -75,6 +79,7 @@ class _Plan:
     session_blobs: list[str] = field(default_factory=list)
     checkpoints: list[tuple[Checkpoint, str]] = field(default_factory=list)  # record, git tree
     trees: dict[str, list[GitEntry]] = field(default_factory=dict)  # new git trees, children 1st
+    chain_commits: list[str] = field(default_factory=list)  # layout 2: commits taken
     blobs: dict[str, int] = field(default_factory=dict)  # git blob -> size
 
 
@@ -110,6 +115,24 @@ class _Checker:
         plan = _Plan(manifest)
         if SESSIONS in root:
             self._sessions(plan, root[SESSIONS].sha, where)
+        if manifest.layout == 1:
+            self._checkpoints_v1(plan, root, manifest, where)
+        else:
+            self._checkpoints_v2(plan, commit, manifest, where)
+        sizes = object_sizes(self.repo.git_dir, list(plan.blobs))
+        for sha in plan.blobs:
+            got = sizes.get(sha)
+            if got is None or got[0] != "blob":
+                raise InvalidInput(f"{where}: file object {sha} is missing or not a blob")
+            if got[1] > self.cap:
+                raise InvalidInput(f"{where}: a file of {got[1]:,} bytes is over this store's "
+                                   f"size cap ({self.cap:,}); nothing of it was pulled")
+            plan.blobs[sha] = got[1]
+        return plan
+
+    def _checkpoints_v1(self, plan: _Plan, root: dict[bytes, GitEntry], manifest: Manifest,
+                        where: str) -> None:
+        """Layout 1: every checkpoint a folder ``checkpoints/<id>/`` of the push's tree."""
         cps = {}
         if CHECKPOINTS in root:
             listing = self.read(root[CHECKPOINTS].sha, "tree", MAX_TREE, where + " checkpoints")
@@ -124,16 +147,35 @@ class _Checker:
                 continue  # pulled before (or one of ours: never replaced)
             plan.checkpoints.append((self._record(rec, where), entry.sha))
             self._tree(plan, entry.sha, f"{where} checkpoint {cid}", "", 0)
-        sizes = object_sizes(self.repo.git_dir, list(plan.blobs))
-        for sha in plan.blobs:
-            got = sizes.get(sha)
-            if got is None or got[0] != "blob":
-                raise InvalidInput(f"{where}: file object {sha} is missing or not a blob")
-            if got[1] > self.cap:
-                raise InvalidInput(f"{where}: a file of {got[1]:,} bytes is over this store's "
-                                   f"size cap ({self.cap:,}); nothing of it was pulled")
-            plan.blobs[sha] = got[1]
-        return plan
+
+    def _checkpoints_v2(self, plan: _Plan, commit: str, manifest: Manifest, where: str
+                        ) -> None:
+        """Layout 2: the checkpoint chain, from its tip (a parent of the push) back to the
+        first commit an earlier pull took, each commit's record and tree checked."""
+        if manifest.chain is None:
+            return
+        push = parse_commit(self.read(commit, "commit", MAX_COMMIT, where), where)
+        if manifest.chain not in push.parents:
+            raise InvalidInput(f"{where}: its manifest names a checkpoint chain that is not "
+                               "a parent of the push")
+        todo: list[tuple[str, str, JSON]] = []
+        sha: str | None = manifest.chain
+        while sha is not None and f"k{sha}" not in self.memo:
+            if len(todo) >= MAX_CHECKPOINTS:
+                raise InvalidInput(f"{where}: more than {MAX_CHECKPOINTS:,} checkpoints")
+            at = f"{where} checkpoint commit {sha}"
+            c = parse_commit(self.read(sha, "commit", MAX_COMMIT, at), at)
+            todo.append((sha, c.tree, parse_checkpoint_message(c.message, at)))
+            sha = c.parents[0] if c.parents else None
+        planned: set[str] = set()
+        for sha, tree, rec in reversed(todo):  # oldest first, as they were made
+            plan.chain_commits.append(sha)
+            cid = str(rec["id"])
+            if cid in planned or self.store.index.get(cid) is not None:
+                continue  # pulled before, one of ours, or on the chain twice (a retried push)
+            planned.add(cid)
+            plan.checkpoints.append((self._record(rec, where), tree))
+            self._tree(plan, tree, f"{where} checkpoint {cid}", "", 0)
 
     def _record(self, rec: JSON, where: str) -> Checkpoint:
         try:
@@ -284,4 +326,5 @@ def _write(store: Store, repo: ShareRepo, plan: _Plan, reader: ObjectReader,
         result.events += n
         result.sessions += 1 if n else 0
     new_memo.update({f"p{b}": "1" for b in plan.session_blobs})
+    new_memo.update({f"k{c}": "1" for c in plan.chain_commits})
     repo.add_map(new_memo)

@@ -51,12 +51,77 @@ class Finding:
     line: int  # 1-based line of the content it was found in
 
 
+# Where each rule can match, so that most contents never meet its expression (run over
+# whole contents, several of these cost seconds a MB: `[MNO][…]{23,25}\.` and `\d{8,10}:`
+# start a match at almost every position, and the case-blind names at every letter).
+# gate: literals one of which every match contains (in lower case when `lower`);
+# locator: a cheap expression every match contains; the rule's own expression is then tried
+# only around each place it is found, from `back` before it to `forward` after its end; or
+# (forward -1, locator "") anchored at each place a gate word is found.
+_GATES: dict[str, tuple[tuple[str, ...], bool, str | None, int, int]] = {
+    # pattern prefix -> (gate, lower, locator, back, forward)
+    "(?:A3T": (("A3T", "ABIA", "ACCA", "AKIA", "ASIA"), False, None, 0, 0),
+    "aws": (("aws",), True, None, 0, 0),
+    "AccountKey": (("AccountKey=",), False, None, 0, 0),
+    "://": (("://",), False, None, 0, 0),
+    "[MNO]": ((".",), False, r"\.[a-zA-Z\d_-]{6}\.[a-zA-Z\d_-]{27}", 26, 0),
+    "(ghp": (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), False, None, 0, 0),
+    "(glpat": (("glpat-", "gldt-", "glft-", "glsoat-", "glrt-"), False, None, 0, 0),
+    "GR1348941": (("GR1348941",), False, None, 0, 0),
+    "glcbt": (("glcbt-",), False, None, 0, 0),
+    "glimt": (("glimt-",), False, None, 0, 0),
+    "glptt": (("glptt-",), False, None, 0, 0),
+    "glagent": (("glagent-",), False, None, 0, 0),
+    "gloas": (("gloas-",), False, None, 0, 0),
+    "eyJ": (("eyJ",), False, None, 0, 0),
+    "[0-9a-z]{32}-us": (("-us",), False, r"-us[0-9]", 32, 1),
+    "\\/\\/": (("_authToken",), False, None, 0, 0),
+    "sk-": (("T3BlbkFJ",), False, None, 0, 0),
+    "pypi-": (("pypi-",), False, None, 0, 0),
+    "SG\\.": (("SG.",), False, None, 0, 0),
+    "xox": (("xox",), True, None, 0, 0),
+    "https://hooks": (("hooks.slack.com",), True, None, 0, 0),
+    "sq0csp": (("sq0csp-",), False, None, 0, 0),
+    "(?:r|s)k_live": (("k_live_",), False, None, 0, 0),
+    "\\d{8,10}:": ((":",), False, r":[0-9A-Za-z_-]{35}", 10, 0),
+    "AC[": (("AC",), False, None, 0, 0),
+    "SK[": (("SK",), False, None, 0, 0),
+    "-----BEGIN": (("PRIVATE KEY",), False, None, 0, 0),
+    "PuTTY": (("PuTTY-User-Key-File-",), False, None, 0, 0),
+    "(?i:SECRET": (("secret", "token", "passw", "api_key", "apikey", "access_key", "accesskey",
+                    "private_key", "privatekey"), True,
+                   "", 0, -1),
+}
+
+
 @dataclass(frozen=True, slots=True)
 class _Rule:
     kind: str
     str_re: re.Pattern[str]
     bytes_re: re.Pattern[bytes]
     group: int
+    gate: tuple[str, ...]  # one of these is in every match (lower case when `lower`)
+    gate_bytes: tuple[bytes, ...]
+    lower: bool
+    locator: re.Pattern[str] | None  # in every match, at most `back` after its start
+    locator_bytes: re.Pattern[bytes] | None
+    back: int
+    forward: int
+
+
+def _rule(kind: str, pattern: str, flags: int, group: int) -> _Rule:
+    gate: tuple[tuple[str, ...], bool, str | None, int, int] | None = None
+    for prefix, g in _GATES.items():
+        if pattern.startswith(prefix):
+            gate = g
+            break
+    if gate is None:  # a pattern detect-secrets added since: run it everywhere (correct, slow)
+        gate = ((), False, None, 0, 0)
+    words, lower, locator, back, forward = gate
+    return _Rule(kind, re.compile(pattern, flags), re.compile(pattern.encode(), flags), group,
+                 words, tuple(w.encode() for w in words), lower,
+                 re.compile(locator) if locator else None,
+                 re.compile(locator.encode()) if locator else None, back, forward)
 
 
 @cache
@@ -71,36 +136,73 @@ def _rules() -> tuple[_Rule, ...]:
             continue
         for rx in plugin().denylist:
             flags = rx.flags & (re.I | re.S | re.M | re.X)
-            rules.append(_Rule(kind, re.compile(rx.pattern, flags),
-                               re.compile(rx.pattern.encode(), flags),
+            rules.append(_rule(kind, rx.pattern, flags,
                                _SECRET_GROUP.get(plugin.__name__, 0)))
     for kind, pattern, flags, group in _OWN:
-        rules.append(_Rule(kind, re.compile(pattern, flags), re.compile(pattern.encode(), flags),
-                           group))
+        rules.append(_rule(kind, pattern, flags, group))
     return tuple(rules)
 
 
-@cache
-def _prefilter_bytes() -> re.Pattern[bytes]:
-    """Cheap literals one of which every rule's match contains: most files have none."""
-    words = [b"AKIA", b"ASIA", b"ABIA", b"ACCA", b"A3T", b"AccountKey=", b"://", b"gh", b"gl",
-             b"GR1348941", b"eyJ", b"-us", b"_authToken", b"T3BlbkFJ", b"pypi-", b"SG.", b"xox",
-             b"hooks.slack", b"sq0csp-", b"k_live_", b"AC", b"SK", b"PRIVATE KEY", b"PuTTY",
-             b"[A-Za-z0-9]{23,25}\\.", b"\\d{8,10}:"]
-    names = (b"secret", b"token", b"password", b"passwd", b"api_key", b"apikey", b"access_key",
-             b"accesskey", b"private_key", b"privatekey")
-    literal = [re.escape(w) if not w.startswith(b"[") and not w.startswith(b"\\") else w
-               for w in words]
-    return re.compile(b"|".join(literal) + b"|(?i:" + b"|".join(names) + b")")
+def _occurrences(hay: Any, words: Any) -> set[int]:
+    found = set()
+    for w in words:
+        at = hay.find(w)
+        while at >= 0:
+            found.add(at)
+            at = hay.find(w, at + 1)
+    return found
+
+
+def _matches(rule: _Rule, text: Any, low: Any,
+             seen: dict[tuple[tuple[str, ...], bool], Any]) -> list[tuple[int, int]]:
+    """Spans of ``rule``'s matches in ``text``: its expression over the whole content when
+    it has no locator, else only from just before each place the locator finds. ``seen``
+    keeps, for this content, what each gate found (rules share gates)."""
+    binary = isinstance(text, bytes)
+    gate = rule.gate_bytes if binary else rule.gate
+    rx = rule.bytes_re if binary else rule.str_re
+    g = rule.group if rule.group <= (rx.groups or 0) else 0
+    hay = low if rule.lower else text
+    key = (rule.gate, rule.lower)
+    if hay is not None and gate:
+        if key not in seen:
+            seen[key] = (sorted(_occurrences(hay, gate)) if rule.forward < 0
+                         else any(w in hay for w in gate))
+        if not seen[key]:
+            return []
+    out = []
+    if rule.forward < 0 and hay is not None:  # anchored at each gate word (found by memmem)
+        done = 0
+        for at in seen[key]:
+            if at >= done and (m := rx.match(text, at)) is not None:
+                out.append(m.span(g))
+                done = m.end()
+        return out
+    locator = rule.locator_bytes if binary else rule.locator
+    if locator is None or hay is None:  # (no lower case in the same positions: everywhere)
+        for m in rx.finditer(text):
+            out.append(m.span(g))
+        return out
+    done = 0  # the content before this was searched already
+    for hit in locator.finditer(hay):
+        if hit.start() < done:
+            continue
+        # a match ends at most `forward` after the locator's end
+        m = rx.search(text, max(done, hit.start() - rule.back), hit.end() + rule.forward)
+        if m is not None:
+            out.append(m.span(g))
+            done = m.end()
+    return out
 
 
 def _spans(text: str | bytes) -> list[tuple[int, int, str]]:
     found: list[tuple[int, int, str]] = []
+    lowered = text.lower()  # bytes: ASCII only, the same positions
+    # a str whose lower case is longer ('İ'): no gates in lower case
+    low = lowered if len(lowered) == len(text) else None
+    seen: dict[tuple[tuple[str, ...], bool], Any] = {}
     for rule in _rules():
-        rx = rule.bytes_re if isinstance(text, bytes) else rule.str_re
-        for m in rx.finditer(text):  # type: ignore[arg-type]
-            g = rule.group if rule.group <= (rx.groups or 0) else 0
-            start, end = m.span(g)
+        for start, end in _matches(rule, text, low, seen):
             if start >= 0 and end > start:
                 found.append((start, end, rule.kind))
     found.sort()
@@ -117,7 +219,7 @@ def _spans(text: str | bytes) -> list[tuple[int, int, str]]:
 def redact_bytes(data: bytes) -> tuple[bytes, list[Finding]]:
     """File content with every secret replaced by ``[redacted:<kind>]``; binary content
     (a NUL in its first 8 KiB) is left as it is."""
-    if b"\0" in data[:8192] or not _prefilter_bytes().search(data):
+    if b"\0" in data[:8192]:
         return data, []
     spans = _spans(data)
     if not spans:
@@ -132,8 +234,6 @@ def redact_bytes(data: bytes) -> tuple[bytes, list[Finding]]:
 
 
 def redact_text(text: str) -> tuple[str, list[Finding]]:
-    if not _prefilter_bytes().search(text.encode("utf-8", "surrogatepass")):
-        return text, []
     spans = _spans(text)
     if not spans:
         return text, []

@@ -7,13 +7,19 @@ push after 100 more turns converts only what is new).
 from __future__ import annotations
 
 import os
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from ..fs import privacy
+from ..fs.locks import rw_lock
 from .gitrun import out, run
 from .layout import is_machine, new_machine_id
 
-LOCAL_REF = "refs/turnback-local/chain"  # the last commit built here (the next one's parent)
+LOCAL_REF = "refs/turnback-local/chain"  # the last push commit built here (the next's parent)
+CHAIN_REF = "refs/turnback-local/checkpoints"  # the tip of this machine's checkpoint chain
+SCRATCH_REF = "refs/turnback-local/building"  # fast-import's, while it writes checkpoints
+FORGOTTEN_KEY = "turnback.forgotten"  # sessions never pushed again (git config, one a value)
+REWRITTEN_KEY = "turnback.rewritten"  # set: the next push replaces the remote's chain
 PULLED = "refs/turnback-pulled/"  # what the last pull fetched, per machine
 IMPORTED = "refs/turnback-imported/"  # the commit of each machine already in the store
 
@@ -52,6 +58,19 @@ class ShareRepo:
             self.set_config("turnback.machine", mid)
         return mid
 
+    def forgotten(self) -> set[str]:
+        proc = run(["config", "--get-all", FORGOTTEN_KEY], git_dir=self.git_dir, check=False)
+        return set(proc.stdout.decode("utf-8", "replace").split()) if proc.returncode == 0 \
+            else set()
+
+    def forget(self, session_id: str) -> None:
+        if session_id not in self.forgotten():
+            run(["config", "--add", FORGOTTEN_KEY, session_id], git_dir=self.git_dir)
+
+    def lock(self) -> AbstractContextManager[None]:
+        """One push, pull or deletion at a time in this store (processes included)."""
+        return rw_lock(self.folder / "lock", exclusive=True)
+
     def ref(self, name: str) -> str | None:
         proc = run(["rev-parse", "--verify", "--quiet", name + "^{commit}"],
                    git_dir=self.git_dir, check=False)
@@ -78,9 +97,11 @@ class ShareRepo:
     # -- Turnback object -> git object, remembered between pushes ------------------------
     def load_map(self) -> dict[str, str]:
         """What became what: ``t|b|l<turnback hash>`` and ``s<session key>`` -> the git
-        object pushed, ``g<git tree>`` -> ``<turnback tree>,<bytes>,<files>`` pulled,
-        ``p<git blob>`` -> ``1`` (a session blob already pulled). A damaged line is skipped:
-        it only costs converting that object again."""
+        object pushed, ``c<checkpoint id>`` -> its commit on this machine's chain,
+        ``C<commit>`` -> checkpoints on the chain up to it, ``g<git tree>`` -> ``<turnback
+        tree>,<bytes>,<files>`` pulled, ``p<git blob>`` -> ``1`` (a session blob already
+        pulled), ``k<commit>`` -> ``1`` (a pulled checkpoint commit taken). A damaged line
+        is skipped: it only costs converting that object again."""
         found: dict[str, str] = {}
         try:
             data = self.map_path.read_bytes()
@@ -91,6 +112,19 @@ class ShareRepo:
             if key and sha and " " not in sha and len(sha) <= 200:
                 found[key] = sha
         return found
+
+    def drop_map(self, prefixes: tuple[str, ...]) -> None:
+        """Forget every entry whose key starts with one of ``prefixes`` (a chain replaced)."""
+        keep = {k: v for k, v in self.load_map().items() if not k.startswith(prefixes)}
+        tmp = self.map_path.with_name("objmap.tmp")
+        tmp.unlink(missing_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, "".join(f"{k} {v}\n" for k, v in keep.items()).encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, self.map_path)
 
     def add_map(self, items: dict[str, str]) -> None:
         if not items:

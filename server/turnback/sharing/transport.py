@@ -9,12 +9,13 @@ half-way leaves the remote's ref where it was and the next push sends what is mi
 
 from __future__ import annotations
 
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InvalidInput
-from .gitrun import GitFailed, check_remote, git_binary, run, workspace_remote_url
+from .gitrun import GitFailed, check_remote, git_binary, out, run, workspace_remote_url
 from .layout import REF_PREFIX, is_machine
 from .repo import PULLED, ShareRepo
 
@@ -90,9 +91,41 @@ def pack_bytes(repo: ShareRepo, commit: str, exclude: list[str]) -> tuple[int, i
     return objects, total
 
 
-def push(repo: ShareRepo, url: str, commit: str, machine: str) -> None:
-    run(["push", "--quiet", "--no-verify", "--", url, f"{commit}:{REF_PREFIX}{machine}"],
-        git_dir=repo.git_dir, what=f"git push to {url}")
+_WRITTEN = re.compile(r"Writing objects: 100% \((\d+)/\d+\), ([\d.]+) (bytes?|KiB|MiB|GiB)")
+_UNITS = {"byte": 1, "bytes": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+
+
+def push(repo: ShareRepo, url: str, commit: str, machine: str, exclude: list[str],
+         lease: str | None = None, replace: bool = False) -> tuple[int, int | None]:
+    """Push ``commit`` to the machine's ref; (objects, bytes) git said it wrote (bytes as
+    git rounds them; None when it did not say). ``replace``: the ref may move to a commit
+    that does not descend from it, only if the remote still has ``lease`` there (None:
+    no ref there) — a forgetting push never overwrites what it has not seen."""
+    ref = f"{REF_PREFIX}{machine}"
+    args = ["push", "--progress", "--no-verify"]
+    if replace:
+        args.append(f"--force-with-lease={ref}:{lease or ''}")
+    proc = run([*args, "--", url, f"{commit}:{ref}"], git_dir=repo.git_dir,
+               env={"LC_ALL": "C", "LANGUAGE": ""}, what=f"git push to {url}")
+    said = proc.stderr.decode("utf-8", "replace").replace("\r", "\n")
+    found = _WRITTEN.findall(said)
+    if not found:  # nothing written (the remote had every object), or git said it otherwise
+        objects = count_objects(repo, commit, exclude)
+        return objects, 0 if objects == 0 else None
+    n, size, unit = found[-1]
+    return int(n), int(float(size) * _UNITS[unit])
+
+
+def count_objects(repo: ShareRepo, commit: str, exclude: list[str]) -> int:
+    args = ["rev-list", "--objects", "--count", commit, *(f"^{e}" for e in exclude)]
+    return int(out(args, git_dir=repo.git_dir, what="git rev-list") or 0)
+
+
+def delete(repo: ShareRepo, url: str, machine: str, lease: str) -> None:
+    """Delete the machine's ref on the remote, if it still names ``lease``."""
+    ref = f"{REF_PREFIX}{machine}"
+    run(["push", "--quiet", "--no-verify", f"--force-with-lease={ref}:{lease}", "--", url,
+         f":{ref}"], git_dir=repo.git_dir, what=f"git push --delete to {url}")
 
 
 def fetch(repo: ShareRepo, url: str) -> tuple[dict[str, str], dict[str, str]]:

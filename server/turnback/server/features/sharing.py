@@ -24,12 +24,14 @@ def register(ls: TurnbackServer) -> None:
         folder = await ls.folder(p.string("folder"), methods.PUSH_HISTORY)
         remote = p.string("remote")
         dry_run = p.boolean("dryRun")
+        forget = p.strings("forget", max_items=1000) or []
         work = WorkProgress(ls, "Turnback: pushing history", p.raw.get("workDoneToken"))
         await work.begin()
         try:
             # a write: it must not run beside a gc of the same store (objects it reads)
-            res: JSON = await ls.write(folder, lambda store: push(store, remote, dry_run),
-                                       cancel=work.cancel_event)
+            res: JSON = await ls.write(
+                folder, lambda store: push(store, remote, dry_run, forget=forget),
+                cancel=work.cancel_event)
         finally:
             work.end()
         return {**res, "folder": folder.uri}
