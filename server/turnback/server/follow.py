@@ -46,6 +46,7 @@ log = logging.getLogger("turnback.server")
 T = TypeVar("T")
 IDLE_FLUSH_S = 5.0  # a source with no end-of-turn record: the turn ends when its file rests
 RETRY_S = 1.0
+WATCH_READY_S = 10.0  # the most the first read waits for the agents' folders to be watched
 
 # How the status bar names an agent; a source not listed shows its registry name.
 # the names people know the agents by, for the status bar's "following …" sentence
@@ -145,6 +146,10 @@ class AgentFollower:
         self._roots = [r for _, r in self.roots()]
         self._watch = AgentWatch(self._roots, self._on_paths, limit=self.ctx.home)
         self._watch.start()  # before the first read: nothing appended meanwhile is missed
+        # ... once its watches are laid (the thread lays them): a folder made before that,
+        # in a lookout above all, would be seen by neither the watch nor the first read
+        await asyncio.get_running_loop().run_in_executor(None, self._watch.ready.wait,
+                                                         WATCH_READY_S)
         self.state = "importing"
         if not await self._first():
             watch, self._watch = self._watch, None
