@@ -21,7 +21,7 @@ if [[ -z $PY ]]; then
 fi
 echo "py310: using $PY" >&2
 
-TOOLS=(pytest==9.2.0 hypothesis==6.168.5 pytest-lsp==1.0.1 pytest-asyncio==1.5.0 pytest-timeout==2.4.0 pyfakefs==6.3.2)
+TOOLS=(pytest==9.2.0 hypothesis==6.168.5 pytest-lsp==1.0.1 pytest-asyncio==1.5.0 pytest-timeout==2.4.0 pyfakefs==6.3.2 jsonschema==4.26.0)
 stamp=.venv-py310/.turnback-setup
 want="$(cat pyproject.toml "$0" | sha256sum | cut -d' ' -f1)"
 if [[ ! -x .venv-py310/bin/python ]]; then "$PY" -m venv .venv-py310; fi
