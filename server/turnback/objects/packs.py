@@ -300,13 +300,7 @@ class PackReader:
                     continue
                 try:
                     data = read_regular(path, limit=MAX_INDEX)
-                    count = _check_index(data, path)
-                    if count >= SORTED_MIN:
-                        self._sorted[pack] = _SortedIndex(pack, data, count)
-                    else:
-                        self._index.update(
-                            (raw.hex(), Loc(pack, bo, bl, off, ln))
-                            for raw, bo, bl, off, ln in _ENTRY.iter_unpack(data[_IDX_START:]))
+                    self._take_index(pack, data, _check_index(data, path))
                 except FileNotFoundError:
                     continue
                 except StoreDamaged as exc:
@@ -322,13 +316,18 @@ class PackReader:
             return  # no pack was written: nothing to remember (and no index to look for)
         count = _check_index(data, self.folder / f"{pack}.idx")
         with self._lock:
-            if count >= SORTED_MIN:
-                self._sorted[pack] = _SortedIndex(pack, data, count)
-            else:
-                self._index.update(
-                    (raw.hex(), Loc(pack, bo, bl, off, ln))
-                    for raw, bo, bl, off, ln in _ENTRY.iter_unpack(data[_IDX_START:]))
+            self._take_index(pack, data, count)
             self._loaded.add(pack)
+
+    def _take_index(self, pack: str, data: bytes, count: int) -> None:
+        """Remember a checked index: a large one as its bytes (bisected), a small one as
+        entries in the dict. The caller holds the lock."""
+        if count >= SORTED_MIN:
+            self._sorted[pack] = _SortedIndex(pack, data, count)
+        else:
+            self._index.update(
+                (raw.hex(), Loc(pack, bo, bl, off, ln))
+                for raw, bo, bl, off, ln in _ENTRY.iter_unpack(data[_IDX_START:]))
 
     def locate(self, name: str) -> Loc | None:
         loc = self._index.get(name)
