@@ -25,9 +25,11 @@ new prompt and at each turn's end:
   ``turnback hook codex notify`` still takes its JSON argument.
 
 Installing is idempotent and merges into the user's file (their hooks, keys
-and order stay); uninstalling removes exactly the entries whose command is
-Turnback's. A file that is a link, not JSON/TOML, or not an object is refused,
-never rewritten.
+and order stay, and so does its mode); uninstalling removes exactly the entries
+whose command is Turnback's. A file that is a link, or sits in a folder that is
+one (a cloned repository can ship ``.claude -> ~/.claude``), that is not
+JSON/TOML, is not an object, or nests past what a parser can hold, is refused,
+never rewritten; it never stops ``status`` (nor the follower asking it).
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput, Unsafe
-from ..fs.atomic import atomic_write
+from ..fs.folders import chmod_fd, open_dir, open_root
+from ..fs.osflags import O_BINARY, O_CLOEXEC
 from .inputs import read_regular
 
 MAX_CONFIG = 4 << 20  # a settings file larger than this is not one to rewrite
@@ -117,25 +120,40 @@ def _names_turnback(program: list[str]) -> bool:
 
 
 # -- reading and writing the agents' files -----------------------------------------------------
-def _read_text(path: Path) -> str | None:
+def _read_text(path: Path, under: Path | None = None) -> str | None:
+    """The file's text; ``under``: the workspace, below which no folder may be a link."""
     if not os.path.lexists(path):
         return None
     try:
-        return read_regular(path, MAX_CONFIG).decode("utf-8")
+        return read_regular(path, MAX_CONFIG, under).decode("utf-8")
     except Unsafe as exc:
         raise Unsafe(f"{exc.message}; Turnback will not edit it") from None
     except UnicodeDecodeError:
         raise InvalidInput(f"{path} is not UTF-8 text; fix or move it, then try again") from None
 
 
-def _load_json(path: Path) -> dict[str, Any] | None:
-    text = _read_text(path)
+def _no_constant(name: str) -> Any:
+    # NaN and Infinity are not JSON: an agent's parser refuses them, and a number like
+    # 1e999 would come back out of json.dumps as one
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"{text} is too large to be written back as it was")
+    return value
+
+
+def _load_json(path: Path, under: Path | None = None) -> dict[str, Any] | None:
+    text = _read_text(path, under)
     if text is None or not text.strip():
         return None
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(f"{path} is not valid JSON ({exc}); fix it, then try again "
+        data = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
+        why = "it nests too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise InvalidInput(f"{path} is not valid JSON ({why}); fix it, then try again "
                            "(Turnback does not rewrite a file it cannot read)") from None
     if not isinstance(data, dict):
         raise InvalidInput(f"{path} holds a JSON {type(data).__name__}, not an object; "
@@ -143,26 +161,64 @@ def _load_json(path: Path) -> dict[str, Any] | None:
     return data
 
 
-def _indent(path: Path) -> int | str:
+def _indent(path: Path, under: Path) -> int | str:
     """The indentation the file uses (2 when it is new or flat)."""
-    text = _read_text(path) or ""
+    text = _read_text(path, under) or ""
     m = re.search(r"\n([ \t]+)\S", text)
     if m is None:
         return 2
     return len(m.group(1)) if " " in m.group(1) else "\t"
 
 
-def _write(path: Path, text: str | None) -> None:
-    if text is None:
-        if os.path.lexists(path):
-            os.unlink(path)
-        try:
-            path.parent.rmdir()  # the agent's folder, if installing made it and it is empty
-        except OSError:
-            pass
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, text.encode("utf-8"))
+def _write(workspace: Path, rel: str, text: str | None) -> None:
+    """Replace (or, ``None``, remove) the workspace's file ``rel`` through folder
+    descriptors: a folder on the way that is a link (``.claude -> ~/.claude``, or one
+    swapped in meanwhile) is refused, never written through; the file keeps its mode."""
+    *parts, name = rel.split("/")
+    with open_root(str(workspace)) as root:
+        if text is None:
+            try:
+                folder = open_dir(root, parts, create=False)
+            except FileNotFoundError:
+                return
+            with folder:
+                try:
+                    folder.unlink(name)
+                except FileNotFoundError:
+                    pass
+            try:  # the agent's folder, if installing made it and it is empty
+                with open_dir(root, parts[:-1], create=False) as parent:
+                    parent.rmdir(parts[-1])
+            except (OSError, Unsafe):
+                pass
+            return
+        with open_dir(root, parts, create=True) as folder:
+            try:
+                st = folder.lstat(name)
+                mode: int | None = st.st_mode & 0o7777
+            except FileNotFoundError:
+                mode = None
+            tmp = f".{name}.turnback-{os.getpid()}-{os.urandom(4).hex()}"
+            # a new file gets what the umask leaves of 0666, as an editor would make it
+            fd = folder.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_BINARY | O_CLOEXEC,
+                             0o666 if mode is None else 0o600)
+            try:
+                try:
+                    if mode is not None:
+                        chmod_fd(fd, os.path.join(folder.path, tmp), mode)
+                    view = memoryview(text.encode("utf-8"))
+                    while view:
+                        view = view[os.write(fd, view):]
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                folder.rename(tmp, name)
+            except BaseException:
+                try:
+                    folder.unlink(tmp)
+                except OSError:
+                    pass
+                raise
 
 
 # -- JSON hooks (Claude Code, Gemini CLI) ---------------------------------------------------------
@@ -172,10 +228,13 @@ def _json_entries(data: dict[str, Any], s: HookSpec) -> dict[str, bool]:
     if not isinstance(hooks, dict):
         return out
     for event in s.events:
-        for group in hooks.get(event) or []:
-            if isinstance(group, dict) and any(
-                isinstance(h, dict) and _is_ours(h.get("command"), s.agent)
-                for h in group.get("hooks") or []
+        groups = hooks.get(event)
+        # a value of another shape is the user's (or a cloned repository's) to fix: it
+        # holds no hook of ours, and install refuses to edit it
+        for group in groups if isinstance(groups, list) else []:
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            if isinstance(inner, list) and any(
+                isinstance(h, dict) and _is_ours(h.get("command"), s.agent) for h in inner
             ):
                 out[event] = True
     return out
@@ -235,15 +294,18 @@ def _json_uninstall(data: dict[str, Any], s: HookSpec) -> bool:
 
 
 # -- Codex: notify in config.toml -------------------------------------------------------------
-def _load_toml(path: Path) -> Any:
+def _load_toml(path: Path, under: Path | None = None) -> Any:
     import tomlkit
     from tomlkit.exceptions import TOMLKitError
 
-    text = _read_text(path)
+    text = _read_text(path, under)
     try:
         return tomlkit.parse(text or "")
     except TOMLKitError as exc:
         raise InvalidInput(f"{path} is not valid TOML ({exc}); fix it, then try again") from None
+    except RecursionError:
+        raise InvalidInput(f"{path} nests too deeply for Turnback to rewrite it; fix it, "
+                           "then try again") from None
 
 
 def _notify_ours(doc: Any, agent: str) -> bool:
@@ -303,13 +365,13 @@ def status(workspace: Path, agent: str) -> HookState:
     s = spec(agent)
     path = workspace / s.file
     if s.kind == "toml-hooks":
-        events = _json_entries(_load_toml(path), s)
+        events = _json_entries(_load_toml(path, workspace), s)
         trusted = all(events.values()) and _codex_trusted(path)
         note = ("" if trusted or not any(events.values()) else
                 "Codex runs these hooks once you trust them: review them in Codex (/hooks); "
                 "until then Turnback checkpoints Codex's turns by following its sessions")
         return HookState(agent, s.file, trusted, events, note)
-    data = _load_json(path) or {}
+    data = _load_json(path, workspace) or {}
     events = _json_entries(data, s)
     return HookState(agent, s.file, all(events.values()), events)
 
@@ -322,19 +384,19 @@ def install(workspace: Path, agent: str, program: list[str] | None = None) -> bo
     if s.kind == "toml-hooks":
         import tomlkit
 
-        doc = _load_toml(path)
+        doc = _load_toml(path, workspace)
         dropped = _drop_notify(doc, agent)  # the hooks replace an earlier install's notify
         if not _json_install(doc, s, program) and not dropped:
             return False
-        _write(path, tomlkit.dumps(doc))
+        _write(workspace, s.file, tomlkit.dumps(doc))
         return True
-    data = _load_json(path)
-    indent = _indent(path)
+    data = _load_json(path, workspace)
+    indent = _indent(path, workspace)
     if data is None:
         data = {}
     if not _json_install(data, s, program):
         return False
-    _write(path, json.dumps(data, indent=indent, ensure_ascii=False) + "\n")
+    _write(workspace, s.file, json.dumps(data, indent=indent, ensure_ascii=False) + "\n")
     return True
 
 
@@ -345,20 +407,21 @@ def uninstall(workspace: Path, agent: str) -> bool:
     if s.kind == "toml-hooks":
         import tomlkit
 
-        doc = _load_toml(path)
+        doc = _load_toml(path, workspace)
         dropped = _drop_notify(doc, agent)
         if not _json_uninstall(doc, s) and not dropped:
             return False
         text = tomlkit.dumps(doc)
-        _write(path, text if text.strip() else None)
+        _write(workspace, s.file, text if text.strip() else None)
         return True
-    data = _load_json(path)
+    data = _load_json(path, workspace)
     if data is None:
         return False
-    indent = _indent(path)
+    indent = _indent(path, workspace)
     if not _json_uninstall(data, s):
         return False
-    _write(path, json.dumps(data, indent=indent, ensure_ascii=False) + "\n" if data else None)
+    _write(workspace, s.file,
+           json.dumps(data, indent=indent, ensure_ascii=False) + "\n" if data else None)
     return True
 
 

@@ -1,0 +1,140 @@
+"""A red-team pass over the surfaces of the sharing, hand-off, attribution and hooks rounds.
+
+Each test is one attack (docs/RELIABILITY.md, "A red-team pass over the new surfaces"):
+the attacker can write any file in the workspace (a cloned repository), in the agents'
+folders, or the store a repository ships.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from turnback.errors import InvalidInput, Unsafe
+from turnback.importers import hooks
+
+from .crashkit import tally
+
+PROGRAM = ["/opt/tb/bin/turnback"]
+
+
+def count(case: str) -> None:
+    tally("hostile input").add_case(case, True)
+
+
+# -- hooks installers ---------------------------------------------------------------------------
+@pytest.mark.parametrize("agent", list(hooks.SPECS))
+def test_hooks_install_never_writes_through_a_linked_agent_folder(tmp_path: Path,
+                                                                   agent: str) -> None:
+    """A cloned repository ships ``.claude`` (``.gemini``, ``.codex``) as a link to a folder
+    outside the workspace: install and uninstall refuse it and write nothing there."""
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    ws.mkdir()
+    outside.mkdir()
+    rel = Path(hooks.spec(agent).file)
+    (ws / rel.parent).symlink_to(outside, target_is_directory=True)
+    with pytest.raises(Unsafe, match="symlink"):
+        hooks.install(ws, agent, PROGRAM)
+    assert hooks.uninstall(ws, agent) is False  # nothing there: nothing to remove
+    assert os.listdir(outside) == []
+    # with the file there (the user's own config, reached through the link, holding
+    # Turnback's hooks): neither rewritten nor removed
+    assert hooks.install(tmp_path, agent, PROGRAM)  # written in a plain folder first
+    (outside / rel.name).write_bytes((tmp_path / rel).read_bytes())
+    before = (outside / rel.name).read_bytes()
+    for op in (hooks.install, hooks.uninstall, hooks.status):
+        with pytest.raises(Unsafe, match="symbolic link"):
+            op(ws, agent, PROGRAM) if op is hooks.install else op(ws, agent)
+    assert (outside / rel.name).read_bytes() == before
+    assert sorted(os.listdir(outside)) == [rel.name]
+    assert hooks.hooked_agents(ws) == set()
+    count(f"hooks install through a linked agent folder ({agent})")
+
+
+@pytest.mark.parametrize("agent", list(hooks.SPECS))
+def test_hooks_install_and_uninstall_keep_the_files_mode(tmp_path: Path, agent: str) -> None:
+    rel = hooks.spec(agent).file
+    f = tmp_path / rel
+    f.parent.mkdir()
+    f.write_text('{"keep": 1}\n' if rel.endswith(".json") else 'model = "x"\n')
+    f.chmod(0o644)
+    assert hooks.install(tmp_path, agent, PROGRAM)
+    assert stat.S_IMODE(f.stat().st_mode) == 0o644
+    f.chmod(0o640)
+    assert hooks.uninstall(tmp_path, agent)
+    assert stat.S_IMODE(f.stat().st_mode) == 0o640
+    assert [n for n in os.listdir(f.parent) if n != f.name] == []  # no temporary left
+    count(f"hooks install keeps the file's mode ({agent})")
+
+
+@pytest.mark.parametrize("text", [
+    '{"hooks": {"BeforeAgent": 1}}',
+    '{"hooks": {"BeforeAgent": [{"hooks": 5}]}}',
+    '{"hooks": {"AfterAgent": "x"}}',
+    "[" * 100_000,
+    '{"a": ' * 100_000,
+], ids=["event not a list", "group hooks not a list", "event a string", "deep array",
+        "deep object"])
+def test_a_malformed_agent_config_never_stops_status(tmp_path: Path, text: str) -> None:
+    """A cloned repository's ``.gemini/settings.json`` of an unexpected shape: status (which
+    the server's follower asks before every turn's checkpoint) says no hooks; install
+    refuses naming the file, or keeps what the user wrote beside Turnback's hooks."""
+    f = tmp_path / ".gemini" / "settings.json"
+    f.parent.mkdir()
+    f.write_text(text)
+    assert hooks.hooked_agents(tmp_path) == set()
+    try:
+        assert hooks.status(tmp_path, "gemini-cli").installed is False
+    except InvalidInput as exc:
+        assert "settings.json" in exc.message
+    try:
+        hooks.install(tmp_path, "gemini-cli", PROGRAM)
+    except InvalidInput as exc:
+        assert "settings.json" in exc.message
+        assert f.read_text() == text
+    else:
+        old, new = json.loads(text)["hooks"], json.loads(f.read_text())["hooks"]
+        assert all(new[k][: len(v)] == v for k, v in old.items())
+        assert hooks.hooked_agents(tmp_path) == {"gemini-cli"}
+    count("malformed agent hooks config")
+
+
+def test_a_deeply_nested_codex_config_is_refused_not_a_crash(tmp_path: Path) -> None:
+    f = tmp_path / ".codex" / "config.toml"
+    f.parent.mkdir()
+    text = "x = " + "[" * 50_000 + "]" * 50_000 + "\n"
+    f.write_text(text)
+    assert hooks.hooked_agents(tmp_path) == set()
+    with pytest.raises(InvalidInput, match=r"config\.toml"):
+        hooks.install(tmp_path, "codex", PROGRAM)
+    assert f.read_text() == text
+    count("deeply nested codex config")
+
+
+@pytest.mark.parametrize("number", ["1e999", "-1e400", "NaN", "Infinity"])
+def test_hooks_install_never_writes_json_an_agent_cannot_read(tmp_path: Path,
+                                                              number: str) -> None:
+    """``1e999`` read by Python is ``inf``, and ``json.dumps`` writes it ``Infinity``: the
+    agent's own file would no longer parse. Refused, the file unchanged."""
+    f = tmp_path / ".claude" / "settings.local.json"
+    f.parent.mkdir()
+    text = f'{{"cleanupPeriodDays": {number}}}\n'
+    f.write_text(text)
+    with pytest.raises(InvalidInput, match=r"settings\.local\.json"):
+        hooks.install(tmp_path, "claude-code", PROGRAM)
+    assert f.read_text() == text
+    count(f"non-finite number in agent config ({number})")
+
+
+def test_hooks_json_round_trip_stays_json(tmp_path: Path) -> None:
+    """A guard: what install writes parses as strict JSON."""
+    f = tmp_path / ".claude" / "settings.local.json"
+    f.parent.mkdir()
+    f.write_text('{"n": 1.5e300, "big": 123456789012345678901234567890}\n')
+    assert hooks.install(tmp_path, "claude-code", PROGRAM)
+    data = json.loads(f.read_text(), parse_constant=lambda c: pytest.fail(c))
+    assert data["big"] == 123456789012345678901234567890 and data["n"] == 1.5e300
