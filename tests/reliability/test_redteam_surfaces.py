@@ -9,11 +9,17 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 from pathlib import Path
 
+import orjson
 import pytest
 
+from turnback import Store
+from turnback.attribution import saved
+from turnback.attribution.blame import Walker, blame_now
+from turnback.attribution.history import load_history
 from turnback.errors import InvalidInput, Unsafe
 from turnback.importers import hooks
 
@@ -138,3 +144,47 @@ def test_hooks_json_round_trip_stays_json(tmp_path: Path) -> None:
     assert hooks.install(tmp_path, "claude-code", PROGRAM)
     data = json.loads(f.read_text(), parse_constant=lambda c: pytest.fail(c))
     assert data["big"] == 123456789012345678901234567890 and data["n"] == 1.5e300
+
+
+# -- saved blame walks --------------------------------------------------------------------------
+def _saved_walk(store: Store, ws: Path) -> Path:
+    f = ws / "f.txt"
+    f.write_text("a\nb\n")
+    store.checkpoint(label="1")
+    f.write_text("a\nb\nc\n")
+    store.checkpoint(label="2")
+    h = load_history(store)
+    w = Walker(store, "f.txt")
+    blame_now(store, h, "f.txt", w)
+    saved.save(store, h, w)
+    (file,) = (store.root / "cache" / "blame").iterdir()
+    return file
+
+
+@pytest.mark.parametrize("inner", ["sessions", "cache", "cache/blame", "objects", "index",
+                                   "locks", "objects/ab"])
+def test_a_shipped_store_with_a_linked_folder_is_refused(tmp_path: Path, inner: str) -> None:
+    """A store that came with a repository (or a synced folder) whose ``sessions/`` (or
+    ``cache/blame/``, ``objects/ab/``…) is a link to a folder outside: sessions, the stat
+    cache, saved blame walks and objects were written there (and read back). The store
+    is refused at open, naming the link; nothing is written outside."""
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    ws.mkdir()
+    outside.mkdir()
+    (ws / "f.txt").write_text("a\n")
+    with Store.open(ws) as s:
+        s.checkpoint(label="1")
+    link = ws / ".turnback" / inner
+    if link.exists():
+        shutil.rmtree(link)
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(outside, target_is_directory=True)
+    (ws / ".turnback").chmod(0o755)  # as a clone makes it
+    with pytest.raises(Unsafe, match=r"symbolic link.*--store DIR"):
+        Store.open(ws)
+    assert list(outside.iterdir()) == []
+    # the user's own choice: a store named with --store may hold links (objects on
+    # another disk)
+    with Store.open(ws, store_dir=ws / ".turnback") as s:
+        s.checkpoint(label="2")
+    count(f"shipped store with a linked {inner}/")

@@ -52,6 +52,8 @@ def refuse_foreign(root: Path, *, chosen: bool) -> None:
         raise Unsafe(
             f"the store {root} is a symlink; Turnback does not follow a link to its store. "
             "Remove the link, or keep the store elsewhere with --store DIR or TURNBACK_STORE")
+    if not chosen and stat.S_ISDIR(st.st_mode):
+        _refuse_inner_links(root)
     euid = os.geteuid() if hasattr(os, "geteuid") else None
     if euid is None or st.st_uid == euid:
         return
@@ -61,6 +63,46 @@ def refuse_foreign(root: Path, *, chosen: bool) -> None:
         f"the store {root} belongs to user id {st.st_uid}, not to you ({euid}); a store made "
         "by someone else is not opened. Have its owner remove it, or keep your store "
         "elsewhere with --store DIR or TURNBACK_STORE")
+
+
+def _refuse_inner_links(root: Path) -> None:
+    """Refuse a store whose own folders, or what they hold, include a link.
+
+    Turnback never makes a link in its store, and writes there by path: a shipped store
+    whose ``sessions/`` or ``cache/blame/`` is a link to a folder outside would have
+    sessions, the stat cache and saved walks written (and read back) there. The store's
+    entries and those of its folders but ``sessions/`` are looked at (one listing each, no
+    ``stat``: the kind comes with the listing); ``sessions/`` and deeper levels hold only
+    files Turnback opens without following a link, and the sharing repository (git's).
+    """
+    from ..errors import Unsafe
+
+    def links(folder: str) -> tuple[list[str], list[str]]:
+        found, dirs = [], []
+        try:
+            with os.scandir(folder) as it:
+                for de in it:
+                    # a junction is Windows' link to a folder (is_junction: Python 3.12)
+                    if de.is_symlink() or getattr(de, "is_junction", bool)():
+                        found.append(de.path)
+                    elif de.is_dir(follow_symlinks=False):
+                        dirs.append(de.path)
+        except OSError:
+            pass  # unreadable or gone: whatever opens it next says so
+        return found, dirs
+
+    found, dirs = links(str(root))
+    for d in dirs:
+        # sessions/ holds only files, each opened without following a link, and may hold
+        # thousands: not listed on every open
+        if not found and os.path.basename(d) != "sessions":
+            found = links(d)[0]
+    if found:
+        raise Unsafe(
+            f"the store {root} holds a symbolic link, {found[0]}; Turnback makes none there "
+            "and does not write through one (a store that came with a repository or a "
+            "synced folder may). Remove the link, or keep the store elsewhere with "
+            "--store DIR or TURNBACK_STORE")
 
 
 def make_dir(path: Path) -> None:
