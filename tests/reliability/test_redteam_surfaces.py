@@ -161,6 +161,19 @@ def _saved_walk(store: Store, ws: Path) -> Path:
     return file
 
 
+@pytest.mark.parametrize("count_", [10**12, 2**62])
+def test_a_saved_walk_with_a_huge_run_is_a_miss_not_an_allocation(store: Store, ws: Path,
+                                                                  count_: int) -> None:
+    """A shipped store's ``cache/blame/*.json`` says one run of 10^12 lines: the loader
+    built that list before comparing it with the file's three lines (MemoryError, or the
+    server killed for memory). It is a miss, found before anything is allocated."""
+    file = _saved_walk(store, ws)
+    body = orjson.loads(file.read_bytes())
+    file.write_bytes(orjson.dumps({**body, "runs": [[count_, 0]]}))
+    assert saved.load(store, load_history(store), "f.txt") is None
+    count("saved blame walk with a huge run")
+
+
 @pytest.mark.parametrize("inner", ["sessions", "cache", "cache/blame", "objects", "index",
                                    "locks", "objects/ab"])
 def test_a_shipped_store_with_a_linked_folder_is_refused(tmp_path: Path, inner: str) -> None:

@@ -23,6 +23,7 @@ from ..store.facade import Store
 from .blame import FileState, Walker, is_binary
 from .history import History
 from .linediff import split_lines
+from .origins import Origin
 
 VERSION = 1
 MAX_BYTES = 64 * 1024 * 1024
@@ -65,11 +66,13 @@ def load(store: Store, history: History, path: str) -> Walker | None:
             walker.state = FileState(pos, blob, [], [], True)
             return walker
         lines = split_lines(data)
-        origins = []
+        origins: list[Origin] = []
         for run in runs:
             count, step = run
-            if not (isinstance(count, int) and isinstance(step, int) and count > 0
-                    and 0 <= step <= pos):
+            # counted against the lines before anything is allocated: a run of 10**12
+            # lines in a shipped store's cache would otherwise take all memory
+            if not (isinstance(count, int) and isinstance(step, int)
+                    and 0 < count <= len(lines) - len(origins) and 0 <= step <= pos):
                 return None
             origins.extend([history.authors[step]] * count)
         if len(origins) != len(lines):
