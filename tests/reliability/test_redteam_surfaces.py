@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import stat
 from pathlib import Path
 
@@ -201,3 +202,37 @@ def test_a_shipped_store_with_a_linked_folder_is_refused(tmp_path: Path, inner: 
     with Store.open(ws, store_dir=ws / ".turnback") as s:
         s.checkpoint(label="2")
     count(f"shipped store with a linked {inner}/")
+
+
+# -- a remote that hangs ------------------------------------------------------------------------
+def test_a_remote_that_accepts_and_never_answers_stops_the_pull(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A git:// remote (127.0.0.1 here) that accepts the connection and sends nothing: git
+    has no timeout of its own there, and ``turnback pull`` waited for ever — over the
+    server, holding the folder's writes (every checkpoint) with it. git is stopped once it
+    has said nothing for TURNBACK_GIT_STALL seconds; the store is unchanged and its sharing
+    lock free (a second pull is stopped the same way, not blocked)."""
+    from turnback.sharing import sharing
+    from turnback.sharing.gitrun import GitStalled
+
+    monkeypatch.setenv("TURNBACK_GIT_STALL", "0.5")
+    (ws / "f.txt").write_text("a\n")
+    with socket.socket() as silent, Store.open(ws) as s:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)  # the kernel completes the connections; nothing is ever sent
+        url = f"git://127.0.0.1:{silent.getsockname()[1]}/team.git"
+        for _ in range(2):
+            with pytest.raises(GitStalled, match=r"sent nothing for 0\.5 s"):
+                sharing.pull(s, url)
+        assert s.checkpoints() == [] and s.sessions()[1] == 0
+    count("a remote that never answers")
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "soon", "inf", "nan"])
+def test_a_bad_stall_setting_is_named(value: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from turnback.sharing.gitrun import stall_seconds
+
+    monkeypatch.setenv("TURNBACK_GIT_STALL", value)
+    with pytest.raises(InvalidInput, match="TURNBACK_GIT_STALL"):
+        stall_seconds()
+

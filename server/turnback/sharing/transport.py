@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InvalidInput
-from .gitrun import GitFailed, check_remote, git_binary, out, run, workspace_remote_url
+from .gitrun import GitFailed, GitStalled, check_remote, git_binary, out, run, workspace_remote_url
 from .layout import REF_PREFIX, is_machine
 from .repo import PULLED, ShareRepo
 
@@ -55,7 +55,7 @@ def resolve(workspace: Path, repo: ShareRepo, remote: str | None) -> Remote:
 def remote_refs(repo: ShareRepo, url: str) -> dict[str, str]:
     """machine -> commit of every history on the remote (``git ls-remote``)."""
     text = run(["ls-remote", "--", url, REF_PREFIX + "*"], git_dir=repo.git_dir,
-               what=f"git ls-remote {url}").stdout.decode("utf-8", "replace")
+               what=f"git ls-remote {url}", remote=True).stdout.decode("utf-8", "replace")
     found = {}
     for line in text.splitlines():
         sha, _, ref = line.partition("\t")
@@ -106,7 +106,7 @@ def push(repo: ShareRepo, url: str, commit: str, machine: str, exclude: list[str
     if replace:
         args.append(f"--force-with-lease={ref}:{lease or ''}")
     proc = run([*args, "--", url, f"{commit}:{ref}"], git_dir=repo.git_dir,
-               env={"LC_ALL": "C", "LANGUAGE": ""}, what=f"git push to {url}")
+               env={"LC_ALL": "C", "LANGUAGE": ""}, what=f"git push to {url}", remote=True)
     said = proc.stderr.decode("utf-8", "replace").replace("\r", "\n")
     found = _WRITTEN.findall(said)
     if not found:  # nothing written (the remote had every object), or git said it otherwise
@@ -125,7 +125,7 @@ def delete(repo: ShareRepo, url: str, machine: str, lease: str) -> None:
     """Delete the machine's ref on the remote, if it still names ``lease``."""
     ref = f"{REF_PREFIX}{machine}"
     run(["push", "--quiet", "--no-verify", f"--force-with-lease={ref}:{lease}", "--", url,
-         f":{ref}"], git_dir=repo.git_dir, what=f"git push --delete to {url}")
+         f":{ref}"], git_dir=repo.git_dir, what=f"git push --delete to {url}", remote=True)
 
 
 def fetch(repo: ShareRepo, url: str) -> tuple[dict[str, str], dict[str, str]]:
@@ -145,12 +145,15 @@ def fetch(repo: ShareRepo, url: str) -> tuple[dict[str, str], dict[str, str]]:
 
     def get(machines: list[str]) -> None:
         specs = [f"+{REF_PREFIX}{m}:{PULLED}{m}" for m in machines]
-        run(["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", url, *specs],
-            git_dir=repo.git_dir, what=f"git fetch from {url}")
+        # --progress: a long transfer is heard from, so only a silent remote is stopped
+        run(["fetch", "--progress", "--no-tags", "--no-write-fetch-head", "--", url, *specs],
+            git_dir=repo.git_dir, what=f"git fetch from {url}", remote=True)
 
     if refs:
         try:
             get(sorted(refs))
+        except GitStalled:
+            raise  # a silent remote: asking it once per machine would only wait longer
         except GitFailed:
             for machine in sorted(refs):
                 try:
