@@ -236,3 +236,60 @@ def test_a_bad_stall_setting_is_named(value: str, monkeypatch: pytest.MonkeyPatc
     with pytest.raises(InvalidInput, match="TURNBACK_GIT_STALL"):
         stall_seconds()
 
+
+# -- symlink targets no file system takes ---------------------------------------------------------
+@pytest.mark.parametrize("target", [b"a\0b", b""], ids=["NUL", "empty"])
+def test_a_pulled_symlink_with_an_impossible_target_is_refused(tmp_path: Path,
+                                                               target: bytes) -> None:
+    """A teammate's history whose tree holds a link to ``a\\0b`` was pulled; rewinding to it
+    raised os.symlink's ValueError past the roll-back, and the journal it left made every
+    later open of the store fail the same way. The history is refused on pull."""
+    from sharing.test_hostile import Crafter, crafted_refs
+    from turnback.sharing.gitobjects import GIT_FILE, GitEntry
+    from turnback.sharing.pull import pull_machine
+    from turnback.sharing.repo import ShareRepo
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "mine.txt").write_text("kept\n")
+    with Store.open(ws) as s:
+        repo = ShareRepo(s.root)
+        repo.ensure()
+        c = Crafter(repo.git_dir)
+        c.history2("evil-00000031", c.tree([GitEntry("120000", b"lnk", c.blob(target)),
+                                            GitEntry(GIT_FILE, b"ok.txt", c.blob(b"ok\n"))]))
+        machine, commit = next(iter(crafted_refs(repo.git_dir).items()))
+        result = pull_machine(s, repo, machine, commit)
+        assert result.refused and "symlink" in result.refused
+        assert s.checkpoints() == []
+    count(f"pulled symlink target {target!r}")
+
+
+@pytest.mark.parametrize("target", [b"a\0b", b""], ids=["NUL", "empty"])
+def test_a_stored_symlink_with_an_impossible_target_leaves_the_store_openable(
+        ws: Path, target: bytes) -> None:
+    """The same link in a shipped store's crafted tree: the rewind is refused (Unsafe) and
+    rolled back, no journal is left, the store opens again."""
+    from turnback.errors import TurnbackError
+    from turnback.objects.objectstore import BLOB, TREE
+
+    from .test_hostile import crafted_checkpoint, raw_tree
+
+    (ws / "a.txt").write_text("a\n")
+    with Store.open(ws) as s:
+        s.checkpoint(label="mine")
+        (ws / "a.txt").write_text("changed\n")
+        blob = s.objects.put(BLOB, b"x\n")
+        link = s.objects.put(BLOB, target)
+        tree_entries = [("f", blob, 2, b"a.txt"), ("l", link, len(target), b"lnk")]
+        assert s.objects.put(TREE, raw_tree(tree_entries))
+        cid = crafted_checkpoint(s, tree_entries, "evil00000031")
+        before = sorted(p.name for p in ws.iterdir())
+        with pytest.raises(TurnbackError, match="symlink"):
+            s.rewind(cid)
+    assert not (ws / ".turnback" / "journal.json").exists()
+    with Store.open(ws):
+        pass
+    assert sorted(p.name for p in ws.iterdir()) == before
+    assert (ws / "a.txt").read_text() == "changed\n"
+    count(f"stored symlink target {target!r}")

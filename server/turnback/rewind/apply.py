@@ -259,6 +259,12 @@ class Applier:
                 pass
             if entry.mode == LINK:
                 target = self.objects.get(BLOB, entry.hash)
+                if not target or b"\0" in target:
+                    # only a crafted tree (a shipped store, a pulled history) holds one:
+                    # os.symlink's ValueError would escape the roll-back and leave a
+                    # journal that fails again at every open
+                    raise Unsafe(f"cannot restore symlink '{path}': its target in the "
+                                 "checkpoint is empty or holds a NUL byte (a crafted tree)")
                 dfd.symlink(target, tmp)
             else:
                 # private until its bits are set: a 0600 file's bytes are never readable by

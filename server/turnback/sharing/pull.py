@@ -81,6 +81,7 @@ class _Plan:
     trees: dict[str, list[GitEntry]] = field(default_factory=dict)  # new git trees, children 1st
     chain_commits: list[str] = field(default_factory=list)  # layout 2: commits taken
     blobs: dict[str, int] = field(default_factory=dict)  # git blob -> size
+    links: set[str] = field(default_factory=set)  # git blobs that are symlinks' targets
 
 
 class _Checker:
@@ -128,6 +129,15 @@ class _Checker:
                 raise InvalidInput(f"{where}: a file of {got[1]:,} bytes is over this store's "
                                    f"size cap ({self.cap:,}); nothing of it was pulled")
             plan.blobs[sha] = got[1]
+        for sha in sorted(plan.links):
+            # a target no file system takes (empty, a NUL byte) would make a rewind to the
+            # checkpoint fail half way; read now, before anything is written (4 KiB each)
+            if plan.blobs[sha] > MAX_LINK:
+                raise InvalidInput(f"{where}: a symlink's target of {plan.blobs[sha]:,} bytes")
+            target = self.read(sha, "blob", MAX_LINK, f"{where} symlink target {sha}")
+            if not target or b"\0" in target:
+                raise InvalidInput(f"{where}: a symlink's target is empty or holds a NUL byte "
+                                   f"(git object {sha})")
         return plan
 
     def _checkpoints_v1(self, plan: _Plan, root: dict[bytes, GitEntry], manifest: Manifest,
@@ -219,6 +229,8 @@ class _Checker:
                 if self.files > MAX_FILES:
                     raise InvalidInput(f"{where}: more than {MAX_FILES:,} files")
                 plan.blobs.setdefault(e.sha, 0)
+                if e.mode == GIT_LINK:
+                    plan.links.add(e.sha)
         plan.trees[sha] = entries
 
     def _sessions(self, plan: _Plan, sha: str, where: str) -> None:
