@@ -293,3 +293,41 @@ def test_a_stored_symlink_with_an_impossible_target_leaves_the_store_openable(
     assert sorted(p.name for p in ws.iterdir()) == before
     assert (ws / "a.txt").read_text() == "changed\n"
     count(f"stored symlink target {target!r}")
+
+
+# -- pulled sessions: forged ids, read-only --------------------------------------------------
+def _with_pulled_twin(store: Store) -> tuple[str, str]:
+    """A local session with event ``e1``, and a pulled one holding an event ``e1`` too."""
+    from turnback.events import Event, Kind, SessionHeader
+
+    local = store.start_session(agent="claude-code").id
+    store.append(local, Kind.PROMPT, {"text": "mine"}, event_id="e1", parent=None)
+    pulled = "s1@evil-00000041"
+    store.ensure_session(SessionHeader(pulled, "t", "claude-code", source="pulled"))
+    store.append_events(pulled, [Event("e1", pulled, None, "2026-01-01T00:00:00.000Z",
+                                       Kind.PROMPT, {"text": "theirs"})])
+    return local, pulled
+
+
+def test_a_pulled_event_with_a_local_id_never_shadows_the_local_one(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A teammate's pushed session may reuse a local event's id (forged, or the same
+    transcript imported on two machines): ``continue``/``session fork`` of that id took the
+    pulled session's when the store's folder listed it first."""
+    local, _pulled = _with_pulled_twin(store)
+    ids = store.backend.ids
+    monkeypatch.setattr(store.backend, "ids", lambda: sorted(ids(), key=lambda s: "@" not in s))
+    assert store.find_event("e1").session == local
+    assert store.fork("e1") == (local, "e1")
+    count("pulled event id colliding with a local one")
+
+
+def test_a_pulled_session_is_not_forked(store: Store) -> None:
+    """A pulled session is read-only: moving its head wrote a line into it."""
+    _local, pulled = _with_pulled_twin(store)
+    path = store.root / "sessions" / f"{pulled}.jsonl"
+    before = path.read_bytes()
+    with pytest.raises(InvalidInput, match="read-only"):
+        store.fork("e1", pulled)
+    assert path.read_bytes() == before
+    count("fork of a pulled session")

@@ -178,7 +178,10 @@ class SessionOps(StoreState):
 
     def find_event(self, event_id: str, session_id: str | None = None) -> Event:
         check_id(event_id, "event id")
-        ids = [session_id] if session_id else self.backend.ids()
+        # this machine's sessions first: a pulled one (``<id>@<machine>``) may hold an event
+        # of the same id (a teammate's history is input), and a local turn must not resolve
+        # to it in whatever order the folder lists
+        ids = [session_id] if session_id else sorted(self.backend.ids(), key=lambda s: "@" in s)
         for sid in ids:
             for e in self.session(sid).events:
                 if e.id == event_id:
@@ -210,8 +213,10 @@ class SessionOps(StoreState):
             check_id(session_id, "session id")
             if not self.backend.has_event(session_id, event_id):
                 raise NotFound(f"no event {event_id!r} in session {session_id!r}")
+            self._refuse_pulled(session_id)  # read-only: no head line written into it
             self.backend.set_head(session_id, event_id)
             return session_id, event_id
         ev = self.find_event(event_id)
+        self._refuse_pulled(ev.session)
         self.backend.set_head(ev.session, ev.id)
         return ev.session, ev.id
