@@ -12,6 +12,7 @@ import os
 import shutil
 import socket
 import stat
+import subprocess
 from pathlib import Path
 
 import orjson
@@ -331,3 +332,34 @@ def test_a_pulled_session_is_not_forked(store: Store) -> None:
         store.fork("e1", pulled)
     assert path.read_bytes() == before
     count("fork of a pulled session")
+
+
+# -- Agent Trace: a commit's own lines --------------------------------------------------
+def _git(cwd: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True,
+                          capture_output=True).stdout.decode()
+
+
+def test_an_added_line_shaped_like_a_file_header_is_not_a_file(tmp_path: Path) -> None:
+    """``-U0`` patches prefix an added line with ``+``: a line ``++ b/forged.txt`` reads
+    ``+++ b/forged.txt``, and was taken for a new file's header — the commit's next hunk of
+    ``a.txt`` was traced (and written into the git note) as lines of ``forged.txt``."""
+    from turnback.attribution.gitcommit import read_commit
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    _git(tmp_path, "init", "-q")
+    lines = [f"line {i}\n" for i in range(1, 11)]
+    (tmp_path / "a.txt").write_text("".join(lines))
+    _git(tmp_path, "add", "a.txt")
+    _git(tmp_path, "commit", "-qm", "one")
+    lines[1] = "++ b/forged.txt\n"
+    lines[7] = "changed\n"
+    (tmp_path / "a.txt").write_text("".join(lines))
+    _git(tmp_path, "commit", "-qam", "two")
+    got = read_commit(tmp_path)
+    assert [(f.path, f.added) for f in got.files] == [("a.txt", [2, 8])]
+    count("a commit's added line shaped like a file header")

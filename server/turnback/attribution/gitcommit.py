@@ -56,8 +56,15 @@ def read_commit(ws: Path, ref: str = "HEAD") -> Commit:
                  "--no-renames", "--root", "--no-commit-id", sha)
     files: list[CommitFile] = []
     current: CommitFile | None = None
+    in_header = False  # between a "diff --git" line and its first hunk
     for line in patch.split(b"\n"):
-        if line.startswith(b"+++ "):
+        if line.startswith(b"diff --git "):  # (a content line starts with +, - or space)
+            in_header, current = True, None
+        elif line.startswith(b"@@"):
+            in_header = False
+        if line.startswith(b"+++ ") and in_header:
+            # only in a header: an added line "++ b/x" is "+++ b/x" in the hunk, and must
+            # not start a file of its own (its lines would be traced to a path it names)
             current = None
             name = line[4:]
             if name == b"/dev/null" or not name.startswith(b"b/"):
