@@ -90,7 +90,9 @@ def is_id(value: object) -> bool:
 
 def check_id(value: object, what: str) -> str:
     """Validate an id used in file names and lookups; name the field when it is bad."""
-    if not isinstance(value, str) or not _ID_RE.match(value):
+    # fullmatch: re's "$" also matches before a final newline, and "x\n" named a session
+    # file no listing (is_id) would find again
+    if not isinstance(value, str) or not _ID_RE.fullmatch(value):
         raise InvalidInput(
             f"{what} {value!r} is not a valid id: use 1-128 letters, digits, '.', '_', ':', '@' "
             "or '-', starting with a letter or digit"

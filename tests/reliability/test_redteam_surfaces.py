@@ -363,3 +363,23 @@ def test_an_added_line_shaped_like_a_file_header_is_not_a_file(tmp_path: Path) -
     got = read_commit(tmp_path)
     assert [(f.path, f.added) for f in got.files] == [("a.txt", [2, 8])]
     count("a commit's added line shaped like a file header")
+
+
+# -- ids ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("bad", ["x\n", "e1\n"])
+def test_an_id_with_a_final_newline_is_refused(store: Store, bad: str) -> None:
+    """``re``'s ``$`` matches before a final newline: ``check_id("x\\n")`` passed, so a
+    session (from an importer's file name, a client's argument) got a file ``x\\n.jsonl``
+    that the store's own listing (``is_id``) then passed over — not in find_event, fsck or a
+    push — and an id that prints as two lines."""
+    from turnback.events import Kind, SessionHeader
+
+    with pytest.raises(InvalidInput, match="not a valid id"):
+        store.start_session(agent="a", session_id=bad)
+    with pytest.raises(InvalidInput, match="not a valid id"):
+        store.ensure_session(SessionHeader(bad, agent="a"))
+    sid = store.start_session(agent="a").id
+    with pytest.raises(InvalidInput, match="not a valid id"):
+        store.append(sid, Kind.PROMPT, {"text": "x"}, event_id=bad)
+    assert all("\n" not in n for n in os.listdir(store.root / "sessions"))
+    count(f"id with a final newline ({bad!r})")
