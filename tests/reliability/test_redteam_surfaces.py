@@ -383,3 +383,45 @@ def test_an_id_with_a_final_newline_is_refused(store: Store, bad: str) -> None:
         store.append(sid, Kind.PROMPT, {"text": "x"}, event_id=bad)
     assert all("\n" not in n for n in os.listdir(store.root / "sessions"))
     count(f"id with a final newline ({bad!r})")
+
+
+# -- a pulled session of many tiny events ----------------------------------------------------------
+def test_a_pulled_session_of_many_tiny_events_is_taken_a_batch_at_a_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session blob of tiny events compresses to almost nothing in git, but every line
+    became a dict and an Event, all of every session held at once until written: a 256 MiB
+    session (the bound) is gigabytes in a teammate's language server. Checked, then taken a
+    batch at a time: memory follows the blob's bytes, not its event count."""
+    import tracemalloc
+
+    from sharing.test_hostile import Crafter, crafted_refs
+    from turnback.sharing import pull as pull_mod
+    from turnback.sharing.pull import pull_machine
+    from turnback.sharing.repo import ShareRepo
+
+    monkeypatch.setattr(pull_mod, "EVENT_BATCH", 1000)
+    n = 60_000
+    lines = [b'{"type":"session","format":1,"id":"s1","title":"t","agent":"a"}']
+    lines += [b'{"id":"e%d","session":"s1","parent":null,"ts":"","kind":"k"}' % i
+              for i in range(n)]
+    blob = b"\n".join(lines) + b"\n"
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with Store.open(ws) as s:
+        repo = ShareRepo(s.root)
+        repo.ensure()
+        Crafter(repo.git_dir).history("evil-00000051", session=blob)
+        machine, commit = next(iter(crafted_refs(repo.git_dir).items()))
+        tracemalloc.start()
+        try:
+            result = pull_machine(s, repo, machine, commit)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert result.refused is None and result.events == n
+        assert s.session_summary(f"s1@{machine}").events == n
+    # the blob is 3.8 MB: holding every event at once peaked at 40.6 MB (10.6 times it),
+    # a batch at a time at 11.6 MB (3 times: the blob read for the check and the write)
+    assert peak < 6 * len(blob), (peak, len(blob))
+    count("a pulled session of many tiny events")
+

@@ -13,6 +13,7 @@ through the safety checkpoint and undo.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import orjson
@@ -75,7 +76,7 @@ class Pulled:
 class _Plan:
     """What was checked and will be written."""
     manifest: Manifest
-    sessions: list[tuple[SessionHeader, list[Event]]] = field(default_factory=list)
+    sessions: list[tuple[SessionHeader, str, int]] = field(default_factory=list)  # git blob, size
     session_blobs: list[str] = field(default_factory=list)
     checkpoints: list[tuple[Checkpoint, str]] = field(default_factory=list)  # record, git tree
     trees: dict[str, list[GitEntry]] = field(default_factory=dict)  # new git trees, children 1st
@@ -242,37 +243,57 @@ class _Checker:
             if f"p{e.sha}" in self.memo:
                 continue  # this very content was pulled before
             data = self.read(e.sha, "blob", MAX_SESSION, f"{where} session {sid}")
-            plan.sessions.append(self._session(sid, data, f"{where} session {sid}"))
+            # checked now, its events dropped: they are read again, a batch at a time, when
+            # written (a 256 MiB session of tiny events is gigabytes as Python objects, and
+            # git compresses it to a few MB: holding every session's would let a push
+            # exhaust the puller's memory)
+            header = None
+            for item in _session_items(sid, self.machine, data, f"{where} session {sid}"):
+                if isinstance(item, SessionHeader):
+                    header = item
+            assert header is not None
+            plan.sessions.append((header, e.sha, len(data)))
             plan.session_blobs.append(e.sha)
 
-    def _session(self, sid: str, data: bytes, where: str) -> tuple[SessionHeader, list[Event]]:
-        lines = data.split(b"\n")
-        if lines and lines[-1] == b"":
-            lines.pop()
+
+EVENT_BATCH = 50_000  # events of a pulled session appended at once
+
+
+def _session_items(sid: str, machine: str, data: bytes, where: str
+                   ) -> Iterator[SessionHeader | Event]:
+    """A pulled session's header, then its events, each checked as it is read."""
+    local = pulled_session_id(sid, machine)
+    n = 0
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        line, start = data[start:end], end + 1
+        n += 1
         try:
-            objs = [orjson.loads(line) for line in lines]
+            obj = orjson.loads(line)
         except orjson.JSONDecodeError:
-            raise InvalidInput(f"{where}: a line is not JSON") from None
-        if not objs or not isinstance(objs[0], dict) or objs[0].get("type") != "session":
-            raise InvalidInput(f"{where}: the first line is not a session header")
-        head = SessionHeader.from_json(objs[0])
-        if head.id != sid:
-            raise InvalidInput(f"{where}: its header names session {head.id[:80]!r}")
-        local = pulled_session_id(sid, self.machine)
-        events = []
-        for n, obj in enumerate(objs[1:], 2):
-            if not isinstance(obj, dict):
-                raise InvalidInput(f"{where}:{n}: not an event")
-            ev = Event.from_json(obj)
-            if not is_id(ev.id) or (ev.parent is not None and not is_id(ev.parent)) \
-                    or len(ev.kind) > 64:
-                raise InvalidInput(f"{where}:{n}: bad event id, parent or kind")
-            ev.session = local
-            events.append(ev)
-        origin = {"machine": self.machine, "session": sid}
-        header = SessionHeader(local, head.title, head.agent, head.model, head.started,
-                               head.cwd, "pulled", head.ended, {"origin": origin})
-        return header, events
+            raise InvalidInput(f"{where}:{n}: not JSON") from None
+        if n == 1:
+            if not isinstance(obj, dict) or obj.get("type") != "session":
+                raise InvalidInput(f"{where}: the first line is not a session header")
+            head = SessionHeader.from_json(obj)
+            if head.id != sid:
+                raise InvalidInput(f"{where}: its header names session {head.id[:80]!r}")
+            origin = {"machine": machine, "session": sid}
+            yield SessionHeader(local, head.title, head.agent, head.model, head.started,
+                                head.cwd, "pulled", head.ended, {"origin": origin})
+            continue
+        if not isinstance(obj, dict):
+            raise InvalidInput(f"{where}:{n}: not an event")
+        ev = Event.from_json(obj)
+        if not is_id(ev.id) or (ev.parent is not None and not is_id(ev.parent)) \
+                or len(ev.kind) > 64:
+            raise InvalidInput(f"{where}:{n}: bad event id, parent or kind")
+        ev.session = local
+        yield ev
+    if n == 0:
+        raise InvalidInput(f"{where}: the first line is not a session header")
 
 
 def pull_machine(store: Store, repo: ShareRepo, machine: str, commit: str) -> Pulled:
@@ -289,7 +310,7 @@ def pull_machine(store: Store, repo: ShareRepo, machine: str, commit: str) -> Pu
             result.refused = exc.message if isinstance(exc, TurnbackError) else str(exc)
             return result
         result.user, result.host = plan.manifest.user, plan.manifest.host
-        for header, _events in plan.sessions:
+        for header, _blob, _size in plan.sessions:
             header.extra["origin"].update(user=result.user, host=result.host)
         _write(store, repo, plan, reader, checker.memo, result)
     finally:
@@ -332,9 +353,19 @@ def _write(store: Store, repo: ShareRepo, plan: _Plan, reader: ObjectReader,
 
     added = store.adopt_checkpoints(build)
     result.checkpoints = len(added)
-    for header, events in plan.sessions:
+    for header, blob, size in plan.sessions:
         store.ensure_session(header)
-        n = store.append_events(header.id, events)
+        _kind, data = reader.read(blob, size, f"session {header.id}")
+        n = 0
+        batch: list[Event] = []
+        for item in _session_items(header.extra["origin"]["session"], result.machine, data,
+                                   f"session {header.id}"):
+            if isinstance(item, Event):
+                batch.append(item)
+                if len(batch) >= EVENT_BATCH:
+                    n += store.append_events(header.id, batch)
+                    batch = []
+        n += store.append_events(header.id, batch)
         result.events += n
         result.sessions += 1 if n else 0
     new_memo.update({f"p{b}": "1" for b in plan.session_blobs})
