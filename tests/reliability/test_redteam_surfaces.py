@@ -425,3 +425,25 @@ def test_a_pulled_session_of_many_tiny_events_is_taken_a_batch_at_a_time(
     assert peak < 6 * len(blob), (peak, len(blob))
     count("a pulled session of many tiny events")
 
+
+@pytest.mark.parametrize("name", [b".git ", b"GIT~1", b".git::$INDEX_ALLOCATION",
+                                  ".g\u200cit".encode(), b".GIT.", b"TURNBA~1"])
+def test_a_pulled_tree_naming_git_in_another_spelling_is_refused(tmp_path: Path,
+                                                                 name: bytes) -> None:
+    """Held: the spellings Windows and macOS take for ``.git`` (or the store), straight
+    into the store's sharing repository (git's own fsck on fetch not relied on)."""
+    from sharing.test_hostile import Crafter, crafted_refs
+    from turnback.sharing.pull import pull_machine
+    from turnback.sharing.repo import ShareRepo
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with Store.open(ws) as s:
+        repo = ShareRepo(s.root)
+        repo.ensure()
+        c = Crafter(repo.git_dir)
+        c.history2("evil-00000061", c.files({name: {b"config": b"[core]\n"}}))
+        machine, commit = next(iter(crafted_refs(repo.git_dir).items()))
+        assert pull_machine(s, repo, machine, commit).refused
+        assert s.checkpoints() == []
+    count(f"pulled tree entry {name!r}")
