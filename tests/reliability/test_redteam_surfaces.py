@@ -447,3 +447,19 @@ def test_a_pulled_tree_naming_git_in_another_spelling_is_refused(tmp_path: Path,
         assert pull_machine(s, repo, machine, commit).refused
         assert s.checkpoints() == []
     count(f"pulled tree entry {name!r}")
+
+
+def test_hooks_uninstall_keeps_a_users_command_that_only_starts_like_ours(
+        tmp_path: Path) -> None:
+    """``turnback hook claude-code Stop && notify-send done`` is the user's own command (it
+    runs Turnback's hook and more): uninstall removed it as if Turnback had written it."""
+    f = tmp_path / ".claude" / "settings.local.json"
+    f.parent.mkdir()
+    mine = "/opt/tb/bin/turnback hook claude-code Stop && notify-send done"
+    f.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command",
+                                                           "command": mine}]}]}}))
+    assert hooks.install(tmp_path, "claude-code", PROGRAM)
+    assert hooks.uninstall(tmp_path, "claude-code")
+    assert json.loads(f.read_text()) == {"hooks": {"Stop": [{"hooks": [
+        {"type": "command", "command": mine}]}]}}
+    count("hooks uninstall of a user's command starting like Turnback's")

@@ -108,10 +108,11 @@ def _is_ours(command: object, agent: str) -> bool:
         words = shlex.split(command)
     except ValueError:
         return False
-    for i in range(len(words) - 2):
-        if words[i + 1] == "hook" and words[i + 2] == agent and _names_turnback(words[: i + 1]):
-            return True
-    return False
+    # exactly "<program> hook AGENT EVENT", as command_for writes it: a user's own command
+    # that starts so and goes on ("... Stop && notify-send done") is not ours to remove
+    i = len(words) - 4
+    return (i >= 0 and words[i + 1] == "hook" and words[i + 2] == agent
+            and _names_turnback(words[: i + 1]))
 
 
 def _names_turnback(program: list[str]) -> bool:
