@@ -463,3 +463,46 @@ def test_hooks_uninstall_keeps_a_users_command_that_only_starts_like_ours(
     assert json.loads(f.read_text()) == {"hooks": {"Stop": [{"hooks": [
         {"type": "command", "command": mine}]}]}}
     count("hooks uninstall of a user's command starting like Turnback's")
+
+
+# -- what another machine wrote, printed -----------------------------------------------------------
+def test_text_from_another_machine_cannot_drive_the_terminal(tmp_path: Path) -> None:
+    """A pushed manifest's user (``\\x1b[2J``: clear the screen), a session entry named with
+    an escape, and a pulled session's agent were printed raw by ``pull`` and ``session
+    list``: a teammate's push could write to the user's terminal (OSC 52 sets the
+    clipboard). Printed C-escaped, as labels and names already were."""
+    import sys
+
+    from sharing.test_hostile import GOOD_SESSION, Crafter
+    from turnback.sharing.gitobjects import GIT_DIR, GIT_FILE, GitEntry
+
+    bare = tmp_path / "team.git"
+    _git(tmp_path, "init", "-q", "--bare", str(bare))
+    c = Crafter(bare)
+    c.history("evil-00000071", manifest={"user": "u\x1b[2J", "host": "h\x1b]52;c;ZXZpbA==\x07"},
+              session=GOOD_SESSION.replace(b'"agent":"a"', b'"agent":"a\\u001b[31m"'))
+    man = {"layout": 1, "machine": "evil-00000072", "user": "m", "host": "h",
+           "sessions": {}, "checkpoints": []}
+    root = c.tree([GitEntry(GIT_FILE, b"manifest.json", c.blob(orjson.dumps(man))),
+                   GitEntry(GIT_DIR, b"sessions", c.tree([GitEntry(
+                       GIT_FILE, b"x\x1b[31m.jsonl", c.blob(GOOD_SESSION))]))])
+    _git(tmp_path, "--git-dir", str(bare), "update-ref", "refs/turnback/evil-00000072",
+         c.commit(root, "crafted"))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TURNBACK_")}
+    env.update(HOME=str(tmp_path), XDG_STATE_HOME=str(tmp_path / "state"),
+               XDG_CONFIG_HOME=str(tmp_path / "config"), GIT_CONFIG_GLOBAL=os.devnull,
+               PYTHONPATH=str(Path(__file__).resolve().parents[2] / "server"))
+
+    def cli(*args: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run([sys.executable, "-m", "turnback.cli.main", *args], cwd=ws,
+                              env=env, capture_output=True, timeout=120)
+
+    pulled = cli("pull", str(bare))
+    listed = cli("session", "list")
+    assert b"evil-00000071" in pulled.stdout and b"evil-00000072" in pulled.stderr
+    assert b"s1@evil-00000071" in listed.stdout, listed
+    for out in (pulled.stdout, pulled.stderr, listed.stdout):
+        assert b"\x1b" not in out and b"\x07" not in out, out
+    count("terminal escapes in another machine's history")

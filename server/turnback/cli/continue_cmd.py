@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from ..errors import InvalidInput
+from ..fs.paths import one_line
 from ..importers.base import Context
 from ..importers.resume import CONTINUABLE, find_session_file, plan_fork, write_fork
 from .common import Ctx, emit, pass_ctx
@@ -43,7 +44,7 @@ def continue_cmd(ctx: Ctx, turn: str, dry_run: bool, yes: bool, run_agent: bool)
     if not dry_run and not yes and not ctx.as_json:
         files = (len(rewind.written) + len(rewind.created) + len(rewind.removed)
                  if rewind else 0)
-        click.echo(f"continue {agent} from before: {t.prompt}")
+        click.echo(f"continue {agent} from before: {one_line(t.prompt)}")
         click.echo(f"  rewind {files} file(s) to the turn's start" if rewind else
                    "  no checkpoint before this turn: the files stay as they are")
         click.echo(f"  write {plan.target} ({plan.lines} lines of {plan.source.name})")

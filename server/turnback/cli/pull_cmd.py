@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..fs.paths import one_line
 from ..sharing.sharing import pull
 from .common import Ctx, emit, pass_ctx
 
@@ -24,9 +25,12 @@ def pull_cmd(ctx: Ctx, remote: str | None) -> None:
         if not result["machines"]:
             click.echo(f"no other machine's history at {result['url']}")
         for m in result["machines"]:
-            who = f"{m['machine']} ({m['user']}@{m['host']})" if m["user"] else m["machine"]
+            # user, host and the reasons quote what another machine wrote: escaped, so a
+            # pushed manifest or tree name cannot drive the terminal
+            who = one_line(f"{m['machine']} ({m['user']}@{m['host']})" if m["user"]
+                           else m["machine"])
             if m["refused"]:
-                click.echo(f"refused {who}: {m['refused']}", err=True)
+                click.echo(f"refused {who}: {one_line(m['refused'])}", err=True)
             else:
                 click.echo(f"{who}: {m['checkpoints']} new checkpoints, {m['events']} new "
                            f"events in {m['sessions']} sessions")

@@ -58,7 +58,8 @@ def session_list(ctx: Ctx, query: str | None, limit: int | None, offset: int) ->
     def human() -> None:
         for s in items:
             st = s.stats
-            click.echo(f"{s.header.id}  {(st.get('startedAt') or '')[:19]}  {s.header.agent:<12} "
+            agent = one_line(s.header.agent)  # a pulled session's is another machine's text
+            click.echo(f"{s.header.id}  {(st.get('startedAt') or '')[:19]}  {agent:<12} "
                        f"{s.events:>6} events  {one_line(s.header.title)}")
         click.echo(f"({len(items)} of {total})")
 
