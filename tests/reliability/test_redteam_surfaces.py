@@ -506,3 +506,32 @@ def test_text_from_another_machine_cannot_drive_the_terminal(tmp_path: Path) -> 
     for out in (pulled.stdout, pulled.stderr, listed.stdout):
         assert b"\x1b" not in out and b"\x07" not in out, out
     count("terminal escapes in another machine's history")
+
+
+# -- attribution and pulled checkpoints ------------------------------------------------------------
+@pytest.mark.parametrize("when", ["between", "2099-01-01T00:00:00.000Z"])
+def test_pulled_checkpoints_do_not_rewrite_this_folders_attribution(store: Store, ws: Path,
+                                                                    when: str) -> None:
+    """A teammate's pulled checkpoint (their workspace, their clock — or a crafted ts) was
+    walked between this folder's own: every line became a person's at the step back from
+    it, and one dated 2099 became the checkpoint "as it is now" is compared with."""
+    from turnback.models import Checkpoint
+    from turnback.objects.objectstore import BLOB, TREE
+
+    from .test_hostile import raw_tree
+
+    f = ws / "f.txt"
+    f.write_text("a\nb\n")
+    c1 = store.checkpoint(label="1")
+    f.write_text("a\nb\nc\n")
+    store.checkpoint(label="2")
+    before = [repr(o) for o in blame_now(store, load_history(store), "f.txt").origins]
+    blob = store.objects.put(BLOB, b"x\n")
+    tree = store.objects.put(TREE, raw_tree(
+        [("f", blob, 2, b"f.txt")]))
+    theirs = Checkpoint("feed00000001", "theirs", c1.ts if when == "between" else when, tree,
+                        None, None, origin="evil-00000081")
+    store.index.add(theirs, fsync=False)
+    after = [repr(o) for o in blame_now(store, load_history(store), "f.txt").origins]
+    assert after == before
+    count(f"a pulled checkpoint in this folder's attribution ({when})")

@@ -8,6 +8,10 @@ the turn's, whatever made it. Turns of two or more sessions around one step make
 checkpoint's lines are ``initial``. A file rewind (or its undo) is not an author: the step
 after a rewind's safety checkpoint starts, for the files it rewound, from the rewind's
 target, so the lines it brought back keep the origins they had there.
+
+Checkpoints pulled from another machine (``origin`` set) are not part of it: they are
+another workspace's states, at times that machine's clock (or a crafted history) gave
+them, and walked between this folder's own they would make every line a person's.
 """
 
 from __future__ import annotations
@@ -51,10 +55,15 @@ class History:
         return base
 
 
+def _own(store: Store) -> list[Checkpoint]:
+    """This folder's own checkpoints (not those pulled from another machine)."""
+    return [c for c in store.checkpoints() if c.origin is None]
+
+
 def history_key(store: Store) -> tuple[object, ...]:
     """What a ``History`` depends on, cheaply: the checkpoints, the rewinds, and the size
     and head of every session that holds a checkpoint."""
-    cps = store.checkpoints()
+    cps = _own(store)
     sessions = sorted({c.session_id for c in cps if c.session_id})
     marks: list[object] = []
     for sid in sessions:
@@ -66,7 +75,7 @@ def history_key(store: Store) -> tuple[object, ...]:
 
 def load_history(store: Store) -> History:
     key = history_key(store)
-    cps = sorted(store.checkpoints(), key=lambda c: c.ts)  # ties: in the order taken
+    cps = sorted(_own(store), key=lambda c: c.ts)  # ties: in the order taken
     position = {c.id: i for i, c in enumerate(cps)}
     spans = _turn_spans(store, cps, position)
     authors = [_author(i, cps, spans[i]) for i in range(len(cps))]
