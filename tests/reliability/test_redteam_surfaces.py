@@ -202,6 +202,12 @@ def test_a_shipped_store_with_a_linked_folder_is_refused(tmp_path: Path, inner: 
     # another disk)
     with Store.open(ws, store_dir=ws / ".turnback") as s:
         s.checkpoint(label="2")
+    # a link to nothing yet: its target may be made later by anyone who can write there
+    link.unlink()
+    link.symlink_to(outside / "not-yet", target_is_directory=True)
+    with pytest.raises(Unsafe, match=r"symbolic link.*--store DIR"):
+        Store.open(ws)
+    assert not (outside / "not-yet").exists()
     count(f"shipped store with a linked {inner}/")
 
 

@@ -65,8 +65,18 @@ def refuse_foreign(root: Path, *, chosen: bool) -> None:
         "elsewhere with --store DIR or TURNBACK_STORE")
 
 
+def _may_lead_to_a_folder(link: str) -> bool:
+    """A link to a folder, or one that leads nowhere yet (its target may be made later, by
+    anyone who can write where it points). A link to a file (a planted ``checkpoints.jsonl``,
+    ``run/cli.sock``) is left to the reads and appends, which never follow one."""
+    try:
+        return stat.S_ISDIR(os.stat(link).st_mode)
+    except OSError:
+        return True
+
+
 def _refuse_inner_links(root: Path) -> None:
-    """Refuse a store whose own folders, or what they hold, include a link.
+    """Refuse a store whose own folders, or what they hold, include a link to a folder.
 
     Turnback never makes a link in its store, and writes there by path: a shipped store
     whose ``sessions/`` or ``cache/blame/`` is a link to a folder outside would have
@@ -83,7 +93,8 @@ def _refuse_inner_links(root: Path) -> None:
             with os.scandir(folder) as it:
                 for de in it:
                     # a junction is Windows' link to a folder (is_junction: Python 3.12)
-                    if de.is_symlink() or getattr(de, "is_junction", bool)():
+                    if getattr(de, "is_junction", bool)() or (
+                            de.is_symlink() and _may_lead_to_a_folder(de.path)):
                         found.append(de.path)
                     elif de.is_dir(follow_symlinks=False):
                         dirs.append(de.path)
@@ -99,7 +110,8 @@ def _refuse_inner_links(root: Path) -> None:
             found = links(d)[0]
     if found:
         raise Unsafe(
-            f"the store {root} holds a symbolic link, {found[0]}; Turnback makes none there "
+            f"the store {root} holds a symbolic link to a folder (or to nothing), {found[0]}; "
+            "Turnback makes none there "
             "and does not write through one (a store that came with a repository or a "
             "synced folder may). Remove the link, or keep the store elsewhere with "
             "--store DIR or TURNBACK_STORE")
