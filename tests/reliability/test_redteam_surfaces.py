@@ -541,3 +541,33 @@ def test_pulled_checkpoints_do_not_rewrite_this_folders_attribution(store: Store
     after = [repr(o) for o in blame_now(store, load_history(store), "f.txt").origins]
     assert after == before
     count(f"a pulled checkpoint in this folder's attribution ({when})")
+
+
+# -- agents' files kept in the workspace ----------------------------------------------------------
+@pytest.mark.parametrize(("source", "folder", "name", "data"), [
+    ("crush", ".crush", "crush.db", b"SQLite format 3\x00" + b"\x00" * 200),
+    ("opencode-go", ".opencode", "opencode.db", b"SQLite format 3\x00" + b"\x00" * 200),
+    ("ralph", ".ralph", "history.jsonl", b'{"x": 1}\n'),
+])
+def test_an_agents_folder_linked_to_another_project_is_not_read(
+        tmp_path: Path, source: str, folder: str, name: str, data: bytes) -> None:
+    """A cloned repository's ``.crush`` (``.opencode``, ``.ralph``) linked to another
+    project's (``../secret/.crush``): the follower and ``import`` found that project's
+    database through the link, and its sessions came into this store — and with the next
+    push, went to this repository's remote."""
+    from turnback.importers import registry
+    from turnback.importers.base import Context
+
+    ws, other = tmp_path / "ws", tmp_path / "secret" / folder
+    ws.mkdir()
+    other.mkdir(parents=True)
+    (other / name).write_bytes(data)
+    (ws / folder).symlink_to(other, target_is_directory=True)
+    ctx = Context(workspace=ws, home=tmp_path / "home", env={})
+    assert registry.get(source).locate(ctx, None) == []
+    # its own folder, as the agent keeps it: found
+    (ws / folder).unlink()
+    (ws / folder).mkdir()
+    (ws / folder / name).write_bytes(data)
+    assert registry.get(source).locate(ctx, None) == [ws / folder / name]
+    count(f"{source} folder linked to another project's")

@@ -46,7 +46,7 @@ from .base import (
     derive_id,
     short_title,
 )
-from .inputs import find
+from .inputs import find, in_workspace
 
 AGENT = "aider"
 HISTORY_FILE = ".aider.chat.history.md"
@@ -62,8 +62,8 @@ HARD_BREAK = "  "  # how aider ends every line it writes for the person or for i
 def locate(ctx: Context, path: Path | None) -> list[Path]:
     """PATH, a folder's history file, or the workspace's own history file."""
     if path is None:
-        default = ctx.workspace / HISTORY_FILE
-        return [default] if default.exists() else []
+        default = in_workspace(ctx.workspace, HISTORY_FILE)
+        return [default] if default is not None else []
     if path.is_dir():
         return find(path, "**", HISTORY_FILE, refused=ctx.refused)
     return [path]

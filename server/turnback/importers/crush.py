@@ -55,7 +55,7 @@ from .base import (
     workspace_relpath,
 )
 from .chain import Chain
-from .inputs import find
+from .inputs import find, in_workspace
 from .sqlite_input import open_db
 
 DB_NAMES = {"crush": (".crush", "crush.db"), "opencode-go": (".opencode", "opencode.db")}
@@ -68,8 +68,8 @@ def make_locate(source: str) -> Any:
     def locate(ctx: Context, path: Path | None) -> list[Path]:
         """PATH (the .db, or a folder holding it), or the workspace's own database."""
         if path is None:
-            db = ctx.workspace / folder / name
-            return [db] if db.is_file() and not db.is_symlink() else []
+            db = in_workspace(ctx.workspace, f"{folder}/{name}")
+            return [db] if db is not None else []
         if path.is_dir():
             return find(path, "**", name, refused=ctx.refused)
         return [path]

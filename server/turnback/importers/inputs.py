@@ -179,6 +179,19 @@ def read_regular(path: Path, limit: int, under: Path | None = None) -> bytes:
     return data
 
 
+def in_workspace(workspace: Path, rel: str | Path) -> Path | None:
+    """``workspace/rel`` if it is a regular file reached without a link from the workspace
+    on, else None. An agent's own file in the workspace (``.crush/crush.db``) is found by
+    itself: a cloned repository's ``.crush`` linked to another project's would otherwise
+    have that project's sessions imported here (and pushed with this workspace's history)."""
+    path = workspace / rel
+    try:
+        open_regular(path, under=workspace).close()
+    except (OSError, Unsafe):
+        return None
+    return path
+
+
 def check_named(path: Path) -> None:
     """Refuse a path a person or client named if it is a link or not a regular file/folder.
 

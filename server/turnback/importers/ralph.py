@@ -32,7 +32,7 @@ from .base import (
     norm_ts,
     short_title,
 )
-from .inputs import find
+from .inputs import find, in_workspace
 
 AGENT = "ralph"
 DEFAULT_FILE = Path(".ralph") / "history.jsonl"
@@ -42,8 +42,8 @@ ENDING = frozenset({Kind.LOOP_COMPLETED, Kind.LOOP_TERMINATED, Kind.LOOP_DISCARD
 def locate(ctx: Context, path: Path | None) -> list[Path]:
     """PATH, a folder's ``history.jsonl`` files, or the workspace's ``.ralph/history.jsonl``."""
     if path is None:
-        default = ctx.workspace / DEFAULT_FILE
-        return [default] if default.exists() else []
+        default = in_workspace(ctx.workspace, DEFAULT_FILE)
+        return [default] if default is not None else []
     if path.is_dir():
         return find(path, "**", "history.jsonl", refused=ctx.refused)
     return [path]
