@@ -60,21 +60,29 @@ class Blame:
         """The runs of lines ``first``..``last`` (1-based, inclusive; default: all), each
         naming its origin by index in ``origins``, which holds each origin once: a file
         of 5,000 lines and 1,000 steps would otherwise repeat hundreds of them."""
-        last = len(self.origins) if last is None else min(last, len(self.origins))
+        origins = self.origins
+        last = len(origins) if last is None else min(last, len(origins))
         table: dict[int, int] = {}
-        origins: list[JSON] = []
+        table_json: list[JSON] = []
         ranges: list[JSON] = []
-        agents = sum(1 for o in self.origins if o.kind in (TURN, SHARED))
-        for a, b, o in self.ranges():
-            if b < first or a > last:
-                continue
-            k = table.get(id(o))
-            if k is None:
-                k = table[id(o)] = len(origins)
-                origins.append(o.to_json())
-            ranges.append({"start": max(a, first), "end": min(b, last), "origin": k})
+        k = max(first, 1) - 1
+        while k < last:  # the runs that overlap first..last, found from there, not from 1
+            o = origins[k]
+            end = k + 1
+            while end < last and (origins[end] is o or origins[end] == o):
+                end += 1
+            n = table.get(id(o))
+            if n is None:
+                n = table[id(o)] = len(table_json)
+                table_json.append(o.to_json())
+            ranges.append({"start": k + 1, "end": end, "origin": n})
+            k = end
+        agents = sum(1 for o in origins if o.kind in AGENT_KINDS)
         return {"path": self.path, "checkpoint": self.checkpoint, "lineCount": len(self.lines),
-                "agentLines": agents, "origins": origins, "ranges": ranges}
+                "agentLines": agents, "origins": table_json, "ranges": ranges}
+
+
+AGENT_KINDS = frozenset({TURN, SHARED})
 
 
 def is_binary(data: bytes) -> bool:
