@@ -101,7 +101,7 @@ def load_history(store: Store, previous: History | None = None) -> History:
     unchanged beginning their values): after one more turn, what changed is worked out
     again, and a kept walk's origins stay the very objects the new history holds."""
     key = history_key(store)
-    cps = sorted(store.checkpoints(), key=lambda c: c.ts)  # ties: in the order taken
+    cps = store.checkpoints()  # by time, ties in the order they were taken
     position = {c.id: i for i, c in enumerate(cps)}
     refs: dict[tuple[str, str], tuple[Turn, str, str | None, TurnRef]] = {}
     spans = _turn_spans(store, cps, position, previous.refs if previous else {}, refs)

@@ -232,7 +232,7 @@ class TurnOps(CheckpointOps):
     def nearest_checkpoint(self, turn: Turn) -> Checkpoint | None:
         """For a turn with no checkpoint before it: the folder's last checkpoint taken before
         the turn started, else the first one after."""
-        pool = sorted(self.checkpoints(), key=lambda c: (c.ts, c.id))
+        pool = self.checkpoints()  # by time
         earlier = [c for c in pool if c.ts <= turn.ts]
         if earlier:
             return earlier[-1]
@@ -249,8 +249,7 @@ class TurnOps(CheckpointOps):
         walks (``turnback.attribution``)."""
         rel = normalize(path, "path")
         if checkpoints is None:
-            # by time, ties in the order they were taken (ids are random)
-            checkpoints = sorted(self.checkpoints(), key=lambda c: c.ts)
+            checkpoints = self.checkpoints()  # by time, ties in the order they were taken
         out: list[tuple[Checkpoint, str | None]] = []
         for cp in checkpoints:
             entry = self.trees.lookup(cp.tree, rel)
@@ -285,7 +284,7 @@ class TurnOps(CheckpointOps):
         absent says nothing about it and is passed over.
         """
         rel = normalize(path, "path")
-        ordered = sorted(self.checkpoints(), key=lambda c: (c.ts, c.id))
+        ordered = self.checkpoints()  # by time, ties in the order they were taken
         found: list[tuple[Checkpoint, Checkpoint | None, Entry | None, Entry | None]] = []
         prev_cp: Checkpoint | None = None
         prev_entry: Entry | None = None
@@ -333,7 +332,8 @@ class TurnOps(CheckpointOps):
 
 
 def _same_for_old(old: dict[str, str], new: dict[str, str], seen: dict[str, str]) -> bool:
-    """Whether ``new`` says of every event in ``seen`` what ``old`` said."""
-    if any(new.get(k) != v for k, v in old.items()):
+    """Whether ``new`` says of every event in ``seen`` what ``old`` said (set operations on
+    the dicts' views, in C: this runs on every refresh of a live session)."""
+    if not old.items() <= new.items():
         return False
-    return all(k in old for k in new if k in seen)
+    return not any(k in seen for k in new.keys() - old.keys())
