@@ -70,8 +70,9 @@ class BlameCache:
             if h is not None and not self._stale and trusted:
                 return h
             self._stale = False
-            if h is None or h.key != history_key(store):
-                h = self._history = load_history(store, h)
+            key = history_key(store)
+            if h is None or h.key != key:
+                h = self._history = load_history(store, h, key)
             return h
 
     def blame(self, store: Store, path: str, at: str | None = None, text: bytes | None = None,

@@ -13,6 +13,7 @@ target, so the lines it brought back keep the origins they had there.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import orjson
 from blake3 import blake3
@@ -95,12 +96,14 @@ def history_key(store: Store) -> tuple[object, ...]:
     return (len(cps), cps[-1].id if cps else None, len(store.log()), *marks)
 
 
-def load_history(store: Store, previous: History | None = None) -> History:
+def load_history(store: Store, previous: History | None = None,
+                 key: tuple[object, ...] | None = None) -> History:
     """The folder's history now. ``previous``, an earlier answer for the same store, lets
     the steps and turns that did not change keep their objects (and the digests of an
     unchanged beginning their values): after one more turn, what changed is worked out
-    again, and a kept walk's origins stay the very objects the new history holds."""
-    key = history_key(store)
+    again, and a kept walk's origins stay the very objects the new history holds.
+    ``key``: ``history_key(store)``, when the caller has just computed it."""
+    key = history_key(store) if key is None else key
     cps = store.checkpoints()  # by time, ties in the order they were taken
     position = {c.id: i for i, c in enumerate(cps)}
     refs: dict[tuple[str, str], tuple[Turn, str, str | None, TurnRef]] = {}
@@ -108,18 +111,27 @@ def load_history(store: Store, previous: History | None = None) -> History:
     around = [(s[0][1],) if len(s) == 1 else
               tuple(ref for _, ref in sorted(s, key=lambda x: (x[1].ts, x[1].session_id)))
               for s in spans]
-    authors: list[Origin] = []
-    same = 0  # the steps at the start that are the previous history's, unchanged
-    old = previous
-    for i in range(len(cps)):
-        if old is not None and same == i and i < len(old.checkpoints) \
-                and old.checkpoints[i].id == cps[i].id and old.around[i] == around[i]:
-            authors.append(old.authors[i])
-            same += 1
-            continue
-        authors.append(_author(i, cps, around[i]))
-    chain = old.chain[:same] if old is not None else []
+    # the steps at the start that are the previous history's, unchanged: their authors
+    # (and digests) are kept
+    same = 0 if previous is None else min(_same_start(cps, previous.checkpoints),
+                                          _same_start(around, previous.around))
+    authors = previous.authors[:same] if previous is not None else []
+    authors.extend(_author(i, cps, around[i]) for i in range(same, len(cps)))
+    chain = previous.chain[:same] if previous is not None else []
     return History(cps, position, authors, _rewinds(store), key, around, refs, chain)
+
+
+def _same_start(a: list[Any], b: list[Any]) -> int:
+    """How many items ``a`` and ``b`` have alike at their start: by bisection over
+    slices, compared in C (items the same object compare at once)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def _turn_spans(store: Store, cps: list[Checkpoint], position: dict[str, int],
