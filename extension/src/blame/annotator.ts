@@ -15,6 +15,7 @@ import type { BlameResult } from '../protocol';
 import { SECTION } from '../settings';
 import { GUTTER_COLOURS, HOVER_COMMANDS, agentShare, annotation, gutterSlot, hoverMarkdown, originAt } from './text';
 
+/** Asking the server waits this long for the cursor to settle; an answer already here does not. */
 const DEBOUNCE_MS = 30;
 const COLOURS = ['charts.blue', 'charts.orange', 'charts.green', 'charts.purple', 'charts.yellow', 'charts.red'];
 
@@ -23,6 +24,7 @@ interface Asked {
   first: number;
   last: number;
   result: Promise<BlameResult | undefined>;
+  answered: boolean;
 }
 
 /** Lines asked for beyond the visible ones, so scrolling a little asks nothing. */
@@ -76,6 +78,11 @@ export class LineAttribution implements vscode.Disposable {
         this.asked.clear();
         this.schedule();
       }),
+      // a file opened before the server was running asked nothing: ask once it is
+      client.onDidChangeState(() => {
+        this.asked.clear();
+        this.schedule();
+      }),
       vscode.window.onDidChangeTextEditorSelection(() => {
         this.schedule();
       }),
@@ -107,11 +114,34 @@ export class LineAttribution implements vscode.Disposable {
   private schedule(): void {
     if (this.timer !== undefined) {
       clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    if (this.answered()) {
+      void this.render(); // the cursor moved within lines already answered: no wait
+      return;
     }
     this.timer = setTimeout(() => {
       this.timer = undefined;
       void this.render();
     }, DEBOUNCE_MS);
+  }
+
+  /** Whether the active editor's current line is in an answer already received. */
+  private answered(): boolean {
+    const editor = vscode.window.activeTextEditor;
+    if (editor === undefined) {
+      return false;
+    }
+    const hit = this.asked.get(editor.document.uri.toString());
+    const [first, last] = this.span(editor);
+    return hit !== undefined && hit.answered && hit.version === editor.document.version && hit.first <= first && last <= hit.last;
+  }
+
+  /** The 1-based lines an answer must cover: the visible ones and the cursor's. */
+  private span(editor: vscode.TextEditor): [number, number] {
+    const line = editor.selection.active.line;
+    const visible = editor.visibleRanges;
+    return [Math.min(line, ...visible.map((r) => r.start.line)) + 1, Math.max(line, ...visible.map((r) => r.end.line)) + 1];
   }
 
   /**
@@ -130,11 +160,15 @@ export class LineAttribution implements vscode.Disposable {
     }
     const from = Math.max(1, first - MARGIN);
     const to = last + MARGIN;
-    const result = this.client
+    const asked: Asked = { version: doc.version, first: from, last: to, result: Promise.resolve(undefined), answered: false };
+    asked.result = this.client
       .request('turnback/blame', { ...where, startLine: from, endLine: to, ...(doc.isDirty ? { text: doc.getText() } : {}) })
-      .catch(() => undefined); // no store, a binary file, a file never checkpointed: nothing shown
-    this.asked.set(key, { version: doc.version, first: from, last: to, result });
-    return result;
+      .catch(() => undefined) // no store, a binary file, a file never checkpointed: nothing shown
+      .finally(() => {
+        asked.answered = true;
+      });
+    this.asked.set(key, asked);
+    return asked.result;
   }
 
   private async render(): Promise<void> {
@@ -146,9 +180,7 @@ export class LineAttribution implements vscode.Disposable {
       return;
     }
     const line = editor.selection.active.line;
-    const visible = editor.visibleRanges;
-    const first = Math.min(line, ...visible.map((r) => r.start.line)) + 1;
-    const last = Math.max(line, ...visible.map((r) => r.end.line)) + 1;
+    const [first, last] = this.span(editor);
     const result = await this.blame(editor.document, first, last);
     if (editor !== vscode.window.activeTextEditor) {
       return; // another editor came meanwhile: its own render follows

@@ -1,0 +1,207 @@
+// Line attribution in a real VS Code: the current line's origin at its end, and how long
+// it takes to appear after the cursor moves — in the demo's small file and in a file of
+// 5,000 lines with many versions, made before the editor starts (as bench/blame.py makes
+// it, fewer turns). The latency is measured in the page, from the key's own event to the
+// first frame after the annotation of the cursor's new line is in the DOM; it is printed
+// (and written to artifacts/e2e/attribution-latency.json), never asserted: figures
+// belong to bench/RESULTS.md.
+
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import type { Browser, Page } from "playwright-core";
+import { launchBrowser, openWorkbench, Shots } from "../lib/browser.ts";
+import { type CodeServer, installExtension, REPO_ROOT, startCodeServer } from "../lib/codeServer.ts";
+import { onExit, run } from "../lib/processes.ts";
+import { extensionSettings, makeDemoWorkspace, PYTHON } from "../lib/turnback.ts";
+
+const vsix = process.env["TURNBACK_VSIX"];
+const runDir = mkdtempSync(join(tmpdir(), "turnback-e2e-blame-"));
+onExit(() => rmSync(runDir, { recursive: true, force: true }));
+const artifacts = process.env["ARTIFACTS_DIR"] ?? join(REPO_ROOT, "artifacts");
+const shots = new Shots(join(artifacts, "e2e", "attribution"));
+const BIG_TURNS = Number(process.env["E2E_BLAME_TURNS"] ?? "500");
+
+let workspace: string;
+let server: CodeServer | undefined;
+let browser: Browser | undefined;
+let page: Page;
+const figures: Record<string, unknown> = {};
+
+// An agent's turns on big.py, a checkpoint at the start and the end of each, a person's
+// edit between them: bench/blame.py's history, through the store's Python API.
+const BIG_HISTORY = `
+import random, sys
+from pathlib import Path
+from turnback import Store
+from turnback.events import Kind
+ws, turns = Path(sys.argv[1]), int(sys.argv[2])
+rng = random.Random(22)
+f = ws / "big.py"
+lines = [f"line {i} = compute({i}, {rng.random():.12f})\\n" for i in range(5000)]
+def edit(tag):
+    lines[rng.randrange(len(lines))] = f"{tag} {rng.random():.12f}\\n"
+    f.write_text("".join(lines))
+f.write_text("".join(lines))
+with Store.open(ws) as s:
+    s.checkpoint(label="big.py as it was")
+    sid = s.start_session(title="Many small changes", agent="claude-code", model="bench").id
+    for k in range(turns):
+        edit(f"person {k}")
+        s.append(sid, Kind.PROMPT, {"text": f"change {k}"})
+        s.checkpoint(session_id=sid, dirty=["big.py"])
+        s.append(sid, Kind.TOOL_CALL, {"name": "Edit"})
+        edit(f"agent {k}")
+        s.checkpoint(session_id=sid, dirty=["big.py"])
+`;
+
+before(async () => {
+  if (vsix === undefined || !existsSync(vsix)) {
+    throw new Error(`TURNBACK_VSIX must name the built extension (got ${String(vsix)}); run scripts/test-e2e.sh`);
+  }
+  workspace = join(runDir, "greeter");
+  await makeDemoWorkspace(workspace, join(runDir, "expected"));
+  await run(PYTHON, ["-c", BIG_HISTORY, workspace, String(BIG_TURNS)], {});
+  await installExtension(runDir, vsix);
+  server = await startCodeServer({ runDir, folder: workspace, settings: extensionSettings() });
+  browser = await launchBrowser();
+  page = await openWorkbench(browser, server.folderUrl);
+});
+
+after(async () => {
+  writeFileSync(join(artifacts, "e2e", "attribution-latency.json"), JSON.stringify(figures, null, 2) + "\n");
+  await browser?.close();
+  await server?.stop();
+  rmSync(runDir, { recursive: true, force: true });
+});
+
+async function openFile(path: string): Promise<void> {
+  await page.keyboard.press("Control+P");
+  const input = page.locator(".quick-input-widget input.input");
+  await input.waitFor();
+  await input.fill(path);
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: path.split("/").pop() ?? path }).first().waitFor();
+  await page.keyboard.press("Enter");
+  await page.locator(".monaco-editor.focused .view-lines").waitFor();
+}
+
+/**
+ * Installed in the page: `__tbNext()` resolves with the annotation text of the cursor's
+ * line, and the time of the first frame after it appeared, once the DOM shows one
+ * that differs from `previous` on the line the cursor is on now. The key's event time is
+ * kept in `__tbKey` (the same clock as performance.now()).
+ */
+async function installProbe(): Promise<void> {
+  await page.evaluate(() => {
+    const w = window as unknown as Record<string, unknown>;
+    const annotationOfCursorLine = (): string | undefined => {
+      const editor = document.querySelector(".monaco-editor.focused");
+      const cursor = editor?.querySelector<HTMLElement>(".cursors-layer .cursor");
+      if (editor === null || editor === undefined || cursor === null || cursor === undefined) return undefined;
+      for (const line of Array.from(editor.querySelectorAll<HTMLElement>(".view-lines .view-line"))) {
+        if (line.style.top !== cursor.style.top) continue;
+        for (const span of Array.from(line.querySelectorAll("span"))) {
+          const content = getComputedStyle(span, "::after").content;
+          if (content !== "" && content !== "none" && content !== '""') return content;
+        }
+      }
+      return undefined;
+    };
+    w["__tbAnnotation"] = annotationOfCursorLine;
+    w["__tbNext"] = (previousTop: string) =>
+      new Promise<{ text: string; at: number }>((resolve) => {
+        const lines = document.querySelector(".monaco-editor.focused .view-lines");
+        const done = (text: string): void => {
+          observer.disconnect();
+          requestAnimationFrame(() => resolve({ text, at: performance.now() }));
+        };
+        const check = (): void => {
+          const cursor = document.querySelector<HTMLElement>(".monaco-editor.focused .cursors-layer .cursor");
+          const text = annotationOfCursorLine();
+          if (text !== undefined && cursor !== null && cursor.style.top !== previousTop) done(text);
+        };
+        const observer = new MutationObserver(check);
+        if (lines !== null) observer.observe(lines, { subtree: true, childList: true, attributes: true });
+        check();
+      });
+    window.addEventListener("keydown", (e) => {
+      w["__tbKey"] = e.timeStamp;
+    }, { capture: true });
+  });
+}
+
+/** Moves the cursor with `key` and returns (annotation text, ms from the key to its frame). */
+async function move(key: string): Promise<[string, number]> {
+  const top = await page.evaluate(
+    () => document.querySelector<HTMLElement>(".monaco-editor.focused .cursors-layer .cursor")?.style.top ?? "",
+  );
+  const next = page.evaluate(
+    (t) => (window as unknown as { __tbNext: (t: string) => Promise<{ text: string; at: number }> }).__tbNext(t),
+    top,
+  );
+  await page.keyboard.press(key);
+  const got = await next;
+  const key0 = await page.evaluate(() => (window as unknown as { __tbKey: number }).__tbKey);
+  return [got.text, got.at - key0];
+}
+
+function summary(ms: number[]): Record<string, number> {
+  const s = [...ms].sort((a, b) => a - b);
+  const at = (q: number): number => s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;
+  return { n: s.length, median: at(0.5), p90: at(0.9), max: s[s.length - 1] ?? NaN };
+}
+
+test("the current line's origin shows at its end: the turn's agent and prompt", async () => {
+  await openFile("greeter/greet.py");
+  await installProbe();
+  // greet.py as the branch left it: line 1 was there at the first checkpoint, line 8 is
+  // from the first turn (kept through the rewind), line 9 from the branch's turn.
+  await page.keyboard.press("Control+Home");
+  await page.waitForFunction(
+    () => (window as unknown as { __tbAnnotation: () => string | undefined }).__tbAnnotation() !== undefined,
+    undefined,
+    { timeout: 60_000 },
+  );
+  const first = await page.evaluate(() => (window as unknown as { __tbAnnotation: () => string }).__tbAnnotation());
+  assert.match(first, /Before the first checkpoint/);
+  await page.keyboard.press("Control+G");
+  await page.keyboard.type("7");
+  await page.keyboard.press("Enter");
+  const [eighth] = await move("ArrowDown");
+  assert.match(eighth, /Claude Code · “Add a farewell\(name\) next to greet\(\)/);
+  const [ninth] = await move("ArrowDown");
+  assert.match(ninth, /Claude Code · “Actually, make the farewell shorter\.”/);
+  await shots.take(page, "greet-annotation");
+});
+
+test("the annotation follows the cursor in a 5,000-line file with many versions (latency recorded)", async (t) => {
+  await openFile("big.py");
+  await installProbe();
+  await page.keyboard.press("Control+G");
+  await page.keyboard.type("2500");
+  await page.keyboard.press("Enter");
+  // the first answer walks the file's whole history: waited for, not counted
+  await page.waitForFunction(
+    () => (window as unknown as { __tbAnnotation: () => string | undefined }).__tbAnnotation() !== undefined,
+    undefined,
+    { timeout: 120_000 },
+  );
+  const latencies: number[] = [];
+  for (let i = 0; i < 30; i++) {
+    const [text, ms] = await move(i % 10 === 9 ? "PageDown" : "ArrowDown");
+    assert.match(text, /Claude Code · “change \d+”|Changed between turns|Before the first checkpoint/);
+    latencies.push(ms);
+  }
+  const greetSmall: number[] = [];
+  await openFile("greeter/greet.py");
+  await page.keyboard.press("Control+Home");
+  for (let i = 0; i < 8; i++) {
+    greetSmall.push((await move("ArrowDown"))[1]);
+  }
+  figures["big.py"] = { turns: BIG_TURNS, checkpoints: 2 * BIG_TURNS + 1, ...summary(latencies), all: latencies };
+  figures["greeter/greet.py"] = { ...summary(greetSmall), all: greetSmall };
+  t.diagnostic(`annotation after a cursor move, ms: ${JSON.stringify(figures)}`);
+  await shots.take(page, "big-annotation");
+});
