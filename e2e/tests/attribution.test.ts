@@ -97,7 +97,7 @@ async function installProbe(): Promise<void> {
   await page.evaluate(() => {
     const w = window as unknown as Record<string, unknown>;
     const annotationOfCursorLine = (): string | undefined => {
-      const editor = document.querySelector(".monaco-editor.focused");
+      const editor = document.querySelector(".editor-group-container.active .monaco-editor");
       const cursor = editor?.querySelector<HTMLElement>(".cursors-layer .cursor");
       if (editor === null || editor === undefined || cursor === null || cursor === undefined) return undefined;
       for (const line of Array.from(editor.querySelectorAll<HTMLElement>(".view-lines .view-line"))) {
@@ -111,19 +111,26 @@ async function installProbe(): Promise<void> {
     };
     w["__tbAnnotation"] = annotationOfCursorLine;
     w["__tbNext"] = (previousTop: string) =>
-      new Promise<{ text: string; at: number }>((resolve) => {
-        const lines = document.querySelector(".monaco-editor.focused .view-lines");
-        const done = (text: string): void => {
+      new Promise<{ text: string; found: number; frame: number; moved: number }>((resolve) => {
+        const editor = document.querySelector(".editor-group-container.active .monaco-editor");
+        let moved = NaN; // when the DOM first showed the cursor somewhere else
+        const done = (text: string, found: number): void => {
           observer.disconnect();
-          requestAnimationFrame(() => resolve({ text, at: performance.now() }));
+          requestAnimationFrame(() => resolve({ text, found, frame: performance.now(), moved }));
         };
         const check = (): void => {
-          const cursor = document.querySelector<HTMLElement>(".monaco-editor.focused .cursors-layer .cursor");
+          const now = performance.now();
+          const cursor = editor?.querySelector<HTMLElement>(".cursors-layer .cursor");
+          if (cursor === null || cursor === undefined || cursor.style.top === previousTop) return;
+          if (Number.isNaN(moved)) moved = now;
           const text = annotationOfCursorLine();
-          if (text !== undefined && cursor !== null && cursor.style.top !== previousTop) done(text);
+          if (text !== undefined) done(text, now);
         };
         const observer = new MutationObserver(check);
-        if (lines !== null) observer.observe(lines, { subtree: true, childList: true, attributes: true });
+        for (const part of [".view-lines", ".cursors-layer"]) {
+          const el = editor?.querySelector(part);
+          if (el !== null && el !== undefined) observer.observe(el, { subtree: true, childList: true, attributes: true });
+        }
         check();
       });
     window.addEventListener("keydown", (e) => {
@@ -132,19 +139,35 @@ async function installProbe(): Promise<void> {
   });
 }
 
-/** Moves the cursor with `key` and returns (annotation text, ms from the key to its frame). */
-async function move(key: string): Promise<[string, number]> {
+interface Moved {
+  text: string; // the annotation of the cursor's new line
+  fromKey: number; // ms from the key's event to the first frame showing the annotation
+  fromCursor: number; // ms from the DOM showing the cursor moved to the DOM showing the annotation
+}
+
+/** Moves the cursor with `key`. */
+async function move(key: string): Promise<Moved> {
+  return moveBy(() => page.keyboard.press(key));
+}
+
+/** Goes to line `n` (Go to Line, then Enter: timed from the Enter). */
+async function jump(n: number): Promise<Moved> {
+  await page.keyboard.press("Control+G");
+  await page.locator(".quick-input-widget input.input").waitFor();
+  await page.keyboard.type(String(n));
+  return moveBy(() => page.keyboard.press("Enter"));
+}
+
+async function moveBy(action: () => Promise<void>): Promise<Moved> {
   const top = await page.evaluate(
-    () => document.querySelector<HTMLElement>(".monaco-editor.focused .cursors-layer .cursor")?.style.top ?? "",
+    () => document.querySelector<HTMLElement>(".editor-group-container.active .monaco-editor .cursors-layer .cursor")?.style.top ?? "",
   );
-  const next = page.evaluate(
-    (t) => (window as unknown as { __tbNext: (t: string) => Promise<{ text: string; at: number }> }).__tbNext(t),
-    top,
-  );
-  await page.keyboard.press(key);
+  type Next = { text: string; found: number; frame: number; moved: number };
+  const next = page.evaluate((t) => (window as unknown as { __tbNext: (t: string) => Promise<Next> }).__tbNext(t), top);
+  await action();
   const got = await next;
-  const key0 = await page.evaluate(() => (window as unknown as { __tbKey: number }).__tbKey);
-  return [got.text, got.at - key0];
+  const key = await page.evaluate(() => (window as unknown as { __tbKey: number }).__tbKey);
+  return { text: got.text, fromKey: got.frame - key, fromCursor: got.found - got.moved };
 }
 
 function summary(ms: number[]): Record<string, number> {
@@ -169,9 +192,9 @@ test("the current line's origin shows at its end: the turn's agent and prompt", 
   await page.keyboard.press("Control+G");
   await page.keyboard.type("7");
   await page.keyboard.press("Enter");
-  const [eighth] = await move("ArrowDown");
+  const eighth = (await move("ArrowDown")).text;
   assert.match(eighth, /Claude Code · “Add a farewell\(name\) next to greet\(\)/);
-  const [ninth] = await move("ArrowDown");
+  const ninth = (await move("ArrowDown")).text;
   assert.match(ninth, /Claude Code · “Actually, make the farewell shorter\.”/);
   await shots.take(page, "greet-annotation");
 });
@@ -188,20 +211,32 @@ test("the annotation follows the cursor in a 5,000-line file with many versions 
     undefined,
     { timeout: 120_000 },
   );
-  const latencies: number[] = [];
+  const near: Moved[] = [];
   for (let i = 0; i < 30; i++) {
-    const [text, ms] = await move(i % 10 === 9 ? "PageDown" : "ArrowDown");
-    assert.match(text, /Claude Code · “change \d+”|Changed between turns|Before the first checkpoint/);
-    latencies.push(ms);
+    near.push(await move(i % 10 === 9 ? "PageDown" : "ArrowDown"));
   }
-  const greetSmall: number[] = [];
+  // far away: lines no answer holds yet, so the server is asked
+  const far: Moved[] = [];
+  for (const n of [100, 4900, 1200, 3700, 600, 4300]) {
+    far.push(await jump(n));
+  }
+  for (const m of [...near, ...far]) {
+    assert.match(m.text, /Claude Code · “change \d+”|Changed between turns|Before the first checkpoint/);
+  }
+  const small: Moved[] = [];
   await openFile("greeter/greet.py");
   await page.keyboard.press("Control+Home");
   for (let i = 0; i < 8; i++) {
-    greetSmall.push((await move("ArrowDown"))[1]);
+    small.push(await move("ArrowDown"));
   }
-  figures["big.py"] = { turns: BIG_TURNS, checkpoints: 2 * BIG_TURNS + 1, ...summary(latencies), all: latencies };
-  figures["greeter/greet.py"] = { ...summary(greetSmall), all: greetSmall };
+  const report = (ms: Moved[]): Record<string, unknown> => ({
+    fromKey: summary(ms.map((m) => m.fromKey)),
+    fromCursor: summary(ms.map((m) => m.fromCursor)),
+    all: ms.map((m) => [Math.round(m.fromKey * 10) / 10, Math.round(m.fromCursor * 10) / 10]),
+  });
+  figures["big.py"] = { turns: BIG_TURNS, checkpoints: 2 * BIG_TURNS + 1, ...report(near) };
+  figures["big.py, far away (the server asked)"] = report(far);
+  figures["greeter/greet.py"] = report(small);
   t.diagnostic(`annotation after a cursor move, ms: ${JSON.stringify(figures)}`);
   await shots.take(page, "big-annotation");
 });
