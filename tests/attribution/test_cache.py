@@ -134,3 +134,27 @@ def test_a_history_loaded_from_the_one_before_is_the_history_loaded_afresh(
     store.checkpoint(session_id=other)
     before, history = history, load_history(store, history)
     same_as_fresh()
+
+
+def test_the_workspace_as_the_last_checkpoint_holds_it_is_not_diffed_again(
+        store: Store, ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Right after a turn the file is what its end checkpoint holds: its lines and origins
+    are the walk's, without splitting and diffing the file on disk once more."""
+    import turnback.attribution.blame as blame_mod
+
+    f = ws / "f.txt"
+    f.write_text("a\n")
+    store.checkpoint(label="1")
+    f.write_text("a\nb\n")
+    store.checkpoint(label="2")
+    cache = BlameCache()
+    cache.blame(store, "f.txt")
+    diffs: list[object] = []
+    real = blame_mod.carry
+    monkeypatch.setattr(blame_mod, "carry", lambda *a: diffs.append(a) or real(*a))
+    got = cache.blame(store, "f.txt")
+    assert diffs == [] and [o.kind for o in got.origins] == ["initial", "person"]
+    f.write_text("a\nb\nc\n")
+    assert [o.kind for o in cache.blame(store, "f.txt").origins] == [
+        "initial", "person", "uncommitted"]
+    assert len(diffs) == 1
