@@ -174,7 +174,14 @@ export class LineAttribution implements vscode.Disposable {
     const asked: Asked = { version: doc.version, first: from, last: to, result: Promise.resolve(undefined), answered: false };
     asked.result = this.client
       .request('turnback/blame', { ...where, startLine: from, endLine: to, ...(doc.isDirty ? { text: doc.getText() } : {}) })
-      .catch(() => undefined) // no store, a binary file, a file never checkpointed: nothing shown
+      .catch(() => {
+        // no store (yet), a binary file, a file never checkpointed: nothing shown, and asked
+        // again at the next move rather than kept
+        if (this.asked.get(key) === asked) {
+          this.asked.delete(key);
+        }
+        return undefined;
+      })
       .finally(() => {
         asked.answered = true;
       });
