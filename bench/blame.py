@@ -7,7 +7,8 @@ file edited inside every turn (an agent's line) and between turns (a person's li
 checkpoint holds a new version (2 × TURNS in all). Measured: the walk in-process (history
 and blame, cold); through the language server (`turnback/blame`): the first answer, warm
 answers, and the answer after one more turn (timed once the server has announced the new
-checkpoints); a fresh CLI process (`turnback blame --json`) with no saved walk, then with
+checkpoints, taken by another process, then by the server as the CLI hand-off does); a
+fresh CLI process (`turnback blame --json`) with no saved walk, then with
 the walk the run before saved (attribution/saved.py). Prints milliseconds with the load
 average beside them.
 """
@@ -33,6 +34,7 @@ from lsp_client import LspClient
 
 REPO = Path(__file__).resolve().parents[1]
 LINES = 5000
+RUNS = 10  # turns added while the server runs, for each way of adding them
 
 
 def load() -> str:
@@ -99,15 +101,32 @@ def main() -> None:
                   f"{1000 * statistics.median(warm):.2f} ms (min {1000 * min(warm):.2f}, max "
                   f"{1000 * max(warm):.2f}) [load {load()}]")
             after = []
-            for k in range(5):
+            for k in range(RUNS):
                 seen = len(client.notifications)
                 with Store.open(ws) as s:
                     s.config.fsync = "never"
                     one_turn(s, sid, f, lines, rng, turns + k)
                 wait_change(client, seen)
                 after.append(client.timed("turnback/blame", ask)[0])
-            print(f"server after one new turn (2 checkpoints): "
-                  f"{', '.join(f'{1000 * a:.1f}' for a in after)} ms [load {load()}]")
+            print(f"server after one new turn (2 checkpoints by another process): "
+                  f"{spread(after)} [load {load()}]")
+            # as an agent's hook does it: its events appended by another process, the
+            # checkpoints handed to the server (the CLI hand-off), which wrote their objects
+            after = []
+            for k in range(RUNS):
+                with Store.open(ws) as s:
+                    edit(f, lines, rng, f"person {turns + RUNS + k}")
+                    s.append(sid, Kind.PROMPT, {"text": f"change {turns + RUNS + k}"})
+                client.request("turnback/createCheckpoint", {"sessionId": sid})
+                with Store.open(ws) as s:
+                    s.append(sid, Kind.TOOL_CALL, {"name": "Edit"})
+                    edit(f, lines, rng, f"agent {turns + RUNS + k}")
+                seen = len(client.notifications)
+                client.request("turnback/createCheckpoint", {"sessionId": sid})
+                wait_change(client, seen)
+                after.append(client.timed("turnback/blame", ask)[0])
+            print(f"server after one new turn (2 checkpoints by the server): "
+                  f"{spread(after)} [load {load()}]")
         finally:
             client.close()
 
@@ -128,6 +147,12 @@ def main() -> None:
         print(f"fresh CLI, the walk saved by the run before: "
               f"{', '.join(f'{1000 * c:.0f}' for c in cli)} ms "
               f"[load {load()}]")
+
+
+def spread(seconds: list[float]) -> str:
+    ms = sorted(1000 * x for x in seconds)
+    return (f"median {statistics.median(ms):.2f} ms, min {ms[0]:.2f}, max {ms[-1]:.2f} "
+            f"({len(ms)} runs: {', '.join(f'{1000 * x:.1f}' for x in seconds)})")
 
 
 def wait_change(client: LspClient, seen: int, timeout: float = 30.0) -> None:

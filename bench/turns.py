@@ -1,5 +1,6 @@
 """Turns of a long session: how long the Sessions view waits for a page of turns and for
-one turn's steps, built from scratch and kept (store/turn_ops.py's cache).
+one turn's steps, built from scratch, kept (store/turn_ops.py's cache), and continued
+over one more appended event (sessions/turns.py's TurnBuilder).
 
     PYTHONPATH=server .venv/bin/python bench/turns.py [TURNS]
 
@@ -48,12 +49,12 @@ def main() -> None:
             last = s.turn_page(sid, None, 1).turns[-1].id
             steps = ms(lambda: s.steps(sid, last), 20)
             s.append(sid, Kind.NOTE, {"text": "one more event"})
-            rebuilt = ms(lambda: s.turn_page(sid, None, 100))
+            continued = ms(lambda: s.turn_page(sid, None, 100))
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"{n_turns} turns, {4 * n_turns} events (load average {load}):")
     print(f"  latest page of 100 turns, built: {built:.0f} ms; kept: {kept:.2f} ms")
     print(f"  one turn's steps, kept: {steps:.2f} ms")
-    print(f"  latest page after one more event (rebuilt): {rebuilt:.0f} ms")
+    print(f"  latest page after one more event (continued): {continued:.2f} ms")
 
 
 if __name__ == "__main__":

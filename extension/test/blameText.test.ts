@@ -75,6 +75,15 @@ describe('line attribution text', () => {
     assert.ok(!hoverMarkdown('file:///w', person, NOW).includes('command:'));
   });
 
+  it('lists the files the turn changed in the hover, the first eight and how many more', () => {
+    assert.match(hoverMarkdown('file:///w', turn, NOW, ['src/login.ts']), /Changed `src\/login\.ts`/);
+    const many = Array.from({ length: 10 }, (_, i) => `f${String(i)}.py`);
+    const md = hoverMarkdown('file:///w', turn, NOW, many);
+    assert.match(md, /Changed 10 files: `f0\.py`, `f1\.py`.*`f7\.py` and 2 more/);
+    assert.ok(!md.includes('f8.py'));
+    assert.ok(!hoverMarkdown('file:///w', turn, NOW).includes('Changed'));
+  });
+
   it('colours agents stably and leaves a person’s lines plain', () => {
     const slot = gutterSlot(turn);
     assert.ok(slot !== undefined && slot >= 0 && slot < GUTTER_COLOURS);

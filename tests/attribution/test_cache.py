@@ -85,3 +85,76 @@ def test_the_editors_unsaved_text_is_blamed_as_given(store: Store, ws: Path) -> 
     store.checkpoint(label="1")
     got = BlameCache().blame(store, "f.txt", text=b"a\nnew\nb\n")
     assert [o.kind for o in got.origins] == ["initial", "uncommitted", "initial"]
+
+
+def test_a_history_loaded_from_the_one_before_is_the_history_loaded_afresh(
+        store: Store, ws: Path) -> None:
+    """After a new turn, a turn's end found later, a rewind and a second session: the
+    continued history says what a fresh load says of every step, digests included, and
+    keeps the objects of the steps that did not change."""
+    f = ws / "f.txt"
+    f.write_text("a\n")
+    store.checkpoint(label="start")
+    sid = store.start_session(agent="aider").id
+    history = load_history(store)
+
+    def same_as_fresh() -> None:
+        fresh = load_history(store)
+        assert history.authors == fresh.authors
+        assert [c.id for c in history.checkpoints] == [c.id for c in fresh.checkpoints]
+        last = len(fresh.checkpoints) - 1
+        assert history.digest(last) == fresh.digest(last)
+
+    for n in range(3):
+        store.append(sid, Kind.PROMPT, {"text": f"turn {n}"})
+        store.checkpoint(session_id=sid)
+        store.append(sid, Kind.TOOL_CALL, {"name": "Edit"})
+        f.write_text(f.read_text() + f"line {n}\n")
+        store.checkpoint(session_id=sid)
+        before = history
+        history = load_history(store, before)
+        same_as_fresh()
+        kept = len(before.checkpoints)
+        assert all(a is b for a, b in zip(history.authors[:kept - 1], before.authors,
+                                          strict=False))
+    p = store.append(sid, Kind.PROMPT, {"text": "late"})
+    store.checkpoint(session_id=sid)
+    f.write_text("rewritten\n")
+    late = store.checkpoint(label="not yet the turn's")
+    before, history = history, load_history(store, history)
+    same_as_fresh()
+    store.append(sid, Kind.TOOL_CALL, {"name": "Edit"}, parent=p.id)
+    store.append(sid, Kind.CHECKPOINT, {"checkpoint": late.id})
+    before, history = history, load_history(store, history)
+    same_as_fresh()
+    assert history.authors[-1].who() == "aider"
+    store.rewind(store.checkpoints()[1].id)
+    other = store.start_session(agent="codex").id
+    store.append(other, Kind.PROMPT, {"text": "elsewhere"})
+    store.checkpoint(session_id=other)
+    before, history = history, load_history(store, history)
+    same_as_fresh()
+
+
+def test_the_workspace_as_the_last_checkpoint_holds_it_is_not_diffed_again(
+        store: Store, ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Right after a turn the file is what its end checkpoint holds: its lines and origins
+    are the walk's, without splitting and diffing the file on disk once more."""
+    import turnback.attribution.blame as blame_mod
+
+    f = ws / "f.txt"
+    f.write_text("a\n")
+    store.checkpoint(label="1")
+    f.write_text("a\nb\n")
+    store.checkpoint(label="2")
+    cache = BlameCache()
+    cache.blame(store, "f.txt")
+    diffs: list[object] = []
+    real = blame_mod.carry
+    monkeypatch.setattr(blame_mod, "carry", lambda *a: diffs.append(a) or real(*a))
+    got = cache.blame(store, "f.txt")
+    assert diffs == [] and [o.kind for o in got.origins] == ["initial", "person"]
+    f.write_text("a\nb\nc\n")
+    assert [o.kind for o in cache.blame(store, "f.txt").origins] == [
+        "initial", "person", "uncommitted"]
+    assert len(diffs) == 1

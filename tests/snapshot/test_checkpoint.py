@@ -364,6 +364,30 @@ def test_checkpoint_index_reads_appends_incrementally(tmp_path: Path) -> None:
     assert [c.id for c in index.all()] == ["a", "c"] and [p.line for p in index.problems] == [2]
 
 
+def test_checkpoints_of_one_millisecond_keep_the_order_they_were_taken(tmp_path: Path) -> None:
+    """Ids are random: within a millisecond, the order appended (a turn's end, then the
+    next turn's start) is the order, read at once or line by line, and after a drop."""
+    from turnback.models import Checkpoint
+    from turnback.snapshot.checkpoint_index import CheckpointIndex
+
+    path = tmp_path / "checkpoints.jsonl"
+    index = CheckpointIndex(path)
+
+    def cp(cid: str) -> Checkpoint:
+        return Checkpoint(cid, cid, "2026-01-01T00:00:00.000Z", "0" * 64, "s", f"cp-{cid}",
+                          False, False, 1, 1, [], [])
+
+    for cid in ("f", "d", "e"):
+        index.add(cp(cid), fsync=False)
+        index.all()
+    index.add(cp("a"), fsync=False)
+    assert [c.id for c in index.all()] == ["f", "d", "e", "a"]
+    assert index.resolve("latest").id == "a"
+    assert [c.id for c in CheckpointIndex(path).all()] == ["f", "d", "e", "a"]
+    index.drop(["d"], fsync=False)
+    assert [c.id for c in index.all()] == ["f", "e", "a"]
+
+
 def test_folder_records_outlive_incremental_checkpoints(store: Store, ws: Path) -> None:
     """A server's checkpoints (dirty paths only) forget the records of the folders they
     rebuilt, and keep the others': the next full scan takes those whole, and builds

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -171,3 +172,54 @@ def test_a_rewinds_safety_checkpoint_ends_no_turn(store: Store, ws: Path) -> Non
     done = store.rewind(own_end.id)
     turn = next(t for t in store.turns(sid) if t.id == first)
     assert turn.after == own_end.id and done.safety_checkpoint not in turn.checkpoints
+
+
+def test_turns_continued_over_appends_match_a_fresh_read(recorded: tuple[Store, str, list[str]],
+                                                         ws: Path) -> None:
+    """The kept turns are continued from where the session file was read; after appends,
+    a fork, a rewind (its safety checkpoint tied to an event read before) and a title
+    change they are what another process, reading everything, builds."""
+    store, sid, ids = recorded
+    store.turns(sid)
+    _turn(store, sid, ws, "fourth", {"d.txt": "d\n"})
+    store.turns(sid)
+    store.fork(ids[1], sid)
+    store.turns(sid)
+    store.rewind(store.checkpoints(sid)[1].id)
+    store.turns(sid)
+    _turn(store, sid, ws, "on the branch", {"e.txt": "e\n"})
+    store.update_session(sid, title="renamed")
+    kept = [t.to_json() for t in store.turns(sid)]
+    with Store.open(ws) as fresh:
+        assert kept == [t.to_json() for t in fresh.turns(sid)]
+        assert fresh.session(sid).header.title == "renamed"
+    assert store.session(sid).header.title == "renamed"
+
+
+def test_a_session_file_written_over_in_place_is_read_again(
+        recorded: tuple[Store, str, list[str]], ws: Path) -> None:
+    """Same inode, not shorter, other bytes: not an append, so not continued — whether
+    the size stayed (the modification time changed) or the file also grew."""
+    store, sid, _ids = recorded
+    before = [t.prompt for t in store.turns(sid)]
+    path = ws / ".turnback" / "sessions" / f"{sid}.jsonl"
+    data = path.read_bytes()
+    renamed = data.replace(b'"text":"change a"', b'"text":"CHANGE A"')
+    assert renamed != data
+    st = path.stat()
+    with path.open("r+b") as f:  # written over, not replaced: the inode stays
+        f.write(renamed)
+    # a clock tick may not have passed since the last append: say that one did
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    assert [t.prompt for t in store.turns(sid)] == [p.replace("change a", "CHANGE A")
+                                                    for p in before]
+    # written over near its end, then grown: the bytes before the last read changed
+    data = path.read_bytes()
+    cut = data.rstrip(b"\n").rfind(b"\n") + 1
+    last = data[cut:].replace(b'"text":"done"', b'"text":"DONE"')
+    with path.open("r+b") as f:
+        f.seek(cut)
+        f.write(last + b'{"type":"meta","title":"grown"}\n')
+    turns = store.turns(sid)
+    assert turns[2].prompt == "CHANGE A"
+    assert [s.label for s in store.steps(sid, turns[-1].id)][-1] == "DONE"

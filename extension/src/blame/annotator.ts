@@ -15,6 +15,7 @@ import type { BlameResult } from '../protocol';
 import { SECTION } from '../settings';
 import { GUTTER_COLOURS, HOVER_COMMANDS, agentShare, annotation, gutterSlot, hoverMarkdown, originAt } from './text';
 
+/** Moves closer together than this, to lines not answered yet, wait for the cursor to settle. */
 const DEBOUNCE_MS = 30;
 const COLOURS = ['charts.blue', 'charts.orange', 'charts.green', 'charts.purple', 'charts.yellow', 'charts.red'];
 
@@ -23,7 +24,11 @@ interface Asked {
   first: number;
   last: number;
   result: Promise<BlameResult | undefined>;
+  answered: boolean;
 }
+
+/** Turns whose changed files are kept for the hover. */
+const MAX_TURN_FILES = 64;
 
 /** Lines asked for beyond the visible ones, so scrolling a little asks nothing. */
 const MARGIN = 300;
@@ -47,6 +52,7 @@ function target(doc: vscode.TextDocument): { folder: string; path: string } | un
 
 export class LineAttribution implements vscode.Disposable {
   private readonly asked = new Map<string, Asked>();
+  private readonly files = new Map<string, Promise<string[] | undefined>>();
   private readonly current = vscode.window.createTextEditorDecorationType({
     after: { color: new vscode.ThemeColor('editorCodeLens.foreground'), margin: '0 0 0 3em', fontStyle: 'italic' },
     rangeBehavior: vscode.DecorationRangeBehavior.ClosedOpen,
@@ -62,6 +68,8 @@ export class LineAttribution implements vscode.Disposable {
   private readonly status = vscode.window.createStatusBarItem('turnback.attribution', vscode.StatusBarAlignment.Right, 100);
   private readonly disposables: { dispose(): unknown }[] = [];
   private timer: NodeJS.Timeout | undefined;
+  private lastMove = 0; // Date.now() of the last schedule()
+  private renders = 0; // renders started: an answer that comes after a later one started is not shown
   private gutterOn: boolean;
 
   constructor(private readonly client: TurnbackClient) {
@@ -73,6 +81,11 @@ export class LineAttribution implements vscode.Disposable {
       ...this.gutters,
       this.status,
       client.onDidChangeStore(() => {
+        this.asked.clear();
+        this.schedule();
+      }),
+      // a file opened before the server was running asked nothing: ask once it is
+      client.onDidChangeState(() => {
         this.asked.clear();
         this.schedule();
       }),
@@ -107,11 +120,39 @@ export class LineAttribution implements vscode.Disposable {
   private schedule(): void {
     if (this.timer !== undefined) {
       clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    const now = Date.now();
+    const settled = now - this.lastMove > DEBOUNCE_MS;
+    this.lastMove = now;
+    if (settled || this.answered()) {
+      // a single move (a click, a jump), or one within lines already answered: at once;
+      // only moves coming fast (a key held down) to lines not answered yet wait
+      void this.render();
+      return;
     }
     this.timer = setTimeout(() => {
       this.timer = undefined;
       void this.render();
     }, DEBOUNCE_MS);
+  }
+
+  /** Whether the active editor's current line is in an answer already received. */
+  private answered(): boolean {
+    const editor = vscode.window.activeTextEditor;
+    if (editor === undefined) {
+      return false;
+    }
+    const hit = this.asked.get(editor.document.uri.toString());
+    const [first, last] = this.span(editor);
+    return hit !== undefined && hit.answered && hit.version === editor.document.version && hit.first <= first && last <= hit.last;
+  }
+
+  /** The 1-based lines an answer must cover: the visible ones and the cursor's. */
+  private span(editor: vscode.TextEditor): [number, number] {
+    const line = editor.selection.active.line;
+    const visible = editor.visibleRanges;
+    return [Math.min(line, ...visible.map((r) => r.start.line)) + 1, Math.max(line, ...visible.map((r) => r.end.line)) + 1];
   }
 
   /**
@@ -130,14 +171,26 @@ export class LineAttribution implements vscode.Disposable {
     }
     const from = Math.max(1, first - MARGIN);
     const to = last + MARGIN;
-    const result = this.client
+    const asked: Asked = { version: doc.version, first: from, last: to, result: Promise.resolve(undefined), answered: false };
+    asked.result = this.client
       .request('turnback/blame', { ...where, startLine: from, endLine: to, ...(doc.isDirty ? { text: doc.getText() } : {}) })
-      .catch(() => undefined); // no store, a binary file, a file never checkpointed: nothing shown
-    this.asked.set(key, { version: doc.version, first: from, last: to, result });
-    return result;
+      .catch(() => {
+        // no store (yet), a binary file, a file never checkpointed: nothing shown, and asked
+        // again at the next move rather than kept
+        if (this.asked.get(key) === asked) {
+          this.asked.delete(key);
+        }
+        return undefined;
+      })
+      .finally(() => {
+        asked.answered = true;
+      });
+    this.asked.set(key, asked);
+    return asked.result;
   }
 
   private async render(): Promise<void> {
+    const turn = ++this.renders;
     const editor = vscode.window.activeTextEditor;
     const lineOn = setting('currentLine', true);
     const statusOn = setting('statusBar', true);
@@ -146,12 +199,10 @@ export class LineAttribution implements vscode.Disposable {
       return;
     }
     const line = editor.selection.active.line;
-    const visible = editor.visibleRanges;
-    const first = Math.min(line, ...visible.map((r) => r.start.line)) + 1;
-    const last = Math.max(line, ...visible.map((r) => r.end.line)) + 1;
+    const [first, last] = this.span(editor);
     const result = await this.blame(editor.document, first, last);
-    if (editor !== vscode.window.activeTextEditor) {
-      return; // another editor came meanwhile: its own render follows
+    if (turn !== this.renders || editor !== vscode.window.activeTextEditor) {
+      return; // the cursor or the editor moved on meanwhile: a later render shows it
     }
     if (result === undefined) {
       this.clear(editor);
@@ -206,9 +257,33 @@ export class LineAttribution implements vscode.Disposable {
     if (where === undefined || origin === undefined) {
       return undefined;
     }
-    const md = new vscode.MarkdownString(hoverMarkdown(where.folder, origin));
+    const files = origin.kind === 'turn' ? await this.turnFiles(where.folder, origin.turn?.before, origin.turn?.after) : undefined;
+    const md = new vscode.MarkdownString(hoverMarkdown(where.folder, origin, Date.now(), files));
     md.isTrusted = { enabledCommands: Object.values(HOVER_COMMANDS) };
     return new vscode.Hover(md);
+  }
+
+  /** The files a turn changed (its start checkpoint against its end), asked once per turn. */
+  private turnFiles(folder: string, before: string | null | undefined, after: string | null | undefined): Promise<string[] | undefined> {
+    if (before === null || before === undefined || after === null || after === undefined) {
+      return Promise.resolve(undefined);
+    }
+    const key = `${folder}\0${before}\0${after}`;
+    let files = this.files.get(key);
+    if (files === undefined) {
+      files = this.client
+        .request('turnback/changes', { folder, from: before, to: after })
+        .then((r) => r.changes.map((c) => c.path))
+        .catch(() => undefined); // a checkpoint gone since: the hover without its files
+      this.files.set(key, files);
+      if (this.files.size > MAX_TURN_FILES) {
+        const oldest = this.files.keys().next().value;
+        if (oldest !== undefined) {
+          this.files.delete(oldest);
+        }
+      }
+    }
+    return files;
   }
 
   dispose(): void {

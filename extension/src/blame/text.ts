@@ -117,13 +117,25 @@ function escapeMarkdown(text: string): string {
 }
 
 /** The hover: who, which prompt, model, when, and (for a turn) its three actions. */
-export function hoverMarkdown(folder: string, o: LineOrigin, now: number = Date.now()): string {
+/** Files listed in the hover before "and N more". */
+const HOVER_FILES = 8;
+
+/**
+ * The hover of a line: who wrote it, and for a turn its prompt, agent, model, time, the
+ * files it changed (`files`, when known) and its actions.
+ */
+export function hoverMarkdown(folder: string, o: LineOrigin, now: number = Date.now(), files?: readonly string[]): string {
   const lines: string[] = [];
   const when = originTime(o);
   const age = when === undefined ? '' : `${formatAge(when, now)} (${when.slice(0, 16).replace('T', ' ')})`;
   if (o.kind === 'turn' && o.turn !== null) {
     lines.push(`**${escapeMarkdown(agentName(o.agent))}**${o.model ? ` · ${escapeMarkdown(o.model)}` : ''} · turn ${String(o.turn.index)}`);
     lines.push('', `> ${escapeMarkdown(oneLine(o.turn.prompt, 500))}`, '', age);
+    if (files !== undefined && files.length > 0) {
+      const shown = files.slice(0, HOVER_FILES).map((f) => `\`${f.replace(/`/g, "'")}\``);
+      const more = files.length > HOVER_FILES ? ` and ${String(files.length - HOVER_FILES)} more` : '';
+      lines.push('', `${files.length === 1 ? 'Changed' : `Changed ${String(files.length)} files:`} ${shown.join(', ')}${more}`);
+    }
     const act = turnAction(folder, o);
     if (act !== undefined) {
       lines.push(

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from ..errors import InvalidInput, NotFound
 from ..events import JSON
+from ..objects.objectstore import BLOB, hash_bytes
 from ..store.facade import Store
 from .history import History
 from .linediff import carry, split_lines
@@ -60,21 +61,29 @@ class Blame:
         """The runs of lines ``first``..``last`` (1-based, inclusive; default: all), each
         naming its origin by index in ``origins``, which holds each origin once: a file
         of 5,000 lines and 1,000 steps would otherwise repeat hundreds of them."""
-        last = len(self.origins) if last is None else min(last, len(self.origins))
+        origins = self.origins
+        last = len(origins) if last is None else min(last, len(origins))
         table: dict[int, int] = {}
-        origins: list[JSON] = []
+        table_json: list[JSON] = []
         ranges: list[JSON] = []
-        agents = sum(1 for o in self.origins if o.kind in (TURN, SHARED))
-        for a, b, o in self.ranges():
-            if b < first or a > last:
-                continue
-            k = table.get(id(o))
-            if k is None:
-                k = table[id(o)] = len(origins)
-                origins.append(o.to_json())
-            ranges.append({"start": max(a, first), "end": min(b, last), "origin": k})
+        k = max(first, 1) - 1
+        while k < last:  # the runs that overlap first..last, found from there, not from 1
+            o = origins[k]
+            end = k + 1
+            while end < last and (origins[end] is o or origins[end] == o):
+                end += 1
+            n = table.get(id(o))
+            if n is None:
+                n = table[id(o)] = len(table_json)
+                table_json.append(o.to_json())
+            ranges.append({"start": k + 1, "end": end, "origin": n})
+            k = end
+        agents = sum(1 for o in origins if o.kind in AGENT_KINDS)
         return {"path": self.path, "checkpoint": self.checkpoint, "lineCount": len(self.lines),
-                "agentLines": agents, "origins": origins, "ranges": ranges}
+                "agentLines": agents, "origins": table_json, "ranges": ranges}
+
+
+AGENT_KINDS = frozenset({TURN, SHARED})
 
 
 def is_binary(data: bytes) -> bool:
@@ -179,6 +188,9 @@ def blame_text(store: Store, history: History, path: str, data: bytes, stop: int
         for rw in history.rewinds.get(last.id, ()):
             if rw.covers(path) and rw.target in history.position:
                 base = walker._state_at(history, history.position[rw.target])
+    if base.blob is not None and not base.binary and hash_bytes(BLOB, data) == base.blob:
+        # as the last checkpoint holds it (the usual case right after a turn): its lines
+        return Blame(path, None, base.lines, base.origins)
     fresh = Origin(UNCOMMITTED, None, last.id if last else None, (),
                    last.ts if last else None, None)
     lines = split_lines(data)

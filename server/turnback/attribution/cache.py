@@ -17,7 +17,6 @@ from ..store.facade import Store
 from . import saved
 from .blame import Blame, Walker, blame_at, blame_now
 from .history import History, Rewind, history_key, load_history
-from .origins import Origin
 
 MAX_FILES = 64  # walks kept (least recently asked for dropped first)
 
@@ -25,20 +24,25 @@ MAX_FILES = 64  # walks kept (least recently asked for dropped first)
 @dataclass(slots=True)
 class _Kept:
     walker: Walker
-    ids: list[str]  # the checkpoints the walk went over, and who made each step
-    authors: list[Origin]
-    rewinds: dict[str, list[Rewind]]
+    history: History | None  # the history the walk went over (None: not walked yet)
 
     def still_holds(self, history: History) -> bool:
-        n = len(self.ids)
+        """Whether the steps walked are still the history's first ones, made by the same
+        authors, with the same rewinds among them. A history loaded from the one before
+        (``load_history``'s ``previous``) keeps the objects of what did not change, so
+        this compares references, not values, in the usual case."""
+        old = self.history
+        if old is None or old is history:
+            return True
+        n = len(old.checkpoints)
         if n > len(history.checkpoints):
             return False
-        if [c.id for c in history.checkpoints[:n]] != self.ids:
+        if history.checkpoints[:n] != old.checkpoints or history.authors[:n] != old.authors:
             return False
-        if history.authors[:n] != self.authors:
-            return False
-        seen = set(self.ids)
-        return {k: v for k, v in history.rewinds.items() if k in seen} == self.rewinds
+        def among(rewinds: dict[str, list[Rewind]]) -> dict[str, list[Rewind]]:
+            return {k: v for k, v in rewinds.items() if k in old.position}
+
+        return among(history.rewinds) == among(old.rewinds)
 
 
 class BlameCache:
@@ -47,6 +51,14 @@ class BlameCache:
         self._history: History | None = None
         self._stale = True
         self._files: OrderedDict[str, _Kept] = OrderedDict()
+        self._unsaved: dict[str, tuple[History, Walker]] = {}
+
+    def save_pending(self, store: Store) -> None:
+        """Write the walks that went further since they were last saved."""
+        with self._lock:
+            todo, self._unsaved = self._unsaved, {}
+        for history, walker in todo.values():
+            saved.save(store, history, walker)
 
     def invalidate(self) -> None:
         """The store changed: check the history again before the next answer."""
@@ -58,29 +70,30 @@ class BlameCache:
             if h is not None and not self._stale and trusted:
                 return h
             self._stale = False
-            if h is None or h.key != history_key(store):
-                h = self._history = load_history(store)
+            key = history_key(store)
+            if h is None or h.key != key:
+                h = self._history = load_history(store, h, key)
             return h
 
     def blame(self, store: Store, path: str, at: str | None = None, text: bytes | None = None,
               trusted: bool = True, save: bool = True) -> Blame:
-        """``save``: write the walk to the store's cache for the next process (not in a
-        read-only server)."""
+        """``save``: the walk is to be written to the store's cache for the next process
+        (not by a read-only server), by ``save_pending``: after the answer, off its path."""
         history = self.history(store, trusted)
         with self._lock:
             kept = self._files.pop(path, None)
         if kept is None or not kept.still_holds(history):
-            kept = _Kept(saved.load(store, history, path) or Walker(store, path), [], [], {})
-        if at is not None:
-            return blame_at(store, history, path, at, kept.walker)  # kept as it was
+            kept = _Kept(saved.load(store, history, path) or Walker(store, path), None)
         before = kept.walker.state.position
-        result = blame_now(store, history, path, kept.walker, text)
-        if save and kept.walker.state.position != before:
-            saved.save(store, history, kept.walker)
-        ids = [c.id for c in history.checkpoints]
-        seen = set(ids)
-        kept = _Kept(kept.walker, ids, list(history.authors),
-                     {k: v for k, v in history.rewinds.items() if k in seen})
+        if at is not None:
+            # a walk already past ``at`` is left as it is (an older one is walked for it)
+            result = blame_at(store, history, path, at, kept.walker)
+        else:
+            result = blame_now(store, history, path, kept.walker, text)
+            if save and kept.walker.state.position != before:
+                with self._lock:
+                    self._unsaved[path] = (history, kept.walker)
+        kept = _Kept(kept.walker, history)
         with self._lock:
             self._files[path] = kept
             while len(self._files) > MAX_FILES:

@@ -16,9 +16,14 @@ them, and walked between this folder's own they would make every line a person's
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from blake3 import blake3
 
 from ..models import Checkpoint
+from ..sessions.turns import Turn
 from ..store.facade import Store
 from .origins import INITIAL, PERSON, SHARED, TURN, Origin, TurnRef
 
@@ -42,6 +47,11 @@ class History:
     authors: list[Origin]  # authors[i]: who made the step into checkpoints[i]
     rewinds: dict[str, list[Rewind]]  # safety checkpoint id → the rewinds that followed it
     key: tuple[object, ...]
+    # what the next load reuses: each step's turns, each turn's reference, the digests
+    around: list[tuple[TurnRef, ...]] = field(default_factory=list)
+    refs: dict[tuple[str, str], tuple[Turn, str, str | None, TurnRef]] = \
+        field(default_factory=dict)
+    chain: list[bytes] = field(default_factory=list)  # chain[i]: digest of steps 0..i
 
     def rewind_base(self, i: int, path: str) -> str | None:
         """The checkpoint the step into ``checkpoints[i]`` starts from for ``path``, when a
@@ -53,6 +63,28 @@ class History:
             if rw.covers(path) and rw.target in self.position:
                 base = rw.target
         return base
+
+    def digest(self, position: int) -> str:
+        """What the steps up to ``position`` hold (checkpoint ids, who made each step, the
+        rewinds among them), as a hex digest: a walk saved there still holds while it is
+        the same. Chained step by step, so a history continued from an earlier one
+        computes only its new steps' part."""
+        chain = self.chain
+        for i in range(len(chain), position + 1):
+            h = blake3(chain[-1] if chain else b"")
+            h.update(orjson.dumps([self.checkpoints[i].id, _key(self.authors[i])]))
+            chain.append(h.digest())
+        h = blake3(chain[position])
+        ids = {c.id for c in self.checkpoints[: position + 1]} & set(self.rewinds)
+        h.update(orjson.dumps([[k, [[r.target, r.paths] for r in self.rewinds[k]]]
+                               for k in sorted(ids)]))
+        return h.hexdigest()
+
+
+def _key(o: Origin) -> list[object]:
+    return [o.kind, o.checkpoint, o.previous, o.since, o.until,
+            [[t.session_id, t.turn_id, t.index, t.prompt, t.agent, t.model, t.ts, t.end_ts,
+              t.before, t.after] for t in o.turns]]
 
 
 def _own(store: Store) -> list[Checkpoint]:
@@ -73,19 +105,51 @@ def history_key(store: Store) -> tuple[object, ...]:
     return (len(cps), cps[-1].id if cps else None, len(store.log()), *marks)
 
 
-def load_history(store: Store) -> History:
-    key = history_key(store)
-    cps = sorted(_own(store), key=lambda c: c.ts)  # ties: in the order taken
+def load_history(store: Store, previous: History | None = None,
+                 key: tuple[object, ...] | None = None) -> History:
+    """The folder's history now. ``previous``, an earlier answer for the same store, lets
+    the steps and turns that did not change keep their objects (and the digests of an
+    unchanged beginning their values): after one more turn, what changed is worked out
+    again, and a kept walk's origins stay the very objects the new history holds.
+    ``key``: ``history_key(store)``, when the caller has just computed it."""
+    key = history_key(store) if key is None else key
+    cps = _own(store)  # by time, ties in the order they were taken
     position = {c.id: i for i, c in enumerate(cps)}
-    spans = _turn_spans(store, cps, position)
-    authors = [_author(i, cps, spans[i]) for i in range(len(cps))]
-    return History(cps, position, authors, _rewinds(store), key)
+    refs: dict[tuple[str, str], tuple[Turn, str, str | None, TurnRef]] = {}
+    spans = _turn_spans(store, cps, position, previous.refs if previous else {}, refs)
+    around = [(s[0][1],) if len(s) == 1 else
+              tuple(ref for _, ref in sorted(s, key=lambda x: (x[1].ts, x[1].session_id)))
+              for s in spans]
+    # the steps at the start that are the previous history's, unchanged: their authors
+    # (and digests) are kept
+    same = 0 if previous is None else min(_same_start(cps, previous.checkpoints),
+                                          _same_start(around, previous.around))
+    authors = previous.authors[:same] if previous is not None else []
+    authors.extend(_author(i, cps, around[i]) for i in range(same, len(cps)))
+    chain = previous.chain[:same] if previous is not None else []
+    return History(cps, position, authors, _rewinds(store), key, around, refs, chain)
 
 
-def _turn_spans(store: Store, cps: list[Checkpoint], position: dict[str, int]
+def _same_start(a: list[Any], b: list[Any]) -> int:
+    """How many items ``a`` and ``b`` have alike at their start: by bisection over
+    slices, compared in C (items the same object compare at once)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _turn_spans(store: Store, cps: list[Checkpoint], position: dict[str, int],
+                known: dict[tuple[str, str], tuple[Turn, str, str | None, TurnRef]],
+                refs: dict[tuple[str, str], tuple[Turn, str, str | None, TurnRef]]
                 ) -> list[list[tuple[int, TurnRef]]]:
     """For each step, the turns around it with their start position (one per session: the
-    innermost, when a session's branches overlap)."""
+    innermost, when a session's branches overlap). A turn the store hands back unchanged
+    (the same object) keeps its reference from ``known``; ``refs`` gets them all."""
     out: list[list[tuple[int, TurnRef]]] = [[] for _ in cps]
     for sid in sorted({c.session_id for c in cps if c.session_id}):
         if not store.has_session(sid):
@@ -98,8 +162,14 @@ def _turn_spans(store: Store, cps: list[Checkpoint], position: dict[str, int]
             b, a = position.get(t.before), position.get(t.after)
             if b is None or a is None or a <= b:
                 continue
-            ref = TurnRef(sid, t.id, t.index, t.prompt, header.agent, header.model, t.ts,
-                          t.end_ts, t.before, t.after)
+            hit = known.get((sid, t.id))
+            if hit is not None and hit[0] is t and hit[1] == header.agent \
+                    and hit[2] == header.model:
+                ref = hit[3]
+            else:
+                ref = TurnRef(sid, t.id, t.index, t.prompt, header.agent, header.model, t.ts,
+                              t.end_ts, t.before, t.after)
+            refs[(sid, t.id)] = (t, header.agent, header.model, ref)
             for i in range(b + 1, a + 1):
                 if i not in best or best[i][0] < b:
                     best[i] = (b, ref)
@@ -108,14 +178,13 @@ def _turn_spans(store: Store, cps: list[Checkpoint], position: dict[str, int]
     return out
 
 
-def _author(i: int, cps: list[Checkpoint], around: list[tuple[int, TurnRef]]) -> Origin:
+def _author(i: int, cps: list[Checkpoint], turns: tuple[TurnRef, ...]) -> Origin:
     cp = cps[i]
     if i == 0:
         return Origin(INITIAL, cp.id, None, (), None, cp.ts)
     prev = cps[i - 1]
-    if not around:
+    if not turns:
         return Origin(PERSON, cp.id, prev.id, (), prev.ts, cp.ts)
-    turns = tuple(ref for _, ref in sorted(around, key=lambda x: (x[1].ts, x[1].session_id)))
     return Origin(TURN if len(turns) == 1 else SHARED, cp.id, prev.id, turns, prev.ts, cp.ts)
 
 

@@ -25,23 +25,12 @@ from .history import History
 from .linediff import split_lines
 from .origins import Origin
 
-VERSION = 1
+VERSION = 2  # 1: the digest was over the steps' reprs
 MAX_BYTES = 64 * 1024 * 1024
 
 
 def _file(store: Store, path: str) -> Any:
     return store.root / "cache" / "blame" / (blake3(path.encode()).hexdigest()[:32] + ".json")
-
-
-def _digest(history: History, position: int) -> str:
-    h = blake3()
-    ids = set()
-    for cp, author in zip(history.checkpoints[: position + 1],
-                          history.authors[: position + 1], strict=True):
-        ids.add(cp.id)
-        h.update(f"{cp.id}\0{author!r}\n".encode())
-    h.update(repr(sorted((k, v) for k, v in history.rewinds.items() if k in ids)).encode())
-    return h.hexdigest()
 
 
 def load(store: Store, history: History, path: str) -> Walker | None:
@@ -53,7 +42,7 @@ def load(store: Store, history: History, path: str) -> Walker | None:
         pos, blob, runs = raw["position"], raw["blob"], raw["runs"]
         if not isinstance(pos, int) or not 0 <= pos < len(history.checkpoints):
             return None
-        if raw.get("digest") != _digest(history, pos):
+        if raw.get("digest") != history.digest(pos):
             return None
         walker = Walker(store, path)
         if blob is None:
@@ -99,7 +88,7 @@ def save(store: Store, history: History, walker: Walker) -> None:
         else:
             runs.append([1, step])
     body = {"v": VERSION, "path": walker.path, "position": state.position,
-            "digest": _digest(history, state.position), "blob": state.blob, "runs": runs}
+            "digest": history.digest(state.position), "blob": state.blob, "runs": runs}
     try:
         atomic_write(_file(store, walker.path), orjson.dumps(body), fsync=False)
     except OSError:

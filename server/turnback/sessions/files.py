@@ -12,6 +12,7 @@ grown session is counted from where its accumulator stopped.
 
 from __future__ import annotations
 
+import copy
 import os
 import threading
 from array import array
@@ -71,6 +72,36 @@ class _EventLines:
     header: bool = False
     head: str | None = None
     problems: list[Problem] = field(default_factory=list)
+
+
+MARK = 64  # bytes kept from before where a read stopped, to tell an append from a rewrite
+
+
+@dataclass(slots=True, frozen=True)
+class ReadLog:
+    """A session file read up to ``end`` (just past its last complete line, number
+    ``line``): what ``FileSessions.load_more`` continues from."""
+
+    log: SessionLog
+    ino: int
+    size: int  # the file's size and modification time when read
+    mtime: int
+    end: int
+    line: int
+    mark: bytes  # the bytes just before ``end``
+
+    def continues(self, fd: int, st: os.stat_result) -> bool:
+        """Whether the open file is this one, unchanged or grown by appends: the same inode,
+        not shorter, and the bytes before where the read stopped still the ones read (an
+        append leaves them; a write over them in place changes them, or keeps the size
+        and changes the modification time). Bytes written over further back and then
+        grown are not seen: the file is input either way, read as it was."""
+        if st.st_ino != self.ino or st.st_size < self.end:
+            return False
+        if st.st_size == self.size and st.st_mtime_ns != self.mtime:
+            return False
+        n = len(self.mark)
+        return n == 0 or os.pread(fd, n, self.end - n) == self.mark
 
 
 class FileSessions:
@@ -191,21 +222,54 @@ class FileSessions:
 
     # -- reading -----------------------------------------------------------------
     def load(self, session_id: str) -> SessionLog:
+        return self.load_more(session_id, None)[0].log
+
+    def load_more(self, session_id: str, before: ReadLog | None) -> tuple[ReadLog, int]:
+        """The session as ``load`` reads it, continuing ``before`` (an earlier answer of
+        this call) over what was appended since; and how many of its events ``before``
+        already held (0: read from the start).
+
+        A session file only grows; one with another inode, shorter than what was read, or
+        whose bytes before that point are not the ones read then (written over in place) is
+        read again from the start. ``before`` is not changed.
+        """
         path = self.path(session_id)
-        if not path.exists():
-            raise NotFound(f"no session {session_id!r}")
-        problems: list[Problem] = []
-        header: SessionHeader | None = None
-        events: list[Event] = []
-        head: str | None = None
-        for line in read_lines(path, problems=problems):
-            v = line.value
+        try:
+            fd = open_regular(path)
+        except FileNotFoundError:
+            raise NotFound(f"no session {session_id!r}") from None
+        try:
+            st = os.fstat(fd)
+            if before is not None and not before.continues(fd, st):
+                before = None
+            if before is not None and st.st_size == before.size:  # and the same mtime
+                return before, len(before.log.events)
+            header: SessionHeader | None = None
+            events: list[Event] = []
+            head: str | None = None
+            problems: list[Problem] = []
+            start, number, known = 0, 0, 0
+            if before is not None:
+                old = before.log
+                header, events, head = old.header, list(old.events), old.head
+                problems = list(old.problems)
+                start, number, known = before.end, before.line, len(old.events)
+            data = os.pread(fd, st.st_size - start, start) if st.st_size > start else b""
+        finally:
+            os.close(fd)
+        end = data.rfind(b"\n") + 1  # a torn or in-progress last line: read next time
+        copied = False  # the header is copied before a meta line changes it
+        for raw in data[:end].split(b"\n")[:-1]:
+            number += 1
+            v = parse_object(raw, path, number, problems)
+            if v is None:
+                continue
             typ = v.get("type")
             if typ is None:
                 try:
                     ev = Event.from_json(v)
                 except InvalidInput as exc:
-                    problems.append(Problem(str(path), line.number, exc.message))
+                    problems.append(Problem(str(path), number, exc.message))
                     continue
                 events.append(ev)
                 head = ev.id
@@ -213,15 +277,21 @@ class FileSessions:
                 try:
                     header = SessionHeader.from_json(v)
                 except InvalidInput as exc:
-                    raise StoreDamaged(f"{path}:{line.number}: {exc.message}") from exc
+                    raise StoreDamaged(f"{path}:{number}: {exc.message}") from exc
+                copied = True
             elif header is not None and typ == "meta":
+                if not copied:
+                    header, copied = copy.copy(header), True
                 header.apply_meta(v)
                 head = _head_of(v) if "head" in v else head
             elif typ == "head":
                 head = _head_of(v)
         if header is None:
             raise StoreDamaged(f"{path} has no session header line; run 'turnback fsck'")
-        return SessionLog(header, events, head, problems)
+        log = SessionLog(header, events, head, problems)
+        stop = start + end
+        mark = data[max(0, end - MARK) : end] if end else (before.mark if before else b"")
+        return ReadLog(log, st.st_ino, st.st_size, st.st_mtime_ns, stop, number, mark), known
 
     def page(self, session_id: str, offset: int, limit: int) -> SessionPage:
         """``load(session_id)``'s events[offset:offset + limit], head, count and problems.

@@ -106,83 +106,161 @@ def build_turns(
     events: Sequence[Event], head: str | None, checkpoint_at: Mapping[str, str]
 ) -> list[Turn]:
     """The turns of a session in append order; ``checkpoint_at`` maps event id → checkpoint."""
-    owner = turn_of_events(events)
-    turns: dict[str, Turn] = {}
-    last_cp: dict[str, str | None] = {}  # event id → last checkpoint on its path
-    started_tools: set[str] = set()
-    children: dict[str, int] = {}
-    latest_cp: str | None = None
-    for e in events:
-        tid = owner[e.id]
-        turn = turns.get(tid)
-        if turn is None:
+    builder = TurnBuilder()
+    builder.feed(events, checkpoint_at)
+    return builder.turns(head)
+
+
+class TurnBuilder:
+    """A session's turns, built in one pass over its events in append order and continued
+    when more are appended (a session file only grows): a live session's next event costs
+    what that event changes, not a rebuild of every turn.
+
+    ``feed`` may be called again with the events appended since, as long as
+    ``checkpoint_at`` still says the same of the events fed before (the caller checks;
+    otherwise it starts a new builder). ``turns`` publishes copies: a turn already handed
+    out is never changed afterwards (a changed turn is copied again), so callers may keep
+    the lists they got, and a turn nothing touched keeps its identity from one list to the
+    next (what attribution's history compares).
+    """
+
+    def __init__(self) -> None:
+        self.owner: dict[str, str] = {}  # event id → its turn's id
+        self._parents: dict[str, str | None] = {}
+        self._turns: dict[str, Turn] = {}  # as built; ``after`` is the turn's own end only
+        self._last_cp: dict[str, str | None] = {}  # event id → last checkpoint on its path
+        self._started_tools: set[str] = set()
+        self._children: dict[str, int] = {}
+        self._first_child: dict[str, str] = {}  # turn id → its first continuation's id
+        self._current = PRELUDE
+        self._latest_cp: str | None = None
+        self._dirty: set[str] = set()  # turns to publish again
+        self._published: list[Turn] = []
+        self._slot: dict[str, int] = {}  # turn id → index in ``_published``
+        self._head: str | None = None  # the head ``_on_path`` was computed for
+        self._head_known = False  # whether it was among the events then
+        self._on_path: set[str] = set()  # turns on the path root → head
+
+    def feed(self, events: Sequence[Event], checkpoint_at: Mapping[str, str]) -> None:
+        owner, turns, last_cp, dirty = self.owner, self._turns, self._last_cp, self._dirty
+        for e in events:
+            if e.id in owner:
+                continue  # a repeated id: the first one counts, as in a full read
+            parent = e.parent
+            if opens_turn(e):
+                tid = self._current = e.id
+            elif parent is not None and parent in owner:
+                tid = owner[parent]
+            else:
+                tid = self._current  # a root after compaction, or a parent not in the file
+            owner[e.id] = tid
+            self._parents[e.id] = parent
+            turn = turns.get(tid)
+            if turn is None:
+                turn = self._open(e, tid)
+            dirty.add(tid)
+            turn.events += 1
+            turn.last_event = e.id
+            if e.ts > turn.end_ts:
+                turn.end_ts = e.ts
+            if e.kind == Kind.TOOL_CALL:
+                turn.tool_calls += 1
+                self._started_tools.add(tid)
+            elif e.kind == Kind.TOOL_RESULT and e.data.get("isError") is True:
+                turn.tool_calls_failed += 1
+            cp = checkpoint_at.get(e.id)
+            inherited = last_cp[parent] if parent is not None and parent in last_cp \
+                else self._latest_cp
+            last_cp[e.id] = cp if cp is not None else inherited
+            if cp is not None:
+                self._latest_cp = cp
+                turn.checkpoints.append(cp)
+                if tid in self._started_tools or tid == PRELUDE:
+                    turn.after = cp
+                else:
+                    turn.before = cp  # taken when the prompt arrived, before any tool ran
+                    self._touch_parent(turn)
+
+    def _open(self, e: Event, tid: str) -> Turn:
+        owner = self.owner
+        if tid == PRELUDE:
+            turn = Turn(PRELUDE, 0, "", e.ts, e.ts)
+        else:
             parent_turn = owner.get(e.parent) if e.parent is not None else None
-            if tid == PRELUDE:
-                turn = Turn(PRELUDE, 0, "", e.ts, e.ts)
-            else:
-                turn = Turn(tid, len(turns) + (0 if PRELUDE in turns else 1),
-                            first_line(str(e.data.get("text") or "")), e.ts, e.ts,
-                            parent_turn=parent_turn)
-                if parent_turn is not None:
-                    children[parent_turn] = children.get(parent_turn, 0) + 1
-                    turn.branch_start = children[parent_turn] > 1
-                above = last_cp.get(e.parent) if e.parent is not None else latest_cp
-                turn.before = above
-            turns[tid] = turn
-        turn.events += 1
-        turn.last_event = e.id
-        if e.ts > turn.end_ts:
-            turn.end_ts = e.ts
-        if e.kind == Kind.TOOL_CALL:
-            turn.tool_calls += 1
-            started_tools.add(tid)
-        elif e.kind == Kind.TOOL_RESULT and e.data.get("isError") is True:
-            turn.tool_calls_failed += 1
-        cp = checkpoint_at.get(e.id)
-        inherited = last_cp.get(e.parent) if e.parent is not None and e.parent in last_cp \
-            else latest_cp
-        last_cp[e.id] = cp if cp is not None else inherited
-        if cp is not None:
-            latest_cp = cp
-            turn.checkpoints.append(cp)
-            if tid in started_tools or tid == PRELUDE:
-                turn.after = cp
-            else:
-                turn.before = cp  # taken when the prompt arrived, before any tool ran
-    ordered = list(turns.values())
-    _end_at_next_start(ordered)
-    _mark_head(ordered, events, owner, head)
-    return ordered
+            turn = Turn(tid, len(self._turns) + (0 if PRELUDE in self._turns else 1),
+                        first_line(str(e.data.get("text") or "")), e.ts, e.ts,
+                        parent_turn=parent_turn)
+            if parent_turn is not None:
+                n = self._children[parent_turn] = self._children.get(parent_turn, 0) + 1
+                turn.branch_start = n > 1
+                if n == 1:
+                    self._first_child[parent_turn] = tid
+            turn.before = self._last_cp.get(e.parent) if e.parent is not None \
+                else self._latest_cp
+            self._touch_parent(turn)
+        self._turns[tid] = turn
+        return turn
 
+    def _touch_parent(self, turn: Turn) -> None:
+        """A turn's first continuation starting (or its start known) may end the turn."""
+        p = turn.parent_turn
+        if p is not None and self._first_child.get(p) == turn.id:
+            self._dirty.add(p)
 
-def _end_at_next_start(turns: list[Turn]) -> None:
-    """A turn with no checkpoint of its own ends where its first continuation starts."""
-    first_child: dict[str, Turn] = {}
-    for t in turns:
-        if t.parent_turn is not None and t.parent_turn not in first_child:
-            first_child[t.parent_turn] = t
-    for t in turns:
-        if t.after is None:
-            nxt = first_child.get(t.id)
+    def turns(self, head: str | None) -> list[Turn]:
+        """The turns in append order, as of the events fed so far; ``head``: the session's."""
+        self._follow_head(head)
+        published, slot = self._published, self._slot
+        # in append order (``index``), so new turns are published after the older ones
+        for tid in sorted(self._dirty, key=lambda i: self._turns[i].index):
+            t = self._publish(self._turns[tid])
+            k = slot.get(tid)
+            if k is None:
+                slot[tid] = len(published)
+                published.append(t)
+            else:
+                published[k] = t
+        self._dirty = set()
+        return list(published)
+
+    def _publish(self, t: Turn) -> Turn:
+        out = Turn(t.id, t.index, t.prompt, t.ts, t.end_ts, t.events, t.tool_calls,
+                   t.tool_calls_failed, t.parent_turn, t.branch_start, None, False, t.before,
+                   t.after, list(t.checkpoints), t.last_event)
+        if out.after is None:  # no checkpoint of its own: it ends where its continuation starts
+            nxt = self._turns.get(self._first_child.get(t.id, ""))
             if nxt is not None and nxt.before is not None and nxt.before != t.before:
-                t.after = nxt.before
+                out.after = nxt.before
+        if self._head_known:
+            out.on_head_path = t.id in self._on_path
+            out.head = self.owner[self._head or ""] == t.id
+        return out
 
-
-def _mark_head(turns: list[Turn], events: Sequence[Event], owner: Mapping[str, str],
-               head: str | None) -> None:
-    if head is None or head not in owner:
-        return
-    parents = {e.id: e.parent for e in events}
-    on_path: set[str] = set()
-    cur: str | None = head
-    seen: set[str] = set()
-    while cur is not None and cur not in seen and cur in owner:
-        seen.add(cur)
-        on_path.add(owner[cur])
-        cur = parents.get(cur)
-    for t in turns:
-        t.on_head_path = t.id in on_path
-        t.head = owner[head] == t.id
+    def _follow_head(self, head: str | None) -> None:
+        """The turns on the path root → ``head``: walked from the new head up to the head
+        of the last call (the usual append continues it), else up to the root."""
+        known = head is not None and head in self.owner
+        if head == self._head and known == self._head_known:
+            return
+        before, old_head, joined = self._on_path, self._head, False
+        found: set[str] = set()
+        seen: set[str] = set()
+        cur = head if known else None
+        while cur is not None and cur not in seen and cur in self.owner:
+            if cur == old_head and self._head_known:
+                joined = True
+                break
+            seen.add(cur)
+            found.add(self.owner[cur])
+            cur = self._parents.get(cur)
+        on_path = before | found if joined else found
+        if known and self._head_known:
+            # only the turns whose membership or head-ness changed
+            self._dirty |= on_path ^ before
+            self._dirty.update(self.owner[h] for h in (old_head, head) if h is not None)
+        else:
+            self._dirty |= set(self._turns)  # flags appear or disappear on every turn
+        self._head, self._head_known, self._on_path = head, known, on_path
 
 
 # ---------------------------------------------------------------- steps

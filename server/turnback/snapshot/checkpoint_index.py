@@ -33,15 +33,12 @@ def bad_ids(cp: Checkpoint) -> str | None:
     return None
 
 
-def _order(cp: Checkpoint) -> tuple[str, str]:
-    return cp.ts, cp.id
-
-
 class CheckpointIndex:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
-        self._cache: list[Checkpoint] = []  # sorted by (ts, id)
+        self._cache: list[Checkpoint] = []  # by time; within a millisecond, as appended
+        self._seq: dict[str, int] = {}  # id → the number of the line its record is on
         self._by_id: dict[str, Checkpoint] = {}
         self._size = -1
         self._ino = -1
@@ -60,6 +57,7 @@ class CheckpointIndex:
         if st.st_ino != self._ino or st.st_size < self._end:
             # replaced or cut (not an append): read it all again
             self._cache, self._by_id, self._end, self._lines = [], {}, 0, 0
+            self._seq = {}
             self.problems = []
         try:
             with os.fdopen(open_regular(self.path), "rb") as f:
@@ -95,18 +93,26 @@ class CheckpointIndex:
             if cp.id in items:
                 dropped = True  # a record written again replaces the old one
             items[cp.id] = cp
+            self._seq[cp.id] = number
             added.append(cp)
         self._end += cut
         self._lines = number
+        seq = self._seq
+
+        def order(cp: Checkpoint) -> tuple[str, int]:
+            # ids are random: two checkpoints of one millisecond keep the order they
+            # were taken in (what "latest" and attribution's steps rely on)
+            return cp.ts, seq[cp.id]
+
         if dropped:
-            self._cache = sorted(items.values(), key=_order)
+            self._cache = sorted(items.values(), key=order)
         elif added:
             cache = self._cache
-            if cache and _order(added[0]) < _order(cache[-1]):
+            if cache and order(added[0]) < order(cache[-1]):
                 cache.extend(added)
-                cache.sort(key=_order)
+                cache.sort(key=order)
             else:
-                added.sort(key=_order)
+                added.sort(key=order)
                 cache.extend(added)
         self._size, self._ino = st.st_size, st.st_ino
 

@@ -283,6 +283,7 @@ class CheckpointOps(SessionOps):
         return out
 
     def checkpoints(self, session_id: str | None = None) -> list[Checkpoint]:
+        """By time; checkpoints of one millisecond in the order they were taken."""
         items = self.index.all()
         if session_id is not None:
             items = [c for c in items if c.session_id == session_id]

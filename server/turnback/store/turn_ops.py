@@ -3,7 +3,6 @@ file's history (every checkpoint where it changed). Reads only."""
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -16,7 +15,8 @@ from ..fs.reading import read_regular
 from ..models import Change, Checkpoint, SessionLog
 from ..objects.objectstore import BLOB
 from ..objects.trees import DIR, LINK, Entry
-from ..sessions.turns import Step, Turn, build_turns, turn_of_events, turn_steps
+from ..sessions.files import FileSessions, ReadLog
+from ..sessions.turns import Step, Turn, TurnBuilder, turn_steps
 from ..snapshot import changes as changes_mod
 from .checkpoint_ops import CheckpointOps
 
@@ -80,13 +80,33 @@ class FileVersion:
 _CACHED_SESSIONS = 4  # sessions whose events and turns are kept between calls
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class _View:
-    key: tuple[object, ...]
+    key: tuple[object, ...]  # the checkpoint list's length and last id
     log: SessionLog
     checkpoint_at: dict[str, str]
     turns: list[Turn]
-    owner: dict[str, str]  # event id → its turn's id
+    owner: dict[str, str]  # event id → its turn's id (grows with the builder)
+    read: ReadLog | None  # where the session file was read to (None: not a file)
+    builder: TurnBuilder
+    marks: _Marks
+
+
+@dataclass(slots=True, frozen=True)
+class _Marks:
+    """What of a session's events ties them to checkpoints, gathered as they are read."""
+
+    safety: frozenset[str]  # rewinds' safety checkpoints
+    cp_events: tuple[tuple[str, str], ...]  # (event id, checkpoint id) of checkpoint events
+
+    def more(self, events: list[Event]) -> _Marks:
+        safety = {e.data.get("safetyCheckpoint") for e in events if e.kind == Kind.REWIND}
+        cps = [(e.id, cid) for e in events if e.kind == Kind.CHECKPOINT
+               and isinstance(cid := e.data.get("checkpoint"), str)]
+        if not safety and not cps:
+            return self
+        return _Marks(self.safety | {s for s in safety if isinstance(s, str)},
+                      self.cp_events + tuple(cps))
 
 
 class TurnOps(CheckpointOps):
@@ -94,60 +114,78 @@ class TurnOps(CheckpointOps):
 
     A session's turns are built from all its events; paging through them, expanding a turn
     or opening a file's history would read and parse the whole file each time (2 s for
-    20,000 events on a loaded machine). The last few sessions' events and turns are kept,
-    keyed by the session file's identity and size and the checkpoint list's length: an
-    append or a new checkpoint changes the key, so nothing stale is answered.
+    20,000 events on a loaded machine). The last few sessions' events and turns are kept:
+    a session file only grows, so what was appended since is read and fed to the kept
+    turns (``TurnBuilder``); the file read again, or the turns built again from the kept
+    events, only when it was rewritten, or when a checkpoint appeared or went away for an
+    event already seen (``_checkpoint_at``).
     """
 
     _views: OrderedDict[str, _View]
     _views_lock: threading.Lock
+    _session_locks: dict[str, threading.Lock]
 
     def _view(self, session_id: str) -> _View:
         if "_views" not in self.__dict__:
             self._views = OrderedDict()
             self._views_lock = threading.Lock()
-        key = self._view_key(session_id)
+            self._session_locks = {}
         with self._views_lock:
-            hit = self._views.get(session_id)
-            if hit is not None and key is not None and hit.key == key:
-                self._views.move_to_end(session_id)
-                return hit
-        log = self.session(session_id)
-        at = self._checkpoint_at(session_id, log.events)
-        view = _View(key or (), log, at, build_turns(log.events, log.head, at),
-                     turn_of_events(log.events))
-        if key is not None:
+            lock = self._session_locks.setdefault(session_id, threading.Lock())
+        with lock:  # one refresh per session at a time; readers keep the view they got
             with self._views_lock:
-                self._views[session_id] = view
-                while len(self._views) > _CACHED_SESSIONS:
-                    self._views.popitem(last=False)
-        return view
+                hit = self._views.get(session_id)
+            view = self._refresh(session_id, hit)
+            if view.read is not None:
+                with self._views_lock:
+                    self._views[session_id] = view
+                    self._views.move_to_end(session_id)
+                    while len(self._views) > _CACHED_SESSIONS:
+                        gone, _ = self._views.popitem(last=False)
+                        self._session_locks.pop(gone, None)
+            return view
 
-    def _view_key(self, session_id: str) -> tuple[object, ...] | None:
-        path_of = getattr(self.backend, "path", None)
-        if path_of is None:
-            return None  # the in-memory backend: always built afresh
-        try:
-            st = os.stat(path_of(session_id))
-        except OSError:
-            return None
-        return (st.st_ino, st.st_size, st.st_mtime_ns, len(self.index.all()))
+    def _refresh(self, session_id: str, hit: _View | None) -> _View:
+        cps = self.index.all()
+        key = (len(cps), cps[-1].id if cps else None)
+        if isinstance(self.backend, FileSessions):
+            read, known = self.backend.load_more(session_id, hit.read if hit else None)
+            log = read.log
+        else:  # the in-memory backend: always built afresh
+            read, known, log = None, 0, self.session(session_id)
+        if hit is not None and known and hit.read is read and hit.key == key:
+            return hit  # nothing appended, no checkpoint added or dropped
+        if hit is None or not known:
+            marks = _Marks(frozenset(), ()).more(log.events)
+        else:
+            marks = hit.marks.more(log.events[known:])
+        at = self._checkpoint_at(session_id, cps, marks)
+        builder: TurnBuilder | None = None
+        if hit is not None and known and hit.read is not None \
+                and _same_for_old(hit.checkpoint_at, at, hit.owner):
+            builder = hit.builder
+            builder.feed(log.events[known:], at)
+        if builder is None:
+            builder = TurnBuilder()
+            builder.feed(log.events, at)
+        return _View(key, log, at, builder.turns(log.head), builder.owner, read, builder,
+                     marks)
 
-    def _checkpoint_at(self, session_id: str, events: list[Event]) -> dict[str, str]:
+    def _checkpoint_at(self, session_id: str, cps: list[Checkpoint], marks: _Marks
+                       ) -> dict[str, str]:
         """Event id → checkpoint id, from the index and from ``checkpoint`` events' data.
 
         A rewind's safety checkpoint is left out: it holds the state being left, not a
         moment of the turn its event lands in (after a fork it lands in an earlier turn,
         which would then seem to end with the later turns' changes)."""
-        safety = {e.data.get("safetyCheckpoint") for e in events if e.kind == Kind.REWIND}
-        out = {c.event_id: c.id for c in self.checkpoints(session_id)
-               if c.event_id and c.id not in safety}
-        known = {c.id for c in self.index.all()} - {s for s in safety if isinstance(s, str)}
-        for e in events:
-            if e.kind == Kind.CHECKPOINT:
-                cid = e.data.get("checkpoint")
-                if isinstance(cid, str) and cid in known:
-                    out.setdefault(e.id, cid)
+        safety = marks.safety
+        out = {c.event_id: c.id for c in cps
+               if c.session_id == session_id and c.event_id and c.id not in safety}
+        if marks.cp_events:
+            known = {c.id for c in cps}
+            for eid, cid in marks.cp_events:
+                if cid in known and cid not in safety:
+                    out.setdefault(eid, cid)
         return out
 
     def turns(self, session_id: str) -> list[Turn]:
@@ -194,7 +232,7 @@ class TurnOps(CheckpointOps):
     def nearest_checkpoint(self, turn: Turn) -> Checkpoint | None:
         """For a turn with no checkpoint before it: the folder's last checkpoint taken before
         the turn started, else the first one after."""
-        pool = sorted(self.checkpoints(), key=lambda c: (c.ts, c.id))
+        pool = self.checkpoints()  # by time
         earlier = [c for c in pool if c.ts <= turn.ts]
         if earlier:
             return earlier[-1]
@@ -211,8 +249,7 @@ class TurnOps(CheckpointOps):
         walks (``turnback.attribution``)."""
         rel = normalize(path, "path")
         if checkpoints is None:
-            # by time, ties in the order they were taken (ids are random)
-            checkpoints = sorted(self.checkpoints(), key=lambda c: c.ts)
+            checkpoints = self.checkpoints()  # by time, ties in the order they were taken
         out: list[tuple[Checkpoint, str | None]] = []
         for cp in checkpoints:
             entry = self.trees.lookup(cp.tree, rel)
@@ -247,7 +284,7 @@ class TurnOps(CheckpointOps):
         absent says nothing about it and is passed over.
         """
         rel = normalize(path, "path")
-        ordered = sorted(self.checkpoints(), key=lambda c: (c.ts, c.id))
+        ordered = self.checkpoints()  # by time, ties in the order they were taken
         found: list[tuple[Checkpoint, Checkpoint | None, Entry | None, Entry | None]] = []
         prev_cp: Checkpoint | None = None
         prev_entry: Entry | None = None
@@ -292,3 +329,11 @@ class TurnOps(CheckpointOps):
             v.turn_id = tid
             v.turn_prompt = by_id[tid].prompt
 
+
+
+def _same_for_old(old: dict[str, str], new: dict[str, str], seen: dict[str, str]) -> bool:
+    """Whether ``new`` says of every event in ``seen`` what ``old`` said (set operations on
+    the dicts' views, in C: this runs on every refresh of a live session)."""
+    if not old.items() <= new.items():
+        return False
+    return not any(k in seen for k in new.keys() - old.keys())

@@ -8,6 +8,7 @@ against its last checkpointed version.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from ...store.facade import Store
@@ -19,6 +20,7 @@ from ..params import Params
 JSON = dict[str, Any]
 
 MAX_TEXT = 8 * 1024 * 1024  # the editor's unsaved text, in characters
+SAVE_AFTER = 0.1  # seconds after an answer that its walk is saved for the next process
 
 
 def register(ls: TurnbackServer) -> None:
@@ -43,4 +45,13 @@ def register(ls: TurnbackServer) -> None:
 
         res = await ls.read(folder, job)
         res["folder"] = folder.uri
+
+        def save() -> None:
+            store = folder.open_store(create=False)
+            if store is not None:
+                cache.save_pending(store)
+
+        # once the answer is out (a moment later), not in its way: the next CLI run
+        # continues this walk (attribution/saved.py)
+        asyncio.get_running_loop().call_later(SAVE_AFTER, ls.pools.reads.submit, save)
         return res
