@@ -44,11 +44,7 @@ def fsync_all(files: Sequence[Path], dirs: Sequence[Path] = ()) -> None:
     are done, which this call returning means. A file's failure raises (as ``os.fsync``
     would); a folder's is ignored, as in ``fsync_dir``.
     """
-    run_together([partial(fsync_file, f) for f in files] + [partial(fsync_dir, d) for d in dirs])
-
-
-def run_together(jobs: Sequence[Callable[[], None]]) -> None:
-    """Run ``jobs`` (fsyncs) at the same time and wait for all; the first error raises."""
+    jobs = [partial(fsync_file, f) for f in files] + [partial(fsync_dir, d) for d in dirs]
     if len(jobs) <= 1:
         for job in jobs:
             job()

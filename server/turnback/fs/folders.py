@@ -87,7 +87,6 @@ class Folder(Protocol):
     def child(self, name: str) -> Folder: ...
     def stat_self(self) -> os.stat_result: ...
     def chmod_self(self, mode: int) -> None: ...
-    def sync_self(self) -> None: ...
     def close(self) -> None: ...
     def __enter__(self) -> Folder: ...
     def __exit__(self, *exc: object) -> None: ...
@@ -140,10 +139,6 @@ class FdFolder:
 
     def chmod_self(self, mode: int) -> None:
         os.fchmod(self.fd, mode)
-
-    def sync_self(self) -> None:
-        """Make the names in this folder durable (a rename's, an unlink's)."""
-        os.fsync(self.fd)
 
     def close(self) -> None:
         os.close(self.fd)
@@ -227,9 +222,6 @@ class PathFolder:
     def chmod_self(self, mode: int) -> None:
         self._still()
         os.chmod(self.path, mode)
-
-    def sync_self(self) -> None:
-        """Nothing to do: Windows opens no folder, and NTFS journals its names itself."""
 
     def close(self) -> None:
         pass

@@ -13,12 +13,10 @@ import os
 import re
 import stat
 from collections.abc import Callable
-from functools import partial
 
 import blake3
 
 from ..errors import Conflict, Unsafe
-from ..fs.atomic import run_together
 from ..fs.folders import Folder, NotAFolder, chmod_fd, is_link, open_dir, open_root
 from ..fs.osflags import O_BINARY, O_CLOEXEC, O_NONBLOCK
 from ..fs.paths import refuse_protected_path
@@ -122,21 +120,11 @@ _is_temp = re.compile(re.escape(TMP_PREFIX) + r"[0-9]+-[0-9a-f]{8}").fullmatch
 
 
 class Applier:
-    """Applies a plan. ``fsync``: each file synced as it is written. ``hold``: each file
-    written and its folder kept open instead, for ``sync`` to make them durable together
-    (or ``release``): a rewind of a few files then waits for about one journal commit,
-    where ``syncfs`` would wait for every other process's unwritten data on that file
-    system too (a build's output, the shadow git's index in the benchmark)."""
-
-    def __init__(self, workspace: str, objects: ObjectStore, fsync: bool,
-                 hold: bool = False) -> None:
+    def __init__(self, workspace: str, objects: ObjectStore, fsync: bool) -> None:
         self.workspace = workspace
         self.objects = objects
         self.fsync = fsync
-        self.hold = hold
         self.done: list[str] = []
-        self._held_fds: list[int] = []
-        self._held_folders: list[Folder] = []
 
     def apply(self, plan: Plan, *, strict: bool = True) -> list[str]:
         """Make each path of ``plan`` its target, if it still holds what it held before.
@@ -282,12 +270,7 @@ class Applier:
                     chmod_fd(fd, os.path.join(dfd.path, tmp), permissions(entry.mode))
                     if self.fsync:
                         os.fsync(fd)
-                except BaseException:
-                    os.close(fd)
-                    raise
-                if self.hold:
-                    self._held_fds.append(fd)
-                else:
+                finally:
                     os.close(fd)
             dfd.rename(tmp, name)
         except BaseException:
@@ -297,32 +280,7 @@ class Applier:
                 pass
             raise
         finally:
-            if self.hold:
-                self._held_folders.append(dfd)
-            else:
-                dfd.close()
-
-    def sync(self) -> bool:
-        """Make the files ``hold`` kept and their names durable, the fsyncs waited for
-        together (``run_together``), then let them go. False if one failed: the caller
-        then syncs another way (``syncfs``)."""
-        try:
-            run_together([*(partial(os.fsync, fd) for fd in self._held_fds),
-                          *(f.sync_self for f in self._held_folders)])
-        except OSError:
-            return False
-        finally:
-            self.release()
-        return True
-
-    def release(self) -> None:
-        """Close what ``hold`` kept (nothing synced)."""
-        fds, self._held_fds = self._held_fds, []
-        folders, self._held_folders = self._held_folders, []
-        for fd in fds:
-            os.close(fd)
-        for f in folders:
-            f.close()
+            dfd.close()
 
     def _parent(self, root: Folder, parts: list[str], path: str) -> Folder:
         """Open the folder that will hold ``path``, turning files in the way into folders."""

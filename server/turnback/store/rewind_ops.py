@@ -20,10 +20,8 @@ from ..fs import winnames
 from ..fs.atomic import syncfs
 from ..fs.locks import file_lock, rw_lock
 from ..fs.namefold import collisions, probe_store
-from ..fs.osflags import DESCRIPTORS
 from ..fs.paths import display, normalize, quote
 from ..models import Checkpoint, RewindResult
-from ..objects.objectstore import SYNC_FILES_MAX
 from ..objects.trees import DIR, LINK, Entry
 from ..rewind import signing
 from ..rewind.apply import Applier, check_conflicts
@@ -170,14 +168,10 @@ class RewindOps(CheckpointOps):
                 "undoOf": undo_of, "plan": plan.to_json(),
             }
             self.oplog.begin(record, fsync=self.config.fsync_commits)
-            # a few files overwritten (no folder made or removed): synced by descriptor
-            hold = (DESCRIPTORS and self.config.fsync_commits and not plan.create
-                    and not plan.remove and len(plan.write) <= SYNC_FILES_MAX)
-            applier = Applier(str(self.workspace), self.objects, False, hold=hold)
+            applier = Applier(str(self.workspace), self.objects, False)
             try:
                 applier.apply(plan)
             except (TurnbackError, OSError) as exc:
-                applier.release()
                 self._roll_back(record, plan.reverse(applier.done), exc)
                 raise
             finally:
@@ -185,10 +179,10 @@ class RewindOps(CheckpointOps):
                 self._own_dirty.update(plan.paths())
             if finish_later:
                 self._unfinished = record
-                self._unfinished_applier = applier
                 head: str | None = f"rw-{op_id}"  # the id _finish gives the event
             else:
-                self._sync_applied(applier)  # the files are down before the rewind is recorded
+                if self.config.fsync_commits:
+                    syncfs(self.workspace)  # the files are down before the rewind is recorded
                 head = self._finish(record)
             return RewindResult(sorted(plan.write), sorted(plan.create), plan.remove, safety.id,
                                 False, mode, label_id, head)
@@ -207,28 +201,14 @@ class RewindOps(CheckpointOps):
             return
         with file_lock(self.root / "locks" / "rewind"), self._mutex:
             record, self._unfinished = self._unfinished, None
-            applier, self._unfinished_applier = self._unfinished_applier, None
             if record is None:
                 return
             pending = self.oplog.pending()
             if pending is None or pending.get("id") != record["id"]:
-                if applier is not None:
-                    applier.release()
                 return  # another process opened the store and finished it (recover)
-            self._sync_applied(applier)
+            if self.config.fsync_commits:
+                syncfs(self.workspace)
             self._finish(record)
-
-    def _sync_applied(self, applier: Applier | None) -> None:
-        """The files a rewind wrote made durable (as the store's policy says) before it is
-        recorded: those the applier held, together; else the whole file system's."""
-        if applier is not None and applier.hold:
-            if not self.config.fsync_commits:
-                applier.release()
-                return
-            if applier.sync():
-                return
-        if self.config.fsync_commits:
-            syncfs(self.workspace)
 
     def _plan(self, current: str, target: str, sel: list[str] | None, partial: bool,
               absent: list[str], unknown: list[str], label: str) -> Plan:

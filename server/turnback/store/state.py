@@ -21,7 +21,6 @@ from ..fs.reading import read_regular
 from ..models import Checkpoint
 from ..objects.objectstore import ObjectStore
 from ..objects.trees import DIR, TreeReader
-from ..rewind.apply import Applier
 from ..rewind.oplog import OpLog
 from ..sessions.backend import SessionBackend
 from ..snapshot.checkpoint_index import CheckpointIndex
@@ -67,7 +66,6 @@ class StoreState:
         # what that scan skipped, when it was a prepare() no checkpoint has committed yet
         self._prepared_skipped: list[JSON] = []
         self._unfinished: JSON | None = None  # a rewind's record, for finish_rewind()
-        self._unfinished_applier: Applier | None = None  # ... and the files it holds to sync
         # why the journal of an interrupted rewind was not applied (see recover())
         self.journal_problem: str | None = None
         self._temporary: list[Path] = []  # Store.memory()'s folders, removed by close()
