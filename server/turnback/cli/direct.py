@@ -54,9 +54,13 @@ def run(req: Request) -> int | None:
             # a one-shot process: a full scan may fork a child to check folders on the
             # other core (``Ctx.open`` says the same to click's commands)
             store.scanner.fork_verify = True
-            printed = _do(store, req)
+            out, err = _do(store, req)
+            if req.verb == "checkpoint":
+                store.close()  # closed, then printed, as the click command does
+            _write(sys.stdout, out)
+            _write(sys.stderr, err)
         finally:
-            store.close()
+            store.close()  # a second close does nothing
     except (TurnbackError, OSError) as exc:
         code, text = cli_text.error(exc) or (1, str(exc))
         _write(sys.stderr, text)
@@ -64,8 +68,6 @@ def run(req: Request) -> int | None:
     except KeyboardInterrupt:
         _write(sys.stderr, "\nAborted!\n")  # as click says it
         return 1
-    _write(sys.stdout, printed[0])
-    _write(sys.stderr, printed[1])
     return 0
 
 
