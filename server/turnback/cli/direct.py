@@ -96,7 +96,8 @@ def _find_workspace() -> Path:
     return Path(find_workspace(None))
 
 
-def _write(stream: TextIO, text: str) -> None:
-    if text:
+def _write(stream: TextIO | None, text: str) -> None:
+    """Print ``text``; nowhere if the process has no such stream (click's ``echo`` too)."""
+    if text and stream is not None:
         stream.write(text)
         stream.flush()
