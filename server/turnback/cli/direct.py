@@ -37,7 +37,7 @@ def run_argv(argv: list[str]) -> int | None:
 
 def run(req: Request) -> int | None:
     """Do ``req`` and print it; the exit code, or None: left to click (nothing done)."""
-    if req.verb not in VERBS or sys.stderr.isatty():
+    if req.verb not in VERBS or (sys.stderr is not None and sys.stderr.isatty()):
         return None
     from pathlib import Path
 
