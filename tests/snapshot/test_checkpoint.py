@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -426,6 +427,54 @@ def test_folder_records_outlive_incremental_checkpoints(store: Store, ws: Path) 
     (ws / "trio" / "c.txt").unlink()
     last = Store.open(ws).checkpoint()
     assert last.tree == plain_scan(ws).tree
+
+
+def test_a_folder_above_an_incremental_change_is_looked_at_again(store: Store,
+                                                                 ws: Path) -> None:
+    """After an incremental checkpoint below it, a folder's file changed unseen (the same
+    size, no watcher told) is read by the next full scan."""
+    write(ws, "top.txt", "top")
+    write(ws, "a/mid.txt", "mid")
+    write(ws, "a/b/deep.txt", "deep")
+    age_tree(ws)
+    store.checkpoint()
+    store.checkpoint()  # every folder recorded
+    age(write(ws, "a/b/deep.txt", "deep, changed"))
+    inc = store.checkpoint(dirty={"a/b/deep.txt"})
+    store.close()
+    age(write(ws, "a/mid.txt", "MID"))  # the same size, no watcher told
+    age(write(ws, "top.txt", "TOP"))
+    cold = Store.open(ws).checkpoint()
+    assert cold.tree == plain_scan(ws).tree != inc.tree
+    assert Store.open(ws).read_file(cold.id, "a/mid.txt") == b"MID"
+
+
+def test_a_file_an_incremental_checkpoint_could_not_read_is_read_by_the_next_full_scan(
+        store: Store, ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file an incremental checkpoint left out (unreadable then, its stat unchanged) is
+    not left out by the next full scan: its folder's record and tree went with that
+    checkpoint (keeping the tree it built there made the full scan reuse it, file and all
+    missing: tried for issue 16)."""
+    write(ws, "a/one.txt", "one")
+    write(ws, "a/two.txt", "two")
+    age_tree(ws)
+    store.checkpoint()
+    store.checkpoint()  # every folder recorded
+    real = store.scanner._hashed
+
+    def unreadable(item: Any) -> Any:
+        return None if item.rel == "a/one.txt" else real(item)
+
+    monkeypatch.setattr(store.scanner, "_hashed", unreadable)
+    inc = store.checkpoint(dirty={"a/one.txt"})  # a spurious event: nothing changed
+    monkeypatch.undo()
+    store.close()
+    assert Store.open(ws).read_file(inc.id, "a/one.txt") is None, "left out"
+    cache = Store.open(ws).scanner.statcache
+    cache.load()
+    assert "a" not in cache.dirrecs and "a" not in cache.dirtrees
+    cold = Store.open(ws).checkpoint()
+    assert cold.tree == plain_scan(ws).tree
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")

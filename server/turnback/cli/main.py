@@ -4,8 +4,9 @@ Light on purpose: a request a running server can do is handed to it first
 (``handoff``, which imports next to nothing); else ``turnback checkpoint`` (and
 ``rewind``, ``undo``: their safety checkpoint scans the same way) forks a child that
 starts checking the workspace's folder records (``prescan.fork_early``),
-and only then imports click and the store (about 40 ms on one core, while the child
-works on the other). The group itself is in ``app``.
+and only then imports the store (about 40 ms on one core, while the child works on
+the other); a plain ``checkpoint``, ``rewind`` or ``undo`` line is then done without
+click (``direct``). The group itself is in ``app``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,12 @@ def main() -> None:
         # done by the server and printed: nothing of this process needs tearing down
         os._exit(code)
     scans = _start_checks(sys.argv[1:])
+    from . import direct
+
+    done = direct.run_argv(sys.argv[1:])
+    if done is not None:
+        _exit_now(done)
+        sys.exit(done)
     from .app import cli
 
     try:

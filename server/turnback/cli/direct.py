@@ -1,0 +1,103 @@
+"""``checkpoint``, ``rewind`` and ``undo`` done by this process without click.
+
+What an agent's hook runs where no server serves the store (no editor open): a fresh
+process whose cost is Python's start, the store's imports and a walk of the workspace.
+click and the other commands' modules are about 10 ms of that on one core, for
+nothing a hook's plain command line needs: the line is read by ``handoff.parse`` (the
+very reading the hand-off trusts, which declines anything click might read
+differently), the store does the work, and ``interchange/cli_text.py`` prints it (the
+bytes and exit codes of the click commands and of a server's answer alike). Anything
+else, ``--help``, an option after the verb or a terminal (click's progress bar), is
+left to click.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from .handoff import Request, parse
+
+TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import TextIO
+
+    from ..interchange.cli_text import Printed
+    from ..store.facade import Store
+
+VERBS = ("checkpoint", "rewind", "undo")
+
+
+def run_argv(argv: list[str]) -> int | None:
+    """``run`` of the command line ``argv`` if ``handoff.parse`` reads it, else None."""
+    req = parse(argv)
+    return run(req) if req is not None else None
+
+
+def run(req: Request) -> int | None:
+    """Do ``req`` and print it; the exit code, or None: left to click (nothing done)."""
+    if req.verb not in VERBS or (sys.stderr is not None and sys.stderr.isatty()):
+        return None
+    from pathlib import Path
+
+    from ..errors import TurnbackError
+    from ..interchange import cli_text
+    from ..store.facade import Store
+
+    try:
+        store = Store.open(Path(req.workspace) if req.workspace else _find_workspace(),
+                           store_dir=req.store,
+                           create=req.verb == "checkpoint"
+                           or bool(os.environ.get("TURNBACK_AUTO_INIT")))
+        try:
+            # a one-shot process: a full scan may fork a child to check folders on the
+            # other core (``Ctx.open`` says the same to click's commands)
+            store.scanner.fork_verify = True
+            out, err = _do(store, req)
+            if req.verb == "checkpoint":
+                store.close()  # closed, then printed, as the click command does
+            _write(sys.stdout, out)
+            _write(sys.stderr, err)
+        finally:
+            store.close()  # a second close does nothing
+    except (TurnbackError, OSError) as exc:
+        code, text = cli_text.error(exc) or (1, str(exc))
+        _write(sys.stderr, text)
+        return code
+    except KeyboardInterrupt:
+        _write(sys.stderr, "\nAborted!\n")  # as click says it
+        return 1
+    return 0
+
+
+def _do(store: Store, req: Request) -> Printed:
+    from ..interchange import cli_text
+
+    dry_run = "dryRun" in req.options
+    if req.verb == "checkpoint":
+        cp = store.checkpoint(label=req.options.get("label"),
+                              session_id=req.options.get("session"),
+                              auto="auto" in req.options)
+        return cli_text.checkpoint(cp.to_json(), req.as_json)
+    if req.verb == "undo":
+        return cli_text.rewind(store.undo(dry_run).to_json(), "undo", req.as_json)
+    res = store.rewind(req.args[0], req.args[1:] or None, req.options.get("mode", "files"),
+                       dry_run)
+    return cli_text.rewind(res.to_json(), "dry run" if dry_run else "rewind", req.as_json)
+
+
+def _find_workspace() -> Path:
+    """The nearest folder upward holding a store, else the current one (``Ctx``'s)."""
+    from pathlib import Path
+
+    from .handoff import find_workspace
+
+    return Path(find_workspace(None))
+
+
+def _write(stream: TextIO | None, text: str) -> None:
+    """Print ``text``; nowhere if the process has no such stream (click's ``echo`` too)."""
+    if text and stream is not None:
+        stream.write(text)
+        stream.flush()

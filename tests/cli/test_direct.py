@@ -1,0 +1,80 @@
+"""``checkpoint``, ``rewind`` and ``undo`` without click (``cli/direct.py``): the same output,
+errors and exit codes as click's commands, and everything else left to click.
+
+A line ``handoff.parse`` reads goes the direct way (``--json`` before the verb); the
+same request with ``--json`` after the verb is click's: each case runs both ways.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from turnback.cli import direct
+from turnback.cli.handoff import parse
+from wsutil import cli_env, run_cli
+
+
+def both(ws: Path, verb: str, *args: str, check: bool | None = True,
+         env: dict[str, str] | None = None) -> tuple[object, object]:
+    """(direct, click): each run's exit code, stderr and JSON output."""
+    def result(*argv: str) -> tuple[int, bytes, object]:
+        p = run_cli(ws, *argv, check=check, env=env)
+        return p.returncode, p.stderr, json.loads(p.stdout) if p.stdout else None
+
+    return result("--json", verb, *args), result(verb, *args, "--json")
+
+
+def test_the_lines_it_takes_and_leaves() -> None:
+    for argv in (["checkpoint", "-m", "x"], ["--json", "rewind", "abc", "a.txt"],
+                 ["-C", "ws", "undo", "--dry-run"]):
+        req = parse(argv)
+        assert req is not None and req.verb in direct.VERBS
+    for argv in (["status"], ["checkpoints"], ["checkpoint", "-m", "x", "--json"],
+                 ["rewind", "--help"]):
+        req = parse(argv)
+        assert req is None or req.verb not in direct.VERBS
+        assert direct.run_argv(argv) is None
+
+
+def test_checkpoint_rewind_undo_print_as_click_does(ws: Path) -> None:
+    (ws / "a.txt").write_text("one\n")
+    (d_cp, _), (c_cp, _) = [(r[2], r[0]) for r in both(ws, "checkpoint", "-m", "first")]
+    assert isinstance(d_cp, dict) and isinstance(c_cp, dict)
+    assert d_cp.keys() == c_cp.keys() and d_cp["files"] == c_cp["files"] == 1
+    assert (d_cp["label"], c_cp["label"]) == ("first", "first")
+    (ws / "a.txt").write_text("two\n")
+    direct_rw = run_cli(ws, "--json", "rewind", d_cp["id"])
+    assert (ws / "a.txt").read_text() == "one\n"
+    (ws / "a.txt").write_text("two\n")
+    click_rw = run_cli(ws, "rewind", d_cp["id"], "--json")
+    d, c = json.loads(direct_rw.stdout), json.loads(click_rw.stdout)
+    assert d.keys() == c.keys() and d["overwritten"] == c["overwritten"] == ["a.txt"]
+    undone = run_cli(ws, "undo")
+    assert undone.stdout.decode().startswith("overwrite a.txt\nundo: 1 file(s); safety")
+    assert (ws / "a.txt").read_text() == "two\n"
+
+
+@pytest.mark.parametrize("args", [("rewind", "nope"), ("undo",), ("rewind", "nope", "../x")])
+def test_errors_and_exit_codes_as_click_gives_them(ws: Path, args: tuple[str, ...]) -> None:
+    run_cli(ws, "init")
+    d, c = both(ws, *args, check=None)
+    assert d == c
+    code, err, out = d  # type: ignore[misc]
+    assert code in (1, 2) and err.startswith(b"turnback: ") and out is None
+
+
+def test_a_checkpoint_made_where_there_is_no_store_yet(ws: Path) -> None:
+    (ws / "f").write_text("x")
+    out = json.loads(run_cli(ws, "--json", "checkpoint").stdout)
+    assert out["files"] == 1 and (ws / ".turnback" / "config.json").exists()
+
+
+def test_session_from_the_environment(ws: Path) -> None:
+    (ws / "f").write_text("x")
+    sid = json.loads(run_cli(ws, "--json", "session", "start", "--title", "t").stdout)["id"]
+    cp = json.loads(run_cli(ws, "--json", "checkpoint",
+                            env=cli_env(TURNBACK_SESSION=sid)).stdout)
+    assert cp["sessionId"] == sid
