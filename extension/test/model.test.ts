@@ -83,6 +83,14 @@ describe('session nodes', () => {
     assert.equal(b.description, 'claude-code · 2 h ago · open');
   });
 
+  it("shows a pulled session's machine and user, and tags it pulled", () => {
+    const pulled = session('s3@laptop-0123abcd', { origin: { machine: 'laptop-0123abcd', user: 'ana', host: 'laptop' } });
+    const [node] = sessionNodes(FOLDER, { sessions: [pulled], total: 1 }, NOW);
+    assert.ok(node?.type === 'session');
+    assert.equal(node.description, 'claude-code · 2 h ago · from ana@laptop');
+    assert.equal(node.contextValue, 'session pulled');
+  });
+
   it('ends with "Load more…" while the server has more', () => {
     const nodes = sessionNodes(FOLDER, { sessions: [session('s1')], total: 250 }, NOW);
     const last = nodes[nodes.length - 1];

@@ -226,7 +226,8 @@ export function sessionNode(folder: string, s: SessionInfo, now: number): Sessio
     label: title,
     description: parts.join(' · '),
     tooltip: sessionTooltip(s),
-    contextValue: 'session',
+    // `pulled`: another machine's (read-only; only that machine can forget it on the remote)
+    contextValue: s.origin !== undefined ? 'session pulled' : 'session',
     collapsible: 'collapsed',
     icon: { id: 'comment-discussion' },
   };
