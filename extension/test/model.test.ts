@@ -314,6 +314,21 @@ describe('checkpoint refs', () => {
     assert.deepEqual(refs.get('c2')?.previous, { id: 'c1', title: 'one' });
     assert.deepEqual(refs.get('c3')?.previous, { id: 'c2', title: 'checkpoint c2' });
   });
+
+  it("compares a pulled checkpoint with its own machine's previous one", () => {
+    const pulled = (id: string, ts: string): Checkpoint => ({ ...cp(id, null, ts, id, 's9@m'), origin: 'laptop-0123abcd' });
+    const refs = checkpointRefs([
+      pulled('p1', '2026-11-21T10:00:00Z'),
+      cp('c1', null, '2026-11-21T10:01:00Z', 'mine'),
+      pulled('p2', '2026-11-21T10:02:00Z'),
+      cp('c2', null, '2026-11-21T10:03:00Z', 'mine too'),
+    ]);
+    assert.deepEqual(refs.get('p2')?.previous, { id: 'p1', title: 'p1' });
+    assert.equal(refs.get('p2')?.origin, 'laptop-0123abcd');
+    assert.equal(refs.get('c1')?.previous, undefined);
+    assert.deepEqual(refs.get('c2')?.previous, { id: 'c1', title: 'mine' });
+    assert.equal(refs.get('c2')?.origin, undefined);
+  });
 });
 
 describe('changed files of a checkpoint', () => {
