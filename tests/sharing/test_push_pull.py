@@ -260,3 +260,21 @@ def test_a_separate_history_remote_and_what_is_where(
     assert as_json(a.cli("--json", "remote", "--unset", "--offline"))["remote"] == "origin"
     bad = b.cli("push", "no-such-remote", check=False)
     assert bad.returncode != 0 and b"not a remote" in bad.stderr
+
+
+def test_every_dry_run_lists_what_the_next_push_sends_redacted(
+        machines: list[Machine], remote: Remote) -> None:
+    a = machines[0]
+    cp = work(a, "keys", {"config.env": "API_TOKEN=s3cr3tvalue9\n", "src/app.py": "x = 1\n"})
+
+    def listed(*args: str) -> set[tuple[str, str]]:
+        return {(r["where"], r["kind"]) for r in as_json(a.cli("--json", "push", *args))
+                ["redactions"]}
+
+    key = (f"checkpoint {cp}: config.env", "Secret Keyword")
+    assert key in listed("--dry-run")
+    assert key in listed("--dry-run"), "a second dry run converts nothing, and still lists it"
+    assert key in listed(), "the push sends it redacted"
+    assert listed("--dry-run") == set(), "sent: nothing is left to list"
+    as_json(a.cli("--json", "push", "--delete"))
+    assert key in listed("--dry-run"), "after --delete the next push sends it all again"
