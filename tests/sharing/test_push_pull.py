@@ -66,6 +66,8 @@ def test_a_teammates_history_arrives_redacted_read_only_and_rewindable(
     a, b = machines[:2]
     write(a.ws, ".gitignore", "private.local\n.turnback/\n")
     write(a.ws, "private.local", "only on this machine\n")
+    write(a.ws, ".turnbackignore", "*.draft\n")
+    write(a.ws, "plan.draft", "not for the team\n")
     cp = work(a, "first", {"src/app.py": "print('hi')\n", "config.env": "API_TOKEN=s3cr3tvalue9\n",
                            "deploy/id_ed25519": PEM},
               prompt=f"use the key {AWS} to deploy")
@@ -82,7 +84,8 @@ def test_a_teammates_history_arrives_redacted_read_only_and_rewindable(
     machine = pushed["machine"]
     files = remote_files(remote, machine, cp)
     assert "private.local" not in files  # ignored: never in a checkpoint, never pushed
-    assert not any(n.startswith(".turnback") for n in files)
+    assert "plan.draft" not in files  # .turnbackignore too
+    assert not any(n.startswith(".turnback/") for n in files)  # the store
     assert files["src/app.py"] == b"print('hi')\n"
     assert b"s3cr3tvalue9" not in files["config.env"]
     assert b"b3BlbnNzaC1rZXkt" not in files["deploy/id_ed25519"]
