@@ -162,12 +162,22 @@ def test_a_push_after_more_turns_sends_only_what_is_new(
     total = git("--git-dir", str(remote.path), "rev-list", "--objects", "--count",
                 f"refs/turnback/{second['machine']}").strip()
     assert second["objects"] < int(total) / 2
+    files_read = pulled_files(b)
     pulled = as_json(b.cli("--json", "pull"))
     assert pulled["machines"][0]["checkpoints"] == 5
+    # each new lib/ names its 30 files: only the 5 new ones are read and stored
+    assert pulled_files(b) - files_read == 5
     # and what the puller fetched: the server packs it with its own settings (pack.useSparse
     # on, git's default), where layout 1, each checkpoint at a path of its own, made git send
     # every file of every new checkpoint again; layout 2's chain shares paths between them
     assert b_fetched(b) - fetched_first < fetched_first / 2
+
+
+def pulled_files(m: Machine) -> int:
+    """How many git blobs a machine's pulls have read into its store (``f`` lines of the
+    object map)."""
+    text = (m.ws / ".turnback" / "share" / "objmap").read_text()
+    return sum(1 for line in text.splitlines() if line.startswith("f"))
 
 
 def b_fetched(m: Machine) -> int:

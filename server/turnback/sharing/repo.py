@@ -105,9 +105,10 @@ class ShareRepo:
         """What became what: ``t|b|l<turnback hash>`` and ``s<session key>`` -> the git
         object pushed, ``c<checkpoint id>`` -> its commit on this machine's chain,
         ``C<commit>`` -> checkpoints on the chain up to it, ``g<git tree>`` -> ``<turnback
-        tree>,<bytes>,<files>`` pulled, ``p<git blob>`` -> ``1`` (a session blob already
-        pulled), ``k<commit>`` -> ``1`` (a pulled checkpoint commit taken). A damaged line
-        is skipped: it only costs converting that object again."""
+        tree>,<bytes>,<files>`` and ``f<git blob>`` -> ``<turnback blob>`` pulled,
+        ``p<git blob>`` -> ``1`` (a session blob already pulled), ``k<commit>`` -> ``1`` (a
+        pulled checkpoint commit taken). A damaged line is skipped: it only costs
+        converting that object again."""
         found: dict[str, str] = {}
         try:
             data = self.map_path.read_bytes()
