@@ -147,7 +147,7 @@ class _Literals:
     """Every gate literal of every rule, found in one pass over a content (and one over its
     lower case) by an Aho-Corasick automaton: ``ahocorasick-rs`` (pinned), the Python
     binding of the Rust ``aho-corasick`` crate (the one ripgrep uses, with its SIMD
-    prefilter). Before it, each of the ~45 literals was its own ``find`` pass over the
+    prefilter). Before it, each of the 49 literals was its own ``find`` pass over the
     content: 42% of a first push went to those and the rules they gate. All occurrences are
     reported (``overlapping``), so what is found is exactly what ``find`` loops would find.
     One-character literals (``.``, ``:``) are in nearly every content: a plain ``in``."""
