@@ -126,15 +126,29 @@ def main() -> None:
     out: dict[str, Any] = {"commit": commit, "workspace": str(ws), "turns": a.turns,
                            "files_per_turn": a.files, "started": time.strftime("%F %T %Z")}
 
-    def commit_all(msg: str) -> None:
+    def commit_all(msg: str, gc: bool = True) -> None:
         subprocess.run(git("add", "-A"), cwd=ws, check=True, env=ENV)
-        subprocess.run(git("commit", "-q", "-m", msg), cwd=ws, check=True, env=ENV)
+        # the automatic gc a commit may start runs before the commit returns, not beside
+        # the timed pushes (detached, it packed the repository while Turnback's push ran)
+        subprocess.run(git("-c", "gc.autoDetach=false", "-c", f"gc.auto={6700 if gc else 0}",
+                           "commit", "-q", "-m", msg), cwd=ws, check=True, env=ENV)
 
-    # the first checkpoint / the first commit (not timed: the store's and git's own figures
-    # are in RESULTS.md's main tables)
+    # the first checkpoint / the first commit: what each side does before its push (the
+    # store's and git's own figures are in RESULTS.md's main tables); git's automatic gc
+    # (it packs the loose objects of the add: git push then reuses what it compressed)
+    # timed apart
+    t = time.perf_counter()
     with Store.open(ws) as s:
         s.checkpoint("first")
-    commit_all("first")
+    out["turnback_checkpoint_first_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    commit_all("first", gc=False)
+    out["git_add_commit_first_s"] = time.perf_counter() - t
+    out["git_gc_first_s"], _ = timed(git("-c", "gc.autoDetach=false", "gc", "--auto", "--quiet"),
+                                     ws)
+    out["git_gc_first_cpu_s"] = CPU["last"]
+    print(json.dumps({k: out[k] for k in ("turnback_checkpoint_first_s", "git_add_commit_first_s",
+                                          "git_gc_first_s", "git_gc_first_cpu_s")}), flush=True)
     phase("first checkpoint", ws, work, out)
     editor = Editor(ws)
     with Store.open(ws) as s:

@@ -180,6 +180,8 @@ export interface Checkpoint {
   files?: number;
   bytes?: number;
   skipped?: { path: string; reason: string; size?: number }[];
+  /** The machine it was pulled from (turnback/pullHistory): its files can be rewound to, not its conversation. */
+  origin?: string;
 }
 
 export interface CheckpointsResult {

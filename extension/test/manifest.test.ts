@@ -155,6 +155,13 @@ describe('tree menus against model context values', () => {
     assert.ok(!shows('turnback.compareWithNow', 'session', inline));
   });
 
+  it("offers Forget Pushed Session on this machine's sessions, not on pulled ones", () => {
+    assert.ok(shows('turnback.forgetPushedSession', 'session', /.*/));
+    assert.ok(!shows('turnback.forgetPushedSession', 'session pulled', /.*/));
+    assert.ok(!shows('turnback.forgetPushedSession', 'event', /.*/));
+    assert.ok(!shows('turnback.forgetPushedSession', 'folder', /.*/));
+  });
+
   it('offers Fork Here on every event, in the context menu', () => {
     assert.ok(shows('turnback.fork', 'event', /.*/));
     assert.ok(shows('turnback.fork', 'event checkpoint offBranch', /.*/));

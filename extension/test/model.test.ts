@@ -83,6 +83,14 @@ describe('session nodes', () => {
     assert.equal(b.description, 'claude-code · 2 h ago · open');
   });
 
+  it("shows a pulled session's machine and user, and tags it pulled", () => {
+    const pulled = session('s3@laptop-0123abcd', { origin: { machine: 'laptop-0123abcd', user: 'ana', host: 'laptop' } });
+    const [node] = sessionNodes(FOLDER, { sessions: [pulled], total: 1 }, NOW);
+    assert.ok(node?.type === 'session');
+    assert.equal(node.description, 'claude-code · 2 h ago · from ana@laptop');
+    assert.equal(node.contextValue, 'session pulled');
+  });
+
   it('ends with "Load more…" while the server has more', () => {
     const nodes = sessionNodes(FOLDER, { sessions: [session('s1')], total: 250 }, NOW);
     const last = nodes[nodes.length - 1];
@@ -305,6 +313,21 @@ describe('checkpoint refs', () => {
     assert.equal(refs.get('c1')?.previous, undefined);
     assert.deepEqual(refs.get('c2')?.previous, { id: 'c1', title: 'one' });
     assert.deepEqual(refs.get('c3')?.previous, { id: 'c2', title: 'checkpoint c2' });
+  });
+
+  it("compares a pulled checkpoint with its own machine's previous one", () => {
+    const pulled = (id: string, ts: string): Checkpoint => ({ ...cp(id, null, ts, id, 's9@m'), origin: 'laptop-0123abcd' });
+    const refs = checkpointRefs([
+      pulled('p1', '2026-11-21T10:00:00Z'),
+      cp('c1', null, '2026-11-21T10:01:00Z', 'mine'),
+      pulled('p2', '2026-11-21T10:02:00Z'),
+      cp('c2', null, '2026-11-21T10:03:00Z', 'mine too'),
+    ]);
+    assert.deepEqual(refs.get('p2')?.previous, { id: 'p1', title: 'p1' });
+    assert.equal(refs.get('p2')?.origin, 'laptop-0123abcd');
+    assert.equal(refs.get('c1')?.previous, undefined);
+    assert.deepEqual(refs.get('c2')?.previous, { id: 'c1', title: 'mine' });
+    assert.equal(refs.get('c2')?.origin, undefined);
   });
 });
 

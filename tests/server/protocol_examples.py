@@ -178,6 +178,8 @@ def record(ws: Path) -> dict[str, list[dict[str, Any]]]:
     remote = ws.parent / "history.git"  # a team's remote, here a bare repository beside it
     subprocess.run(["git", "init", "--quiet", "--bare", str(remote)], check=True)
     call("turnback/pushHistory", "turnback/pushHistory", {"remote": str(remote), "dryRun": True})
+    call("turnback/pushHistory: forget a session", "turnback/pushHistory",
+         {"remote": str(remote), "forget": [sid]})
     call("turnback/pullHistory", "turnback/pullHistory", {"remote": str(remote)})
     call("error: invalid params", "turnback/rewind", {"checkpoint": cp1["id"], "mode": "all"})
     call("error: not found", "turnback/session", {"sessionId": "20250101T000000-ffffff"})

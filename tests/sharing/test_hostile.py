@@ -119,6 +119,12 @@ CASES = {
     # layout 2: the same checks on a checkpoint chain's commits, and the chain itself
     "v2-dotdot": lambda c: c.history2("evil-00000021", c.files({b"..": {b"x": b"x"}})),
     "v2-dotgit": lambda c: c.history2("evil-00000022", c.files({b".git": {b"config": b"x"}})),
+    # deeper down, where only the entry's own name is checked again: an NTFS short name, and
+    # a backslash (a folder separator on Windows) leading into .git
+    "v2-short-name": lambda c: c.history2("evil-00000028", c.files({b"src": {b"lib": {
+        b"GIT~1": {b"config": b"x"}}}})),
+    "v2-backslash": lambda c: c.history2("evil-00000029", c.files({b"src": {
+        b".git\\hooks": b"x"}})),
     "v2-huge-blob": lambda c: c.history2("evil-00000023", c.files({b"big": b"\0" * (CAP + 1)})),
     "v2-store-path": lambda c: c.history2("evil-00000024", c.files({b".turnback": {
         b"config.json": b"{}"}})),
@@ -155,7 +161,8 @@ def test_a_hostile_history_is_refused_with_nothing_written(
 
 
 @pytest.mark.parametrize("case", ["dotdot", "dotgit", "dotgit-case", "nul-name", "slash-name",
-                                  "store-path", "v2-dotdot", "v2-dotgit", "v2-store-path"])
+                                  "store-path", "v2-dotdot", "v2-dotgit", "v2-store-path",
+                                  "v2-short-name", "v2-backslash"])
 def test_turnbacks_own_checks_refuse_what_gits_fsck_would(case: str, tmp_path: Path) -> None:
     """git's fsck refuses these names on fetch (above); Turnback's own checks do not rely on
     it (a git built or configured otherwise): the history is crafted straight into the

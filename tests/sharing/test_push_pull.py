@@ -66,6 +66,8 @@ def test_a_teammates_history_arrives_redacted_read_only_and_rewindable(
     a, b = machines[:2]
     write(a.ws, ".gitignore", "private.local\n.turnback/\n")
     write(a.ws, "private.local", "only on this machine\n")
+    write(a.ws, ".turnbackignore", "*.draft\n")
+    write(a.ws, "plan.draft", "not for the team\n")
     cp = work(a, "first", {"src/app.py": "print('hi')\n", "config.env": "API_TOKEN=s3cr3tvalue9\n",
                            "deploy/id_ed25519": PEM},
               prompt=f"use the key {AWS} to deploy")
@@ -82,7 +84,8 @@ def test_a_teammates_history_arrives_redacted_read_only_and_rewindable(
     machine = pushed["machine"]
     files = remote_files(remote, machine, cp)
     assert "private.local" not in files  # ignored: never in a checkpoint, never pushed
-    assert not any(n.startswith(".turnback") for n in files)
+    assert "plan.draft" not in files  # .turnbackignore too
+    assert not any(n.startswith(".turnback/") for n in files)  # the store
     assert files["src/app.py"] == b"print('hi')\n"
     assert b"s3cr3tvalue9" not in files["config.env"]
     assert b"b3BlbnNzaC1rZXkt" not in files["deploy/id_ed25519"]
@@ -159,12 +162,22 @@ def test_a_push_after_more_turns_sends_only_what_is_new(
     total = git("--git-dir", str(remote.path), "rev-list", "--objects", "--count",
                 f"refs/turnback/{second['machine']}").strip()
     assert second["objects"] < int(total) / 2
+    files_read = pulled_files(b)
     pulled = as_json(b.cli("--json", "pull"))
     assert pulled["machines"][0]["checkpoints"] == 5
+    # each new lib/ names its 30 files: only the 5 new ones are read and stored
+    assert pulled_files(b) - files_read == 5
     # and what the puller fetched: the server packs it with its own settings (pack.useSparse
     # on, git's default), where layout 1, each checkpoint at a path of its own, made git send
     # every file of every new checkpoint again; layout 2's chain shares paths between them
     assert b_fetched(b) - fetched_first < fetched_first / 2
+
+
+def pulled_files(m: Machine) -> int:
+    """How many git blobs a machine's pulls have read into its store (``f`` lines of the
+    object map)."""
+    text = (m.ws / ".turnback" / "share" / "objmap").read_text()
+    return sum(1 for line in text.splitlines() if line.startswith("f"))
 
 
 def b_fetched(m: Machine) -> int:
@@ -260,3 +273,21 @@ def test_a_separate_history_remote_and_what_is_where(
     assert as_json(a.cli("--json", "remote", "--unset", "--offline"))["remote"] == "origin"
     bad = b.cli("push", "no-such-remote", check=False)
     assert bad.returncode != 0 and b"not a remote" in bad.stderr
+
+
+def test_every_dry_run_lists_what_the_next_push_sends_redacted(
+        machines: list[Machine], remote: Remote) -> None:
+    a = machines[0]
+    cp = work(a, "keys", {"config.env": "API_TOKEN=s3cr3tvalue9\n", "src/app.py": "x = 1\n"})
+
+    def listed(*args: str) -> set[tuple[str, str]]:
+        return {(r["where"], r["kind"]) for r in as_json(a.cli("--json", "push", *args))
+                ["redactions"]}
+
+    key = (f"checkpoint {cp}: config.env", "Secret Keyword")
+    assert key in listed("--dry-run")
+    assert key in listed("--dry-run"), "a second dry run converts nothing, and still lists it"
+    assert key in listed(), "the push sends it redacted"
+    assert listed("--dry-run") == set(), "sent: nothing is left to list"
+    as_json(a.cli("--json", "push", "--delete"))
+    assert key in listed("--dry-run"), "after --delete the next push sends it all again"

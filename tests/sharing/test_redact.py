@@ -94,7 +94,8 @@ def test_the_gated_scan_finds_what_every_expression_everywhere_finds() -> None:
     extra = ["1234567890:" + "A" * 35, "M" + "a" * 24 + ".abcdef." + "b" * 27,
              "0123456789abcdef0123456789abcdef-us12", "XOXB-1-abc", "Token: 'abcdefgh12'",
              "aws_secret = '" + "a" * 40 + "'", "DB_PASSWORD=hunter2hunter2\n",
-             "https://bob:pa55word1@example.com/x", "İstanbul token='abcdefgh12'"]
+             "https://bob:pa55word1@example.com/x", "İstanbul token='abcdefgh12'",
+             "café € token='abcdefgh12' AKIAIOSFODNN7EXAMPLE"]
     secrets = list(SECRETS.values()) + extra
     words = ["def", "token", "(", ")", ":", "=", "'", "\n", "return", "x1", "AC", "SK",
              "-us", ".", "ghp", "Password", "key", " ", "12345678", "api_key", "://"]

@@ -11,7 +11,7 @@ import { compareWithNow, compareWithPrevious, openChange } from './compare';
 import { agentHooks } from './hooks';
 import { restoreFile, rewindHere, rewindPick, undoRewind } from './rewind';
 import { copyId, createCheckpoint, fork, importSessions, searchSessions, showSession } from './sessions';
-import { pullHistory, pushHistory } from './sharing';
+import { forgetPushedSession, pullHistory, pushHistory } from './sharing';
 import { collectGarbage, openStoreFolder, restartServer } from './store';
 import { importFound, startRecording } from './firstRun';
 import { restoreVersion, revealTurn, showFileHistory } from './history';
@@ -39,6 +39,7 @@ export function registerCommands(services: Services): vscode.Disposable[] {
     'turnback.removeAgentHooks': (arg) => agentHooks(services, arg, 'uninstall'),
     'turnback.pushHistory': (arg) => pushHistory(services, arg),
     'turnback.pullHistory': (arg) => pullHistory(services, arg),
+    'turnback.forgetPushedSession': (arg) => forgetPushedSession(services, arg),
     'turnback.openStoreFolder': (arg) => openStoreFolder(services, arg),
     'turnback.restartServer': () => restartServer(services),
     'turnback.copyId': (arg) => copyId(arg),

@@ -115,7 +115,8 @@ export async function rewindTo(services: Services, target: CheckpointTarget, arg
   if (folder === undefined) {
     return;
   }
-  const mode = modeArg(arg) ?? (await pickMode());
+  // a pulled checkpoint's conversation is the teammate's: its files are what can be rewound to
+  const mode = modeArg(arg) ?? (target.checkpoint.origin !== undefined ? 'files' : await pickMode());
   if (mode === undefined) {
     return;
   }

@@ -80,7 +80,7 @@ export async function fork(services: Services, arg: unknown): Promise<void> {
   }
 }
 
-function sessionItem(s: SessionInfo, now: number): vscode.QuickPickItem & { session: SessionInfo } {
+export function sessionItem(s: SessionInfo, now: number): vscode.QuickPickItem & { session: SessionInfo } {
   const stats = s.stats;
   const counts =
     stats !== undefined

@@ -66,6 +66,8 @@ export interface CheckpointRef {
   /** The checkpoint taken just before it in this folder; absent for the first. */
   previous?: { id: string; title: string };
   files?: number;
+  /** Pulled from this machine: files only (its conversation is the teammate's). */
+  origin?: string;
 }
 
 export interface EventNode extends BaseNode {
@@ -226,7 +228,8 @@ export function sessionNode(folder: string, s: SessionInfo, now: number): Sessio
     label: title,
     description: parts.join(' · '),
     tooltip: sessionTooltip(s),
-    contextValue: 'session',
+    // `pulled`: another machine's (read-only; only that machine can forget it on the remote)
+    contextValue: s.origin !== undefined ? 'session pulled' : 'session',
     collapsible: 'collapsed',
     icon: { id: 'comment-discussion' },
   };
@@ -350,16 +353,20 @@ export function placeEvents(events: readonly SessionEvent[], head: string | null
 export function checkpointRefs(all: readonly Checkpoint[]): Map<string, CheckpointRef> {
   const sorted = [...all].sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : 0));
   const refs = new Map<string, CheckpointRef>();
-  let prev: CheckpointRef | undefined;
+  // the previous checkpoint of the same machine: a teammate's pulled checkpoint is compared
+  // with the one the teammate took before it, not with whatever this machine took meanwhile
+  const prev = new Map<string, CheckpointRef>();
   for (const cp of sorted) {
+    const before = prev.get(cp.origin ?? '');
     const ref: CheckpointRef = {
       id: cp.id,
       title: checkpointTitle(cp),
-      previous: prev ? { id: prev.id, title: prev.title } : undefined,
+      previous: before ? { id: before.id, title: before.title } : undefined,
       files: cp.files,
+      ...(cp.origin !== undefined ? { origin: cp.origin } : {}),
     };
     refs.set(cp.id, ref);
-    prev = ref;
+    prev.set(cp.origin ?? '', ref);
   }
   return refs;
 }

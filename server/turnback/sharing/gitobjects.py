@@ -79,9 +79,15 @@ class ObjectWriter:
             return name
         self._blobs.add(name)
         if self._proc is None:
+            # --depth=0: fast-import would try each blob as a delta of the one before it (an
+            # unrelated file, mostly: 15,000 files, 1.4 CPU s more and a 0.7% larger push).
+            # One process, one pack: the push's pack-objects takes two whole objects of one
+            # pack as already tried against each other, so a first push sends them whole and
+            # does no delta search (two packs, measured: 1.6 CPU s more for the push, 0.1%
+            # fewer bytes); a file's later versions land in later packs and become deltas.
             self._proc = subprocess.Popen(
                 [git_binary(), "--git-dir", str(self.git_dir), "fast-import", "--quiet",
-                 "--done"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                 "--depth=0", "--done"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE)
         assert self._proc.stdin is not None
         try:

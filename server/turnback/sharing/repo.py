@@ -1,7 +1,8 @@
 """The store's private bare git repository, ``<store>/share/git``: where pushes are built
 and pulls land before they are checked. It also keeps this store's machine id, the chosen
-history remote, and the memory of which Turnback object became which git object (so a
-push after 100 more turns converts only what is new).
+history remote, the memory of which Turnback object became which git object (so a
+push after 100 more turns converts only what is new), and what the conversions redacted
+(so every dry run lists what the next push sends redacted, not only what it converted).
 """
 
 from __future__ import annotations
@@ -9,6 +10,9 @@ from __future__ import annotations
 import os
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Any
+
+import orjson
 
 from ..fs import privacy
 from ..fs.locks import rw_lock
@@ -20,6 +24,8 @@ CHAIN_REF = "refs/turnback-local/checkpoints"  # the tip of this machine's check
 SCRATCH_REF = "refs/turnback-local/building"  # fast-import's, while it writes checkpoints
 FORGOTTEN_KEY = "turnback.forgotten"  # sessions never pushed again (git config, one a value)
 REWRITTEN_KEY = "turnback.rewritten"  # set: the next push replaces the remote's chain
+SENT_KEY = "turnback.redactionsSent"  # how many lines of share/redactions a push has sent
+MAX_REDACTIONS_READ = 16 << 20  # bytes of share/redactions read at most
 PULLED = "refs/turnback-pulled/"  # what the last pull fetched, per machine
 IMPORTED = "refs/turnback-imported/"  # the commit of each machine already in the store
 
@@ -99,9 +105,10 @@ class ShareRepo:
         """What became what: ``t|b|l<turnback hash>`` and ``s<session key>`` -> the git
         object pushed, ``c<checkpoint id>`` -> its commit on this machine's chain,
         ``C<commit>`` -> checkpoints on the chain up to it, ``g<git tree>`` -> ``<turnback
-        tree>,<bytes>,<files>`` pulled, ``p<git blob>`` -> ``1`` (a session blob already
-        pulled), ``k<commit>`` -> ``1`` (a pulled checkpoint commit taken). A damaged line
-        is skipped: it only costs converting that object again."""
+        tree>,<bytes>,<files>`` and ``f<git blob>`` -> ``<turnback blob>`` pulled,
+        ``p<git blob>`` -> ``1`` (a session blob already pulled), ``k<commit>`` -> ``1`` (a
+        pulled checkpoint commit taken). A damaged line is skipped: it only costs
+        converting that object again."""
         found: dict[str, str] = {}
         try:
             data = self.map_path.read_bytes()
@@ -135,3 +142,57 @@ class ShareRepo:
             os.write(fd, data)
         finally:
             os.close(fd)
+
+    # -- what conversions redacted, and how much of it a push has sent ---------------------
+    # share/redactions: one JSON line {where, kind, line} per redaction a conversion made,
+    # appended; turnback.redactionsSent: up to which byte of it a push has sent. Content is
+    # converted once (the object map), often by a dry run, so the lines after that byte are
+    # what the next push sends redacted.
+
+    def add_redactions(self, items: list[dict[str, Any]]) -> None:
+        if not items:
+            return
+        data = b"".join(orjson.dumps(i) + b"\n" for i in items)
+        fd = os.open(self.folder / "redactions", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+
+    def unsent_redactions(self) -> list[dict[str, Any]]:
+        """The redactions of content converted since the last push, each listed once (at
+        most MAX_REDACTIONS_READ bytes of them); a line that does not parse is skipped."""
+        sent = self.config(SENT_KEY)
+        start = int(sent) if sent is not None and sent.isdigit() else 0
+        try:
+            with open(self.folder / "redactions", "rb") as f:
+                if start > os.fstat(f.fileno()).st_size:
+                    start = 0  # a file made again since: all of it is unsent
+                f.seek(start)
+                data = f.read(MAX_REDACTIONS_READ)
+        except FileNotFoundError:
+            return []
+        out: list[dict[str, Any]] = []
+        seen = set()
+        for line in data.split(b"\n"):
+            try:
+                item = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            if not (isinstance(item, dict) and isinstance(item.get("where"), str)
+                    and isinstance(item.get("kind"), str) and isinstance(item.get("line"), int)):
+                continue
+            key = (item["where"], item["kind"], item["line"])
+            if key not in seen:
+                seen.add(key)
+                out.append({"where": key[0], "kind": key[1], "line": key[2]})
+        return out
+
+    def mark_redactions_sent(self, everything: bool = True) -> None:
+        """A push sent what was converted (``everything``), or nothing of it is on the
+        remote any more (a deleted history: the next push sends it all again)."""
+        try:
+            size = (self.folder / "redactions").stat().st_size if everything else 0
+        except FileNotFoundError:
+            size = 0
+        self.set_config(SENT_KEY, str(size))

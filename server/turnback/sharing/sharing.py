@@ -40,6 +40,7 @@ def push(store: Store, remote: str | None = None, dry_run: bool = False,
             repo.set_ref(CHAIN_REF, None)
             repo.drop_map(("c", "C"))
         built = export.build(store, repo, fresh=rewrite and not dry_run)
+        repo.add_redactions([r.to_json() for r in built.redactions])
         there = transport.remote_refs(repo, target.url).get(built.machine)
         out: JSON = {
             "remote": target.given, "url": target.url, "machine": built.machine,
@@ -47,11 +48,15 @@ def push(store: Store, remote: str | None = None, dry_run: bool = False,
             "checkpoints": built.checkpoints, "newCheckpoints": built.new_checkpoints,
             "commit": built.commit, "dryRun": dry_run, "replaces": rewrite,
             "forgotten": sorted(repo.forgotten() | set(forget or [])),
-            "redactions": [r.to_json() for r in built.redactions], "objects": 0, "bytes": 0,
+            # what this push sends redacted: converted by it or by a dry run before it
+            "redactions": repo.unsent_redactions(), "objects": 0, "bytes": 0,
             "upToDate": built.commit is None or built.commit == there,
         }
         if out["upToDate"]:
             repo.set_config(REWRITTEN_KEY, None)
+            if not dry_run:
+                repo.mark_redactions_sent()
+            out["redactions"] = []
             return out
         assert built.commit is not None
         exclude = [there] if there is not None and repo.has(there) else []
@@ -62,6 +67,7 @@ def push(store: Store, remote: str | None = None, dry_run: bool = False,
             repo, target.url, built.commit, built.machine, exclude,
             lease=there if rewrite else None, replace=rewrite)
         repo.set_config(REWRITTEN_KEY, None)
+        repo.mark_redactions_sent()
         return out
 
 
@@ -80,6 +86,7 @@ def delete(store: Store, remote: str | None = None) -> JSON:
         repo.set_ref(CHAIN_REF, None)
         repo.drop_map(("c", "C"))
         repo.set_config(REWRITTEN_KEY, None)
+        repo.mark_redactions_sent(everything=False)  # the next push sends it all again
         return {"remote": target.given, "url": target.url, "machine": machine,
                 "ref": REF_PREFIX + machine, "deleted": there is not None}
 
