@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from pathlib import Path
 
@@ -134,6 +134,13 @@ def atomic_write(path: Path, data: bytes, *, fsync: bool = True, mode: int = FIL
     The defaults suit the store (a 0600 file, missing folders 0700); a file written for
     the user elsewhere passes its ``mode`` and ``private_dirs=False`` (umask applies).
     """
+    atomic_write_chunks(path, (data,), fsync=fsync, mode=mode, private_dirs=private_dirs)
+
+
+def atomic_write_chunks(path: Path, chunks: Iterable[bytes | memoryview], *, fsync: bool = True,
+                        mode: int = FILE_MODE, private_dirs: bool = True) -> None:
+    """``atomic_write`` of the concatenation of ``chunks``, written as they come: a file
+    made of parts (the stat cache's, 70 MB at 500,000 files) is never joined in memory."""
     if private_dirs:
         make_dir(path.parent)
     else:
@@ -141,10 +148,11 @@ def atomic_write(path: Path, data: bytes, *, fsync: bool = True, mode: int = FIL
     tmp = path.parent / f"{TMP_PREFIX}{path.name}.{os.getpid()}.{os.urandom(4).hex()}"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_BINARY, mode)
     try:
-        view = memoryview(data)
-        while view:
-            n = os.write(fd, view)
-            view = view[n:]
+        for chunk in chunks:
+            view = memoryview(chunk)
+            while view:
+                n = os.write(fd, view)
+                view = view[n:]
         if fsync:
             os.fsync(fd)
     except BaseException:
