@@ -119,7 +119,7 @@ class TreeBuilding(Hashing):
         if reused is not None:
             # the files are those of the last full scan's tree; only folders below changed
             assert prev is not None
-            for name, entry in self.trees.get(prev[0]).items():
+            for name, entry in self.trees.get(prev[0], remember=not (full and write)).items():
                 if entry.mode != DIR:
                     tree[name] = entry
                     files += 1
@@ -149,7 +149,8 @@ class TreeBuilding(Hashing):
                 nbytes += item.size
                 names.append(name)
             tree[name] = item
-        h, data = self.trees.name(tree, node.base, node.changed)
+        h, data = self.trees.name(tree, node.base, node.changed,
+                                     remember=not (full and write))
         if write and (prev is None or prev[0] != h):
             # unchanged trees are known to be stored: no look-up among all objects
             self.trees.put_encoded(h, data)
