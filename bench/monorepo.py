@@ -3,7 +3,7 @@
 For each size (files outside ``node_modules/``; an ignored ``node_modules/`` of 40% more
 files) it generates a workspace under ``--work`` (up to 50,000 files: one package per 10
 files, about five folders each, SPEC's folders; from 500,000 files the issue's "deeper tree":
-21,000 folders a 500,000 files nested up to 8 deep, one package per 100 files), then measures, as
+21,000 folders per 500,000 files, nested up to 8 deep, one package per 100 files), then measures, as
 separate processes so each peak RSS (``/usr/bin/time -f %M``) is that step's alone:
 
 - Turnback's first ``turnback checkpoint`` (CLI, fresh store), the one after it (``noop``:
