@@ -83,7 +83,7 @@ class Scanner(TreeBuilding):
         self._results = {}
         self._unreadable = []
         if full or base is None:
-            if (self.fork_verify or self.spawn_verify) and write:
+            if self.fork_verify and write:
                 self._verified = self._preverify()
             self.statcache.begin_full()
             self._streaming, self._progress = True, progress
@@ -137,8 +137,6 @@ class Scanner(TreeBuilding):
         checker = early
         if checker is None and prescan.can_fork():
             checker = prescan.fork_checker(workspace, folders, cache.dirrecs)
-        elif checker is None and self.spawn_verify:
-            checker = prescan.spawn_checker(workspace, folders, cache.dirrecs)
         return checker.finish(folders, cache.dirrecs) if checker is not None else {}
 
     def save_cache(self) -> None:
