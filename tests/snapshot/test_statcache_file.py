@@ -134,3 +134,20 @@ def test_a_loaded_file_cut_short_underneath_costs_a_re_read(store: Store, ws: Pa
     assert cp.tree == plain_scan(ws).tree != first.tree
     with Store.open(ws) as third:
         assert third.scanner.scan().tree == cp.tree
+
+
+def test_rows_of_an_incremental_scan_are_kept_for_folders_it_did_not_unpack(
+        store: Store, ws: Path) -> None:
+    _workspace(ws)
+    store.checkpoint()
+    store.checkpoint()  # records every folder: the next full scan reads no file
+    changed = ["d0/sub0/f0.txt", "d1/sub1/f1.txt", "d2/sub0/f2.txt"]
+    for rel in changed:
+        write(ws, rel, f"changed {rel}")
+        age(ws / rel)
+    cp = store.checkpoint(dirty=changed)  # incremental: rows added to folders left packed
+    assert cp.tree == plain_scan(ws).tree
+    store.close()  # saves what throttled incremental saves held back
+    with Store.open(ws) as again:
+        res = again.scanner.scan()
+    assert (res.tree, res.read) == (cp.tree, 0), "the changed files' rows were saved"

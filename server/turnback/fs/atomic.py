@@ -138,15 +138,20 @@ def atomic_write(path: Path, data: bytes, *, fsync: bool = True, mode: int = FIL
 
 
 def atomic_write_chunks(path: Path, chunks: Iterable[bytes | memoryview], *, fsync: bool = True,
-                        mode: int = FILE_MODE, private_dirs: bool = True) -> None:
+                        mode: int = FILE_MODE, private_dirs: bool = True,
+                        keep_open: bool = False) -> int | None:
     """``atomic_write`` of the concatenation of ``chunks``, written as they come: a file
-    made of parts (the stat cache's, 70 MB at 500,000 files) is never joined in memory."""
+    made of parts (the stat cache's, 70 MB at 500,000 files) is never joined in memory.
+    ``keep_open``: returns a descriptor open on the file written (for reading; the caller
+    closes it), whatever is renamed over ``path`` later."""
     if private_dirs:
         make_dir(path.parent)
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f"{TMP_PREFIX}{path.name}.{os.getpid()}.{os.urandom(4).hex()}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_BINARY, mode)
+    flags = os.O_RDWR if keep_open else os.O_WRONLY
+    fd = os.open(tmp, flags | os.O_CREAT | os.O_EXCL | O_BINARY, mode)
+    closed = False
     try:
         for chunk in chunks:
             view = memoryview(chunk)
@@ -155,17 +160,13 @@ def atomic_write_chunks(path: Path, chunks: Iterable[bytes | memoryview], *, fsy
                 view = view[n:]
         if fsync:
             os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    os.close(fd)
-    try:
+        if not keep_open:
+            closed = True
+            os.close(fd)
         os.replace(tmp, path)
     except BaseException:
+        if not closed:
+            os.close(fd)
         try:
             os.unlink(tmp)
         except OSError:
@@ -173,3 +174,4 @@ def atomic_write_chunks(path: Path, chunks: Iterable[bytes | memoryview], *, fsy
         raise
     if fsync:
         fsync_dir(path.parent)
+    return fd if keep_open else None
