@@ -46,6 +46,24 @@ _U32_2 = struct.Struct("<II")
 _PREAD = hasattr(os, "pread")
 
 
+class _Held:
+    """A descriptor closed with its last reference, as a mapping is: a cache dropped
+    without ``close`` (a store let go of) must not keep its file's disk space."""
+
+    __slots__ = ("fd",)
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            fd, self.fd = self.fd, -1
+            os.close(fd)
+
+    def __del__(self) -> None:
+        self.close()
+
+
 def _buffered(chunks: Iterable[bytes]) -> Iterator[bytes]:
     """``chunks`` gathered into writes of about ``_CHUNK`` (a folder's paths are a few
     hundred bytes: one write each would be 40,000 system calls at 500,000 files)."""
@@ -81,7 +99,7 @@ class StatCache:
         self.path = path
         # the loaded file, which spans point into: held open and read where needed (POSIX),
         # or its bytes (where there is no ``pread``)
-        self._file: int | None = None
+        self._file: _Held | None = None
         self._data = b""
         self._keys_at = 0  # where its paths start in it
         self._rows_at = 0  # ... and its rows
@@ -126,7 +144,7 @@ class StatCache:
             fd = open_regular(self.path)
             st = os.fstat(fd)
             if _PREAD:
-                self._file, fd = fd, None
+                self._file, fd = _Held(fd), None
             else:
                 with os.fdopen(fd, "rb") as f:
                     fd = None
@@ -160,7 +178,7 @@ class StatCache:
     def _read(self, at: int, n: int) -> bytes:
         """``n`` bytes of the loaded file from ``at`` (ValueError if it is shorter)."""
         if self._file is not None:
-            got = os.pread(self._file, n, at)
+            got = os.pread(self._file.fd, n, at)
         else:
             got = self._data[at: at + n]
         if len(got) != n:
@@ -169,7 +187,7 @@ class StatCache:
 
     def _forget_rows(self) -> None:
         if self._file is not None:
-            os.close(self._file)
+            self._file.close()
             self._file = None
         self._data, self._keys_at, self._rows_at = b"", 0, 0
         self._packed, self._live, self._was, self._added = {}, {}, {}, {}
@@ -451,8 +469,8 @@ class StatCache:
             return
         if fd is not None:
             if self._file is not None:
-                os.close(self._file)
-            self._file, self._data = fd, b""
+                self._file.close()
+            self._file, self._data = _Held(fd), b""
             self._keys_at = sum(len(h) for h in head)
             self._rows_at = self._keys_at + klen
             self._packed = {folder: (a, b, c, d) for folder, (a, b, c, d) in spans.items()}
