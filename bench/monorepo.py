@@ -246,9 +246,9 @@ def plot(results: dict[str, Any], png: Path) -> None:
                                ("git", "shadow git", "tab:red")):
         for phase, style in (("first", "-o"), ("noop", "--s")):
             mem.plot(xs, [r[f"{side}_{phase}_mb"] for r in rows], style, color=color,
-                     label=f"{label}, {'first' if phase == 'first' else 'no-op'}")
+                     label=f"{label}, {'first' if phase == 'first' else 'next (no-op)'}")
             secs.plot(xs, [r[f"{side}_{phase}_s"] for r in rows], style, color=color,
-                      label=f"{label}, {'first' if phase == 'first' else 'no-op'}")
+                      label=f"{label}, {'first' if phase == 'first' else 'next (no-op)'}")
     mem.plot(xs, [r["srv_hwm_mb"] for r in rows], ":^", color="tab:green",
              label="Turnback server, VmHWM")
     for ax, what in ((mem, "peak RSS (MB)"), (secs, "time (s)")):
