@@ -6,6 +6,7 @@ default; another commit's ``git archive REF server`` output, or a copy with a ch
 in turn, ``--rounds`` times, interleaved with the CLI: the same machine load for all.
 
     python bench/startup_walks.py WORKSPACE [PACKAGE_FOLDER ...] [--rounds 3]
+    python bench/startup_walks.py WORKSPACE --parts     # the watcher's set-up, then the walk
 
 The workspace must have a store already (two CLI checkpoints: the second records the folder
 listings every later full scan trusts).
@@ -59,14 +60,43 @@ def cli(ws: Path, code: Path) -> tuple[float, float]:
     return time.perf_counter() - t0, load
 
 
+def parts(ws: Path, code: Path) -> None:
+    """Where a server's start-up goes, in this process: the inotify watcher laying its
+    watches, then a full scan without a pre-check (the server's start-up walk)."""
+    sys.path.insert(0, str(code))
+    from turnback import Store
+    from turnback.server.dirty import DirtyTracker
+    from turnback.server.inotify_watch import InotifyWatcher
+
+    t0 = time.perf_counter()
+    w = InotifyWatcher(ws, ws / ".turnback", DirtyTracker(), lambda s, c: None)
+    w.start()
+    w.wait_ready(300)
+    up = time.perf_counter() - t0
+    watches = w.watch_count
+    w.stop()
+    with Store.open(ws) as store:
+        t1 = time.perf_counter()
+        store.scanner.scan(save_cache=False)
+        walk = time.perf_counter() - t1
+    print(f"watcher up {up:.2f} s ({watches:,} watches); full scan without a pre-check "
+          f"{walk:.2f} s; load {os.getloadavg()[0]:.1f}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("workspace", type=Path)
     ap.add_argument("code", type=Path, nargs="*", default=[HERE.parent / "server"])
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--parts", action="store_true",
+                    help="only time the watcher's set-up and the walk, in this process")
     a = ap.parse_args()
     ws = a.workspace.resolve()
     codes = [c.resolve() for c in a.code]
+    if a.parts:
+        for _ in range(a.rounds):
+            parts(ws, codes[0])
+        return
     got: dict[str, list[tuple[float, ...]]] = {}
     for r in range(a.rounds):
         for code in codes:
