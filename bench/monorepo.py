@@ -1,9 +1,10 @@
-"""Big workspaces: memory, time and inotify watches against the workspace's size (issue 23).
+"""Big workspaces: memory, time and inotify watches against the workspace's size (issues 23, 16).
 
 For each size (files outside ``node_modules/``; an ignored ``node_modules/`` of 40% more
-files in one package per 10 of them, about five folders each) it generates a workspace
-under ``bench/work/``, then measures, as separate processes so each peak RSS
-(``/usr/bin/time -f %M``) is that step's alone:
+files) it generates a workspace under ``--work`` (up to 50,000 files: one package per 10
+files, about five folders each, SPEC's folders; from 500,000 files the issue's "deeper tree":
+21,000 folders per 500,000 files, nested up to 8 deep, one package per 100 files), then measures, as
+separate processes so each peak RSS (``/usr/bin/time -f %M``) is that step's alone:
 
 - Turnback's first ``turnback checkpoint`` (CLI, fresh store), the one after it (``noop``:
   nothing changed, the first to look up the stat cache) and a later no-op (``later``);
@@ -11,22 +12,26 @@ under ``bench/work/``, then measures, as separate processes so each peak RSS
   interleaved: same machine load);
 - the server on that store (``python -m turnback.server``): started, ready and its first
   checkpoint (``srv_start_s``, against the CLI's ``tb_later_s``), a no-op checkpoint 5 s
-  later (``srv_warm_ms``), the median of 20 more (``srv_steady_ms``), and its VmHWM (the
-  peak resident set at any moment since it started) and VmRSS after them;
+  later (``srv_warm_ms``), the median of 20 more (``srv_steady_ms``); then ``--rounds``
+  rounds of 10 files edited, 0.3 s for the watcher, a server checkpoint (``srv_edit10_ms``,
+  the median) beside git's ``add -A`` + ``commit`` of the same (``git_edit10_s``), and both
+  stores' sizes after them (``tb_store_mb``: ``.turnback`` without its caches, as
+  ``bench/run.py``; ``git_store_mb``: the git dir, no gc); its VmHWM (the peak resident set
+  at any moment since it started) and VmRSS after all that;
 - the Linux watcher's inotify watches on that workspace (workspace, store and git's
   ``info/``) against its folders that are not ignored, and the portable watchfiles
   watcher's on the same workspace (it watches every folder, ignored ones too: what the
-  server held before).
+  server held before; skipped past ``--watchfiles-max`` folders).
 
-Disk: about 6.5 KB a file plus the stores (Turnback's and git's, each about half of the
-workspace compressed): 5k ≈ 60 MB, 50k ≈ 0.6 GB, 500k ≈ 6 GB; ``--million`` adds
-1,000,000 files and needs about 12 GB free. Each workspace is deleted when its row is
-done. Writes ``bench/results_monorepo.json``; ``bench/plot.py``-style figure:
-``bench/monorepo.png``.
+Disk, said up front: the workspace (``du``) and the two stores: 5k ≈ 70 MB, 50k ≈ 0.7 GB,
+500k ≈ 5.5 GB + 2.5 GB, and ``--million`` (1,000,000 files, the same deeper layout) about
+16 GB free. Each workspace is deleted when its row is done, unless ``--keep`` (then a kept
+one of the same parameters is used again: generating 500,000 files takes minutes). Writes
+``--out`` (``bench/results_monorepo.json``); the figure: ``--plot bench/monorepo.png``.
 
     python bench/monorepo.py                 # 5k, 50k
-    python bench/monorepo.py --sizes 5000 50000 500000
-    python bench/monorepo.py --million       # and 1,000,000 (12 GB of disk)
+    python bench/monorepo.py --sizes 5000 50000 500000 --work /work/benchdata --keep
+    python bench/monorepo.py --million       # and 1,000,000 (about 16 GB of disk)
 """
 
 from __future__ import annotations
@@ -113,12 +118,16 @@ def watches(ws: Path, kind: str) -> int:
         w.stop()
 
 
-def server(ws: Path, env: dict[str, str]) -> dict[str, Any]:
+def server(ws: Path, env: dict[str, str], add: list[str], commit: list[str], rounds: int
+           ) -> dict[str, Any]:
     """The server on the existing store: ready and first checkpoint (the start-up walk), a
-    no-op checkpoint 5 s later (warm: incremental), then 20 more (steady state), and its
-    VmHWM (peak resident set since it started) and VmRSS at the end."""
+    no-op checkpoint 5 s later (warm: incremental), then 20 more (steady state); ``rounds``
+    of 10 files edited (server checkpoint beside git's add + commit) and both stores' sizes;
+    its VmHWM (peak resident set since it started) and VmRSS at the end."""
+    from edits import Editor
     from lsp_client import LspClient
     from server_memory import status
+    from shadow_git import dir_size
 
     out: dict[str, Any] = {"serverLoadAvg": os.getloadavg()[0]}
     t0 = time.perf_counter()
@@ -137,25 +146,62 @@ def server(ws: Path, env: dict[str, str]) -> dict[str, Any]:
             client.request("turnback/createCheckpoint", {})
             xs.append((time.perf_counter() - t1) * 1000)
         out["srv_steady_ms"] = round(sorted(xs)[len(xs) // 2], 1)  # the median
+        out["srv_hwm_start_mb"] = status(client.proc.pid)[0]
+        if rounds:
+            editor, tb, gs = Editor(ws), [], []
+            out["roundsLoadAvg"] = os.getloadavg()[0]
+            for _ in range(rounds):
+                editor.edit(10)
+                time.sleep(0.3)  # for the watcher to see them (bench/run.py's --settle)
+                t1 = time.perf_counter()
+                client.request("turnback/createCheckpoint", {})
+                tb.append((time.perf_counter() - t1) * 1000)
+                t1 = time.perf_counter()
+                subprocess.run([*add, "add", "-A"], cwd=ws, check=True)
+                subprocess.run(commit, cwd=ws, check=True)
+                gs.append(time.perf_counter() - t1)
+            out["srv_edit10_ms"] = round(sorted(tb)[len(tb) // 2], 1)
+            out["git_edit10_s"] = round(sorted(gs)[len(gs) // 2], 3)
+            store = ws / ".turnback"
+            caches = sum(dir_size(store / d)["apparent"] for d in ("index", "cache")
+                         if (store / d).exists())
+            out["tb_store_mb"] = round((dir_size(store)["apparent"] - caches) / 2**20, 1)
+            out["tb_store_caches_mb"] = round(caches / 2**20, 1)
+            gitdir = Path(add[1].partition("=")[2])
+            out["git_store_mb"] = round(dir_size(gitdir)["apparent"] / 2**20, 1)
         out["srv_hwm_mb"], out["srv_rss_mb"] = status(client.proc.pid)
     finally:
         client.close()
     return out
 
 
-def one_size(files: int, work: Path, code: Path) -> dict[str, Any]:
+def layout(files: int) -> list[str]:
+    """``gen_workspace.py``'s options for a size (see the module's docstring)."""
+    nm = ["--node-modules-files", str(round(files * 0.4))]
+    if files < 500_000:
+        return [*nm, "--node-modules-packages", str(max(1, files // 10))]
+    return [*nm, "--node-modules-packages", str(files // 100), "--folders",
+            str(files * 21 // 500), "--depth", "8"]
+
+
+def one_size(files: int, work: Path, code: Path, keep: bool, rounds: int,
+             watchfiles_max: int) -> dict[str, Any]:
     ws = work / f"mono-{files}"
     gitdir = work / f"mono-{files}.git"
-    for p in (ws, gitdir):
+    params = work / f"mono-{files}.params"
+    opts = ["--files", str(files), *layout(files)]
+    reuse = keep and ws.exists() and params.exists() and params.read_text() == " ".join(opts)
+    for p in (ws, gitdir) if not reuse else (ws / ".turnback", gitdir):
         if p.exists():
             shutil.rmtree(p)
-    nm = round(files * 0.4)
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, str(HERE / "gen_workspace.py"), str(ws), "--files",
-                    str(files), "--node-modules-files", str(nm), "--node-modules-packages",
-                    str(max(1, files // 10))], check=True, capture_output=True)
-    row: dict[str, Any] = {"files": files, "ignoredFiles": nm,
-                           "generateS": round(time.perf_counter() - t0, 1)}
+    if not reuse:
+        params.unlink(missing_ok=True)
+        subprocess.run([sys.executable, str(HERE / "gen_workspace.py"), str(ws), *opts],
+                       check=True, capture_output=True)
+        params.write_text(" ".join(opts))
+    row: dict[str, Any] = {"files": files, "ignoredFiles": round(files * 0.4),
+                           "generateS": None if reuse else round(time.perf_counter() - t0, 1)}
     row["foldersKept"], row["foldersAll"] = folders(ws)
     env = {**os.environ, "PYTHONPATH": str(code)}
     env.pop("TURNBACK_STORE", None)
@@ -173,11 +219,16 @@ def one_size(files: int, work: Path, code: Path) -> dict[str, Any]:
         s2, m2 = timed(commit, ws)
         row[f"git_{phase}_s"], row[f"git_{phase}_mb"] = round(s1 + s2, 3), max(m1, m2)
         row[f"tb_{phase}_s"] = round(row[f"tb_{phase}_s"], 3)
-    row.update(server(ws, env))
+    row.update(server(ws, env, add, commit, rounds))
     row["watches"] = watches(ws, "inotify")
-    row["watchesWatchfiles"] = watches(ws, "watchfiles")
-    shutil.rmtree(ws, ignore_errors=True)
+    row["watchesWatchfiles"] = (watches(ws, "watchfiles") if row["foldersAll"] <= watchfiles_max
+                                else None)
     shutil.rmtree(gitdir, ignore_errors=True)
+    if keep:
+        shutil.rmtree(ws / ".turnback", ignore_errors=True)
+    else:
+        shutil.rmtree(ws, ignore_errors=True)
+        params.unlink(missing_ok=True)
     return row
 
 
@@ -195,9 +246,11 @@ def plot(results: dict[str, Any], png: Path) -> None:
                                ("git", "shadow git", "tab:red")):
         for phase, style in (("first", "-o"), ("noop", "--s")):
             mem.plot(xs, [r[f"{side}_{phase}_mb"] for r in rows], style, color=color,
-                     label=f"{label}, {'first' if phase == 'first' else 'no-op'}")
+                     label=f"{label}, {'first' if phase == 'first' else 'next (no-op)'}")
             secs.plot(xs, [r[f"{side}_{phase}_s"] for r in rows], style, color=color,
-                      label=f"{label}, {'first' if phase == 'first' else 'no-op'}")
+                      label=f"{label}, {'first' if phase == 'first' else 'next (no-op)'}")
+    mem.plot(xs, [r["srv_hwm_mb"] for r in rows], ":^", color="tab:green",
+             label="Turnback server, VmHWM")
     for ax, what in ((mem, "peak RSS (MB)"), (secs, "time (s)")):
         ax.set_xscale("log")
         ax.set_yscale("log")
@@ -211,20 +264,25 @@ def plot(results: dict[str, Any], png: Path) -> None:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    """What RESULTS.md shows of each size (issue 23's figures)."""
+    """What RESULTS.md shows of each size (issue 23's figures and issue 16's big rows)."""
     out = ["| files (+ ignored) | folders kept / all | inotify watches | first: Turnback / git "
            "| next: Turnback / git | later no-op: Turnback / git | first, time: Turnback / git "
-           "| CLI no-op, time | server: start + first cp | warm no-op 5 s later | steady no-op "
-           "| server VmHWM |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+           "| CLI no-op, time: Turnback / git | server: start + first cp | warm no-op 5 s later "
+           "| steady no-op | 10 files: server / git | store after first + rounds: Turnback / "
+           "git | server VmHWM |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
+        rounds = (f"{r['srv_edit10_ms']:.0f} ms / {r['git_edit10_s'] * 1000:.0f} ms | "
+                  f"{r['tb_store_mb']:,.0f} MB / {r['git_store_mb']:,.0f} MB"
+                  if "srv_edit10_ms" in r else "— | —")
         out.append(
             f"| {r['files']:,} (+{r['ignoredFiles']:,}) | {r['foldersKept']:,} / "
             f"{r['foldersAll']:,} | {r['watches']:,} | {r['tb_first_mb']} MB / "
             f"{r['git_first_mb']} MB | {r['tb_noop_mb']} MB / {r['git_noop_mb']} MB | "
             f"{r['tb_later_mb']} MB / {r['git_later_mb']} MB | {r['tb_first_s']:.1f} s / "
-            f"{r['git_first_s']:.1f} s | {r['tb_later_s']:.2f} s | {r['srv_start_s']:.2f} s | "
-            f"{r['srv_warm_ms']:.0f} ms | {r['srv_steady_ms']:.0f} ms | {r['srv_hwm_mb']} MB |")
+            f"{r['git_first_s']:.1f} s | {r['tb_later_s']:.2f} s / {r['git_later_s']:.2f} s | "
+            f"{r['srv_start_s']:.2f} s | {r['srv_warm_ms']:.0f} ms | "
+            f"{r['srv_steady_ms']:.1f} ms | {rounds} | {r['srv_hwm_mb']} MB |")
     return "\n".join(out)
 
 
@@ -235,6 +293,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--million", action="store_true",
                     help="add 1,000,000 files (needs about 12 GB of free disk)")
     ap.add_argument("--work", type=Path, default=HERE / "work")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep each generated workspace, and use a kept one again")
+    ap.add_argument("--rounds", type=int, default=100,
+                    help="rounds of 10 edited files through the server (0: none)")
+    ap.add_argument("--watchfiles-max", type=int, default=60_000,
+                    help="count the watchfiles watcher's watches up to this many folders")
     ap.add_argument("--out", type=Path, default=HERE / "results_monorepo.json")
     ap.add_argument("--code", type=Path, default=REPO / "server",
                     help="the turnback package's folder the CLI runs (default: this checkout's)")
@@ -251,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
                             capture_output=True, text=True, check=False).stdout.strip()
     rows = []
     for n in sizes:
-        row = one_size(n, a.work, a.code.resolve())
+        row = one_size(n, a.work, a.code.resolve(), a.keep, a.rounds, a.watchfiles_max)
         print(json.dumps(row), flush=True)
         rows.append(row)
         a.out.write_text(json.dumps({"commit": commit, "rows": rows}, indent=1) + "\n")

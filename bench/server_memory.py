@@ -2,10 +2,11 @@
 what issue 23 names: 100 turns, a rewind of 10,000 files, the import of a 100 MB transcript.
 
     python bench/server_memory.py bench/work/srvmem [--files 10000] [--turns 100] [--mb 100]
-        [--rewind 10000] [--transcript PATH] [--code server]
+        [--rewind 10000] [--transcript PATH] [--code server] [--workspace WS]
 
 One server (``python -m turnback.server``, the package in ``--code``) on a workspace of
-``--files`` small files made under the given folder (removed first). Phases, in order, each
+``--files`` small files made under the given folder (removed first), or on ``--workspace``
+(a generated one: its text files are edited, and the rewind puts them back). Phases, in order, each
 followed by the server's VmHWM (the peak since it started: so the figure after a phase is
 the most it held at any moment up to there) and VmRSS:
 
@@ -83,12 +84,23 @@ def main() -> None:
     ap.add_argument("--mb", type=int, default=100)
     ap.add_argument("--transcript", type=Path)
     ap.add_argument("--code", type=Path, default=REPO / "server")
+    ap.add_argument("--workspace", type=Path,
+                    help="a generated workspace to use instead (bench/gen_workspace.py; its "
+                         "store is removed first, its text files are the ones edited)")
     args = ap.parse_args()
     work = args.work.resolve()
     shutil.rmtree(work, ignore_errors=True)
-    ws = work / "ws"
-    ws.mkdir(parents=True)
-    files = make_workspace(ws, args.files)
+    work.mkdir(parents=True)
+    if args.workspace is not None:
+        from edits import text_files
+
+        ws = args.workspace.resolve()
+        shutil.rmtree(ws / ".turnback", ignore_errors=True)
+        files = [ws / rel for rel in text_files(ws)]
+    else:
+        ws = work / "ws"
+        ws.mkdir()
+        files = make_workspace(ws, args.files)
     env = dict(os.environ, PYTHONPATH=str(args.code.resolve()))
     env.pop("TURNBACK_STORE", None)
     rows: list[tuple[str, float, int, int]] = []
@@ -105,7 +117,8 @@ def main() -> None:
         t0 = time.perf_counter()
         client.initialize(ws)
         first = client.request("turnback/createCheckpoint", {})
-        phase(f"start + first checkpoint ({args.files:,} files)", t0)
+        phase(f"start + first checkpoint ({first['checkpoint'].get('files', len(files)):,} "
+              "files)", t0)
         t0 = time.perf_counter()
         for turn in range(args.turns):
             for k in range(10):

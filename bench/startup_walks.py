@@ -1,44 +1,125 @@
-"""Walks at server start on an existing store: a checkpoint asked as soon as the server is up,
-then a no-op checkpoint 5 s later (issue 23: before, the watcher coming up after the first walk
-made that second one walk the whole workspace again).
+"""Server start-up on an existing store against one fresh CLI no-op (issue 23's "one walk at
+start"): the server started, initialized, a checkpoint asked at once (the start-up walk),
+another 5 s later (warm: incremental, ≤ 50 ms wanted); and ``turnback checkpoint`` from a
+fresh process with no server. Each package folder given (this checkout's ``server`` by
+default; another commit's ``git archive REF server`` output, or a copy with a change) is run
+in turn, ``--rounds`` times, interleaved with the CLI: the same machine load for all.
 
-    python bench/startup_walks.py WORKSPACE [TURNBACK_PACKAGE_FOLDER]
+    python bench/startup_walks.py WORKSPACE [PACKAGE_FOLDER ...] [--rounds 3]
+    python bench/startup_walks.py WORKSPACE --parts     # the watcher's set-up, then the walk
 
-The workspace must have a store already (e.g. after ``bench/first_memory.py measure``). The
-server is started as the tests start it (``tests/server/conftest.py``), on this checkout's
-``server`` unless another package folder is given (``git archive REF server`` output).
+The workspace must have a store already (two CLI checkpoints: the second records the folder
+listings every later full scan trusts).
 """
 
 from __future__ import annotations
 
-import asyncio
+import argparse
 import os
+import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tests"))
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 
-from server.conftest import started  # noqa: E402
+from lsp_client import LspClient  # noqa: E402
 
 
-async def main(ws: Path, code: Path) -> None:
+def server(ws: Path, code: Path) -> tuple[float, float, float, float]:
+    """(initialized, + first checkpoint, in s; warm no-op 5 s later, in ms; load)."""
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    env.pop("TURNBACK_STORE", None)
+    load = os.getloadavg()[0]
     t0 = time.perf_counter()
-    async with started(ws, PYTHONPATH=str(code)) as client:
-        first = await client.call("turnback/createCheckpoint", {})
-        ready_first = time.perf_counter() - t0
-        await asyncio.sleep(5)
+    client = LspClient([sys.executable, "-m", "turnback.server"], cwd=ws, env=env)
+    try:
+        client.initialize(ws)
+        init = time.perf_counter() - t0
+        client.request("turnback/createCheckpoint", {})
+        first = time.perf_counter() - t0
+        time.sleep(5)  # the issue's "5 s later"
         t1 = time.perf_counter()
-        again = await client.call("turnback/createCheckpoint", {})
-        noop = time.perf_counter() - t1
-    print(f"start + first checkpoint {ready_first:.2f} s (incremental {first.get('incremental')}); "
-          f"no-op 5 s later {noop * 1000:.1f} ms (incremental {again.get('incremental')}); "
-          f"load {os.getloadavg()[0]:.1f}")
+        client.request("turnback/createCheckpoint", {})
+        warm = (time.perf_counter() - t1) * 1000
+    finally:
+        client.close()
+    return init, first, warm, load
+
+
+def cli(ws: Path, code: Path) -> tuple[float, float]:
+    """(seconds of a fresh ``turnback checkpoint`` with no server, load)."""
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    env.pop("TURNBACK_STORE", None)
+    load = os.getloadavg()[0]
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "turnback.cli.main", "checkpoint", "-m", "bench"],
+                   cwd=ws, env=env, check=True, capture_output=True)
+    return time.perf_counter() - t0, load
+
+
+def parts(ws: Path, code: Path) -> None:
+    """Where a server's start-up goes, in this process: the inotify watcher laying its
+    watches, then a full scan without a pre-check (the server's start-up walk)."""
+    sys.path.insert(0, str(code))
+    from turnback import Store
+    from turnback.server.dirty import DirtyTracker
+    from turnback.server.inotify_watch import InotifyWatcher
+
+    t0 = time.perf_counter()
+    w = InotifyWatcher(ws, ws / ".turnback", DirtyTracker(), lambda s, c: None)
+    w.start()
+    w.wait_ready(300)
+    up = time.perf_counter() - t0
+    watches = w.watch_count
+    w.stop()
+    with Store.open(ws) as store:
+        t1 = time.perf_counter()
+        store.scanner.scan(save_cache=False)
+        walk = time.perf_counter() - t1
+    print(f"watcher up {up:.2f} s ({watches:,} watches); full scan without a pre-check "
+          f"{walk:.2f} s; load {os.getloadavg()[0]:.1f}", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("workspace", type=Path)
+    ap.add_argument("code", type=Path, nargs="*", default=[HERE.parent / "server"])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--parts", action="store_true",
+                    help="only time the watcher's set-up and the walk, in this process")
+    a = ap.parse_args()
+    ws = a.workspace.resolve()
+    codes = [c.resolve() for c in a.code]
+    if a.parts:
+        for _ in range(a.rounds):
+            parts(ws, codes[0])
+        return
+    got: dict[str, list[tuple[float, ...]]] = {}
+    for r in range(a.rounds):
+        for code in codes:
+            row = server(ws, code)
+            got.setdefault(str(code), []).append(row)
+            print(f"round {r + 1} {code}: initialized {row[0]:.2f} s, + first checkpoint "
+                  f"{row[1]:.2f} s; no-op 5 s later {row[2]:.1f} ms; load {row[3]:.1f}",
+                  flush=True)
+        secs, load = cli(ws, codes[0])
+        got.setdefault("cli", []).append((secs, load))
+        print(f"round {r + 1} CLI no-op (no server): {secs:.2f} s; load {load:.1f}", flush=True)
+    print("\n| | initialized | + first checkpoint | warm no-op 5 s later | load |\n"
+          "|---|---:|---:|---:|---:|")
+    for code in codes:
+        rows = got[str(code)]
+        print(f"| server, {code} | {statistics.median(x[0] for x in rows):.2f} s | "
+              f"{statistics.median(x[1] for x in rows):.2f} s | "
+              f"{statistics.median(x[2] for x in rows):.1f} ms | "
+              f"{min(x[3] for x in rows):.1f}–{max(x[3] for x in rows):.1f} |")
+    rows = got["cli"]
+    print(f"| fresh CLI no-op | | {statistics.median(x[0] for x in rows):.2f} s | | "
+          f"{min(x[1] for x in rows):.1f}–{max(x[1] for x in rows):.1f} |")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 2:
-        raise SystemExit(__doc__)
-    code = Path(sys.argv[2]) if len(sys.argv) > 2 else REPO / "server"
-    asyncio.run(main(Path(sys.argv[1]).resolve(), code.resolve()))
+    main()

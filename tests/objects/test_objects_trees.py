@@ -130,7 +130,7 @@ def test_large_pack_index_is_bisected(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setattr(packs, "SORTED_MIN", 4)
     objs = ObjectStore(tmp_path / "objects")
     with objs.batch(fsync=False):
-        names = [objs.put(BLOB, b"small %d" % i) for i in range(50)]
+        names = [objs.put(BLOB, b"small %d" % i) for i in range(1000)]  # several a bucket
     with objs.batch(fsync=False):
         pass  # an empty batch writes no pack
     assert len(list((objs.root / "pack").iterdir())) == 2

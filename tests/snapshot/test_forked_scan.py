@@ -259,43 +259,6 @@ def test_threads_mean_no_fork(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None
         other.join()
 
 
-def test_with_threads_a_spawned_child_checks_instead(ws: Path, monkeypatch: pytest.MonkeyPatch
-                                                     ) -> None:
-    """The server (threads: no fork) spawns a new process for the other half; here this
-    process waits for the child to finish before checking, so all came from the child."""
-    _workspace(ws)
-    age(write(ws, "b/f1.txt", "changed, same folder listing"))
-    real = prescan.verify_folders
-    fronts: list[int] = []
-
-    def after_the_child(root: str, folders: list[str], recs: dict[str, str], shared: Any,
-                        from_back: bool) -> dict[str, Any]:
-        if from_back:
-            deadline = time.monotonic() + 60
-            while (prescan._INT.unpack_from(shared, prescan._FRONT)[0] < len(folders)
-                   and time.monotonic() < deadline):
-                time.sleep(0.01)
-            fronts.append(prescan._INT.unpack_from(shared, prescan._FRONT)[0])
-        return real(root, folders, recs, shared, from_back)
-
-    monkeypatch.setattr(prescan, "verify_folders", after_the_child)
-    listed = _listed(monkeypatch)
-    stop = threading.Event()
-    other = threading.Thread(target=stop.wait)
-    other.start()
-    try:
-        s = Store.open(ws)
-        s.scanner.spawn_verify = True
-        with s:
-            cp = s.checkpoint()
-    finally:
-        stop.set()
-        other.join()
-    assert fronts == [len(ALL)], "the spawned child checked every folder"
-    assert listed == ["b"], "the changed folder alone was listed by the walk"
-    assert cp.tree == _plain_tree(ws)
-
-
 def test_off_by_default_and_below_the_size(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _workspace(ws)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from turnback import Store
 from turnback.fs.jsonl import dumps, loads
 from turnback.snapshot.prescan import MAGIC
-from wsutil import age_tree, plain_scan, write
+from wsutil import age, age_tree, plain_scan, write
 
 U32 = struct.Struct("<I")
 
@@ -94,3 +94,60 @@ def test_damaged_spans_cost_a_re_read_never_a_wrong_tree(store: Store, ws: Path)
     _put(path, header, keys, rows)
     with Store.open(ws) as again:
         assert again.scanner.scan().tree == first.tree
+
+
+def test_a_save_copies_unchanged_folders_from_the_loaded_file(store: Store, ws: Path) -> None:
+    _workspace(ws)
+    store.checkpoint()
+    store.close()
+    path = store.root / "cache" / "stat.bin"
+    _, keys_before, rows_before = _parts(path)
+    before = dict(zip(keys_before, rows_before, strict=True))
+    write(ws, "d1/sub0/f4.txt", "changed")  # a folder between unchanged ones
+    write(ws, "d2/new.txt", "new")
+    age(ws / "d1/sub0/f4.txt")
+    age(ws / "d2/new.txt")
+    with Store.open(ws) as again:
+        second = again.checkpoint()
+        again.checkpoint()  # the one that records every folder: a save of spans only
+    _, keys, rows = _parts(path)
+    after = dict(zip(keys, rows, strict=True))
+    assert set(after) == set(before) | {b"d2/new.txt"}
+    assert {k for k in after if after[k] != before.get(k)} == {b"d1/sub0/f4.txt", b"d2/new.txt"}
+    with Store.open(ws) as third:
+        res = third.scanner.scan()
+    assert (res.tree, res.read) == (second.tree, 0) and res.tree == plain_scan(ws).tree
+
+
+def test_a_loaded_file_cut_short_underneath_costs_a_re_read(store: Store, ws: Path) -> None:
+    _workspace(ws)
+    first = store.checkpoint()
+    store.close()
+    path = store.root / "cache" / "stat.bin"
+    with Store.open(ws) as again:
+        again.scanner.statcache.load()
+        with path.open("r+b") as f:  # the very file it holds open, truncated in place
+            f.truncate(path.stat().st_size // 2)
+        write(ws, "d0/sub0/f0.txt", "changed")
+        age_tree(ws)
+        cp = again.checkpoint()
+    assert cp.tree == plain_scan(ws).tree != first.tree
+    with Store.open(ws) as third:
+        assert third.scanner.scan().tree == cp.tree
+
+
+def test_rows_of_an_incremental_scan_are_kept_for_folders_it_did_not_unpack(
+        store: Store, ws: Path) -> None:
+    _workspace(ws)
+    store.checkpoint()
+    store.checkpoint()  # records every folder: the next full scan reads no file
+    changed = ["d0/sub0/f0.txt", "d1/sub1/f1.txt", "d2/sub0/f2.txt"]
+    for rel in changed:
+        write(ws, rel, f"changed {rel}")
+        age(ws / rel)
+    cp = store.checkpoint(dirty=changed)  # incremental: rows added to folders left packed
+    assert cp.tree == plain_scan(ws).tree
+    store.close()  # saves what throttled incremental saves held back
+    with Store.open(ws) as again:
+        res = again.scanner.scan()
+    assert (res.tree, res.read) == (cp.tree, 0), "the changed files' rows were saved"

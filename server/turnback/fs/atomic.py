@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from pathlib import Path
 
@@ -134,30 +134,39 @@ def atomic_write(path: Path, data: bytes, *, fsync: bool = True, mode: int = FIL
     The defaults suit the store (a 0600 file, missing folders 0700); a file written for
     the user elsewhere passes its ``mode`` and ``private_dirs=False`` (umask applies).
     """
+    atomic_write_chunks(path, (data,), fsync=fsync, mode=mode, private_dirs=private_dirs)
+
+
+def atomic_write_chunks(path: Path, chunks: Iterable[bytes | memoryview], *, fsync: bool = True,
+                        mode: int = FILE_MODE, private_dirs: bool = True,
+                        keep_open: bool = False) -> int | None:
+    """``atomic_write`` of the concatenation of ``chunks``, written as they come: a file
+    made of parts (the stat cache's, 70 MB at 500,000 files) is never joined in memory.
+    ``keep_open``: returns a descriptor open on the file written (for reading; the caller
+    closes it), whatever is renamed over ``path`` later."""
     if private_dirs:
         make_dir(path.parent)
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f"{TMP_PREFIX}{path.name}.{os.getpid()}.{os.urandom(4).hex()}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_BINARY, mode)
+    flags = os.O_RDWR if keep_open else os.O_WRONLY
+    fd = os.open(tmp, flags | os.O_CREAT | os.O_EXCL | O_BINARY, mode)
+    closed = False
     try:
-        view = memoryview(data)
-        while view:
-            n = os.write(fd, view)
-            view = view[n:]
+        for chunk in chunks:
+            view = memoryview(chunk)
+            while view:
+                n = os.write(fd, view)
+                view = view[n:]
         if fsync:
             os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    os.close(fd)
-    try:
+        if not keep_open:
+            closed = True
+            os.close(fd)
         os.replace(tmp, path)
     except BaseException:
+        if not closed:
+            os.close(fd)
         try:
             os.unlink(tmp)
         except OSError:
@@ -165,3 +174,4 @@ def atomic_write(path: Path, data: bytes, *, fsync: bool = True, mode: int = FIL
         raise
     if fsync:
         fsync_dir(path.parent)
+    return fd if keep_open else None

@@ -237,12 +237,12 @@ class PackWriter:
             if not self.count:
                 self.path.unlink()
                 return b""
-            self._names = set()  # not needed any more: let it go before the sort's copies
-            index, size = self._index, _ENTRY.size
-            rows = sorted([index[i: i + size] for i in range(0, len(index), size)])
+            self._names = set()  # not needed any more: let it go before the sort
+            out = bytearray(IDX_MAGIC + struct.pack(">I", self.count))
+            _sort_rows(self._index, out)
             self._index = bytearray()
-            data = b"".join([IDX_MAGIC, struct.pack(">I", len(rows)), *rows])
-            del rows
+            data = bytes(out)
+            del out
             atomic_write(self.folder / f"{self.id}.idx", data, fsync=fsync)
             if fsync:
                 fsync_dir(self.folder)
@@ -259,6 +259,22 @@ class PackWriter:
                     self.path.unlink()
                 except FileNotFoundError:
                     pass
+
+
+def _sort_rows(index: bytearray, out: bytearray) -> None:
+    """``index``'s rows (``_ENTRY``), sorted, appended to ``out``: a bucket of rows at a
+    time, by their name's first byte. Sorting them all at once made an object of each
+    (about 110 bytes a row: 55 MB at 500,000 objects, the first checkpoint's peak)."""
+    size = _ENTRY.size
+    firsts = bytes(index[0::size])  # each row's first byte
+    for b in range(256):
+        rows = []
+        at = firsts.find(b)
+        while at >= 0:
+            rows.append(bytes(index[at * size: (at + 1) * size]))
+            at = firsts.find(b, at + 1)
+        rows.sort()
+        out += b"".join(rows)
 
 
 class PackReader:

@@ -149,9 +149,6 @@ class Folder:
                     config=self.settings.store_overrides(),
                     create=create,
                 )
-                # its full scans (the first after start-up) check folder records on the
-                # second core, in a spawned child (a fork is unsafe with threads)
-                self.store.scanner.spawn_verify = True
             except NotFound:
                 if create:
                     raise

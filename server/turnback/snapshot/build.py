@@ -46,6 +46,10 @@ class TreeBuilding(Hashing):
         assert node.base is not None
         tree = dict(self.trees.get(node.base))
         files, nbytes = self.count(node.base)
+        # the folder's entries as listed: the base's, with the changed names as found now
+        n_entries = len(tree)
+        for name in node.changed:
+            n_entries += (name in node.entries) - (name in tree)
         for name in node.changed:
             old = tree.pop(name, None)
             if old is not None:
@@ -79,7 +83,7 @@ class TreeBuilding(Hashing):
             self.trees.put_encoded(h, data)
         self.counts[h] = (files, nbytes)
         if write:
-            self.statcache.new_dirtrees[rel_dir] = [h, files, nbytes, len(node.entries)]
+            self.statcache.new_dirtrees[rel_dir] = [h, files, nbytes, n_entries]
         return h, files, nbytes, False
 
     def _build_dir(self, node: DirNode, write: bool, full: bool, rel_dir: str
@@ -119,7 +123,7 @@ class TreeBuilding(Hashing):
         if reused is not None:
             # the files are those of the last full scan's tree; only folders below changed
             assert prev is not None
-            for name, entry in self.trees.get(prev[0]).items():
+            for name, entry in self.trees.get(prev[0], remember=not (full and write)).items():
                 if entry.mode != DIR:
                     tree[name] = entry
                     files += 1
@@ -149,7 +153,8 @@ class TreeBuilding(Hashing):
                 nbytes += item.size
                 names.append(name)
             tree[name] = item
-        h, data = self.trees.name(tree, node.base, node.changed)
+        h, data = self.trees.name(tree, node.base, node.changed,
+                                     remember=not (full and write))
         if write and (prev is None or prev[0] != h):
             # unchanged trees are known to be stored: no look-up among all objects
             self.trees.put_encoded(h, data)

@@ -105,9 +105,6 @@ class ScanState:
         # Full scans may check folder records in a forked child (see ``_preverify``); off
         # unless the caller, a one-shot process (the CLI), turns it on: never in the server
         self.fork_verify = False
-        # ... or in a spawned child (``prescan.spawn_checker``): what a process with threads,
-        # the server, may do (its first checkpoint after start-up walks everything)
-        self.spawn_verify = False
         self._verified: dict[str, Verified] = {}
         # A full scan streams: each folder is built (and its tree stored) as soon as its
         # files are hashed and its subfolders built, so the walk holds only the folders on

@@ -40,7 +40,6 @@ import blake3
 TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
-    from typing import Any
 
 # A full scan of a workspace of at least this many files (as many as the stat cache knows)
 # has its folder records checked by two processes at once: below it, the fork costs more
@@ -194,8 +193,6 @@ class Checker:
         try:
             verified = verify_folders(self.workspace, folders, recs, self.shared,
                                       from_back=True)
-            if _INT.unpack_from(self.shared, _FRONT)[0] == 0:
-                return verified  # all checked here (the child had not finished one): no wait
             # the child has at most one folder left to check: far longer means it is stuck
             data = _read_child(self.rfd, 1.0 + 4 * (time.monotonic() - started))
             if data is not None:
@@ -272,84 +269,6 @@ def fork_checker(workspace: str, folders: list[str], recs: dict[str, str]) -> Ch
         return verify_folders(workspace, folders, recs, shared, from_back=False)
 
     return _fork(workspace, None, child)
-
-
-# -- a spawned child, for a process with threads (the server) -----------------------------
-
-class _Spawned(Checker):
-    """A checker whose child is a new process (``spawn_checker``), reaped through its
-    ``Popen``."""
-
-    def __init__(self, proc: Any, rfd: int, shared: mmap, workspace: str) -> None:
-        super().__init__(proc.pid, rfd, shared, workspace, None)
-        self.proc = proc
-
-    def _close(self, reaped: bool) -> None:
-        os.close(self.rfd)
-        self.shared.close()
-        if not reaped:
-            self.proc.kill()
-        self.proc.wait()
-
-
-def spawn_checker(workspace: str, folders: list[str], recs: dict[str, str]) -> Checker | None:
-    """``fork_checker`` for a process with threads, where a fork is unsafe: a new Python
-    process (about 30 ms to start, this file run as a script: nothing of Turnback's is
-    imported) given the folders and records in the memory both share (a ``memfd``, after
-    the two counters). Linux only; None if it cannot be made."""
-    if not sys.platform.startswith("linux") or not hasattr(os, "memfd_create"):
-        return None
-    import subprocess
-
-    job = marshal.dumps((folders, recs))
-    size = _SHARED_SIZE + _LENGTH.size + len(job)
-    try:
-        mfd = os.memfd_create("turnback-prescan")
-    except OSError:
-        return None
-    r = w = -1
-    try:
-        os.ftruncate(mfd, size)
-        shared = mmap(mfd, size)
-        _INT.pack_into(shared, _BACK, _NOT_STARTED)
-        _LENGTH.pack_into(shared, _SHARED_SIZE, len(job))
-        shared[_SHARED_SIZE + _LENGTH.size:] = job
-        r, w = os.pipe()
-        try:
-            import fcntl
-
-            fcntl.fcntl(r, fcntl.F_SETPIPE_SZ, 1 << 20)
-        except (OSError, AttributeError):
-            pass
-        proc = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "--spawned", workspace, str(w),
-             str(mfd)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            pass_fds=(w, mfd), close_fds=True)
-    except (OSError, ValueError):
-        for fd in (r, w):
-            if fd >= 0:
-                os.close(fd)
-        os.close(mfd)
-        return None
-    os.close(w)
-    os.close(mfd)  # the mapping stays
-    return _Spawned(proc, r, shared, workspace)
-
-
-def _spawned_main(argv: list[str]) -> int:
-    """The spawned child: check from the front, send what matched, exit."""
-    workspace, wfd, mfd = argv[0], int(argv[1]), int(argv[2])
-    shared = mmap(mfd, os.fstat(mfd).st_size)
-    (n,) = _LENGTH.unpack_from(shared, _SHARED_SIZE)
-    start = _SHARED_SIZE + _LENGTH.size
-    folders, recs = marshal.loads(shared[start: start + n])
-    found = marshal.dumps(verify_folders(workspace, folders, recs, shared, from_back=False))
-    out = memoryview(_LENGTH.pack(len(found)) + found)
-    while out:
-        out = out[os.write(wfd, out):]
-    os.close(wfd)
-    return 0
 
 
 # -- the CLI's early child ----------------------------------------------------------------
@@ -455,7 +374,3 @@ def _child_found(data: bytes) -> dict[str, Verified]:
     except (EOFError, ValueError, TypeError):
         return {}
     return got if isinstance(got, dict) else {}
-
-
-if __name__ == "__main__" and sys.argv[1:2] == ["--spawned"]:
-    sys.exit(_spawned_main(sys.argv[2:]))

@@ -83,7 +83,7 @@ class Scanner(TreeBuilding):
         self._results = {}
         self._unreadable = []
         if full or base is None:
-            if (self.fork_verify or self.spawn_verify) and write:
+            if self.fork_verify and write:
                 self._verified = self._preverify()
             self.statcache.begin_full()
             self._streaming, self._progress = True, progress
@@ -137,8 +137,6 @@ class Scanner(TreeBuilding):
         checker = early
         if checker is None and prescan.can_fork():
             checker = prescan.fork_checker(workspace, folders, cache.dirrecs)
-        elif checker is None and self.spawn_verify:
-            checker = prescan.spawn_checker(workspace, folders, cache.dirrecs)
         return checker.finish(folders, cache.dirrecs) if checker is not None else {}
 
     def save_cache(self) -> None:
@@ -450,7 +448,11 @@ class Scanner(TreeBuilding):
         every other entry is taken from the base tree without a system call.
         """
         node = DirNode(clean=False, base=base, changed=frozenset(children.get(rel_dir, ())))
-        node.entries.update(self.trees.get(base))
+        # only the changed names go into ``entries``: the rest is the base tree's, read again
+        # when the folder is built (a copy of every folder's entries on the paths to 10,000
+        # changed files, held until the whole tree was built, was most of a 500,000-file
+        # server's peak in a rewind of them)
+        base_tree = self.trees.get(base)
         prefix = f"{rel_dir}/" if rel_dir else ""
         for name in children.get(rel_dir, ()):
             rel = prefix + name
@@ -464,7 +466,7 @@ class Scanner(TreeBuilding):
                 if self.ignore.in_dir(rel_dir, rel, name, True):
                     node.entries.pop(name, None)
                     continue
-                old = node.entries.get(name)
+                old = base_tree.get(name)
                 if rel in dirty_paths or not isinstance(old, Entry) or old.mode != DIR:
                     self.ignore.forget_below(rel)  # its ignore files may be new too
                     node.entries[name] = self._list(rel, None, True, None, set(), pending,

@@ -7,11 +7,11 @@ rule: a file written in the same instant as that read is hashed again).
 
 from __future__ import annotations
 
-import mmap
 import os
 import struct
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from itertools import chain
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from ..errors import StoreDamaged
-from ..fs.atomic import atomic_write
+from ..fs.atomic import atomic_write_chunks
 from ..fs.jsonl import dumps, loads
 from ..fs.reading import open_regular
 from .prescan import MAGIC, Identity
@@ -33,12 +33,56 @@ _RAW_ROW = struct.Struct(f"{ROW.size}s")
 # tick; a margin keeps a write in the same tick as the read from being trusted.
 RACY_MARGIN_NS = 50_000_000
 INCREMENTAL_SAVE_S = 30.0
+_CHUNK = 1 << 20  # the loaded file is copied into a new one this much at a time
 
 
 # A folder's rows as kept in memory between its uses: its paths joined by NUL (UTF-8) and its
 # rows packed, in the same order; or, untouched since the file was loaded, where they lie in
 # it: (offset of its paths in the file, their length, index of its first row, row count).
 Packed = tuple[bytes, bytes] | tuple[int, int, int, int]
+
+
+_U32_2 = struct.Struct("<II")
+_PREAD = hasattr(os, "pread")
+
+
+class _Held:
+    """A descriptor closed with its last reference, as a mapping is: a cache dropped
+    without ``close`` (a store let go of) must not keep its file's disk space."""
+
+    __slots__ = ("fd",)
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            fd, self.fd = self.fd, -1
+            os.close(fd)
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def _buffered(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """``chunks`` gathered into writes of about ``_CHUNK`` (a folder's paths are a few
+    hundred bytes: one write each would be 40,000 system calls at 500,000 files)."""
+    buf: list[bytes] = []
+    held = 0
+    for c in chunks:
+        if len(c) >= _CHUNK:
+            if buf:
+                yield b"".join(buf)
+                buf, held = [], 0
+            yield c
+            continue
+        buf.append(c)
+        held += len(c)
+        if held >= _CHUNK:
+            yield b"".join(buf)
+            buf, held = [], 0
+    if buf:
+        yield b"".join(buf)
 
 
 def _folder(rel: str) -> str:
@@ -53,7 +97,10 @@ class StatCache:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._data: bytes | mmap.mmap = b""  # the loaded file (mapped), which spans point into
+        # the loaded file, which spans point into: held open and read where needed (POSIX),
+        # or its bytes (where there is no ``pread``)
+        self._file: _Held | None = None
+        self._data = b""
         self._keys_at = 0  # where its paths start in it
         self._rows_at = 0  # ... and its rows
         self._packed: dict[str, Packed] = {}
@@ -61,6 +108,10 @@ class StatCache:
         # ... and the packed form each came from, while unchanged: it goes back as it was
         # (a span of the mapped file costs nothing; a copy would cost 100 bytes a row)
         self._was: dict[str, Packed] = {}
+        # rows recorded in folders not being looked at (an incremental scan's changed files),
+        # merged into their folder's rows when it is next unpacked or saved: 10,000 changed
+        # files spread over a 200,000-file workspace unpacked every folder (40 MB) to add a row
+        self._added: dict[str, dict[str, bytes]] = {}
         self._settled: set[str] | None = None  # a full scan's folders with their rows pruned
         self.dirty = False
         self._loaded = False
@@ -82,29 +133,34 @@ class StatCache:
         if self._loaded:
             return
         self._loaded = True
+        fd: int | None = None
         try:
-            # mapped, not read: a no-op full scan with folder records reads only the header
-            # (the rows are most of the file, 3.4 MB for 50,000 files); the mapping keeps
-            # this file's bytes even if a new cache file is renamed over it
-            # (POSIX only: Windows cannot rename over a mapped file)
-            data: bytes | mmap.mmap
-            with os.fdopen(open_regular(self.path), "rb") as f:
-                st = os.fstat(f.fileno())
-                if os.name == "posix" and st.st_size:
-                    data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-                else:
-                    data = f.read()
-            if data[:len(MAGIC)] != MAGIC:
+            # held open and read with ``pread``, not read whole nor mapped: a no-op full
+            # scan with folder records reads only the header, and the scan after a first
+            # checkpoint, which looks at every row once, does not keep the whole file
+            # resident (a mapping's touched pages count in the resident set: 70 MB at
+            # 500,000 files); the descriptor keeps this file's bytes even if a new cache
+            # file is renamed over it (POSIX; Windows cannot rename over an open file)
+            fd = open_regular(self.path)
+            st = os.fstat(fd)
+            if _PREAD:
+                self._file, fd = _Held(fd), None
+            else:
+                with os.fdopen(fd, "rb") as f:
+                    fd = None
+                    self._data = f.read()
+            head = self._read(0, len(MAGIC) + 4)
+            if head[:len(MAGIC)] != MAGIC:
                 raise ValueError("not a stat cache")
             pos = len(MAGIC)
-            (hlen,) = _U32.unpack_from(data, pos)
-            header = loads(data[pos + 4: pos + 4 + hlen])
+            (hlen,) = _U32.unpack_from(head, pos)
+            header = loads(self._read(pos + 4, hlen))
             pos += 4 + hlen
-            count, klen = _U32.unpack_from(data, pos)[0], _U32.unpack_from(data, pos + 4)[0]
+            count, klen = _U32_2.unpack(self._read(pos, 8))
             pos += 8
-            if len(data) != pos + klen + count * ROW.size:
+            if st.st_size != pos + klen + count * ROW.size:
                 raise ValueError("truncated")
-            self._data, self._keys_at, self._rows_at = data, pos, pos + klen
+            self._keys_at, self._rows_at = pos, pos + klen
             spans = header.get("rowspans")
             self._packed = (self._check_spans(spans, count, klen) if spans is not None
                             else self._group(count, klen))
@@ -115,10 +171,30 @@ class StatCache:
         except (FileNotFoundError, StoreDamaged, orjson.JSONDecodeError, struct.error, TypeError,
                 ValueError, AttributeError):
             self._forget_rows()  # a cache: losing it only costs a re-read
+        finally:
+            if fd is not None:
+                os.close(fd)
+
+    def _read(self, at: int, n: int) -> bytes:
+        """``n`` bytes of the loaded file from ``at`` (ValueError if it is shorter)."""
+        if self._file is not None:
+            got = os.pread(self._file.fd, n, at)
+        else:
+            got = self._data[at: at + n]
+        if len(got) != n:
+            raise ValueError("the stat cache file is shorter than it said")
+        return got
 
     def _forget_rows(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
         self._data, self._keys_at, self._rows_at = b"", 0, 0
-        self._packed, self._live, self._was = {}, {}, {}
+        self._packed, self._live, self._was, self._added = {}, {}, {}, {}
+
+    def close(self) -> None:
+        """Let go of the loaded file, once done with this cache (after ``flush``)."""
+        self.discard()
 
     @staticmethod
     def _check_spans(spans: object, count: int, klen: int) -> dict[str, Packed]:
@@ -146,8 +222,9 @@ class StatCache:
         folder, once (the next save writes them grouped)."""
         if count == 0:
             return {}
-        data, kat, rat = self._data, self._keys_at, self._rows_at
-        keys = bytes(data[kat: kat + klen]).split(b"\0")
+        kat, rat = self._keys_at, self._rows_at
+        keys = self._read(kat, klen).split(b"\0")
+        data = self._read(rat, count * ROW.size)
         if len(keys) != count:
             raise ValueError("row count")
         groups: dict[str, list[int]] = {}
@@ -157,7 +234,7 @@ class StatCache:
         out: dict[str, Packed] = {}
         for folder, idx in groups.items():
             out[folder] = (b"\0".join([keys[i] for i in idx]),
-                           b"".join([data[rat + i * size: rat + (i + 1) * size] for i in idx]))
+                           b"".join([data[i * size: (i + 1) * size] for i in idx]))
         return out
 
     @property
@@ -167,13 +244,18 @@ class StatCache:
         for folder, packed in self._packed.items():
             if folder not in self._live:
                 n += packed[3] if isinstance(packed[0], int) else len(packed[1]) // ROW.size
-        return n + sum(len(rows) for rows in self._live.values())
+        return (n + sum(len(rows) for rows in self._live.values())
+                + sum(len(rows) for rows in self._added.values()))  # (a few counted twice)
 
     def folder_rows(self, folder: str) -> dict[str, bytes]:
         """``folder``'s rows, path -> packed row (``ROW``), to look at and change."""
         rows = self._live.get(folder)
         if rows is None:
             rows = self._live[folder] = self._unpack(folder)
+            added = self._added.pop(folder, None)
+            if added:
+                rows.update(added)
+                self._was.pop(folder, None)
         return rows
 
     def _unpack(self, folder: str) -> dict[str, bytes]:
@@ -181,16 +263,21 @@ class StatCache:
         if packed is None:
             return {}
         self._was[folder] = packed
-        if isinstance(packed[0], int):
-            koff, kl, r0, n = packed
-            at = self._keys_at + koff
-            keys = bytes(self._data[at: at + kl])
-            rows_at = self._rows_at + r0 * ROW.size
-            raw = bytes(self._data[rows_at: rows_at + n * ROW.size])
-        else:
-            keys, raw = packed
-        paths = keys.decode("utf-8", "surrogateescape").split("\0")
-        if len(paths) * ROW.size != len(raw) or any(_folder(p) != folder for p in paths):
+        paths: list[str] = []
+        raw = b""
+        try:
+            if isinstance(packed[0], int):
+                koff, kl, r0, n = packed
+                keys = self._read(self._keys_at + koff, kl)
+                raw = self._read(self._rows_at + r0 * ROW.size, n * ROW.size)
+            else:
+                keys, raw = packed
+            paths = keys.decode("utf-8", "surrogateescape").split("\0")
+            sound = (len(paths) * ROW.size == len(raw)
+                     and all(_folder(p) == folder for p in paths))
+        except (OSError, ValueError):
+            sound = False
+        if not sound:
             self.dirty = True
             self._was.pop(folder, None)
             return {}  # damaged: a cache, losing a folder's rows only costs a re-read
@@ -202,6 +289,8 @@ class StatCache:
         whole from its record). Folders a full scan does not settle are dropped at save."""
         if self._settled is not None:
             self._settled.add(folder)
+        if folder in self._added:
+            self.folder_rows(folder)
         rows = self._live.pop(folder, None)
         if rows is None:
             return
@@ -263,8 +352,12 @@ class StatCache:
     def record_row(self, rel: str, row: bytes) -> None:
         """``record`` with the row packed already (``ROW``, by a hashing thread)."""
         folder = _folder(rel)
-        self.folder_rows(folder)[rel] = row
-        self._was.pop(folder, None)
+        live = self._live.get(folder)
+        if live is not None:
+            live[rel] = row
+            self._was.pop(folder, None)
+        else:
+            self._added.setdefault(folder, {})[rel] = row
         self.dirty = True
         if self.dirrecs:
             self.dirrecs.pop(folder, None)
@@ -281,9 +374,11 @@ class StatCache:
         settle (gone, or ignored now): each folder it did was pruned as it was built."""
         if full:
             settled = self._settled or set()
-            for folder in [f for f in (*self._packed, *self._live) if f not in settled]:
+            for folder in [f for f in (*self._packed, *self._live, *self._added)
+                           if f not in settled]:
                 self._packed.pop(folder, None)
                 self._live.pop(folder, None)
+                self._added.pop(folder, None)
                 self.dirty = True
             if self.new_dirsigs != self.dirsigs:
                 self.dirsigs = self.new_dirsigs
@@ -329,39 +424,94 @@ class StatCache:
         for folder, rows in self._live.items():
             self._repack(folder, rows)
         self._live = {}
+        added, self._added = self._added, {}
+        for folder, more in added.items():  # one folder unpacked at a time
+            rows = self._unpack(folder)
+            rows.update(more)
+            self._was.pop(folder, None)
+            self._repack(folder, rows)
 
     def _write(self) -> None:
         """The file, folder by folder: each folder's paths (NUL between them and between
         folders: the layout readers of the ungrouped file know) and rows, and where they
-        lie (``rowspans``). What is unchanged since the load is copied from it as it is."""
-        data, kat, rat, size = self._data, self._keys_at, self._rows_at, ROW.size
-        keys: list[bytes | mmap.mmap] = []
-        rows: list[bytes] = []
+        lie (``rowspans``). What is unchanged since the load is copied from it as it is,
+        and the file is written as it is made: never whole in memory (at 500,000 files,
+        joining it held two copies of 70 MB, most of the peak of the checkpoint after the
+        first)."""
+        size = ROW.size
+        parts: list[tuple[str, Packed]] = [*self._packed.items(), *(
+            (f, ("\0".join(r).encode("utf-8", "surrogateescape"), b"".join(r.values())))
+            for f, r in self._live.items() if r)]
         spans: dict[str, list[int]] = {}
         koff = r0 = 0
-        for folder, packed in [*self._packed.items(), *(
-                (f, ("\0".join(r).encode("utf-8", "surrogateescape"), b"".join(r.values())))
-                for f, r in self._live.items() if r)]:
+        for folder, packed in parts:
             if isinstance(packed[0], int):
-                k0, kl, old_r0, n = packed
-                k = data[kat + k0: kat + k0 + kl]
-                r = data[rat + old_r0 * size: rat + (old_r0 + n) * size]
+                kl, n = packed[1], packed[3]
             else:
-                k, r = packed
-                kl, n = len(k), len(r) // size
-            keys.append(k)
-            rows.append(r)
+                kl, n = len(packed[0]), len(packed[1]) // size
             spans[folder] = [koff, kl, r0, n]
             koff += kl + 1
             r0 += n
         header = dumps({"dirsigs": self.dirsigs, "dirtrees": self.dirtrees,
                         "dirrecs": self.dirrecs, "rowspans": spans})
-        key_bytes = b"\0".join(keys)
-        atomic_write(self.path, b"".join([MAGIC, _U32.pack(len(header)), header, _U32.pack(r0),
-                                          _U32.pack(len(key_bytes)), key_bytes, *rows]),
-                     fsync=False)
+        klen = max(koff - 1, 0)
+        head = [MAGIC, _U32.pack(len(header)), header, _U32_2.pack(r0, klen)]
+        # after the write, the rows are read from the new file, not kept in memory (a
+        # server's checkpoint of 10,000 files spread over the workspace left every row
+        # packed in memory: 100 bytes a file); where the rows live (_live, _added) it cannot be
+        keep = _PREAD and not self._live and not self._added
+        try:
+            fd = atomic_write_chunks(self.path, _buffered(
+                chain(head, self._parts(parts, 0), self._parts(parts, 1))), fsync=False,
+                keep_open=keep)
+        except ValueError:  # the loaded file changed under us: a cache, start again
+            self.discard()
+            return
+        if fd is not None:
+            if self._file is not None:
+                self._file.close()
+            self._file, self._data = _Held(fd), b""
+            self._keys_at = sum(len(h) for h in head)
+            self._rows_at = self._keys_at + klen
+            self._packed = {folder: (a, b, c, d) for folder, (a, b, c, d) in spans.items()}
+            self._was = {}
         self.identity = None  # no longer the file on disk
         self.dirty = False
+
+    def _parts(self, parts: list[tuple[str, Packed]], which: int) -> Iterator[bytes]:
+        """The paths (``which`` 0, NUL between folders) or the rows (1) of ``parts``: the
+        spans of the loaded file that follow each other there copied as one."""
+        at = end = -1  # a run of the loaded file not copied yet
+        gap = 1 - which  # the NUL between two folders' paths, in the file too
+        for i, (_, packed) in enumerate(parts):
+            if isinstance(packed[0], int):
+                if which == 0:
+                    start, n = self._keys_at + packed[0], packed[1]
+                else:
+                    start, n = self._rows_at + packed[2] * ROW.size, packed[3] * ROW.size
+                if at >= 0 and start == end + gap:
+                    end = start + n
+                    continue
+                if at >= 0:
+                    yield from self._copy(at, end)
+                if i and gap:
+                    yield b"\0"
+                at, end = start, start + n
+                continue
+            if at >= 0:
+                yield from self._copy(at, end)
+                at = end = -1
+            if i and gap:
+                yield b"\0"
+            yield packed[which]
+        if at >= 0:
+            yield from self._copy(at, end)
+
+    def _copy(self, at: int, end: int) -> Iterator[bytes]:
+        while at < end:
+            n = min(_CHUNK, end - at)
+            yield self._read(at, n)
+            at += n
 
     def flush(self) -> None:
         """Write what throttled incremental saves held back (on close)."""

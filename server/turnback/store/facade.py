@@ -109,6 +109,7 @@ class Store(TurnOps, RewindOps):
             for folder in self._temporary:
                 shutil.rmtree(folder, ignore_errors=True)
             self._temporary = []
+            self._statcache.close()
             return
         if isinstance(self.backend, FileSessions):
             self.backend.save_index()
@@ -120,6 +121,8 @@ class Store(TurnOps, RewindOps):
                 self._statcache.flush()
         except (OSError, TurnbackError):
             pass  # a cache: losing it only costs re-reading files
+        finally:
+            self._statcache.close()
 
     def __enter__(self) -> Store:
         return self
