@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from turnback import Store
 from turnback.attribution.blame import blame_file
 from turnback.attribution.cache import BlameCache
-from turnback.attribution.history import load_history
+from turnback.attribution.history import History, load_history
 from turnback.events import Kind
 
 
@@ -99,11 +100,7 @@ def test_a_history_loaded_from_the_one_before_is_the_history_loaded_afresh(
     history = load_history(store)
 
     def same_as_fresh() -> None:
-        fresh = load_history(store)
-        assert history.authors == fresh.authors
-        assert [c.id for c in history.checkpoints] == [c.id for c in fresh.checkpoints]
-        last = len(fresh.checkpoints) - 1
-        assert history.digest(last) == fresh.digest(last)
+        assert_same_as_fresh(store, history)
 
     for n in range(3):
         store.append(sid, Kind.PROMPT, {"text": f"turn {n}"})
@@ -134,6 +131,121 @@ def test_a_history_loaded_from_the_one_before_is_the_history_loaded_afresh(
     store.checkpoint(session_id=other)
     before, history = history, load_history(store, history)
     same_as_fresh()
+
+
+def assert_same_as_fresh(store: Store, history: History) -> None:
+    """``history`` (continued from earlier ones) says what a fresh load says of every step,
+    digests included, and keeps for the next load what a fresh load would."""
+    fresh = load_history(store)
+    assert history.authors == fresh.authors
+    assert history.around == fresh.around
+    assert [c.id for c in history.checkpoints] == [c.id for c in fresh.checkpoints]
+    assert history.position == fresh.position
+    assert history.sids == fresh.sids
+    assert history.sessions.keys() == fresh.sessions.keys()
+    for sid, kept in history.sessions.items():
+        again = fresh.sessions[sid]
+        assert (kept.spans, kept.by_end, kept.waiting) == (again.spans, again.by_end,
+                                                          again.waiting)
+    last = len(fresh.checkpoints) - 1
+    if last >= 0:
+        assert history.digest(last) == fresh.digest(last)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_history_continued_turn_after_turn_is_the_history_loaded_afresh(
+        store: Store, ws: Path, seed: int) -> None:
+    """Random histories of two agents: turns one after the other and open at once, a
+    person's edits, a turn's end found later, conversation branches, file rewinds. After
+    every change the continued history is the fresh one, and the steps before the
+    change keep their authors (the very objects)."""
+    rng = random.Random(seed)
+    f = ws / "f.txt"
+    f.write_text("a\n")
+    store.checkpoint(label="start")
+    sids = [store.start_session(agent="claude-code", model="m").id,
+            store.start_session(agent="codex").id]
+    open_: dict[str, str] = {}  # session → its open turn's prompt event id
+    late: list[tuple[str, str, str]] = []  # (session, prompt event, checkpoint) to end later
+    history = load_history(store)
+
+    def edit() -> None:
+        f.write_text(f.read_text() + f"{rng.random()}\n")
+
+    for n in range(24):
+        sid = rng.choice(sids)
+        op = rng.choice(["turn", "turn", "open", "close", "person", "late", "end late",
+                         "branch", "rewind"])
+        if op == "turn" or (op == "close" and sid not in open_):
+            store.append(sid, Kind.PROMPT, {"text": f"turn {n}"})
+            store.checkpoint(session_id=sid)
+            store.append(sid, Kind.TOOL_CALL, {"name": "Edit"})
+            edit()
+            store.checkpoint(session_id=sid)
+        elif op == "open" and sid not in open_:
+            open_[sid] = store.append(sid, Kind.PROMPT, {"text": f"open {n}"}).id
+            store.checkpoint(session_id=sid)
+            edit()
+        elif op == "close" or op == "open":
+            p = open_.pop(sid)
+            store.append(sid, Kind.TOOL_CALL, {"name": "Edit"}, parent=p)
+            edit()
+            store.checkpoint(session_id=sid)
+        elif op == "person":
+            edit()
+            store.checkpoint(label=f"person {n}")
+        elif op == "late":
+            p = store.append(sid, Kind.PROMPT, {"text": f"late {n}"}).id
+            store.checkpoint(session_id=sid)
+            edit()
+            late.append((sid, p, store.checkpoint(label=f"not yet {n}").id))
+        elif op == "end late" and late:
+            lsid, p, cid = late.pop(0)
+            e = store.append(lsid, Kind.TOOL_CALL, {"name": "Edit"}, parent=p)
+            store.append(lsid, Kind.CHECKPOINT, {"checkpoint": cid}, parent=e.id)
+        elif op == "branch":
+            events = [e for e in store.session(sid).events if e.kind == Kind.PROMPT]
+            if events:
+                store.append(sid, Kind.PROMPT, {"text": f"branch {n}"},
+                             parent=rng.choice(events).id)
+                store.checkpoint(session_id=sid)
+                edit()
+                store.checkpoint(session_id=sid)
+        elif op == "rewind":
+            store.rewind(rng.choice(store.checkpoints()).id)
+        before, history = history, load_history(store, history)
+        assert_same_as_fresh(store, history)
+        same = next((i for i, (a, b) in enumerate(zip(before.around, history.around,
+                                                      strict=False)) if a != b),
+                    len(before.around))
+        assert all(a is b for a, b in zip(history.authors[:same], before.authors[:same],
+                                          strict=True))
+
+
+def test_a_turn_naming_a_checkpoint_the_history_lacked_is_looked_at_again(
+        store: Store, ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A checkpoint taken while a load ran (the turn names it, the load's list lacks it):
+    the next load, continued, gives the turn its steps."""
+    import turnback.attribution.history as history_mod
+
+    f = ws / "f.txt"
+    f.write_text("a\n")
+    store.checkpoint(label="start")
+    sid = store.start_session(agent="aider").id
+    store.append(sid, Kind.PROMPT, {"text": "one"})
+    store.checkpoint(session_id=sid)
+    store.append(sid, Kind.TOOL_CALL, {"name": "Edit"})
+    f.write_text("a\nb\n")
+    store.checkpoint(session_id=sid)
+    real = history_mod._own
+    monkeypatch.setattr(history_mod, "_own", lambda s: real(s)[:-1])
+    early = load_history(store)
+    assert [o.kind for o in early.authors] == ["initial", "person"]
+    assert early.sessions[sid].waiting
+    monkeypatch.setattr(history_mod, "_own", real)
+    history = load_history(store, early)
+    assert_same_as_fresh(store, history)
+    assert history.authors[-1].who() == "aider" and not history.sessions[sid].waiting
 
 
 def test_the_workspace_as_the_last_checkpoint_holds_it_is_not_diffed_again(
