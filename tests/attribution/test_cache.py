@@ -262,8 +262,10 @@ def test_the_workspace_as_the_last_checkpoint_holds_it_is_not_diffed_again(
     cache = BlameCache()
     cache.blame(store, "f.txt")
     diffs: list[object] = []
-    real = blame_mod.carry
-    monkeypatch.setattr(blame_mod, "carry", lambda *a: diffs.append(a) or real(*a))
+    for name in ("carry", "carry_text"):  # the diff of lines, of bytes
+        real = getattr(blame_mod, name)
+        monkeypatch.setattr(blame_mod, name,
+                            lambda *a, real=real: diffs.append(a) or real(*a))
     got = cache.blame(store, "f.txt")
     assert diffs == [] and [o.kind for o in got.origins] == ["initial", "person"]
     f.write_text("a\nb\nc\n")

@@ -16,7 +16,7 @@ from ..events import JSON
 from ..objects.objectstore import BLOB, hash_bytes
 from ..store.facade import Store
 from .history import History
-from .linediff import carry, split_lines
+from .linediff import carry, carry_text, split_lines
 from .origins import SHARED, TURN, UNCOMMITTED, Origin
 
 
@@ -29,6 +29,7 @@ class FileState:
     lines: list[bytes] = field(default_factory=list)
     origins: list[Origin] = field(default_factory=list)
     binary: bool = False
+    data: bytes | None = None  # the file's bytes (the next version's diff starts from them)
 
 
 @dataclass(slots=True)
@@ -116,12 +117,13 @@ class Walker:
             if blob != base.blob:
                 self.state = self._step(base, blob, pos, history.authors[pos])
             else:
-                self.state = FileState(pos, base.blob, base.lines, base.origins, base.binary)
+                self.state = FileState(pos, base.blob, base.lines, base.origins, base.binary,
+                                       base.data)
             if pos in targets:
                 self.kept[pos] = self.state
         if self.state.position < end - 1:  # checkpoints that said nothing of the file
             s = self.state
-            self.state = FileState(end - 1, s.blob, s.lines, s.origins, s.binary)
+            self.state = FileState(end - 1, s.blob, s.lines, s.origins, s.binary, s.data)
         return self.state
 
     def _state_at(self, history: History, pos: int) -> FileState:
@@ -137,9 +139,8 @@ class Walker:
         data = self.store.read_blob(blob)
         if is_binary(data):
             return FileState(pos, blob, [], [], True)
-        lines = split_lines(data)
-        origins = carry(base.lines, base.origins, lines, author)
-        return FileState(pos, blob, lines, origins)
+        lines, origins = _carry(base, data, author)
+        return FileState(pos, blob, lines, origins, data=data)
 
 
 def blame_at(store: Store, history: History, path: str, at: str,
@@ -193,8 +194,16 @@ def blame_text(store: Store, history: History, path: str, data: bytes, stop: int
         return Blame(path, None, base.lines, base.origins)
     fresh = Origin(UNCOMMITTED, None, last.id if last else None, (),
                    last.ts if last else None, None)
+    return Blame(path, None, *_carry(base, data, fresh))
+
+
+def _carry(base: FileState, data: bytes, author: Origin) -> tuple[list[bytes], list[Origin]]:
+    """``data``'s lines and origins as a version after ``base``: from the bytes when base
+    has them (only the lines between the common head and tail split and diffed)."""
+    if base.data is not None and not base.binary:
+        return carry_text(base.data, base.lines, base.origins, data, author)
     lines = split_lines(data)
-    return Blame(path, None, lines, carry(base.lines, base.origins, lines, fresh))
+    return lines, carry(base.lines, base.origins, lines, author)
 
 
 def blame_file(store: Store, history: History, path: str, at: str | None = None) -> Blame:

@@ -66,7 +66,7 @@ def load(store: Store, history: History, path: str) -> Walker | None:
             origins.extend([history.authors[step]] * count)
         if len(origins) != len(lines):
             return None
-        walker.state = FileState(pos, blob, lines, origins)
+        walker.state = FileState(pos, blob, lines, origins, data=data)
         return walker
     except (OSError, TurnbackError, ValueError, KeyError, TypeError):
         return None
