@@ -104,17 +104,24 @@ def carry_text(old_data: bytes, old: list[bytes], old_origins: Sequence[T], new_
         lines = split_lines(new_data)
         return lines, carry(old, old_origins, lines, fresh)
     start = old_data.rfind(b"\n", 0, p) + 1  # the common head's whole lines
-    head = old_data.count(b"\n", 0, start)
     s = _bytes_tail(old_data, new_data, start)
     ea, eb = len(old_data) - s, len(new_data) - s
     if not ((ea == start or old_data[ea - 1] == 10) and (eb == start or new_data[eb - 1] == 10)):
         nl = old_data.find(b"\n", ea)  # (within the common suffix: at the same place in both)
         step = len(old_data) - ea if nl < 0 else nl + 1 - ea
         ea, eb = ea + step, eb + step
-    tail = old_data.count(b"\n", ea)
-    if ea < len(old_data) and not old_data.endswith(b"\n"):
-        tail += 1  # the last line, without its end
-    end = len(old) - tail
+    # the old lines between (few), then whichever of head and tail spans fewer bytes is
+    # counted, the other follows from the number of lines
+    unended = 1 if not old_data.endswith(b"\n") else 0  # a last line without its end
+    between = old_data.count(b"\n", start, ea) + (unended if ea == len(old_data) > start
+                                                    else 0)
+    if start <= len(old_data) - ea:
+        head = old_data.count(b"\n", 0, start)
+        end = head + between
+    else:
+        tail = old_data.count(b"\n", ea) + (unended if ea < len(old_data) else 0)
+        end = len(old) - tail
+        head = end - between
     mid = split_lines(new_data[start:eb])
     lines = old[:head]
     lines.extend(mid)
