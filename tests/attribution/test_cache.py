@@ -142,6 +142,7 @@ def assert_same_as_fresh(store: Store, history: History) -> None:
     assert [c.id for c in history.checkpoints] == [c.id for c in fresh.checkpoints]
     assert history.position == fresh.position
     assert history.sids == fresh.sids
+    assert [c.id for c in history.every] == [c.id for c in fresh.every]
     assert history.sessions.keys() == fresh.sessions.keys()
     for sid, kept in history.sessions.items():
         again = fresh.sessions[sid]
@@ -226,8 +227,6 @@ def test_a_turn_naming_a_checkpoint_the_history_lacked_is_looked_at_again(
         store: Store, ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A checkpoint taken while a load ran (the turn names it, the load's list lacks it):
     the next load, continued, gives the turn its steps."""
-    import turnback.attribution.history as history_mod
-
     f = ws / "f.txt"
     f.write_text("a\n")
     store.checkpoint(label="start")
@@ -237,12 +236,12 @@ def test_a_turn_naming_a_checkpoint_the_history_lacked_is_looked_at_again(
     store.append(sid, Kind.TOOL_CALL, {"name": "Edit"})
     f.write_text("a\nb\n")
     store.checkpoint(session_id=sid)
-    real = history_mod._own
-    monkeypatch.setattr(history_mod, "_own", lambda s: real(s)[:-1])
+    real = store.checkpoints
+    monkeypatch.setattr(store, "checkpoints", lambda *a: real(*a)[:-1])
     early = load_history(store)
     assert [o.kind for o in early.authors] == ["initial", "person"]
     assert early.sessions[sid].waiting
-    monkeypatch.setattr(history_mod, "_own", real)
+    monkeypatch.setattr(store, "checkpoints", real)
     history = load_history(store, early)
     assert_same_as_fresh(store, history)
     assert history.authors[-1].who() == "aider" and not history.sessions[sid].waiting

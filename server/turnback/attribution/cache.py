@@ -70,7 +70,7 @@ class BlameCache:
             if h is not None and not self._stale and trusted:
                 return h
             self._stale = False
-            key = history_key(store)
+            key = history_key(store, h)
             if h is None or h.key != key:
                 h = self._history = load_history(store, h, key)
             return h

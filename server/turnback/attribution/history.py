@@ -70,6 +70,7 @@ class History:
     sessions: dict[str, SessionSpans] = field(default_factory=dict)
     sids: frozenset[str] = frozenset()
     chain: list[bytes] = field(default_factory=list)  # chain[i]: digest of steps 0..i
+    every: list[Checkpoint] = field(default_factory=list)  # the store's, pulled ones too
 
     def rewind_base(self, i: int, path: str) -> str | None:
         """The checkpoint the step into ``checkpoints[i]`` starts from for ``path``, when a
@@ -105,16 +106,28 @@ def _key(o: Origin) -> list[object]:
               t.before, t.after] for t in o.turns]]
 
 
-def _own(store: Store) -> list[Checkpoint]:
-    """This folder's own checkpoints (not those pulled from another machine)."""
-    return [c for c in store.checkpoints() if c.origin is None]
+def _scan(store: Store, previous: History | None
+          ) -> tuple[list[Checkpoint], list[Checkpoint], frozenset[str], bool]:
+    """The store's checkpoints; this folder's own of them (not those pulled from another
+    machine); the sessions that hold one; whether they continue ``previous``'s. When
+    the store's list only grew since ``previous``, only the new checkpoints are looked at."""
+    every = store.checkpoints()
+    if previous is not None:
+        m = len(previous.every)
+        if m <= len(every) and every[:m] == previous.every:
+            new = [c for c in every[m:] if c.origin is None]
+            sids = previous.sids | {c.session_id for c in new if c.session_id}
+            return every, previous.checkpoints + new, sids, True
+    cps = [c for c in every if c.origin is None]
+    return every, cps, frozenset(c.session_id for c in cps if c.session_id), False
 
 
-def history_key(store: Store) -> tuple[object, ...]:
+def history_key(store: Store, previous: History | None = None) -> tuple[object, ...]:
     """What a ``History`` depends on, cheaply: the checkpoints, the rewinds, and the size
-    and head of every session that holds a checkpoint."""
-    cps = _own(store)
-    sessions = sorted({c.session_id for c in cps if c.session_id})
+    and head of every session that holds a checkpoint. ``previous``: the last history
+    loaded, to look only at the checkpoints added since."""
+    _every, cps, sids, _ = _scan(store, previous)
+    sessions = sorted(sids)
     marks: list[object] = []
     for sid in sessions:
         if store.has_session(sid):
@@ -132,20 +145,19 @@ def load_history(store: Store, previous: History | None = None,
     turn references), so a kept walk's origins stay the very objects the new history
     holds, and the digests of an unchanged beginning keep their values.
     ``key``: ``history_key(store)``, when the caller has just computed it."""
-    key = history_key(store) if key is None else key
-    cps = _own(store)  # by time, ties in the order they were taken
+    key = history_key(store, previous) if key is None else key
+    every, cps, sids, grew = _scan(store, previous)  # by time, ties in the order taken
     n = len(cps)
     old = previous.checkpoints if previous is not None else []
     # how many checkpoints at the start are the previous history's (so at its positions)
-    kept = len(old) if len(old) <= n and cps[: len(old)] == old else _same_start(cps, old)
+    kept = len(old) if grew or (len(old) <= n and cps[: len(old)] == old) \
+        else _same_start(cps, old)
     continued = previous is not None and kept == len(old)
     if previous is not None and continued:
         position = dict(previous.position)
         position.update((c.id, i) for i, c in enumerate(cps[kept:], kept))
-        sids = previous.sids | {c.session_id for c in cps[kept:] if c.session_id}
     else:
         position = {c.id: i for i, c in enumerate(cps)}
-        sids = frozenset(c.session_id for c in cps if c.session_id)
     lo = kept if continued else 0  # the first step whose turns may have changed
     sessions: dict[str, SessionSpans] = {}
     for sid in sorted(sids):
@@ -174,7 +186,7 @@ def load_history(store: Store, previous: History | None = None,
             changed = min(changed, i)
     chain = previous.chain[:changed] if previous is not None else []
     return History(cps, position, authors, _rewinds(store), key, around, sessions, sids,
-                   chain)
+                   chain, every)
 
 
 def _same_start(a: list[Any], b: list[Any]) -> int:
