@@ -223,6 +223,55 @@ def test_a_history_continued_turn_after_turn_is_the_history_loaded_afresh(
                                           strict=True))
 
 
+def test_a_walk_continued_over_random_edits_is_a_fresh_walk_and_counts_agents_lines(
+        store: Store, ws: Path) -> None:
+    """Lines replaced, inserted, deleted and moved by an agent's turns and by a person
+    between them: the kept walk, continued after every checkpoint, gives the lines and
+    origins a fresh walk gives, and the number of agents' lines it keeps count of as it
+    goes is the count over all the lines (also for the editor's unsaved text)."""
+    rng = random.Random(7)
+    f = ws / "f.py"
+    text = [f"line {i} = value_{i}\n" for i in range(60)]
+    f.write_text("".join(text))
+    store.checkpoint(label="start")
+    sid = store.start_session(agent="claude-code").id
+    cache = BlameCache()
+
+    def edit() -> None:
+        for _ in range(rng.randrange(1, 4)):
+            k = rng.randrange(len(text))
+            op = rng.choice(["replace", "insert", "delete", "move"])
+            if op == "replace":
+                text[k] = f"changed {rng.random()}\n"
+            elif op == "insert":
+                text.insert(k, f"new {rng.random()}\n")
+            elif op == "delete" and len(text) > 5:
+                del text[k]
+            else:
+                block = text[k : k + 3]
+                del text[k : k + 3]
+                at = rng.randrange(len(text) + 1)
+                text[at:at] = block
+        f.write_text("".join(text) if rng.random() < 0.9 else "".join(text).rstrip("\n"))
+
+    for n in range(15):
+        edit()
+        store.checkpoint(label=f"person {n}")
+        store.append(sid, Kind.PROMPT, {"text": f"turn {n}"})
+        store.checkpoint(session_id=sid)
+        store.append(sid, Kind.TOOL_CALL, {"name": "Edit"})
+        edit()
+        store.checkpoint(session_id=sid)
+        got = cache.blame(store, "f.py", trusted=False)  # (no watcher to say it changed)
+        fresh = blame_file(store, load_history(store), "f.py")
+        assert (got.lines, got.origins) == (fresh.lines, fresh.origins)
+        counted = got.ranges_json()["agentLines"]
+        assert got.agents is not None
+        assert counted == sum(1 for o in got.origins if o.kind in ("turn", "shared")) > 0
+        unsaved = cache.blame(store, "f.py", text=f.read_bytes() + b"typed\n", trusted=False)
+        assert unsaved.ranges_json()["agentLines"] == counted
+
+
 def test_a_turn_naming_a_checkpoint_the_history_lacked_is_looked_at_again(
         store: Store, ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A checkpoint taken while a load ran (the turn names it, the load's list lacks it):

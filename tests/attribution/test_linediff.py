@@ -61,19 +61,24 @@ texts_st = st.lists(st.sampled_from([b"", b"\n", b"}\n", b"x = 1\n", b"x = 1",
 @given(texts_st, texts_st)
 def test_carried_from_bytes_is_split_and_carried(old_data: bytes, new_data: bytes) -> None:
     """The head and tail found in the bytes give exactly what splitting both versions and
-    diffing their lines gives (lines and origins)."""
+    diffing their lines gives (lines and origins); the head and tail it names are the old
+    version's lines with their origins."""
     old = split_lines(old_data)
     origins = list(range(len(old)))
     new = split_lines(new_data)
-    assert carry_text(old_data, old, origins, new_data, NEW) == (new, carry(old, origins,
-                                                                            new, NEW))
+    got = carry_text(old_data, old, origins, new_data, NEW)
+    assert (got.lines, got.origins) == (new, carry(old, origins, new, NEW))
+    assert got.head + got.tail <= min(len(old), len(new))
+    assert got.origins[: got.head] == origins[: got.head]
+    assert got.origins[len(new) - got.tail :] == origins[len(old) - got.tail :]
 
 
 def test_carried_from_bytes_keeps_the_old_lines_objects() -> None:
     old_data = b"".join(b"line %d\n" % i for i in range(5000))
     new_data = old_data.replace(b"line 2500\n", b"changed\n")
     old = split_lines(old_data)
-    lines, origins = carry_text(old_data, old, list(range(5000)), new_data, NEW)
+    lines, origins, head, tail = carry_text(old_data, old, list(range(5000)), new_data, NEW)
+    assert (head, tail) == (2500, 2499)
     assert lines == split_lines(new_data)
     assert origins == [*range(2500), NEW, *range(2501, 5000)]
     assert lines[0] is old[0] and lines[-1] is old[-1]

@@ -8,7 +8,7 @@ continued (``Walker.advance``) over checkpoints added since: what the server's c
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import InvalidInput, NotFound
@@ -30,6 +30,7 @@ class FileState:
     origins: list[Origin] = field(default_factory=list)
     binary: bool = False
     data: bytes | None = None  # the file's bytes (the next version's diff starts from them)
+    agents: int | None = None  # lines whose origin is an agent's (None: not counted)
 
 
 @dataclass(slots=True)
@@ -38,6 +39,7 @@ class Blame:
     checkpoint: str | None  # None: the workspace (or the editor's text) as it is now
     lines: list[bytes]
     origins: list[Origin]
+    agents: int | None = None  # lines whose origin is an agent's, when the walk counted them
 
     def ranges(self) -> Iterator[tuple[int, int, Origin]]:
         """(first line, last line, origin), 1-based, for each run of one origin."""
@@ -79,12 +81,16 @@ class Blame:
                 table_json.append(o.to_json())
             ranges.append({"start": k + 1, "end": end, "origin": n})
             k = end
-        agents = sum(1 for o in origins if o.kind in AGENT_KINDS)
+        agents = self.agents if self.agents is not None else agent_lines(origins)
         return {"path": self.path, "checkpoint": self.checkpoint, "lineCount": len(self.lines),
                 "agentLines": agents, "origins": table_json, "ranges": ranges}
 
 
 AGENT_KINDS = frozenset({TURN, SHARED})
+
+
+def agent_lines(origins: Sequence[Origin]) -> int:
+    return sum(1 for o in origins if o.kind in AGENT_KINDS)
 
 
 def is_binary(data: bytes) -> bool:
@@ -118,12 +124,13 @@ class Walker:
                 self.state = self._step(base, blob, pos, history.authors[pos])
             else:
                 self.state = FileState(pos, base.blob, base.lines, base.origins, base.binary,
-                                       base.data)
+                                       base.data, base.agents)
             if pos in targets:
                 self.kept[pos] = self.state
         if self.state.position < end - 1:  # checkpoints that said nothing of the file
             s = self.state
-            self.state = FileState(end - 1, s.blob, s.lines, s.origins, s.binary, s.data)
+            self.state = FileState(end - 1, s.blob, s.lines, s.origins, s.binary, s.data,
+                                   s.agents)
         return self.state
 
     def _state_at(self, history: History, pos: int) -> FileState:
@@ -139,8 +146,8 @@ class Walker:
         data = self.store.read_blob(blob)
         if is_binary(data):
             return FileState(pos, blob, [], [], True)
-        lines, origins = _carry(base, data, author)
-        return FileState(pos, blob, lines, origins, data=data)
+        lines, origins, agents = _carry(base, data, author)
+        return FileState(pos, blob, lines, origins, data=data, agents=agents)
 
 
 def blame_at(store: Store, history: History, path: str, at: str,
@@ -157,7 +164,7 @@ def blame_at(store: Store, history: History, path: str, at: str,
         raise NotFound(f"{path} is not in checkpoint {cp.id}")
     if state.binary:
         raise InvalidInput(f"{path} is a binary file: it has no lines to attribute")
-    return Blame(path, cp.id, state.lines, state.origins)
+    return Blame(path, cp.id, state.lines, state.origins, state.agents)
 
 
 def blame_now(store: Store, history: History, path: str, walker: Walker | None = None,
@@ -191,19 +198,28 @@ def blame_text(store: Store, history: History, path: str, data: bytes, stop: int
                 base = walker._state_at(history, history.position[rw.target])
     if base.blob is not None and not base.binary and hash_bytes(BLOB, data) == base.blob:
         # as the last checkpoint holds it (the usual case right after a turn): its lines
-        return Blame(path, None, base.lines, base.origins)
+        return Blame(path, None, base.lines, base.origins, base.agents)
     fresh = Origin(UNCOMMITTED, None, last.id if last else None, (),
                    last.ts if last else None, None)
-    return Blame(path, None, *_carry(base, data, fresh))
+    lines, origins, agents = _carry(base, data, fresh)
+    return Blame(path, None, lines, origins, agents)
 
 
-def _carry(base: FileState, data: bytes, author: Origin) -> tuple[list[bytes], list[Origin]]:
-    """``data``'s lines and origins as a version after ``base``: from the bytes when base
-    has them (only the lines between the common head and tail split and diffed)."""
+def _carry(base: FileState, data: bytes, author: Origin
+           ) -> tuple[list[bytes], list[Origin], int]:
+    """``data``'s lines and origins as a version after ``base``, and how many are an
+    agent's: from the bytes when base has them (only the lines between the common head and
+    tail split, diffed and counted again)."""
     if base.data is not None and not base.binary:
-        return carry_text(base.data, base.lines, base.origins, data, author)
+        c = carry_text(base.data, base.lines, base.origins, data, author)
+        if base.agents is None:
+            return c.lines, c.origins, agent_lines(c.origins)
+        gone = agent_lines(base.origins[c.head : len(base.origins) - c.tail])
+        came = agent_lines(c.origins[c.head : len(c.origins) - c.tail])
+        return c.lines, c.origins, base.agents - gone + came
     lines = split_lines(data)
-    return lines, carry(base.lines, base.origins, lines, author)
+    origins = carry(base.lines, base.origins, lines, author)
+    return lines, origins, agent_lines(origins)
 
 
 def blame_file(store: Store, history: History, path: str, at: str | None = None) -> Blame:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from difflib import SequenceMatcher
-from typing import TypeVar
+from typing import Generic, NamedTuple, TypeVar
 
 T = TypeVar("T")
 
@@ -86,8 +86,18 @@ def _bytes_tail(a: bytes, b: bytes, start: int) -> int:
     return lo
 
 
+class Carried(NamedTuple, Generic[T]):
+    """A version's lines and origins, and how many lines at its head and tail are the old
+    version's with their origins (what lies between may differ)."""
+
+    lines: list[bytes]
+    origins: list[T]
+    head: int
+    tail: int
+
+
 def carry_text(old_data: bytes, old: list[bytes], old_origins: Sequence[T], new_data: bytes,
-               fresh: T) -> tuple[list[bytes], list[T]]:
+               fresh: T) -> Carried[T]:
     """``new_data``'s lines and their origins, given the old version's bytes, lines
     (``split_lines(old_data)``) and origins: what ``split_lines`` and ``carry`` give,
     with the common head and tail found in the bytes. Lines up to the last line end in
@@ -95,14 +105,14 @@ def carry_text(old_data: bytes, old: list[bytes], old_origins: Sequence[T], new_
     first place that starts a line in both; the lines between are split and diffed
     (``carry`` finds any further equal lines at their ends)."""
     if old_data == new_data:
-        return list(old), list(old_origins)
+        return Carried(list(old), list(old_origins), len(old), 0)
     p = _bytes_head(old_data, new_data)
     if (p == len(old_data) and not old_data.endswith(b"\n")) or \
             (p == len(new_data) and not new_data.endswith(b"\n")):
         # one is the other's start up to a last line without its end: that line may be
         # equal or not, as the lines tell
         lines = split_lines(new_data)
-        return lines, carry(old, old_origins, lines, fresh)
+        return Carried(lines, carry(old, old_origins, lines, fresh), 0, 0)
     start = old_data.rfind(b"\n", 0, p) + 1  # the common head's whole lines
     s = _bytes_tail(old_data, new_data, start)
     ea, eb = len(old_data) - s, len(new_data) - s
@@ -129,7 +139,7 @@ def carry_text(old_data: bytes, old: list[bytes], old_origins: Sequence[T], new_
     origins = list(old_origins[:head])
     origins.extend(carry(old[head:end], old_origins[head:end], mid, fresh))
     origins.extend(old_origins[end:])
-    return lines, origins
+    return Carried(lines, origins, head, len(old) - end)
 
 
 def _weight(line: bytes) -> int:
