@@ -228,7 +228,8 @@ def test_a_walk_continued_over_random_edits_is_a_fresh_walk_and_counts_agents_li
     """Lines replaced, inserted, deleted and moved by an agent's turns and by a person
     between them: the kept walk, continued after every checkpoint, gives the lines and
     origins a fresh walk gives, and the number of agents' lines it keeps count of as it
-    goes is the count over all the lines (also for the editor's unsaved text)."""
+    goes is the count over all the lines (also for the editor's unsaved text); the
+    origins' JSON kept from one answer to the next gives the same answers."""
     rng = random.Random(7)
     f = ws / "f.py"
     text = [f"line {i} = value_{i}\n" for i in range(60)]
@@ -270,6 +271,9 @@ def test_a_walk_continued_over_random_edits_is_a_fresh_walk_and_counts_agents_li
         assert counted == sum(1 for o in got.origins if o.kind in ("turn", "shared")) > 0
         unsaved = cache.blame(store, "f.py", text=f.read_bytes() + b"typed\n", trusted=False)
         assert unsaved.ranges_json()["agentLines"] == counted
+        # the origins' JSON kept from earlier answers gives the same answers
+        for blame in (got, unsaved):
+            assert blame.ranges_json(3, 40, cache.origins_json()) == blame.ranges_json(3, 40)
 
 
 def test_a_turn_naming_a_checkpoint_the_history_lacked_is_looked_at_again(

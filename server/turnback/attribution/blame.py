@@ -60,10 +60,13 @@ class Blame:
             lines.append({"line": n + 1, "origin": d})
         return {"path": self.path, "checkpoint": self.checkpoint, "lines": lines}
 
-    def ranges_json(self, first: int = 1, last: int | None = None) -> JSON:
+    def ranges_json(self, first: int = 1, last: int | None = None,
+                    made: dict[int, tuple[Origin, JSON]] | None = None) -> JSON:
         """The runs of lines ``first``..``last`` (1-based, inclusive; default: all), each
         naming its origin by index in ``origins``, which holds each origin once: a file
-        of 5,000 lines and 1,000 steps would otherwise repeat hundreds of them."""
+        of 5,000 lines and 1,000 steps would otherwise repeat hundreds of them. ``made``:
+        origins' JSON made for earlier answers, by the origin's id (the origin kept with
+        it, so the id stays its own), taken and added to (uncommitted lines' are not)."""
         origins = self.origins
         last = len(origins) if last is None else min(last, len(origins))
         table: dict[int, int] = {}
@@ -78,7 +81,12 @@ class Blame:
             n = table.get(id(o))
             if n is None:
                 n = table[id(o)] = len(table_json)
-                table_json.append(o.to_json())
+                hit = made.get(id(o)) if made is not None else None
+                if hit is None:
+                    hit = (o, o.to_json())
+                    if made is not None and o.kind != UNCOMMITTED:
+                        made[id(o)] = hit
+                table_json.append(hit[1])
             ranges.append({"start": k + 1, "end": end, "origin": n})
             k = end
         agents = self.agents if self.agents is not None else agent_lines(origins)
