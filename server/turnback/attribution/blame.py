@@ -114,8 +114,11 @@ class Walker:
         self.state = FileState(-1, None)
         self.kept: dict[int, FileState] = {}  # states at positions a rewind goes back to
 
-    def advance(self, history: History, stop: int | None = None) -> FileState:
-        """Walk the history's checkpoints after the current state, up to ``stop``."""
+    def advance(self, history: History, stop: int | None = None,
+                have: tuple[str, bytes] | None = None) -> FileState:
+        """Walk the history's checkpoints after the current state, up to ``stop``.
+        ``have``: a blob's hash and bytes already at hand (the file on disk, right after a
+        turn the version its last checkpoint holds), not read from the store again."""
         end = len(history.checkpoints) if stop is None else stop + 1
         todo = history.checkpoints[self.state.position + 1 : end]
         if not todo:
@@ -129,7 +132,7 @@ class Walker:
             if rb is not None:
                 base = self._state_at(history, history.position[rb])
             if blob != base.blob:
-                self.state = self._step(base, blob, pos, history.authors[pos])
+                self.state = self._step(base, blob, pos, history.authors[pos], have)
             else:
                 self.state = FileState(pos, base.blob, base.lines, base.origins, base.binary,
                                        base.data, base.agents)
@@ -148,10 +151,11 @@ class Walker:
         # not kept (the history changed under a continued walk): walk again up to it
         return Walker(self.store, self.path).advance(history, pos)
 
-    def _step(self, base: FileState, blob: str | None, pos: int, author: Origin) -> FileState:
+    def _step(self, base: FileState, blob: str | None, pos: int, author: Origin,
+              have: tuple[str, bytes] | None = None) -> FileState:
         if blob is None:
             return FileState(pos, None)
-        data = self.store.read_blob(blob)
+        data = have[1] if have is not None and have[0] == blob else self.store.read_blob(blob)
         if is_binary(data):
             return FileState(pos, blob, [], [], True)
         lines, origins, agents = _carry(base, data, author)
@@ -195,7 +199,8 @@ def blame_text(store: Store, history: History, path: str, data: bytes, stop: int
         raise InvalidInput(f"{path} is a binary file: it has no lines to attribute")
     if walker is None or (stop is not None and walker.state.position > stop):
         walker = Walker(store, path)
-    state = walker.advance(history, stop)
+    digest = hash_bytes(BLOB, data)
+    state = walker.advance(history, stop, (digest, data))
     end = len(history.checkpoints) - 1 if stop is None else stop
     last = history.checkpoints[end] if end >= 0 else None
     base = state
@@ -204,7 +209,7 @@ def blame_text(store: Store, history: History, path: str, data: bytes, stop: int
         for rw in history.rewinds.get(last.id, ()):
             if rw.covers(path) and rw.target in history.position:
                 base = walker._state_at(history, history.position[rw.target])
-    if base.blob is not None and not base.binary and hash_bytes(BLOB, data) == base.blob:
+    if base.blob is not None and not base.binary and digest == base.blob:
         # as the last checkpoint holds it (the usual case right after a turn): its lines
         return Blame(path, None, base.lines, base.origins, base.agents)
     fresh = Origin(UNCOMMITTED, None, last.id if last else None, (),
