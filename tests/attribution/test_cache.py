@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from turnback import Store
 from turnback.attribution.blame import blame_file
 from turnback.attribution.cache import BlameCache
-from turnback.attribution.history import load_history
+from turnback.attribution.history import History, load_history
 from turnback.events import Kind
 
 
@@ -35,13 +36,14 @@ def test_a_new_checkpoint_reads_only_the_new_version(store: Store, ws: Path,
         store.checkpoint(label=str(n))
     cache = BlameCache()
     cache.blame(store, "f.txt")
-    assert len(reads) == 5
+    assert len(reads) == 4  # the last version is the file on disk: not read again
     f.write_text(f.read_text() + "line 5\n")
     store.checkpoint(label="6")
+    f.write_text(f.read_text() + "typed since\n")
     cache.invalidate()  # as the server does when the store changes
     got = cache.blame(store, "f.txt")
-    assert len(reads) == 6  # one more version read, the five before not again
-    assert [o.kind for o in got.origins] == ["initial"] + ["person"] * 5
+    assert len(reads) == 5  # one more version read, the ones before not again
+    assert [o.kind for o in got.origins] == ["initial"] + ["person"] * 5 + ["uncommitted"]
     assert got.origins == blame_file(store, load_history(store), "f.txt").origins
 
 
@@ -99,11 +101,7 @@ def test_a_history_loaded_from_the_one_before_is_the_history_loaded_afresh(
     history = load_history(store)
 
     def same_as_fresh() -> None:
-        fresh = load_history(store)
-        assert history.authors == fresh.authors
-        assert [c.id for c in history.checkpoints] == [c.id for c in fresh.checkpoints]
-        last = len(fresh.checkpoints) - 1
-        assert history.digest(last) == fresh.digest(last)
+        assert_same_as_fresh(store, history)
 
     for n in range(3):
         store.append(sid, Kind.PROMPT, {"text": f"turn {n}"})
@@ -136,6 +134,173 @@ def test_a_history_loaded_from_the_one_before_is_the_history_loaded_afresh(
     same_as_fresh()
 
 
+def assert_same_as_fresh(store: Store, history: History) -> None:
+    """``history`` (continued from earlier ones) says what a fresh load says of every step,
+    digests included, and keeps for the next load what a fresh load would."""
+    fresh = load_history(store)
+    assert history.authors == fresh.authors
+    assert history.around == fresh.around
+    assert [c.id for c in history.checkpoints] == [c.id for c in fresh.checkpoints]
+    assert history.position == fresh.position
+    assert history.sids == fresh.sids
+    assert [c.id for c in history.every] == [c.id for c in fresh.every]
+    assert history.sessions.keys() == fresh.sessions.keys()
+    for sid, kept in history.sessions.items():
+        again = fresh.sessions[sid]
+        assert (kept.spans, kept.by_end, kept.waiting) == (again.spans, again.by_end,
+                                                          again.waiting)
+    last = len(fresh.checkpoints) - 1
+    if last >= 0:
+        assert history.digest(last) == fresh.digest(last)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_history_continued_turn_after_turn_is_the_history_loaded_afresh(
+        store: Store, ws: Path, seed: int) -> None:
+    """Random histories of two agents: turns one after the other and open at once, a
+    person's edits, a turn's end found later, conversation branches, file rewinds. After
+    every change the continued history is the fresh one, and the steps before the
+    change keep their authors (the very objects)."""
+    rng = random.Random(seed)
+    f = ws / "f.txt"
+    f.write_text("a\n")
+    store.checkpoint(label="start")
+    sids = [store.start_session(agent="claude-code", model="m").id,
+            store.start_session(agent="codex").id]
+    open_: dict[str, str] = {}  # session → its open turn's prompt event id
+    late: list[tuple[str, str, str]] = []  # (session, prompt event, checkpoint) to end later
+    history = load_history(store)
+
+    def edit() -> None:
+        f.write_text(f.read_text() + f"{rng.random()}\n")
+
+    for n in range(24):
+        sid = rng.choice(sids)
+        op = rng.choice(["turn", "turn", "open", "close", "person", "late", "end late",
+                         "branch", "rewind"])
+        if op == "turn" or (op == "close" and sid not in open_):
+            store.append(sid, Kind.PROMPT, {"text": f"turn {n}"})
+            store.checkpoint(session_id=sid)
+            store.append(sid, Kind.TOOL_CALL, {"name": "Edit"})
+            edit()
+            store.checkpoint(session_id=sid)
+        elif op == "open" and sid not in open_:
+            open_[sid] = store.append(sid, Kind.PROMPT, {"text": f"open {n}"}).id
+            store.checkpoint(session_id=sid)
+            edit()
+        elif op == "close" or op == "open":
+            p = open_.pop(sid)
+            store.append(sid, Kind.TOOL_CALL, {"name": "Edit"}, parent=p)
+            edit()
+            store.checkpoint(session_id=sid)
+        elif op == "person":
+            edit()
+            store.checkpoint(label=f"person {n}")
+        elif op == "late":
+            p = store.append(sid, Kind.PROMPT, {"text": f"late {n}"}).id
+            store.checkpoint(session_id=sid)
+            edit()
+            late.append((sid, p, store.checkpoint(label=f"not yet {n}").id))
+        elif op == "end late" and late:
+            lsid, p, cid = late.pop(0)
+            e = store.append(lsid, Kind.TOOL_CALL, {"name": "Edit"}, parent=p)
+            store.append(lsid, Kind.CHECKPOINT, {"checkpoint": cid}, parent=e.id)
+        elif op == "branch":
+            events = [e for e in store.session(sid).events if e.kind == Kind.PROMPT]
+            if events:
+                store.append(sid, Kind.PROMPT, {"text": f"branch {n}"},
+                             parent=rng.choice(events).id)
+                store.checkpoint(session_id=sid)
+                edit()
+                store.checkpoint(session_id=sid)
+        elif op == "rewind":
+            store.rewind(rng.choice(store.checkpoints()).id)
+        before, history = history, load_history(store, history)
+        assert_same_as_fresh(store, history)
+        same = next((i for i, (a, b) in enumerate(zip(before.around, history.around,
+                                                      strict=False)) if a != b),
+                    len(before.around))
+        assert all(a is b for a, b in zip(history.authors[:same], before.authors[:same],
+                                          strict=True))
+
+
+def test_a_walk_continued_over_random_edits_is_a_fresh_walk_and_counts_agents_lines(
+        store: Store, ws: Path) -> None:
+    """Lines replaced, inserted, deleted and moved by an agent's turns and by a person
+    between them: the kept walk, continued after every checkpoint, gives the lines and
+    origins a fresh walk gives, and the number of agents' lines it keeps count of as it
+    goes is the count over all the lines (also for the editor's unsaved text); the
+    origins' JSON kept from one answer to the next gives the same answers."""
+    rng = random.Random(7)
+    f = ws / "f.py"
+    text = [f"line {i} = value_{i}\n" for i in range(60)]
+    f.write_text("".join(text))
+    store.checkpoint(label="start")
+    sid = store.start_session(agent="claude-code").id
+    cache = BlameCache()
+
+    def edit() -> None:
+        for _ in range(rng.randrange(1, 4)):
+            k = rng.randrange(len(text))
+            op = rng.choice(["replace", "insert", "delete", "move"])
+            if op == "replace":
+                text[k] = f"changed {rng.random()}\n"
+            elif op == "insert":
+                text.insert(k, f"new {rng.random()}\n")
+            elif op == "delete" and len(text) > 5:
+                del text[k]
+            else:
+                block = text[k : k + 3]
+                del text[k : k + 3]
+                at = rng.randrange(len(text) + 1)
+                text[at:at] = block
+        f.write_text("".join(text) if rng.random() < 0.9 else "".join(text).rstrip("\n"))
+
+    for n in range(15):
+        edit()
+        store.checkpoint(label=f"person {n}")
+        store.append(sid, Kind.PROMPT, {"text": f"turn {n}"})
+        store.checkpoint(session_id=sid)
+        store.append(sid, Kind.TOOL_CALL, {"name": "Edit"})
+        edit()
+        store.checkpoint(session_id=sid)
+        got = cache.blame(store, "f.py", trusted=False)  # (no watcher to say it changed)
+        fresh = blame_file(store, load_history(store), "f.py")
+        assert (got.lines, got.origins) == (fresh.lines, fresh.origins)
+        counted = got.ranges_json()["agentLines"]
+        assert got.agents is not None
+        assert counted == sum(1 for o in got.origins if o.kind in ("turn", "shared")) > 0
+        unsaved = cache.blame(store, "f.py", text=f.read_bytes() + b"typed\n", trusted=False)
+        assert unsaved.ranges_json()["agentLines"] == counted
+        # the origins' JSON kept from earlier answers gives the same answers
+        for blame in (got, unsaved):
+            assert blame.ranges_json(3, 40, cache.origins_json()) == blame.ranges_json(3, 40)
+
+
+def test_a_turn_naming_a_checkpoint_the_history_lacked_is_looked_at_again(
+        store: Store, ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A checkpoint taken while a load ran (the turn names it, the load's list lacks it):
+    the next load, continued, gives the turn its steps."""
+    f = ws / "f.txt"
+    f.write_text("a\n")
+    store.checkpoint(label="start")
+    sid = store.start_session(agent="aider").id
+    store.append(sid, Kind.PROMPT, {"text": "one"})
+    store.checkpoint(session_id=sid)
+    store.append(sid, Kind.TOOL_CALL, {"name": "Edit"})
+    f.write_text("a\nb\n")
+    store.checkpoint(session_id=sid)
+    real = store.checkpoints
+    monkeypatch.setattr(store, "checkpoints", lambda *a: real(*a)[:-1])
+    early = load_history(store)
+    assert [o.kind for o in early.authors] == ["initial", "person"]
+    assert early.sessions[sid].waiting
+    monkeypatch.setattr(store, "checkpoints", real)
+    history = load_history(store, early)
+    assert_same_as_fresh(store, history)
+    assert history.authors[-1].who() == "aider" and not history.sessions[sid].waiting
+
+
 def test_the_workspace_as_the_last_checkpoint_holds_it_is_not_diffed_again(
         store: Store, ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Right after a turn the file is what its end checkpoint holds: its lines and origins
@@ -150,8 +315,10 @@ def test_the_workspace_as_the_last_checkpoint_holds_it_is_not_diffed_again(
     cache = BlameCache()
     cache.blame(store, "f.txt")
     diffs: list[object] = []
-    real = blame_mod.carry
-    monkeypatch.setattr(blame_mod, "carry", lambda *a: diffs.append(a) or real(*a))
+    for name in ("carry", "carry_text"):  # the diff of lines, of bytes
+        real = getattr(blame_mod, name)
+        monkeypatch.setattr(blame_mod, name,
+                            lambda *a, real=real: diffs.append(a) or real(*a))
     got = cache.blame(store, "f.txt")
     assert diffs == [] and [o.kind for o in got.origins] == ["initial", "person"]
     f.write_text("a\nb\nc\n")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from turnback.attribution.linediff import carry, split_lines
+from turnback.attribution.linediff import carry, carry_text, split_lines
 
 NEW = -1
 
@@ -50,3 +50,35 @@ def test_carried_origins_point_at_equal_lines_once_each(old: list[bytes], new: l
     assert all(old[k] == new[j] for j, k in enumerate(got) if k != NEW)
     if old == new:
         assert got == list(range(len(old)))
+
+
+texts_st = st.lists(st.sampled_from([b"", b"\n", b"}\n", b"x = 1\n", b"x = 1",
+                                     b"a much longer line of code here\n",
+                                     b"return value_of_something\n", b"\n\n", b"x"]),
+                    max_size=20).map(b"".join)
+
+
+@given(texts_st, texts_st)
+def test_carried_from_bytes_is_split_and_carried(old_data: bytes, new_data: bytes) -> None:
+    """The head and tail found in the bytes give exactly what splitting both versions and
+    diffing their lines gives (lines and origins); the head and tail it names are the old
+    version's lines with their origins."""
+    old = split_lines(old_data)
+    origins = list(range(len(old)))
+    new = split_lines(new_data)
+    got = carry_text(old_data, old, origins, new_data, NEW)
+    assert (got.lines, got.origins) == (new, carry(old, origins, new, NEW))
+    assert got.head + got.tail <= min(len(old), len(new))
+    assert got.origins[: got.head] == origins[: got.head]
+    assert got.origins[len(new) - got.tail :] == origins[len(old) - got.tail :]
+
+
+def test_carried_from_bytes_keeps_the_old_lines_objects() -> None:
+    old_data = b"".join(b"line %d\n" % i for i in range(5000))
+    new_data = old_data.replace(b"line 2500\n", b"changed\n")
+    old = split_lines(old_data)
+    lines, origins, head, tail = carry_text(old_data, old, list(range(5000)), new_data, NEW)
+    assert (head, tail) == (2500, 2499)
+    assert lines == split_lines(new_data)
+    assert origins == [*range(2500), NEW, *range(2501, 5000)]
+    assert lines[0] is old[0] and lines[-1] is old[-1]

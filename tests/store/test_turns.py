@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from turnback import Store
 from turnback.errors import NotFound
-from turnback.events import Kind
+from turnback.events import Kind, now_iso
 
 
 def _turn(store: Store, sid: str, ws: Path, prompt: str, edits: dict[str, str],
@@ -194,6 +195,49 @@ def test_turns_continued_over_appends_match_a_fresh_read(recorded: tuple[Store, 
         assert kept == [t.to_json() for t in fresh.turns(sid)]
         assert fresh.session(sid).header.title == "renamed"
     assert store.session(sid).header.title == "renamed"
+
+
+def test_event_checkpoints_continued_over_new_checkpoints_match_a_fresh_read(
+        recorded: tuple[Store, str, list[str]], ws: Path) -> None:
+    """Which checkpoint each event holds is continued over the checkpoints added since
+    (not made again over all of them): after another session's checkpoints, an event
+    naming a checkpoint before the index holds it, a fork and a rewind, it is what a
+    fresh read makes."""
+    store, sid, ids = recorded
+    other = store.start_session(agent="codex").id
+
+    def same_as_fresh() -> None:
+        kept = [t.to_json() for t in store.turns(sid)]
+        at = store._view(sid).checkpoint_at
+        with Store.open(ws) as fresh:
+            assert kept == [t.to_json() for t in fresh.turns(sid)]
+            assert at == fresh._view(sid).checkpoint_at
+
+    same_as_fresh()
+    _turn(store, sid, ws, "fourth", {"d.txt": "d\n"})
+    same_as_fresh()
+    (ws / "o.txt").write_text("o\n")
+    store.checkpoint(session_id=other)
+    same_as_fresh()
+    early = store.append(sid, Kind.CHECKPOINT, {"checkpoint": "0123456789ab"})
+    same_as_fresh()
+    store.import_checkpoint({"i.txt": b"i\n"}, session_id=other, checkpoint_id="0123456789ab")
+    same_as_fresh()
+    assert store._view(sid).checkpoint_at[early.id] == "0123456789ab"
+    # a record naming an event of the session that is no checkpoint event (as a pulled
+    # one does): the index's word for that event
+    p = store.append(sid, Kind.PROMPT, {"text": "sixth"})
+    store.index.add(replace(store.checkpoints()[-1], id="fedcba987654", session_id=sid,
+                            event_id=p.id, ts=now_iso()), fsync=False)
+    same_as_fresh()
+    assert store._view(sid).checkpoint_at[p.id] == "fedcba987654"
+    _turn(store, sid, ws, "fifth", {"e.txt": "e\n"})
+    store.fork(ids[1], sid)
+    same_as_fresh()
+    store.rewind(store.checkpoints(sid)[1].id)
+    same_as_fresh()
+    _turn(store, sid, ws, "on the branch", {"f.txt": "f\n"})
+    same_as_fresh()
 
 
 def test_a_session_file_written_over_in_place_is_read_again(

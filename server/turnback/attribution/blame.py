@@ -8,7 +8,7 @@ continued (``Walker.advance``) over checkpoints added since: what the server's c
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import InvalidInput, NotFound
@@ -16,7 +16,7 @@ from ..events import JSON
 from ..objects.objectstore import BLOB, hash_bytes
 from ..store.facade import Store
 from .history import History
-from .linediff import carry, split_lines
+from .linediff import carry, carry_text, split_lines
 from .origins import SHARED, TURN, UNCOMMITTED, Origin
 
 
@@ -29,6 +29,8 @@ class FileState:
     lines: list[bytes] = field(default_factory=list)
     origins: list[Origin] = field(default_factory=list)
     binary: bool = False
+    data: bytes | None = None  # the file's bytes (the next version's diff starts from them)
+    agents: int | None = None  # lines whose origin is an agent's (None: not counted)
 
 
 @dataclass(slots=True)
@@ -37,6 +39,7 @@ class Blame:
     checkpoint: str | None  # None: the workspace (or the editor's text) as it is now
     lines: list[bytes]
     origins: list[Origin]
+    agents: int | None = None  # lines whose origin is an agent's, when the walk counted them
 
     def ranges(self) -> Iterator[tuple[int, int, Origin]]:
         """(first line, last line, origin), 1-based, for each run of one origin."""
@@ -57,10 +60,13 @@ class Blame:
             lines.append({"line": n + 1, "origin": d})
         return {"path": self.path, "checkpoint": self.checkpoint, "lines": lines}
 
-    def ranges_json(self, first: int = 1, last: int | None = None) -> JSON:
+    def ranges_json(self, first: int = 1, last: int | None = None,
+                    made: dict[int, tuple[Origin, JSON]] | None = None) -> JSON:
         """The runs of lines ``first``..``last`` (1-based, inclusive; default: all), each
         naming its origin by index in ``origins``, which holds each origin once: a file
-        of 5,000 lines and 1,000 steps would otherwise repeat hundreds of them."""
+        of 5,000 lines and 1,000 steps would otherwise repeat hundreds of them. ``made``:
+        origins' JSON made for earlier answers, by the origin's id (the origin kept with
+        it, so the id stays its own), taken and added to (uncommitted lines' are not)."""
         origins = self.origins
         last = len(origins) if last is None else min(last, len(origins))
         table: dict[int, int] = {}
@@ -75,15 +81,24 @@ class Blame:
             n = table.get(id(o))
             if n is None:
                 n = table[id(o)] = len(table_json)
-                table_json.append(o.to_json())
+                hit = made.get(id(o)) if made is not None else None
+                if hit is None:
+                    hit = (o, o.to_json())
+                    if made is not None and o.kind != UNCOMMITTED:
+                        made[id(o)] = hit
+                table_json.append(hit[1])
             ranges.append({"start": k + 1, "end": end, "origin": n})
             k = end
-        agents = sum(1 for o in origins if o.kind in AGENT_KINDS)
+        agents = self.agents if self.agents is not None else agent_lines(origins)
         return {"path": self.path, "checkpoint": self.checkpoint, "lineCount": len(self.lines),
                 "agentLines": agents, "origins": table_json, "ranges": ranges}
 
 
 AGENT_KINDS = frozenset({TURN, SHARED})
+
+
+def agent_lines(origins: Sequence[Origin]) -> int:
+    return sum(1 for o in origins if o.kind in AGENT_KINDS)
 
 
 def is_binary(data: bytes) -> bool:
@@ -99,8 +114,11 @@ class Walker:
         self.state = FileState(-1, None)
         self.kept: dict[int, FileState] = {}  # states at positions a rewind goes back to
 
-    def advance(self, history: History, stop: int | None = None) -> FileState:
-        """Walk the history's checkpoints after the current state, up to ``stop``."""
+    def advance(self, history: History, stop: int | None = None,
+                have: tuple[str, bytes] | None = None) -> FileState:
+        """Walk the history's checkpoints after the current state, up to ``stop``.
+        ``have``: a blob's hash and bytes already at hand (the file on disk, right after a
+        turn the version its last checkpoint holds), not read from the store again."""
         end = len(history.checkpoints) if stop is None else stop + 1
         todo = history.checkpoints[self.state.position + 1 : end]
         if not todo:
@@ -114,14 +132,16 @@ class Walker:
             if rb is not None:
                 base = self._state_at(history, history.position[rb])
             if blob != base.blob:
-                self.state = self._step(base, blob, pos, history.authors[pos])
+                self.state = self._step(base, blob, pos, history.authors[pos], have)
             else:
-                self.state = FileState(pos, base.blob, base.lines, base.origins, base.binary)
+                self.state = FileState(pos, base.blob, base.lines, base.origins, base.binary,
+                                       base.data, base.agents)
             if pos in targets:
                 self.kept[pos] = self.state
         if self.state.position < end - 1:  # checkpoints that said nothing of the file
             s = self.state
-            self.state = FileState(end - 1, s.blob, s.lines, s.origins, s.binary)
+            self.state = FileState(end - 1, s.blob, s.lines, s.origins, s.binary, s.data,
+                                   s.agents)
         return self.state
 
     def _state_at(self, history: History, pos: int) -> FileState:
@@ -131,15 +151,15 @@ class Walker:
         # not kept (the history changed under a continued walk): walk again up to it
         return Walker(self.store, self.path).advance(history, pos)
 
-    def _step(self, base: FileState, blob: str | None, pos: int, author: Origin) -> FileState:
+    def _step(self, base: FileState, blob: str | None, pos: int, author: Origin,
+              have: tuple[str, bytes] | None = None) -> FileState:
         if blob is None:
             return FileState(pos, None)
-        data = self.store.read_blob(blob)
+        data = have[1] if have is not None and have[0] == blob else self.store.read_blob(blob)
         if is_binary(data):
             return FileState(pos, blob, [], [], True)
-        lines = split_lines(data)
-        origins = carry(base.lines, base.origins, lines, author)
-        return FileState(pos, blob, lines, origins)
+        lines, origins, agents = _carry(base, data, author)
+        return FileState(pos, blob, lines, origins, data=data, agents=agents)
 
 
 def blame_at(store: Store, history: History, path: str, at: str,
@@ -156,7 +176,7 @@ def blame_at(store: Store, history: History, path: str, at: str,
         raise NotFound(f"{path} is not in checkpoint {cp.id}")
     if state.binary:
         raise InvalidInput(f"{path} is a binary file: it has no lines to attribute")
-    return Blame(path, cp.id, state.lines, state.origins)
+    return Blame(path, cp.id, state.lines, state.origins, state.agents)
 
 
 def blame_now(store: Store, history: History, path: str, walker: Walker | None = None,
@@ -179,7 +199,8 @@ def blame_text(store: Store, history: History, path: str, data: bytes, stop: int
         raise InvalidInput(f"{path} is a binary file: it has no lines to attribute")
     if walker is None or (stop is not None and walker.state.position > stop):
         walker = Walker(store, path)
-    state = walker.advance(history, stop)
+    digest = hash_bytes(BLOB, data)
+    state = walker.advance(history, stop, (digest, data))
     end = len(history.checkpoints) - 1 if stop is None else stop
     last = history.checkpoints[end] if end >= 0 else None
     base = state
@@ -188,13 +209,30 @@ def blame_text(store: Store, history: History, path: str, data: bytes, stop: int
         for rw in history.rewinds.get(last.id, ()):
             if rw.covers(path) and rw.target in history.position:
                 base = walker._state_at(history, history.position[rw.target])
-    if base.blob is not None and not base.binary and hash_bytes(BLOB, data) == base.blob:
+    if base.blob is not None and not base.binary and digest == base.blob:
         # as the last checkpoint holds it (the usual case right after a turn): its lines
-        return Blame(path, None, base.lines, base.origins)
+        return Blame(path, None, base.lines, base.origins, base.agents)
     fresh = Origin(UNCOMMITTED, None, last.id if last else None, (),
                    last.ts if last else None, None)
+    lines, origins, agents = _carry(base, data, fresh)
+    return Blame(path, None, lines, origins, agents)
+
+
+def _carry(base: FileState, data: bytes, author: Origin
+           ) -> tuple[list[bytes], list[Origin], int]:
+    """``data``'s lines and origins as a version after ``base``, and how many are an
+    agent's: from the bytes when base has them (only the lines between the common head and
+    tail split, diffed and counted again)."""
+    if base.data is not None and not base.binary:
+        c = carry_text(base.data, base.lines, base.origins, data, author)
+        if base.agents is None:
+            return c.lines, c.origins, agent_lines(c.origins)
+        gone = agent_lines(base.origins[c.head : len(base.origins) - c.tail])
+        came = agent_lines(c.origins[c.head : len(c.origins) - c.tail])
+        return c.lines, c.origins, base.agents - gone + came
     lines = split_lines(data)
-    return Blame(path, None, lines, carry(base.lines, base.origins, lines, fresh))
+    origins = carry(base.lines, base.origins, lines, author)
+    return lines, origins, agent_lines(origins)
 
 
 def blame_file(store: Store, history: History, path: str, at: str | None = None) -> Blame:

@@ -13,12 +13,15 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from ..events import JSON
 from ..store.facade import Store
 from . import saved
 from .blame import Blame, Walker, blame_at, blame_now
 from .history import History, Rewind, history_key, load_history
+from .origins import Origin
 
 MAX_FILES = 64  # walks kept (least recently asked for dropped first)
+MAX_JSON = 20_000  # origins' JSON kept for the next answers (all let go past it)
 
 
 @dataclass(slots=True)
@@ -52,6 +55,14 @@ class BlameCache:
         self._stale = True
         self._files: OrderedDict[str, _Kept] = OrderedDict()
         self._unsaved: dict[str, tuple[History, Walker]] = {}
+        self._json: dict[int, tuple[Origin, JSON]] = {}
+
+    def origins_json(self) -> dict[int, tuple[Origin, JSON]]:
+        """The origins' JSON made for earlier answers (``Blame.ranges_json``'s ``made``):
+        after a new turn, most of a file's origins are the same objects as before."""
+        if len(self._json) > MAX_JSON:
+            self._json = {}
+        return self._json
 
     def save_pending(self, store: Store) -> None:
         """Write the walks that went further since they were last saved."""
@@ -70,7 +81,7 @@ class BlameCache:
             if h is not None and not self._stale and trusted:
                 return h
             self._stale = False
-            key = history_key(store)
+            key = history_key(store, h)
             if h is None or h.key != key:
                 h = self._history = load_history(store, h, key)
             return h

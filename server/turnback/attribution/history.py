@@ -16,6 +16,7 @@ them, and walked between this folder's own they would make every line a person's
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,17 +42,35 @@ class Rewind:
 
 
 @dataclass(slots=True)
+class SessionSpans:
+    """One session's turns as a load found them, kept for the next load: where each turn
+    lies in the history and its reference, and the turns by where they end, so that a
+    load after one more turn looks only at the turns that changed and the steps they and
+    the new checkpoints cover."""
+
+    agent: str
+    model: str | None
+    turns: list[Turn]  # as ``store.turns`` gave them (unchanged turns: the same objects)
+    spans: list[tuple[int, int, TurnRef] | None]  # per turn: start, end position, reference
+    by_end: list[tuple[int, int]]  # (end position, turn number) of the spans, sorted
+    waiting: list[int]  # turns naming a checkpoint the history does not hold (pulled, or
+    # taken while the load ran): looked at again by the next load
+
+
+@dataclass(slots=True)
 class History:
     checkpoints: list[Checkpoint]  # by time, ties in the order they were taken
     position: dict[str, int]  # checkpoint id → index in ``checkpoints``
     authors: list[Origin]  # authors[i]: who made the step into checkpoints[i]
     rewinds: dict[str, list[Rewind]]  # safety checkpoint id → the rewinds that followed it
     key: tuple[object, ...]
-    # what the next load reuses: each step's turns, each turn's reference, the digests
+    # what the next load reuses: each step's turns, each session's turns and spans, the
+    # sessions that hold a checkpoint, the digests
     around: list[tuple[TurnRef, ...]] = field(default_factory=list)
-    refs: dict[tuple[str, str], tuple[Turn, str, str | None, TurnRef]] = \
-        field(default_factory=dict)
+    sessions: dict[str, SessionSpans] = field(default_factory=dict)
+    sids: frozenset[str] = frozenset()
     chain: list[bytes] = field(default_factory=list)  # chain[i]: digest of steps 0..i
+    every: list[Checkpoint] = field(default_factory=list)  # the store's, pulled ones too
 
     def rewind_base(self, i: int, path: str) -> str | None:
         """The checkpoint the step into ``checkpoints[i]`` starts from for ``path``, when a
@@ -87,16 +106,28 @@ def _key(o: Origin) -> list[object]:
               t.before, t.after] for t in o.turns]]
 
 
-def _own(store: Store) -> list[Checkpoint]:
-    """This folder's own checkpoints (not those pulled from another machine)."""
-    return [c for c in store.checkpoints() if c.origin is None]
+def _scan(store: Store, previous: History | None
+          ) -> tuple[list[Checkpoint], list[Checkpoint], frozenset[str], bool]:
+    """The store's checkpoints; this folder's own of them (not those pulled from another
+    machine); the sessions that hold one; whether they continue ``previous``'s. When
+    the store's list only grew since ``previous``, only the new checkpoints are looked at."""
+    every = store.checkpoints()
+    if previous is not None:
+        m = len(previous.every)
+        if m <= len(every) and every[:m] == previous.every:
+            new = [c for c in every[m:] if c.origin is None]
+            sids = previous.sids | {c.session_id for c in new if c.session_id}
+            return every, previous.checkpoints + new, sids, True
+    cps = [c for c in every if c.origin is None]
+    return every, cps, frozenset(c.session_id for c in cps if c.session_id), False
 
 
-def history_key(store: Store) -> tuple[object, ...]:
+def history_key(store: Store, previous: History | None = None) -> tuple[object, ...]:
     """What a ``History`` depends on, cheaply: the checkpoints, the rewinds, and the size
-    and head of every session that holds a checkpoint."""
-    cps = _own(store)
-    sessions = sorted({c.session_id for c in cps if c.session_id})
+    and head of every session that holds a checkpoint. ``previous``: the last history
+    loaded, to look only at the checkpoints added since."""
+    _every, cps, sids, _ = _scan(store, previous)
+    sessions = sorted(sids)
     marks: list[object] = []
     for sid in sessions:
         if store.has_session(sid):
@@ -107,27 +138,55 @@ def history_key(store: Store) -> tuple[object, ...]:
 
 def load_history(store: Store, previous: History | None = None,
                  key: tuple[object, ...] | None = None) -> History:
-    """The folder's history now. ``previous``, an earlier answer for the same store, lets
-    the steps and turns that did not change keep their objects (and the digests of an
-    unchanged beginning their values): after one more turn, what changed is worked out
-    again, and a kept walk's origins stay the very objects the new history holds.
+    """The folder's history now. ``previous``, an earlier answer for the same store, makes
+    it cheap after one more turn: when its checkpoints are still the first ones (a turn
+    appends), only the turns the store hands back changed and the steps they or the new
+    checkpoints cover are worked out again; the other steps keep their objects (authors,
+    turn references), so a kept walk's origins stay the very objects the new history
+    holds, and the digests of an unchanged beginning keep their values.
     ``key``: ``history_key(store)``, when the caller has just computed it."""
-    key = history_key(store) if key is None else key
-    cps = _own(store)  # by time, ties in the order they were taken
-    position = {c.id: i for i, c in enumerate(cps)}
-    refs: dict[tuple[str, str], tuple[Turn, str, str | None, TurnRef]] = {}
-    spans = _turn_spans(store, cps, position, previous.refs if previous else {}, refs)
-    around = [(s[0][1],) if len(s) == 1 else
-              tuple(ref for _, ref in sorted(s, key=lambda x: (x[1].ts, x[1].session_id)))
-              for s in spans]
-    # the steps at the start that are the previous history's, unchanged: their authors
-    # (and digests) are kept
-    same = 0 if previous is None else min(_same_start(cps, previous.checkpoints),
-                                          _same_start(around, previous.around))
-    authors = previous.authors[:same] if previous is not None else []
-    authors.extend(_author(i, cps, around[i]) for i in range(same, len(cps)))
-    chain = previous.chain[:same] if previous is not None else []
-    return History(cps, position, authors, _rewinds(store), key, around, refs, chain)
+    key = history_key(store, previous) if key is None else key
+    every, cps, sids, grew = _scan(store, previous)  # by time, ties in the order taken
+    n = len(cps)
+    old = previous.checkpoints if previous is not None else []
+    # how many checkpoints at the start are the previous history's (so at its positions)
+    kept = len(old) if grew or (len(old) <= n and cps[: len(old)] == old) \
+        else _same_start(cps, old)
+    continued = previous is not None and kept == len(old)
+    if previous is not None and continued:
+        position = dict(previous.position)
+        position.update((c.id, i) for i, c in enumerate(cps[kept:], kept))
+    else:
+        position = {c.id: i for i, c in enumerate(cps)}
+    lo = kept if continued else 0  # the first step whose turns may have changed
+    sessions: dict[str, SessionSpans] = {}
+    for sid in sorted(sids):
+        if not store.has_session(sid):
+            continue
+        was = previous.sessions.get(sid) if previous is not None else None
+        sessions[sid], first = _session_spans(store, sid, position, was, continued)
+        lo = min(lo, first)
+    if previous is not None and any(sid not in sessions for sid in previous.sessions):
+        lo = 0  # a session went away: the steps its turns covered are a person's now
+    found = _turns_from(sessions, lo, n)
+    before = previous.around if previous is not None else []
+    around = before[:lo]
+    authors = previous.authors[:lo] if previous is not None else []
+    changed = n  # the first step whose author is not the previous history's
+    for i in range(lo, n):
+        s = found[i - lo]
+        turns = (s[0][1],) if len(s) == 1 else \
+            tuple(ref for _, ref in sorted(s, key=lambda x: (x[1].ts, x[1].session_id)))
+        if previous is not None and i < kept and before[i] == turns:
+            around.append(before[i])  # the same step with the same turns: the same author
+            authors.append(previous.authors[i])
+        else:
+            around.append(turns)
+            authors.append(_author(i, cps, turns))
+            changed = min(changed, i)
+    chain = previous.chain[:changed] if previous is not None else []
+    return History(cps, position, authors, _rewinds(store), key, around, sessions, sids,
+                   chain, every)
 
 
 def _same_start(a: list[Any], b: list[Any]) -> int:
@@ -143,38 +202,88 @@ def _same_start(a: list[Any], b: list[Any]) -> int:
     return lo
 
 
-def _turn_spans(store: Store, cps: list[Checkpoint], position: dict[str, int],
-                known: dict[tuple[str, str], tuple[Turn, str, str | None, TurnRef]],
-                refs: dict[tuple[str, str], tuple[Turn, str, str | None, TurnRef]]
-                ) -> list[list[tuple[int, TurnRef]]]:
-    """For each step, the turns around it with their start position (one per session: the
-    innermost, when a session's branches overlap). A turn the store hands back unchanged
-    (the same object) keeps its reference from ``known``; ``refs`` gets them all."""
-    out: list[list[tuple[int, TurnRef]]] = [[] for _ in cps]
-    for sid in sorted({c.session_id for c in cps if c.session_id}):
-        if not store.has_session(sid):
-            continue
-        header = store.session_summary(sid).header
-        best: dict[int, tuple[int, TurnRef]] = {}
-        for t in store.turns(sid):
-            if t.before is None or t.after is None:
-                continue  # a turn with no checkpoint at one end: what it changed is unknown
+def _session_spans(store: Store, sid: str, position: dict[str, int],
+                   was: SessionSpans | None, continued: bool) -> tuple[SessionSpans, int]:
+    """The session's turns with where each lies in the history, and the first step whose
+    turns may differ from ``was`` (the previous load's; ``continued``: at the same
+    positions). Turns the store hands back unchanged (the same objects, at the start) keep
+    their spans, but for those that named a checkpoint the history did not hold then
+    (taken while the last load ran, or pulled from another machine): looked at again. A
+    turn handed back anew keeps its reference when it is equal (one republished only
+    because the session's head moved changes nothing here)."""
+    header = store.session_summary(sid).header
+    turns = store.turns(sid)
+    same = 0
+    if was is not None and continued and (was.agent, was.model) == (header.agent,
+                                                                      header.model):
+        same = _same_start(turns, was.turns)
+    olds = was.spans if was is not None else []
+    spans = olds[:same]
+    todo = [j for j in was.waiting if j < same] if was is not None and same else []
+    todo.extend(range(same, len(turns)))
+    waiting: list[int] = []
+    for j in todo:
+        t = turns[j]
+        span = None
+        if t.before is not None and t.after is not None:
+            # (a turn with no checkpoint at one end: what it changed is unknown)
             b, a = position.get(t.before), position.get(t.after)
-            if b is None or a is None or a <= b:
+            if b is None or a is None:
+                waiting.append(j)
+            elif a > b:
+                ref = TurnRef(sid, t.id, t.index, t.prompt, header.agent, header.model,
+                              t.ts, t.end_ts, t.before, t.after)
+                prior = olds[j] if j < len(olds) else None
+                if prior is not None and prior[2] == ref:
+                    ref = prior[2]
+                span = (b, a, ref)
+        if j < same:
+            spans[j] = span
+        else:
+            spans.append(span)
+    first = len(position)
+    if same:
+        by_end = list(was.by_end) if was is not None else []
+        for j in todo + list(range(len(turns), len(olds))):
+            new = spans[j] if j < len(spans) else None
+            prior = olds[j] if j < len(olds) else None
+            if new == prior:
                 continue
-            hit = known.get((sid, t.id))
-            if hit is not None and hit[0] is t and hit[1] == header.agent \
-                    and hit[2] == header.model:
-                ref = hit[3]
-            else:
-                ref = TurnRef(sid, t.id, t.index, t.prompt, header.agent, header.model, t.ts,
-                              t.end_ts, t.before, t.after)
-            refs[(sid, t.id)] = (t, header.agent, header.model, ref)
-            for i in range(b + 1, a + 1):
+            if prior is not None:
+                first = min(first, prior[0] + 1)
+                del by_end[bisect_left(by_end, (prior[1], j))]
+            if new is not None:
+                first = min(first, new[0] + 1)
+                insort(by_end, (new[1], j))
+    else:
+        by_end = sorted((sp[1], j) for j, sp in enumerate(spans) if sp is not None)
+        if continued:  # else every step is worked out again anyway
+            for j in range(max(len(spans), len(olds))):
+                new = spans[j] if j < len(spans) else None
+                prior = olds[j] if j < len(olds) else None
+                if new != prior:
+                    first = min(first, *(sp[0] + 1 for sp in (new, prior) if sp is not None))
+    return SessionSpans(header.agent, header.model, turns, spans, by_end, waiting), first
+
+
+def _turns_from(sessions: dict[str, SessionSpans], lo: int, n: int
+                ) -> list[list[tuple[int, TurnRef]]]:
+    """For each step from ``lo`` on, the turns around it with their start position (one per
+    session: the innermost, when a session's branches overlap; of two starting at the same
+    checkpoint, the one first in the session)."""
+    out: list[list[tuple[int, TurnRef]]] = [[] for _ in range(lo, n)]
+    for sid in sorted(sessions):
+        s = sessions[sid]
+        best: dict[int, tuple[int, TurnRef]] = {}
+        for j in sorted(j for _, j in s.by_end[bisect_left(s.by_end, (lo, -1)):]):
+            span = s.spans[j]
+            assert span is not None
+            b, a, ref = span
+            for i in range(max(b + 1, lo), a + 1):
                 if i not in best or best[i][0] < b:
                     best[i] = (b, ref)
         for i, found in best.items():
-            out[i].append(found)
+            out[i - lo].append(found)
     return out
 
 

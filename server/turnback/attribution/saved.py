@@ -20,7 +20,7 @@ from ..errors import TurnbackError
 from ..fs.atomic import atomic_write
 from ..fs.reading import read_regular
 from ..store.facade import Store
-from .blame import FileState, Walker, is_binary
+from .blame import FileState, Walker, agent_lines, is_binary
 from .history import History
 from .linediff import split_lines
 from .origins import Origin
@@ -66,7 +66,8 @@ def load(store: Store, history: History, path: str) -> Walker | None:
             origins.extend([history.authors[step]] * count)
         if len(origins) != len(lines):
             return None
-        walker.state = FileState(pos, blob, lines, origins)
+        walker.state = FileState(pos, blob, lines, origins, data=data,
+                                 agents=agent_lines(origins))
         return walker
     except (OSError, TurnbackError, ValueError, KeyError, TypeError):
         return None

@@ -90,6 +90,17 @@ class _View:
     read: ReadLog | None  # where the session file was read to (None: not a file)
     builder: TurnBuilder
     marks: _Marks
+    at: _At
+
+
+@dataclass(slots=True, frozen=True)
+class _At:
+    """What ``checkpoint_at`` was made from, so that after new checkpoints it is continued
+    rather than made again over every checkpoint."""
+
+    cps: list[Checkpoint]  # the index's list
+    known: frozenset[str]  # their ids
+    pending: frozenset[str]  # checkpoints named by checkpoint events, not in the list
 
 
 @dataclass(slots=True, frozen=True)
@@ -159,7 +170,8 @@ class TurnOps(CheckpointOps):
             marks = _Marks(frozenset(), ()).more(log.events)
         else:
             marks = hit.marks.more(log.events[known:])
-        at = self._checkpoint_at(session_id, cps, marks)
+        made = self._checkpoint_at(session_id, cps, marks, hit if known else None)
+        at = made[0]
         builder: TurnBuilder | None = None
         if hit is not None and known and hit.read is not None \
                 and _same_for_old(hit.checkpoint_at, at, hit.owner):
@@ -169,24 +181,54 @@ class TurnOps(CheckpointOps):
             builder = TurnBuilder()
             builder.feed(log.events, at)
         return _View(key, log, at, builder.turns(log.head), builder.owner, read, builder,
-                     marks)
+                     marks, made[1])
 
-    def _checkpoint_at(self, session_id: str, cps: list[Checkpoint], marks: _Marks
-                       ) -> dict[str, str]:
-        """Event id → checkpoint id, from the index and from ``checkpoint`` events' data.
+    def _checkpoint_at(self, session_id: str, cps: list[Checkpoint], marks: _Marks,
+                       hit: _View | None) -> tuple[dict[str, str], _At]:
+        """Event id → checkpoint id, from the index and from ``checkpoint`` events' data
+        (the index's first, then each event's first checkpoint the index holds).
 
         A rewind's safety checkpoint is left out: it holds the state being left, not a
         moment of the turn its event lands in (after a fork it lands in an earlier turn,
-        which would then seem to end with the later turns' changes)."""
+        which would then seem to end with the later turns' changes).
+
+        ``hit``: the view before, its events continued by ``marks``. When checkpoints were
+        only appended since, no new rewind came and none of the new checkpoints is one an
+        earlier event named before the index held it, its map is continued with the new
+        checkpoints and events alone: the same map, without a pass over every checkpoint
+        (on every new checkpoint of a live session)."""
         safety = marks.safety
+        if hit is not None:
+            old, m = hit.at, len(hit.at.cps)
+            new = cps[m:]
+            if m <= len(cps) and hit.marks.safety == safety and cps[:m] == old.cps:
+                ids = {c.id for c in new}
+                if not ids & old.pending:
+                    known = old.known | ids if ids else old.known
+                    out = dict(hit.checkpoint_at)
+                    pending: set[str] = set()
+                    for eid, cid in marks.cp_events[len(hit.marks.cp_events):]:
+                        if cid in known:
+                            if cid not in safety:
+                                out.setdefault(eid, cid)
+                        else:
+                            pending.add(cid)
+                    for c in new:  # the index's, over any event's (and the later one)
+                        if c.session_id == session_id and c.event_id and c.id not in safety:
+                            out[c.event_id] = c.id
+                    return out, _At(cps, known, old.pending | pending if pending
+                                    else old.pending)
         out = {c.event_id: c.id for c in cps
                if c.session_id == session_id and c.event_id and c.id not in safety}
-        if marks.cp_events:
-            known = {c.id for c in cps}
-            for eid, cid in marks.cp_events:
-                if cid in known and cid not in safety:
+        known = frozenset(c.id for c in cps)
+        pending = set()
+        for eid, cid in marks.cp_events:
+            if cid in known:
+                if cid not in safety:
                     out.setdefault(eid, cid)
-        return out
+            else:
+                pending.add(cid)
+        return out, _At(cps, known, frozenset(pending))
 
     def turns(self, session_id: str) -> list[Turn]:
         """Every turn of the session, in append order (prompt → everything until the next)."""

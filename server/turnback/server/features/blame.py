@@ -41,7 +41,7 @@ def register(ls: TurnbackServer) -> None:
             with about_param(methods.BLAME, "path"):
                 got = cache.blame(store, path, at, text.encode() if text is not None else None,
                                   trusted, save=not folder.settings.read_only)
-            return got.ranges_json(first, last)
+            return got.ranges_json(first, last, cache.origins_json())
 
         res = await ls.read(folder, job)
         res["folder"] = folder.uri
