@@ -77,7 +77,8 @@ def test_carried_from_bytes_keeps_the_old_lines_objects() -> None:
     old_data = b"".join(b"line %d\n" % i for i in range(5000))
     new_data = old_data.replace(b"line 2500\n", b"changed\n")
     old = split_lines(old_data)
-    lines, origins, head, tail = carry_text(old_data, old, list(range(5000)), new_data, NEW)
+    got = carry_text(old_data, old, list(range(5000)), new_data, NEW)
+    lines, origins, head, tail = got.lines, got.origins, got.head, got.tail
     assert (head, tail) == (2500, 2499)
     assert lines == split_lines(new_data)
     assert origins == [*range(2500), NEW, *range(2501, 5000)]

@@ -19,8 +19,9 @@ unchanged lines are the old version's very objects.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from difflib import SequenceMatcher
-from typing import Generic, NamedTuple, TypeVar
+from typing import Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -86,9 +87,11 @@ def _bytes_tail(a: bytes, b: bytes, start: int) -> int:
     return lo
 
 
-class Carried(NamedTuple, Generic[T]):
+@dataclass(frozen=True, slots=True)
+class Carried(Generic[T]):
     """A version's lines and origins, and how many lines at its head and tail are the old
-    version's with their origins (what lies between may differ)."""
+    version's with their origins (what lies between may differ). A dataclass, not a
+    generic NamedTuple: Python 3.10 refuses those."""
 
     lines: list[bytes]
     origins: list[T]
