@@ -297,9 +297,24 @@ def open_path_nofollow(path: str, flags: int, mode: int = 0o777,
         if parent is not None:
             parent._still()  # the file was opened in this folder, not in one swapped in
     except BaseException:
+        if before is None and flags & os.O_EXCL:
+            _remove_created(path, now)
         os.close(fd)
         raise
     return fd
+
+
+def _remove_created(path: str, created: os.stat_result) -> None:
+    """Best effort: unlink the file this process just made with ``O_EXCL`` at ``path``
+    (possibly through a link swapped in, so outside the folder meant), if ``path`` still
+    names that very file. Only a name this process created exclusively (the rewind's
+    ``.turnback-tmp-<pid>-<random>``) comes here, so a swap between the look and the
+    unlink can only miss, never remove someone else's file."""
+    try:
+        if identity(os.lstat(path)) == identity(created):
+            os.unlink(path)
+    except OSError:
+        pass
 
 
 def chmod_fd(fd: int, path: str, mode: int) -> None:
