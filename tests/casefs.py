@@ -124,7 +124,10 @@ class CaseFolding(fuse.Operations):  # type: ignore[misc]
 
     def create(self, path: str, mode: int, fi: Any = None) -> int:
         real = self._real(path)
-        return int(self._call(os.open, real, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode))
+        # read and write, whatever the caller asked: the kernel checks the caller's access
+        # mode itself, and a file made O_RDWR (the stat cache's save, read back through the
+        # same descriptor) must be readable through this handle
+        return int(self._call(os.open, real, os.O_RDWR | os.O_CREAT | os.O_TRUNC, mode))
 
     def read(self, path: str, size: int, offset: int, fh: int) -> bytes:
         return os.pread(fh, size, offset)
