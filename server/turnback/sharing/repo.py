@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from ..errors import Unsafe
 from ..fs import privacy
 from ..fs.locks import rw_lock
 from .gitrun import out, run
@@ -27,7 +28,14 @@ REWRITTEN_KEY = "turnback.rewritten"  # set: the next push replaces the remote's
 SENT_KEY = "turnback.redactionsSent"  # how many lines of share/redactions a push has sent
 MAX_REDACTIONS_READ = 16 << 20  # bytes of share/redactions read at most
 PULLED = "refs/turnback-pulled/"  # what the last pull fetched, per machine
-IMPORTED = "refs/turnback-imported/"  # the commit of each machine already in the store
+IMPORTED = "refs/turnback-imported/"
+# what ``git init --bare`` writes in a repository's own configuration (and Turnback's
+# ``turnback.*`` keys beside them): anything else there is refused (``_check_config``)
+_OWN_KEYS = frozenset({
+    "core.repositoryformatversion", "core.filemode", "core.bare", "core.sharedrepository",
+    "core.logallrefupdates", "core.ignorecase", "core.precomposeunicode", "core.symlinks",
+    "receive.denynonfastforwards",
+})  # the commit of each machine already in the store
 
 
 class ShareRepo:
@@ -38,6 +46,7 @@ class ShareRepo:
 
     def ensure(self) -> None:
         if (self.git_dir / "HEAD").exists():
+            self._check_config()
             return
         self.map_path.unlink(missing_ok=True)  # it names objects of a repository now gone
         if not self.folder.exists():
@@ -45,6 +54,27 @@ class ShareRepo:
         # 0600 files, 0700 folders, as every store file: it holds the workspace's contents
         run(["init", "--quiet", "--bare", "--shared=0600", str(self.git_dir)],
             what="git init (the store's sharing repository)")
+
+    def _check_config(self) -> None:
+        """Refuse a repository whose own configuration holds anything Turnback does not
+        write. A store can come from elsewhere (a repository that commits its ``.turnback``,
+        a synced folder), and git runs what its configuration says: a ``url.<ext::sh -c
+        ...>.insteadOf`` with ``protocol.ext.allow``, a ``core.sshCommand``, a credential
+        helper, an ``include.path`` would run a command at the next push or pull. git
+        itself says what it reads (``--show-scope``: includes and a ``commondir`` too)."""
+        text = run(["config", "--list", "--show-scope", "-z"], git_dir=self.git_dir,
+                   what="git config (the store's sharing repository)").stdout
+        items = text.split(b"\0")
+        for scope, entry in zip(items[0::2], items[1::2], strict=False):
+            if scope not in (b"local", b"worktree"):
+                continue  # the user's own (system, global) and Turnback's (command)
+            key = entry.partition(b"\n")[0].decode("utf-8", "replace")
+            if key not in _OWN_KEYS and not key.startswith("turnback."):
+                raise Unsafe(
+                    f"{self.git_dir / 'config'} sets {key[:200]!r}, which Turnback never "
+                    "writes there (a store copied from elsewhere can run commands through "
+                    f"git's configuration): nothing was run; delete {self.folder} (this "
+                    "machine then pushes under a new machine id) and try again")
 
     def config(self, key: str) -> str | None:
         proc = run(["config", "--get", key], git_dir=self.git_dir, check=False)
