@@ -4,14 +4,20 @@ incremental reads and sharing's repository"). Each test is one attack."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as hs
 
 from turnback import Store
 from turnback.errors import Unsafe
-from turnback.sharing import sharing
+from turnback.fs.reading import NotRegular
+from turnback.sessions.files import FileSessions, ReadLog
+from turnback.sharing import redact, sharing
+from wsutil import age_tree, plain_scan, write
 
 from .crashkit import tally
 
@@ -84,3 +90,208 @@ def test_the_sharing_repository_turnback_writes_is_accepted(tmp_path: Path) -> N
     finally:
         store.close()
 
+
+
+# -- a session file read from where the last read stopped (FileSessions.load_more) --------
+def _session(ws: Path, n: int) -> tuple[Store, FileSessions, Path]:
+    store = Store.open(ws, create=True)
+    store.start_session(session_id="s1", title="t")
+    for i in range(n):
+        store.append("s1", "message", {"text": f"event {i}"})
+    backend = store.backend
+    assert isinstance(backend, FileSessions)
+    return store, backend, backend.path("s1")
+
+
+def _texts(read: ReadLog) -> list[str]:
+    return [str((e.data or {}).get("text")) for e in read.log.events]
+
+
+def test_a_session_file_replaced_by_another_of_the_same_size_is_read_again(ws: Path) -> None:
+    store, backend, path = _session(ws, 3)
+    try:
+        first, _ = backend.load_more("s1", None)
+        data = path.read_bytes().replace(b"event 1", b"EVENT 1")
+        st = path.stat()
+        tmp = path.with_name("x.tmp")
+        tmp.write_bytes(data)
+        os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))  # even the same time
+        os.replace(tmp, path)  # another inode
+        again, known = backend.load_more("s1", first)
+        assert known == 0 and _texts(again) == ["event 0", "EVENT 1", "event 2"]
+        count("session file: replaced, same size and time")
+    finally:
+        store.close()
+
+
+def test_a_session_file_written_over_in_place_with_the_same_size_is_read_again(
+        ws: Path) -> None:
+    store, backend, path = _session(ws, 3)
+    try:
+        first, _ = backend.load_more("s1", None)
+        data = path.read_bytes()
+        with open(path, "r+b") as f:  # the same inode and size; the time moves on
+            f.write(data.replace(b"event 0", b"EVENT 0"))
+        os.utime(path, ns=(first.mtime + 1, first.mtime + 1))
+        again, known = backend.load_more("s1", first)
+        assert known == 0 and _texts(again)[0] == "EVENT 0"
+        count("session file: written over in place, same size")
+    finally:
+        store.close()
+
+
+def test_a_session_file_shortened_then_grown_past_the_read_point_is_read_again(
+        ws: Path) -> None:
+    store, backend, path = _session(ws, 3)
+    try:
+        first, _ = backend.load_more("s1", None)
+        data = path.read_bytes()
+        lines = data.splitlines(keepends=True)
+        # the last event taken out, another one longer put in its place: the bytes just
+        # before where the last read stopped are not the ones read then
+        forged = b"".join(lines[:-1]) + lines[-1].replace(b"event 2", b"event 2 again, longer")
+        with open(path, "r+b") as f:
+            f.write(forged)
+        again, known = backend.load_more("s1", first)
+        assert known == 0 and _texts(again)[-1] == "event 2 again, longer"
+        count("session file: rewritten in place and grown")
+    finally:
+        store.close()
+
+
+def test_a_torn_last_line_is_read_once_it_is_complete(ws: Path) -> None:
+    store, backend, path = _session(ws, 2)
+    try:
+        first, _ = backend.load_more("s1", None)
+        line = path.read_bytes().splitlines(keepends=True)[-1].replace(b"event 1", b"event 9")
+        with open(path, "ab") as f:  # a writer half way through a line
+            f.write(line[:10])
+        mid, known = backend.load_more("s1", first)
+        assert known == 2 and _texts(mid) == ["event 0", "event 1"] and mid.end == first.end
+        with open(path, "ab") as f:
+            f.write(line[10:])
+        done, known = backend.load_more("s1", mid)
+        assert known == 2 and _texts(done) == ["event 0", "event 1", "event 9"]
+        assert _texts(backend.load_more("s1", None)[0]) == _texts(done)
+        count("session file: a torn last line completed later")
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("swap", ["symlink", "fifo"])
+def test_a_session_file_swapped_for_a_link_or_a_fifo_is_refused_without_blocking(
+        ws: Path, tmp_path: Path, swap: str) -> None:
+    store, backend, path = _session(ws, 2)
+    try:
+        first, _ = backend.load_more("s1", None)
+        outside = tmp_path / "outside.jsonl"
+        outside.write_bytes(path.read_bytes() + path.read_bytes().splitlines(True)[-1])
+        path.unlink()
+        if swap == "symlink":
+            path.symlink_to(outside)
+        else:
+            os.mkfifo(path)
+        with pytest.raises(NotRegular):
+            backend.load_more("s1", first)
+        count(f"session file: swapped for a {swap} between reads")
+    finally:
+        store.close()
+
+
+# -- the redaction gate: one automaton must find what a find loop finds ---------------------
+_PIECES = ["AKIA", "aws", "AWS", "AwS", "ghp_", "xox", "XOX", "SG.", "eyJ", "://", ".", ":",
+           "secret", "SECRET", "Secret", "token", "TOKEN", "api_key", "API_KEY", "passw",
+           "-us", "AC", "SK", "PRIVATE KEY", "k_live_", "pypi-", "glpat-", "sq0csp-",
+           "é", "😀", "İ", "ß", "\u212a", "ſ", "\n", " ", "=", "\"", "x", "0", "secretoken",
+           "tokentoken", "aaws", "xoxox", "AKIAKIA"]
+
+
+def _find_loop(hay: str | bytes, words: list[str]) -> dict[str, list[int]]:
+    found: dict[str, list[int]] = {}
+    for w in words:
+        needle: str | bytes = w.encode() if isinstance(hay, bytes) else w
+        at = hay.find(needle)  # type: ignore[arg-type]
+        while at >= 0:
+            found.setdefault(w, []).append(at)
+            at = hay.find(needle, at + 1)  # type: ignore[arg-type]
+    return found
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hs.lists(hs.sampled_from(_PIECES), max_size=40), hs.booleans())
+def test_the_gate_automaton_finds_every_literal_a_find_loop_finds(
+        pieces: list[str], binary: bool) -> None:
+    text: str | bytes = "".join(pieces)
+    if binary:
+        text = text.encode()
+    lowered = text.lower()
+    low = lowered if len(lowered) == len(text) else None
+    lit = redact._literals()
+    got = lit.find(text, low)
+    for lower, words in ((False, lit.exact), (True, lit.lower)):
+        hay = low if lower else text
+        if hay is None:
+            continue
+        want = _find_loop(hay, words)
+        have = {w: sorted(v) for (w, lo), v in got.items() if lo == lower and w in words}
+        assert have == want
+    count_once("redaction gate: automaton against find loops (str and bytes)")
+
+
+_COUNTED: set[str] = set()
+
+
+def count_once(case: str) -> None:
+    if case not in _COUNTED:
+        _COUNTED.add(case)
+        count(case)
+
+
+# -- the stat cache file, held open between checkpoints -----------------------------------
+@pytest.mark.parametrize("how", ["truncated", "zeroed", "an older copy written over it",
+                                 "replaced by an older copy", "removed"])
+def test_the_held_stat_cache_file_changed_by_another_process_misses_no_change(
+        ws: Path, how: str) -> None:
+    """A server holds its stat cache file open between checkpoints and reads rows from it
+    as it needs them; another process (a sync tool, a copy) changes that file meanwhile:
+    the next checkpoint must still see every changed file, and not fail."""
+    for i in range(40):
+        write(ws, f"d{i % 4}/f{i}.txt", f"v1 {i}")
+    age_tree(ws)
+    store = Store.open(ws, create=True)
+    try:
+        store.checkpoint()
+        path = store.root / "cache" / "stat.bin"
+        older = path.read_bytes()
+        for i in range(0, 40, 3):  # more rows, so the next save writes (and holds) the file
+            write(ws, f"d{i % 4}/g{i}.txt", f"new {i}")
+        age_tree(ws, 20)
+        store.checkpoint()
+        held = path.read_bytes()
+        if how == "truncated":
+            os.truncate(path, len(held) // 2)
+        elif how == "zeroed":
+            with open(path, "r+b") as f:
+                f.write(b"\0" * len(held))
+        elif how == "an older copy written over it":
+            with open(path, "r+b") as f:
+                f.write(older)
+        elif how == "replaced by an older copy":
+            tmp = path.with_name("stat.bin.x")
+            tmp.write_bytes(older)
+            os.replace(tmp, path)
+        else:
+            path.unlink()
+        for i in range(0, 40, 2):  # changed, the same sizes, and old enough to be trusted
+            write(ws, f"d{i % 4}/f{i}.txt", f"v2 {i}")
+        age_tree(ws, 5)
+        cp = store.checkpoint()
+        for i in range(40):
+            want = f"v2 {i}" if i % 2 == 0 else f"v1 {i}"
+            assert store.read_file(cp.id, f"d{i % 4}/f{i}.txt") == want.encode()
+        again = store.checkpoint()  # and the one after it, from whatever was saved
+        assert again.tree == cp.tree
+        assert again.tree == plain_scan(ws).tree
+        count(f"held stat cache file: {how}")
+    finally:
+        store.close()
