@@ -15,9 +15,10 @@ from hypothesis import strategies as hs
 from turnback import Store
 from turnback.errors import Unsafe
 from turnback.fs.reading import NotRegular
+from turnback.objects import packs
 from turnback.sessions.files import FileSessions, ReadLog
 from turnback.sharing import redact, sharing
-from wsutil import age_tree, plain_scan, write
+from wsutil import age, age_tree, plain_scan, write
 
 from .crashkit import tally
 
@@ -293,5 +294,67 @@ def test_the_held_stat_cache_file_changed_by_another_process_misses_no_change(
         assert again.tree == cp.tree
         assert again.tree == plain_scan(ws).tree
         count(f"held stat cache file: {how}")
+    finally:
+        store.close()
+
+
+# -- a pack's index sorted a bucket at a time ---------------------------------------------
+@settings(max_examples=200, deadline=None)
+@given(hs.lists(hs.binary(min_size=packs._ENTRY.size, max_size=packs._ENTRY.size),
+                max_size=300))
+def test_a_pack_index_sorted_by_buckets_is_the_plain_sort(rows: list[bytes]) -> None:
+    """Rows equal in their first bytes, rows differing only in their last, duplicates:
+    the bucketed sort must be the sort of the whole (a misplaced row is an object a
+    binary search never finds)."""
+    out = bytearray()
+    packs._sort_rows(bytearray(b"".join(rows)), out)
+    assert bytes(out) == b"".join(sorted(rows))
+    count_once("pack index: bucketed sort against the plain sort")
+
+
+# -- incremental checkpoints (only changed names in a folder's node) between rewinds and undos
+@pytest.mark.parametrize("seed", range(6))
+def test_incremental_checkpoints_between_rewinds_and_undos_miss_nothing(
+        tmp_path: Path, seed: int) -> None:
+    """A watching server's checkpoints (``dirty``: the changed paths) interleaved with
+    rewinds to random earlier checkpoints and undos, with same-size edits aged past the
+    racy margin: every checkpoint is the full scan's tree, every rewind writes its target's
+    tree, every undo gives back what the rewind replaced."""
+    import random
+
+    rng = random.Random(seed)
+    ws = tmp_path / "ws"
+    for i in range(24):
+        write(ws, f"d{i % 3}/s{i % 2}/f{i}.txt", f"{i:04d}")
+    age_tree(ws, 30)
+    store = Store.open(ws, create=True)
+    try:
+        cps = [store.checkpoint(dirty=set())]
+        for step in range(10):
+            dirty: set[str] = set()
+            for _ in range(rng.randint(1, 4)):
+                i = rng.randrange(30)
+                rel = f"d{i % 3}/s{i % 2}/f{i}.txt"
+                if rng.random() < 0.15 and (ws / rel).exists():
+                    (ws / rel).unlink()
+                else:
+                    write(ws, rel, f"{rng.randrange(10_000):04d}")  # the same size
+                    age(ws / rel, rng.choice([0.0, 5.0, 30.0]))
+                dirty.add(rel)
+            cp = store.checkpoint(dirty=dirty)
+            assert cp.tree == plain_scan(ws).tree, f"seed {seed} step {step}"
+            cps.append(cp)
+            if rng.random() < 0.5:
+                before = plain_scan(ws).tree
+                target = rng.choice(cps)
+                store.rewind(target.id)
+                assert plain_scan(ws).tree == target.tree
+                after = store.checkpoint(dirty=set())  # the rewind's own changes, unseen
+                assert after.tree == target.tree
+                if rng.random() < 0.5:
+                    store.undo()
+                    assert plain_scan(ws).tree == before
+                    assert store.checkpoint(dirty=set()).tree == before
+        count_once("incremental checkpoints between rewinds and undos")
     finally:
         store.close()
