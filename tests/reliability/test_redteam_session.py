@@ -358,3 +358,32 @@ def test_incremental_checkpoints_between_rewinds_and_undos_miss_nothing(
         count_once("incremental checkpoints between rewinds and undos")
     finally:
         store.close()
+
+
+# -- the sharing repository's own files, planted as links or FIFOs --------------------------
+@pytest.mark.parametrize("name", ["redactions", "objmap"])
+@pytest.mark.parametrize("plant", ["symlink", "fifo"])
+def test_a_planted_link_or_fifo_in_share_is_never_followed_nor_waited_on(
+        tmp_path: Path, name: str, plant: str) -> None:
+    """``share/redactions`` (one line per redaction a conversion made) and ``share/objmap``
+    (what became what) are appended to and read by every push; a copied store may hold
+    either as a link to a file of the user's, or as a FIFO."""
+    store, _remote = _shared(tmp_path)
+    try:
+        victim = tmp_path / "bashrc"
+        victim.write_bytes(b"# the user's own file\n")
+        path = store.root / "share" / name
+        path.unlink(missing_ok=True)
+        if plant == "symlink":
+            path.symlink_to(victim)
+        else:
+            os.mkfifo(path)
+        # content with a secret, so the push converts (and redacts) something new
+        (store.workspace / "k.env").write_text('API_TOKEN="abcdefgh12345678"\n')
+        store.checkpoint()
+        with pytest.raises(NotRegular):
+            sharing.push(store)
+        assert victim.read_bytes() == b"# the user's own file\n"
+        count(f"share/{name} planted as a {plant}")
+    finally:
+        store.close()

@@ -17,6 +17,7 @@ import orjson
 from ..errors import Unsafe
 from ..fs import privacy
 from ..fs.locks import rw_lock
+from ..fs.reading import open_append, open_regular, read_regular
 from .gitrun import out, run
 from .layout import is_machine, new_machine_id
 
@@ -27,6 +28,7 @@ FORGOTTEN_KEY = "turnback.forgotten"  # sessions never pushed again (git config,
 REWRITTEN_KEY = "turnback.rewritten"  # set: the next push replaces the remote's chain
 SENT_KEY = "turnback.redactionsSent"  # how many lines of share/redactions a push has sent
 MAX_REDACTIONS_READ = 16 << 20  # bytes of share/redactions read at most
+MAX_MAP_READ = 1 << 32  # bytes of share/objmap read at most (about 100 bytes an object)
 PULLED = "refs/turnback-pulled/"  # what the last pull fetched, per machine
 IMPORTED = "refs/turnback-imported/"
 # what ``git init --bare`` writes in a repository's own configuration (and Turnback's
@@ -141,7 +143,9 @@ class ShareRepo:
         converting that object again."""
         found: dict[str, str] = {}
         try:
-            data = self.map_path.read_bytes()
+            # never through a link nor from a FIFO (a store copied from elsewhere may hold
+            # either), as every store file is read
+            data = read_regular(self.map_path, limit=MAX_MAP_READ)
         except FileNotFoundError:
             return found
         for line in data.split(b"\n"):
@@ -167,7 +171,7 @@ class ShareRepo:
         if not items:
             return
         data = "".join(f"{k} {v}\n" for k, v in items.items()).encode()
-        fd = os.open(self.map_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        fd = open_append(self.map_path, create=0o600)  # never through a planted link
         try:
             os.write(fd, data)
         finally:
@@ -183,7 +187,8 @@ class ShareRepo:
         if not items:
             return
         data = b"".join(orjson.dumps(i) + b"\n" for i in items)
-        fd = os.open(self.folder / "redactions", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        # never through a link: a copied store's ``redactions -> ~/.bashrc`` got these lines
+        fd = open_append(self.folder / "redactions", create=0o600)
         try:
             os.write(fd, data)
         finally:
@@ -195,13 +200,21 @@ class ShareRepo:
         sent = self.config(SENT_KEY)
         start = int(sent) if sent is not None and sent.isdigit() else 0
         try:
-            with open(self.folder / "redactions", "rb") as f:
-                if start > os.fstat(f.fileno()).st_size:
-                    start = 0  # a file made again since: all of it is unsent
-                f.seek(start)
-                data = f.read(MAX_REDACTIONS_READ)
+            fd = open_regular(self.folder / "redactions")  # no link, no FIFO (it blocked)
         except FileNotFoundError:
             return []
+        try:
+            if start > os.fstat(fd).st_size:
+                start = 0  # a file made again since: all of it is unsent
+            os.lseek(fd, start, os.SEEK_SET)
+            parts: list[bytes] = []
+            left = MAX_REDACTIONS_READ
+            while left > 0 and (chunk := os.read(fd, left)):
+                parts.append(chunk)
+                left -= len(chunk)
+            data = b"".join(parts)
+        finally:
+            os.close(fd)
         out: list[dict[str, Any]] = []
         seen = set()
         for line in data.split(b"\n"):
