@@ -387,3 +387,25 @@ def test_a_planted_link_or_fifo_in_share_is_never_followed_nor_waited_on(
         count(f"share/{name} planted as a {plant}")
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("inside", ["objects", "objects/pack", "refs", "config"])
+def test_a_link_inside_the_sharing_repository_is_refused(tmp_path: Path, inside: str) -> None:
+    """``share/git/objects`` (or a folder below, or its config) linked elsewhere: git would
+    write the workspace's contents (or read its configuration) there."""
+    store, _remote = _shared(tmp_path)
+    try:
+        path = store.root / "share" / "git" / inside
+        elsewhere = tmp_path / "elsewhere"
+        os.rename(path, elsewhere)
+        path.symlink_to(elsewhere)
+        before = sorted(p.name for p in elsewhere.rglob("*")) if elsewhere.is_dir() else []
+        (store.workspace / "c.txt").write_text("c\n")
+        store.checkpoint()
+        with pytest.raises(Unsafe, match="symbolic link"):
+            sharing.push(store)
+        after = sorted(p.name for p in elsewhere.rglob("*")) if elsewhere.is_dir() else []
+        assert after == before
+        count(f"share/git/{inside} linked elsewhere")
+    finally:
+        store.close()

@@ -48,6 +48,7 @@ class ShareRepo:
 
     def ensure(self) -> None:
         if (self.git_dir / "HEAD").exists():
+            self._refuse_links()
             self._check_config()
             return
         self.map_path.unlink(missing_ok=True)  # it names objects of a repository now gone
@@ -56,6 +57,19 @@ class ShareRepo:
         # 0600 files, 0700 folders, as every store file: it holds the workspace's contents
         run(["init", "--quiet", "--bare", "--shared=0600", str(self.git_dir)],
             what="git init (the store's sharing repository)")
+
+    def _refuse_links(self) -> None:
+        """Refuse a repository holding a symbolic link (git makes none in it): a copied
+        store's ``share/git/objects -> elsewhere`` would have git write the workspace's
+        contents there (the store's own check looks one level into ``share/`` only)."""
+        for folder, dirs, files in os.walk(self.git_dir):
+            for name in (*dirs, *files):
+                path = os.path.join(folder, name)
+                if os.path.islink(path):
+                    raise Unsafe(f"the store's sharing repository holds a symbolic link, {path}"
+                                 "; git makes none there and Turnback runs no git through "
+                                 f"one: delete {self.folder} (this machine then pushes under "
+                                 "a new machine id) and try again")
 
     def _check_config(self) -> None:
         """Refuse a repository whose own configuration holds anything Turnback does not
