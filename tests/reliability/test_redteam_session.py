@@ -409,3 +409,31 @@ def test_a_link_inside_the_sharing_repository_is_refused(tmp_path: Path, inside:
         count(f"share/git/{inside} linked elsewhere")
     finally:
         store.close()
+
+
+def test_a_torn_tail_repaired_by_the_next_append_to_the_same_size_is_not_missed(
+        ws: Path) -> None:
+    """A writer killed half way leaves a torn last line; the next append truncates it and
+    writes its own line (``append_lines``). When that line has the torn one's length and
+    the modification time does not move (the same tick of a coarse clock), the file looks
+    unchanged to a reader that stopped before the torn line: its event was missed."""
+    store, backend, path = _session(ws, 2)
+    try:
+        whole = path.read_bytes()
+        line = whole.splitlines(keepends=True)[-1].replace(b"event 1", b"event 7")
+        torn = line[:-1] + b" "  # as long as the line, without its newline
+        with open(path, "ab") as f:
+            f.write(torn)
+        first, _ = backend.load_more("s1", None)
+        assert _texts(first) == ["event 0", "event 1"]
+        with open(path, "r+b") as f:  # the next append's repair, then its line
+            f.truncate(first.end)
+            f.seek(first.end)
+            f.write(line)
+        os.utime(path, ns=(first.mtime, first.mtime))  # the same tick
+        assert path.stat().st_size == first.size
+        again, _ = backend.load_more("s1", first)
+        assert _texts(again) == ["event 0", "event 1", "event 7"]
+        count("session file: a torn tail repaired to the same size in the same tick")
+    finally:
+        store.close()
