@@ -77,13 +77,12 @@ class ShareRepo:
         a synced folder), and git runs what its configuration says: a ``url.<ext::sh -c
         ...>.insteadOf`` with ``protocol.ext.allow``, a ``core.sshCommand``, a credential
         helper, an ``include.path`` would run a command at the next push or pull. git
-        itself says what it reads (``--show-scope``: includes and a ``commondir`` too)."""
-        text = run(["config", "--list", "--show-scope", "-z"], git_dir=self.git_dir,
+        itself says what it reads there (``--local --includes``: the files it includes too)."""
+        text = run(["config", "--local", "--includes", "--list", "-z"], git_dir=self.git_dir,
                    what="git config (the store's sharing repository)").stdout
-        items = text.split(b"\0")
-        for scope, entry in zip(items[0::2], items[1::2], strict=False):
-            if scope not in (b"local", b"worktree"):
-                continue  # the user's own (system, global) and Turnback's (command)
+        for entry in text.split(b"\0"):
+            if not entry:
+                continue
             key = entry.partition(b"\n")[0].decode("utf-8", "replace")
             if key not in _OWN_KEYS and not key.startswith("turnback."):
                 raise Unsafe(
