@@ -47,7 +47,7 @@ def _shared(tmp_path: Path) -> tuple[Store, Path]:
 
 # -- a store's sharing repository configured to run a command -----------------------------
 @pytest.mark.parametrize("case", ["insteadOf ext::", "sshCommand", "include.path",
-                                  "credential.helper"])
+                                  "credential.helper", "commondir"])
 @pytest.mark.parametrize("verb", ["push", "pull"])
 def test_a_shipped_sharing_repository_config_runs_nothing(tmp_path: Path, case: str,
                                                           verb: str) -> None:
@@ -62,11 +62,19 @@ def test_a_shipped_sharing_repository_config_runs_nothing(tmp_path: Path, case: 
             "sshCommand": [("core.sshCommand", command)],
             "include.path": [("include.path", str(tmp_path / "more"))],
             "credential.helper": [("credential.helper", "!" + command)],
+            "commondir": [],
         }[case]
         if case == "include.path":  # the keys in a file the store's config includes
             _git("config", "-f", str(tmp_path / "more"),
                  "url.ext::sh -c touch% " + str(marker) + "% >&2.insteadOf", str(remote))
             _git("config", "-f", str(tmp_path / "more"), "protocol.ext.allow", "always")
+        if case == "commondir":  # git then reads another repository's configuration
+            other = tmp_path / "other.git"
+            _git("init", "-q", "--bare", str(other))
+            _git("config", "-f", str(other / "config"),
+                 "url.ext::sh -c touch% " + str(marker) + "% >&2.insteadOf", str(remote))
+            _git("config", "-f", str(other / "config"), "protocol.ext.allow", "always")
+            (config.parent / "commondir").write_text(f"{other}\n")
         for key, value in lines:
             _git("config", "-f", str(config), key, value)
         (store.workspace / "b.txt").write_text("b\n")
