@@ -8,6 +8,8 @@ same request with ``--json`` after the verb is click's: each case runs both ways
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -78,3 +80,23 @@ def test_session_from_the_environment(ws: Path) -> None:
     cp = json.loads(run_cli(ws, "--json", "checkpoint",
                             env=cli_env(TURNBACK_SESSION=sid)).stdout)
     assert cp["sessionId"] == sid
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "utf-8"])
+def test_a_non_ascii_label_on_an_ascii_stream_prints_as_click_does(
+        ws: Path, encoding: str) -> None:
+    """click's ``echo`` rewraps an ASCII stdout as UTF-8 (unencodable characters replaced);
+    the direct path printed the same text through the ASCII stream and failed after the
+    checkpoint was made (exit 1, a traceback)."""
+    (ws / "f").write_text("x")
+    env = cli_env(PYTHONIOENCODING=encoding)
+    direct_cp = run_cli(ws, "checkpoint", "-m", "é \U0001f600", env=env, check=None)
+    assert direct_cp.returncode == 0, direct_cp.stderr
+    (ws / "f").write_text("y")
+    click_cp = subprocess.run(
+        [sys.executable, "-c", "import sys; from turnback.cli.app import cli; "
+         "cli(['checkpoint', '-m', 'é \U0001f600'], prog_name='turnback')"],
+        cwd=ws, capture_output=True, env=env, timeout=120)
+    assert click_cp.returncode == 0, click_cp.stderr
+    assert direct_cp.stdout.split(b"  ")[1:] == click_cp.stdout.split(b"  ")[1:]
+    assert direct_cp.stdout.endswith("é \U0001f600\n".encode())

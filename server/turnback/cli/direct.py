@@ -97,7 +97,26 @@ def _find_workspace() -> Path:
 
 
 def _write(stream: TextIO | None, text: str) -> None:
-    """Print ``text``; nowhere if the process has no such stream (click's ``echo`` too)."""
-    if text and stream is not None:
-        stream.write(text)
+    """Print ``text``; nowhere if the process has no such stream (click's ``echo`` too).
+    A stream whose encoding is ASCII (``PYTHONIOENCODING=ascii``, an old locale) gets
+    UTF-8, unencodable characters replaced, as click's ``echo`` rewraps it: written as
+    is, a non-ASCII label raised UnicodeEncodeError after the checkpoint was made."""
+    if not text or stream is None:
+        return
+    if _is_ascii(getattr(stream, "encoding", None)) and hasattr(stream, "buffer"):
         stream.flush()
+        stream.buffer.write(text.encode("utf-8", "replace"))
+        stream.buffer.flush()
+        return
+    stream.write(text)
+    stream.flush()
+
+
+def _is_ascii(encoding: str | None) -> bool:
+    """click's ``is_ascii_encoding``."""
+    import codecs
+
+    try:
+        return codecs.lookup(encoding or "").name == "ascii"
+    except LookupError:
+        return False

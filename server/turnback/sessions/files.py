@@ -242,7 +242,12 @@ class FileSessions:
             st = os.fstat(fd)
             if before is not None and not before.continues(fd, st):
                 before = None
-            if before is not None and st.st_size == before.size:  # and the same mtime
+            if (before is not None and st.st_size == before.size  # and the same mtime
+                    and before.end == before.size):
+                # a file that ended with a whole line and has not grown is the one read; one
+                # that ended with a torn line may have had it replaced by the next append
+                # (truncated, then a line as long written: the same size, in the same tick
+                # of a coarse clock the same time), so what follows ``end`` is read again
                 return before, len(before.log.events)
             header: SessionHeader | None = None
             events: list[Event] = []

@@ -14,8 +14,10 @@ from typing import Any
 
 import orjson
 
+from ..errors import Unsafe
 from ..fs import privacy
 from ..fs.locks import rw_lock
+from ..fs.reading import open_append, open_regular, read_regular
 from .gitrun import out, run
 from .layout import is_machine, new_machine_id
 
@@ -26,8 +28,16 @@ FORGOTTEN_KEY = "turnback.forgotten"  # sessions never pushed again (git config,
 REWRITTEN_KEY = "turnback.rewritten"  # set: the next push replaces the remote's chain
 SENT_KEY = "turnback.redactionsSent"  # how many lines of share/redactions a push has sent
 MAX_REDACTIONS_READ = 16 << 20  # bytes of share/redactions read at most
+MAX_MAP_READ = 1 << 32  # bytes of share/objmap read at most (about 100 bytes an object)
 PULLED = "refs/turnback-pulled/"  # what the last pull fetched, per machine
-IMPORTED = "refs/turnback-imported/"  # the commit of each machine already in the store
+IMPORTED = "refs/turnback-imported/"
+# what ``git init --bare`` writes in a repository's own configuration (and Turnback's
+# ``turnback.*`` keys beside them): anything else there is refused (``_check_config``)
+_OWN_KEYS = frozenset({
+    "core.repositoryformatversion", "core.filemode", "core.bare", "core.sharedrepository",
+    "core.logallrefupdates", "core.ignorecase", "core.precomposeunicode", "core.symlinks",
+    "receive.denynonfastforwards",
+})  # the commit of each machine already in the store
 
 
 class ShareRepo:
@@ -38,6 +48,8 @@ class ShareRepo:
 
     def ensure(self) -> None:
         if (self.git_dir / "HEAD").exists():
+            self._refuse_links()
+            self._check_config()
             return
         self.map_path.unlink(missing_ok=True)  # it names objects of a repository now gone
         if not self.folder.exists():
@@ -45,6 +57,39 @@ class ShareRepo:
         # 0600 files, 0700 folders, as every store file: it holds the workspace's contents
         run(["init", "--quiet", "--bare", "--shared=0600", str(self.git_dir)],
             what="git init (the store's sharing repository)")
+
+    def _refuse_links(self) -> None:
+        """Refuse a repository holding a symbolic link (git makes none in it): a copied
+        store's ``share/git/objects -> elsewhere`` would have git write the workspace's
+        contents there (the store's own check looks one level into ``share/`` only)."""
+        for folder, dirs, files in os.walk(self.git_dir):
+            for name in (*dirs, *files):
+                path = os.path.join(folder, name)
+                if os.path.islink(path):
+                    raise Unsafe(f"the store's sharing repository holds a symbolic link, {path}"
+                                 "; git makes none there and Turnback runs no git through "
+                                 f"one: delete {self.folder} (this machine then pushes under "
+                                 "a new machine id) and try again")
+
+    def _check_config(self) -> None:
+        """Refuse a repository whose own configuration holds anything Turnback does not
+        write. A store can come from elsewhere (a repository that commits its ``.turnback``,
+        a synced folder), and git runs what its configuration says: a ``url.<ext::sh -c
+        ...>.insteadOf`` with ``protocol.ext.allow``, a ``core.sshCommand``, a credential
+        helper, an ``include.path`` would run a command at the next push or pull. git
+        itself says what it reads there (``--local --includes``: the files it includes too)."""
+        text = run(["config", "--local", "--includes", "--list", "-z"], git_dir=self.git_dir,
+                   what="git config (the store's sharing repository)").stdout
+        for entry in text.split(b"\0"):
+            if not entry:
+                continue
+            key = entry.partition(b"\n")[0].decode("utf-8", "replace")
+            if key not in _OWN_KEYS and not key.startswith("turnback."):
+                raise Unsafe(
+                    f"{self.git_dir / 'config'} sets {key[:200]!r}, which Turnback never "
+                    "writes there (a store copied from elsewhere can run commands through "
+                    f"git's configuration): nothing was run; delete {self.folder} (this "
+                    "machine then pushes under a new machine id) and try again")
 
     def config(self, key: str) -> str | None:
         proc = run(["config", "--get", key], git_dir=self.git_dir, check=False)
@@ -111,7 +156,9 @@ class ShareRepo:
         converting that object again."""
         found: dict[str, str] = {}
         try:
-            data = self.map_path.read_bytes()
+            # never through a link nor from a FIFO (a store copied from elsewhere may hold
+            # either), as every store file is read
+            data = read_regular(self.map_path, limit=MAX_MAP_READ)
         except FileNotFoundError:
             return found
         for line in data.split(b"\n"):
@@ -137,7 +184,7 @@ class ShareRepo:
         if not items:
             return
         data = "".join(f"{k} {v}\n" for k, v in items.items()).encode()
-        fd = os.open(self.map_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        fd = open_append(self.map_path, create=0o600)  # never through a planted link
         try:
             os.write(fd, data)
         finally:
@@ -153,7 +200,8 @@ class ShareRepo:
         if not items:
             return
         data = b"".join(orjson.dumps(i) + b"\n" for i in items)
-        fd = os.open(self.folder / "redactions", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        # never through a link: a copied store's ``redactions -> ~/.bashrc`` got these lines
+        fd = open_append(self.folder / "redactions", create=0o600)
         try:
             os.write(fd, data)
         finally:
@@ -165,13 +213,21 @@ class ShareRepo:
         sent = self.config(SENT_KEY)
         start = int(sent) if sent is not None and sent.isdigit() else 0
         try:
-            with open(self.folder / "redactions", "rb") as f:
-                if start > os.fstat(f.fileno()).st_size:
-                    start = 0  # a file made again since: all of it is unsent
-                f.seek(start)
-                data = f.read(MAX_REDACTIONS_READ)
+            fd = open_regular(self.folder / "redactions")  # no link, no FIFO (it blocked)
         except FileNotFoundError:
             return []
+        try:
+            if start > os.fstat(fd).st_size:
+                start = 0  # a file made again since: all of it is unsent
+            os.lseek(fd, start, os.SEEK_SET)
+            parts: list[bytes] = []
+            left = MAX_REDACTIONS_READ
+            while left > 0 and (chunk := os.read(fd, left)):
+                parts.append(chunk)
+                left -= len(chunk)
+            data = b"".join(parts)
+        finally:
+            os.close(fd)
         out: list[dict[str, Any]] = []
         seen = set()
         for line in data.split(b"\n"):
