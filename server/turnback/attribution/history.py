@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 from dataclasses import dataclass, field
-from typing import Any
 
 import orjson
 from blake3 import blake3
@@ -26,6 +25,7 @@ from blake3 import blake3
 from ..models import Checkpoint
 from ..sessions.turns import Turn
 from ..store.facade import Store
+from .linediff import common_head
 from .origins import INITIAL, PERSON, SHARED, TURN, Origin, TurnRef
 
 
@@ -151,7 +151,7 @@ def load_history(store: Store, previous: History | None = None,
     old = previous.checkpoints if previous is not None else []
     # how many checkpoints at the start are the previous history's (so at its positions)
     kept = len(old) if grew or (len(old) <= n and cps[: len(old)] == old) \
-        else _same_start(cps, old)
+        else common_head(cps, old)
     continued = previous is not None and kept == len(old)
     if previous is not None and continued:
         position = dict(previous.position)
@@ -189,19 +189,6 @@ def load_history(store: Store, previous: History | None = None,
                    chain, every)
 
 
-def _same_start(a: list[Any], b: list[Any]) -> int:
-    """How many items ``a`` and ``b`` have alike at their start: by bisection over
-    slices, compared in C (items the same object compare at once)."""
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
 def _session_spans(store: Store, sid: str, position: dict[str, int],
                    was: SessionSpans | None, continued: bool) -> tuple[SessionSpans, int]:
     """The session's turns with where each lies in the history, and the first step whose
@@ -216,7 +203,7 @@ def _session_spans(store: Store, sid: str, position: dict[str, int],
     same = 0
     if was is not None and continued and (was.agent, was.model) == (header.agent,
                                                                       header.model):
-        same = _same_start(turns, was.turns)
+        same = common_head(turns, was.turns)
     olds = was.spans if was is not None else []
     spans = olds[:same]
     todo = [j for j in was.waiting if j < same] if was is not None and same else []

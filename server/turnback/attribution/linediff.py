@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -38,32 +38,10 @@ def split_lines(data: bytes) -> list[bytes]:
     return lines
 
 
-def _common_head(a: list[bytes], b: list[bytes]) -> int:
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:  # the largest k with a[:k] == b[:k]
-        mid = (lo + hi + 1) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-def _common_tail(a: list[bytes], b: list[bytes], head: int) -> int:
-    lo, hi = 0, min(len(a), len(b)) - head
-    na, nb = len(a), len(b)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[na - mid : na - lo] == b[nb - mid : nb - lo]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-def _bytes_head(a: bytes, b: bytes) -> int:
-    """The length of the longest common prefix of ``a`` and ``b`` (bisection over slices,
-    compared in C)."""
+def common_head(a: Sequence[Any], b: Sequence[Any]) -> int:
+    """How many items (lines, bytes, any sliceable sequence) ``a`` and ``b`` share at their
+    start: the largest k with ``a[:k] == b[:k]``, by bisection over slices compared in C
+    (items that are the same object compare at once)."""
     lo, hi = 0, min(len(a), len(b))
     while lo < hi:
         mid = (lo + hi + 1) // 2
@@ -74,8 +52,9 @@ def _bytes_head(a: bytes, b: bytes) -> int:
     return lo
 
 
-def _bytes_tail(a: bytes, b: bytes, start: int) -> int:
-    """The length of the longest common suffix of ``a[start:]`` and ``b[start:]``."""
+def common_tail(a: Sequence[Any], b: Sequence[Any], start: int = 0) -> int:
+    """How many items ``a[start:]`` and ``b[start:]`` share at their end (``start``: a
+    common head already counted, which the tail must not overlap)."""
     na, nb = len(a), len(b)
     lo, hi = 0, min(na, nb) - start
     while lo < hi:
@@ -109,7 +88,7 @@ def carry_text(old_data: bytes, old: list[bytes], old_origins: Sequence[T], new_
     (``carry`` finds any further equal lines at their ends)."""
     if old_data == new_data:
         return Carried(list(old), list(old_origins), len(old), 0)
-    p = _bytes_head(old_data, new_data)
+    p = common_head(old_data, new_data)
     if (p == len(old_data) and not old_data.endswith(b"\n")) or \
             (p == len(new_data) and not new_data.endswith(b"\n")):
         # one is the other's start up to a last line without its end: that line may be
@@ -117,7 +96,7 @@ def carry_text(old_data: bytes, old: list[bytes], old_origins: Sequence[T], new_
         lines = split_lines(new_data)
         return Carried(lines, carry(old, old_origins, lines, fresh), 0, 0)
     start = old_data.rfind(b"\n", 0, p) + 1  # the common head's whole lines
-    s = _bytes_tail(old_data, new_data, start)
+    s = common_tail(old_data, new_data, start)
     ea, eb = len(old_data) - s, len(new_data) - s
     if not ((ea == start or old_data[ea - 1] == 10) and (eb == start or new_data[eb - 1] == 10)):
         nl = old_data.find(b"\n", ea)  # (within the common suffix: at the same place in both)
@@ -153,8 +132,8 @@ def carry(old: list[bytes], old_origins: Sequence[T], new: list[bytes], fresh: T
     """The origins of ``new``'s lines, given ``old``'s lines and their origins."""
     if old == new:
         return list(old_origins)
-    head = _common_head(old, new)
-    tail = _common_tail(old, new, head)
+    head = common_head(old, new)
+    tail = common_tail(old, new, head)
     a, b = old[head : len(old) - tail], new[head : len(new) - tail]
     mid: list[T] = [fresh] * len(b)
     removed: list[int] = []  # indexes into a of lines no longer where they were
