@@ -219,6 +219,32 @@ export async function toastText(page: Page, message: Text, timeoutMs = 30_000): 
   return plain(await t.locator(".notification-list-item-message").innerText());
 }
 
+/**
+ * Waits for a notification and returns its message: as a toast, or in the Notifications
+ * center. VS Code files some notifications without a toast (seen after Restore This
+ * Version's Undo: the notification was in the center, no toast came); the user finds
+ * them behind the bell, and so does this.
+ */
+export async function notificationText(page: Page, message: Text, timeoutMs = 30_000): Promise<string> {
+  const t = toast(page, message).first();
+  try {
+    await t.waitFor({ timeout: 5_000 });
+    return plain(await t.locator(".notification-list-item-message").innerText());
+  } catch {
+    // not as a toast: look in the center
+  }
+  await runCommand(page, "Notifications: Show Notifications");
+  const item = page
+    .locator(".notifications-center .notification-list-item", {
+      has: page.locator(".notification-list-item-message", { hasText: message }),
+    })
+    .first();
+  await item.waitFor({ timeout: timeoutMs });
+  const text = plain(await item.locator(".notification-list-item-message").innerText());
+  await runCommand(page, "Notifications: Hide Notifications");
+  return text;
+}
+
 export async function clickToastButton(page: Page, message: Text, button: string): Promise<void> {
   await toast(page, message).first().locator(".monaco-button", { hasText: exact(button) }).click();
 }

@@ -34,6 +34,7 @@ import {
   expectAttribute,
   inputBox,
   quickPick,
+  notificationText,
   readDiff,
   toastText,
   TreeView,
@@ -189,7 +190,7 @@ step("File History follows a file: versions by turn, a diff, Restore This Versio
   assert.ok(restored.equals(await showBytes(workspace, cp("farewell() added"), "greeter/greet.py")));
   await shots.take(page, "file-history-restored");
   await clickToastButton(page, /^Restored greeter\/greet\.py/, "Undo Rewind");
-  await toastText(page, /^Undid the last rewind/);
+  await notificationText(page, /^Undid the last rewind/);
   assert.ok(readFileSync(join(workspace, "greeter", "greet.py")).equals(beforeRestore));
   await page.keyboard.press("Control+K");
   await page.keyboard.press("W");
