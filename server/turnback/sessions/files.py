@@ -234,10 +234,7 @@ class FileSessions:
         read again from the start. ``before`` is not changed.
         """
         path = self.path(session_id)
-        try:
-            fd = open_regular(path)
-        except FileNotFoundError:
-            raise NotFound(f"no session {session_id!r}") from None
+        fd = self._open(session_id, path)
         try:
             st = os.fstat(fd)
             if before is not None and not before.continues(fd, st):
@@ -298,6 +295,14 @@ class FileSessions:
         mark = data[max(0, end - MARK) : end] if end else (before.mark if before else b"")
         return ReadLog(log, st.st_ino, st.st_size, st.st_mtime_ns, stop, number, mark), known
 
+    @staticmethod
+    def _open(session_id: str, path: Path) -> int:
+        """``path`` (the session's file) open for reading as a regular file, or NotFound."""
+        try:
+            return open_regular(path)
+        except FileNotFoundError:
+            raise NotFound(f"no session {session_id!r}") from None
+
     def page(self, session_id: str, offset: int, limit: int) -> SessionPage:
         """``load(session_id)``'s events[offset:offset + limit], head, count and problems.
 
@@ -305,10 +310,7 @@ class FileSessions:
         known (the first call reads the whole file, as ``load`` does).
         """
         path = self.path(session_id)
-        try:
-            fd = open_regular(path)
-        except FileNotFoundError:
-            raise NotFound(f"no session {session_id!r}") from None
+        fd = self._open(session_id, path)
         try:
             st = os.fstat(fd)
             with self._pages_lock:
