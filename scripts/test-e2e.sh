@@ -5,7 +5,7 @@
 # "e2e: N passed, M failed"; exits non-zero when anything failed.
 #
 # Env: TURNBACK_VSIX=FILE skips the build and tests that .vsix;
-#      E2E_TESTS="e2e/tests/x.test.ts ..." runs only those files.
+#      E2E_TESTS="tests/x.test.ts ..." (relative to e2e/) runs only those files.
 set -euo pipefail
 # shellcheck source=../e2e/lib/env.sh
 source "$(dirname "$0")/../e2e/lib/env.sh"

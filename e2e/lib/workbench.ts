@@ -187,6 +187,36 @@ export async function quickPick(page: Page, label: Text): Promise<void> {
   await item.first().click();
 }
 
+/**
+ * Opens `path` (relative to the folder) with Quick Open and waits until it is the active
+ * editor. Quick Open lists recently opened files before its search answers, so a row
+ * naming the file can show while the list is still being replaced; an Enter pressed then
+ * can be lost, leaving the picker open to swallow the keys meant for the editor. So the
+ * Enter waits for the focused row to name the file, and is pressed again while the picker
+ * stays open with that row focused.
+ */
+export async function openFile(page: Page, path: string): Promise<void> {
+  const name = path.split("/").pop() ?? path;
+  await page.keyboard.press("Control+P");
+  const widget = page.locator(".quick-input-widget");
+  const input = widget.locator("input.input");
+  await input.waitFor();
+  await input.fill(path);
+  const focused = widget.locator(".quick-input-list .monaco-list-row.focused", {
+    has: page.locator(".label-name", { hasText: exact(name) }),
+  });
+  const deadline = Date.now() + 30_000;
+  await focused.waitFor({ timeout: 30_000 });
+  while (await widget.isVisible()) {
+    if (Date.now() > deadline) throw new Error(`Quick Open never opened ${path}`);
+    if (await focused.isVisible()) await page.keyboard.press("Enter");
+    await widget.waitFor({ state: "hidden", timeout: 5_000 }).catch(() => undefined);
+  }
+  // the window's title starts with the active editor's file name
+  await page.waitForFunction((n) => document.title.startsWith(`${n} `), name, { timeout: Math.max(1, deadline - Date.now()) });
+  await page.locator(".editor-group-container.active .monaco-editor.focused .view-lines").waitFor();
+}
+
 /** Types into the open input box and accepts it. */
 export async function inputBox(page: Page, text: string): Promise<void> {
   const input = page.locator(".quick-input-widget input.input");

@@ -16,7 +16,7 @@ import { launchBrowser, openWorkbench, Shots } from "../lib/browser.ts";
 import { type CodeServer, installExtension, REPO_ROOT, startCodeServer } from "../lib/codeServer.ts";
 import { onExit, run } from "../lib/processes.ts";
 import { extensionSettings, makeDemoWorkspace, PYTHON } from "../lib/turnback.ts";
-import { TreeView } from "../lib/workbench.ts";
+import { openFile, TreeView } from "../lib/workbench.ts";
 
 const vsix = process.env["TURNBACK_VSIX"];
 const runDir = mkdtempSync(join(tmpdir(), "turnback-e2e-blame-"));
@@ -81,16 +81,6 @@ after(async () => {
   await server?.stop();
   rmSync(runDir, { recursive: true, force: true });
 });
-
-async function openFile(path: string): Promise<void> {
-  await page.keyboard.press("Control+P");
-  const input = page.locator(".quick-input-widget input.input");
-  await input.waitFor();
-  await input.fill(path);
-  await page.locator(".quick-input-list .monaco-list-row", { hasText: path.split("/").pop() ?? path }).first().waitFor();
-  await page.keyboard.press("Enter");
-  await page.locator(".monaco-editor.focused .view-lines").waitFor();
-}
 
 /**
  * Installed in the page: `__tbNext()` resolves with the annotation text of the cursor's
@@ -181,7 +171,7 @@ function summary(ms: number[]): Record<string, number> {
 }
 
 test("the current line's origin shows at its end: the turn's agent and prompt", async () => {
-  await openFile("greeter/greet.py");
+  await openFile(page, "greeter/greet.py");
   await installProbe();
   // greet.py as the branch left it: line 1 was there at the first checkpoint, line 8 is
   // from the first turn (kept through the rewind), line 9 from the branch's turn.
@@ -204,7 +194,7 @@ test("the current line's origin shows at its end: the turn's agent and prompt", 
 });
 
 test("the annotation follows the cursor in a 5,000-line file with many versions (latency recorded)", async (t) => {
-  await openFile("big.py");
+  await openFile(page, "big.py");
   await installProbe();
   await page.keyboard.press("Control+G");
   await page.keyboard.type("2500");
@@ -223,7 +213,7 @@ test("the annotation follows the cursor in a 5,000-line file with many versions 
     assert.match(m.text, /Claude Code · “change \d+”|Changed between turns|Before the first checkpoint/);
   }
   const small: Moved[] = [];
-  await openFile("greeter/greet.py");
+  await openFile(page, "greeter/greet.py");
   await page.keyboard.press("Control+Home");
   for (let i = 0; i < 8; i++) {
     small.push(await move("ArrowDown"));

@@ -33,6 +33,7 @@ import {
   clickToastButton,
   expectAttribute,
   inputBox,
+  openFile,
   quickPick,
   notificationText,
   readDiff,
@@ -167,12 +168,7 @@ step("Rewind to Before This Turn lists the files, puts them back, and Undo resto
 
 step("File History follows a file: versions by turn, a diff, Restore This Version and Undo", "file-history", async () => {
   await clearNotifications(page);
-  await page.keyboard.press("Control+P");
-  const input = page.locator(".quick-input-widget input.input");
-  await input.waitFor();
-  await input.fill("greeter/greet.py");
-  await page.locator(".quick-input-list .monaco-list-row", { hasText: "greet.py" }).first().waitFor();
-  await page.keyboard.press("Enter");
+  await openFile(page, "greeter/greet.py");
   await runCommand(page, "Turnback: Show File History");
   const version = await view.row(FIRST_TURN, 30_000);
   assert.match(plain(await version.innerText()), /claude-code/);
