@@ -232,7 +232,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=5)
     ap.add_argument("--requests", type=int, default=200)
     ap.add_argument("--python", default=sys.executable)
-    ap.add_argument("--reuse", action="store_true", help="keep an existing store (skip the build)")
+    ap.add_argument(
+        "--reuse",
+        action="store_true",
+        help="keep an existing store (no build; with no summary index, the first start is timed)",
+    )
     ap.add_argument("--out", type=Path, default=HERE / "results_sessions.json")
     ap.add_argument(
         "--ref", default=None, help="measure turnback as committed at REF (default: the work tree)"
@@ -273,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"store: {res['store']}", flush=True)
 
     # 1. first start on a never-listed store: the summary index is built from every line
-    if not a.reuse:
+    if not (ws / ".turnback" / "index" / "summaries.json").exists():
         client, times = start(ws, a.python)
         res["firstStartNoIndex"] = times
         client.close()
