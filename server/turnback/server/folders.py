@@ -172,7 +172,7 @@ class Folder:
             self.tracker.watching(False, "watching is off")
             return
         def on_change(sessions: set[str], checkpoints: bool) -> None:
-            self.listing.invalidate()  # before the client hears of the change
+            self.listing.changed(sessions)  # before the client hears of the change
             self.blame.invalidate()
             on_store_change(sessions, checkpoints)
 

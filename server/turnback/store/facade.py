@@ -21,10 +21,10 @@ from ..sessions.backend import MemorySessions
 from ..sessions.files import FileSessions
 from .config import FORMAT_VERSION, StoreConfig, default_store_dir, load_config, save_config
 from .rewind_ops import MODES, RewindOps
-from .session_ops import HEAD, WORKSPACE_SESSION, filter_sessions
+from .session_ops import HEAD, WORKSPACE_SESSION, filter_sessions, listing_order
 from .turn_ops import TurnOps
 
-__all__ = ["HEAD", "MODES", "WORKSPACE_SESSION", "Store", "filter_sessions"]
+__all__ = ["HEAD", "MODES", "WORKSPACE_SESSION", "Store", "filter_sessions", "listing_order"]
 
 
 class Store(TurnOps, RewindOps):

@@ -39,6 +39,11 @@ def filter_sessions(summaries: list[SessionSummary], query: str) -> list[Session
     ]
 
 
+def listing_order(summary: SessionSummary) -> tuple[str, str]:
+    """The key ``Store.sessions`` sorts by, newest first: when the session started, then its id."""
+    return (summary.stats.get("startedAt") or summary.header.started or "", summary.header.id)
+
+
 class SessionOps(StoreState):
     """Sessions of the store (see ``Store``)."""
 
@@ -166,8 +171,7 @@ class SessionOps(StoreState):
                  ) -> tuple[list[SessionSummary], int]:
         """Summaries, newest first; ``query`` matches id, title, agent and model."""
         summaries = self.backend.summaries()
-        summaries.sort(key=lambda s: (s.stats.get("startedAt") or s.header.started or "",
-                                      s.header.id), reverse=True)
+        summaries.sort(key=listing_order, reverse=True)
         if query:
             summaries = filter_sessions(summaries, query)
         if isinstance(self.backend, FileSessions):
