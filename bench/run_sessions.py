@@ -194,6 +194,36 @@ def series(client: LspClient, method: str, params: dict[str, Any], n: int) -> di
     }
 
 
+def after_appends(client: LspClient, ws: Path, total: int, n: int, seed: int) -> dict[str, Any]:
+    """``turnback/sessions`` (the extension's first page) right after another process appended
+    an event to one session and the server said so (``turnback/didChange``): what a view
+    refreshing on every change of a live agent's session waits for."""
+    from turnback import Store
+
+    rng = random.Random(seed)
+    store = Store.open(ws)
+    ids = sorted(store.backend.ids())
+    xs: list[float] = []
+    try:
+        for _ in range(n):
+            sid = rng.choice(ids)
+            seen = len(client.notifications)
+            store.append(sid, "prompt", {"text": _text(rng, 12)})
+            deadline = time.monotonic() + 30
+            while not any(
+                m == "turnback/didChange" and sid in (p or {}).get("sessions", [])
+                for _t, m, p in client.notifications[seen:]
+            ):
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"no turnback/didChange naming {sid} within 30 s")
+                time.sleep(0.005)
+            xs.append(client.timed("turnback/sessions", {"offset": 0, "limit": PAGE})[0])
+    finally:
+        store.close()
+    return {"p50": pct(xs, 50), "p90": pct(xs, 90), "p99": pct(xs, 99), "min": min(xs),
+            "max": max(xs), "n": n}  # fmt: skip
+
+
 def cli_list(ws: Path, python: str, args: list[str], runs: int) -> dict[str, Any]:
     """``turnback ARGS`` (a ``session list``) in a fresh process, as a user's shell runs it: the
     median wall time from spawn to exit and the median CPU time (user + system) it took."""
@@ -321,6 +351,7 @@ def main(argv: list[str] | None = None) -> int:
     res["sessionBigDefault"] = series(
         client, "turnback/session", {"sessionId": big}, max(10, n // 10)
     )
+    res["sessionsAfterAppend"] = after_appends(client, ws, total, max(10, n // 10), a.seed)
     res["rssPeak"] = watch.hwm()
     res["rssPeakSampled"] = watch.peak
     watch.stop()
@@ -362,6 +393,8 @@ def print_table(r: dict[str, Any]) -> None:
          _p(r["sessionsPage5"]), "", None),
         (f"`turnback/sessions` offset {n // 2:,}, limit {PAGE}", _p(r["sessionsLater"]), "",
          None),
+        (f"`turnback/sessions` limit {PAGE} after another process appended to a session",
+         _p(r["sessionsAfterAppend"]), "", None),
         (f"`turnback/sessions` all {n:,}, p50 / p90 / p99", _p(r["sessionsAll"]), "", None),
         ("`turnback/sessions` with a query, p50 / p90 / p99", _p(r["sessionsQuery"]), "", None),
         ("`turnback/session`, big session, first 100: first call",
