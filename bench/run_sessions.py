@@ -323,6 +323,24 @@ def main(argv: list[str] | None = None) -> int:
     res["start"]["all"] = starts
     print(f"start: {res['start']}", flush=True)
 
+    # 2b. the same on a store with no session, in turns with the full one: what the sessions add
+    empty = ws.parent / (ws.name + "-empty")
+    if not (empty / ".turnback").exists():
+        from turnback import Store
+
+        empty.mkdir(parents=True, exist_ok=True)
+        Store.open(empty).close()
+    pairs: list[tuple[dict[str, float], dict[str, float]]] = []
+    for _ in range(3):
+        row = []
+        for where in (empty, ws):
+            client, times = start(where, a.python)
+            row.append(times)
+            client.close()
+        pairs.append((row[0], row[1]))
+    res["startPairs"] = pairs
+    print(f"start, empty store / this store: {pairs}", flush=True)
+
     # 3. the requests, with RSS watched from the start
     client, times = start(ws, a.python)
     watch = RssWatch(client.proc.pid)
@@ -376,6 +394,11 @@ def _p(x: dict[str, Any]) -> str:
     return f"{x['p50'] * 1000:.1f} / {x['p90'] * 1000:.1f} / {x['p99'] * 1000:.1f} ms"
 
 
+def _span(xs: list[float]) -> str:
+    """The least and the most of ``xs`` (sorted seconds), in ms."""
+    return f"{xs[0] * 1000:.0f}–{xs[-1] * 1000:.0f}"
+
+
 def _cli(x: dict[str, Any]) -> str:
     return f"{x['wall'] * 1000:.0f} ms (CPU {x['cpu'] * 1000:.0f} ms), {x['bytes']:,} B out"
 
@@ -413,6 +436,15 @@ def print_table(r: dict[str, Any]) -> None:
         (f"CLI `turnback session list --json --limit {PAGE}`", _cli(r["cliListJson"]), "", None),
         ("CLI `turnback session list` (all)", _cli(r["cliListAll"]), "", None),
     ]  # fmt: skip
+    if "startPairs" in r:
+        e = sorted(p[0]["firstSessions"] for p in r["startPairs"])
+        f = sorted(p[1]["firstSessions"] for p in r["startPairs"])
+        ec = sorted(p[0]["cpu"] for p in r["startPairs"])
+        fc = sorted(p[1]["cpu"] for p in r["startPairs"])
+        rows.append((
+            "server start → first answer, a store with no session / this one (3 pairs, in turns)",
+            f"{_span(e)} / {_span(f)} ms (CPU {_span(ec)} / {_span(fc)} ms)", "", None,
+        ))  # fmt: skip
     if "firstStartNoIndex" in r:
         t = r["firstStartNoIndex"]["firstSessions"]
         rows.append(("first start on a never-listed store (index built)", f"{t:.1f} s", "", None))
