@@ -368,3 +368,64 @@ def test_legacy_session_index_is_converted(store: Store) -> None:
     newer = Store.open(store.workspace)
     newer.append("s1", Kind.PROMPT, {"text": "y"})
     assert newer.stats("s1")["prompts"] == 2
+
+
+@pytest.mark.parametrize("planted", [
+    {"startedAt": 5},  # sorted beside strings: the listing itself failed
+    {"endedAt": ["x"]},
+    {"prompts": "3\x1b[2J"},  # printed by `turnback session show`
+    {"tokens": {"input": "x"}},
+    {"tokens": None},
+    {"events": 1.5},
+])
+def test_planted_summary_stats_are_counted_again(store: Store, planted: dict[str, object]) -> None:
+    """An index entry whose stats are not what counting gives is dropped, never listed:
+    the session is counted again from its file and the index written right."""
+    for sid, ts in (("a", "2026-01-01T00:00:00.000Z"), ("b", "2026-01-02T00:00:00.000Z")):
+        store.start_session(session_id=sid, started=ts)
+        store.append(sid, Kind.PROMPT, {"text": "x"}, ts=ts)
+    truth = [s.to_json() for s in store.sessions()[0]]
+    store.close()
+    path = store.root / "index" / "summaries.json"
+    data = orjson.loads(path.read_bytes())
+    data["sessions"]["a"]["stats"].update(planted)
+    path.write_bytes(orjson.dumps(data))
+    again = Store.open(store.workspace)
+    assert [s.to_json() for s in again.sessions()[0]] == truth
+    assert again.session_summary("a").to_json() == truth[1]
+    again.close()
+    assert orjson.loads(path.read_bytes())["sessions"]["a"]["stats"] == truth[1]["stats"]
+
+
+@pytest.mark.parametrize("planted", [
+    {"first": 5},  # compared with the next event's time: counting on failed
+    {"c": {"prompts": "x"}},
+    {"tokens": {"input": None}},
+    {"byMessage": {"m": ["x", 1, 2, 3]}},
+    {"byMessage": {"m": [1]}},
+    {"responded": [1]},
+    {"edited": "abc"},
+    {"merge": 3},
+    {"events": "9"},
+])
+def test_planted_accumulator_is_counted_from_the_start(store: Store,
+                                                      planted: dict[str, object]) -> None:
+    """A grown session's saved accumulator that is not what ``state`` writes is not counted
+    on from: the session is counted from its first line, as if there were none."""
+    store.start_session(session_id="s1")
+    store.append("s1", Kind.PROMPT, {"text": "x"})
+    store.append("s1", Kind.USAGE, {"input": 3, "output": 4, "messageId": "m"})
+    store.sessions()
+    store.close()
+    acc_path = store.root / "index" / "acc" / "s1.json"
+    snap = orjson.loads(acc_path.read_bytes())
+    snap["acc"].update(planted)
+    acc_path.write_bytes(orjson.dumps(snap))
+    grower = Store.open(store.workspace)
+    grower.append("s1", Kind.PROMPT, {"text": "y"})
+    grower.close()
+    fresh = Store.open(store.workspace)
+    stats = fresh.stats("s1")
+    fresh.close()
+    assert stats["prompts"] == 2 and stats["events"] == 3
+    assert stats["tokens"]["input"] == 3 and stats["tokens"]["output"] == 4

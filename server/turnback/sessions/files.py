@@ -32,7 +32,7 @@ from ..fs.privacy import make_dir
 from ..fs.reading import open_append, open_regular, read_regular
 from ..models import Problem, SessionLog, SessionPage, SessionSummary
 from .backend import EventFactory
-from .stats import StatsAccumulator
+from .stats import StatsAccumulator, stats_ok
 
 
 def _head_of(line: dict[str, Any] | None) -> str | None:
@@ -593,6 +593,8 @@ class FileSessions:
         if summary is None:
             if "filesEdited" not in entry["stats"]:
                 raise KeyError("filesEdited")  # counted by an earlier version: count again
+            if not stats_ok(entry["stats"]):  # planted or damaged: sorted and printed later
+                raise ValueError("summary stats not well formed")
             header = SessionHeader.from_json(entry["header"])
             summary = entry["_summary"] = SessionSummary(header, entry["stats"], entry["events"],
                                                          entry["head"])

@@ -20,8 +20,10 @@ MAX_EDITED = 10_000
 class StatsAccumulator:
     def __init__(self, state: dict[str, Any] | None = None) -> None:
         s = state or {}
-        if state is not None and "edited" not in state:
-            raise KeyError("edited")  # a state of an earlier version: the caller counts again
+        if state is not None:
+            if "edited" not in state:
+                raise KeyError("edited")  # a state of an earlier version: the caller counts again
+            _check_state(state)  # read from disk (index/acc/): input like any file
         self.c: dict[str, int] = dict(s.get("c") or {})
         saved = s.get("tokens") or {}
         self.tokens: dict[str, int] = {k: int(saved.get(k, 0)) for k in TOKEN_KEYS}
@@ -150,6 +152,56 @@ class StatsAccumulator:
             filesEdited=len(self.edited) + self.edited_over,
         )
         return out
+
+
+def _is_int(v: object) -> bool:
+    return type(v) is int
+
+
+def _opt_str(v: object) -> bool:
+    return v is None or type(v) is str
+
+
+def _check_state(s: dict[str, Any]) -> None:
+    """Raise ValueError, naming the field, if a saved state is not what ``state`` writes:
+    one counted on from it must not fail at its first event, nor show a planted value."""
+    c, tokens, by_message = s.get("c") or {}, s.get("tokens") or {}, s.get("byMessage") or {}
+    if not (isinstance(c, dict) and all(_is_int(v) for v in c.values())):
+        raise ValueError("accumulator field 'c' must map names to integers")
+    if not (isinstance(tokens, dict) and all(_is_int(tokens.get(k, 0)) for k in TOKEN_KEYS)):
+        raise ValueError("accumulator field 'tokens' must hold integers")
+    if not (isinstance(by_message, dict) and all(
+            isinstance(v, list) and len(v) == len(TOKEN_KEYS) and all(_is_int(x) for x in v)
+            for v in by_message.values())):
+        raise ValueError("accumulator field 'byMessage' must map ids to token figures")
+    for key in ("responded", "edited"):
+        v = s.get(key) or []
+        if not (isinstance(v, list) and all(type(x) is str for x in v)):
+            raise ValueError(f"accumulator field {key!r} must be a list of strings")
+    for key in ("first", "last", "ended", "completion", "termination"):
+        if not _opt_str(s.get(key)):
+            raise ValueError(f"accumulator field {key!r} must be a string or null")
+    if not (s.get("merge") is None or isinstance(s.get("merge"), dict)):
+        raise ValueError("accumulator field 'merge' must be an object or null")
+    for key in ("events", "editedOver"):
+        if not _is_int(s.get(key, 0)):
+            raise ValueError(f"accumulator field {key!r} must be an integer")
+
+
+COUNTERS = ("prompts", "responses", "toolCalls", "toolCallsFailed", "toolResults", "iterations",
+            "iterationsFailed", "eventsPublished", "checkpoints", "rewinds", "durationMs",
+            "events", "filesEdited")
+
+
+def stats_ok(stats: dict[str, Any]) -> bool:
+    """Whether ``stats`` (read from the summary index) has what ``result`` gives every
+    reader: integer counters and tokens, and the times as strings or null."""
+    tokens = stats.get("tokens")
+    return (
+        all(type(stats.get(k)) is int for k in COUNTERS)
+        and isinstance(tokens, dict) and all(type(tokens.get(k)) is int for k in TOKEN_KEYS)
+        and _opt_str(stats.get("startedAt")) and _opt_str(stats.get("endedAt"))
+    )
 
 
 def _int(v: object) -> int:
