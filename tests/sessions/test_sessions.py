@@ -429,3 +429,26 @@ def test_planted_accumulator_is_counted_from_the_start(store: Store,
     fresh.close()
     assert stats["prompts"] == 2 and stats["events"] == 3
     assert stats["tokens"]["input"] == 3 and stats["tokens"]["output"] == 4
+
+
+def test_sessions_written_names_every_session_this_store_wrote(store: Store) -> None:
+    """What the server's kept listing summarizes again after its own write: every session
+    the Store created, appended to, gave a head or meta line, and no other."""
+    store.start_session(session_id="a")
+    store.start_session(session_id="b")
+    first = store.append("a", Kind.PROMPT, {"text": "x"})
+    assert store.sessions_written() == {"a", "b"}
+    assert store.sessions_written() == set()  # taken: each write is counted once
+    store.update_session("b", title="renamed")
+    assert store.sessions_written() == {"b"}
+    store.append("a", Kind.RESPONSE, {"text": "y"})
+    forked, _head = store.fork(first.id, "a")
+    assert store.sessions_written() == {"a", forked}
+    other = Store.open(store.workspace)  # another process's writes are the watcher's to report
+    try:
+        other.append("b", Kind.PROMPT, {"text": "z"})
+    finally:
+        other.close()
+    store.session("b")
+    store.sessions()
+    assert store.sessions_written() == set()

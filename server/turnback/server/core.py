@@ -105,6 +105,7 @@ class TurnbackServer(LanguageServer):
         sessions: set[str] | None = None,
         checkpoints: bool = False,
         after: Callable[[Store], None] | None = None,
+        by_name: bool = False,
     ) -> T:
         """Run a write on the writes pool, one at a time per folder.
 
@@ -113,22 +114,38 @@ class TurnbackServer(LanguageServer):
         when no watcher will see it. ``after`` runs once the answer is on its way,
         still under the folder's write lock (a rewind's recording, see
         ``Store.finish_rewind``): no other write of this folder comes in between.
+        ``by_name``: the write changes session files only through the store's
+        session calls, so the kept listing summarizes again only the sessions the
+        store says it wrote (``Store.sessions_written``) instead of being dropped.
         """
         await folder.write_lock.acquire()
         held = True
         try:
             had_store = folder.store is not None
 
+            written: list[set[str] | None] = [None]
+
             def job() -> T:
                 store = folder.open_store(create=create)
                 if store is None:
                     raise NotFound(_no_store(folder))
-                return fn(store)
+                if not (by_name and had_store):
+                    return fn(store)
+                store.sessions_written()  # what came before this write is not its own
+                try:
+                    return fn(store)
+                finally:
+                    written[0] = store.sessions_written()
 
             try:
                 result = await run_blocking(self.pools.writes, job, cancel)
             finally:
-                folder.listing.invalidate()  # read-your-writes for this server's clients
+                # read-your-writes for this server's clients
+                touched = written[0]
+                if touched is None:
+                    folder.listing.invalidate()
+                elif touched:
+                    folder.listing.changed(touched)
             if not had_store and folder.store is not None:
                 log.info("created the store %s", folder.store_root)
                 await self.serve_cli(folder)

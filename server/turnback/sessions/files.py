@@ -117,6 +117,7 @@ class FileSessions:
         self._ids: dict[str, tuple[int, int, set[str]]] = {}
         self._pages_lock = threading.Lock()
         self._pages: OrderedDict[str, _EventLines] = OrderedDict()
+        self._touched: set[str] = set()  # sessions this object wrote since ``take_touched``
 
     def path(self, session_id: str) -> Path:
         check_id(session_id, "session id")
@@ -131,6 +132,7 @@ class FileSessions:
                 raise Conflict(f"session {header.id!r} already exists")
             line = dumps({"type": "session", "format": 1, **header.to_json(), "head": None})
             atomic_write(path, line + b"\n", fsync=self.fsync_appends)
+        self._touch(header.id)
 
     def exists(self, session_id: str) -> bool:
         return self.path(session_id).exists()
@@ -168,6 +170,7 @@ class FileSessions:
             ids = self._event_ids_locked(session_id, path) if need_ids else None
             events = make(head, set(ids) if ids is not None else None)
             if events:
+                self._touch(session_id)
                 self._write_locked(path, [dumps(e.to_json()) + b"\n" for e in events], fsync)
                 if ids is not None:
                     ids.update(e.id for e in events)
@@ -206,7 +209,19 @@ class FileSessions:
         with file_lock(path):
             current = _head_of(last_line(path))
             obj["head"] = current if keep_head else head
+            self._touch(session_id)
             self._write_locked(path, [dumps(obj) + b"\n"], False)
+
+    def _touch(self, session_id: str) -> None:
+        with self._lock:
+            self._touched.add(session_id)
+
+    def take_touched(self) -> set[str]:
+        """The sessions this object wrote (created, appended to, head or meta lines) since
+        the last call: what a kept listing of them must summarize again."""
+        with self._lock:
+            out, self._touched = self._touched, set()
+        return out
 
     def set_head(self, session_id: str, event_id: str) -> None:
         self._control(session_id, {"type": "head"}, head=event_id, keep_head=False)

@@ -75,6 +75,13 @@ class SessionOps(StoreState):
             return self.backend.load(header.id).header, False
         return header, True
 
+    def sessions_written(self) -> set[str] | None:
+        """The sessions this Store wrote since the last call (None: its backend keeps no
+        count). A session file changed by anything else is not in it."""
+        if isinstance(self.backend, FileSessions):
+            return self.backend.take_touched()
+        return None
+
     def has_session(self, session_id: str) -> bool:
         return self.backend.exists(check_id(session_id, "session id"))
 

@@ -87,6 +87,7 @@ def register(ls: TurnbackServer) -> None:
                 create=True,
                 sessions={sid or WORKSPACE_SESSION},
                 checkpoints=True,
+                by_name=True,
             )
         finally:
             if work is not None:
