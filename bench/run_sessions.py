@@ -224,6 +224,23 @@ def after_appends(client: LspClient, ws: Path, total: int, n: int, seed: int) ->
             "max": max(xs), "n": n}  # fmt: skip
 
 
+def after_checkpoints(client: LspClient, ws: Path, n: int, seed: int) -> dict[str, Any]:
+    """``turnback/sessions`` (the extension's first page) right after the server's own write:
+    ``turnback/createCheckpoint`` in a session, as an agent's hook has it take one."""
+    from turnback import Store
+
+    store = Store.open(ws)
+    ids = sorted(store.backend.ids())
+    store.close()
+    rng = random.Random(seed)
+    xs: list[float] = []
+    for _ in range(n):
+        client.request("turnback/createCheckpoint", {"sessionId": rng.choice(ids)})
+        xs.append(client.timed("turnback/sessions", {"offset": 0, "limit": PAGE})[0])
+    return {"p50": pct(xs, 50), "p90": pct(xs, 90), "p99": pct(xs, 99), "min": min(xs),
+            "max": max(xs), "n": n}  # fmt: skip
+
+
 def cli_list(ws: Path, python: str, args: list[str], runs: int) -> dict[str, Any]:
     """``turnback ARGS`` (a ``session list``) in a fresh process, as a user's shell runs it: the
     median wall time from spawn to exit and the median CPU time (user + system) it took."""
@@ -370,6 +387,7 @@ def main(argv: list[str] | None = None) -> int:
         client, "turnback/session", {"sessionId": big}, max(10, n // 10)
     )
     res["sessionsAfterAppend"] = after_appends(client, ws, total, max(10, n // 10), a.seed)
+    res["sessionsAfterCheckpoint"] = after_checkpoints(client, ws, max(10, n // 10), a.seed)
     res["rssPeak"] = watch.hwm()
     res["rssPeakSampled"] = watch.peak
     watch.stop()
@@ -418,6 +436,8 @@ def print_table(r: dict[str, Any]) -> None:
          None),
         (f"`turnback/sessions` limit {PAGE} after another process appended to a session",
          _p(r["sessionsAfterAppend"]), "", None),
+        (f"`turnback/sessions` limit {PAGE} after the server's own checkpoint in a session",
+         _p(r["sessionsAfterCheckpoint"]) if "sessionsAfterCheckpoint" in r else "-", "", None),
         (f"`turnback/sessions` all {n:,}, p50 / p90 / p99", _p(r["sessionsAll"]), "", None),
         ("`turnback/sessions` with a query, p50 / p90 / p99", _p(r["sessionsQuery"]), "", None),
         ("`turnback/session`, big session, first 100: first call",
