@@ -172,7 +172,8 @@ class Folder:
             self.tracker.watching(False, "watching is off")
             return
         def on_change(sessions: set[str], checkpoints: bool) -> None:
-            self.listing.changed(sessions)  # before the client hears of the change
+            if sessions:  # the listing is the session files' alone: checkpoints.jsonl is not in it
+                self.listing.changed(sessions)  # before the client hears of the change
             self.blame.invalidate()
             on_store_change(sessions, checkpoints)
 
