@@ -6,7 +6,8 @@ default; another commit's ``git archive REF server`` output, or a copy with a ch
 in turn, ``--rounds`` times, interleaved with the CLI: the same machine load for all.
 
     python bench/startup_walks.py WORKSPACE [PACKAGE_FOLDER ...] [--rounds 3]
-    python bench/startup_walks.py WORKSPACE --parts     # the watcher's set-up, then the walk
+    python bench/startup_walks.py WORKSPACE --parts     # the watcher's set-up and the walk,
+                                                        # both ways (own listing / walk lays)
 
 The workspace must have a store already (two CLI checkpoints: the second records the folder
 listings every later full scan trusts).
@@ -61,26 +62,40 @@ def cli(ws: Path, code: Path) -> tuple[float, float]:
 
 
 def parts(ws: Path, code: Path) -> None:
-    """Where a server's start-up goes, in this process: the inotify watcher laying its
-    watches, then a full scan without a pre-check (the server's start-up walk)."""
+    """Where a server's start-up goes, in this process, both ways in turn: the inotify
+    watcher laying its watches by its own listing, then a full scan without a pre-check
+    (before); and the watcher laying only the top, the scan laying the rest as it lists
+    each folder (``walk_lays``, the server's way since issue 23's third pass). Wall and
+    CPU time of each part; watches held after."""
     sys.path.insert(0, str(code))
     from turnback import Store
     from turnback.server.dirty import DirtyTracker
     from turnback.server.inotify_watch import InotifyWatcher
 
-    t0 = time.perf_counter()
-    w = InotifyWatcher(ws, ws / ".turnback", DirtyTracker(), lambda s, c: None)
-    w.start()
-    w.wait_ready(300)
-    up = time.perf_counter() - t0
-    watches = w.watch_count
-    w.stop()
-    with Store.open(ws) as store:
-        t1 = time.perf_counter()
-        store.scanner.scan(save_cache=False)
-        walk = time.perf_counter() - t1
-    print(f"watcher up {up:.2f} s ({watches:,} watches); full scan without a pre-check "
-          f"{walk:.2f} s; load {os.getloadavg()[0]:.1f}", flush=True)
+    for walk_lays in (False, True):
+        t0, c0 = time.perf_counter(), time.process_time()
+        w = InotifyWatcher(ws, ws / ".turnback", DirtyTracker(), lambda s, c: None)
+        w.walk_lays = walk_lays
+        w.start()
+        w.wait_ready(300)
+        up, up_cpu = time.perf_counter() - t0, time.process_time() - c0
+        try:
+            with Store.open(ws) as store:
+                hook = w.walk_hook()
+                store.scanner.before_listing = hook
+                t1, c1 = time.perf_counter(), time.process_time()
+                store.scanner.scan(save_cache=False)
+                walk, walk_cpu = time.perf_counter() - t1, time.process_time() - c1
+                if hook is not None:
+                    assert hook.done()
+            watches = w.watch_count
+        finally:
+            w.stop()
+        how = "walk lays the watches" if walk_lays else "watcher lists, then walk"
+        print(f"{how}: watcher up {up:.2f} s (cpu {up_cpu:.2f}), full scan without a "
+              f"pre-check {walk:.2f} s (cpu {walk_cpu:.2f}); in all {up + walk:.2f} s "
+              f"(cpu {up_cpu + walk_cpu:.2f}); {watches:,} watches; load "
+              f"{os.getloadavg()[0]:.1f}", flush=True)
 
 
 def main() -> None:

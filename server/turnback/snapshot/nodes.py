@@ -106,6 +106,11 @@ class ScanState:
         # unless the caller, a one-shot process (the CLI), turns it on: never in the server
         self.fork_verify = False
         self._verified: dict[str, Verified] = {}
+        # Told the path (relative, "" for the top) of each folder a walk is about to list,
+        # before it lists it: a caller that watches folders (the server's inotify watcher)
+        # lays its watch there, so one listing serves both and no change falls between
+        # them. None: nobody asks.
+        self.before_listing: Callable[[str], None] | None = None
         # A full scan streams: each folder is built (and its tree stored) as soon as its
         # files are hashed and its subfolders built, so the walk holds only the folders on
         # its path, never the whole workspace (see ``Scanner._list``)

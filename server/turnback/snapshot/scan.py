@@ -83,7 +83,8 @@ class Scanner(TreeBuilding):
         self._results = {}
         self._unreadable = []
         if full or base is None:
-            if self.fork_verify and write:
+            if self.fork_verify and write and self.before_listing is None:
+                # (a child's listing comes before any watch laid here: not with a watcher)
                 self._verified = self._preverify()
             self.statcache.begin_full()
             self._streaming, self._progress = True, progress
@@ -176,6 +177,9 @@ class Scanner(TreeBuilding):
         node = DirNode()
         abs_dir = self._prefix + rel_dir if rel_dir else self._root
         base_tree: Tree = self.trees.get(base) if base is not None else {}
+        told = self.before_listing
+        if told is not None:
+            told(rel_dir)
         # a folder whose record a pre-verification found true: its names, without a listing
         pre = self._verified.pop(rel_dir, None) if self._verified else None
         listing: list[os.DirEntry[str]] = []
