@@ -5,7 +5,9 @@ fresh process with no server. Each package folder given (this checkout's ``serve
 default; another commit's ``git archive REF server`` output, or a copy with a change) is run
 in turn, ``--rounds`` times, interleaved with the CLI: the same machine load for all.
 
-    python bench/startup_walks.py WORKSPACE [PACKAGE_FOLDER ...] [--rounds 3]
+    python bench/startup_walks.py WORKSPACE [PACKAGE_FOLDER[@VAR=VALUE] ...] [--rounds 3]
+
+(``server@TURNBACK_START_WORKER=0``: this checkout's server without its start child.)
     python bench/startup_walks.py WORKSPACE --parts     # the watcher's set-up and the walk,
                                                         # both ways (own listing / walk lays)
 
@@ -29,9 +31,17 @@ sys.path.insert(0, str(HERE))
 from lsp_client import LspClient  # noqa: E402
 
 
-def server(ws: Path, code: Path) -> tuple[float, float, float, float]:
+def _code_env(spec: str) -> tuple[Path, dict[str, str]]:
+    """``FOLDER[@VAR=VALUE]``: the package folder, and the variable set for its runs."""
+    folder, _, var = spec.partition("@")
+    extra = dict([var.split("=", 1)]) if var else {}
+    return Path(folder).resolve(), extra
+
+
+def server(ws: Path, spec: str) -> tuple[float, float, float, float]:
     """(initialized, + first checkpoint, in s; warm no-op 5 s later, in ms; load)."""
-    env = {**os.environ, "PYTHONPATH": str(code)}
+    code, extra = _code_env(spec)
+    env = {**os.environ, "PYTHONPATH": str(code), **extra}
     env.pop("TURNBACK_STORE", None)
     load = os.getloadavg()[0]
     t0 = time.perf_counter()
@@ -101,16 +111,16 @@ def parts(ws: Path, code: Path) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("workspace", type=Path)
-    ap.add_argument("code", type=Path, nargs="*", default=[HERE.parent / "server"])
+    ap.add_argument("code", nargs="*", default=[str(HERE.parent / "server")])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--parts", action="store_true",
                     help="only time the watcher's set-up and the walk, in this process")
     a = ap.parse_args()
     ws = a.workspace.resolve()
-    codes = [c.resolve() for c in a.code]
+    codes: list[str] = a.code
     if a.parts:
         for _ in range(a.rounds):
-            parts(ws, codes[0])
+            parts(ws, _code_env(codes[0])[0])
         return
     got: dict[str, list[tuple[float, ...]]] = {}
     for r in range(a.rounds):
@@ -120,7 +130,7 @@ def main() -> None:
             print(f"round {r + 1} {code}: initialized {row[0]:.2f} s, + first checkpoint "
                   f"{row[1]:.2f} s; no-op 5 s later {row[2]:.1f} ms; load {row[3]:.1f}",
                   flush=True)
-        secs, load = cli(ws, codes[0])
+        secs, load = cli(ws, _code_env(codes[0])[0])
         got.setdefault("cli", []).append((secs, load))
         print(f"round {r + 1} CLI no-op (no server): {secs:.2f} s; load {load:.1f}", flush=True)
     print("\n| | initialized | + first checkpoint | warm no-op 5 s later | load |\n"

@@ -234,8 +234,10 @@ def with_dirty(
     if ticket.paths is None:
         why = "the watcher did not confirm in time" if trusted else reason
         log.info("%s: reading the whole workspace (%s)", folder.path, why)
+    worker = hook.worker if hook is not None else None
     if scanner is not None:
         scanner.before_listing = hook
+        scanner.worker, worker = worker, None  # the start child checks half (startwalk.py)
     try:
         result = fn(ticket.paths)
     except BaseException:
@@ -244,6 +246,9 @@ def with_dirty(
     finally:
         if scanner is not None:
             scanner.before_listing = None
+            worker, scanner.worker = scanner.worker, None
+        if worker is not None:
+            worker.kill()  # no full scan took it
     if not scanned(result):
         folder.tracker.give_back(ticket)
     elif hook is not None and not (scanner is not None and hook.done()):

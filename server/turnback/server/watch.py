@@ -30,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
+from ..snapshot.prescan import Worker
 from ..store.watchlimit import WatchLimit
 from .dirty import DirtyTracker
 
@@ -64,6 +65,10 @@ class WalkHook(Protocol):
     watches: called with each folder (relative, "" the top) before the walk lists it."""
 
     def __call__(self, rel: str) -> None: ...
+
+    # a child that lays this watcher's watches too, for the walk to hand folders to
+    # (``Scanner.worker``); None for most walks
+    worker: Worker | None
 
     def done(self) -> bool:
         """The walk ended without an error: take its watches as the whole set. False if it
