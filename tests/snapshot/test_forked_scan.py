@@ -548,3 +548,31 @@ def test_a_deep_tree_does_not_hold_a_descriptor_per_level(ws: Path) -> None:
         finally:
             resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     assert first.files == 2
+
+
+def test_what_a_check_calls_before_each_listing_and_a_refusal(ws: Path) -> None:
+    """``verify_folders``' ``before``: called with each folder before it is listed (the
+    server's start child lays a watch there); False leaves the folder to the walk."""
+    from mmap import mmap
+
+    _workspace(ws)
+    with Store.open(ws) as s:
+        cache = s.scanner.statcache
+        cache.load()
+        folders = prescan.recorded_folders(cache.dirrecs, cache.dirtrees)
+        recs = dict(cache.dirrecs)
+    assert len(folders) >= 3
+    refused = folders[1]
+    told: list[str] = []
+
+    def before(rel: str) -> bool:
+        told.append(rel)
+        return rel != refused
+
+    shared = mmap(-1, 64)
+    prescan._INT.pack_into(shared, prescan._BACK, prescan._NOT_STARTED)
+    got = prescan.verify_folders(str(ws), folders, recs, shared, from_back=False,
+                                 before=before)
+    shared.close()
+    assert told == folders, "each folder, in the order checked"
+    assert set(got) == set(folders) - {refused}, "every other record still holds"
