@@ -282,6 +282,9 @@ def fork_checker(workspace: str, folders: list[str], recs: dict[str, str]) -> Ch
 
 
 # -- a server's worker, forked before its first thread ---------------------------------
+JOB_WAIT_S = 10.0  # the longest a scan waits for the worker to read its job (MBs at 500k)
+
+
 class Worker:
     """A child forked idle (``fork_worker``), waiting for one job."""
 
@@ -289,19 +292,28 @@ class Worker:
         self._checker = checker
         self._job = job  # the write end of the pipe the child reads its job from
 
-    def start(self, workspace: str, folders: list[str], recs: dict[str, str]) -> Checker:
-        """Have the child check ``folders`` from the front (then call ``finish``). A child
-        that cannot be reached finds nothing: the walk checks its folders."""
+    def start(self, workspace: str, folders: list[str], recs: dict[str, str]
+              ) -> Checker | None:
+        """Have the child check ``folders`` from the front (then call ``finish``). None
+        (the child killed) if it does not take its job within ``JOB_WAIT_S``: the walk
+        then checks every folder itself, never waits on a stuck child."""
         self._checker.workspace = workspace
         data = marshal.dumps((workspace, folders, recs))
         out = memoryview(_LENGTH.pack(len(data)) + data)
+        deadline = time.monotonic() + JOB_WAIT_S
         try:
+            os.set_blocking(self._job, False)
             while out:
+                import select
+
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([], [self._job], [], left)[1]:
+                    raise TimeoutError
                 out = out[os.write(self._job, out):]
-        except OSError:
-            pass  # gone: finish() reads nothing from it
-        finally:
-            os.close(self._job)
+        except (OSError, TimeoutError):
+            self.kill()
+            return None
+        os.close(self._job)
         return self._checker
 
     def kill(self) -> None:
