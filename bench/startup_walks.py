@@ -5,8 +5,11 @@ fresh process with no server. Each package folder given (this checkout's ``serve
 default; another commit's ``git archive REF server`` output, or a copy with a change) is run
 in turn, ``--rounds`` times, interleaved with the CLI: the same machine load for all.
 
-    python bench/startup_walks.py WORKSPACE [PACKAGE_FOLDER ...] [--rounds 3]
-    python bench/startup_walks.py WORKSPACE --parts     # the watcher's set-up, then the walk
+    python bench/startup_walks.py WORKSPACE [PACKAGE_FOLDER[@VAR=VALUE] ...] [--rounds 3]
+
+(``server@TURNBACK_START_WORKER=0``: this checkout's server without its start child.)
+    python bench/startup_walks.py WORKSPACE --parts     # the watcher's set-up and the walk,
+                                                        # both ways (own listing / walk lays)
 
 The workspace must have a store already (two CLI checkpoints: the second records the folder
 listings every later full scan trusts).
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -28,9 +32,24 @@ sys.path.insert(0, str(HERE))
 from lsp_client import LspClient  # noqa: E402
 
 
-def server(ws: Path, code: Path) -> tuple[float, float, float, float]:
-    """(initialized, + first checkpoint, in s; warm no-op 5 s later, in ms; load)."""
-    env = {**os.environ, "PYTHONPATH": str(code)}
+def _code_env(spec: str) -> tuple[Path, dict[str, str]]:
+    """``FOLDER[@VAR=VALUE]``: the package folder, and the variable set for its runs."""
+    folder, _, var = spec.partition("@")
+    extra = dict([var.split("=", 1)]) if var else {}
+    return Path(folder).resolve(), extra
+
+
+def _cpu(pid: int) -> float:
+    """CPU seconds of a process and of its children it has reaped (its start child)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def server(ws: Path, spec: str) -> tuple[float, float, float, float, float]:
+    """(initialized, + first checkpoint, in s; warm no-op 5 s later, in ms; load; CPU
+    seconds up to the first checkpoint's answer, the start child's included)."""
+    code, extra = _code_env(spec)
+    env = {**os.environ, "PYTHONPATH": str(code), **extra}
     env.pop("TURNBACK_STORE", None)
     load = os.getloadavg()[0]
     t0 = time.perf_counter()
@@ -40,62 +59,81 @@ def server(ws: Path, code: Path) -> tuple[float, float, float, float]:
         init = time.perf_counter() - t0
         client.request("turnback/createCheckpoint", {})
         first = time.perf_counter() - t0
+        cpu = _cpu(client.proc.pid)
         time.sleep(5)  # the issue's "5 s later"
         t1 = time.perf_counter()
         client.request("turnback/createCheckpoint", {})
         warm = (time.perf_counter() - t1) * 1000
     finally:
         client.close()
-    return init, first, warm, load
+    return init, first, warm, load, cpu
 
 
-def cli(ws: Path, code: Path) -> tuple[float, float]:
-    """(seconds of a fresh ``turnback checkpoint`` with no server, load)."""
+def cli(ws: Path, code: Path) -> tuple[float, float, float]:
+    """(seconds of a fresh ``turnback checkpoint`` with no server, load, CPU seconds)."""
     env = {**os.environ, "PYTHONPATH": str(code)}
     env.pop("TURNBACK_STORE", None)
     load = os.getloadavg()[0]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run([sys.executable, "-m", "turnback.cli.main", "checkpoint", "-m", "bench"],
                    cwd=ws, env=env, check=True, capture_output=True)
-    return time.perf_counter() - t0, load
+    secs = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return secs, load, cpu
 
 
 def parts(ws: Path, code: Path) -> None:
-    """Where a server's start-up goes, in this process: the inotify watcher laying its
-    watches, then a full scan without a pre-check (the server's start-up walk)."""
+    """Where a server's start-up goes, in this process, both ways in turn: the inotify
+    watcher laying its watches by its own listing, then a full scan without a pre-check
+    (before); and the watcher laying only the top, the scan laying the rest as it lists
+    each folder (``walk_lays``, the server's way since issue 23's third pass). Wall and
+    CPU time of each part; watches held after."""
     sys.path.insert(0, str(code))
     from turnback import Store
     from turnback.server.dirty import DirtyTracker
     from turnback.server.inotify_watch import InotifyWatcher
 
-    t0 = time.perf_counter()
-    w = InotifyWatcher(ws, ws / ".turnback", DirtyTracker(), lambda s, c: None)
-    w.start()
-    w.wait_ready(300)
-    up = time.perf_counter() - t0
-    watches = w.watch_count
-    w.stop()
-    with Store.open(ws) as store:
-        t1 = time.perf_counter()
-        store.scanner.scan(save_cache=False)
-        walk = time.perf_counter() - t1
-    print(f"watcher up {up:.2f} s ({watches:,} watches); full scan without a pre-check "
-          f"{walk:.2f} s; load {os.getloadavg()[0]:.1f}", flush=True)
+    for walk_lays in (False, True):
+        t0, c0 = time.perf_counter(), time.process_time()
+        w = InotifyWatcher(ws, ws / ".turnback", DirtyTracker(), lambda s, c: None)
+        w.walk_lays = walk_lays
+        w.start()
+        w.wait_ready(300)
+        up, up_cpu = time.perf_counter() - t0, time.process_time() - c0
+        try:
+            with Store.open(ws) as store:
+                hook = w.walk_hook()
+                store.scanner.before_listing = hook
+                t1, c1 = time.perf_counter(), time.process_time()
+                store.scanner.scan(save_cache=False)
+                walk, walk_cpu = time.perf_counter() - t1, time.process_time() - c1
+                if hook is not None:
+                    assert hook.done()
+            watches = w.watch_count
+        finally:
+            w.stop()
+        how = "walk lays the watches" if walk_lays else "watcher lists, then walk"
+        print(f"{how}: watcher up {up:.2f} s (cpu {up_cpu:.2f}), full scan without a "
+              f"pre-check {walk:.2f} s (cpu {walk_cpu:.2f}); in all {up + walk:.2f} s "
+              f"(cpu {up_cpu + walk_cpu:.2f}); {watches:,} watches; load "
+              f"{os.getloadavg()[0]:.1f}", flush=True)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("workspace", type=Path)
-    ap.add_argument("code", type=Path, nargs="*", default=[HERE.parent / "server"])
+    ap.add_argument("code", nargs="*", default=[str(HERE.parent / "server")])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--parts", action="store_true",
                     help="only time the watcher's set-up and the walk, in this process")
     a = ap.parse_args()
     ws = a.workspace.resolve()
-    codes = [c.resolve() for c in a.code]
+    codes: list[str] = a.code
     if a.parts:
         for _ in range(a.rounds):
-            parts(ws, codes[0])
+            parts(ws, _code_env(codes[0])[0])
         return
     got: dict[str, list[tuple[float, ...]]] = {}
     for r in range(a.rounds):
@@ -103,21 +141,24 @@ def main() -> None:
             row = server(ws, code)
             got.setdefault(str(code), []).append(row)
             print(f"round {r + 1} {code}: initialized {row[0]:.2f} s, + first checkpoint "
-                  f"{row[1]:.2f} s; no-op 5 s later {row[2]:.1f} ms; load {row[3]:.1f}",
-                  flush=True)
-        secs, load = cli(ws, codes[0])
-        got.setdefault("cli", []).append((secs, load))
-        print(f"round {r + 1} CLI no-op (no server): {secs:.2f} s; load {load:.1f}", flush=True)
-    print("\n| | initialized | + first checkpoint | warm no-op 5 s later | load |\n"
-          "|---|---:|---:|---:|---:|")
+                  f"{row[1]:.2f} s (CPU {row[4]:.2f} s); no-op 5 s later {row[2]:.1f} ms; "
+                  f"load {row[3]:.1f}", flush=True)
+        secs, load, cpu = cli(ws, _code_env(codes[0])[0])
+        got.setdefault("cli", []).append((secs, load, cpu))
+        print(f"round {r + 1} CLI no-op (no server): {secs:.2f} s (CPU {cpu:.2f} s); "
+              f"load {load:.1f}", flush=True)
+    print("\n| | initialized | + first checkpoint | its CPU | warm no-op 5 s later | load |\n"
+          "|---|---:|---:|---:|---:|---:|")
     for code in codes:
         rows = got[str(code)]
         print(f"| server, {code} | {statistics.median(x[0] for x in rows):.2f} s | "
               f"{statistics.median(x[1] for x in rows):.2f} s | "
+              f"{statistics.median(x[4] for x in rows):.2f} s | "
               f"{statistics.median(x[2] for x in rows):.1f} ms | "
               f"{min(x[3] for x in rows):.1f}–{max(x[3] for x in rows):.1f} |")
     rows = got["cli"]
-    print(f"| fresh CLI no-op | | {statistics.median(x[0] for x in rows):.2f} s | | "
+    print(f"| fresh CLI no-op | | {statistics.median(x[0] for x in rows):.2f} s | "
+          f"{statistics.median(x[2] for x in rows):.2f} s | | "
           f"{min(x[1] for x in rows):.1f}–{max(x[1] for x in rows):.1f} |")
 
 

@@ -1,7 +1,10 @@
 """What the Linux watcher watches: only the folders a checkpoint keeps (ignored ones cost
 no watch), re-judged when an ignore file changes; and what happens at the kernel's limit
 (``ENOSPC``, ``EMFILE``, injected here, never by changing the machine's limits): no
-change is missed, the unwatched folders are walked by every checkpoint, and it is said."""
+change is missed, the unwatched folders are walked by every checkpoint, and it is said.
+
+Each runs twice where it can: with the watcher listing every folder to lay its watches
+("own-listing"), and as the server runs it, with the first walk laying them ("walk-lays")."""
 
 from __future__ import annotations
 
@@ -17,7 +20,9 @@ import pytest
 from turnback import Store
 from turnback.server import inotify_watch
 from turnback.server.dirty import DirtyTracker
+from turnback.server.folders import Folder, with_dirty
 from turnback.server.inotify_watch import InotifyWatcher
+from turnback.server.settings import Settings
 from turnback.store import watchlimit
 from wsutil import run_cli
 
@@ -51,29 +56,37 @@ TRACKED = {"", "src", "src/gen", "docs", "docs/img"}
 
 
 class Harness:
-    def __init__(self, ws: Path, store: Store) -> None:
+    def __init__(self, ws: Path, store: Store, walk_lays: bool = False) -> None:
         self.ws, self.store = ws, store
         self.tracker = DirtyTracker()
         self.watcher = InotifyWatcher(ws, Path(store.root), self.tracker, lambda s, c: None)
+        self.watcher.walk_lays = walk_lays
+        self.folder = Folder(ws.as_uri(), ws, Settings())
+        self.folder.tracker, self.folder.watcher = self.tracker, self.watcher
+        self.folder.store = store
 
     def flush(self) -> None:
         assert self.watcher.flush(), "a ready watcher confirms a flush"
 
     def checkpoint(self) -> tuple[bool, Any]:
-        """A checkpoint as the server makes one: with the watcher's paths when trusted."""
-        self.flush()
-        ticket = self.tracker.take()
-        cp = self.store.checkpoint(dirty=ticket.paths)
+        """A checkpoint as the server makes one (``with_dirty``): with the watcher's paths
+        when trusted, else a walk (which lays the watches of a watcher waiting for one)."""
+        cp, ticket = with_dirty(self.folder, lambda dirty: self.store.checkpoint(dirty=dirty))
         return ticket.paths is not None, cp
 
     def has(self, cp: Any, rel: str, text: str = "x") -> bool:
         return self.store.read_file(cp.id, rel) == text.encode()
 
 
+@pytest.fixture(params=[False, True], ids=["own-listing", "walk-lays"])
+def walk_lays(request: pytest.FixtureRequest) -> bool:
+    return bool(request.param)
+
+
 @pytest.fixture
-def harness(tree: Path) -> Iterator[Harness]:
+def harness(tree: Path, walk_lays: bool) -> Iterator[Harness]:
     store = Store.open(tree, create=True)
-    h = Harness(tree, store)
+    h = Harness(tree, store, walk_lays)
     h.watcher.start()
     try:
         assert h.watcher.wait_ready(10)
@@ -129,7 +142,7 @@ def test_turnbackignore_and_info_exclude_edits_move_the_watches(harness: Harness
 
 
 def test_a_core_excludes_file_edit_moves_the_watches(
-    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, walk_lays: bool,
 ) -> None:
     """The user's global ignore file (git's default place for ``core.excludesFile``): an
     edit re-judges the watched folders as a ``.gitignore`` edit does, saved in place or by
@@ -138,7 +151,7 @@ def test_a_core_excludes_file_edit_moves_the_watches(
     _write(xdg / "git" / "ignore", "")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(xdg))
     store = Store.open(tree, create=True)
-    h = Harness(tree, store)
+    h = Harness(tree, store, walk_lays)
     h.watcher.start()
     try:
         assert h.watcher.wait_ready(10)
@@ -228,14 +241,19 @@ def _until(cond: Callable[[], bool], what: str) -> None:
 
 def test_out_of_watches_no_change_is_missed_and_it_is_said(
     tree: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+    walk_lays: bool,
 ) -> None:
     budget = [3]  # "", and two more of src, src/gen, docs, docs/img
     _limit_watches(monkeypatch, budget)
     store = Store.open(tree, create=True)
-    h = Harness(tree, store)
+    h = Harness(tree, store, walk_lays)
     h.watcher.start()
     try:
         assert h.watcher.wait_ready(10)
+        if walk_lays:
+            assert h.watcher.limit is None, "nothing refused before the walk lays"
+            incremental, _ = h.checkpoint()  # the walk that lays the watches (refused: 2)
+            assert not incremental
         w = h.watcher
         assert len(w.watched_folders()) == 3
         left = h.tracker.walked
@@ -287,7 +305,8 @@ def test_out_of_watches_no_change_is_missed_and_it_is_said(
         budget[0] = 100
         import shutil
 
-        shutil.rmtree(tree / "docs")
+        # a top folder holding a watched folder (which one the walk reached first differs)
+        shutil.rmtree(tree / min(f for f in w.watched_folders() if f).split("/")[0])
         h.flush()
         _until(lambda: (h.flush() or True) and w.limit is None, "every folder is watched")
         assert not h.tracker.walked
@@ -343,3 +362,110 @@ def test_a_hostile_note_is_not_believed(ws: Path) -> None:
     got = watchlimit.read_note(root)
     assert got is not None and "ignored" not in got.message
     assert got.message.startswith("Turnback watches 5 of the allowed folders")
+
+
+@pytest.fixture
+def laid(tree: Path) -> Iterator[Harness]:
+    """A watcher as the server starts one: its workspace watches left to the first walk."""
+    store = Store.open(tree, create=True)
+    h = Harness(tree, store, walk_lays=True)
+    h.watcher.start()
+    try:
+        assert h.watcher.wait_ready(10)
+        yield h
+    finally:
+        h.watcher.stop()
+        store.close()
+
+
+def _listed_folders(monkeypatch: pytest.MonkeyPatch, ws: Path) -> list[str]:
+    """Every workspace folder listed (``os.scandir``) from now on, by anyone, in order."""
+    real = os.scandir
+    listed: list[str] = []
+
+    def scandir(path: Any = ".") -> Any:
+        where = os.readlink(f"/proc/self/fd/{path}") if isinstance(path, int) else str(path)
+        if where == str(ws) or where.startswith(str(ws) + "/"):
+            listed.append(os.path.relpath(where, ws).replace(".", "", where == str(ws)))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    return listed
+
+
+def test_the_first_walk_lays_the_watches_listing_each_folder_once(
+    laid: Harness, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    w = laid.watcher
+    assert w.watched_folders() == {""}, "only the top before the walk"
+    assert w.watch_count == 1 + 3
+    listed = _listed_folders(monkeypatch, laid.ws)
+    incremental, _ = laid.checkpoint()
+    assert not incremental
+    assert w.watched_folders() == TRACKED
+    assert w.watch_count == len(TRACKED) + 3
+    assert sorted(listed) == sorted(TRACKED), "one listing of each kept folder, none ignored"
+    assert w.walk_hook() is None, "laid: later walks lay nothing"
+    _write(laid.ws / "docs/img/y.png", "y")
+    incremental, cp = laid.checkpoint()
+    assert incremental and laid.has(cp, "docs/img/y.png", "y")
+
+
+def test_folders_made_while_the_first_walk_lays_are_never_missed(
+    laid: Harness, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A folder made (with a file in it at once) in a folder just watched and not yet
+    listed, and one made in a folder the walk has passed already: both in a checkpoint,
+    both watched after."""
+    ws, w = laid.ws, laid.watcher
+    real = InotifyWatcher._lay
+
+    def lay(self: InotifyWatcher, gen: int, rel: str) -> None:
+        real(self, gen, rel)
+        if rel == "src":  # watched, about to be listed
+            _write(ws / "src/fresh/new.txt", "fresh")
+        elif rel == "docs/img":  # src was listed before or is listed after: either way
+            _write(ws / "late/deeper/f.txt", "late")
+            _write(ws / "src/later/f.txt", "later")
+
+    monkeypatch.setattr(InotifyWatcher, "_lay", lay)
+    laid.checkpoint()
+    monkeypatch.setattr(InotifyWatcher, "_lay", real)
+    incremental, cp = laid.checkpoint()
+    assert incremental
+    for rel, text in (("src/fresh/new.txt", "fresh"), ("late/deeper/f.txt", "late"),
+                      ("src/later/f.txt", "later")):
+        assert laid.has(cp, rel, text), rel
+    assert {"src/fresh", "late", "late/deeper", "src/later"} <= w.watched_folders()
+    for rel in ("src/fresh/two.txt", "late/deeper/two.txt", "src/later/two.txt"):
+        _write(ws / rel, "2")
+    incremental, cp = laid.checkpoint()
+    assert incremental
+    for rel in ("src/fresh/two.txt", "late/deeper/two.txt", "src/later/two.txt"):
+        assert laid.has(cp, rel, "2"), rel
+
+
+def test_a_first_walk_that_fails_leaves_the_laying_to_the_next(
+    laid: Harness, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from turnback.snapshot.scan import Scanner
+
+    real = Scanner._open_listing
+
+    def fail(abs_dir: str, rel_dir: str, skipped: list[dict[str, object]]) -> Any:
+        if rel_dir == "docs":
+            raise OSError(5, "Input/output error")
+        return real(abs_dir, rel_dir, skipped)
+
+    monkeypatch.setattr(Scanner, "_open_listing", staticmethod(fail))
+    with pytest.raises(OSError):
+        laid.checkpoint()
+    assert not laid.tracker.trusted, "a walk that failed laid no whole set"
+    monkeypatch.setattr(Scanner, "_open_listing", staticmethod(real))
+    _write(laid.ws / "docs/img/z.png", "z")
+    incremental, cp = laid.checkpoint()
+    assert not incremental and laid.has(cp, "docs/img/z.png", "z")
+    assert laid.watcher.watched_folders() == TRACKED
+    _write(laid.ws / "docs/img/z.png", "zz")
+    incremental, cp = laid.checkpoint()
+    assert incremental and laid.has(cp, "docs/img/z.png", "zz")

@@ -548,3 +548,77 @@ def test_a_deep_tree_does_not_hold_a_descriptor_per_level(ws: Path) -> None:
         finally:
             resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     assert first.files == 2
+
+
+def test_what_a_check_calls_before_each_listing_and_a_refusal(ws: Path) -> None:
+    """``verify_folders``' ``before``: called with each folder before it is listed (the
+    server's start child lays a watch there); False leaves the folder to the walk."""
+    from mmap import mmap
+
+    _workspace(ws)
+    with Store.open(ws) as s:
+        cache = s.scanner.statcache
+        cache.load()
+        folders = prescan.recorded_folders(cache.dirrecs, cache.dirtrees)
+        recs = dict(cache.dirrecs)
+    assert len(folders) >= 3
+    refused = folders[1]
+    told: list[str] = []
+
+    def before(rel: str) -> bool:
+        told.append(rel)
+        return rel != refused
+
+    shared = mmap(-1, 64)
+    prescan._INT.pack_into(shared, prescan._BACK, prescan._NOT_STARTED)
+    got = prescan.verify_folders(str(ws), folders, recs, shared, from_back=False,
+                                 before=before)
+    shared.close()
+    assert told == folders, "each folder, in the order checked"
+    assert set(got) == set(folders) - {refused}, "every other record still holds"
+
+
+def test_a_worker_that_does_not_take_its_job_is_dropped(
+    ws: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The server's idle child (``fork_worker``) stopped: handing it a job larger than a
+    pipe holds gives up after ``JOB_WAIT_S`` and kills it; the scan is not held."""
+    import signal
+
+    monkeypatch.setattr(prescan, "can_fork", lambda: True)
+    monkeypatch.setattr(prescan, "JOB_WAIT_S", 0.3)
+    worker = prescan.fork_worker(lambda path: True)
+    assert worker is not None
+    pid = worker._checker.pid
+    os.kill(pid, signal.SIGSTOP)
+    folders = [f"folder-{i:06d}/" * 8 for i in range(4000)]  # about 300 KB: more than a pipe
+    assert worker.start(str(ws), folders, {}) is None
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, 0)  # killed and reaped already
+
+
+def test_a_worker_checks_its_half_and_lays_first(ws: Path, monkeypatch: pytest.MonkeyPatch
+                                                  ) -> None:
+    """The idle child handed a scan's folders: ``lay`` runs in it for the folders it
+    checks (seen through a file it appends to; the order is the test above's), and the
+    checkpoint made with its half is the plain tree."""
+    _workspace(ws)
+    monkeypatch.setattr(prescan, "can_fork", lambda: True)
+    log = ws.parent / "laid.txt"
+
+    def lay(path: str) -> bool:
+        with open(log, "a") as f:
+            f.write(os.path.relpath(path, ws) + "\n")
+        return True
+
+    worker = prescan.fork_worker(lay)
+    assert worker is not None
+    with Store.open(ws) as s:
+        s.scanner.worker = worker
+        s.scanner.before_listing = lambda rel: time.sleep(0.05)  # the child gets its half
+        cp = s.checkpoint()
+        assert s.scanner.worker is None, "taken by the full scan"
+    laid = log.read_text().split()
+    assert laid, "the child checked some folders"
+    assert {"" if r == "." else r for r in laid} <= set(ALL)
+    assert cp.tree == _plain_tree(ws)

@@ -14,6 +14,9 @@ def serve_cmd() -> None:
     Workspace folders and settings come from the client's initialize request;
     the methods are described in docs/PROTOCOL.md.
     """
+    from ..server.startwalk import begin
+
+    begin()  # before any thread: the start-up walk's second core (server/startwalk.py)
     from ..server.codecache import install
 
     install()  # before pygls and lsprotocol are imported

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import sys
 
-from .codecache import install
+from .startwalk import begin
+
+begin()  # before any thread: the start-up walk's second core (startwalk.py)
+
+from .codecache import install  # noqa: E402
 
 install()  # before pygls and lsprotocol are imported
 

@@ -40,7 +40,8 @@ log = logging.getLogger("turnback.server")
 T = TypeVar("T")
 
 # How long a walking checkpoint waits for a watcher that is still setting up its watches
-# (one folder listing each: 1-3 s on 20,000 folders); past that it walks without it.
+# (the store's and the top's: the walk lays the rest; a watcher laying its own lists every
+# folder, 1-3 s on 20,000 folders); past that it walks without it.
 START_WAIT_S = 30.0
 
 
@@ -183,7 +184,7 @@ class Folder:
                    else self.settings.store_overrides().get("ignores", []))
         self.watcher = make_watcher(
             self.path, self.store_root, self.tracker, on_change, on_reset=self.listing.invalidate,
-            ignores=tuple(ignores),
+            ignores=tuple(ignores), walk_lays=True,
         )
         self.watcher.start()
 
@@ -228,16 +229,32 @@ def with_dirty(
     trusted, reason = folder.tracker.trusted, folder.tracker.reason
     flushed = watcher is not None and trusted and watcher.flush(FLUSH_TIMEOUT_S)
     ticket = folder.tracker.take(walk=not flushed)
+    # A watcher that waits for a walk to lay its watches (at start) gets this one's.
+    hook = watcher.walk_hook() if watcher is not None and ticket.paths is None else None
+    scanner = folder.store.scanner if hook is not None and folder.store is not None else None
     if ticket.paths is None:
         why = "the watcher did not confirm in time" if trusted else reason
         log.info("%s: reading the whole workspace (%s)", folder.path, why)
+    worker = hook.worker if hook is not None else None
+    if scanner is not None:
+        scanner.before_listing = hook
+        scanner.worker, worker = worker, None  # the start child checks half (startwalk.py)
     try:
         result = fn(ticket.paths)
     except BaseException:
         folder.tracker.give_back(ticket)
         raise
+    finally:
+        if scanner is not None:
+            scanner.before_listing = None
+            worker, scanner.worker = scanner.worker, None
+        if worker is not None:
+            worker.kill()  # no full scan took it
     if not scanned(result):
         folder.tracker.give_back(ticket)
+    elif hook is not None and not (scanner is not None and hook.done()):
+        # the walk laid no whole set of watches: the next checkpoint walks (and lays) again
+        folder.tracker.invalidate("the watches are laid by the next walk")
     return result, ticket
 
 

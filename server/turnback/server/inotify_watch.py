@@ -37,6 +37,18 @@ hold data).
 When the kernel refuses a watch (``ENOSPC``: ``fs.inotify.max_user_watches``
 reached) the folder is not lost: it joins the tracker's unwatched folders,
 which every checkpoint walks (see ``store/watchlimit.py`` for how it is said).
+
+In the server (``walk_lays``) the workspace's watches are laid by the first walk
+of the whole workspace, which a checkpoint after start makes anyway: it calls
+``walk_hook``'s hook before listing each folder it keeps (watch, then list), so
+each folder is listed once at start, not once by the watcher and again by the
+walk (1.1-1.2 s of 21,000 listings on 500,000 files, issue 23). Until such a
+walk has ended, the tracker is not trusted: every checkpoint walks, and lays.
+The first folder's watcher adopts the instance ``startwalk`` made before the
+server's threads, and hands that walk the child that holds it too: the child
+watches and checks half the folders. Events on its watches carry numbers this
+watcher learns only when its walk watches the same folder; they are kept
+(``_orphans``) and handled then.
 """
 
 from __future__ import annotations
@@ -45,16 +57,20 @@ import errno
 import logging
 import os
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Final
 
 from ..snapshot import gitexclude
 from ..snapshot.ignore import ALWAYS, IGNORE_FILES, IgnoreRules
 from ..store import watchlimit
 from ..store.watchlimit import WatchLimit
+from . import startwalk
+from .startwalk import WATCH_MASK
 from .watch import Watcher, classify_store_path
 
 if TYPE_CHECKING:
     from inotify_simple import INotify
+
+    from ..snapshot.prescan import Worker
 
 log = logging.getLogger("turnback.server.watch")
 
@@ -64,7 +80,7 @@ BUSY_MS = 10  # ... and this often while events keep coming (a burst must not ov
 # what changes a folder's listing or a file's bytes, mode or link target
 _CHANGES = 0x2 | 0x4 | 0x40 | 0x80 | 0x100 | 0x200  # MODIFY ATTRIB MOVED_FROM/TO CREATE DELETE
 _SELF = 0x400 | 0x800  # DELETE_SELF MOVE_SELF: the watched folder itself went away
-_ADD = _CHANGES | _SELF | 0x01000000 | 0x02000000 | 0x04000000  # ONLYDIR DONT_FOLLOW EXCL_UNLINK
+_ADD = WATCH_MASK  # _CHANGES, _SELF, ONLYDIR DONT_FOLLOW EXCL_UNLINK (the start child's too)
 _Q_OVERFLOW = 0x4000
 _IGNORED = 0x8000
 _ISDIR = 0x40000000
@@ -99,6 +115,9 @@ class InotifyWatcher(Watcher):
     # them are not watched. Set by the folder before ``start``; fewer patterns than the
     # scanner's only cost watches, never a missed change.
     ignores: tuple[str, ...] = ()
+    # The workspace's watches are laid by a walk (``walk_hook``), not by this watcher's
+    # own listing of every folder. Set before ``start``.
+    walk_lays = False
 
     def _setup(self) -> None:
         self._lock = threading.Lock()  # one reader of the queue at a time
@@ -121,6 +140,17 @@ class InotifyWatcher(Watcher):
         self.limit: WatchLimit | None = None  # what the kernel's limit costs right now
         self._said: str | None = None  # the limit's kind last logged (said once)
         self.precise = True
+        self._gen = 0  # counts (re)starts: a walk's hook lays only for the start it began in
+        self._laid = False  # the workspace's watches are all laid (or left to the walks)
+        # while a walk lays the watches at the limit: each folder refused -> its top in
+        # ``_unwatched`` (the walk comes to a folder's subfolders after the folder)
+        self._left: dict[str, str] = {}
+        # the instance startwalk made and its child, adopted by the first open (walk_lays)
+        self._worker: Worker | None = None
+        self._adopted = 0  # the start (``_gen``) that uses the adopted instance
+        # events on watches the child laid, by watch number, until the walk learns it
+        self._orphans: dict[int, list[Any]] = {}
+        self._replay: list[Any] = []  # orphans whose folder is known now: read next
 
     def covers_store(self) -> bool:
         """Whether the store's files reach this watcher (False: restart it). A store made
@@ -207,7 +237,13 @@ class InotifyWatcher(Watcher):
 
         with self._lock:
             self._ino = None
-            self._ino = INotify(nonblocking=True)
+            made = startwalk.take() if self.walk_lays and self._gen == 0 else None
+            if made is not None:
+                self._ino, self._worker = made
+                self._adopted = self._gen + 1
+            else:
+                self._ino = INotify(nonblocking=True)
+            self._orphans, self._replay = {}, []
             self._dirs = {}
             self._ws_wds = {}
             self._unwatched = {}
@@ -216,13 +252,86 @@ class InotifyWatcher(Watcher):
             # the store and git's info/ first: a handful of watches the limit must not take
             self._watch_store()  # if it exists; one made later inside the workspace is seen
             self._watch_git_info()
-            self._watch_tree("", raise_root=True)
+            self._gen += 1
+            self._left = {}
+            if self.walk_lays:
+                # the top only (its new folders are events); the rest by the next walk
+                if not self._add("ws", ""):
+                    raise FileNotFoundError(f"{self._ws} is not a folder")
+                self._laid = False
+            else:
+                self._watch_tree("", raise_root=True)
+                self._laid = True
+
+    # -- watches laid by a walk ----------------------------------------------------------
+    def walk_hook(self) -> _Laying | None:
+        with self._lock:
+            if not self.walk_lays or self._laid or self._ino is None or not self.ready:
+                return None
+            worker = None
+            if self._adopted == self._gen:
+                worker, self._worker = self._worker, None
+            return _Laying(self, self._gen, worker)
+
+    def _lay(self, gen: int, rel: str) -> None:
+        """A walk is about to list ``rel``: watch it first (or, at the limit, leave it
+        to the checkpoints' walks with the folder above it that was refused)."""
+        with self._lock:
+            if gen != self._gen or self._ino is None or rel in self._ws_wds:
+                return
+            parent, _, name = rel.rpartition("/")
+            if rel and self._skip(parent, name):
+                return  # the store's folder inside the workspace keeps its own watch
+            top = self._left.get(parent) if rel else None
+            if top is None and not self._full:
+                try:
+                    if self._add("ws", rel):
+                        self._unwatched.pop(rel, None)
+                        if self._orphans:  # events on the child's watch of this folder
+                            self._replay += self._orphans.pop(self._ws_wds[rel], ())
+                    return
+                except _OutOfWatches:
+                    self._full = True
+            if top is None:
+                top = rel
+                self._unwatched[top] = 0
+            elif top not in self._unwatched:
+                return  # gone meanwhile (``_drop_unwatched``)
+            self._left[rel] = top
+            self._unwatched[top] += 1
+
+    def _laid_by(self, gen: int) -> bool:
+        """The walk of start ``gen`` ended: its watches are the whole set."""
+        with self._lock:
+            if gen != self._gen or self._ino is None:
+                return False
+            self._laid = True
+            self._left = {}
+            self._drop_orphans()
+            self._publish()
+            n = len(self._ws_wds)
+        log.info("watching %s (inotify, %d folders, laid by the walk)", self._ws, n)
+        return True
+
+    def _drop_orphans(self) -> None:
+        """Watches the child laid on folders the walk did not keep (ignored now, or gone):
+        removed, with what they reported."""
+        assert self._ino is not None
+        for wd in self._orphans:
+            try:
+                self._ino.rm_watch(wd)
+            except OSError:
+                pass  # gone with its folder
+        self._orphans = {}
 
     def _close(self) -> None:
         with self._lock:
             ino, self._ino = self._ino, None
+            worker, self._worker = self._worker, None
             self._dirs = {}
             self._ws_wds = {}
+        if worker is not None:
+            worker.kill()  # it holds the instance too: it must not outlive this one
         if ino is not None:
             ino.close()
 
@@ -387,6 +496,8 @@ class InotifyWatcher(Watcher):
             if ino is None:
                 return False
             events = ino.read(timeout=0)
+            if self._replay:
+                events, self._replay = self._replay + events, []
             if not events:
                 return False
             self.batches += 1
@@ -405,6 +516,13 @@ class InotifyWatcher(Watcher):
                         continue
                     where = self._dirs.get(wd)
                     if where is None:
+                        if self._adopted == self._gen and not mask & _IGNORED:
+                            if not self._laid:  # on a watch of the child's: kept till known
+                                self._orphans.setdefault(wd, []).append(
+                                    (wd, mask, _cookie, name))
+                            else:  # a child's watch no walk kept (a folder ignored now)
+                                self._orphans[wd] = []
+                                self._drop_orphans()
                         continue  # a folder already forgotten
                     kind, rel = where
                     if mask & _IGNORED:
@@ -542,6 +660,25 @@ class InotifyWatcher(Watcher):
         except OSError:
             return set()
         return {sid for n in names if (sid := classify_store_path(f"sessions/{n}")[0])}
+
+
+class _Laying:
+    """The hook a walk calls (``Watcher.walk_hook``): watches laid for one start."""
+
+    def __init__(self, watcher: InotifyWatcher, gen: int, worker: Worker | None) -> None:
+        self._watcher: Final = watcher
+        self._gen: Final = gen
+        self._top = False  # the walk began at the workspace's top
+        # the child that shares this watcher's instance, for the walk (``Scanner.worker``)
+        self.worker = worker
+
+    def __call__(self, rel: str) -> None:
+        if rel == "":
+            self._top = True
+        self._watcher._lay(self._gen, rel)
+
+    def done(self) -> bool:
+        return self._top and self._watcher._laid_by(self._gen)
 
 
 def _tops(folders: set[str]) -> list[str]:

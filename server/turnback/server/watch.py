@@ -28,7 +28,9 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
+from ..snapshot.prescan import Worker
 from ..store.watchlimit import WatchLimit
 from .dirty import DirtyTracker
 
@@ -56,6 +58,22 @@ def _overflow_threshold() -> int:
 OVERFLOW_BATCH = _overflow_threshold()
 
 StoreChange = Callable[[set[str], bool], None]
+
+
+class WalkHook(Protocol):
+    """Handed to a walk of the whole workspace by a watcher that lets that walk lay its
+    watches: called with each folder (relative, "" the top) before the walk lists it."""
+
+    def __call__(self, rel: str) -> None: ...
+
+    # a child that lays this watcher's watches too, for the walk to hand folders to
+    # (``Scanner.worker``); None for most walks
+    worker: Worker | None
+
+    def done(self) -> bool:
+        """The walk ended without an error: take its watches as the whole set. False if it
+        did not start at the top (or the watcher restarted): the set is not whole."""
+        ...
 
 
 class Watcher:
@@ -109,6 +127,12 @@ class Watcher:
     @property
     def ready(self) -> bool:
         return self._ready.is_set()
+
+    def walk_hook(self) -> WalkHook | None:
+        """For a walk of the whole workspace about to start: what it calls before listing
+        each folder, while this watcher waits for such a walk to lay its workspace
+        watches. None when it lays its own (or has them all already)."""
+        return None
 
     def flush(self, timeout: float = 1.0) -> bool:
         """Until every change made before this call is in the tracker, and its store changes

@@ -24,9 +24,12 @@ def make_watcher(
     on_store_change: StoreChange,
     on_reset: Callable[[], None] | None = None,
     ignores: tuple[str, ...] = (),
+    walk_lays: bool = False,
 ) -> Watcher:
     """The best watcher this system offers for one workspace folder. ``ignores`` are the
-    store's extra ignore patterns (the inotify watcher leaves matching folders unwatched)."""
+    store's extra ignore patterns (the inotify watcher leaves matching folders unwatched);
+    ``walk_lays``: the inotify watcher's workspace watches are laid by the next walk of
+    the whole workspace (``Watcher.walk_hook``), not by a listing of its own."""
     if os.environ.get("TURNBACK_WATCHER", "") != "watchfiles":
         from . import inotify_watch
 
@@ -34,5 +37,6 @@ def make_watcher(
             watcher = inotify_watch.InotifyWatcher(
                 workspace, store_root, tracker, on_store_change, on_reset)
             watcher.ignores = ignores
+            watcher.walk_lays = walk_lays
             return watcher
     return FolderWatcher(workspace, store_root, tracker, on_store_change, on_reset)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from ..objects.objectstore import ObjectStore
 from ..objects.trees import Entry, TreeReader
+from . import prescan
 from .ignore import IgnoreRules
 from .prescan import Verified
 from .statcache import StatCache
@@ -106,6 +107,15 @@ class ScanState:
         # unless the caller, a one-shot process (the CLI), turns it on: never in the server
         self.fork_verify = False
         self._verified: dict[str, Verified] = {}
+        # Told the path (relative, "" for the top) of each folder a walk is about to list,
+        # before it lists it: a caller that watches folders (the server's inotify watcher)
+        # lays its watch there, so one listing serves both and no change falls between
+        # them. None: nobody asks.
+        self.before_listing: Callable[[str], None] | None = None
+        # An idle child forked before the process had threads (``prescan.fork_worker``),
+        # which calls in the child what ``before_listing`` calls here: the next full scan
+        # that writes hands it the front of the folder records to check (then drops it)
+        self.worker: prescan.Worker | None = None
         # A full scan streams: each folder is built (and its tree stored) as soon as its
         # files are hashed and its subfolders built, so the walk holds only the folders on
         # its path, never the whole workspace (see ``Scanner._list``)

@@ -11,6 +11,11 @@ through a pipe; the walk takes those folders from their records without listing 
 
 Where the child comes from:
 - ``fork_checker``: forked by the scan itself, once the stat cache is loaded;
+- ``fork_worker``: forked by a process that will have threads (the server) before its
+  first thread, idle until a scan hands it its folders (``Worker.start``). It calls a
+  function of the forker's before it lists each folder (the server lays an inotify
+  watch there, on an instance both processes hold), as the scan's walk does
+  (``Scanner.before_listing``): watched first, then listed, on both sides;
 - ``fork_early``: forked by the CLI's ``checkpoint`` before it imports anything else
   (about 55 ms of imports, on one core). That child reads the stat cache header itself
   and starts checking at once; the scan adopts it (``take_early``) if it checks the
@@ -128,13 +133,15 @@ def matching(listing: list[os.DirEntry[str]], sts: list[os.stat_result],
 
 
 def verify_folders(root: str, folders: list[str], recs: dict[str, str], shared: mmap,
-                   from_back: bool) -> dict[str, Verified]:
+                   from_back: bool, before: Callable[[str], bool | None] | None = None,
+                   ) -> dict[str, Verified]:
     """Check folders from one end of the list until the other process's checks are met;
     return those that matched.
 
     Each side stops short of a folder the other has finished; both may check the one in
     between (harmless). The back side (this process) stops only where the front's
-    finished checks begin, so every folder is checked by one or the other.
+    finished checks begin, so every folder is checked by one or the other. ``before(rel)``
+    is called before each folder is listed; False from it leaves the folder to the walk.
     """
     out: dict[str, Verified] = {}
     unpack, pack = _INT.unpack_from, _INT.pack_into
@@ -148,7 +155,8 @@ def verify_folders(root: str, folders: list[str], recs: dict[str, str], shared: 
                 if i < unpack(shared, _FRONT)[0]:
                     break
                 rel = folders[i]
-                got = verify_one(root_fd, rel, recs.get(rel))
+                got = (verify_one(root_fd, rel, recs.get(rel))
+                       if before is None or before(rel) is not False else None)
                 if got is not None:
                     out[rel] = got
                 pack(shared, _BACK, i)
@@ -156,7 +164,8 @@ def verify_folders(root: str, folders: list[str], recs: dict[str, str], shared: 
             for i, rel in enumerate(folders):
                 if i >= unpack(shared, _BACK)[0]:
                     break
-                got = verify_one(root_fd, rel, recs.get(rel))
+                got = (verify_one(root_fd, rel, recs.get(rel))
+                       if before is None or before(rel) is not False else None)
                 if got is not None:
                     out[rel] = got
                 pack(shared, _FRONT, i + 1)
@@ -186,13 +195,14 @@ class Checker:
         ino, size, mtime = _IDENTITY.unpack_from(self.shared, _IDENT)
         return ino, size, mtime
 
-    def finish(self, folders: list[str], recs: dict[str, str]) -> dict[str, Verified]:
+    def finish(self, folders: list[str], recs: dict[str, str],
+               before: Callable[[str], bool | None] | None = None) -> dict[str, Verified]:
         """Check from the back until the child's checks are met; add what it found."""
         reaped = False
         started = time.monotonic()
         try:
             verified = verify_folders(self.workspace, folders, recs, self.shared,
-                                      from_back=True)
+                                      from_back=True, before=before)
             # the child has at most one folder left to check: far longer means it is stuck
             data = _read_child(self.rfd, 1.0 + 4 * (time.monotonic() - started))
             if data is not None:
@@ -269,6 +279,77 @@ def fork_checker(workspace: str, folders: list[str], recs: dict[str, str]) -> Ch
         return verify_folders(workspace, folders, recs, shared, from_back=False)
 
     return _fork(workspace, None, child)
+
+
+# -- a server's worker, forked before its first thread ---------------------------------
+JOB_WAIT_S = 10.0  # the longest a scan waits for the worker to read its job (MBs at 500k)
+
+
+class Worker:
+    """A child forked idle (``fork_worker``), waiting for one job."""
+
+    def __init__(self, checker: Checker, job: int) -> None:
+        self._checker = checker
+        self._job = job  # the write end of the pipe the child reads its job from
+
+    def start(self, workspace: str, folders: list[str], recs: dict[str, str]
+              ) -> Checker | None:
+        """Have the child check ``folders`` from the front (then call ``finish``). None
+        (the child killed) if it does not take its job within ``JOB_WAIT_S``: the walk
+        then checks every folder itself, never waits on a stuck child."""
+        self._checker.workspace = workspace
+        data = marshal.dumps((workspace, folders, recs))
+        out = memoryview(_LENGTH.pack(len(data)) + data)
+        deadline = time.monotonic() + JOB_WAIT_S
+        try:
+            os.set_blocking(self._job, False)
+            while out:
+                import select
+
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([], [self._job], [], left)[1]:
+                    raise TimeoutError
+                out = out[os.write(self._job, out):]
+        except (OSError, TimeoutError):
+            self.kill()
+            return None
+        os.close(self._job)
+        return self._checker
+
+    def kill(self) -> None:
+        """Stop the child unused, and reap it."""
+        os.close(self._job)
+        self._checker.kill()
+
+
+def fork_worker(lay: Callable[[str], bool]) -> Worker | None:
+    """An idle child for a process about to start threads (``can_fork`` only holds
+    before them): it waits for one job (``Worker.start``) and calls ``lay(path)`` with
+    each folder's absolute path before it lists the folder (False: it does not, the walk
+    will). None if it cannot be made."""
+    if not can_fork():
+        return None
+    job_r, job_w = os.pipe()
+
+    def child(shared: mmap) -> dict[str, Verified]:
+        os.close(job_w)
+        got = _read_child(job_r, 3600.0)  # EOF with nothing: the parent exited, no job
+        if not got or len(got) < _LENGTH.size:
+            return {}
+        workspace, folders, recs = marshal.loads(memoryview(got)[_LENGTH.size:])
+
+        def before(rel: str) -> bool:
+            return lay(os.path.join(workspace, rel) if rel else workspace)
+
+        return verify_folders(workspace, folders, recs, shared, from_back=False,
+                              before=before)
+
+    checker = _fork("", None, child)
+    os.close(job_r)
+    if checker is None:
+        os.close(job_w)
+        return None
+    return Worker(checker, job_w)
 
 
 # -- the CLI's early child ----------------------------------------------------------------

@@ -83,7 +83,8 @@ class Scanner(TreeBuilding):
         self._results = {}
         self._unreadable = []
         if full or base is None:
-            if self.fork_verify and write:
+            if write and (self.worker is not None
+                          or (self.fork_verify and self.before_listing is None)):
                 self._verified = self._preverify()
             self.statcache.begin_full()
             self._streaming, self._progress = True, progress
@@ -125,19 +126,30 @@ class Scanner(TreeBuilding):
     def _preverify(self) -> dict[str, Verified]:
         """The folders whose listing (names, and each file's stat) still matches their
         record, checked on both cores: with the CLI's early child if it checks this very
-        stat cache, else with a child forked now (see ``prescan``). Empty if no fork."""
+        stat cache, or the server's worker, else with a child forked now (see
+        ``prescan``). Empty if no fork. With ``before_listing`` set only a worker helps
+        (its child calls the same before listing; the others' children do not)."""
         cache = self.statcache
         workspace = str(self.workspace)
+        worker, self.worker = self.worker, None
         early = prescan.take_early(workspace, str(cache.path), cache.identity)
+        told = self.before_listing
+        if early is not None and (told is not None or cache.files < prescan.FORK_MIN_FILES):
+            early.kill()
+            early = None
         if cache.files < prescan.FORK_MIN_FILES:
-            if early is not None:
-                early.kill()
+            if worker is not None:
+                worker.kill()
             return {}
         folders = prescan.recorded_folders(cache.dirrecs, cache.dirtrees)
         checker = early
-        if checker is None and prescan.can_fork():
+        if checker is None and worker is not None:
+            checker = worker.start(workspace, folders, cache.dirrecs)
+        elif checker is None and told is None and prescan.can_fork():
             checker = prescan.fork_checker(workspace, folders, cache.dirrecs)
-        return checker.finish(folders, cache.dirrecs) if checker is not None else {}
+        elif worker is not None:
+            worker.kill()
+        return checker.finish(folders, cache.dirrecs, told) if checker is not None else {}
 
     def save_cache(self) -> None:
         """Persist the stat cache of the last ``scan(save_cache=False)``."""
@@ -176,6 +188,9 @@ class Scanner(TreeBuilding):
         node = DirNode()
         abs_dir = self._prefix + rel_dir if rel_dir else self._root
         base_tree: Tree = self.trees.get(base) if base is not None else {}
+        told = self.before_listing
+        if told is not None:
+            told(rel_dir)
         # a folder whose record a pre-verification found true: its names, without a listing
         pre = self._verified.pop(rel_dir, None) if self._verified else None
         listing: list[os.DirEntry[str]] = []

@@ -1,0 +1,74 @@
+"""The server's start-up walk on two cores: an inotify instance and an idle checking child,
+both made before the server's first thread.
+
+The CLI's no-op checks folder records on two cores (a child forked by the scan,
+``snapshot/prescan.py``); a server cannot fork once it has threads (a lock held by
+another thread stays held in the child forever), and a spawned child cost more than it
+saved (bench/RESULTS.md, "Big workspaces, third pass"). So ``begin``, called by
+``__main__`` before pygls and the rest are imported, makes an inotify instance and forks
+a child that holds it too and waits. The first workspace folder's watcher adopts the
+instance (``take``); its first walk hands the child the front half of the folder
+records (``Scanner.worker``). The child lays a watch on each folder on the shared
+instance before it lists it, as the walk does here: watched first, then listed, on
+either side. Events on the child's watches reach this process with watch numbers it
+does not know until its walk watches the same folder (the kernel gives back the same
+number); the watcher keeps them until then (``InotifyWatcher``'s orphans).
+
+``TURNBACK_START_WORKER=0`` leaves it out (for measuring, bench/startup_walks.py).
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..snapshot import prescan
+
+TYPE_CHECKING = False  # not typing's: imported before anything else (see turnback/__init__)
+if TYPE_CHECKING:
+    from inotify_simple import INotify
+
+# what changes a folder's listing or a file's bytes, mode or link target (MODIFY ATTRIB
+# MOVED_FROM/TO CREATE DELETE), the watched folder itself going (DELETE_SELF MOVE_SELF),
+# and ONLYDIR DONT_FOLLOW EXCL_UNLINK: what every workspace watch asks for
+WATCH_MASK = (0x2 | 0x4 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800
+              | 0x01000000 | 0x02000000 | 0x04000000)
+
+_made: tuple[INotify, prescan.Worker] | None = None
+
+
+def begin() -> None:
+    """Make the instance and the idle child, if this process may still fork (Linux, no
+    thread yet, folders reached through descriptors)."""
+    global _made
+    if _made is not None or os.environ.get("TURNBACK_START_WORKER") == "0":
+        return
+    if not prescan.can_fork():
+        return
+    try:
+        from inotify_simple import INotify
+
+        ino = INotify(nonblocking=True)
+    except (ImportError, OSError):
+        return
+
+    def lay(path: str) -> bool:
+        try:
+            ino.add_watch(path, WATCH_MASK)
+        except OSError:
+            # gone, no folder, or refused (the limit): not listed there, the walk here
+            # watches it first (a listing with no watch before it could miss a change)
+            return False
+        return True
+
+    worker = prescan.fork_worker(lay)
+    if worker is None:
+        ino.close()
+        return
+    _made = (ino, worker)
+
+
+def take() -> tuple[INotify, prescan.Worker] | None:
+    """The instance and its child, to the first watcher that asks (once)."""
+    global _made
+    made, _made = _made, None
+    return made
