@@ -125,7 +125,10 @@ async def _serve(ws: Path, settings: Settings) -> int:
     finally:
         listener.stop()
         async with folder.write_lock:  # a request under way finishes first
-            await run_blocking(ls.pools.writes, ls.close_all)
+            if _gone(folder, None) is None:
+                await run_blocking(ls.pools.writes, ls.close_all)
+            else:  # closing a store saves its caches: that would make its folder again
+                folder.stop_watcher()
         ls.pools.shutdown()
 
 
@@ -142,11 +145,11 @@ async def _until_leaving(folder: Folder, listener: HandoffListener, leave: async
             return gone
 
 
-def _gone(folder: Folder, listener: HandoffListener) -> str | None:
+def _gone(folder: Folder, listener: HandoffListener | None) -> str | None:
     if not folder.path.is_dir():
         return "the workspace is gone"
     if not (folder.store_root / "config.json").is_file():
         return "the store is gone"
-    if not listener.still_bound():
+    if listener is not None and not listener.still_bound():
         return "its socket was removed or replaced"
     return None

@@ -187,6 +187,7 @@ class HandoffListener:
             writer.close()
 
     async def _answer(self, fields: list[str]) -> bytes:
+        log.debug("%s: CLI hand-off: %s", self._folder.path, fields[1:2])
         try:
             code, (out, err) = await self._run(fields)
         except Declined as exc:
