@@ -119,6 +119,17 @@ def test_started_once_then_handed_the_next_call(ws: Path, store: Path,
     assert "no background server" in run_cli(ws, "serve", "--stop").stdout.decode()
 
 
+def test_an_agents_hook_starts_one(ws: Path, store: Path, reaper: list[int]) -> None:
+    stop = {"session_id": "s-hook", "hook_event_name": "Stop", "cwd": str(ws),
+            "stop_hook_active": False}
+    run_cli(ws, "-C", str(ws), "hook", "claude-code", "Stop", input=json.dumps(stop).encode(),
+            env=on())
+    started(store, reaper)
+    run_cli(ws, "-C", str(ws), "hook", "claude-code", "Stop", input=json.dumps(stop).encode(),
+            env=on())
+    assert len(handed_off(store)) == 1  # the second hook's checkpoint, by the server
+
+
 def test_leaves_when_idle(ws: Path, store: Path, reaper: list[int]) -> None:
     run_cli(ws, "checkpoint", env=on(TURNBACK_BACKGROUND_IDLE="0.5"))
     pid = started(store, reaper)

@@ -10,11 +10,11 @@ for the workspace, detached, and do their own work as before: the next call hand
 (1800) with no request, when the store or the workspace goes away, or when an editor's
 server takes the folder (``server/background.py``).
 
-Nothing is started when ``TURNBACK_BACKGROUND=0``, when the store's ``config.json`` says
-``"background": false``, where there is no AF_UNIX, before the store exists (a command
-never leaves a process behind in a folder that has no store), when the store is a link or
-not this user's folder, when a server already answers on the socket, or while another
-background server holds the store's lock (one is starting).
+Nothing is started when ``TURNBACK_BACKGROUND=0`` (or ``TURNBACK_HANDOFF=0``), when the
+store's ``config.json`` says ``"background": false``, where there is no AF_UNIX, before
+the store exists (a command never leaves a process behind in a folder that has no store),
+when the store is a link or not this user's folder, when a server already answers on the
+socket, or while another background server holds the store's lock (one is starting).
 
 ``candidate`` runs before the work and imports nothing beyond ``handoff``'s few modules;
 ``start`` runs after it, when the store's modules are loaded anyway, and does not wait for
@@ -48,8 +48,9 @@ def candidate(argv: list[str]) -> tuple[str, str] | None:
 
 def wanted(workspace: str, root: str) -> tuple[str, str] | None:
     """(workspace, root) if a background server may be started for them, else None."""
-    if os.environ.get(ENV) == "0" or not sockets.available():
-        return None
+    if (os.environ.get(ENV) == "0" or os.environ.get("TURNBACK_HANDOFF") == "0"
+            or not sockets.available()):
+        return None  # off, or a server nobody would hand anything to
     try:
         st = os.lstat(root)
         if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
