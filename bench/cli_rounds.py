@@ -125,9 +125,9 @@ def timed(got: dict[str, list[float]], key: str, fn: Callable[[str], tuple[float
     processes it ran under ``key + "Cpu"``: the CPU time moves far less with the load of
     a shared machine (a CLI's forked checker is counted: its parent waits for it)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    got[key].append(fn(arg)[0])
+    got.setdefault(key, []).append(fn(arg)[0])
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    got[key + "Cpu"].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    got.setdefault(key + "Cpu", []).append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
 
 
 def first_calls(got: dict[str, list[float]], tb: Turnback, i: int) -> None:
