@@ -127,7 +127,8 @@ def timed(got: dict[str, list[float]], key: str, fn: Callable[[str], tuple[float
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     got.setdefault(key, []).append(fn(arg)[0])
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    got.setdefault(key + "Cpu", []).append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    got.setdefault(key + "Cpu", []).append(
+        after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
 
 
 def first_calls(got: dict[str, list[float]], tb: Turnback, i: int) -> None:

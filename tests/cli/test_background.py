@@ -210,8 +210,9 @@ def test_not_when_turned_off(ws: Path, store: Path, spawned: list[list[str]],
     try_start(ws, store)
     monkeypatch.setenv("TURNBACK_BACKGROUND", "1")
     config = json.loads((store / "config.json").read_text())
-    (store / "config.json").write_text(json.dumps({**config, "background": False}))
-    try_start(ws, store)
+    for value in (False, "no", None):  # off, and values that are not a setting: no start
+        (store / "config.json").write_text(json.dumps({**config, "background": value}))
+        try_start(ws, store)
     assert spawned == []
     assert background.candidate(["-C", str(ws), "checkpoint"]) is not None  # start decides
 
