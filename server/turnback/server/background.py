@@ -18,7 +18,6 @@ the store's private folder, at most ``LOG_LIMIT`` bytes.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import os
@@ -29,13 +28,14 @@ from pathlib import Path
 from ..fs.osflags import O_CLOEXEC, O_NOFOLLOW
 from ..store import background_lock
 from ..store.config import default_store_dir
-from . import logs
-from .core import TurnbackServer
-from .folders import Folder, path_to_uri
-from .handoff import HandoffListener
-from .notify import ChangeNotifier
 from .settings import Settings
-from .work import run_blocking
+
+TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
+if TYPE_CHECKING:
+    import asyncio
+
+    from .folders import Folder
+    from .handoff import HandoffListener
 
 log = logging.getLogger("turnback.server")
 
@@ -44,14 +44,6 @@ DEFAULT_IDLE_S = 1800.0
 CHECK_S = 1.0  # how often it looks whether its workspace, store and socket are still there
 LOG_NAME = "background.log"
 LOG_LIMIT = 1 << 20
-
-
-class _Unheard(ChangeNotifier):
-    """Store changes have no client to hear them."""
-
-    def flush(self) -> None:
-        self._scheduled = None
-        self._pending = {}
 
 
 def idle_limit() -> float:
@@ -80,6 +72,10 @@ def main(workspace: Path, store_dir: str | None) -> int:
     if lock is None:
         print(f"turnback: a background server already serves {root}", flush=True)
         return 0
+    # the lock is taken before the server's modules are imported (~0.4 s of CPU): a hook
+    # that comes meanwhile finds it held and starts no second server
+    import asyncio
+
     try:
         _log_to_store(root)
         return asyncio.run(_serve(ws, settings))
@@ -88,6 +84,8 @@ def main(workspace: Path, store_dir: str | None) -> int:
 
 
 def _log_to_store(root: Path) -> None:
+    from . import logs
+
     try:
         fd = os.open(root / "run" / LOG_NAME,
                      os.O_WRONLY | os.O_APPEND | os.O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
@@ -98,9 +96,17 @@ def _log_to_store(root: Path) -> None:
 
 
 async def _serve(ws: Path, settings: Settings) -> int:
+    import asyncio
+
+    from .core import TurnbackServer
+    from .folders import path_to_uri
+    from .handoff import HandoffListener
+    from .notify import Unheard
+    from .work import run_blocking
+
     loop = asyncio.get_running_loop()
     ls = TurnbackServer()
-    ls.notifier = _Unheard(ls, loop)
+    ls.notifier = Unheard(ls, loop)
     folder = ls.folders.add(path_to_uri(ws), settings)
     leave = asyncio.Event()
     if hasattr(signal, "SIGTERM"):
@@ -133,6 +139,8 @@ async def _serve(ws: Path, settings: Settings) -> int:
 
 
 async def _until_leaving(folder: Folder, listener: HandoffListener, leave: asyncio.Event) -> str:
+    import asyncio
+
     idle = idle_limit()
     while True:
         with contextlib.suppress(asyncio.TimeoutError):
