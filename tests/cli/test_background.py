@@ -102,6 +102,8 @@ def test_started_once_then_handed_the_next_call(ws: Path, store: Path,
     out = json.loads(run_cli(ws, "--json", "checkpoint", "-m", "third", env=on()).stdout)
     assert out["label"] == "third" and out["files"] == 1
     assert len(handed_off(store)) == 1
+    # the server walked once at start (Store.prepare(None)); the change after it is in
+    assert run_cli(ws, "show", "latest", "a.txt", env=on()).stdout == b"changed\n"
     assert background_lock.holder(store) == pid  # the same server: no second one
     status = json.loads(run_cli(ws, "--json", "status", env=on()).stdout)
     assert status["background"] == {"pid": pid} and status["checkpoints"] == 3

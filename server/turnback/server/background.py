@@ -34,6 +34,8 @@ TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
 if TYPE_CHECKING:
     import asyncio
 
+    from ..store.facade import Store
+    from .core import TurnbackServer
     from .folders import Folder
     from .handoff import HandoffListener
 
@@ -125,6 +127,7 @@ async def _serve(ws: Path, settings: Settings) -> int:
         folder.handoff = listener
         log.info("%s: background server (pid %d) watching; leaves after %g s idle",
                  ws, os.getpid(), idle_limit())
+        await _walk_once(ls, folder)
         why = await _until_leaving(folder, listener, leave)
         log.info("%s: leaving: %s", ws, why)
         return 0
@@ -136,6 +139,23 @@ async def _serve(ws: Path, settings: Settings) -> int:
             else:  # closing a store saves its caches: that would make its folder again
                 folder.stop_watcher()
         ls.pools.shutdown()
+
+
+async def _walk_once(ls: TurnbackServer, folder: Folder) -> None:
+    """Walk the workspace now, as the next checkpoint would (``Store.prepare(None)``), once
+    the watcher is up: the walk that makes the watcher's set trusted is then this one, not
+    the first checkpoint a hook asks for (which would wait for it: 634-758 ms against a
+    steady 30-52 ms on SPEC's workspace at load 17, bench/RESULTS.md). A request that
+    comes meanwhile waits for it on the folder's write queue, then reads what changed."""
+    from .folders import with_dirty
+
+    def walk(store: Store) -> bool:
+        return with_dirty(folder, store.prepare, bool)[0]
+
+    try:
+        await ls.write(folder, walk)
+    except Exception as exc:  # the first checkpoint walks instead
+        log.warning("%s: the first walk failed (%s)", folder.path, getattr(exc, "message", exc))
 
 
 async def _until_leaving(folder: Folder, listener: HandoffListener, leave: asyncio.Event) -> str:
