@@ -3,8 +3,8 @@
 What ``turnback serve --headless`` runs, started detached by a fresh CLI that found no
 server (``cli/background.py``), like git's fsmonitor daemon: the folder's store, its
 watcher and its CLI hand-off socket (``<store>/run/cli.sock``), no LSP client, no agent
-follower. The next ``turnback checkpoint`` hands off to it and reads only what the watcher
-saw change.
+follower. It walks the workspace once when its socket is up (``_walk_once``); the next
+``turnback checkpoint`` hands off to it and reads only what the watcher saw change.
 
 It is a process that lives on, so it ends by itself: after ``TURNBACK_BACKGROUND_IDLE``
 seconds (1800) with no hand-off request; when the workspace, the store or its socket goes
