@@ -271,3 +271,12 @@ def test_a_planted_lock_link_is_refused(ws: Path, store: Path, tmp_path: Path) -
     res = run_cli(ws, "serve", "--headless", env=on(), check=None)
     assert res.returncode == 1 and target.read_text() == "keep\n"
     assert not (run / "cli.sock").exists()
+
+
+def test_a_damaged_store_is_named_in_its_log(ws: Path, store: Path) -> None:
+    (store / "config.json").write_text("{")
+    res = run_cli(ws, "serve", "--headless", env=on(), check=None)
+    assert res.returncode == 1 and (store / "config.json").read_text() == "{"
+    log = (store / "run" / "background.log").read_text()
+    assert "the background server failed" in log and "config.json" in log
+    assert not (store / "run" / "cli.sock").exists() and background_lock.holder(store) is None

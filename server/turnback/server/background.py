@@ -81,6 +81,9 @@ def main(workspace: Path, store_dir: str | None) -> int:
     try:
         _log_to_store(root)
         return asyncio.run(_serve(ws, settings))
+    except Exception as exc:  # a damaged store, say: in the log, where someone may look
+        log.exception("%s: the background server failed: %s", ws, getattr(exc, "message", exc))
+        return 1
     finally:
         os.close(lock)
 
