@@ -67,6 +67,25 @@ def test_prepare_of_everything_walks_and_becomes_the_base(tmp_path: Path) -> Non
     store.close()
 
 
+def test_prepare_of_everything_saves_the_cache_only_when_nothing_is_new(tmp_path: Path) -> None:
+    """The walk's stat cache is saved when its tree is the last checkpoint's (it names only
+    committed objects; the next fresh process keeps its folder records), never when the
+    walk stored something no checkpoint holds yet."""
+    ws = _workspace(tmp_path)
+    with Store.open(ws) as earlier:
+        earlier.checkpoint()
+    cache = ws / ".turnback" / "cache" / "stat.bin"
+    store = Store.open(ws)
+    os.utime(cache, ns=(0, 0))
+    assert store.prepare(None) is True
+    assert cache.stat().st_mtime_ns != 0, "nothing new: saved"
+    (ws / "d0" / "f0.txt").write_text("not in any checkpoint\n")
+    os.utime(cache, ns=(0, 0))
+    assert store.prepare(None) is True
+    assert cache.stat().st_mtime_ns == 0, "a new blob: not saved before a commit"
+    store.close()
+
+
 def test_changes_after_prepare_are_patched_on_top(tmp_path: Path) -> None:
     ws = _workspace(tmp_path)
     store = Store.open(ws)
