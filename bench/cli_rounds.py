@@ -153,11 +153,18 @@ def server_timed(got: dict[str, list[float]], key: str,
 
 def server_pid(store: Path) -> int | None:
     """The background server's pid, from its lock file (``store/background_lock.py``)."""
+    import fcntl
+
     try:
-        raw = (store / "run" / "background.lock").read_text().strip()
+        with open(store / "run" / "background.lock", "rb") as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                return None  # nobody holds it: the pid in it is a server that ended
+            except BlockingIOError:
+                raw = f.read(20).strip()
     except OSError:
         return None
-    return int(raw) if raw.isdigit() and Path(f"/proc/{raw}").exists() else None
+    return int(raw) if raw.isdigit() else None
 
 
 def proc_cpu(pid: int | None) -> float | None:
