@@ -33,6 +33,9 @@ print(json.dumps({"import": t1 - t0, "call": t2 - t1, "id": cp.id}))
 
 
 _SOURCE: Path | None = None
+# whether the CLI may leave a background server running (cli/background.py); off unless a
+# benchmark measures exactly that (bench/cli_rounds.py --background)
+BACKGROUND = False
 
 
 def use_ref(ref: str, into: Path, python: str = sys.executable) -> str:
@@ -69,6 +72,8 @@ def env() -> dict[str, str]:
     """The environment of every Turnback process the benchmark starts."""
     out = dict(os.environ)
     out.pop("TURNBACK_STORE", None)  # the store is <workspace>/.turnback
+    if not BACKGROUND:
+        out["TURNBACK_BACKGROUND"] = "0"  # "no server anywhere" means none left behind either
     if _SOURCE is not None:
         out["PYTHONPATH"] = str(_SOURCE)
     return out

@@ -6,6 +6,9 @@
 # Set TURNBACK_SKIP_E2E=1 to leave out the end-to-end suite.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# a CLI run by a test leaves no background server behind (tests/cli/test_background.py
+# turns it on where it is tested)
+export TURNBACK_BACKGROUND=0
 
 failed=()
 run() {

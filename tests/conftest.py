@@ -23,6 +23,9 @@ def _no_user_git_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[No
     saved = {k: os.environ.get(k) for k in ("GIT_CONFIG_GLOBAL", "XDG_CONFIG_HOME",
                                             "XDG_STATE_HOME")}
     os.environ["GIT_CONFIG_GLOBAL"] = os.devnull
+    # a CLI run by a test leaves no background server behind (tests that want one say so)
+    saved["TURNBACK_BACKGROUND"] = os.environ.get("TURNBACK_BACKGROUND")
+    os.environ["TURNBACK_BACKGROUND"] = "0"
     os.environ["XDG_CONFIG_HOME"] = str(tmp_path_factory.mktemp("xdg-config"))
     # the key that signs rewind journals (rewind/signing.py) is the tests' own
     os.environ["XDG_STATE_HOME"] = str(tmp_path_factory.mktemp("xdg-state"))

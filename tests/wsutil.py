@@ -87,6 +87,7 @@ def cli_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("TURNBACK_")}
     env["PYTHONPATH"] = str(REPO / "server")
+    env["TURNBACK_BACKGROUND"] = "0"  # no server left behind (tests/cli/test_background.py)
     env.update(extra)
     return env
 

@@ -287,7 +287,7 @@ def test_peer_of_another_user_is_refused(store: Path, monkeypatch: pytest.Monkey
 def test_misbehaving_server_falls_back(store: Path, behaviour: str,
                                        monkeypatch: pytest.MonkeyPatch) -> None:
     path = sock_path(store)
-    monkeypatch.setattr(handoff, "CONNECT_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(sockets, "CONNECT_TIMEOUT_S", 0.5)
     release = threading.Event()
 
     def behave(conn: socket.socket) -> None:

@@ -117,6 +117,7 @@ def test_a_forged_journal_cannot_delete_files_named_like_temporary_files(ws: Pat
 @pytest.mark.parametrize(("key", "value"), [
     ("compression_level", "x"), ("compression_level", 10**6), ("compression_level", True),
     ("auto_checkpoint", "no"), ("size_cap_bytes", True), ("keep_last", True),
+    ("background", "no"),
 ])
 def test_a_hostile_config_value_is_named(ws: Path, key: str, value: object) -> None:
     Store.open(ws).close()

@@ -497,7 +497,7 @@ def test_text_from_another_machine_cannot_drive_the_terminal(tmp_path: Path) -> 
     ws = tmp_path / "ws"
     ws.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("TURNBACK_")}
-    env.update(HOME=str(tmp_path), XDG_STATE_HOME=str(tmp_path / "state"),
+    env.update(TURNBACK_BACKGROUND="0", HOME=str(tmp_path), XDG_STATE_HOME=str(tmp_path / "state"),
                XDG_CONFIG_HOME=str(tmp_path / "config"), GIT_CONFIG_GLOBAL=os.devnull,
                PYTHONPATH=str(Path(__file__).resolve().parents[2] / "server"))
 

@@ -51,6 +51,7 @@ def server_env(**extra: str) -> dict[str, str]:
     # where they always were.
     env.update(real_xdg())
     env["HOME"] = str(NO_HOME)
+    env["TURNBACK_BACKGROUND"] = "0"  # no server left behind (tests/cli/test_background.py)
     env.update(extra)
     return env
 

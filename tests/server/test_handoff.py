@@ -8,8 +8,10 @@ error), field for field where the call itself makes something new (a checkpoint'
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -226,3 +228,44 @@ async def test_an_agent_hook_is_handed_to_the_server(ws: Path) -> None:
     mine = [c for c in listed if c["sessionId"] == "s-hook"]
     assert [c["label"] for c in mine] == ["new turn: fix it"]
     assert not [c for c in listed if c["sessionId"] == "s-unknown"]
+
+
+async def test_the_editors_server_takes_over_from_a_background_one(ws: Path) -> None:
+    """A background server (left by a hook's CLI) leaves when an editor's server opens the
+    folder, which then serves the socket; an editor's server itself never leaves."""
+    from turnback.store import background_lock
+
+    with_store(ws)
+    root = ws / ".turnback"
+    path = str(root / "run" / "cli.sock")
+    env = server_env(TURNBACK_BACKGROUND="1")
+    subprocess.run([sys.executable, "-m", "turnback.cli.main", "-C", str(ws), "checkpoint"],
+                   env=env, capture_output=True, timeout=120, check=True)
+    pid = None
+    try:
+        for _ in range(6000):
+            pid = background_lock.holder(root)
+            if pid is not None and sockets.usable_socket(path) and sockets.answers(path):
+                break
+            await asyncio.sleep(0.01)
+        assert pid is not None, "no background server started"
+        bg_ino = os.lstat(path).st_ino
+        async with started(ws) as client:
+            await client.wait_watching()
+            for _ in range(6000):
+                if (background_lock.holder(root) is None and sockets.usable_socket(path)
+                        and os.lstat(path).st_ino != bg_ino):
+                    break
+                await asyncio.sleep(0.01)
+            assert background_lock.holder(root) is None, "the background server stayed"
+            assert "leaving: asked to leave" in (root / "run" / "background.log").read_text()
+            code, out, _err = await handed(ws, "--json", "status")
+            assert code == 0 and json.loads(out)["background"] is None
+            leave = [str(sockets.VERSION), "leave", str(ws), str(root), "0"]
+            assert await asyncio.to_thread(
+                handoff.exchange, path, sockets.encode_request(leave)) is None  # declined
+            assert (await handed(ws, "status"))[0] == 0  # and it still serves
+    finally:
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

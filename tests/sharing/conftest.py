@@ -92,7 +92,7 @@ class Machine:
 
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("TURNBACK_")}
-        env.update(HOME=str(self.home), PYTHONPATH=str(REPO / "server"),
+        env.update(TURNBACK_BACKGROUND="0", HOME=str(self.home), PYTHONPATH=str(REPO / "server"),
                    XDG_STATE_HOME=str(self.home / ".local" / "state"),
                    XDG_CONFIG_HOME=str(self.home / ".config"), GIT_CONFIG_GLOBAL=os.devnull)
         return env

@@ -46,6 +46,46 @@ def test_checkpoint_after_prepare_commits_the_prepared_tree(tmp_path: Path) -> N
         "d0/f0.txt": "modified", "d1/new.txt": "added", "d2/f2.txt": "deleted"}
 
 
+def test_prepare_of_everything_walks_and_becomes_the_base(tmp_path: Path) -> None:
+    """``prepare(None)``: what a background server does at start, with no scan of its own
+    yet: a change made before it (no watcher saw it) is in the next checkpoint, read by
+    the walk; one after it by the paths the watcher gives."""
+    ws = _workspace(tmp_path)
+    with Store.open(ws) as earlier:
+        first = earlier.checkpoint()
+    store = Store.open(ws)  # a new process: no scan to build on
+    (ws / "d0" / "f0.txt").write_text("before the walk\n")
+    assert store.prepare({"d0/f0.txt"}) is False
+    assert store.prepare(None) is True
+    assert store.checkpoints() == [first], "prepare makes no checkpoint"
+    (ws / "d1" / "f1.txt").write_text("after the walk\n")
+    cp = store.checkpoint(dirty={"d1/f1.txt"})
+    assert store.read_file(cp.id, "d0/f0.txt") == b"before the walk\n"
+    assert store.read_file(cp.id, "d1/f1.txt") == b"after the walk\n"
+    assert cp.tree == store.scanner.scan(write=False).tree
+    assert {c.path for c in store.changes(first.id, cp.id)} == {"d0/f0.txt", "d1/f1.txt"}
+    store.close()
+
+
+def test_prepare_of_everything_saves_the_cache_only_when_nothing_is_new(tmp_path: Path) -> None:
+    """The walk's stat cache is saved when its tree is the last checkpoint's (it names only
+    committed objects; the next fresh process keeps its folder records), never when the
+    walk stored something no checkpoint holds yet."""
+    ws = _workspace(tmp_path)
+    with Store.open(ws) as earlier:
+        earlier.checkpoint()
+    cache = ws / ".turnback" / "cache" / "stat.bin"
+    store = Store.open(ws)
+    os.utime(cache, ns=(0, 0))
+    assert store.prepare(None) is True
+    assert cache.stat().st_mtime_ns != 0, "nothing new: saved"
+    (ws / "d0" / "f0.txt").write_text("not in any checkpoint\n")
+    os.utime(cache, ns=(0, 0))
+    assert store.prepare(None) is True
+    assert cache.stat().st_mtime_ns == 0, "a new blob: not saved before a commit"
+    store.close()
+
+
 def test_changes_after_prepare_are_patched_on_top(tmp_path: Path) -> None:
     ws = _workspace(tmp_path)
     store = Store.open(ws)

@@ -11,7 +11,7 @@ does the work itself whenever that fails: no socket (no server, or no AF_UNIX), 
 that is not private and the user's, a refused or silent one, a server that declines
 (another store, editor settings that change what a checkpoint holds) or goes away
 before answering. A server that takes the request and then stops answering is
-abandoned after ``IDLE_TIMEOUT_S`` without a keep-alive: never a hang.
+abandoned after ``sockets.IDLE_TIMEOUT_S`` without a keep-alive: never a hang.
 
 Only arguments understood here are handed over (anything unusual, ``--help`` included,
 is left to click in this process). This module imports only ``os``, ``sys`` and
@@ -24,13 +24,10 @@ import os
 import sys
 
 from ..fs import sockets
+from ..fs.sockets import exchange
 
-TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
-if TYPE_CHECKING:
-    import _socket
+__all__ = ["exchange", "handoff", "parse", "request_for"]  # exchange: hook_cmd's, the tests'
 
-CONNECT_TIMEOUT_S = 2.0  # connect and the server's greeting
-IDLE_TIMEOUT_S = 10.0  # the server sends a keep-alive every second while it works
 STORE_DIRNAME = ".turnback"  # store.config.STORE_DIRNAME (not imported: see above)
 
 # verb → (options taking a value, flags, positional arguments: min, max (-1: any))
@@ -193,65 +190,3 @@ def request_for(argv: list[str]) -> tuple[str, bytes] | None:
     for arg in req.args:
         fields += ["arg", arg]
     return path, sockets.encode_request(fields)
-
-
-def exchange(path: str, request: bytes) -> tuple[int, bytes, bytes] | None:
-    """Send ``request`` to the server at ``path``; (exit code, stdout, stderr) or None."""
-    import _socket
-
-    try:
-        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-    except OSError:
-        return None
-    try:
-        sock.settimeout(CONNECT_TIMEOUT_S)
-        sock.connect(path)
-        # the server's greeting comes before anything is sent: a socket that is not a
-        # Turnback server of this user learns nothing, and nothing can be done twice
-        if not sockets.peer_is_same_user(sock):
-            return None
-        if _read_exactly(sock, len(sockets.GREETING)) != sockets.GREETING:
-            return None
-        sock.sendall(request)
-        sock.settimeout(IDLE_TIMEOUT_S)
-        return _read_answer(sock)
-    except OSError:  # refused (stale), timed out, reset: the server is not there
-        return None
-    finally:
-        sock.close()
-
-
-def _read_answer(sock: _socket.socket) -> tuple[int, bytes, bytes] | None:
-    while True:
-        b = sock.recv(1)
-        if b != sockets.KEEPALIVE:
-            break
-    if b != sockets.ANSWER:
-        return None
-    line = b""
-    while not line.endswith(b"\n"):
-        c = sock.recv(1)
-        if not c or len(line) > 40:
-            return None
-        line += c
-    head = sockets.parse_answer_header(line[:-1])
-    if head is None:
-        return None  # garbage
-    code, nout, nerr = head
-    if code is None:
-        return None  # declined: nothing done
-    body = _read_exactly(sock, nout + nerr)
-    if body is None:
-        return None
-    return code, body[:nout], body[nout:]
-
-
-def _read_exactly(sock: _socket.socket, n: int) -> bytes | None:
-    chunks: list[bytes] = []
-    while n > 0:
-        c = sock.recv(min(n, 1 << 20))
-        if not c:
-            return None
-        chunks.append(c)
-        n -= len(c)
-    return b"".join(chunks)

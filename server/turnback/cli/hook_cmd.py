@@ -103,6 +103,11 @@ def _checkpoint(ctx: Ctx, agent: str, event: str, payload: str | None) -> str:
         label += ": " + short_title(call.prompt, 60)
     if _handed_off(ctx, workspace, label, sid):
         return ""
+    from . import background, handoff
+
+    # no server took it: leave one watching for the agent's next hook (after this one's work)
+    real = os.path.realpath(workspace)
+    watcher = background.wanted(real, handoff.store_root(real, ctx.store_dir))
 
     from ..store.facade import Store
 
@@ -118,6 +123,7 @@ def _checkpoint(ctx: Ctx, agent: str, event: str, payload: str | None) -> str:
         store.checkpoint(label=label, session_id=sid, auto=True)
     finally:
         store.close()
+    background.start(watcher)
     return ""
 
 

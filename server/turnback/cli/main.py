@@ -6,7 +6,8 @@ Light on purpose: a request a running server can do is handed to it first
 starts checking the workspace's folder records (``prescan.fork_early``),
 and only then imports the store (about 40 ms on one core, while the child works on
 the other); a plain ``checkpoint``, ``rewind`` or ``undo`` line is then done without
-click (``direct``). The group itself is in ``app``.
+click (``direct``). Where no server took the request, one is started in the background for the
+next call once the work is done (``background``). The group itself is in ``app``.
 """
 
 from __future__ import annotations
@@ -27,11 +28,16 @@ def main() -> None:
     if code is not None:
         # done by the server and printed: nothing of this process needs tearing down
         os._exit(code)
+    from . import background
+
+    # no server took it: once this work is done, one is left watching for the next call
+    watcher = background.candidate(sys.argv[1:])
     scans = _start_checks(sys.argv[1:])
     from . import direct
 
     done = direct.run_argv(sys.argv[1:])
     if done is not None:
+        background.start(watcher)
         _exit_now(done)
         sys.exit(done)
     from .app import cli
@@ -39,6 +45,7 @@ def main() -> None:
     try:
         cli(prog_name="turnback")
     except SystemExit as exc:
+        background.start(watcher)
         if scans:
             _exit_now(exc.code)
         raise

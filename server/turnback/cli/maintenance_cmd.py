@@ -6,7 +6,7 @@ import click
 
 from ..fs.paths import one_line, quote
 from ..interchange import cli_text
-from ..store import watchlimit
+from ..store import background_lock, watchlimit
 from .common import Ctx, emit, pass_ctx, print_out
 
 
@@ -27,6 +27,7 @@ def status(ctx: Ctx) -> None:
     # a running server that met the kernel's watch limit says so in the store
     limit = watchlimit.read_note(store.root)
     st["watchLimit"] = limit.to_json() if limit is not None else None
+    st["background"] = background_lock.status(store.root)
     print_out(cli_text.status(st, ctx.as_json))
 
 

@@ -4,7 +4,9 @@ A running server listens on ``<store>/run/cli.sock`` (AF_UNIX); a fresh ``turnba
 process hands its request there instead of opening the store itself (``cli/handoff.py``,
 ``server/handoff.py``; docs/PROTOCOL.md "The CLI hand-off"). Both ends import this module
 before anything else of Turnback, so it imports only ``os``, ``stat``, ``sys`` and the C
-module ``_socket`` (``socket`` itself pulls in ``enum``, ~15 ms of a 40 ms hand-off).
+module ``_socket`` (``socket`` itself pulls in ``enum``, ~15 ms of a 40 ms hand-off). The
+client's side of an exchange is here too (``exchange``): the CLI's hand-off, and an editor's
+server asking a background one to leave (``server/handoff.py``), speak it alike.
 
 Everything found on disk is input: the workspace (and so a store inside it) may come from
 a cloned repository, where a planted ``run/cli.sock`` could be a symlink to another
@@ -34,6 +36,8 @@ ANSWER = b"="  # then b"<exit> <stdout bytes> <stderr bytes>\n", stdout, stderr
 DECLINED = "x"  # in place of <exit>: nothing was done, the client does the work itself
 MAX_REQUEST = 1 << 20  # the request: argv-sized, far below this
 MAX_OUTPUT = 1 << 30
+CONNECT_TIMEOUT_S = 2.0  # the client's: connect and the server's greeting
+IDLE_TIMEOUT_S = 10.0  # the server sends a keep-alive every second while it works
 
 
 def available() -> bool:
@@ -67,6 +71,24 @@ def usable_socket(path: str) -> bool:
                 and private_owned(os.lstat(path), stat.S_IFSOCK))
     except OSError:
         return False
+
+
+def answers(path: str) -> bool:
+    """Whether something listens at ``path`` (a crashed server's socket refuses)."""
+    import _socket
+
+    try:
+        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    except OSError:
+        return False
+    try:
+        sock.settimeout(CONNECT_TIMEOUT_S)
+        sock.connect(path)
+        return True
+    except OSError:
+        return False
+    finally:
+        sock.close()
 
 
 def peer_is_same_user(sock: _socket.socket) -> bool:
@@ -115,3 +137,65 @@ def parse_answer_header(line: bytes) -> tuple[int | None, int, int] | None:
     if not parts[0].isdigit() or len(parts[0]) > 3 or int(parts[0]) > 255:
         return None
     return int(parts[0]), nout, nerr
+
+
+def exchange(path: str, request: bytes) -> tuple[int, bytes, bytes] | None:
+    """Send ``request`` to the server at ``path``; (exit code, stdout, stderr) or None."""
+    import _socket
+
+    try:
+        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    except OSError:
+        return None
+    try:
+        sock.settimeout(CONNECT_TIMEOUT_S)
+        sock.connect(path)
+        # the server's greeting comes before anything is sent: a socket that is not a
+        # Turnback server of this user learns nothing, and nothing can be done twice
+        if not peer_is_same_user(sock):
+            return None
+        if _read_exactly(sock, len(GREETING)) != GREETING:
+            return None
+        sock.sendall(request)
+        sock.settimeout(IDLE_TIMEOUT_S)
+        return _read_answer(sock)
+    except OSError:  # refused (stale), timed out, reset: the server is not there
+        return None
+    finally:
+        sock.close()
+
+
+def _read_answer(sock: _socket.socket) -> tuple[int, bytes, bytes] | None:
+    while True:
+        b = sock.recv(1)
+        if b != KEEPALIVE:
+            break
+    if b != ANSWER:
+        return None
+    line = b""
+    while not line.endswith(b"\n"):
+        c = sock.recv(1)
+        if not c or len(line) > 40:
+            return None
+        line += c
+    head = parse_answer_header(line[:-1])
+    if head is None:
+        return None  # garbage
+    code, nout, nerr = head
+    if code is None:
+        return None  # declined: nothing done
+    body = _read_exactly(sock, nout + nerr)
+    if body is None:
+        return None
+    return code, body[:nout], body[nout:]
+
+
+def _read_exactly(sock: _socket.socket, n: int) -> bytes | None:
+    chunks: list[bytes] = []
+    while n > 0:
+        c = sock.recv(min(n, 1 << 20))
+        if not c:
+            return None
+        chunks.append(c)
+        n -= len(c)
+    return b"".join(chunks)

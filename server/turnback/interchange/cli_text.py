@@ -74,6 +74,10 @@ def status(st: dict[str, Any], as_json: bool) -> Printed:
         out += f"last        {last['id']}  {last['ts'][:19]}  {one_line(last['label'])}\n"
     if st.get("pendingRewind"):
         out += "an interrupted rewind is pending (it finishes on next open)\n"
+    bg = st.get("background")
+    if isinstance(bg, dict) and bg.get("pid"):
+        out += (f"background  a server watches this workspace (pid {bg['pid']}; "
+                "`turnback serve --stop` ends it)\n")
     limit = st.get("watchLimit")
     if isinstance(limit, dict) and limit.get("message"):
         out += f"warning     {limit['message']}\n"

@@ -29,6 +29,7 @@ import logging
 import os
 import socket
 import stat
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol, TypeVar
@@ -37,6 +38,7 @@ from ..errors import InvalidInput
 from ..fs import privacy, sockets
 from ..interchange import cli_text
 from ..models import RewindResult
+from ..store import background_lock
 from ..store.facade import WORKSPACE_SESSION, Store
 from .folders import Folder, with_dirty
 
@@ -82,9 +84,17 @@ class HandoffListener:
         self._bound: tuple[str, int, int] | None = None  # path, st_dev, st_ino
         self._clients = 0
         self._tasks: set[asyncio.Task[bytes]] = set()
+        self.last_request = time.monotonic()  # the background server's idle clock
+        # set by a background server (``background.py``): asked to leave, it calls this;
+        # None (an editor's server): a ``leave`` request is declined
+        self.on_leave: Callable[[], None] | None = None
 
-    async def start(self, root: Path) -> bool:
-        """Listen on ``root``'s socket; False (logged) when it cannot or must not."""
+    async def start(self, root: Path, *, take_over: bool = True) -> bool:
+        """Listen on ``root``'s socket; False (logged) when it cannot or must not.
+
+        A live socket is left to its server, unless ``take_over`` (an editor's server) and
+        that server is a background one, which is asked to leave (the ``leave`` verb) and
+        then does: the editor's server is the one that should serve the folder."""
         if not sockets.available():
             return False
         path = sockets.socket_path(str(root))
@@ -97,6 +107,15 @@ class HandoffListener:
         except OSError as exc:
             log.warning("%s: no CLI hand-off (%s)", self._folder.path, exc)
             return False
+        if sock is None and take_over and await asyncio.to_thread(
+                _ask_to_leave, path, str(self._folder.path), str(root)):
+            log.info("%s: the background server of %s left; serving the CLI here",
+                     self._folder.path, root)
+            try:
+                sock = _bind(path)
+            except OSError as exc:
+                log.warning("%s: no CLI hand-off (%s)", self._folder.path, exc)
+                return False
         if sock is None:
             log.info("%s: another server serves the CLI for %s", self._folder.path, root)
             return False
@@ -109,6 +128,18 @@ class HandoffListener:
     @property
     def path(self) -> str | None:
         return self._bound[0] if self._bound else None
+
+    def still_bound(self) -> bool:
+        """Whether the socket this listener made is still at its path (not removed, not
+        replaced by another server's)."""
+        bound = self._bound
+        if bound is None:
+            return False
+        try:
+            st = os.lstat(bound[0])
+        except OSError:
+            return False
+        return (st.st_dev, st.st_ino) == bound[1:]
 
     def stop(self) -> None:
         """Stop listening and remove the socket if it is still ours. Thread-safe."""
@@ -137,6 +168,7 @@ class HandoffListener:
             fields = await asyncio.wait_for(_read_request(reader), REQUEST_TIMEOUT_S)
             if fields is None:
                 return
+            self.last_request = time.monotonic()
             # the work goes on if the client goes away: the request was made
             task = self._loop.create_task(self._answer(fields))
             self._tasks.add(task)
@@ -156,6 +188,7 @@ class HandoffListener:
             writer.close()
 
     async def _answer(self, fields: list[str]) -> bytes:
+        log.debug("%s: CLI hand-off: %s", self._folder.path, fields[1:2])
         try:
             code, (out, err) = await self._run(fields)
         except Declined as exc:
@@ -181,6 +214,8 @@ class HandoffListener:
         overrides.pop("auto_checkpoint", None)  # the follower's, not a checkpoint's
         if overrides:
             raise Declined("the editor's settings change what the store holds")
+        if req.verb == "leave":
+            return 0, self._leave()
         if req.verb == "checkpoint":
             return 0, await self._checkpoint(req)
         if req.verb in ("rewind", "undo"):
@@ -190,8 +225,20 @@ class HandoffListener:
             watcher = folder.watcher  # as turnback/status and the CLI alone say it
             limit = watcher.limit if watcher is not None else None
             st["watchLimit"] = limit.to_json() if limit is not None else None
+            st["background"] = background_lock.status(Path(store.root))
             return 0, cli_text.status(st, req.as_json)
         raise Declined(f"unknown verb {req.verb!r}")
+
+    def _leave(self) -> cli_text.Printed:
+        """A background server asked to leave (by an editor's server taking the folder, or
+        ``turnback serve --stop``): the socket is gone before the answer is sent, so the
+        asker may bind its own at once; the server then ends (``on_leave``)."""
+        if self.on_leave is None:
+            raise Declined("an editor's server does not leave")
+        log.info("%s: asked to leave", self._folder.path)
+        self.stop()
+        self.on_leave()
+        return "", ""
 
     async def _checkpoint(self, req: _Request) -> cli_text.Printed:
         folder = self._folder
@@ -306,6 +353,14 @@ def _bind(path: str) -> socket.socket | None:
         sock.close()
         raise
     return sock
+
+
+def _ask_to_leave(path: str, workspace: str, root: str) -> bool:
+    """Ask the server at ``path`` to leave (a background one does; an editor's, or one
+    older than the ``leave`` verb, declines); whether it left. Blocking: a thread's."""
+    fields = [str(sockets.VERSION), "leave", workspace, root, "0"]
+    answer = sockets.exchange(path, sockets.encode_request(fields))
+    return answer is not None and answer[0] == 0
 
 
 def _alive(path: str) -> bool:

@@ -74,3 +74,30 @@ def attach_client(ls: LanguageServer, loop: asyncio.AbstractEventLoop) -> None:
     handler = ClientLogHandler(ls, loop)
     handler.setFormatter(logging.Formatter("%(message)s"))
     logging.getLogger("turnback").addHandler(handler)
+
+
+class BoundedFileHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """A log file that never grows past ``limit`` bytes: past it, it starts over (the
+    background server's, which lives on with nobody reading its stderr)."""
+
+    def __init__(self, fd: int, limit: int) -> None:
+        super().__init__(os.fdopen(fd, "a", encoding="utf-8", errors="replace"))
+        self.fd = fd
+        self.limit = limit
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            if os.fstat(self.fd).st_size > self.limit:
+                os.ftruncate(self.fd, 0)
+        except OSError:
+            pass
+        super().emit(record)
+
+
+def setup_file(fd: int, limit: int) -> None:
+    """Log to the file open at ``fd`` (append) instead of stderr, as ``setup_stderr``."""
+    setup_stderr()
+    handler = BoundedFileHandler(fd, limit)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(QuietHandledErrors())
+    logging.getLogger().handlers[:] = [handler]

@@ -67,3 +67,11 @@ class ChangeNotifier:
                 self.sent += 1
             except Exception:
                 log.exception("could not send %s", DID_CHANGE)
+
+
+class Unheard(ChangeNotifier):
+    """A server with no client (``background.py``): store changes have nobody to hear them."""
+
+    def flush(self) -> None:
+        self._scheduled = None
+        self._pending = {}

@@ -100,7 +100,7 @@ class CheckpointOps(SessionOps):
                    if base is not None else res.skipped)
         return res, skipped
 
-    def prepare(self, dirty: Iterable[str]) -> bool:
+    def prepare(self, dirty: Iterable[str] | None) -> bool:
         """Do the next checkpoint's reading ahead, without making a checkpoint.
 
         ``dirty`` are the paths a watcher saw change since this object's last scan. They
@@ -113,20 +113,26 @@ class CheckpointOps(SessionOps):
         Until a checkpoint commits them, the new objects are garbage to ``gc``, which
         makes every process drop its stat cache (``_check_gc``). Returns False, reading
         nothing, when there is no previous scan to build on.
+
+        ``dirty`` None: the whole workspace is walked, as a full checkpoint would, and
+        becomes the base (a background server that has just started its watcher walks at
+        once, so the first checkpoint asked of it reads only what changed since:
+        ``server/background.py``).
         """
         self.finish_rewind()
         with self._mutex, rw_lock(self.root / "locks" / "gc", exclusive=False):
             self._check_gc()
             base = self._scan_base
-            if base is None:
+            if base is None and dirty is not None:
                 return False
-            paths = {*dirty, *self._own_dirty}
-            if not paths:
+            paths = None if dirty is None else {*dirty, *self._own_dirty}
+            if paths is not None and not paths:
                 return True
             self._own_dirty = set()
             try:
                 with self.objects.batch(fsync=self.config.fsync_commits):
-                    res = self.scanner.scan(base=base, dirty=paths, save_cache=False)
+                    res = self.scanner.scan(base=base if paths is not None else None,
+                                            dirty=paths, save_cache=False)
                 if self.config.fsync_commits:
                     self.objects.sync()
             except BaseException:
@@ -134,6 +140,17 @@ class CheckpointOps(SessionOps):
                 self._scan_base = None
                 raise
             self._scan_base = res.tree
+            if paths is None:
+                self._prepared_skipped = res.skipped  # the walk looked at every path
+                cps = self.index.all()
+                if cps and cps[-1].tree == res.tree:
+                    # nothing new since the last checkpoint: the cache names only committed
+                    # objects. Saved now, it keeps this walk's folder records, which the
+                    # next (incremental) scan's save would drop: the next fresh process
+                    # then checks folders by them (+100 ms of its CPU on SPEC's workspace
+                    # when they were dropped, bench/RESULTS.md)
+                    self.scanner.save_cache()
+                return True
             self._warm_previous(paths)
             self._prepared_skipped = _carry_skipped(self._prepared_skipped, res.skipped, paths)
             return True

@@ -37,6 +37,8 @@ class StoreConfig:
     keep_days: float | None = None  # retention: keep checkpoints newer than D days
     quota_bytes: int | None = None  # drop oldest automatic checkpoints above this
     compression_level: int = 3
+    # a fresh CLI finding no server starts a background one for the workspace (cli/background.py)
+    background: bool = True
     # how the workspace's file system compares names, probed once per device (facade.py,
     # fs/namefold.py): {"device": st_dev, "caseInsensitive": bool, "normalizesUnicode": bool}
     filesystem: dict[str, Any] | None = None
@@ -49,6 +51,8 @@ class StoreConfig:
             raise InvalidInput("config 'fsync' must be one of always, commit, never")
         if not isinstance(self.auto_checkpoint, bool):
             raise InvalidInput("config 'auto_checkpoint' must be true or false")
+        if not isinstance(self.background, bool):
+            raise InvalidInput("config 'background' must be true or false")
         level = self.compression_level
         if isinstance(level, bool) or not isinstance(level, int) or not -(1 << 17) <= level <= 22:
             raise InvalidInput("config 'compression_level' must be an integer from -131072 to 22 "

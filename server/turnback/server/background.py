@@ -1,0 +1,186 @@
+"""The background server: the language server's core for one workspace, with no editor.
+
+What ``turnback serve --headless`` runs, started detached by a fresh CLI that found no
+server (``cli/background.py``), like git's fsmonitor daemon: the folder's store, its
+watcher and its CLI hand-off socket (``<store>/run/cli.sock``), no LSP client, no agent
+follower. It walks the workspace once when its socket is up (``_walk_once``); the next
+``turnback checkpoint`` hands off to it and reads only what the watcher saw change.
+
+It is a process that lives on, so it ends by itself: after ``TURNBACK_BACKGROUND_IDLE``
+seconds (1800) with no hand-off request; when the workspace, the store or its socket goes
+away (checked every ``CHECK_S``); when asked to leave over the socket (an editor's server
+taking the folder, ``turnback serve --stop``); on SIGTERM. At most one runs per store (the
+lock of ``store/background_lock.py``, then the socket's bind: a live socket is never taken
+from another server). It opens the store as every client does (``Store.open``'s trust
+checks: no linked or foreign store) and creates none. Its log is ``run/background.log`` in
+the store's private folder, at most ``LOG_LIMIT`` bytes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import time
+from pathlib import Path
+
+from ..fs.osflags import O_CLOEXEC, O_NOFOLLOW
+from ..store import background_lock
+from ..store.config import default_store_dir
+from .settings import Settings
+
+TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
+if TYPE_CHECKING:
+    import asyncio
+
+    from ..store.facade import Store
+    from .core import TurnbackServer
+    from .folders import Folder
+    from .handoff import HandoffListener
+
+log = logging.getLogger("turnback.server")
+
+IDLE_ENV = "TURNBACK_BACKGROUND_IDLE"
+DEFAULT_IDLE_S = 1800.0
+CHECK_S = 1.0  # how often it looks whether its workspace, store and socket are still there
+LOG_NAME = "background.log"
+LOG_LIMIT = 1 << 20
+
+
+def idle_limit() -> float:
+    try:
+        value = float(os.environ.get(IDLE_ENV, "") or DEFAULT_IDLE_S)
+    except ValueError:
+        return DEFAULT_IDLE_S
+    return value if value > 0 else DEFAULT_IDLE_S
+
+
+def main(workspace: Path, store_dir: str | None) -> int:
+    """Serve ``workspace``'s store until a reason to leave; 0, or 1 when it could not start
+    (said on stderr: the CLI that started it sends that to /dev/null, ``serve --headless``
+    run by hand shows it)."""
+    ws = workspace.resolve()
+    settings = Settings(store_path=store_dir, follow_agents=False)
+    root = (settings.store_dir(ws) or default_store_dir(ws))
+    if not (root / "config.json").is_file():
+        print(f"turnback: no store at {root}; nothing to serve", flush=True)
+        return 1
+    try:
+        lock = background_lock.take(root)
+    except OSError as exc:
+        print(f"turnback: {exc}", flush=True)
+        return 1
+    if lock is None:
+        print(f"turnback: a background server already serves {root}", flush=True)
+        return 0
+    # the lock is taken before the server's modules are imported (~0.4 s of CPU): a hook
+    # that comes meanwhile finds it held and starts no second server
+    import asyncio
+
+    try:
+        _log_to_store(root)
+        return asyncio.run(_serve(ws, settings))
+    except Exception as exc:  # a damaged store, say: in the log, where someone may look
+        log.exception("%s: the background server failed: %s", ws, getattr(exc, "message", exc))
+        return 1
+    finally:
+        os.close(lock)
+
+
+def _log_to_store(root: Path) -> None:
+    from . import logs
+
+    try:
+        fd = os.open(root / "run" / LOG_NAME,
+                     os.O_WRONLY | os.O_APPEND | os.O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+    except OSError:
+        logs.setup_stderr()  # a planted link or the like: no log rather than a stray write
+        return
+    logs.setup_file(fd, LOG_LIMIT)
+
+
+async def _serve(ws: Path, settings: Settings) -> int:
+    import asyncio
+
+    from .core import TurnbackServer
+    from .folders import path_to_uri
+    from .handoff import HandoffListener
+    from .notify import Unheard
+    from .work import run_blocking
+
+    loop = asyncio.get_running_loop()
+    ls = TurnbackServer()
+    ls.notifier = Unheard(ls, loop)
+    folder = ls.folders.add(path_to_uri(ws), settings)
+    leave = asyncio.Event()
+    if hasattr(signal, "SIGTERM"):
+        loop.add_signal_handler(signal.SIGTERM, leave.set)
+    listener = HandoffListener(ls, folder, loop)
+    try:
+        store = await run_blocking(ls.pools.writes, lambda: folder.open_store(create=False))
+        if store is None:
+            log.info("%s: no store; leaving", ws)
+            return 1
+        ls.restart_watcher(folder)
+        folder.opened.set()
+        listener.on_leave = leave.set
+        if not await listener.start(Path(store.root), take_over=False):
+            return 0  # logged: another server serves it, or no socket can be made
+        folder.handoff = listener
+        log.info("%s: background server (pid %d) watching; leaves after %g s idle",
+                 ws, os.getpid(), idle_limit())
+        await _walk_once(ls, folder)
+        why = await _until_leaving(folder, listener, leave)
+        log.info("%s: leaving: %s", ws, why)
+        return 0
+    finally:
+        listener.stop()
+        async with folder.write_lock:  # a request under way finishes first
+            if _gone(folder, None) is None:
+                await run_blocking(ls.pools.writes, ls.close_all)
+            else:  # closing a store saves its caches: that would make its folder again
+                folder.stop_watcher()
+        ls.pools.shutdown()
+
+
+async def _walk_once(ls: TurnbackServer, folder: Folder) -> None:
+    """Walk the workspace now, as the next checkpoint would (``Store.prepare(None)``), once
+    the watcher is up: the walk that makes the watcher's set trusted is then this one, not
+    the first checkpoint a hook asks for (which would wait for it: 634-758 ms against a
+    steady 30-52 ms on SPEC's workspace at load 17, bench/RESULTS.md). A request that
+    comes meanwhile waits for it on the folder's write queue, then reads what changed."""
+    from .folders import with_dirty
+
+    def walk(store: Store) -> bool:
+        return with_dirty(folder, store.prepare, bool)[0]
+
+    try:
+        await ls.write(folder, walk)
+    except Exception as exc:  # the first checkpoint walks instead
+        log.warning("%s: the first walk failed (%s)", folder.path, getattr(exc, "message", exc))
+
+
+async def _until_leaving(folder: Folder, listener: HandoffListener, leave: asyncio.Event) -> str:
+    import asyncio
+
+    idle = idle_limit()
+    while True:
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(leave.wait(), CHECK_S)
+            return "asked to leave"
+        if time.monotonic() - listener.last_request > idle:
+            return f"no request for {idle:g} s"
+        gone = _gone(folder, listener)
+        if gone is not None:
+            return gone
+
+
+def _gone(folder: Folder, listener: HandoffListener | None) -> str | None:
+    if not folder.path.is_dir():
+        return "the workspace is gone"
+    if not (folder.store_root / "config.json").is_file():
+        return "the store is gone"
+    if listener is not None and not listener.still_bound():
+        return "its socket was removed or replaced"
+    return None
