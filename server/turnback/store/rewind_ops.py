@@ -149,9 +149,10 @@ class RewindOps(CheckpointOps):
                     self._prepared_skipped = skipped
                     raise
                 try:
+                    # its record is made durable with the journal, before any file changes
                     safety = self._commit_checkpoint(
                         res.tree, f"before {op} to {label_id}", sid, True, res.files,
-                        res.bytes, skipped)
+                        res.bytes, skipped, sync=False)
                 except BaseException:
                     self._statcache.discard()  # as in checkpoint()
                     self._scan_base = None
@@ -167,7 +168,10 @@ class RewindOps(CheckpointOps):
                 "prevHead": prev_head, "toEvent": to_event if mode == "both" else None,
                 "undoOf": undo_of, "plan": plan.to_json(),
             }
-            self.oplog.begin(record, fsync=self.config.fsync_commits)
+            # one wait for both: the safety checkpoint's record (its objects were synced
+            # before it was appended) and the journal, which appears only after both
+            self.oplog.begin(record, fsync=self.config.fsync_commits,
+                             sync_with=[self.index.path])
             applier = Applier(str(self.workspace), self.objects, False)
             try:
                 applier.apply(plan)
