@@ -30,7 +30,10 @@ from functools import partial
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "server"))
+# ``--src DIR``: the package from another commit's ``server/`` (``git archive REF server``),
+# for A/B runs of the same workspace
+_SRC = sys.argv[sys.argv.index("--src") + 1] if "--src" in sys.argv[:-1] else None
+sys.path.insert(0, _SRC or str(HERE.parent / "server"))
 
 from edits import Editor  # noqa: E402
 
@@ -77,7 +80,9 @@ def run(workspace: Path, rounds: int, profile: str | None) -> None:
     finally:
         store.close()
     load.append(os.getloadavg()[0])
-    print(f"{rounds} rounds, load {load[0]:.2f} -> {load[1]:.2f}")
+    import turnback
+
+    print(f"{turnback.__file__}: {rounds} rounds, load {load[0]:.2f} -> {load[1]:.2f}")
     if prof is not None:
         pstats.Stats(prof).sort_stats("cumulative").print_stats(40)
     for phase in PHASES:
@@ -131,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--profile", choices=PHASES, default=None,
                     help="cProfile this phase (wall time, the callers' cumulative)")
+    ap.add_argument("--src", default=None, help="a server/ folder to import turnback from")
     ap.add_argument("--summarize", type=Path, default=None, help="a trace to summarize")
     a = ap.parse_args(argv)
     if a.summarize is not None:

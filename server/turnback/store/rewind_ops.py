@@ -182,11 +182,12 @@ class RewindOps(CheckpointOps):
                 # the next incremental checkpoint looks again at what the rewind changed
                 self._own_dirty.update(plan.paths())
             if finish_later:
-                self._unfinished = record
+                self._unfinished = (record, applier)
                 head: str | None = f"rw-{op_id}"  # the id _finish gives the event
             else:
                 if self.config.fsync_commits:
                     syncfs(self.workspace)  # the files are down before the rewind is recorded
+                applier.release()  # before the journal ends: a crash leaves them to recovery
                 head = self._finish(record)
             return RewindResult(sorted(plan.write), sorted(plan.create), plan.remove, safety.id,
                                 False, mode, label_id, head)
@@ -204,14 +205,16 @@ class RewindOps(CheckpointOps):
         if self._unfinished is None:
             return
         with file_lock(self.root / "locks" / "rewind"), self._mutex:
-            record, self._unfinished = self._unfinished, None
-            if record is None:
+            unfinished, self._unfinished = self._unfinished, None
+            if unfinished is None:
                 return
+            record, applier = unfinished
             pending = self.oplog.pending()
             if pending is None or pending.get("id") != record["id"]:
                 return  # another process opened the store and finished it (recover)
             if self.config.fsync_commits:
                 syncfs(self.workspace)
+            applier.release()
             self._finish(record)
 
     def _plan(self, current: str, target: str, sel: list[str] | None, partial: bool,
@@ -302,6 +305,7 @@ class RewindOps(CheckpointOps):
         applier = Applier(str(self.workspace), self.objects, self.config.fsync_commits)
         try:
             kept = applier.apply(back, strict=False)
+            applier.release()
             applier.remove_temps(Plan.from_json(record["plan"], "the rewind's plan"))
         except (TurnbackError, OSError) as again:
             raise StoreDamaged(
@@ -397,6 +401,7 @@ class RewindOps(CheckpointOps):
                 except StoreDamaged as again:
                     self.journal_problem = again.message
                 return None
+            applier.release()
             applier.remove_temps(plan)
             if kept:
                 record["kept"] = kept  # changed since the rewind began: left as they are
