@@ -52,9 +52,9 @@ def fsync_all(files: Sequence[Path], dirs: Sequence[Path] = ()) -> None:
     # a thread per fsync but the first, started here and waited for by a lock each: no
     # pool to outlive the call (a forked child, as crash tests and agents' tools make,
     # has none of its parent's threads). ``_thread`` rather than ``threading.Thread``:
-    # ``Thread.start`` waits until the new thread has run, and on a loaded machine that
-    # wait (the scheduler's) cost 3 ms a thread, more than the fsync it saves
-    # (bench/atonce_parts.py --profile checkpoint, bench/RESULTS.md "Issue 16, fourth round")
+    # ``Thread.start`` waits until the new thread has run, which under load cost 3.1 ms a
+    # thread against 1.25 ms for ``start_new_thread`` (cProfile, bench/atonce_parts.py;
+    # bench/RESULTS.md "Issue 16, fourth round")
     errors: list[BaseException] = []
 
     def run(job: Callable[[], None], done: _thread.LockType | None) -> None:
