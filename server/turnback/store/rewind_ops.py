@@ -212,9 +212,9 @@ class RewindOps(CheckpointOps):
             pending = self.oplog.pending()
             if pending is None or pending.get("id") != record["id"]:
                 return  # another process opened the store and finished it (recover)
+            applier.release()  # before the sync, which then commits the frees as well
             if self.config.fsync_commits:
                 syncfs(self.workspace)
-            applier.release()
             self._finish(record)
 
     def _plan(self, current: str, target: str, sel: list[str] | None, partial: bool,
