@@ -323,12 +323,12 @@ class Applier:
     def _keep_replaced(self, dfd: Folder, name: str) -> str | None:
         """Give the regular file ``name`` a second, temporary name before a rename replaces
         it, so the rename does not free its blocks: on ext4 freeing a replaced file's
-        blocks was most of a rename's cost, 1-3 ms a file under load against 0.03-0.05 ms
-        this way (the unlink comes later, ``release``: bench/RESULTS.md, "Issue 16, fourth
-        round"). None, and a plain rename, where there is no such file or no hard link
-        (FAT, a full link count): the same result either way; and with folders reached by
-        path (Windows), where a link swapped into the path could put that name outside
-        the workspace, out of ``release``'s reach."""
+        blocks was most of a rename's cost, 0.79 ms a file against 0.05 ms this way
+        (medians, load 9.7, bench/rename_replaced.py; the unlink comes later, ``release``).
+        None, and a plain rename, where there is no such file or no hard link (FAT, a full
+        link count): the same result either way; and with folders reached by path
+        (Windows), where a link swapped into the path could put that name outside the
+        workspace, out of ``release``'s reach."""
         if not isinstance(dfd, FdFolder):
             return None
         try:

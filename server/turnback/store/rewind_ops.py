@@ -185,9 +185,9 @@ class RewindOps(CheckpointOps):
                 self._unfinished = (record, applier)
                 head: str | None = f"rw-{op_id}"  # the id _finish gives the event
             else:
+                applier.release()  # before the journal ends: a crash leaves them to recovery
                 if self.config.fsync_commits:
                     syncfs(self.workspace)  # the files are down before the rewind is recorded
-                applier.release()  # before the journal ends: a crash leaves them to recovery
                 head = self._finish(record)
             return RewindResult(sorted(plan.write), sorted(plan.create), plan.remove, safety.id,
                                 False, mode, label_id, head)
