@@ -6,13 +6,13 @@ worst a stray ``.tmp-*`` file that ``fsck``/``gc`` remove.
 
 from __future__ import annotations
 
+import _thread
 import os
-import threading
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from pathlib import Path
 
-from .osflags import O_BINARY, O_DIRECTORY
+from .osflags import O_BINARY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK
 from .privacy import FILE_MODE, make_dir
 
 TMP_PREFIX = ".tmp-"
@@ -49,24 +49,32 @@ def fsync_all(files: Sequence[Path], dirs: Sequence[Path] = ()) -> None:
         for job in jobs:
             job()
         return
-    # a thread per fsync but the first, started and joined here: no pool to outlive the
-    # call (a forked child, as crash tests and agents' tools make, has none of its
-    # parent's threads), and starting two threads costs ~0.1 ms against ms of fsync
+    # a thread per fsync but the first, started here and waited for by a lock each: no
+    # pool to outlive the call (a forked child, as crash tests and agents' tools make,
+    # has none of its parent's threads). ``_thread`` rather than ``threading.Thread``:
+    # ``Thread.start`` waits until the new thread has run, which under load cost 3.1 ms a
+    # thread against 1.25 ms for ``start_new_thread`` (cProfile, bench/atonce_parts.py;
+    # bench/RESULTS.md "Issue 16, fourth round")
     errors: list[BaseException] = []
 
-    def run(job: Callable[[], None]) -> None:
+    def run(job: Callable[[], None], done: _thread.LockType | None) -> None:
         try:
             job()
         except BaseException as exc:  # reraised by the caller's thread
             errors.append(exc)
+        finally:
+            if done is not None:
+                done.release()
 
-    threads = [threading.Thread(target=run, args=(job,), name="turnback-fsync", daemon=True)
-               for job in jobs[1:]]
-    for t in threads:
-        t.start()
-    run(jobs[0])
-    for t in threads:
-        t.join()
+    waits = []
+    for job in jobs[1:]:
+        done = _thread.allocate_lock()
+        done.acquire()
+        _thread.start_new_thread(run, (job, done))
+        waits.append(done)
+    run(jobs[0], None)
+    for done in waits:
+        done.acquire()
     if errors:
         raise errors[0]
 
@@ -111,8 +119,11 @@ def syncfs(path: Path | str) -> bool:
 
 def fsync_file(path: Path | str) -> None:
     """``fsync`` the file at ``path``. Opened for reading where that suffices (POSIX);
-    Windows' ``FlushFileBuffers`` refuses a read-only handle, so then for writing."""
-    fd = os.open(path, os.O_RDONLY | O_BINARY)
+    Windows' ``FlushFileBuffers`` refuses a read-only handle, so then for writing. Never
+    through a link, and never waiting on a FIFO swapped in (a store file is input): both
+    fail (``ELOOP``, ``EINVAL``), and the caller commits nothing."""
+    flags = O_BINARY | O_NOFOLLOW | O_NONBLOCK
+    fd = os.open(path, os.O_RDONLY | flags)
     try:
         os.fsync(fd)
         return
@@ -120,7 +131,7 @@ def fsync_file(path: Path | str) -> None:
         pass
     finally:
         os.close(fd)
-    fd = os.open(path, os.O_RDWR | O_BINARY)
+    fd = os.open(path, os.O_RDWR | flags)
     try:
         os.fsync(fd)
     finally:
@@ -128,18 +139,21 @@ def fsync_file(path: Path | str) -> None:
 
 
 def atomic_write(path: Path, data: bytes, *, fsync: bool = True, mode: int = FILE_MODE,
-                 private_dirs: bool = True) -> None:
+                 private_dirs: bool = True, sync_with: Sequence[Path] = ()) -> None:
     """Write ``data`` to ``path`` so it is either fully there or not at all.
 
     The defaults suit the store (a 0600 file, missing folders 0700); a file written for
     the user elsewhere passes its ``mode`` and ``private_dirs=False`` (umask applies).
+    ``sync_with``: files to make durable before ``path`` appears (with ``fsync``), synced
+    together with its content (``fsync_all``): what it names, written just before.
     """
-    atomic_write_chunks(path, (data,), fsync=fsync, mode=mode, private_dirs=private_dirs)
+    atomic_write_chunks(path, (data,), fsync=fsync, mode=mode, private_dirs=private_dirs,
+                        sync_with=sync_with)
 
 
 def atomic_write_chunks(path: Path, chunks: Iterable[bytes | memoryview], *, fsync: bool = True,
                         mode: int = FILE_MODE, private_dirs: bool = True,
-                        keep_open: bool = False) -> int | None:
+                        keep_open: bool = False, sync_with: Sequence[Path] = ()) -> int | None:
     """``atomic_write`` of the concatenation of ``chunks``, written as they come: a file
     made of parts (the stat cache's, 70 MB at 500,000 files) is never joined in memory.
     ``keep_open``: returns a descriptor open on the file written (for reading; the caller
@@ -158,7 +172,9 @@ def atomic_write_chunks(path: Path, chunks: Iterable[bytes | memoryview], *, fsy
             while view:
                 n = os.write(fd, view)
                 view = view[n:]
-        if fsync:
+        if fsync and sync_with:
+            fsync_all([tmp, *sync_with])
+        elif fsync:
             os.fsync(fd)
         if not keep_open:
             closed = True

@@ -130,6 +130,10 @@ class FdFolder:
     def rename(self, src: str, dst: str) -> None:
         os.rename(src, dst, src_dir_fd=self.fd, dst_dir_fd=self.fd)
 
+    def link(self, src: str, dst: str) -> None:
+        """A second name for the file ``src`` (a link itself, never what it points to)."""
+        os.link(src, dst, src_dir_fd=self.fd, dst_dir_fd=self.fd, follow_symlinks=False)
+
     def child(self, name: str) -> FdFolder:
         fd = os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=self.fd)
         return FdFolder(fd, os.path.join(self.path, name))

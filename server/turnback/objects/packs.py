@@ -118,13 +118,29 @@ class _SortedIndex:
             yield raw.hex(), Loc(pack, bo, bl, off, ln)
 
 
+_compressors = threading.local()
+
+
+def _compressor(level: int) -> zstandard.ZstdCompressor:
+    """This thread's compressor for ``level``, kept between packs: a fresh one allocates
+    its tables on its first block (a 60 KB block at level 3: 0.50 ms new, 0.05 ms
+    reused), and a server makes a pack, so fresh compressors, every small checkpoint."""
+    kept: dict[int, zstandard.ZstdCompressor] | None = getattr(_compressors, "by_level", None)
+    if kept is None:
+        kept = _compressors.by_level = {}
+    cctx = kept.get(level)
+    if cctx is None:
+        cctx = kept[level] = zstandard.ZstdCompressor(level=level)
+    return cctx
+
+
 class _Block:
     """Objects waiting to be compressed together into one block (one zstd frame)."""
 
-    __slots__ = ("buf", "cctx", "pending", "size")
+    __slots__ = ("buf", "level", "pending", "size")
 
     def __init__(self, level: int) -> None:
-        self.cctx = zstandard.ZstdCompressor(level=level)
+        self.level = level
         self.buf: list[bytes] = []
         self.size = 0
         self.pending: list[tuple[str, int, int]] = []  # name, offset in block, length
@@ -173,7 +189,7 @@ class PackWriter:
     def _flush_block(self, blk: _Block) -> None:
         if not blk.buf:
             return
-        block = blk.cctx.compress(b"".join(blk.buf))
+        block = _compressor(blk.level).compress(b"".join(blk.buf))
         if self._f is None:
             self._f = os.fdopen(create_file(self.path), "wb")  # closed in finish/abort
             self._f.write(PACK_MAGIC)

@@ -6,6 +6,7 @@ redoes. A rewind in progress is described by ``journal.json`` until it is done.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,9 +38,13 @@ class OpLog:
         append_lines(self.path, [op], fsync=fsync)
 
     # -- journal of the rewind in progress ------------------------------------------
-    def begin(self, record: dict[str, Any], *, fsync: bool) -> None:
-        """Write the journal of a rewind about to start, signed (``signing``)."""
-        atomic_write(self.journal, dumps(signing.sign(record)), fsync=fsync)
+    def begin(self, record: dict[str, Any], *, fsync: bool, sync_with: Sequence[Path] = ()
+              ) -> None:
+        """Write the journal of a rewind about to start, signed (``signing``).
+        ``sync_with``: files made durable together with it, before it appears (the
+        safety checkpoint's record, appended unsynced just before)."""
+        atomic_write(self.journal, dumps(signing.sign(record)), fsync=fsync,
+                     sync_with=sync_with)
 
     def pending(self) -> dict[str, Any] | None:
         try:

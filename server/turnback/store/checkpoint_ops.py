@@ -179,15 +179,18 @@ class CheckpointOps(SessionOps):
         self, tree: str, label: str | None, session_id: str | None, auto: bool, files: int,
         nbytes: int, skipped: list[JSON], *, partial: bool = False,
         absent: list[str] | None = None, parent: str | _Head | None = HEAD,
-        ts: str | None = None, cp_id: str | None = None,
+        ts: str | None = None, cp_id: str | None = None, sync: bool = True,
     ) -> Checkpoint:
+        """Append the checkpoint's record (fsynced per policy unless ``sync`` is False: a
+        rewind's safety checkpoint, whose record is synced with the journal that names
+        it, ``rewind/oplog.OpLog.begin``) and its session event."""
         sid = session_id or self._workspace_session()
         cid = cp_id or new_id()[:12]
         eid = f"cp-{cid}"
         when = ts or now_iso()
         cp = Checkpoint(cid, label or f"checkpoint {when[:19].replace('T', ' ')}", when, tree, sid,
                         eid, auto, partial, files, nbytes, skipped, absent or [])
-        self.index.add(cp, fsync=self.config.fsync_commits)
+        self.index.add(cp, fsync=self.config.fsync_commits and sync)
         self.append(sid, Kind.CHECKPOINT,
                     {"checkpoint": cid, "label": cp.label, "auto": auto, "files": files,
                      "bytes": nbytes, "partial": partial, "skipped": len(skipped)},

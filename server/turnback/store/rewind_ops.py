@@ -149,9 +149,10 @@ class RewindOps(CheckpointOps):
                     self._prepared_skipped = skipped
                     raise
                 try:
+                    # its record is made durable with the journal, before any file changes
                     safety = self._commit_checkpoint(
                         res.tree, f"before {op} to {label_id}", sid, True, res.files,
-                        res.bytes, skipped)
+                        res.bytes, skipped, sync=False)
                 except BaseException:
                     self._statcache.discard()  # as in checkpoint()
                     self._scan_base = None
@@ -167,7 +168,10 @@ class RewindOps(CheckpointOps):
                 "prevHead": prev_head, "toEvent": to_event if mode == "both" else None,
                 "undoOf": undo_of, "plan": plan.to_json(),
             }
-            self.oplog.begin(record, fsync=self.config.fsync_commits)
+            # one wait for both: the safety checkpoint's record (its objects were synced
+            # before it was appended) and the journal, which appears only after both
+            self.oplog.begin(record, fsync=self.config.fsync_commits,
+                             sync_with=[self.index.path])
             applier = Applier(str(self.workspace), self.objects, False)
             try:
                 applier.apply(plan)
@@ -178,9 +182,10 @@ class RewindOps(CheckpointOps):
                 # the next incremental checkpoint looks again at what the rewind changed
                 self._own_dirty.update(plan.paths())
             if finish_later:
-                self._unfinished = record
+                self._unfinished = (record, applier)
                 head: str | None = f"rw-{op_id}"  # the id _finish gives the event
             else:
+                applier.release()  # before the journal ends: a crash leaves them to recovery
                 if self.config.fsync_commits:
                     syncfs(self.workspace)  # the files are down before the rewind is recorded
                 head = self._finish(record)
@@ -200,12 +205,14 @@ class RewindOps(CheckpointOps):
         if self._unfinished is None:
             return
         with file_lock(self.root / "locks" / "rewind"), self._mutex:
-            record, self._unfinished = self._unfinished, None
-            if record is None:
+            unfinished, self._unfinished = self._unfinished, None
+            if unfinished is None:
                 return
+            record, applier = unfinished
             pending = self.oplog.pending()
             if pending is None or pending.get("id") != record["id"]:
                 return  # another process opened the store and finished it (recover)
+            applier.release()  # before the sync, which then commits the frees as well
             if self.config.fsync_commits:
                 syncfs(self.workspace)
             self._finish(record)
@@ -298,6 +305,7 @@ class RewindOps(CheckpointOps):
         applier = Applier(str(self.workspace), self.objects, self.config.fsync_commits)
         try:
             kept = applier.apply(back, strict=False)
+            applier.release()
             applier.remove_temps(Plan.from_json(record["plan"], "the rewind's plan"))
         except (TurnbackError, OSError) as again:
             raise StoreDamaged(
@@ -393,6 +401,7 @@ class RewindOps(CheckpointOps):
                 except StoreDamaged as again:
                     self.journal_problem = again.message
                 return None
+            applier.release()
             applier.remove_temps(plan)
             if kept:
                 record["kept"] = kept  # changed since the rewind began: left as they are

@@ -21,6 +21,7 @@ from ..fs.reading import read_regular
 from ..models import Checkpoint
 from ..objects.objectstore import ObjectStore
 from ..objects.trees import DIR, TreeReader
+from ..rewind.apply import Applier
 from ..rewind.oplog import OpLog
 from ..sessions.backend import SessionBackend
 from ..snapshot.checkpoint_index import CheckpointIndex
@@ -65,7 +66,8 @@ class StoreState:
         self._own_dirty: set[str] = set()  # paths this object changed since that scan
         # what that scan skipped, when it was a prepare() no checkpoint has committed yet
         self._prepared_skipped: list[JSON] = []
-        self._unfinished: JSON | None = None  # a rewind's record, for finish_rewind()
+        # a rewind's record and the files it replaced (not yet unlinked), for finish_rewind()
+        self._unfinished: tuple[JSON, Applier] | None = None
         # why the journal of an interrupted rewind was not applied (see recover())
         self.journal_problem: str | None = None
         self._temporary: list[Path] = []  # Store.memory()'s folders, removed by close()
