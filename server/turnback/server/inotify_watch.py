@@ -591,6 +591,8 @@ class InotifyWatcher(Watcher):
                                 self._ws, broken)
             elif overflow:
                 self.tracker.invalidate("the inotify event queue overflowed")
+                if self.on_reset is not None:  # the store's own events were lost too
+                    self.on_reset()
             elif exclude:
                 self.tracker.invalidate("git's info/exclude or core.excludesFile changed")
             elif dirty:

@@ -334,6 +334,8 @@ class FolderWatcher(Watcher):
                 if lost
                 else f"{len(batch)} changes at once (the event queue may have overflowed)"
             )
+            if self.on_reset is not None:  # the store's own events may be lost too
+                self.on_reset()
         elif dirty:
             self.tracker.add(dirty)
         self._report(sessions, checkpoints)
