@@ -73,22 +73,31 @@ def usable_socket(path: str) -> bool:
         return False
 
 
-def answers(path: str) -> bool:
-    """Whether something listens at ``path`` (a crashed server's socket refuses)."""
+def _connect(path: str) -> _socket.socket | None:
+    """A socket connected to ``path`` (the caller closes it), or None: nothing listens
+    there (a crashed server's socket refuses), or no answer within CONNECT_TIMEOUT_S."""
     import _socket
 
     try:
         sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     except OSError:
-        return False
+        return None
     try:
         sock.settimeout(CONNECT_TIMEOUT_S)
         sock.connect(path)
-        return True
+        return sock
     except OSError:
-        return False
-    finally:
         sock.close()
+        return None
+
+
+def answers(path: str) -> bool:
+    """Whether something listens at ``path`` (a crashed server's socket refuses)."""
+    sock = _connect(path)
+    if sock is None:
+        return False
+    sock.close()
+    return True
 
 
 def peer_is_same_user(sock: _socket.socket) -> bool:
@@ -141,15 +150,10 @@ def parse_answer_header(line: bytes) -> tuple[int | None, int, int] | None:
 
 def exchange(path: str, request: bytes) -> tuple[int, bytes, bytes] | None:
     """Send ``request`` to the server at ``path``; (exit code, stdout, stderr) or None."""
-    import _socket
-
-    try:
-        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-    except OSError:
+    sock = _connect(path)
+    if sock is None:
         return None
     try:
-        sock.settimeout(CONNECT_TIMEOUT_S)
-        sock.connect(path)
         # the server's greeting comes before anything is sent: a socket that is not a
         # Turnback server of this user learns nothing, and nothing can be done twice
         if not peer_is_same_user(sock):
