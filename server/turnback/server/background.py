@@ -22,10 +22,11 @@ import contextlib
 import logging
 import os
 import signal
+import stat
 import time
 from pathlib import Path
 
-from ..fs.osflags import O_CLOEXEC, O_NOFOLLOW
+from ..fs.osflags import O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK
 from ..store import background_lock
 from ..store.config import default_store_dir
 from .settings import Settings
@@ -89,13 +90,26 @@ def main(workspace: Path, store_dir: str | None) -> int:
 
 
 def _log_to_store(root: Path) -> None:
+    """The log file, if it is a regular file of this user with one name; else stderr (a
+    planted link, FIFO or hard link: no log rather than a stray write, a wait for a reader
+    while holding the lock, or another file truncated at ``LOG_LIMIT``)."""
     from . import logs
 
     try:
-        fd = os.open(root / "run" / LOG_NAME,
-                     os.O_WRONLY | os.O_APPEND | os.O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        fd = os.open(root / "run" / LOG_NAME, os.O_WRONLY | os.O_APPEND | os.O_CREAT
+                     | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
     except OSError:
-        logs.setup_stderr()  # a planted link or the like: no log rather than a stray write
+        logs.setup_stderr()
+        return
+    try:
+        st = os.fstat(fd)
+        fit = stat.S_ISREG(st.st_mode) and st.st_nlink == 1 and (
+            not hasattr(os, "geteuid") or st.st_uid == os.geteuid())
+    except OSError:
+        fit = False
+    if not fit:
+        os.close(fd)
+        logs.setup_stderr()
         return
     logs.setup_file(fd, LOG_LIMIT)
 

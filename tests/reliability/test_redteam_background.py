@@ -1,0 +1,102 @@
+"""A red-team pass over the background server (``server/background.py``,
+``store/background_lock.py``): files planted in the store's ``run/`` folder (a repository
+that commits its ``.turnback``, a synced folder, an archive unpacked over the workspace) and a
+store swapped for a link (docs/RELIABILITY.md, "A red-team pass over the background server").
+
+Each server is run in the foreground (``serve --headless``) with a short idle limit, so it
+leaves by itself; nothing waits a fixed time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from turnback.fs import sockets
+from turnback.store import background_lock
+from wsutil import cli_env, run_cli
+
+pytestmark = pytest.mark.skipif(not sockets.available(), reason="no AF_UNIX sockets here")
+
+WAIT_S = 60.0  # a loaded 2-core machine starts a Python server in seconds, not minutes
+
+
+@pytest.fixture
+def store(ws: Path) -> Path:
+    (ws / "a.txt").write_text("a\n")
+    run_cli(ws, "checkpoint", "-m", "first")
+    run = ws / ".turnback" / "run"
+    run.mkdir(mode=0o700, exist_ok=True)
+    return ws / ".turnback"
+
+
+def headless(ws: Path) -> subprocess.CompletedProcess[bytes]:
+    """``turnback serve --headless`` for ``ws``, idle after half a second; a server that
+    hangs fails the test at ``WAIT_S`` (and is killed by ``subprocess.run``)."""
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "turnback.cli.main", "-C", str(ws), "serve", "--headless"],
+            cwd=ws, capture_output=True, timeout=WAIT_S,
+            env=cli_env(TURNBACK_BACKGROUND="1", TURNBACK_BACKGROUND_IDLE="0.5"))
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"the background server still runs after {WAIT_S:g} s") from None
+
+
+def test_a_fifo_planted_as_its_log_is_not_waited_on(ws: Path, store: Path) -> None:
+    log = store / "run" / "background.log"
+    os.mkfifo(log)
+    res = headless(ws)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert b"no request for 0.5 s" in res.stderr  # it served, logging where it could
+    assert background_lock.holder(store) is None
+    assert not (store / "run" / "cli.sock").exists()
+
+
+@pytest.mark.parametrize("name", ["background.lock", "background.log"])
+def test_a_hard_link_planted_in_run_is_never_written(ws: Path, store: Path, tmp_path: Path,
+                                                     name: str) -> None:
+    victim = tmp_path / "victim"
+    data = b"keep me\n" * (1 << 18)  # 2 MiB: past the log's 1 MiB, where it starts over
+    victim.write_bytes(data)
+    os.link(victim, store / "run" / name)
+    res = headless(ws)
+    assert victim.read_bytes() == data
+    if name == "background.lock":
+        assert res.returncode == 1 and b"remove it" in res.stdout
+    else:
+        assert res.returncode == 0 and b"no request for 0.5 s" in res.stderr
+    assert not (store / "run" / "cli.sock").exists()
+
+
+def test_a_store_swapped_for_a_link_gets_nothing_written_through_it(
+        ws: Path, store: Path, tmp_path: Path) -> None:
+    """``serve --headless`` run on a workspace whose ``.turnback`` is a link (the CLI checks
+    this before it starts one; the link may be put there after): nothing made at the far
+    end of the link, no server."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "config.json").write_text((store / "config.json").read_text())
+    other = tmp_path / "other"
+    other.mkdir()
+    os.symlink(elsewhere, other / ".turnback")
+    res = headless(other)
+    assert res.returncode == 1 and b"link" in res.stdout
+    assert sorted(os.listdir(elsewhere)) == ["config.json"]
+
+
+@pytest.mark.parametrize("value", ["false", "no", 0, None, [], {"x": 1}])
+def test_an_odd_background_setting_is_named_and_starts_nothing(ws: Path, store: Path,
+                                                                value: object) -> None:
+    """Held: ``"background"`` is a boolean or the store is refused with its name; the hook's
+    own work is done all the same (the CLI alone), and no server is left behind."""
+    config = json.loads((store / "config.json").read_text())
+    (store / "config.json").write_text(json.dumps({**config, "background": value}))
+    res = run_cli(ws, "checkpoint", env=cli_env(TURNBACK_BACKGROUND="1"), check=None)
+    assert res.returncode == 1 and b"background" in res.stderr
+    assert background_lock.holder(store) is None
+    assert not (store / "run" / "cli.sock").exists()
