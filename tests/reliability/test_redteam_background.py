@@ -100,3 +100,26 @@ def test_an_odd_background_setting_is_named_and_starts_nothing(ws: Path, store: 
     assert res.returncode == 1 and b"background" in res.stderr
     assert background_lock.holder(store) is None
     assert not (store / "run" / "cli.sock").exists()
+
+
+def test_a_planted_summary_index_cannot_rename_a_session(ws: Path) -> None:
+    """The session listing's summary index (``index/summaries.json``, a cache) names each
+    entry twice, by its key and in its header; a planted entry whose header names another
+    id (a path, another session's) was listed under that id while its file matched."""
+    from turnback.store.facade import Store
+
+    store = Store.open(ws, create=True)
+    sid = store.start_session(title="mine").id
+    store.append(sid, "prompt", {"text": "hi"})
+    assert [s.header.id for s in store.sessions()[0]] == [sid]
+    store.close()
+    index = ws / ".turnback" / "index" / "summaries.json"
+    data = json.loads(index.read_text())
+    data["sessions"][sid]["header"]["id"] = "../../elsewhere"
+    index.write_text(json.dumps(data))
+    store = Store.open(ws)
+    try:
+        listed = store.sessions()[0]
+        assert [(s.header.id, s.header.title) for s in listed] == [(sid, "mine")]
+    finally:
+        store.close()
