@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -123,3 +124,47 @@ def test_a_planted_summary_index_cannot_rename_a_session(ws: Path) -> None:
         assert [(s.header.id, s.header.title) for s in listed] == [(sid, "mine")]
     finally:
         store.close()
+
+
+def test_a_store_replaced_under_it_gets_none_of_its_caches(ws: Path, store: Path,
+                                                          tmp_path: Path) -> None:
+    """The store swapped for a new one while a background server runs (restored from a
+    backup, ``rm -rf .turnback && turnback init``): the server leaves, and writes nothing of
+    the old store into the new one. It saved its stat cache there on its way out: the next
+    checkpoint then named the old store's objects, and the files it held could not be
+    restored (fsck: "damaged checkpoint")."""
+    import signal
+
+    from turnback.store.facade import Store
+
+    for i in range(3):
+        (ws / f"f{i}.txt").write_text(f"file {i}\n")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "turnback.cli.main", "-C", str(ws), "serve", "--headless"],
+        cwd=ws, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env=cli_env(TURNBACK_BACKGROUND="1", TURNBACK_LOG="debug"))
+    try:
+        sock = str(store / "run" / "cli.sock")
+        deadline = time.monotonic() + WAIT_S
+        while not (sockets.usable_socket(sock) and sockets.answers(sock)):
+            assert time.monotonic() < deadline and server.poll() is None
+            time.sleep(0.05)
+        # handed to it, so after its first walk (which fills its stat cache)
+        run_cli(ws, "checkpoint", env=cli_env(TURNBACK_BACKGROUND="1"))
+        assert b"CLI hand-off" in (store / "run" / "background.log").read_bytes()
+        os.kill(server.pid, signal.SIGSTOP)  # the swap happens between two of its looks
+        try:
+            os.rename(store, tmp_path / "old-store")
+            Store.open(ws, create=True).close()
+        finally:
+            os.kill(server.pid, signal.SIGCONT)
+        assert server.wait(WAIT_S) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    run_cli(ws, "checkpoint", "-m", "in the new store")
+    assert run_cli(ws, "fsck", check=None).returncode == 0
+    (ws / "f1.txt").unlink()
+    run_cli(ws, "rewind", "latest")
+    assert (ws / "f1.txt").read_text() == "file 1\n"

@@ -131,11 +131,13 @@ async def _serve(ws: Path, settings: Settings) -> int:
     if hasattr(signal, "SIGTERM"):
         loop.add_signal_handler(signal.SIGTERM, leave.set)
     listener = HandoffListener(ls, folder, loop)
+    held: _Held | None = None
     try:
         store = await run_blocking(ls.pools.writes, lambda: folder.open_store(create=False))
         if store is None:
             log.info("%s: no store; leaving", ws)
             return 1
+        held = _Held({"the workspace": ws, "the store": Path(store.root)})
         ls.restart_watcher(folder)
         folder.opened.set()
         listener.on_leave = leave.set
@@ -145,16 +147,20 @@ async def _serve(ws: Path, settings: Settings) -> int:
         log.info("%s: background server (pid %d) watching; leaves after %g s idle",
                  ws, os.getpid(), idle_limit())
         await _walk_once(ls, folder)
-        why = await _until_leaving(folder, listener, leave)
+        why = await _until_leaving(folder, listener, leave, held)
         log.info("%s: leaving: %s", ws, why)
         return 0
     finally:
         listener.stop()
         async with folder.write_lock:  # a request under way finishes first
-            if _gone(folder, None) is None:
+            # closing a store saves its caches: into a store made again, or into another
+            # one put in its place (whose next checkpoint would name objects it lacks)
+            if held is not None and _gone(folder, None, held) is None:
                 await run_blocking(ls.pools.writes, ls.close_all)
-            else:  # closing a store saves its caches: that would make its folder again
+            else:
                 folder.stop_watcher()
+        if held is not None:
+            held.close()
         ls.pools.shutdown()
 
 
@@ -175,7 +181,8 @@ async def _walk_once(ls: TurnbackServer, folder: Folder) -> None:
         log.warning("%s: the first walk failed (%s)", folder.path, getattr(exc, "message", exc))
 
 
-async def _until_leaving(folder: Folder, listener: HandoffListener, leave: asyncio.Event) -> str:
+async def _until_leaving(folder: Folder, listener: HandoffListener, leave: asyncio.Event,
+                         held: _Held) -> str:
     import asyncio
 
     idle = idle_limit()
@@ -185,16 +192,50 @@ async def _until_leaving(folder: Folder, listener: HandoffListener, leave: async
             return "asked to leave"
         if time.monotonic() - listener.last_request > idle:
             return f"no request for {idle:g} s"
-        gone = _gone(folder, listener)
+        gone = _gone(folder, listener, held)
         if gone is not None:
             return gone
 
 
-def _gone(folder: Folder, listener: HandoffListener | None) -> str | None:
+def _gone(folder: Folder, listener: HandoffListener | None, held: _Held) -> str | None:
     if not folder.path.is_dir():
         return "the workspace is gone"
     if not (folder.store_root / "config.json").is_file():
         return "the store is gone"
+    replaced = held.replaced()
+    if replaced is not None:
+        return f"{replaced} was replaced by another folder"
     if listener is not None and not listener.still_bound():
         return "its socket was removed or replaced"
     return None
+
+
+class _Held:
+    """Folders held open from the start: while one is held its inode cannot be reused, so
+    a folder at its path with another (device, inode) is another folder (a store restored
+    from a backup, made again, a workspace cloned again)."""
+
+    def __init__(self, paths: dict[str, Path]) -> None:
+        self._held: list[tuple[str, Path, int]] = []
+        for name, path in paths.items():
+            try:  # where a folder cannot be opened (Windows), its path alone is looked at
+                fd = os.open(path, os.O_RDONLY | O_CLOEXEC | getattr(os, "O_DIRECTORY", 0))
+            except OSError:
+                continue
+            self._held.append((name, path, fd))
+
+    def replaced(self) -> str | None:
+        """The name of the first folder whose path now leads elsewhere (or nowhere)."""
+        for name, path, fd in self._held:
+            try:
+                now, was = os.stat(path), os.fstat(fd)
+            except OSError:
+                return name
+            if (now.st_dev, now.st_ino) != (was.st_dev, was.st_ino):
+                return name
+        return None
+
+    def close(self) -> None:
+        for _name, _path, fd in self._held:
+            os.close(fd)
+        self._held = []
