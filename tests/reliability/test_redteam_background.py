@@ -179,3 +179,35 @@ def test_a_store_replaced_under_it_gets_none_of_its_caches(ws: Path, store: Path
     (ws / "f1.txt").unlink()
     run_cli(ws, "rewind", "latest")
     assert (ws / "f1.txt").read_text() == "file 1\n"
+
+
+def test_a_store_kept_open_refuses_to_write_into_one_put_in_its_place(
+        ws: Path, tmp_path: Path) -> None:
+    """What an editor's server holds: a ``Store`` open across ``mv .turnback old && turnback
+    init``. Its next checkpoint trusted its stat cache and recorded the old store's objects
+    (fsck: "damaged checkpoint"; the files could not be restored); now it refuses, naming the
+    store and what to do, and its close writes nothing into the new store."""
+    from turnback.errors import Conflict
+    from turnback.store.facade import Store
+
+    for i in range(3):
+        (ws / f"f{i}.txt").write_text(f"file {i}\n")
+    kept = Store.open(ws, create=True)
+    try:
+        kept.checkpoint(label="one")
+        os.rename(ws / ".turnback", tmp_path / "old-store")
+        Store.open(ws, create=True).close()
+        (ws / "f1.txt").write_text("changed\n")
+        with pytest.raises(Conflict, match="was replaced"):
+            kept.checkpoint(label="by the kept store")
+        with pytest.raises(Conflict, match="reload"):
+            kept.prepare(None)
+    finally:
+        kept.close()
+    assert not (ws / ".turnback" / "cache" / "stat.bin").exists()
+    assert run_cli(ws, "checkpoints").stdout == b""
+    run_cli(ws, "checkpoint", "-m", "in the new store")
+    assert run_cli(ws, "fsck", check=None).returncode == 0
+    (ws / "f2.txt").unlink()
+    run_cli(ws, "rewind", "latest")
+    assert (ws / "f2.txt").read_text() == "file 2\n"

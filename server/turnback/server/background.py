@@ -26,6 +26,7 @@ import stat
 import time
 from pathlib import Path
 
+from ..fs.heldfolder import HeldFolder
 from ..fs.osflags import O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK
 from ..store import background_lock
 from ..store.config import default_store_dir
@@ -131,13 +132,13 @@ async def _serve(ws: Path, settings: Settings) -> int:
     if hasattr(signal, "SIGTERM"):
         loop.add_signal_handler(signal.SIGTERM, leave.set)
     listener = HandoffListener(ls, folder, loop)
-    held: _Held | None = None
+    held: dict[str, HeldFolder] | None = None
     try:
         store = await run_blocking(ls.pools.writes, lambda: folder.open_store(create=False))
         if store is None:
             log.info("%s: no store; leaving", ws)
             return 1
-        held = _Held({"the workspace": ws, "the store": Path(store.root)})
+        held = {"the workspace": HeldFolder(ws), "the store": HeldFolder(Path(store.root))}
         ls.restart_watcher(folder)
         folder.opened.set()
         listener.on_leave = leave.set
@@ -159,8 +160,8 @@ async def _serve(ws: Path, settings: Settings) -> int:
                 await run_blocking(ls.pools.writes, ls.close_all)
             else:
                 folder.stop_watcher()
-        if held is not None:
-            held.close()
+        for folder_held in (held or {}).values():
+            folder_held.close()
         ls.pools.shutdown()
 
 
@@ -182,7 +183,7 @@ async def _walk_once(ls: TurnbackServer, folder: Folder) -> None:
 
 
 async def _until_leaving(folder: Folder, listener: HandoffListener, leave: asyncio.Event,
-                         held: _Held) -> str:
+                         held: dict[str, HeldFolder]) -> str:
     import asyncio
 
     idle = idle_limit()
@@ -197,45 +198,15 @@ async def _until_leaving(folder: Folder, listener: HandoffListener, leave: async
             return gone
 
 
-def _gone(folder: Folder, listener: HandoffListener | None, held: _Held) -> str | None:
+def _gone(folder: Folder, listener: HandoffListener | None,
+          held: dict[str, HeldFolder]) -> str | None:
     if not folder.path.is_dir():
         return "the workspace is gone"
     if not (folder.store_root / "config.json").is_file():
         return "the store is gone"
-    replaced = held.replaced()
-    if replaced is not None:
-        return f"{replaced} was replaced by another folder"
+    for name, what in held.items():  # held open from the start: fs/heldfolder.py
+        if what.replaced():
+            return f"{name} was replaced by another folder"
     if listener is not None and not listener.still_bound():
         return "its socket was removed or replaced"
     return None
-
-
-class _Held:
-    """Folders held open from the start: while one is held its inode cannot be reused, so
-    a folder at its path with another (device, inode) is another folder (a store restored
-    from a backup, made again, a workspace cloned again)."""
-
-    def __init__(self, paths: dict[str, Path]) -> None:
-        self._held: list[tuple[str, Path, int]] = []
-        for name, path in paths.items():
-            try:  # where a folder cannot be opened (Windows), its path alone is looked at
-                fd = os.open(path, os.O_RDONLY | O_CLOEXEC | getattr(os, "O_DIRECTORY", 0))
-            except OSError:
-                continue
-            self._held.append((name, path, fd))
-
-    def replaced(self) -> str | None:
-        """The name of the first folder whose path now leads elsewhere (or nowhere)."""
-        for name, path, fd in self._held:
-            try:
-                now, was = os.stat(path), os.fstat(fd)
-            except OSError:
-                return name
-            if (now.st_dev, now.st_ino) != (was.st_dev, was.st_ino):
-                return name
-        return None
-
-    def close(self) -> None:
-        for _name, _path, fd in self._held:
-            os.close(fd)
-        self._held = []
