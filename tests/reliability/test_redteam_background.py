@@ -211,3 +211,29 @@ def test_a_store_kept_open_refuses_to_write_into_one_put_in_its_place(
     (ws / "f2.txt").unlink()
     run_cli(ws, "rewind", "latest")
     assert (ws / "f2.txt").read_text() == "file 2\n"
+
+
+def test_the_server_a_cli_starts_trusts_the_store_as_that_cli_did(
+        ws: Path, store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store whose ``objects/`` is a link to a folder elsewhere (a copied store): the CLI
+    refuses it, then started a background server anyway, with ``--store`` (a store the user
+    named, whose inner links are not looked at): that server opened it, packed the
+    workspace through the link, and served the next calls the CLI refuses."""
+    from turnback.cli import background
+
+    outside = tmp_path / "outside"
+    (store / "objects").rename(outside)
+    os.symlink(outside, store / "objects")
+    before = sorted(p.name for p in outside.rglob("*"))
+    (ws / "b.txt").write_text("b\n")
+    spawned: list[list[str]] = []
+    monkeypatch.setattr(subprocess, "Popen", lambda args, **_kw: spawned.append(args))
+    monkeypatch.setenv("TURNBACK_BACKGROUND", "1")
+    background.start(background.wanted(str(ws), str(store)))
+    monkeypatch.undo()
+    assert len(spawned) == 1
+    res = subprocess.run(spawned[0], cwd="/", capture_output=True, timeout=WAIT_S,
+                         env=cli_env(TURNBACK_BACKGROUND="1", TURNBACK_BACKGROUND_IDLE="0.5"))
+    assert res.returncode == 1
+    assert sorted(p.name for p in outside.rglob("*")) == before
+    assert b"symbolic link" in (store / "run" / "background.log").read_bytes()
