@@ -10,6 +10,7 @@ cannot be reused, so the path leading to another (device, inode) means another f
 from __future__ import annotations
 
 import os
+import weakref
 from pathlib import Path
 
 from .osflags import O_CLOEXEC
@@ -23,6 +24,9 @@ class HeldFolder:
                 path, os.O_RDONLY | O_CLOEXEC | getattr(os, "O_DIRECTORY", 0))
         except OSError:
             self._fd = None
+            return
+        # closed when dropped unclosed too (a Store never closed): no descriptor kept for it
+        self._closer = weakref.finalize(self, os.close, self._fd)
 
     def replaced(self) -> bool:
         """Whether ``path`` now leads to another folder, or nowhere."""
@@ -35,6 +39,6 @@ class HeldFolder:
         return (now.st_dev, now.st_ino) != (was.st_dev, was.st_ino)
 
     def close(self) -> None:
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            os.close(fd)
+        if self._fd is not None:
+            self._fd = None
+            self._closer()
