@@ -84,9 +84,13 @@ def start(found: tuple[str, str] | None, *, forced: bool = False) -> None:
         import subprocess
         import sys
 
+        argv = [sys.executable, "-m", "turnback.cli.main", "-C", workspace]
+        if root != store_root(workspace, None):
+            # a store the user named: trusted as named. The workspace's own is not passed:
+            # named, its inner links would not be looked at (privacy.refuse_foreign)
+            argv += ["--store", root]
         subprocess.Popen(
-            [sys.executable, "-m", "turnback.cli.main", "-C", workspace, "--store", root,
-             "serve", "--headless"],
+            [*argv, "serve", "--headless"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             cwd="/", close_fds=True, start_new_session=True)
     except Exception:  # a hook's work is done; a watcher not started costs only speed

@@ -22,10 +22,12 @@ import contextlib
 import logging
 import os
 import signal
+import stat
 import time
 from pathlib import Path
 
-from ..fs.osflags import O_CLOEXEC, O_NOFOLLOW
+from ..fs.heldfolder import HeldFolder
+from ..fs.osflags import O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK
 from ..store import background_lock
 from ..store.config import default_store_dir
 from .settings import Settings
@@ -89,13 +91,26 @@ def main(workspace: Path, store_dir: str | None) -> int:
 
 
 def _log_to_store(root: Path) -> None:
+    """The log file, if it is a regular file of this user with one name; else stderr (a
+    planted link, FIFO or hard link: no log rather than a stray write, a wait for a reader
+    while holding the lock, or another file truncated at ``LOG_LIMIT``)."""
     from . import logs
 
     try:
-        fd = os.open(root / "run" / LOG_NAME,
-                     os.O_WRONLY | os.O_APPEND | os.O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        fd = os.open(root / "run" / LOG_NAME, os.O_WRONLY | os.O_APPEND | os.O_CREAT
+                     | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
     except OSError:
-        logs.setup_stderr()  # a planted link or the like: no log rather than a stray write
+        logs.setup_stderr()
+        return
+    try:
+        st = os.fstat(fd)
+        fit = stat.S_ISREG(st.st_mode) and st.st_nlink == 1 and (
+            not hasattr(os, "geteuid") or st.st_uid == os.geteuid())
+    except OSError:
+        fit = False
+    if not fit:
+        os.close(fd)
+        logs.setup_stderr()
         return
     logs.setup_file(fd, LOG_LIMIT)
 
@@ -117,11 +132,13 @@ async def _serve(ws: Path, settings: Settings) -> int:
     if hasattr(signal, "SIGTERM"):
         loop.add_signal_handler(signal.SIGTERM, leave.set)
     listener = HandoffListener(ls, folder, loop)
+    held: dict[str, HeldFolder] | None = None
     try:
         store = await run_blocking(ls.pools.writes, lambda: folder.open_store(create=False))
         if store is None:
             log.info("%s: no store; leaving", ws)
             return 1
+        held = {"the workspace": HeldFolder(ws), "the store": HeldFolder(Path(store.root))}
         ls.restart_watcher(folder)
         folder.opened.set()
         listener.on_leave = leave.set
@@ -131,16 +148,20 @@ async def _serve(ws: Path, settings: Settings) -> int:
         log.info("%s: background server (pid %d) watching; leaves after %g s idle",
                  ws, os.getpid(), idle_limit())
         await _walk_once(ls, folder)
-        why = await _until_leaving(folder, listener, leave)
+        why = await _until_leaving(folder, listener, leave, held)
         log.info("%s: leaving: %s", ws, why)
         return 0
     finally:
         listener.stop()
         async with folder.write_lock:  # a request under way finishes first
-            if _gone(folder, None) is None:
+            # closing a store saves its caches: into a store made again, or into another
+            # one put in its place (whose next checkpoint would name objects it lacks)
+            if held is not None and _gone(folder, None, held) is None:
                 await run_blocking(ls.pools.writes, ls.close_all)
-            else:  # closing a store saves its caches: that would make its folder again
+            else:
                 folder.stop_watcher()
+        for folder_held in (held or {}).values():
+            folder_held.close()
         ls.pools.shutdown()
 
 
@@ -161,7 +182,8 @@ async def _walk_once(ls: TurnbackServer, folder: Folder) -> None:
         log.warning("%s: the first walk failed (%s)", folder.path, getattr(exc, "message", exc))
 
 
-async def _until_leaving(folder: Folder, listener: HandoffListener, leave: asyncio.Event) -> str:
+async def _until_leaving(folder: Folder, listener: HandoffListener, leave: asyncio.Event,
+                         held: dict[str, HeldFolder]) -> str:
     import asyncio
 
     idle = idle_limit()
@@ -171,16 +193,20 @@ async def _until_leaving(folder: Folder, listener: HandoffListener, leave: async
             return "asked to leave"
         if time.monotonic() - listener.last_request > idle:
             return f"no request for {idle:g} s"
-        gone = _gone(folder, listener)
+        gone = _gone(folder, listener, held)
         if gone is not None:
             return gone
 
 
-def _gone(folder: Folder, listener: HandoffListener | None) -> str | None:
+def _gone(folder: Folder, listener: HandoffListener | None,
+          held: dict[str, HeldFolder]) -> str | None:
     if not folder.path.is_dir():
         return "the workspace is gone"
     if not (folder.store_root / "config.json").is_file():
         return "the store is gone"
+    for name, what in held.items():  # held open from the start: fs/heldfolder.py
+        if what.replaced():
+            return f"{name} was replaced by another folder"
     if listener is not None and not listener.still_bound():
         return "its socket was removed or replaced"
     return None

@@ -413,9 +413,10 @@ class FileSessions:
         if isinstance(data, dict) and data.get("format") == INDEX_FORMAT:
             entries = data.get("sessions")
             if isinstance(entries, dict):
-                # keys name files (index/acc/<id>.json): a damaged one is dropped, never used
+                # keys name files (index/acc/<id>.json): a damaged one is dropped, never used;
+                # so is one whose header names another session (listed under that name)
                 index = {k: e for k, e in entries.items()
-                         if is_id(k) and _index_entry_ok(e, "stats")}
+                         if is_id(k) and _index_entry_ok(e, "stats") and e["header"].get("id") == k}
         elif data is None:
             index = self._load_legacy_index()
         self._index = index
@@ -432,7 +433,8 @@ class FileSessions:
             return {}
         index: dict[str, dict[str, Any]] = {}
         for sid, e in data.items():
-            if not (is_id(sid) and _index_entry_ok(e, "acc") and isinstance(e.get("stats"), dict)):
+            if not (is_id(sid) and _index_entry_ok(e, "acc") and isinstance(e.get("stats"), dict)
+                    and e["header"].get("id") == sid):
                 continue
             acc = {f: e[f] for f in ACC_FIELDS}
             index[sid] = {**{f: e[f] for f in SUMMARY_FIELDS}, "_acc": acc}

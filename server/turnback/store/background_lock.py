@@ -9,7 +9,9 @@ file holds the holder's pid for ``turnback status``; it is read only while the l
 by someone, bounded, as a number, and never trusted beyond saying it.
 
 Everything in ``run/`` is input: the lock file is opened without following a link, and must
-be a regular file of this user.
+be a regular file of this user with no other name (a hard link planted there to a file of the
+user's would be truncated to the pid). The store itself must be a folder of this user, not a
+link: ``run/`` is made in it before ``Store.open``'s own checks.
 """
 
 from __future__ import annotations
@@ -33,16 +35,21 @@ def lock_path(root: Path) -> Path:
 def take(root: Path) -> int | None:
     """The lock, held through the returned descriptor (with this process's pid written in
     it) until it is closed; None when another background server holds it."""
+    st = os.lstat(root)
+    if not stat.S_ISDIR(st.st_mode) or not _of_this_user(st):
+        raise OSError(f"the store {root} is a link or not a folder of yours; "
+                      "no background server is started for it")
     run = root / RUN_DIR
     privacy.make_dir(run)
     st = os.lstat(run)
-    if not stat.S_ISDIR(st.st_mode) or (hasattr(os, "geteuid") and st.st_uid != os.geteuid()):
+    if not stat.S_ISDIR(st.st_mode) or not _of_this_user(st):
         raise OSError(f"{run} is not a folder of yours; remove it")
     fd = os.open(lock_path(root), os.O_RDWR | os.O_CREAT | O_CLOEXEC | O_NOFOLLOW,
                  privacy.FILE_MODE)
     try:
         if not _ours(fd):
-            raise OSError(f"{lock_path(root)} is not a regular file of yours; remove it")
+            raise OSError(f"{lock_path(root)} is not a regular file of yours with one name "
+                          "(a link, a FIFO, a hard link); remove it")
         if not locks.backend().try_lock(fd, True):
             os.close(fd)
             return None
@@ -85,6 +92,10 @@ def status(root: Path) -> dict[str, int] | None:
 
 
 def _ours(fd: int) -> bool:
+    """A regular file of this user with no other name: safe to truncate and write."""
     st = os.fstat(fd)
-    euid = os.geteuid() if hasattr(os, "geteuid") else None
-    return stat.S_ISREG(st.st_mode) and (euid is None or st.st_uid == euid)
+    return stat.S_ISREG(st.st_mode) and st.st_nlink == 1 and _of_this_user(st)
+
+
+def _of_this_user(st: os.stat_result) -> bool:
+    return not hasattr(os, "geteuid") or st.st_uid == os.geteuid()

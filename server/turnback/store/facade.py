@@ -110,6 +110,11 @@ class Store(TurnOps, RewindOps):
                 shutil.rmtree(folder, ignore_errors=True)
             self._temporary = []
             self._statcache.close()
+            self._root_held.close()
+            return
+        if self._root_held.replaced():  # nothing of this store's caches goes into another
+            self._statcache.close()
+            self._root_held.close()
             return
         if isinstance(self.backend, FileSessions):
             self.backend.save_index()
@@ -123,6 +128,7 @@ class Store(TurnOps, RewindOps):
             pass  # a cache: losing it only costs re-reading files
         finally:
             self._statcache.close()
+            self._root_held.close()
 
     def __enter__(self) -> Store:
         return self

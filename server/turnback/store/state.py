@@ -13,8 +13,9 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..errors import NotFound, StoreDamaged, Unsafe
+from ..errors import Conflict, NotFound, StoreDamaged, Unsafe
 from ..events import JSON
+from ..fs.heldfolder import HeldFolder
 from ..fs.namefold import EXACT, NameRules
 from ..fs.paths import refuse_protected_path
 from ..fs.reading import read_regular
@@ -60,6 +61,7 @@ class StoreState:
         self.ignore = IgnoreRules(workspace, root, config.ignores)
         self._statcache = StatCache(root / "cache" / "stat.bin")
         self._gc_seen = self._gc_generation()
+        self._root_held = HeldFolder(root)  # _check_gc: still this store, not one in its place
         self.scanner = Scanner(workspace, self.objects, self.trees, self.ignore, self._statcache,
                                config.size_cap_bytes)
         self._scan_base: str | None = None  # tree of this object's last scan (watcher base)
@@ -81,7 +83,15 @@ class StoreState:
             return ""
 
     def _check_gc(self) -> None:
-        """After a gc (any process), cached hashes may name removed objects: forget them."""
+        """After a gc (any process), cached hashes may name removed objects: forget them.
+
+        A store replaced since this object opened it (restored, made again) holds none of
+        the objects its caches name, nor of much else it keeps in memory: refused."""
+        if self._root_held.replaced():
+            raise Conflict(
+                f"the store {self.root} was replaced (made again, restored or moved) since "
+                "this process opened it; nothing was recorded. Run the command again (in an "
+                "editor: reload its window)")
         gen = self._gc_generation()
         if gen != self._gc_seen:
             self._gc_seen = gen

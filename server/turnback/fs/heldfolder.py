@@ -1,0 +1,44 @@
+"""A folder held open, to tell whether its path still leads to it.
+
+A store can be replaced under a process that keeps it open (restored from a backup, made
+again with ``turnback init``, another moved in its place): that process's caches (the stat
+cache, the pack indexes it read) name objects the new store lacks, and a checkpoint
+trusting them records files nothing can restore. While a folder is held open its inode
+cannot be reused, so the path leading to another (device, inode) means another folder.
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from pathlib import Path
+
+from .osflags import O_CLOEXEC
+
+
+class HeldFolder:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:  # where a folder cannot be opened (Windows), it is never said to be replaced
+            self._fd: int | None = os.open(
+                path, os.O_RDONLY | O_CLOEXEC | getattr(os, "O_DIRECTORY", 0))
+        except OSError:
+            self._fd = None
+            return
+        # closed when dropped unclosed too (a Store never closed): no descriptor kept for it
+        self._closer = weakref.finalize(self, os.close, self._fd)
+
+    def replaced(self) -> bool:
+        """Whether ``path`` now leads to another folder, or nowhere."""
+        if self._fd is None:
+            return False
+        try:
+            now, was = os.stat(self.path), os.fstat(self._fd)
+        except OSError:
+            return True
+        return (now.st_dev, now.st_ino) != (was.st_dev, was.st_ino)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            self._fd = None
+            self._closer()
