@@ -14,6 +14,7 @@ from turnback.attribution.history import load_history
 from turnback.attribution.origins import Origin
 from turnback.errors import NotFound
 from turnback.events import Kind
+from turnback.store import checkpoint_ops, session_ops
 
 
 class Agent:
@@ -132,7 +133,13 @@ def test_a_file_deleted_and_recreated_is_the_recreating_turns(store: Store, ws: 
     assert blame(store, "d.txt") == ["gemini:bring d back"] * 2
 
 
-def test_two_sessions_turns_open_at_once_are_shared(store: Store, ws: Path) -> None:
+@pytest.mark.parametrize("clock", ["running", "one millisecond"])
+def test_two_sessions_turns_open_at_once_are_shared(
+    store: Store, ws: Path, clock: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if clock == "one millisecond":  # every event and checkpoint in the same millisecond
+        for module in (checkpoint_ops, session_ops):
+            monkeypatch.setattr(module, "now_iso", lambda: "2026-01-01T00:00:00.000Z")
     f = ws / "s.py"
     f.write_text("base\n")
     store.checkpoint(label="start")

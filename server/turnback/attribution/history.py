@@ -175,8 +175,10 @@ def load_history(store: Store, previous: History | None = None,
     changed = n  # the first step whose author is not the previous history's
     for i in range(lo, n):
         s = found[i - lo]
+        # in the order they started: by the step each began at (two turns opened in the same
+        # millisecond keep the order of their checkpoints), then by time and session
         turns = (s[0][1],) if len(s) == 1 else \
-            tuple(ref for _, ref in sorted(s, key=lambda x: (x[1].ts, x[1].session_id)))
+            tuple(ref for _, ref in sorted(s, key=lambda x: (x[0], x[1].ts, x[1].session_id)))
         if previous is not None and i < kept and before[i] == turns:
             around.append(before[i])  # the same step with the same turns: the same author
             authors.append(previous.authors[i])
