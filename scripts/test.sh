@@ -9,11 +9,6 @@ cd "$(dirname "$0")/.."
 # a CLI run by a test leaves no background server behind (tests/cli/test_background.py
 # turns it on where it is tested)
 export TURNBACK_BACKGROUND=0
-# pytest's temporary folders (pytest-of-<user>/...) under a folder of this run's own, removed
-# when every suite passed: a passing run leaves nothing in /tmp, not even pytest's empty root
-# (a failed test's folder is kept, tmp_path_retention_policy = "failed", and named below)
-tmp_root=$(mktemp -d "${TMPDIR:-/tmp}/turnback-tests-XXXXXX")
-export PYTEST_DEBUG_TEMPROOT=$tmp_root
 
 failed=()
 run() {
@@ -34,8 +29,7 @@ if [[ -f scripts/test-extension.sh ]]; then run extension bash scripts/test-exte
 if [[ -f scripts/test-e2e.sh && -z "${TURNBACK_SKIP_E2E:-}" ]]; then run e2e bash scripts/test-e2e.sh; fi
 
 if ((${#failed[@]})); then
-  echo "FAILED: ${failed[*]} (failed tests' temporary folders: $tmp_root)" >&2
+  echo "FAILED: ${failed[*]}" >&2
   exit 1
 fi
-rm -rf "$tmp_root"
 echo "all test suites passed" >&2
