@@ -32,4 +32,7 @@ if ((${#failed[@]})); then
   echo "FAILED: ${failed[*]}" >&2
   exit 1
 fi
+# pytest's root for this user is empty after a passing run (tmp_path_retention_policy =
+# "failed"): removed, so that nothing of the run is left in /tmp (rmdir leaves a non-empty one)
+rmdir "${TMPDIR:-/tmp}/pytest-of-$(id -un)" 2>/dev/null || true
 echo "all test suites passed" >&2
