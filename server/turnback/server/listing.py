@@ -6,11 +6,13 @@ already reports every change to a session file, by any process, so while it
 runs the server keeps the sorted listing and pages through it. A change the
 watcher reports names its sessions: only those are summarized again (counting
 what was appended) and put back in order, so a live agent's session does not
-cost a listing of every session at each change. A watcher restart (events may
-have been missed) drops the listing and the next request lists again. Changes
-made through this server drop it before their answer; other processes' changes
-are seen as soon as the watcher reports them — before the ``turnback/didChange``
-that announces them.
+cost a listing of every session at each change; the refreshed sessions' counts
+go to ``index/acc/`` at once, so a server killed later leaves its successor
+nothing to count again. A watcher restart (events may have been missed) drops
+the listing and the next request lists again. This server's own writes name the
+sessions they wrote (``Store.sessions_written``) before their answer; other
+processes' changes are seen as soon as the watcher reports them — before the
+``turnback/didChange`` that announces them.
 """
 
 from __future__ import annotations
@@ -93,6 +95,7 @@ def _refreshed(store: Store, kept: list[SessionSummary], stale: set[str]
             continue
         except OSError:
             return None
+    store.save_session_counts(stale)  # a killed server's successor counts on from here
     items = [s for s in kept if s.header.id not in stale]
     for summary in fresh:
         key = listing_order(summary)

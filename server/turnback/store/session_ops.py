@@ -171,6 +171,12 @@ class SessionOps(StoreState):
     def session_summary(self, session_id: str) -> SessionSummary:
         return self.backend.summary(check_id(session_id, "session id"))
 
+    def save_session_counts(self, session_ids: set[str]) -> None:
+        """Keep on disk how far these sessions were counted (after ``session_summary`` of
+        each), so the next process counts on from there, not from older snapshots."""
+        if isinstance(self.backend, FileSessions):
+            self.backend.save_counts(session_ids)
+
     def stats(self, session_id: str) -> JSON:
         return self.session_summary(session_id).stats
 
