@@ -15,7 +15,7 @@ import asyncio
 import logging
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
@@ -154,10 +154,7 @@ class TurnbackServer(LanguageServer):
                 if folder.watcher is not None and not folder.watcher.covers_store():
                     self.restart_watcher(folder)  # a new store outside the workspace
             if after is not None and folder.store is not None:
-                task = asyncio.get_running_loop().create_task(
-                    self._after(folder, folder.store, after))
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
+                self.spawn(self._after(folder, folder.store, after))
                 held = False  # the task lets the lock go
         finally:
             if held:
@@ -165,6 +162,12 @@ class TurnbackServer(LanguageServer):
         if not folder.watching and (sessions or checkpoints):
             self.announce(folder, sessions or set(), checkpoints)
         return result
+
+    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` on the event loop after the current answer, kept until it ends."""
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def _after(self, folder: Folder, store: Store, fn: Callable[[Store], None]) -> None:
         written: list[set[str] | None] = [None]

@@ -34,6 +34,8 @@ class ListingCache:
         self._generation = 0
         self.hits = 0
         self.refreshes = 0  # listings brought up to date by summarizing only what changed
+        self.listed = False  # a listing of every session was made since the server started
+        self._first_claimed = False
 
     def invalidate(self) -> None:
         with self._lock:
@@ -53,6 +55,13 @@ class ListingCache:
             self._generation += 1
             if self._items is not None:
                 self._stale |= sessions
+
+    def claim_first_listing(self) -> bool:
+        """True once: the caller starts the first full listing (answering meanwhile from
+        ``Store.first_sessions``)."""
+        with self._lock:
+            claimed, self._first_claimed = self._first_claimed, True
+        return not claimed
 
     def peek(self) -> list[SessionSummary] | None:
         """The listing if it is at hand and up to date (no I/O: safe on the event loop)."""
@@ -75,6 +84,7 @@ class ListingCache:
         else:
             self.refreshes += 1
         with self._lock:
+            self.listed = True
             # Kept only if nothing changed while listing (else the next call lists again).
             if generation == self._generation and self._enabled():
                 self._items = items
