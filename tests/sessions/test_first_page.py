@@ -57,7 +57,7 @@ def test_nothing_saved_is_none(store: Store) -> None:
     b'{"format": 1, "total": "1", "sessions": []}',
     b'{"format": 1, "total": 0, "sessions": "x"}',
     "fewer-total", "header-id", "stats-type", "no-files-edited", "events-negative", "head-int",
-    "duplicate", "not-a-dict", "header-not-dict",
+    "duplicate", "not-a-dict", "header-not-dict", "events-bool", "total-bool", "total-huge",
 ])
 def test_a_planted_file_is_not_used(store: Store, plant: bytes | str) -> None:
     _sessions(store, 3)
@@ -84,9 +84,18 @@ def test_a_planted_file_is_not_used(store: Store, plant: bytes | str) -> None:
             doc["sessions"][1] = entry
         elif plant == "not-a-dict":
             doc["sessions"][1] = 5
+        elif plant == "events-bool":
+            entry["events"] = True
+        elif plant == "total-bool":
+            doc["total"] = True
+            doc["sessions"] = doc["sessions"][:1]
+        elif plant == "total-huge":  # past 64 bits: orjson reads it as a float
+            data = orjson.dumps(doc).replace(b'"total":3', b'"total":' + b"9" * 30)
+            assert b"9" * 30 in data
         elif plant == "header-not-dict":
             entry["header"] = ["s00"]
-        data = orjson.dumps(doc)
+        if plant != "total-huge":
+            data = orjson.dumps(doc)
     path.write_bytes(data)
     other = Store.open(store.workspace)
     try:

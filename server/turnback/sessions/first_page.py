@@ -60,7 +60,7 @@ def load(path: Path) -> tuple[list[SessionSummary], int] | None:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         return None
     total, entries = data.get("total"), data.get("sessions")
-    if (not isinstance(total, int) or not isinstance(entries, list)
+    if (type(total) is not int or not isinstance(entries, list)
             or not len(entries) <= min(total, COUNT)):
         return None
     out: list[SessionSummary] = []
@@ -79,7 +79,7 @@ def _summary(e: Any) -> SessionSummary | None:
         return None
     header, stats, events, head = e.get("header"), e.get("stats"), e.get("events"), e.get("head")
     if not (isinstance(header, dict) and is_id(header.get("id")) and isinstance(stats, dict)
-            and "filesEdited" in stats and stats_ok(stats) and isinstance(events, int)
+            and "filesEdited" in stats and stats_ok(stats) and type(events) is int
             and events >= 0 and isinstance(head, (str, type(None)))):
         return None
     try:
