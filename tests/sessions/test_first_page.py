@@ -119,3 +119,17 @@ def test_a_link_or_a_huge_file_is_not_read(store: Store, tmp_path: Path) -> None
     with path.open("wb") as f:
         f.truncate(first_page.MAX_BYTES + 1)
     assert store.first_sessions() is None
+
+
+def test_a_store_replaced_under_it_gets_nothing(store: Store) -> None:
+    """A server closing a store that was replaced since it opened it (``mv .turnback old``
+    and a new store) must not save its listing into the new one."""
+    _sessions(store, 2)
+    listed = store.sessions()[0]
+    (store.root / "index" / "first.json").unlink()
+    store.root.rename(store.root.with_name("old-store"))
+    with Store.open(store.workspace, create=True) as new:
+        (new.root / "index").mkdir(exist_ok=True)  # as after the new store's first listing
+        store.save_first_sessions(listed[:1])  # not what it saved before (else not written)
+        assert not (new.root / "index" / "first.json").exists()
+        assert new.first_sessions() is None

@@ -183,8 +183,8 @@ class SessionOps(StoreState):
     def save_first_sessions(self, listing: list[SessionSummary]) -> None:
         """Keep the first page of this full listing (every session, newest first) in
         ``index/first.json``: what a server that has just started answers at once."""
-        if not isinstance(self.backend, FileSessions):
-            return
+        if not isinstance(self.backend, FileSessions) or self._root_held.replaced():
+            return  # (a store made again at this path must not get this one's listing)
         data = first_page.encode(listing, len(listing))
         if data != self._first_saved:
             first_page.save(self.root / "index" / "first.json", data)
