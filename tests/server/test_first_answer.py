@@ -57,3 +57,29 @@ async def test_a_query_or_a_page_past_the_saved_one_is_listed_in_full(ws: Path) 
     async with started(ws) as client:
         got = await client.call("turnback/sessions", {})  # every session: no limit
         assert "partial" not in got and got["total"] == 1
+
+
+async def test_a_failed_first_listing_leaves_no_partial_answer_for_ever(ws: Path) -> None:
+    """The full listing behind the first partial answer fails (here ``sessions/`` is no
+    folder: a sync half done, a disk error); the user mends it. The client's next asks
+    must list in full, not answer the saved page again with nothing behind it."""
+    with Store.open(ws, create=True) as store:
+        store.start_session(title="run", agent="codex", session_id="s0")
+        store.sessions()  # index/first.json
+        folder = store.root / "sessions"
+    away = folder.with_name("sessions.away")
+    folder.rename(away)
+    folder.write_bytes(b"")  # the listing fails: not a folder
+    async with started(ws) as client:
+        since = len(client.changes)
+        first = await client.call("turnback/sessions", {"offset": 0, "limit": 200})
+        assert first["partial"] is True
+        await client.wait_change(lambda p: p["sessions"] == [] and not p["checkpoints"],
+                                 since=since)
+        folder.unlink()  # mended, with a session more
+        away.rename(folder)
+        kept = (folder / "s0.jsonl").read_bytes()
+        (folder / "s1.jsonl").write_bytes(kept.replace(b'"s0"', b'"s1"'))
+        again = await client.call("turnback/sessions", {"offset": 0, "limit": 200})
+        assert "partial" not in again  # before: partial, from the saved page, for ever
+        assert sorted(s["id"] for s in again["sessions"]) == ["s0", "s1"]
