@@ -1,0 +1,39 @@
+"""A red-team pass over issue 16's saved first page and counts (branch ``sess16b``).
+
+``index/first.json`` (the page a just-started server answers from), the accumulators a
+refreshed session writes to ``index/acc/`` at once, and a store replaced under a Store
+that still holds it open: each case names what it guards (docs/RELIABILITY.md, "A
+red-team pass over the saved first page and the counts written at once").
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from turnback import Kind, Store
+
+
+def _session(store: Store, sid: str) -> None:
+    store.start_session(title=sid, agent="codex", session_id=sid)
+    store.append(sid, Kind.PROMPT, {"text": "x"})
+
+
+def _files(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+
+
+def test_a_replaced_store_gets_no_counts_and_no_index(store: Store) -> None:
+    """``mv .turnback old && turnback init`` (or a restore) under a server: a session it
+    refreshes afterwards (``save_session_counts``) or a full listing it makes before it
+    sees the replacement writes nothing into the new store (its close saves nothing
+    there already: the same rule)."""
+    _session(store, "s0")
+    store.sessions()  # the index and the page saved: only new counts are written next
+    store.append("s0", Kind.PROMPT, {"text": "more"})
+    store.session_summary("s0")  # counted on: an accumulator not on disk yet
+    store.root.rename(store.root.with_name("old-store"))
+    with Store.open(store.workspace, create=True) as new:
+        before = _files(new.root)
+        store.save_session_counts({"s0"})
+        store.sessions()
+        assert _files(new.root) == before  # before: index/acc/s0.json, index/summaries.json
