@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from turnback import Kind, Store
 
 
@@ -37,3 +39,30 @@ def test_a_replaced_store_gets_no_counts_and_no_index(store: Store) -> None:
         store.save_session_counts({"s0"})
         store.sessions()
         assert _files(new.root) == before  # before: index/acc/s0.json, index/summaries.json
+
+
+@pytest.mark.parametrize("planted", ["index/acc", "index"])
+def test_a_link_planted_as_the_counts_folder_is_not_written_through(
+        store: Store, tmp_path: Path, planted: str) -> None:
+    """``index/acc`` (or ``index``) swapped for a link to a folder of the user's while a
+    server runs (a sync, anything that writes the store: a link there is refused at open
+    only). The counts of a refreshed session, written at once at every refresh, went
+    through it: ``<session id>.json`` made or replaced in any folder, named by a
+    session's id; so did ``summaries.json`` and ``first.json`` of a full listing."""
+    _session(store, "settings")
+    store.sessions()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for name in ("settings.json", "summaries.json", "first.json"):
+        (outside / name).write_bytes(b"{}")
+    link = store.root / planted
+    link.rename(tmp_path / "moved away")
+    link.symlink_to(outside)
+    store.append("settings", Kind.PROMPT, {"text": "more"})
+    assert store.session_summary("settings").stats["prompts"] == 2
+    store.save_session_counts({"settings"})
+    store.append("settings", Kind.PROMPT, {"text": "again"})
+    store.sessions()  # a full listing saves the counts, the index and the first page
+    assert sorted(p.name for p in outside.iterdir()) == [
+        "first.json", "settings.json", "summaries.json"]
+    assert {p.read_bytes() for p in outside.iterdir()} == {b"{}"}  # before: the counts
