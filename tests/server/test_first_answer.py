@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from turnback import Kind, Store
 
 from .conftest import started
@@ -76,6 +78,8 @@ async def test_a_failed_first_listing_leaves_no_partial_answer_for_ever(ws: Path
         assert first["partial"] is True
         await client.wait_change(lambda p: p["sessions"] == [] and not p["checkpoints"],
                                  since=since)
+        with pytest.raises(Exception, match="Not a directory"):  # named, not the saved page
+            await client.call("turnback/sessions", {"offset": 0, "limit": 200})
         folder.unlink()  # mended, with a session more
         away.rename(folder)
         kept = (folder / "s0.jsonl").read_bytes()
