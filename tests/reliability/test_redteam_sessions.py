@@ -8,6 +8,7 @@ red-team pass over the saved first page and the counts written at once").
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -66,3 +67,36 @@ def test_a_link_planted_as_the_counts_folder_is_not_written_through(
     assert sorted(p.name for p in outside.iterdir()) == [
         "first.json", "settings.json", "summaries.json"]
     assert {p.read_bytes() for p in outside.iterdir()} == {b"{}"}  # before: the counts
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link-zero", "link-file", "hard-link", "folder"])
+def test_a_planted_counts_file_is_replaced_never_written_into(
+        store: Store, tmp_path: Path, kind: str) -> None:
+    """``index/acc/<id>.json`` planted as a FIFO, a link to ``/dev/zero`` or to a file of
+    the user's, a hard link to one, a folder: the counts written at once at a refresh
+    never block, never write into what was planted, and the session's summary stays
+    right (a folder cannot be replaced: the counts are not saved, nothing else fails)."""
+    _session(store, "s0")
+    store.sessions()
+    mine = tmp_path / "mine.json"
+    mine.write_bytes(b"keep")
+    acc = store.root / "index" / "acc" / "s0.json"
+    acc.unlink(missing_ok=True)
+    if kind == "fifo":
+        os.mkfifo(acc)
+    elif kind == "link-zero":
+        acc.symlink_to("/dev/zero")
+    elif kind == "link-file":
+        acc.symlink_to(mine)
+    elif kind == "hard-link":
+        os.link(mine, acc)
+    else:
+        acc.mkdir()
+    store.append("s0", Kind.PROMPT, {"text": "more"})
+    assert store.session_summary("s0").stats["prompts"] == 2
+    store.save_session_counts({"s0"})
+    assert mine.read_bytes() == b"keep"
+    assert acc.is_dir() if kind == "folder" else acc.is_file() and not acc.is_symlink()
+    store.append("s0", Kind.PROMPT, {"text": "again"})
+    with Store.open(store.workspace) as other:  # counts on from what was saved, or anew
+        assert other.session_summary("s0").stats["prompts"] == 3

@@ -87,3 +87,26 @@ async def test_a_failed_first_listing_leaves_no_partial_answer_for_ever(ws: Path
         again = await client.call("turnback/sessions", {"offset": 0, "limit": 200})
         assert "partial" not in again  # before: partial, from the saved page, for ever
         assert sorted(s["id"] for s in again["sessions"]) == ["s0", "s1"]
+
+
+async def test_a_saved_session_that_is_gone_is_not_read_or_made(ws: Path) -> None:
+    """A saved page naming a session whose file is gone (removed, or the page copied from
+    another store): the partial answer lists it, asking for it finds nothing and makes
+    nothing, and the full listing behind it drops it."""
+    with Store.open(ws, create=True) as store:
+        for sid in ("s0", "ghost"):
+            store.start_session(title=sid, agent="codex", session_id=sid)
+        store.sessions()
+        gone = store.root / "sessions" / "ghost.jsonl"
+    gone.unlink()
+    async with started(ws) as client:
+        since = len(client.changes)
+        first = await client.call("turnback/sessions", {"offset": 0, "limit": 200})
+        assert first["partial"] is True and "ghost" in [s["id"] for s in first["sessions"]]
+        with pytest.raises(Exception, match="no session 'ghost'"):
+            await client.call("turnback/session", {"sessionId": "ghost"})
+        assert not gone.exists()
+        await client.wait_change(lambda p: p["sessions"] == [] and not p["checkpoints"],
+                                 since=since)
+        full = await client.call("turnback/sessions", {"offset": 0, "limit": 200})
+        assert [s["id"] for s in full["sessions"]] == ["s0"] and full["total"] == 1
