@@ -100,3 +100,21 @@ def test_a_planted_counts_file_is_replaced_never_written_into(
     store.append("s0", Kind.PROMPT, {"text": "again"})
     with Store.open(store.workspace) as other:  # counts on from what was saved, or anew
         assert other.session_summary("s0").stats["prompts"] == 3
+
+
+def test_counts_not_written_by_a_full_listing_are_written_by_the_next(store: Store) -> None:
+    """A full listing whose counts could not be written (``index/acc`` not a folder for a
+    while) writes them at the next listing once it can: before, they were forgotten until
+    the session changed again, and a killed server's successor counted it anew."""
+    _session(store, "s0")
+    store.sessions()
+    acc = store.root / "index" / "acc"
+    for p in acc.iterdir():
+        p.unlink()
+    acc.rmdir()
+    acc.write_bytes(b"")  # not a folder: the counts cannot be written
+    store.append("s0", Kind.PROMPT, {"text": "more"})
+    store.sessions()
+    acc.unlink()
+    store.sessions()
+    assert (acc / "s0.json").is_file()

@@ -465,7 +465,8 @@ class FileSessions:
             plain = {k: {f: e[f] for f in SUMMARY_FIELDS} for k, e in self._index.items()}
             self._acc_dirty = set()
             self._index_dirty = False
-        failed = bool(self._write_counts(accs))
+        unwritten = self._write_counts(accs)
+        failed = bool(unwritten)
         try:
             with store_folder(self.index_path.parent.parent, [self.index_path.parent.name]
                               ) as folder:
@@ -476,6 +477,7 @@ class FileSessions:
         if failed:
             with self._lock:
                 self._index_dirty = True  # try again next time
+                self._acc_dirty |= unwritten  # (else forgotten until the session changes)
             return
         with self._lock:
             for sid, acc in accs.items():  # kept on disk now: memory holds the summaries only
