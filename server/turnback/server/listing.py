@@ -34,7 +34,9 @@ class ListingCache:
         self._generation = 0
         self.hits = 0
         self.refreshes = 0  # listings brought up to date by summarizing only what changed
-        self.listed = False  # a listing of every session was made since the server started
+        # a listing of every session was made, or the first one ended (it may have failed),
+        # since the server started: the saved first page is not answered any more
+        self.listed = False
         self._first_claimed = False
 
     def invalidate(self) -> None:
@@ -62,6 +64,12 @@ class ListingCache:
         with self._lock:
             claimed, self._first_claimed = self._first_claimed, True
         return not claimed
+
+    def first_listing_ended(self) -> None:
+        """The first full listing ended, listed or not: a failed one leaves the next
+        request to list (and report why), not the saved page answered again for ever."""
+        with self._lock:
+            self.listed = True
 
     def peek(self) -> list[SessionSummary] | None:
         """The listing if it is at hand and up to date (no I/O: safe on the event loop)."""

@@ -18,7 +18,7 @@ import orjson
 
 from ..errors import InvalidInput, StoreDamaged
 from ..events import SessionHeader, is_id
-from ..fs.atomic import atomic_write
+from ..fs.instore import replace_file, store_folder
 from ..fs.jsonl import dumps, loads
 from ..fs.reading import read_regular
 from ..models import SessionSummary
@@ -44,8 +44,9 @@ def save(path: Path, data: bytes) -> None:
             return
     except (OSError, StoreDamaged):
         pass
-    try:
-        atomic_write(path, data, fsync=False)
+    try:  # ``index/`` of the store, through no link swapped in since it was opened
+        with store_folder(path.parent.parent, [path.parent.name]) as folder:
+            replace_file(folder, path.name, data)
     except OSError:
         pass
 

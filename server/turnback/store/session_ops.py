@@ -177,14 +177,19 @@ class SessionOps(StoreState):
     def save_session_counts(self, session_ids: set[str]) -> None:
         """Keep on disk how far these sessions were counted (after ``session_summary`` of
         each), so the next process counts on from there, not from older snapshots."""
-        if isinstance(self.backend, FileSessions):
+        if isinstance(self.backend, FileSessions) and self._still_here():
             self.backend.save_counts(session_ids)
+
+    def _still_here(self) -> bool:
+        """The store this Store opened is still at its path: its caches may be saved (a
+        store made again there, or restored from a backup, gets none of this one's)."""
+        return not self._root_held.replaced()
 
     def save_first_sessions(self, listing: list[SessionSummary]) -> None:
         """Keep the first page of this full listing (every session, newest first) in
         ``index/first.json``: what a server that has just started answers at once."""
-        if not isinstance(self.backend, FileSessions) or self._root_held.replaced():
-            return  # (a store made again at this path must not get this one's listing)
+        if not isinstance(self.backend, FileSessions) or not self._still_here():
+            return
         data = first_page.encode(listing, len(listing))
         if data != self._first_saved:
             first_page.save(self.root / "index" / "first.json", data)
@@ -208,7 +213,7 @@ class SessionOps(StoreState):
         self.save_first_sessions(summaries)
         if query:
             summaries = filter_sessions(summaries, query)
-        if isinstance(self.backend, FileSessions):
+        if isinstance(self.backend, FileSessions) and self._still_here():
             self.backend.save_index()
         total = len(summaries)
         end = None if limit is None else offset + limit

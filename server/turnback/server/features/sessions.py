@@ -71,6 +71,8 @@ def register(ls: TurnbackServer) -> None:
             await ls.read_or(folder, lambda s: bool(folder.listing.sessions(s)), lambda: False)
         except Exception as exc:  # a later request lists again and reports it
             log.warning("%s: listing the sessions: %s", folder.path, getattr(exc, "message", exc))
+        finally:
+            folder.listing.first_listing_ended()
         ls.announce(folder, set(), False)  # what was answered partial is to be asked again
 
     @ls.feature(methods.SESSION)
