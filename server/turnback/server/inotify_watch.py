@@ -553,6 +553,8 @@ class InotifyWatcher(Watcher):
                                 self._drop_orphans()
                         continue  # a folder already forgotten
                     kind, rel = where
+                    if kind == "ws" and self._adopted == self._gen and not self._laid:
+                        self._touched.add(rel)  # the start child's listing of it is stale
                     if mask & _IGNORED:
                         self._dirs.pop(wd, None)
                         if kind == "ws" and self._ws_wds.get(rel) == wd:
