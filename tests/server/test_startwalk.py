@@ -149,6 +149,13 @@ prescan.Worker.start = start
 tracker = DirtyTracker()
 w = InotifyWatcher(ws, ws / ".turnback", tracker, lambda s, c: None)
 w.walk_lays = True
+adds = []
+real_add = InotifyWatcher._add
+def add(self, kind, rel):
+    if kind == "ws":
+        adds.append(rel)
+    return real_add(self, kind, rel)
+InotifyWatcher._add = add
 w.start()
 assert w.wait_ready(10)
 real_hook = w.walk_hook
@@ -172,6 +179,7 @@ folder = Folder(ws.as_uri(), ws, Settings())
 folder.tracker, folder.watcher, folder.store = tracker, w, store
 first, t1 = with_dirty(folder, lambda d: store.checkpoint(dirty=d))
 written = sorted(str(p.parent.relative_to(ws)) for p in ws.rglob("changed.txt"))
+(ws / "d5" / "late.txt").write_text("late")  # after the first walk: an event, or lost
 second, t2 = with_dirty(folder, lambda d: store.checkpoint(dirty=d))
 def held(cp):
     return [r for r in written
@@ -181,7 +189,8 @@ out = {"early": early, "mode": mode, "tree": first.tree, "adopted": adopted,
        "untouched": untouched, "written": written,
        "first": held(first), "second": held(second), "listed": len(listed),
        "second_walked": t2.paths is None, "folders": len(w.watched_folders()),
-       "orphans": len(w._orphans)}
+       "orphans": len(w._orphans), "adds": len(adds),
+       "late": store.read_file(second.id, "d5/late.txt") == b"late"}
 w.stop()
 store.close()
 print(json.dumps(out))
@@ -241,6 +250,8 @@ def test_the_child_started_at_the_fork_does_the_walks_listings(fresh_ws: Path) -
     assert got["listed"] == 0, "every folder taken from the child's listing"
     assert got["untouched"], "the child never writes to the store"
     assert got["folders"] == 41 and got["orphans"] == 0
+    assert got["adds"] == 1, "only the top (the watcher's own): the rest are the child's"
+    assert got["late"] and not got["second_walked"], "the child's watches report"
 
 
 def test_a_change_before_the_childs_listing_is_in_the_first_checkpoint(fresh_ws: Path
@@ -260,6 +271,7 @@ def test_a_change_after_the_childs_listing_is_in_the_first_checkpoint(fresh_ws: 
     assert len(got["written"]) == 41  # type: ignore[arg-type]
     assert got["first"] == got["written"], "a listing older than the request was trusted"
     assert got["listed"] == 41, "only the folders that changed are listed again"
+    assert got["adds"] == 41, "a folder that changed is watched again, not adopted"
 
 
 def test_a_change_during_the_walk_is_in_the_first_or_the_next(fresh_ws: Path) -> None:
@@ -312,6 +324,7 @@ def test_a_planted_stat_cache_leaves_the_first_checkpoint_right(fresh_ws: Path, 
     _plant(fresh_ws, what)
     (fresh_ws / "d3" / "new.txt").write_text("new")
     got = _run_early(fresh_ws, "none")
+    (fresh_ws / "d5" / "late.txt").unlink()  # written after the first checkpoint
     assert got["tree"] == plain_scan(fresh_ws).tree
     if what == "outside":
         assert got["early"], "the records that hold are still checked at the fork"

@@ -290,11 +290,14 @@ class InotifyWatcher(Watcher):
                 worker, self._worker = self._worker, None
             return _Laying(self, self._gen, worker)
 
-    def _lay(self, gen: int, rel: str) -> bool:
+    def _lay(self, gen: int, rel: str, laid: int | None = None) -> bool:
         """A walk is about to list ``rel``: watch it first (or, at the limit, leave it
         to the checkpoints' walks with the folder above it that was refused). True if
         the start child's listing of it may be stale (an event on its watch since, or
-        the queue overflowed): the walk lists it again."""
+        the queue overflowed): the walk lists it again. ``laid``: the watch number the
+        child got for it, taken as this folder's watch when nothing happened on it
+        since (the kernel would give back the same number; 12,000-20,000 calls fewer
+        at 500,000 files)."""
         with self._lock:
             if gen != self._gen or self._ino is None:
                 return False
@@ -306,6 +309,12 @@ class InotifyWatcher(Watcher):
             top = self._left.get(parent) if rel else None
             if top is None and not self._full:
                 try:
+                    if (laid is not None and laid not in self._dirs and not self._all_touched
+                            and rel not in self._touched and laid not in self._orphans):
+                        self._dirs[laid] = ("ws", rel)
+                        self._ws_wds[rel] = laid
+                        self._unwatched.pop(rel, None)
+                        return False
                     if self._add("ws", rel):
                         self._unwatched.pop(rel, None)
                         # events on the child's watch of this folder (the same number)
@@ -709,7 +718,10 @@ class _Laying:
         the walk (the start child's) must not be trusted."""
         if rel == "":
             self._top = True
-        return True if self._watcher._lay(self._gen, rel) else None
+        laid = self.worker.laid().get(rel) if self.worker is not None else None
+        if not isinstance(laid, int):
+            laid = None
+        return True if self._watcher._lay(self._gen, rel, laid) else None
 
     def done(self) -> bool:
         return self._top and self._watcher._laid_by(self._gen)

@@ -63,14 +63,13 @@ def begin() -> None:
     except (ImportError, OSError):
         return
 
-    def lay(path: str) -> bool:
+    def lay(path: str) -> int | None:
         try:
-            ino.add_watch(path, WATCH_MASK)
+            return int(ino.add_watch(path, WATCH_MASK))
         except OSError:
             # gone, no folder, or refused (the limit): not listed there, the walk here
             # watches it first (a listing with no watch before it could miss a change)
-            return False
-        return True
+            return None
 
     early = store_here() if os.environ.get("TURNBACK_START_WORKER") != "idle" else None
     worker = prescan.fork_worker(lay, early)

@@ -200,6 +200,8 @@ class Checker:
         self.shared = shared
         self.workspace = workspace
         self.stat_path = stat_path  # an early child's guess; None: the scan's own child
+        # a worker's watch numbers of the folders it verified (after ``finish``)
+        self.laid: dict[str, int] = {}
 
     def identity(self) -> Identity:
         """What an early child loaded: its stat cache file's identity (zeros until then)."""
@@ -227,7 +229,8 @@ class Checker:
             data = _read_child(self.rfd, 1.0 + 4 * (time.monotonic() - started))
             if data is not None:
                 # all of it (its length says so) before the child has even exited
-                verified = {**_child_found(data), **verified}
+                found, self.laid = _child_found(data)
+                verified = {**found, **verified}
                 os.waitpid(self.pid, 0)
                 reaped = True
             return verified
@@ -252,7 +255,8 @@ class Checker:
 
 
 def _fork(workspace: str, stat_path: str | None,
-          child: Callable[[mmap], dict[str, Verified]]) -> Checker | None:
+          child: Callable[[mmap], dict[str, Verified]
+                          | tuple[dict[str, Verified], dict[str, int]]]) -> Checker | None:
     """Fork a child that runs ``child(w, shared)`` and exits; None if it cannot be made."""
     shared = mmap(-1, _SHARED_SIZE)  # anonymous and shared: the child writes these pages
     _INT.pack_into(shared, _BACK, _NOT_STARTED)
@@ -358,20 +362,26 @@ class Worker:
         os.close(self._job)
         self._checker.kill()
 
+    def laid(self) -> dict[str, int]:
+        """The watch numbers ``lay`` gave the folders the child verified (once checked):
+        the walk adopts them instead of asking the kernel again."""
+        return self._checker.laid
 
-def fork_worker(lay: Callable[[str], bool], early: tuple[str, str] | None = None
+
+def fork_worker(lay: Callable[[str], int | None], early: tuple[str, str] | None = None
                 ) -> Worker | None:
     """An idle child for a process about to start threads (``can_fork`` only holds
     before them): it waits for one job (``Worker.start``) and calls ``lay(path)`` with
-    each folder's absolute path before it lists the folder (False: it does not, the walk
-    will). With ``early`` = (workspace, stat cache path) it first reads that file's
-    folder records and, if they are worth a child (``FORK_MIN_FILES``), checks them at
-    once instead. It never writes to the store. None if it cannot be made."""
+    each folder's absolute path before it lists the folder (its watch number; None: it
+    does not list it, the walk will). With ``early`` = (workspace, stat cache path) it
+    first reads that file's folder records and, if they are worth a child
+    (``FORK_MIN_FILES``), checks them at once instead. It never writes to the store.
+    None if it cannot be made."""
     if not can_fork():
         return None
     job_r, job_w = os.pipe()
 
-    def child(shared: mmap) -> dict[str, Verified]:
+    def child(shared: mmap) -> tuple[dict[str, Verified], dict[str, int]]:
         os.close(job_w)
         if early is not None:
             got = read_records(early[1])
@@ -383,7 +393,7 @@ def fork_worker(lay: Callable[[str], bool], early: tuple[str, str] | None = None
             _INT.pack_into(shared, _MODE, _WAITING)
         got_job = _read_child(job_r, 3600.0)  # EOF with nothing: the parent exited, no job
         if not got_job or len(got_job) < _LENGTH.size:
-            return {}
+            return {}, {}
         workspace, folders, recs = marshal.loads(memoryview(got_job)[_LENGTH.size:])
         return _check(workspace, folders, recs, shared, lay)
 
@@ -396,13 +406,20 @@ def fork_worker(lay: Callable[[str], bool], early: tuple[str, str] | None = None
 
 
 def _check(workspace: str, folders: list[str], recs: dict[str, str], shared: mmap,
-           lay: Callable[[str], bool]) -> dict[str, Verified]:
-    """A worker's checks from the front, ``lay`` called on each folder's path first."""
+           lay: Callable[[str], int | None]) -> tuple[dict[str, Verified], dict[str, int]]:
+    """A worker's checks from the front, ``lay`` called on each folder's path first; the
+    folders verified, and their watch numbers."""
+    laid: dict[str, int] = {}
 
     def before(rel: str) -> bool:
-        return lay(os.path.join(workspace, rel) if rel else workspace)
+        wd = lay(os.path.join(workspace, rel) if rel else workspace)
+        if wd is None:
+            return False
+        laid[rel] = wd
+        return True
 
-    return verify_folders(workspace, folders, recs, shared, from_back=False, before=before)
+    found = verify_folders(workspace, folders, recs, shared, from_back=False, before=before)
+    return found, {rel: laid[rel] for rel in found}
 
 
 # -- the CLI's early child ----------------------------------------------------------------
@@ -506,13 +523,18 @@ def _read_child(fd: int, timeout: float) -> bytes | None:
         chunks.append(chunk)
 
 
-def _child_found(data: bytes) -> dict[str, Verified]:
-    """The folders the child verified, from what it sent: nothing unless it is all there
-    (a child sends only once it has finished)."""
+def _child_found(data: bytes) -> tuple[dict[str, Verified], dict[str, int]]:
+    """The folders the child verified, from what it sent, and (a worker's) their watch
+    numbers: nothing unless it is all there (a child sends only once it has finished)."""
     if len(data) < _LENGTH.size or _LENGTH.unpack_from(data)[0] != len(data) - _LENGTH.size:
-        return {}
+        return {}, {}
     try:
         got = marshal.loads(memoryview(data)[_LENGTH.size:])
     except (EOFError, ValueError, TypeError):
-        return {}
-    return got if isinstance(got, dict) else {}
+        return {}, {}
+    if isinstance(got, tuple) and len(got) == 2:
+        found, laid = got
+        if isinstance(found, dict) and isinstance(laid, dict):
+            return found, laid
+        return {}, {}
+    return (got if isinstance(got, dict) else {}), {}
