@@ -367,3 +367,37 @@ def test_no_start_at_the_fork_on_another_users_store(fresh_ws: Path,
 def test_records_leading_out_of_the_workspace_are_never_checked() -> None:
     recs = {"": "a", "../..": "b", "/etc": "c", "d/../../x": "d", "d": "e", "d..e": "f"}
     assert prescan.recorded_folders(recs, dict.fromkeys(recs)) == ["", "d", "d..e"]
+
+
+DROP = r"""
+import json, os, sys, time
+from pathlib import Path
+ws = Path(sys.argv[1])
+from turnback.server import startwalk
+startwalk.begin()
+ino, worker = startwalk._made
+pid = worker._checker.pid
+from turnback.server.folders import Folder
+from turnback.server.settings import Settings
+folder = Folder(ws.as_uri(), ws, Settings(watch=False))
+folder.start_watcher(lambda s, c: None)
+try:
+    os.waitpid(pid, os.WNOHANG)
+    reaped = False
+except ChildProcessError:
+    reaped = True
+print(json.dumps({"taken": startwalk._made is None, "reaped": reaped, "closed": ino.closed}))
+"""
+
+
+def test_a_start_child_no_watcher_takes_is_stopped(fresh_ws: Path) -> None:
+    """Watching off: the child started at the fork (with its watches and results) is
+    killed and its instance closed, not kept until the server exits."""
+    env = {**os.environ, "PYTHONPATH": str(SERVER)}
+    env.pop("TURNBACK_START_WORKER", None)
+    env.pop("TURNBACK_STORE", None)
+    run = subprocess.run([sys.executable, "-c", DROP, str(fresh_ws)], env=env, cwd=fresh_ws,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout.strip().splitlines()[-1]) == {
+        "taken": True, "reaped": True, "closed": True}

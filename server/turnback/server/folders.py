@@ -171,6 +171,9 @@ class Folder:
         self.stop_watcher()
         if not self.settings.watch or not self.path.is_dir():
             self.tracker.watching(False, "watching is off")
+            from . import startwalk
+
+            startwalk.drop()  # no watcher to hand the start child to
             return
         def on_change(sessions: set[str], checkpoints: bool) -> None:
             if sessions:  # the listing is the session files' alone: checkpoints.jsonl is not in it
@@ -186,6 +189,10 @@ class Folder:
             self.path, self.store_root, self.tracker, on_change, on_reset=self.listing.invalidate,
             ignores=tuple(ignores), walk_lays=True,
         )
+        from . import inotify_watch, startwalk
+
+        if not isinstance(self.watcher, inotify_watch.InotifyWatcher):
+            startwalk.drop()  # only the inotify watcher takes the start child
         self.watcher.start()
 
     def stop_watcher(self) -> None:

@@ -86,6 +86,16 @@ def take() -> tuple[INotify, prescan.Worker] | None:
     return made
 
 
+def drop() -> None:
+    """A folder is served without an inotify watcher (watching off, another watcher):
+    kill the child and close the instance, which may hold the watches it laid at the
+    fork and its results (it would keep them until the server exits)."""
+    made = take()
+    if made is not None:
+        made[1].kill()
+        made[0].close()
+
+
 STORE_DIRNAME = ".turnback"  # store.config's (not imported: this runs before the rest)
 
 
