@@ -71,7 +71,9 @@ def server(ws: Path, spec: str) -> tuple[float, float, float, float, float]:
 
 def cli(ws: Path, code: Path) -> tuple[float, float, float]:
     """(seconds of a fresh ``turnback checkpoint`` with no server, load, CPU seconds)."""
-    env = {**os.environ, "PYTHONPATH": str(code)}
+    # no background server left by it (issue 16): it would walk the workspace at its own
+    # start, on the cores the next round's server is timed on
+    env = {**os.environ, "PYTHONPATH": str(code), "TURNBACK_BACKGROUND": "0"}
     env.pop("TURNBACK_STORE", None)
     load = os.getloadavg()[0]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
