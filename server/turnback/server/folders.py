@@ -257,6 +257,9 @@ def with_dirty(
             worker, scanner.worker = scanner.worker, None
         if worker is not None:
             worker.kill()  # no full scan took it
+    if hook is not None and hook.worker is not None and hook.worker.laid():
+        log.info("%s: the start child checked %d folders", folder.path,
+                 len(hook.worker.laid()))
     if not scanned(result):
         folder.tracker.give_back(ticket)
     elif hook is not None and not (scanner is not None and hook.done()):
