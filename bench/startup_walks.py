@@ -7,7 +7,9 @@ in turn, ``--rounds`` times, interleaved with the CLI: the same machine load for
 
     python bench/startup_walks.py WORKSPACE [PACKAGE_FOLDER[@VAR=VALUE] ...] [--rounds 3]
 
-(``server@TURNBACK_START_WORKER=0``: this checkout's server without its start child.)
+(``server@TURNBACK_START_WORKER=0``: this checkout's server without its start child;
+``server@TURNBACK_START_WORKER=idle``: with it, but idle until the first walk, not started at
+the fork on the store of the server's working folder, which is the workspace here.)
     python bench/startup_walks.py WORKSPACE --parts     # the watcher's set-up and the walk,
                                                         # both ways (own listing / walk lays)
 
