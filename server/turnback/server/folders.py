@@ -160,10 +160,13 @@ class Folder:
         handoff, self.handoff = self.handoff, None
         if handoff is not None:
             handoff.stop()
+        kept = self.listing.peek()
         self.listing.invalidate()
         with self._open_lock:
             store, self.store = self.store, None
         if store is not None:
+            if kept is not None:  # refreshed since the last full listing: the next server's
+                store.save_first_sessions(kept)  # first answer starts from here
             store.close()
 
     # -- watcher ----------------------------------------------------------------------------

@@ -492,6 +492,37 @@ class FileSessions:
         except OSError:
             pass
 
+    def save_counts(self, session_ids: set[str]) -> None:
+        """Write the accumulators of these sessions to ``index/acc/`` now (best effort).
+
+        A kept listing refreshed session by session never calls ``save_index`` (which
+        rewrites every summary); without this a server killed after hours of refreshes
+        left the next process to count those sessions again from older snapshots. The
+        summaries file is left to ``save_index``: a session whose entry there is older
+        is counted from its accumulator, which then covers the whole file.
+        """
+        with self._lock:
+            if self._index is None:
+                return
+            accs = {sid: self._index[sid].get("_acc") for sid in session_ids & self._acc_dirty
+                    if sid in self._index}
+            self._acc_dirty -= set(accs)
+        failed: set[str] = set()
+        for sid, acc in accs.items():
+            if acc is None:
+                continue
+            try:
+                atomic_write(self._acc_path(sid), dumps(acc), fsync=False)  # makes the folder
+            except OSError:
+                failed.add(sid)
+        with self._lock:
+            self._acc_dirty |= failed  # the next save tries again
+            for sid, acc in accs.items():
+                e = self._index.get(sid) if self._index is not None else None
+                if (sid not in failed and e is not None and e.get("_acc") is acc
+                        and sid not in self._acc_dirty):
+                    del e["_acc"]  # on disk now: memory keeps the summary only
+
     def summaries(self) -> list[SessionSummary]:
         """Every session's summary: one directory scan, one stat per file, cached counts."""
         if not self.root.exists():
