@@ -98,8 +98,10 @@ async def open_folder(ls: TurnbackServer, folder: Folder) -> None:
     # No request needs these, and they cost the event loop 65-100 ms at start (the
     # importers' modules, the socket, a background server's leave), which an agent's
     # first checkpoint, asked as the editor opens, waited for (bench/RESULTS.md, issue
-    # 23, branch start23b). The follower's first read starts from its files' beginning,
-    # so a later start misses no turn; a CLI that finds no socket does its work itself.
+    # 23, branch start23b). The follower's first read takes whatever the agents wrote since
+    # the last import, so a later start misses no turn; a CLI that finds no socket works
+    # alone. (The follower's first write came after the first checkpoint's anyway: one
+    # write at a time per folder.)
     await ls.protocol_answered()
     async with folder.write_lock:  # not halfway through a settings change's reopening
         if ls.closing or folder not in ls.folders.all():
