@@ -13,7 +13,7 @@ from turnback.server.app import create_server
 from turnback.server.wire import TurnbackProtocol
 
 
-def _server() -> tuple[Any, TurnbackProtocol, dict[str, asyncio.Event], io.BytesIO]:
+def _server() -> tuple[TurnbackProtocol, dict[str, asyncio.Event], io.BytesIO]:
     """A server whose ``test/wait`` request answers once its event named by ``key`` is set."""
     ls = create_server()
     proto = ls.protocol
@@ -29,7 +29,7 @@ def _server() -> tuple[Any, TurnbackProtocol, dict[str, asyncio.Event], io.Bytes
         await events[key].wait()
         return {"key": key}
 
-    return ls, proto, events, out
+    return proto, events, out  # the protocol keeps its server
 
 
 async def _until(cond: Any) -> None:
@@ -39,7 +39,7 @@ async def _until(cond: Any) -> None:
 
 
 async def test_waits_for_the_requests_received_before_and_not_for_later_ones() -> None:
-    ls, proto, events, out = _server()
+    proto, events, out = _server()
     proto._handle_request(1, "test/wait", {"key": "a"})
     proto._handle_request(2, "test/wait", {"key": "b"})
     await _until(lambda: "a" in events and "b" in events)
@@ -59,7 +59,7 @@ async def test_waits_for_the_requests_received_before_and_not_for_later_ones() -
 
 
 async def test_a_failed_or_unknown_request_counts_as_answered() -> None:
-    ls, proto, events, out = _server()
+    proto, _events, out = _server()
     proto._handle_request(1, "no/such/method", None)  # answered with an error at once
     proto._handle_request(2, "test/wait", None)  # the handler fails: an error answer
     await asyncio.wait_for(proto.answered(), 10)
