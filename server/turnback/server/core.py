@@ -104,7 +104,7 @@ class TurnbackServer(LanguageServer):
         create: bool = False,
         sessions: set[str] | None = None,
         checkpoints: bool = False,
-        after: Callable[[Store], None] | None = None,
+        after: Callable[[Store], object] | None = None,
         by_name: bool = False,
     ) -> T:
         """Run a write on the writes pool, one at a time per folder.
@@ -151,9 +151,14 @@ class TurnbackServer(LanguageServer):
                 await self.serve_cli(folder)
                 if folder.watcher is not None and not folder.watcher.covers_store():
                     self.restart_watcher(folder)  # a new store outside the workspace
-            if after is not None and folder.store is not None:
+            store = folder.store
+            if store is not None and store.walked:
+                # the walk decoded no tree: the next small checkpoint would read those on
+                # its paths out of packs (bench/RESULTS.md, "Issue 16, fifth round")
+                after = _then_warm(after)
+            if after is not None and store is not None:
                 task = asyncio.get_running_loop().create_task(
-                    self._after(folder, folder.store, after))
+                    self._after(folder, store, after))
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
                 held = False  # the task lets the lock go
@@ -164,7 +169,8 @@ class TurnbackServer(LanguageServer):
             self.announce(folder, sessions or set(), checkpoints)
         return result
 
-    async def _after(self, folder: Folder, store: Store, fn: Callable[[Store], None]) -> None:
+    async def _after(self, folder: Folder, store: Store, fn: Callable[[Store], object]
+                     ) -> None:
         try:
             await run_blocking(self.pools.writes, lambda: fn(store))
         except Exception as exc:
@@ -282,3 +288,12 @@ def _no_store(folder: Folder) -> str:
         f"no Turnback store for {folder.path} yet (looked in {folder.store_root}); "
         "create a checkpoint or import a session to start one"
     )
+
+
+def _then_warm(after: Callable[[Store], object] | None) -> Callable[[Store], object]:
+    """``after`` (if any), then the walk's trees read into memory (``Store.warm_trees``)."""
+    def both(store: Store) -> None:
+        if after is not None:
+            after(store)
+        store.warm_trees()
+    return both
