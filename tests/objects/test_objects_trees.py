@@ -298,3 +298,31 @@ def test_warm_reads_the_trees_below_a_root_breadth_first_within_a_budget(
     assert reads == [subs[2]]
     assert reader.warm(root, 10_000) == 3  # the three left; those held are not read again
     assert reads == subs[2:]
+
+
+def test_a_replaced_version_goes_before_a_tree_not_used_since_it_was_read(
+    objs: ObjectStore, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A checkpoint's patched folder supersedes its base: past the bound the base goes
+    first, not the folders a warm-up read that no checkpoint has touched yet; a replaced
+    version read again (a rewind's target) is kept like any other."""
+    import turnback.objects.trees as trees_mod
+
+    monkeypatch.setattr(trees_mod, "CACHE_ENTRIES", 100)
+    _, subs = _folders(objs, 8, 10)
+    reader = TreeReader(objs)
+    for s in subs[:4]:
+        reader.get(s)  # 80 held
+    patched = dict(reader.get(subs[3]))
+    patched["new"] = Entry(FILE, "cd" * 32, 1)
+    newer = reader.name(patched, subs[3], {"new"})[0]  # 80 + 22: subs[3] replaced, goes
+    assert reader.held <= 100
+    reads: list[str] = []
+    real_get = objs.get
+    monkeypatch.setattr(objs, "get", lambda kind, name: reads.append(name) or real_get(kind, name))
+    for s in subs[:3]:
+        reader.get(s)
+    reader.get(newer)
+    assert reads == [], "the trees read before the patch stayed"
+    reader.get(subs[3])
+    assert reads == [subs[3]]

@@ -13,6 +13,7 @@ import os
 import re
 import sys
 from bisect import bisect_left
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
@@ -227,33 +228,48 @@ class TreeReader:
     The trees this process encoded also keep their sorted names and encoded lines: a
     checkpoint that changes a few names of a folder re-encodes only those lines (a
     folder of 50 entries, hash included: 5.4 µs instead of 14.7 µs; 10 changed files patch
-    about 35 folders). Dropping the oldest, not everything at once, keeps the folders a
-    long-lived server keeps touching (and those ``warm`` read at its start) decoded.
+    about 35 folders). Past the bounds, trees a checkpoint replaced by a new version go
+    first, then the least recently used: not everything at once, so a long-lived server
+    keeps the folders ``warm`` read after its walk decoded through many checkpoints.
     """
 
     def __init__(self, objects: ObjectStore) -> None:
         self.objects = objects
-        self._cache: dict[str, Tree] = {}  # in use order: the least recent first
+        self._cache: OrderedDict[str, Tree] = OrderedDict()  # the least recently used first
         self._lines: dict[str, tuple[list[str], list[str]]] = {}  # hash -> (names, lines)
         self._held = 0  # entries in the cached trees and lines
+        self._replaced: OrderedDict[str, None] = OrderedDict()  # cached, superseded, unused since
 
     def _remember(self, name: str, tree: Tree) -> None:
         """Cache a tree as the most recently used, within the bounds."""
-        old = self._cache.pop(name, None)
-        if old is None:
+        if name in self._cache:
+            self._cache.move_to_end(name)
+            self._replaced.pop(name, None)
+        else:
             self._held += len(tree)
-        self._cache[name] = tree
+            self._cache[name] = tree
         if len(self._cache) > CACHE_MAX or self._held > CACHE_ENTRIES:
             self._shrink()
 
     def _shrink(self) -> None:
-        cache, lines = self._cache, self._lines
+        cache, lines, replaced = self._cache, self._lines, self._replaced
         while cache and (len(cache) > CACHE_MAX or self._held > CACHE_ENTRIES):
-            oldest = next(iter(cache))
-            self._held -= len(cache.pop(oldest))
+            if replaced:
+                oldest = replaced.popitem(last=False)[0]
+                tree = cache.pop(oldest, {})
+            else:
+                oldest, tree = cache.popitem(last=False)
+            self._held -= len(tree)
             got = lines.pop(oldest, None)
             if got is not None:
                 self._held -= len(got[1])
+
+    def clear(self) -> None:
+        """Forget every cached tree (the next reads go to the store)."""
+        self._cache.clear()
+        self._lines.clear()
+        self._replaced.clear()
+        self._held = 0
 
     @property
     def held(self) -> int:
@@ -262,10 +278,11 @@ class TreeReader:
 
     def get(self, name: str, remember: bool = True) -> Tree:
         """A tree; ``remember=False``: read once and not cached (a full scan's)."""
-        cache = self._cache
-        tree = cache.pop(name, None)
+        tree = self._cache.get(name)
         if tree is not None:
-            cache[name] = tree  # the most recently used now
+            self._cache.move_to_end(name)  # the most recently used now
+            if self._replaced:
+                self._replaced.pop(name, None)  # in use again (a rewind's target)
             return tree
         tree, lines = decode_lines(self.objects.get(TREE, name), name[:12])
         if not remember:
@@ -350,6 +367,11 @@ class TreeReader:
             if name not in self._lines:
                 self._held += len(names)
             self._lines[name] = (names, lines)
+        if base is not None and base != name and base in self._cache:
+            # the version this one replaces: dropped before any other tree when room is
+            # needed (the oldest replaced first), so a long-lived server's cache keeps the
+            # folders it has not touched since a walk rather than superseded versions
+            self._replaced[base] = None
         self._remember(name, tree)  # after the lines: dropping a tree drops its lines
         return name, data
 
