@@ -15,6 +15,7 @@ import asyncio
 import logging
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
@@ -295,5 +296,9 @@ def _then_warm(after: Callable[[Store], object] | None) -> Callable[[Store], obj
     def both(store: Store) -> None:
         if after is not None:
             after(store)
-        store.warm_trees()
+        started = time.perf_counter()
+        read = store.warm_trees()
+        if read:
+            log.info("%s: %d folder trees of the walk kept in memory (%.0f ms)", store.root,
+                     read, (time.perf_counter() - started) * 1000)
     return both
