@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 from turnback import Store
@@ -33,3 +34,19 @@ def test_after_a_walk_the_answer_is_followed_by_the_warm_up_and_the_rewind_finis
         assert store.trees.held == held
         _then_warm(None)(store)  # no walk since: nothing more read
         assert store.trees.held == held
+
+
+def test_the_kept_trees_are_out_of_the_collectors_sight(ws: Path) -> None:
+    """A full collection does not walk them (``Entry``, a tuple subclass, stays tracked)."""
+    (ws / "d").mkdir()
+    (ws / "d" / "f.txt").write_text("x")
+    with Store.open(ws) as store:
+        store.checkpoint()
+        frozen = gc.get_freeze_count()
+        try:
+            _then_warm(None)(store)
+            assert gc.get_freeze_count() > frozen
+            kept = next(iter(store.trees._cache.values()))
+            assert all(o is not kept for o in gc.get_objects()), "a full collection walks it"
+        finally:
+            gc.unfreeze()
