@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from turnback import NotFound, StoreDamaged, Unsafe
 from turnback.objects.objectstore import BLOB, STREAM_THRESHOLD, TREE, ObjectStore, hash_bytes
-from turnback.objects.trees import DIR, EXEC, FILE, LINK, Entry, TreeReader, decode, encode
+from turnback.objects.trees import DIR, EXEC, FILE, LINK, Entry, Tree, TreeReader, decode, encode
 
 
 @pytest.fixture
@@ -326,3 +326,25 @@ def test_a_replaced_version_goes_before_a_tree_not_used_since_it_was_read(
     assert reads == [], "the trees read before the patch stayed"
     reader.get(subs[3])
     assert reads == [subs[3]]
+
+
+def test_a_tree_dropped_by_another_thread_while_read_is_still_returned(
+    objs: ObjectStore,
+) -> None:
+    """A server's read pool uses the tree cache while a write drops trees from it: a read
+    that found a tree which another thread drops before it is marked as used returns it."""
+    from collections import OrderedDict
+
+    class DroppedAfterGet(OrderedDict[str, Tree]):
+        def get(self, key: str, default: object = None) -> Tree | None:  # type: ignore[override]
+            tree = super().get(key)
+            self.pop(key, None)  # the other thread's eviction, between the two steps
+            return tree
+
+    _, subs = _folders(objs, 2, 10)
+    want = TreeReader(objs).get(subs[0])
+    reader = TreeReader(objs)
+    reader.get(subs[0])
+    reader._cache = DroppedAfterGet(reader._cache)
+    assert reader.get(subs[0]) == want
+    assert reader.get(subs[0]) == want  # and again, read from the store this time

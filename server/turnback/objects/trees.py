@@ -242,23 +242,28 @@ class TreeReader:
 
     def _remember(self, name: str, tree: Tree) -> None:
         """Cache a tree as the most recently used, within the bounds."""
-        if name in self._cache:
+        try:
             self._cache.move_to_end(name)
             self._replaced.pop(name, None)
-        else:
+        except KeyError:
             self._held += len(tree)
             self._cache[name] = tree
         if len(self._cache) > CACHE_MAX or self._held > CACHE_ENTRIES:
             self._shrink()
 
     def _shrink(self) -> None:
+        # Reads on other threads (the server's read pool) use the cache meanwhile: every
+        # step here is one dict operation, and one that finds its item gone stops or skips.
         cache, lines, replaced = self._cache, self._lines, self._replaced
         while cache and (len(cache) > CACHE_MAX or self._held > CACHE_ENTRIES):
-            if replaced:
-                oldest = replaced.popitem(last=False)[0]
-                tree = cache.pop(oldest, {})
-            else:
-                oldest, tree = cache.popitem(last=False)
+            try:
+                if replaced:
+                    oldest = replaced.popitem(last=False)[0]
+                    tree = cache.pop(oldest, {})
+                else:
+                    oldest, tree = cache.popitem(last=False)
+            except KeyError:
+                break
             self._held -= len(tree)
             got = lines.pop(oldest, None)
             if got is not None:
@@ -280,7 +285,10 @@ class TreeReader:
         """A tree; ``remember=False``: read once and not cached (a full scan's)."""
         tree = self._cache.get(name)
         if tree is not None:
-            self._cache.move_to_end(name)  # the most recently used now
+            try:
+                self._cache.move_to_end(name)  # the most recently used now
+            except KeyError:
+                return tree  # dropped by another thread meanwhile: still this tree
             if self._replaced:
                 self._replaced.pop(name, None)  # in use again (a rewind's target)
             return tree
