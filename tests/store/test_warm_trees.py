@@ -57,3 +57,23 @@ def test_without_a_walk_nothing_is_read(ws: Path) -> None:
         (ws / "d0" / "e0" / "f0.txt").write_text("changed")
         store.checkpoint(dirty=["d0/e0/f0.txt"])  # incremental: no walk
         assert not store.walked and store.warm_trees() == 0
+
+
+def test_a_damaged_tree_stops_the_warm_up_without_an_error(
+    ws: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The warm-up reads the store, which is input: a tree that fails its checks ends it
+    quietly (the checkpoint that needs that tree says what is wrong)."""
+    _workspace(ws)
+    with Store.open(ws) as store:
+        store.checkpoint()
+        real_get = store.objects.get
+
+        def get(kind: str, name: str) -> bytes:
+            if kind == TREE:
+                return b"f not-a-hash 1 x\0"  # what a damaged pack could hold
+            return real_get(kind, name)
+
+        monkeypatch.setattr(store.objects, "get", get)
+        assert store.warm_trees() == 0
+        assert not store.walked
