@@ -7,7 +7,9 @@ in turn, ``--rounds`` times, interleaved with the CLI: the same machine load for
 
     python bench/startup_walks.py WORKSPACE [PACKAGE_FOLDER[@VAR=VALUE] ...] [--rounds 3]
 
-(``server@TURNBACK_START_WORKER=0``: this checkout's server without its start child.)
+(``server@TURNBACK_START_WORKER=0``: this checkout's server without its start child;
+``server@TURNBACK_START_WORKER=idle``: with it, but idle until the first walk, not started at
+the fork on the store of the server's working folder, which is the workspace here.)
     python bench/startup_walks.py WORKSPACE --parts     # the watcher's set-up and the walk,
                                                         # both ways (own listing / walk lays)
 
@@ -71,7 +73,9 @@ def server(ws: Path, spec: str) -> tuple[float, float, float, float, float]:
 
 def cli(ws: Path, code: Path) -> tuple[float, float, float]:
     """(seconds of a fresh ``turnback checkpoint`` with no server, load, CPU seconds)."""
-    env = {**os.environ, "PYTHONPATH": str(code)}
+    # no background server left by it (issue 16): it would walk the workspace at its own
+    # start, on the cores the next round's server is timed on
+    env = {**os.environ, "PYTHONPATH": str(code), "TURNBACK_BACKGROUND": "0"}
     env.pop("TURNBACK_STORE", None)
     load = os.getloadavg()[0]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)

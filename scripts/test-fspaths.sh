@@ -15,5 +15,5 @@ TURNBACK_FS_PATHS=1 exec "$py" -m pytest -q -p no:cacheprovider \
   tests/reliability/test_rewind_capture.py tests/reliability/test_hostile_journal.py \
   tests/reliability/test_corrupt.py tests/reliability/test_privacy.py \
   tests/reliability/test_planted_files.py tests/reliability/test_hostile_imports.py \
-  tests/reliability/test_crash.py \
+  tests/reliability/test_crash.py tests/reliability/test_redteam_sessions.py \
   --deselect tests/snapshot/test_forked_scan.py "$@"

@@ -141,6 +141,10 @@ export interface SessionsParams extends FolderParams {
 export interface SessionsResult {
   sessions: SessionInfo[];
   total: number;
+  /** A just-started server's saved first page, not checked against the session files; a
+   * `turnback/didChange` naming no session follows when the full listing is done, and the
+   * cache then asks again (it drops the listing on every didChange). */
+  partial?: boolean;
 }
 
 export interface SessionParams extends FolderParams {

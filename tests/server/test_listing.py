@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from turnback import Kind, Store
 from turnback.server.listing import ListingCache
 
@@ -55,6 +57,9 @@ def test_named_sessions_are_summarized_again_in_order(store: Store) -> None:
         ids = [s["id"] for s in listed]
         assert ids == ["s7", "s4", "s9", "s3", "s2", "s1", "s0", "s0a"]
         assert next(s for s in listed if s["id"] == "s3")["stats"]["prompts"] == 2
+        # its count is on disk at once (a killed server's successor counts on from here)
+        saved = orjson.loads((ws / ".turnback" / "index" / "acc" / "s3.json").read_bytes())
+        assert saved["size"] == (ws / ".turnback" / "sessions" / "s3.jsonl").stat().st_size
         hits = cache.hits
         assert cache.peek() is not None and cache.hits == hits + 1  # kept again
     finally:

@@ -420,13 +420,14 @@ def test_folders_made_while_the_first_walk_lays_are_never_missed(
     ws, w = laid.ws, laid.watcher
     real = InotifyWatcher._lay
 
-    def lay(self: InotifyWatcher, gen: int, rel: str) -> None:
-        real(self, gen, rel)
+    def lay(self: InotifyWatcher, gen: int, rel: str, wd: int | None = None) -> bool:
+        stale = real(self, gen, rel, wd)
         if rel == "src":  # watched, about to be listed
             _write(ws / "src/fresh/new.txt", "fresh")
         elif rel == "docs/img":  # src was listed before or is listed after: either way
             _write(ws / "late/deeper/f.txt", "late")
             _write(ws / "src/later/f.txt", "later")
+        return stale
 
     monkeypatch.setattr(InotifyWatcher, "_lay", lay)
     laid.checkpoint()

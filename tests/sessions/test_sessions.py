@@ -452,3 +452,36 @@ def test_sessions_written_names_every_session_this_store_wrote(store: Store) -> 
     store.session("b")
     store.sessions()
     assert store.sessions_written() == set()
+
+
+def test_saved_counts_spare_a_killed_servers_successor_the_recount(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kept listing refreshed session by session saves the refreshed sessions' counts
+    (``save_session_counts``) though the store is never closed (a server killed): the next
+    process counts such a session on from where the refresh stopped, not from the start."""
+    import turnback.sessions.files as files
+
+    store.start_session(session_id="s1")
+    store.append("s1", Kind.PROMPT, {"text": "x"})
+    store.sessions()
+    store.close()  # the snapshot a long-lived server starts from
+    server = Store.open(store.workspace)
+    server.sessions()
+    for i in range(5):  # hours of an agent's work, refreshed by name
+        server.append("s1", Kind.PROMPT, {"text": f"more {i}"})
+        assert server.session_summary("s1").stats["prompts"] == i + 2
+        server.save_session_counts({"s1"})
+    size = (store.root / "sessions" / "s1.jsonl").stat().st_size
+    # killed: never closed, so summaries.json still holds the first snapshot
+    starts: list[int] = []
+    real = files.read_lines
+
+    def read_lines(path: Path, start: int = 0, **kw: object) -> Iterator[object]:
+        starts.append(start)
+        return real(path, start=start, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(files, "read_lines", read_lines)
+    successor = Store.open(store.workspace)
+    assert [s.stats["prompts"] for s in successor.sessions()[0]] == [6]
+    successor.close()
+    assert starts == [size], "counted again from an older snapshot"

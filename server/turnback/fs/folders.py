@@ -350,10 +350,11 @@ class NotAFolder(Unsafe):
     """A component of the path is a file (not a symlink): nothing can stand below it."""
 
 
-def open_dir(root: Folder, parts: list[str], *, create: bool) -> Folder:
+def open_dir(root: Folder, parts: list[str], *, create: bool, mode: int = 0o755) -> Folder:
     """Open folder ``parts`` under ``root`` without following any link.
 
-    Returns a new ``Folder`` (caller closes). ``create`` makes missing folders. A link
+    Returns a new ``Folder`` (caller closes). ``create`` makes missing folders (``mode``,
+    less the umask). A link
     on the way raises ``Unsafe``, a file ``NotAFolder``, a missing folder
     ``FileNotFoundError``.
     """
@@ -372,7 +373,7 @@ def open_dir(root: Folder, parts: list[str], *, create: bool) -> Folder:
                 if not create:
                     raise
                 try:
-                    here.mkdir(name, 0o755)
+                    here.mkdir(name, mode)
                 except FileExistsError:
                     pass
                 nxt = _child_checked(here, parts, i)

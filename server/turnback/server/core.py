@@ -17,7 +17,7 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
@@ -107,7 +107,6 @@ class TurnbackServer(LanguageServer):
         sessions: set[str] | None = None,
         checkpoints: bool = False,
         after: Callable[[Store], object] | None = None,
-        by_name: bool = False,
     ) -> T:
         """Run a write on the writes pool, one at a time per folder.
 
@@ -116,9 +115,12 @@ class TurnbackServer(LanguageServer):
         when no watcher will see it. ``after`` runs once the answer is on its way,
         still under the folder's write lock (a rewind's recording, see
         ``Store.finish_rewind``): no other write of this folder comes in between.
-        ``by_name``: the write changes session files only through the store's
-        session calls, so the kept listing summarizes again only the sessions the
-        store says it wrote (``Store.sessions_written``) instead of being dropped.
+        Every write of the store changes session files only through its session
+        calls (create, append, head and meta lines), so the kept listing summarizes
+        again only the sessions the store says the write made
+        (``Store.sessions_written``) instead of being dropped: a rewind, an import
+        or a gc costs the next ``turnback/sessions`` its own sessions, not a listing
+        of every session. A store opened by the write itself is listed in full.
         """
         await folder.write_lock.acquire()
         held = True
@@ -131,7 +133,7 @@ class TurnbackServer(LanguageServer):
                 store = folder.open_store(create=create)
                 if store is None:
                     raise NotFound(_no_store(folder))
-                if not (by_name and had_store):
+                if not had_store:
                     return fn(store)
                 store.sessions_written()  # what came before this write is not its own
                 try:
@@ -159,10 +161,7 @@ class TurnbackServer(LanguageServer):
                 # its paths out of packs (bench/RESULTS.md, "Issue 16, fifth round")
                 after = _then_warm(after)
             if after is not None and store is not None:
-                task = asyncio.get_running_loop().create_task(
-                    self._after(folder, store, after))
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
+                self.spawn(self._after(folder, store, after))
                 held = False  # the task lets the lock go
         finally:
             if held:
@@ -171,14 +170,33 @@ class TurnbackServer(LanguageServer):
             self.announce(folder, sessions or set(), checkpoints)
         return result
 
+    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` on the event loop after the current answer, kept until it ends."""
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
     async def _after(self, folder: Folder, store: Store, fn: Callable[[Store], object]
                      ) -> None:
+        written: list[set[str] | None] = [None]
+
+        def job() -> None:
+            store.sessions_written()  # as in ``write``: only what ``fn`` writes is its own
+            try:
+                fn(store)
+            finally:
+                written[0] = store.sessions_written()
+
         try:
-            await run_blocking(self.pools.writes, lambda: fn(store))
+            await run_blocking(self.pools.writes, job)
         except Exception as exc:
             log.error("%s: %s", folder.path, getattr(exc, "message", exc))
         finally:
-            folder.listing.invalidate()
+            touched = written[0]
+            if touched is None:
+                folder.listing.invalidate()
+            elif touched:
+                folder.listing.changed(touched)
             folder.write_lock.release()
 
     def follow(self, folder: Folder) -> None:

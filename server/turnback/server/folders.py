@@ -160,10 +160,13 @@ class Folder:
         handoff, self.handoff = self.handoff, None
         if handoff is not None:
             handoff.stop()
+        kept = self.listing.peek()
         self.listing.invalidate()
         with self._open_lock:
             store, self.store = self.store, None
         if store is not None:
+            if kept is not None:  # refreshed since the last full listing: the next server's
+                store.save_first_sessions(kept)  # first answer starts from here
             store.close()
 
     # -- watcher ----------------------------------------------------------------------------
@@ -171,6 +174,9 @@ class Folder:
         self.stop_watcher()
         if not self.settings.watch or not self.path.is_dir():
             self.tracker.watching(False, "watching is off")
+            from . import startwalk
+
+            startwalk.drop()  # no watcher to hand the start child to
             return
         def on_change(sessions: set[str], checkpoints: bool) -> None:
             if sessions:  # the listing is the session files' alone: checkpoints.jsonl is not in it
@@ -186,6 +192,10 @@ class Folder:
             self.path, self.store_root, self.tracker, on_change, on_reset=self.listing.invalidate,
             ignores=tuple(ignores), walk_lays=True,
         )
+        from . import inotify_watch, startwalk
+
+        if not isinstance(self.watcher, inotify_watch.InotifyWatcher):
+            startwalk.drop()  # only the inotify watcher takes the start child
         self.watcher.start()
 
     def stop_watcher(self) -> None:
@@ -250,6 +260,9 @@ def with_dirty(
             worker, scanner.worker = scanner.worker, None
         if worker is not None:
             worker.kill()  # no full scan took it
+    if hook is not None and hook.worker is not None and hook.worker.laid():
+        log.info("%s: the start child checked %d folders", folder.path,
+                 len(hook.worker.laid()))
     if not scanned(result):
         folder.tracker.give_back(ticket)
     elif hook is not None and not (scanner is not None and hook.done()):

@@ -69,7 +69,6 @@ class Host(Protocol):
         create: bool = ...,
         sessions: set[str] | None = ...,
         checkpoints: bool = ...,
-        by_name: bool = ...,
     ) -> T: ...
 
     def announce(self, folder: Folder, sessions: set[str], checkpoints: bool) -> None: ...
@@ -248,7 +247,7 @@ class AgentFollower:
             due = follower.next_flush()
             return None if due is None else due - follower.clock() + time.monotonic()
 
-        due = await self.ls.write(self.folder, job, create=True, by_name=True,
+        due = await self.ls.write(self.folder, job, create=True,
                                   cancel=work.cancel_event if work is not None else None)
         result: ImportResult | None = out.get("result")
         if result is not None and (result.sessions or out.get("checkpointed")) \

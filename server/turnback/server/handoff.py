@@ -63,7 +63,6 @@ class Host(Protocol):
         sessions: set[str] | None = ...,
         checkpoints: bool = ...,
         after: Callable[[Store], None] | None = ...,
-        by_name: bool = ...,
     ) -> T: ...
 
     async def read(self, folder: Folder, fn: Callable[[Store], T]) -> T: ...
@@ -251,7 +250,7 @@ class HandoffListener:
             return cli_text.checkpoint(cp.to_json(), req.as_json)
 
         return await self._ls.write(folder, job, sessions={sid or WORKSPACE_SESSION},
-                                    checkpoints=True, by_name=True)
+                                    checkpoints=True)
 
     async def _rewind(self, req: _Request) -> cli_text.Printed:
         folder = self._folder

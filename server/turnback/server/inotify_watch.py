@@ -48,7 +48,12 @@ The first folder's watcher adopts the instance ``startwalk`` made before the
 server's threads, and hands that walk the child that holds it too: the child
 watches and checks half the folders. Events on its watches carry numbers this
 watcher learns only when its walk watches the same folder; they are kept
-(``_orphans``) and handled then.
+(``_orphans``) and handled then. The child may have started at the fork, on the
+store of the server's working folder (``startwalk``): its listings are then older
+than the walk, so the walk first reads the queue (every change made before the
+checkpoint was asked is in it), and a folder with an event on the child's watch,
+or every folder after a queue overflow, is listed again by the walk instead of
+taken from the child (``_Laying.__call__`` answers the walk's question).
 """
 
 from __future__ import annotations
@@ -151,6 +156,10 @@ class InotifyWatcher(Watcher):
         # events on watches the child laid, by watch number, until the walk learns it
         self._orphans: dict[int, list[Any]] = {}
         self._replay: list[Any] = []  # orphans whose folder is known now: read next
+        # folders whose child's listing is stale (an event on its watch since), and
+        # whether all are (the queue overflowed before the walk laid every watch)
+        self._touched: set[str] = set()
+        self._all_touched = False
 
     def covers_store(self) -> bool:
         """Whether the store's files reach this watcher (False: restart it). A store made
@@ -244,6 +253,7 @@ class InotifyWatcher(Watcher):
             else:
                 self._ino = INotify(nonblocking=True)
             self._orphans, self._replay = {}, []
+            self._touched, self._all_touched = set(), False
             self._dirs = {}
             self._ws_wds = {}
             self._unwatched = {}
@@ -265,6 +275,13 @@ class InotifyWatcher(Watcher):
 
     # -- watches laid by a walk ----------------------------------------------------------
     def walk_hook(self) -> _Laying | None:
+        if self.walk_lays and not self._laid:
+            # every event queued before the walk is read first: one on a folder the start
+            # child listed before the checkpoint was asked makes the walk list it again
+            try:
+                self.drain()
+            except OSError:
+                pass  # the thread's next drain fails too and starts watching again
         with self._lock:
             if not self.walk_lays or self._laid or self._ino is None or not self.ready:
                 return None
@@ -273,32 +290,49 @@ class InotifyWatcher(Watcher):
                 worker, self._worker = self._worker, None
             return _Laying(self, self._gen, worker)
 
-    def _lay(self, gen: int, rel: str) -> None:
+    def _lay(self, gen: int, rel: str, laid: int | None = None) -> bool:
         """A walk is about to list ``rel``: watch it first (or, at the limit, leave it
-        to the checkpoints' walks with the folder above it that was refused)."""
+        to the checkpoints' walks with the folder above it that was refused). True if
+        the start child's listing of it may be stale (an event on its watch since, or
+        the queue overflowed): the walk lists it again. ``laid``: the watch number the
+        child got for it, taken as this folder's watch when nothing happened on it
+        since (the kernel would give back the same number; 7,000-14,000 of 21,000
+        calls fewer at 500,000 files, bench/RESULTS.md, branch start23)."""
         with self._lock:
-            if gen != self._gen or self._ino is None or rel in self._ws_wds:
-                return
+            if gen != self._gen or self._ino is None:
+                return False
+            if rel in self._ws_wds:
+                return self._all_touched or rel in self._touched
             parent, _, name = rel.rpartition("/")
             if rel and self._skip(parent, name):
-                return  # the store's folder inside the workspace keeps its own watch
+                return False  # the store's folder inside the workspace keeps its own watch
             top = self._left.get(parent) if rel else None
             if top is None and not self._full:
                 try:
+                    if (laid is not None and laid not in self._dirs and not self._all_touched
+                            and rel not in self._touched and laid not in self._orphans):
+                        self._dirs[laid] = ("ws", rel)
+                        self._ws_wds[rel] = laid
+                        self._unwatched.pop(rel, None)
+                        return False
                     if self._add("ws", rel):
                         self._unwatched.pop(rel, None)
-                        if self._orphans:  # events on the child's watch of this folder
-                            self._replay += self._orphans.pop(self._ws_wds[rel], ())
-                    return
+                        # events on the child's watch of this folder (the same number)
+                        got = self._orphans.pop(self._ws_wds[rel], None)
+                        if got:
+                            self._replay += got
+                            self._touched.add(rel)
+                    return self._all_touched or rel in self._touched
                 except _OutOfWatches:
                     self._full = True
             if top is None:
                 top = rel
                 self._unwatched[top] = 0
             elif top not in self._unwatched:
-                return  # gone meanwhile (``_drop_unwatched``)
+                return True  # gone meanwhile (``_drop_unwatched``)
             self._left[rel] = top
             self._unwatched[top] += 1
+            return True  # unwatched: what the child saw is no better than a guess
 
     def _laid_by(self, gen: int) -> bool:
         """The walk of start ``gen`` ended: its watches are the whole set."""
@@ -307,6 +341,7 @@ class InotifyWatcher(Watcher):
                 return False
             self._laid = True
             self._left = {}
+            self._touched, self._all_touched = set(), False
             self._drop_orphans()
             self._publish()
             n = len(self._ws_wds)
@@ -513,6 +548,8 @@ class InotifyWatcher(Watcher):
                 for wd, mask, _cookie, name in events:
                     if mask & _Q_OVERFLOW:
                         overflow = True
+                        if self._adopted == self._gen and not self._laid:
+                            self._all_touched = True  # the child's events are lost too
                         continue
                     where = self._dirs.get(wd)
                     if where is None:
@@ -525,6 +562,8 @@ class InotifyWatcher(Watcher):
                                 self._drop_orphans()
                         continue  # a folder already forgotten
                     kind, rel = where
+                    if kind == "ws" and self._adopted == self._gen and not self._laid:
+                        self._touched.add(rel)  # the start child's listing of it is stale
                     if mask & _IGNORED:
                         self._dirs.pop(wd, None)
                         if kind == "ws" and self._ws_wds.get(rel) == wd:
@@ -674,10 +713,15 @@ class _Laying:
         # the child that shares this watcher's instance, for the walk (``Scanner.worker``)
         self.worker = worker
 
-    def __call__(self, rel: str) -> None:
+    def __call__(self, rel: str) -> bool | None:
+        """Watch ``rel`` before the walk lists it; True if a listing of it made before
+        the walk (the start child's) must not be trusted."""
         if rel == "":
             self._top = True
-        self._watcher._lay(self._gen, rel)
+        laid = self.worker.laid().get(rel) if self.worker is not None else None
+        if not isinstance(laid, int):
+            laid = None
+        return True if self._watcher._lay(self._gen, rel, laid) else None
 
     def done(self) -> bool:
         return self._top and self._watcher._laid_by(self._gen)

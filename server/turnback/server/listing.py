@@ -6,11 +6,13 @@ already reports every change to a session file, by any process, so while it
 runs the server keeps the sorted listing and pages through it. A change the
 watcher reports names its sessions: only those are summarized again (counting
 what was appended) and put back in order, so a live agent's session does not
-cost a listing of every session at each change. A watcher restart (events may
-have been missed) drops the listing and the next request lists again. Changes
-made through this server drop it before their answer; other processes' changes
-are seen as soon as the watcher reports them — before the ``turnback/didChange``
-that announces them.
+cost a listing of every session at each change; the refreshed sessions' counts
+go to ``index/acc/`` at once, so a server killed later leaves its successor
+nothing to count again. A watcher restart (events may have been missed) drops
+the listing and the next request lists again. This server's own writes name the
+sessions they wrote (``Store.sessions_written``) before their answer; other
+processes' changes are seen as soon as the watcher reports them — before the
+``turnback/didChange`` that announces them.
 """
 
 from __future__ import annotations
@@ -32,6 +34,10 @@ class ListingCache:
         self._generation = 0
         self.hits = 0
         self.refreshes = 0  # listings brought up to date by summarizing only what changed
+        # a listing of every session was made, or the first one ended (it may have failed),
+        # since the server started: the saved first page is not answered any more
+        self.listed = False
+        self._first_claimed = False
 
     def invalidate(self) -> None:
         with self._lock:
@@ -51,6 +57,19 @@ class ListingCache:
             self._generation += 1
             if self._items is not None:
                 self._stale |= sessions
+
+    def claim_first_listing(self) -> bool:
+        """True once: the caller starts the first full listing (answering meanwhile from
+        ``Store.first_sessions``)."""
+        with self._lock:
+            claimed, self._first_claimed = self._first_claimed, True
+        return not claimed
+
+    def first_listing_ended(self) -> None:
+        """The first full listing ended, listed or not: a failed one leaves the next
+        request to list (and report why), not the saved page answered again for ever."""
+        with self._lock:
+            self.listed = True
 
     def peek(self) -> list[SessionSummary] | None:
         """The listing if it is at hand and up to date (no I/O: safe on the event loop)."""
@@ -73,6 +92,7 @@ class ListingCache:
         else:
             self.refreshes += 1
         with self._lock:
+            self.listed = True
             # Kept only if nothing changed while listing (else the next call lists again).
             if generation == self._generation and self._enabled():
                 self._items = items
@@ -93,6 +113,7 @@ def _refreshed(store: Store, kept: list[SessionSummary], stale: set[str]
             continue
         except OSError:
             return None
+    store.save_session_counts(stale)  # a killed server's successor counts on from here
     items = [s for s in kept if s.header.id not in stale]
     for summary in fresh:
         key = listing_order(summary)

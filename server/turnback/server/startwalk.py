@@ -14,12 +14,24 @@ either side. Events on the child's watches reach this process with watch numbers
 does not know until its walk watches the same folder (the kernel gives back the same
 number); the watcher keeps them until then (``InotifyWatcher``'s orphans).
 
-``TURNBACK_START_WORKER=0`` leaves it out (for measuring, bench/startup_walks.py).
+The extension starts the server in the first workspace folder. When that folder holds
+a store (``store_here``: never made here; not one a checkpoint would refuse, a link or
+another user's), the child does not wait: it reads the stat cache's folder records
+itself and starts checking at the fork, while this process imports pygls and
+initializes, as the CLI's early child does. The first walk adopts it only if it scans
+that workspace against that very stat cache file; its listings are older than the
+walk, so the walk re-lists every folder with an event on the child's watch since
+(``InotifyWatcher``'s ``_touched``). Anything else (another first folder, a store
+elsewhere, no records) and the child waits for the walk's job as before.
+
+``TURNBACK_START_WORKER=0`` leaves it out, ``TURNBACK_START_WORKER=idle`` keeps it
+waiting for the walk's job (both for measuring, bench/startup_walks.py).
 """
 
 from __future__ import annotations
 
 import os
+from stat import S_ISDIR
 
 from ..snapshot import prescan
 
@@ -51,16 +63,16 @@ def begin() -> None:
     except (ImportError, OSError):
         return
 
-    def lay(path: str) -> bool:
+    def lay(path: str) -> int | None:
         try:
-            ino.add_watch(path, WATCH_MASK)
+            return int(ino.add_watch(path, WATCH_MASK))
         except OSError:
             # gone, no folder, or refused (the limit): not listed there, the walk here
             # watches it first (a listing with no watch before it could miss a change)
-            return False
-        return True
+            return None
 
-    worker = prescan.fork_worker(lay)
+    early = store_here() if os.environ.get("TURNBACK_START_WORKER") != "idle" else None
+    worker = prescan.fork_worker(lay, early)
     if worker is None:
         ino.close()
         return
@@ -72,3 +84,38 @@ def take() -> tuple[INotify, prescan.Worker] | None:
     global _made
     made, _made = _made, None
     return made
+
+
+def drop() -> None:
+    """A folder is served without an inotify watcher (watching off, another watcher):
+    kill the child and close the instance, which may hold the watches it laid at the
+    fork and its results (it would keep them until the server exits)."""
+    made = take()
+    if made is not None:
+        made[1].kill()
+        made[0].close()
+
+
+STORE_DIRNAME = ".turnback"  # store.config's (not imported: this runs before the rest)
+
+
+def store_here() -> tuple[str, str] | None:
+    """(workspace, stat cache file) of the store in the working folder, or None: none
+    there, a store chosen elsewhere (``TURNBACK_STORE``), or one a checkpoint would refuse
+    (a link, not a folder, another user's: ``fs/privacy.refuse_foreign``). Only read,
+    never made; the file itself is checked where it is read (``prescan.read_records``)."""
+    if os.environ.get("TURNBACK_STORE"):
+        return None
+    try:
+        ws = os.path.realpath(os.getcwd())
+        root = os.path.join(ws, STORE_DIRNAME)
+        st = os.lstat(root)
+        cache = os.lstat(os.path.join(root, "cache"))
+    except OSError:
+        return None
+    if not (S_ISDIR(st.st_mode) and S_ISDIR(cache.st_mode)):
+        return None  # a link, or not a folder
+    if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
+        return None  # another user's (root's sudo case too: left to the walk's child)
+    return ws, os.path.join(root, "cache", "stat.bin")
+

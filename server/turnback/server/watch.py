@@ -62,9 +62,10 @@ StoreChange = Callable[[set[str], bool], None]
 
 class WalkHook(Protocol):
     """Handed to a walk of the whole workspace by a watcher that lets that walk lay its
-    watches: called with each folder (relative, "" the top) before the walk lists it."""
+    watches: called with each folder (relative, "" the top) before the walk lists it;
+    True (else None) when a listing of it made before the walk must not be trusted."""
 
-    def __call__(self, rel: str) -> None: ...
+    def __call__(self, rel: str) -> bool | None: ...
 
     # a child that lays this watcher's watches too, for the walk to hand folders to
     # (``Scanner.worker``); None for most walks

@@ -26,6 +26,7 @@ import orjson
 from ..errors import Conflict, InvalidInput, NotFound, StoreDamaged
 from ..events import Event, SessionHeader, check_id, is_id
 from ..fs.atomic import atomic_write
+from ..fs.instore import replace_file, store_folder
 from ..fs.jsonl import _torn_tail_start, dumps, last_line, loads, parse_object, read_lines
 from ..fs.locks import file_lock
 from ..fs.privacy import make_dir
@@ -464,23 +465,19 @@ class FileSessions:
             plain = {k: {f: e[f] for f in SUMMARY_FIELDS} for k, e in self._index.items()}
             self._acc_dirty = set()
             self._index_dirty = False
-        failed = False
-        for sid, acc in accs.items():
-            if acc is None:
-                continue
-            try:
-                path = self._acc_path(sid)
-                atomic_write(path, dumps(acc), fsync=False)  # makes the folder
-            except OSError:
-                failed = True
+        unwritten = self._write_counts(accs)
+        failed = bool(unwritten)
         try:
-            atomic_write(self.index_path, dumps({"format": INDEX_FORMAT, "sessions": plain}),
-                         fsync=False)
+            with store_folder(self.index_path.parent.parent, [self.index_path.parent.name]
+                              ) as folder:
+                replace_file(folder, self.index_path.name,
+                             dumps({"format": INDEX_FORMAT, "sessions": plain}))
         except OSError:
             failed = True
         if failed:
             with self._lock:
                 self._index_dirty = True  # try again next time
+                self._acc_dirty |= unwritten  # (else forgotten until the session changes)
             return
         with self._lock:
             for sid, acc in accs.items():  # kept on disk now: memory holds the summaries only
@@ -491,6 +488,51 @@ class FileSessions:
             (self.index_path.parent / LEGACY_INDEX).unlink()
         except OSError:
             pass
+
+    def save_counts(self, session_ids: set[str]) -> None:
+        """Write the accumulators of these sessions to ``index/acc/`` now (best effort).
+
+        A kept listing refreshed session by session never calls ``save_index`` (which
+        rewrites every summary); without this a server killed after hours of refreshes
+        left the next process to count those sessions again from older snapshots. The
+        summaries file is left to ``save_index``: a session whose entry there is older
+        is counted from its accumulator, which then covers the whole file.
+        """
+        with self._lock:
+            if self._index is None:
+                return
+            accs = {sid: self._index[sid].get("_acc") for sid in session_ids & self._acc_dirty
+                    if sid in self._index}
+            self._acc_dirty -= set(accs)
+        failed = self._write_counts(accs)
+        with self._lock:
+            self._acc_dirty |= failed  # the next save tries again
+            for sid, acc in accs.items():
+                e = self._index.get(sid) if self._index is not None else None
+                if (sid not in failed and e is not None and e.get("_acc") is acc
+                        and sid not in self._acc_dirty):
+                    del e["_acc"]  # on disk now: memory keeps the summary only
+
+    def _write_counts(self, accs: dict[str, Any]) -> set[str]:
+        """Write these accumulators to ``index/acc/<id>.json``; the sessions not written.
+        Through the folder opened without following a link: one swapped in while a
+        server runs would have had a file named by any session's id made, or replaced,
+        wherever it leads."""
+        failed = {sid for sid, acc in accs.items() if acc is not None}
+        if not failed:
+            return failed
+        try:
+            with store_folder(self.index_path.parent.parent,
+                              [self.index_path.parent.name, "acc"]) as folder:
+                for sid in list(failed):
+                    try:
+                        replace_file(folder, f"{sid}.json", dumps(accs[sid]))
+                        failed.discard(sid)
+                    except OSError:
+                        pass
+        except OSError:
+            pass
+        return failed
 
     def summaries(self) -> list[SessionSummary]:
         """Every session's summary: one directory scan, one stat per file, cached counts."""

@@ -110,8 +110,10 @@ class ScanState:
         # Told the path (relative, "" for the top) of each folder a walk is about to list,
         # before it lists it: a caller that watches folders (the server's inotify watcher)
         # lays its watch there, so one listing serves both and no change falls between
-        # them. None: nobody asks.
-        self.before_listing: Callable[[str], None] | None = None
+        # them. None: nobody asks. It answers True (else None) when the folder has changed
+        # since a listing made before this walk began (the server's start child's, made
+        # at the fork): the walk then lists it again instead of trusting that one.
+        self.before_listing: Callable[[str], bool | None] | None = None
         # An idle child forked before the process had threads (``prescan.fork_worker``),
         # which calls in the child what ``before_listing`` calls here: the next full scan
         # that writes hands it the front of the folder records to check (then drops it)

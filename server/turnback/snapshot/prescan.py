@@ -15,7 +15,12 @@ Where the child comes from:
   first thread, idle until a scan hands it its folders (``Worker.start``). It calls a
   function of the forker's before it lists each folder (the server lays an inotify
   watch there, on an instance both processes hold), as the scan's walk does
-  (``Scanner.before_listing``): watched first, then listed, on both sides;
+  (``Scanner.before_listing``): watched first, then listed, on both sides. Given the
+  workspace and stat cache the first scan will most likely use (the server's working
+  folder's store), it starts at once instead, as the early child below does, and a
+  scan adopts it only if it checks that workspace against that very file; its
+  listings then predate the scan, which must re-list every folder whose watch has
+  seen an event since (the server's watcher says which: ``Scanner.before_listing``);
 - ``fork_early``: forked by the CLI's ``checkpoint`` before it imports anything else
   (about 55 ms of imports, on one core). That child reads the stat cache header itself
   and starts checking at once; the scan adopts it (``take_early``) if it checks the
@@ -38,7 +43,7 @@ import struct
 import sys
 import time
 from mmap import mmap
-from stat import S_ISDIR
+from stat import S_ISDIR, S_ISREG
 
 import blake3
 
@@ -64,12 +69,15 @@ Identity = tuple[int, int, int]  # a loaded stat cache file's (inode, size, mtim
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 _STATKEY = struct.Struct("<QqqQI")
 # Shared by the two processes: how many folders the child has checked from the front,
-# the lowest index this process has checked from the back, and (early child) the
-# identity of the stat cache file the child loaded, zero until it has
+# the lowest index this process has checked from the back, (early child) the identity
+# of the stat cache file the child loaded, zero until it has, and (worker) whether it
+# started at once or waits for a job, zero until it has decided
 _FRONT, _BACK, _IDENT = 0, 4, 8
 _INT = struct.Struct("<i")
 _IDENTITY = struct.Struct("<QQq")
-_SHARED_SIZE = _IDENT + _IDENTITY.size
+_MODE = _IDENT + _IDENTITY.size
+_SHARED_SIZE = _MODE + _INT.size
+_UNDECIDED, _STARTED, _WAITING = 0, 1, 2
 _NOT_STARTED = 2**31 - 1
 _LENGTH = struct.Struct("<Q")  # before what the child sends
 
@@ -175,8 +183,11 @@ def verify_folders(root: str, folders: list[str], recs: dict[str, str], shared: 
 
 
 def recorded_folders(dirrecs: dict[str, str], dirtrees: Mapping[str, object]) -> list[str]:
-    """The folders worth checking, in the stat cache's order (both processes agree)."""
-    return [rel for rel in dirrecs if rel in dirtrees]
+    """The folders worth checking, in the stat cache's order (both processes agree). A
+    planted record of a path leading out of the workspace (``..``, absolute) is left out:
+    a walk never reaches it, and a child must not list nor watch it."""
+    return [rel for rel in dirrecs
+            if rel in dirtrees and not rel.startswith("/") and ".." not in rel.split("/")]
 
 
 class Checker:
@@ -189,11 +200,22 @@ class Checker:
         self.shared = shared
         self.workspace = workspace
         self.stat_path = stat_path  # an early child's guess; None: the scan's own child
+        # a worker's watch numbers of the folders it verified (after ``finish``)
+        self.laid: dict[str, int] = {}
 
     def identity(self) -> Identity:
         """What an early child loaded: its stat cache file's identity (zeros until then)."""
         ino, size, mtime = _IDENTITY.unpack_from(self.shared, _IDENT)
         return ino, size, mtime
+
+    def mode(self, deadline: float) -> int:
+        """Whether a worker started at once or waits for a job, once it has decided (it
+        reads the stat cache header first: milliseconds); undecided at ``deadline``."""
+        while True:
+            (mode,) = _INT.unpack_from(self.shared, _MODE)
+            if mode != _UNDECIDED or time.monotonic() >= deadline:
+                return int(mode)
+            time.sleep(0.001)
 
     def finish(self, folders: list[str], recs: dict[str, str],
                before: Callable[[str], bool | None] | None = None) -> dict[str, Verified]:
@@ -207,7 +229,8 @@ class Checker:
             data = _read_child(self.rfd, 1.0 + 4 * (time.monotonic() - started))
             if data is not None:
                 # all of it (its length says so) before the child has even exited
-                verified = {**_child_found(data), **verified}
+                found, self.laid = _child_found(data)
+                verified = {**found, **verified}
                 os.waitpid(self.pid, 0)
                 reaped = True
             return verified
@@ -232,7 +255,8 @@ class Checker:
 
 
 def _fork(workspace: str, stat_path: str | None,
-          child: Callable[[mmap], dict[str, Verified]]) -> Checker | None:
+          child: Callable[[mmap], dict[str, Verified]
+                          | tuple[dict[str, Verified], dict[str, int]]]) -> Checker | None:
     """Fork a child that runs ``child(w, shared)`` and exits; None if it cannot be made."""
     shared = mmap(-1, _SHARED_SIZE)  # anonymous and shared: the child writes these pages
     _INT.pack_into(shared, _BACK, _NOT_STARTED)
@@ -286,21 +310,38 @@ JOB_WAIT_S = 10.0  # the longest a scan waits for the worker to read its job (MB
 
 
 class Worker:
-    """A child forked idle (``fork_worker``), waiting for one job."""
+    """A child forked idle (``fork_worker``), waiting for one job, or checking already
+    the folders of the workspace and stat cache it was given (``early``)."""
 
-    def __init__(self, checker: Checker, job: int) -> None:
+    def __init__(self, checker: Checker, job: int, early: tuple[str, str] | None) -> None:
         self._checker = checker
         self._job = job  # the write end of the pipe the child reads its job from
+        self._early = early  # (workspace, stat cache path) it may have started on
 
-    def start(self, workspace: str, folders: list[str], recs: dict[str, str]
-              ) -> Checker | None:
+    def start(self, workspace: str, folders: list[str], recs: dict[str, str],
+              stat_path: str = "", identity: Identity | None = None) -> Checker | None:
         """Have the child check ``folders`` from the front (then call ``finish``). None
         (the child killed) if it does not take its job within ``JOB_WAIT_S``: the walk
-        then checks every folder itself, never waits on a stuck child."""
+        then checks every folder itself, never waits on a stuck child. A child that
+        started at once is kept only if it checks ``workspace`` against the stat cache
+        file at ``stat_path`` with this ``identity`` (what the scan loaded): then
+        ``folders`` and ``recs`` are the ones it read itself."""
         self._checker.workspace = workspace
+        deadline = time.monotonic() + JOB_WAIT_S
+        if self._early is not None:
+            mode = self._checker.mode(deadline)
+            if mode == _STARTED:
+                if ((workspace, stat_path) == self._early and identity is not None
+                        and self._checker.identity() == identity):
+                    os.close(self._job)
+                    return self._checker
+                self.kill()  # another workspace or store, or the file changed since
+                return None
+            if mode != _WAITING:
+                self.kill()  # stuck reading the stat cache
+                return None
         data = marshal.dumps((workspace, folders, recs))
         out = memoryview(_LENGTH.pack(len(data)) + data)
-        deadline = time.monotonic() + JOB_WAIT_S
         try:
             os.set_blocking(self._job, False)
             while out:
@@ -321,35 +362,64 @@ class Worker:
         os.close(self._job)
         self._checker.kill()
 
+    def laid(self) -> dict[str, int]:
+        """The watch numbers ``lay`` gave the folders the child verified (once checked):
+        the walk adopts them instead of asking the kernel again."""
+        return self._checker.laid
 
-def fork_worker(lay: Callable[[str], bool]) -> Worker | None:
+
+def fork_worker(lay: Callable[[str], int | None], early: tuple[str, str] | None = None
+                ) -> Worker | None:
     """An idle child for a process about to start threads (``can_fork`` only holds
     before them): it waits for one job (``Worker.start``) and calls ``lay(path)`` with
-    each folder's absolute path before it lists the folder (False: it does not, the walk
-    will). None if it cannot be made."""
+    each folder's absolute path before it lists the folder (its watch number; None: it
+    does not list it, the walk will). With ``early`` = (workspace, stat cache path) it
+    first reads that file's folder records and, if they are worth a child
+    (``FORK_MIN_FILES``), checks them at once instead. It never writes to the store.
+    None if it cannot be made."""
     if not can_fork():
         return None
     job_r, job_w = os.pipe()
 
-    def child(shared: mmap) -> dict[str, Verified]:
+    def child(shared: mmap) -> tuple[dict[str, Verified], dict[str, int]]:
         os.close(job_w)
-        got = _read_child(job_r, 3600.0)  # EOF with nothing: the parent exited, no job
-        if not got or len(got) < _LENGTH.size:
-            return {}
-        workspace, folders, recs = marshal.loads(memoryview(got)[_LENGTH.size:])
+        if early is not None:
+            got = read_records(early[1])
+            if got is not None and got[3] >= FORK_MIN_FILES:
+                identity, recs, trees, _files = got
+                _IDENTITY.pack_into(shared, _IDENT, *identity)
+                _INT.pack_into(shared, _MODE, _STARTED)
+                return _check(early[0], recorded_folders(recs, trees), recs, shared, lay)
+            _INT.pack_into(shared, _MODE, _WAITING)
+        got_job = _read_child(job_r, 3600.0)  # EOF with nothing: the parent exited, no job
+        if not got_job or len(got_job) < _LENGTH.size:
+            return {}, {}
+        workspace, folders, recs = marshal.loads(memoryview(got_job)[_LENGTH.size:])
+        return _check(workspace, folders, recs, shared, lay)
 
-        def before(rel: str) -> bool:
-            return lay(os.path.join(workspace, rel) if rel else workspace)
-
-        return verify_folders(workspace, folders, recs, shared, from_back=False,
-                              before=before)
-
-    checker = _fork("", None, child)
+    checker = _fork(early[0] if early is not None else "", None, child)
     os.close(job_r)
     if checker is None:
         os.close(job_w)
         return None
-    return Worker(checker, job_w)
+    return Worker(checker, job_w, early)
+
+
+def _check(workspace: str, folders: list[str], recs: dict[str, str], shared: mmap,
+           lay: Callable[[str], int | None]) -> tuple[dict[str, Verified], dict[str, int]]:
+    """A worker's checks from the front, ``lay`` called on each folder's path first; the
+    folders verified, and their watch numbers."""
+    laid: dict[str, int] = {}
+
+    def before(rel: str) -> bool:
+        wd = lay(os.path.join(workspace, rel) if rel else workspace)
+        if wd is None:
+            return False
+        laid[rel] = wd
+        return True
+
+    found = verify_folders(workspace, folders, recs, shared, from_back=False, before=before)
+    return found, {rel: laid[rel] for rel in found}
 
 
 # -- the CLI's early child ----------------------------------------------------------------
@@ -362,12 +432,20 @@ def read_records(path: str) -> tuple[Identity, dict[str, str], dict[str, object]
     import json
 
     try:
-        with open(path, "rb") as f:
+        # not a link nor a FIFO (an open of one would wait for a writer forever): anything
+        # may be planted in the store's folder; a regular file only
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        with open(fd, "rb") as f:
             st = os.fstat(f.fileno())
+            if not S_ISREG(st.st_mode):
+                return None
             head = f.read(len(MAGIC) + U32.size)
             if head[:len(MAGIC)] != MAGIC:
                 return None
             (hlen,) = U32.unpack_from(head, len(MAGIC))
+            if hlen > st.st_size:
+                return None  # a header longer than its file: not read into memory
             header = json.loads(f.read(hlen))
             (files,) = U32.unpack(f.read(U32.size))
         recs = header.get("dirrecs") or {}
@@ -445,13 +523,18 @@ def _read_child(fd: int, timeout: float) -> bytes | None:
         chunks.append(chunk)
 
 
-def _child_found(data: bytes) -> dict[str, Verified]:
-    """The folders the child verified, from what it sent: nothing unless it is all there
-    (a child sends only once it has finished)."""
+def _child_found(data: bytes) -> tuple[dict[str, Verified], dict[str, int]]:
+    """The folders the child verified, from what it sent, and (a worker's) their watch
+    numbers: nothing unless it is all there (a child sends only once it has finished)."""
     if len(data) < _LENGTH.size or _LENGTH.unpack_from(data)[0] != len(data) - _LENGTH.size:
-        return {}
+        return {}, {}
     try:
         got = marshal.loads(memoryview(data)[_LENGTH.size:])
     except (EOFError, ValueError, TypeError):
-        return {}
-    return got if isinstance(got, dict) else {}
+        return {}, {}
+    if isinstance(got, tuple) and len(got) == 2:
+        found, laid = got
+        if isinstance(found, dict) and isinstance(laid, dict):
+            return found, laid
+        return {}, {}
+    return (got if isinstance(got, dict) else {}), {}

@@ -144,7 +144,8 @@ class Scanner(TreeBuilding):
         folders = prescan.recorded_folders(cache.dirrecs, cache.dirtrees)
         checker = early
         if checker is None and worker is not None:
-            checker = worker.start(workspace, folders, cache.dirrecs)
+            checker = worker.start(workspace, folders, cache.dirrecs, str(cache.path),
+                                   cache.identity)
         elif checker is None and told is None and prescan.can_fork():
             checker = prescan.fork_checker(workspace, folders, cache.dirrecs)
         elif worker is not None:
@@ -189,10 +190,12 @@ class Scanner(TreeBuilding):
         abs_dir = self._prefix + rel_dir if rel_dir else self._root
         base_tree: Tree = self.trees.get(base) if base is not None else {}
         told = self.before_listing
-        if told is not None:
-            told(rel_dir)
+        # True: the folder changed after a listing made before this walk could see it
+        stale = told(rel_dir) if told is not None else None
         # a folder whose record a pre-verification found true: its names, without a listing
         pre = self._verified.pop(rel_dir, None) if self._verified else None
+        if stale:
+            pre = None  # listed again here
         listing: list[os.DirEntry[str]] = []
         sts: list[os.stat_result | None] = []
         if pre is None:

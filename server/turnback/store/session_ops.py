@@ -16,6 +16,7 @@ from ..events import (
     now_iso,
 )
 from ..models import SessionLog, SessionPage, SessionSummary
+from ..sessions import first_page
 from ..sessions.files import FileSessions
 from .state import StoreState
 
@@ -46,6 +47,8 @@ def listing_order(summary: SessionSummary) -> tuple[str, str]:
 
 class SessionOps(StoreState):
     """Sessions of the store (see ``Store``)."""
+
+    _first_saved = b""  # index/first.json as this Store last wrote it
 
     def start_session(
         self,
@@ -171,6 +174,34 @@ class SessionOps(StoreState):
     def session_summary(self, session_id: str) -> SessionSummary:
         return self.backend.summary(check_id(session_id, "session id"))
 
+    def save_session_counts(self, session_ids: set[str]) -> None:
+        """Keep on disk how far these sessions were counted (after ``session_summary`` of
+        each), so the next process counts on from there, not from older snapshots."""
+        if isinstance(self.backend, FileSessions) and self._still_here():
+            self.backend.save_counts(session_ids)
+
+    def _still_here(self) -> bool:
+        """The store this Store opened is still at its path: its caches may be saved (a
+        store made again there, or restored from a backup, gets none of this one's)."""
+        return not self._root_held.replaced()
+
+    def save_first_sessions(self, listing: list[SessionSummary]) -> None:
+        """Keep the first page of this full listing (every session, newest first) in
+        ``index/first.json``: what a server that has just started answers at once."""
+        if not isinstance(self.backend, FileSessions) or not self._still_here():
+            return
+        data = first_page.encode(listing, len(listing))
+        if data != self._first_saved:
+            first_page.save(self.root / "index" / "first.json", data)
+            self._first_saved = data
+
+    def first_sessions(self) -> tuple[list[SessionSummary], int] | None:
+        """The newest sessions as the last full listing saved them, and how many sessions
+        there were then: not checked against the session files (None: nothing saved)."""
+        if not isinstance(self.backend, FileSessions):
+            return None
+        return first_page.load(self.root / "index" / "first.json")
+
     def stats(self, session_id: str) -> JSON:
         return self.session_summary(session_id).stats
 
@@ -179,9 +210,10 @@ class SessionOps(StoreState):
         """Summaries, newest first; ``query`` matches id, title, agent and model."""
         summaries = self.backend.summaries()
         summaries.sort(key=listing_order, reverse=True)
+        self.save_first_sessions(summaries)
         if query:
             summaries = filter_sessions(summaries, query)
-        if isinstance(self.backend, FileSessions):
+        if isinstance(self.backend, FileSessions) and self._still_here():
             self.backend.save_index()
         total = len(summaries)
         end = None if limit is None else offset + limit

@@ -87,7 +87,6 @@ def register(ls: TurnbackServer) -> None:
                 create=True,
                 sessions={sid or WORKSPACE_SESSION},
                 checkpoints=True,
-                by_name=True,
             )
         finally:
             if work is not None:

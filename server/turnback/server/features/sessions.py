@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from ...errors import NotFound
@@ -11,10 +12,12 @@ from ...store.facade import Store, filter_sessions
 from .. import methods
 from ..core import TurnbackServer
 from ..errors import rpc_method
+from ..folders import Folder
 from ..lookup import find_session
 from ..params import MAX_LIMIT, Params
 
 JSON = dict[str, Any]
+log = logging.getLogger("turnback.server")
 
 DEFAULT_EVENTS_PAGE = 1000
 
@@ -42,9 +45,35 @@ def register(ls: TurnbackServer) -> None:
         if cached is not None:
             out = page(cached)  # no I/O: answered on the event loop, no thread hop
         else:
-            out = await ls.read_or(folder, job, lambda: {"sessions": [], "total": 0})
+            first = None if query or folder.listing.listed else await first_page(ls, folder)
+            end = None if first is None or limit is None else min(offset + limit, first[1])
+            if first is not None and end is not None and end <= len(first[0]):
+                # the server has just started: the saved first page now, the full listing
+                # behind it (then turnback/didChange: ask again)
+                out = {"sessions": [s.to_json() for s in first[0][offset:end]],
+                       "total": first[1], "partial": True}
+            else:
+                out = await ls.read_or(folder, job, lambda: {"sessions": [], "total": 0})
         out["folder"] = folder.uri
         return out
+
+    async def first_page(ls: TurnbackServer, folder: Folder
+                         ) -> tuple[list[SessionSummary], int] | None:
+        """``Store.first_sessions`` while no full listing was made, the first full listing
+        started behind it."""
+        first = await ls.read_or(folder, lambda s: s.first_sessions(), lambda: None)
+        if first is not None and folder.listing.claim_first_listing():
+            ls.spawn(list_then_say(ls, folder))
+        return first
+
+    async def list_then_say(ls: TurnbackServer, folder: Folder) -> None:
+        try:
+            await ls.read_or(folder, lambda s: bool(folder.listing.sessions(s)), lambda: False)
+        except Exception as exc:  # a later request lists again and reports it
+            log.warning("%s: listing the sessions: %s", folder.path, getattr(exc, "message", exc))
+        finally:
+            folder.listing.first_listing_ended()
+        ls.announce(folder, set(), False)  # what was answered partial is to be asked again
 
     @ls.feature(methods.SESSION)
     @rpc_method(methods.SESSION)

@@ -1,0 +1,112 @@
+"""A server that has just started answers ``turnback/sessions`` from the saved first page.
+
+The full listing of a large store (every session file stat-ed, the summary index parsed;
+minutes when the index is missing) runs behind that answer, which says ``partial``; when
+it is done a ``turnback/didChange`` tells the client to ask again, and the answer is then
+the full listing's, as another process lists it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from turnback import Kind, Store
+
+from .conftest import started
+
+
+def _prompts(listed: dict[str, object], sid: str) -> int:
+    sessions = listed["sessions"]
+    assert isinstance(sessions, list)
+    return int(next(s for s in sessions if s["id"] == sid)["stats"]["prompts"])
+
+
+async def test_the_saved_page_first_then_the_full_listing(ws: Path) -> None:
+    with Store.open(ws, create=True) as store:
+        for i in range(3):
+            sid = f"s{i}"
+            store.start_session(title=f"run {i}", agent="codex", session_id=sid,
+                                started=f"2026-01-0{i + 1}T00:00:00.000Z")
+            store.append(sid, Kind.PROMPT, {"text": "first"})
+        store.sessions()  # index/first.json: the page as this listing saw it
+        store.append("s0", Kind.PROMPT, {"text": "after the listing"})
+    async with started(ws) as client:
+        since = len(client.changes)
+        first = await client.call("turnback/sessions", {"offset": 0, "limit": 200})
+        assert first["partial"] is True and first["total"] == 3
+        assert [s["id"] for s in first["sessions"]] == ["s2", "s1", "s0"]
+        assert _prompts(first, "s0") == 1  # as saved: not checked against the files
+        await client.wait_change(lambda p: p["sessions"] == [] and not p["checkpoints"],
+                                 since=since)
+        full = await client.call("turnback/sessions", {"offset": 0, "limit": 200})
+        assert "partial" not in full and full["total"] == 3
+        assert _prompts(full, "s0") == 2
+    with Store.open(ws) as store:  # the server's close saved what it listed last
+        saved = store.first_sessions()
+        assert saved is not None and _prompts(
+            {"sessions": [s.to_json() for s in saved[0]]}, "s0") == 2
+
+
+async def test_a_query_or_a_page_past_the_saved_one_is_listed_in_full(ws: Path) -> None:
+    with Store.open(ws, create=True) as store:
+        store.start_session(title="run", agent="codex", session_id="s0")
+        store.sessions()
+    async with started(ws) as client:
+        got = await client.call("turnback/sessions", {"query": "run"})
+        assert "partial" not in got and got["total"] == 1
+    async with started(ws) as client:
+        got = await client.call("turnback/sessions", {})  # every session: no limit
+        assert "partial" not in got and got["total"] == 1
+
+
+async def test_a_failed_first_listing_leaves_no_partial_answer_for_ever(ws: Path) -> None:
+    """The full listing behind the first partial answer fails (here ``sessions/`` is no
+    folder: a sync half done, a disk error); the user mends it. The client's next asks
+    must list in full, not answer the saved page again with nothing behind it."""
+    with Store.open(ws, create=True) as store:
+        store.start_session(title="run", agent="codex", session_id="s0")
+        store.sessions()  # index/first.json
+        folder = store.root / "sessions"
+    away = folder.with_name("sessions.away")
+    folder.rename(away)
+    folder.write_bytes(b"")  # the listing fails: not a folder
+    async with started(ws) as client:
+        since = len(client.changes)
+        first = await client.call("turnback/sessions", {"offset": 0, "limit": 200})
+        assert first["partial"] is True
+        await client.wait_change(lambda p: p["sessions"] == [] and not p["checkpoints"],
+                                 since=since)
+        with pytest.raises(Exception, match="Not a directory"):  # named, not the saved page
+            await client.call("turnback/sessions", {"offset": 0, "limit": 200})
+        folder.unlink()  # mended, with a session more
+        away.rename(folder)
+        kept = (folder / "s0.jsonl").read_bytes()
+        (folder / "s1.jsonl").write_bytes(kept.replace(b'"s0"', b'"s1"'))
+        again = await client.call("turnback/sessions", {"offset": 0, "limit": 200})
+        assert "partial" not in again  # before: partial, from the saved page, for ever
+        assert sorted(s["id"] for s in again["sessions"]) == ["s0", "s1"]
+
+
+async def test_a_saved_session_that_is_gone_is_not_read_or_made(ws: Path) -> None:
+    """A saved page naming a session whose file is gone (removed, or the page copied from
+    another store): the partial answer lists it, asking for it finds nothing and makes
+    nothing, and the full listing behind it drops it."""
+    with Store.open(ws, create=True) as store:
+        for sid in ("s0", "ghost"):
+            store.start_session(title=sid, agent="codex", session_id=sid)
+        store.sessions()
+        gone = store.root / "sessions" / "ghost.jsonl"
+    gone.unlink()
+    async with started(ws) as client:
+        since = len(client.changes)
+        first = await client.call("turnback/sessions", {"offset": 0, "limit": 200})
+        assert first["partial"] is True and "ghost" in [s["id"] for s in first["sessions"]]
+        with pytest.raises(Exception, match="no session 'ghost'"):
+            await client.call("turnback/session", {"sessionId": "ghost"})
+        assert not gone.exists()
+        await client.wait_change(lambda p: p["sessions"] == [] and not p["checkpoints"],
+                                 since=since)
+        full = await client.call("turnback/sessions", {"offset": 0, "limit": 200})
+        assert [s["id"] for s in full["sessions"]] == ["s0"] and full["total"] == 1
