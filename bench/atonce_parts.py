@@ -50,6 +50,9 @@ def mark(phase: str) -> None:
 def run(workspace: Path, rounds: int, profile: str | None) -> None:
     store = Store.open(workspace)
     store.checkpoint(label="walk")  # the full scan the server's start does
+    warm = getattr(store, "warm_trees", None)  # what the server does after it (not at the base)
+    if warm is not None:
+        warm()
     ed = Editor(workspace, seed=int(time.time()))
     wall: dict[str, list[float]] = defaultdict(list)
     cpu: dict[str, list[float]] = defaultdict(list)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from turnback import NotFound, StoreDamaged, Unsafe
 from turnback.objects.objectstore import BLOB, STREAM_THRESHOLD, TREE, ObjectStore, hash_bytes
-from turnback.objects.trees import DIR, EXEC, FILE, LINK, Entry, TreeReader, decode, encode
+from turnback.objects.trees import DIR, EXEC, FILE, LINK, Entry, Tree, TreeReader, decode, encode
 
 
 @pytest.fixture
@@ -239,3 +239,112 @@ def test_a_tree_stored_out_of_order_is_named_whole(objs: ObjectStore) -> None:
     tree = dict(fresh.get(name))
     tree["c.txt"] = Entry(FILE, h, 3)
     assert fresh.name(tree, name, {"c.txt"})[1] == encode(tree)
+
+
+def _folders(objs: ObjectStore, n: int, per: int) -> tuple[str, list[str]]:
+    """A root tree of ``n`` subfolders of ``per`` files each, stored: (root, subfolders)."""
+    h = "ab" * 32
+    subs = [objs.put(TREE, encode({f"f{i}-{j}": Entry(FILE, h, j) for j in range(per)}))
+            for i in range(n)]
+    root = objs.put(TREE, encode({f"d{i}": Entry(DIR, s, 0) for i, s in enumerate(subs)}))
+    return root, subs
+
+
+def test_the_tree_cache_drops_the_least_recently_used_trees_first(
+    objs: ObjectStore, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past its budget the cache lets its oldest trees go, not all of them: a tree read
+    again since stays decoded (a server's folders touched by every checkpoint)."""
+    import turnback.objects.trees as trees_mod
+
+    monkeypatch.setattr(trees_mod, "CACHE_ENTRIES", 100)  # 10 entries and 10 lines a tree
+    _, subs = _folders(objs, 8, 10)
+    reader = TreeReader(objs)
+    for s in subs[:5]:
+        reader.get(s)
+    assert reader.held == 100
+    reader.get(subs[0])  # used again: the most recent
+    reader.get(subs[5])  # one over the budget: subs[1] goes, with its lines
+    assert reader.held == 100
+    reads: list[str] = []
+    real_get = objs.get
+    monkeypatch.setattr(objs, "get", lambda kind, name: reads.append(name) or real_get(kind, name))
+    reader.get(subs[0])
+    assert reads == []
+    patched = dict(reader.get(subs[1]))
+    assert reads == [subs[1]], "the least recently used tree was read again"
+    patched["new"] = Entry(FILE, "cd" * 32, 1)
+    assert reader.name(patched, subs[1], {"new"})[1] == encode(patched)
+    assert reader.held <= 100
+
+
+def test_warm_reads_the_trees_below_a_root_breadth_first_within_a_budget(
+    objs: ObjectStore, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A server's warm-up decodes the folders nearest the root first and stops at its
+    budget; what it read is then served without reading the store."""
+    root, subs = _folders(objs, 6, 10)
+    reader = TreeReader(objs)
+    # the root (6 entries and 6 lines), then subfolders (20 each) until 50 entries are held
+    assert reader.warm(root, 50) == 3
+    assert reader.held == 12 + 2 * 20
+    reads: list[str] = []
+    real_get = objs.get
+    monkeypatch.setattr(objs, "get", lambda kind, name: reads.append(name) or real_get(kind, name))
+    for s in [root, *subs[:2]]:
+        reader.get(s)
+    assert reads == []
+    reader.get(subs[2])
+    assert reads == [subs[2]]
+    assert reader.warm(root, 10_000) == 3  # the three left; those held are not read again
+    assert reads == subs[2:]
+
+
+def test_a_replaced_version_goes_before_a_tree_not_used_since_it_was_read(
+    objs: ObjectStore, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A checkpoint's patched folder supersedes its base: past the bound the base goes
+    first, not the folders a warm-up read that no checkpoint has touched yet; a replaced
+    version read again (a rewind's target) is kept like any other."""
+    import turnback.objects.trees as trees_mod
+
+    monkeypatch.setattr(trees_mod, "CACHE_ENTRIES", 100)
+    _, subs = _folders(objs, 8, 10)
+    reader = TreeReader(objs)
+    for s in subs[:4]:
+        reader.get(s)  # 80 held
+    patched = dict(reader.get(subs[3]))
+    patched["new"] = Entry(FILE, "cd" * 32, 1)
+    newer = reader.name(patched, subs[3], {"new"})[0]  # 80 + 22: subs[3] replaced, goes
+    assert reader.held <= 100
+    reads: list[str] = []
+    real_get = objs.get
+    monkeypatch.setattr(objs, "get", lambda kind, name: reads.append(name) or real_get(kind, name))
+    for s in subs[:3]:
+        reader.get(s)
+    reader.get(newer)
+    assert reads == [], "the trees read before the patch stayed"
+    reader.get(subs[3])
+    assert reads == [subs[3]]
+
+
+def test_a_tree_dropped_by_another_thread_while_read_is_still_returned(
+    objs: ObjectStore,
+) -> None:
+    """A server's read pool uses the tree cache while a write drops trees from it: a read
+    that found a tree which another thread drops before it is marked as used returns it."""
+    from collections import OrderedDict
+
+    class DroppedAfterGet(OrderedDict[str, Tree]):
+        def get(self, key: str, default: object = None) -> Tree | None:  # type: ignore[override]
+            tree = super().get(key)
+            self.pop(key, None)  # the other thread's eviction, between the two steps
+            return tree
+
+    _, subs = _folders(objs, 2, 10)
+    want = TreeReader(objs).get(subs[0])
+    reader = TreeReader(objs)
+    reader.get(subs[0])
+    reader._cache = DroppedAfterGet(reader._cache)
+    assert reader.get(subs[0]) == want
+    assert reader.get(subs[0]) == want  # and again, read from the store this time

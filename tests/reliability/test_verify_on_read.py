@@ -340,7 +340,7 @@ def test_tree_containing_itself_is_damage(ws: Path) -> None:
     store.gc()
     # and without the hash check (a reader handed such trees) the walk stops by itself
     store.objects._raw = lambda n: b"tree\0" + raw_tree([("d", name, 0, b"loop")])  # type: ignore[method-assign]
-    store.trees._cache.clear()
+    store.trees.clear()
     with pytest.raises(StoreDamaged, match="contains itself"):
         store.trees.flatten(name)
     count("tree containing itself")

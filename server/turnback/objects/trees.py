@@ -13,6 +13,7 @@ import os
 import re
 import sys
 from bisect import bisect_left
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
@@ -198,9 +199,12 @@ def _join(lines: list[str]) -> bytes:
 
 
 CACHE_MAX = 20000  # trees (and their encoded lines) kept in memory ...
-# ... and entries in them: a cache bounded by trees alone held every entry of a first
-# checkpoint of 500,000 files in 21,000 folders (about 200 MB); past this, it starts anew
-CACHE_ENTRIES = 100_000
+# ... and entries in them and their lines: a cache bounded by trees alone held every entry
+# of a first checkpoint of 500,000 files in 21,000 folders (about 200 MB); past this, the
+# least recently used trees go. ~320 bytes an entry counted here (634 bytes a tree entry
+# read from a pack with its line, tracemalloc): at most ~48 MB. It holds SPEC's 50,000-file
+# workspace's trees (102,000) kept by a server (Store.warm_trees).
+CACHE_ENTRIES = 150_000
 
 
 def check_nesting(child: str, ancestors: list[str], path: str) -> None:
@@ -218,43 +222,109 @@ def check_nesting(child: str, ancestors: list[str], path: str) -> None:
 
 
 class TreeReader:
-    """Reads trees through a small in-memory cache (trees are immutable).
+    """Reads trees through an in-memory cache (trees are immutable), least recently used
+    trees dropped first past ``CACHE_MAX`` trees or ``CACHE_ENTRIES`` entries.
 
     The trees this process encoded also keep their sorted names and encoded lines: a
     checkpoint that changes a few names of a folder re-encodes only those lines (a
     folder of 50 entries, hash included: 5.4 µs instead of 14.7 µs; 10 changed files patch
-    about 35 folders).
+    about 35 folders). Past the bounds, trees a checkpoint replaced by a new version go
+    first, then the least recently used: not everything at once, so a long-lived server
+    keeps the folders ``warm`` read after its walk decoded through many checkpoints.
     """
 
     def __init__(self, objects: ObjectStore) -> None:
         self.objects = objects
-        self._cache: dict[str, Tree] = {}
+        self._cache: OrderedDict[str, Tree] = OrderedDict()  # the least recently used first
         self._lines: dict[str, tuple[list[str], list[str]]] = {}  # hash -> (names, lines)
         self._held = 0  # entries in the cached trees and lines
+        self._replaced: OrderedDict[str, None] = OrderedDict()  # cached, superseded, unused since
 
     def _remember(self, name: str, tree: Tree) -> None:
-        """Cache a tree, within ``CACHE_MAX`` trees and ``CACHE_ENTRIES`` entries."""
-        if len(self._cache) > CACHE_MAX or self._held > CACHE_ENTRIES:
-            self._cache.clear()
-            self._lines.clear()
-            self._held = 0
-        if name not in self._cache:
+        """Cache a tree as the most recently used, within the bounds."""
+        try:
+            self._cache.move_to_end(name)
+            self._replaced.pop(name, None)
+        except KeyError:
             self._held += len(tree)
-        self._cache[name] = tree
+            self._cache[name] = tree
+        if len(self._cache) > CACHE_MAX or self._held > CACHE_ENTRIES:
+            self._shrink()
+
+    def _shrink(self) -> None:
+        # Reads on other threads (the server's read pool) use the cache meanwhile: every
+        # step here is one dict operation, and one that finds its item gone stops or skips.
+        cache, lines, replaced = self._cache, self._lines, self._replaced
+        while cache and (len(cache) > CACHE_MAX or self._held > CACHE_ENTRIES):
+            try:
+                if replaced:
+                    oldest = replaced.popitem(last=False)[0]
+                    tree = cache.pop(oldest, {})
+                else:
+                    oldest, tree = cache.popitem(last=False)
+            except KeyError:
+                break
+            self._held -= len(tree)
+            got = lines.pop(oldest, None)
+            if got is not None:
+                self._held -= len(got[1])
+
+    def clear(self) -> None:
+        """Forget every cached tree (the next reads go to the store)."""
+        self._cache.clear()
+        self._lines.clear()
+        self._replaced.clear()
+        self._held = 0
+
+    @property
+    def held(self) -> int:
+        """Entries held in the cached trees and their lines."""
+        return self._held
 
     def get(self, name: str, remember: bool = True) -> Tree:
         """A tree; ``remember=False``: read once and not cached (a full scan's)."""
         tree = self._cache.get(name)
-        if tree is None:
-            tree, lines = decode_lines(self.objects.get(TREE, name), name[:12])
-            if not remember:
-                return tree
-            self._remember(name, tree)
-            if lines is not None and name not in self._lines:
-                # a folder an incremental checkpoint patches next: its lines as read
-                self._held += len(lines)
-                self._lines[name] = (list(tree), lines)
+        if tree is not None:
+            try:
+                self._cache.move_to_end(name)  # the most recently used now
+            except KeyError:
+                return tree  # dropped by another thread meanwhile: still this tree
+            if self._replaced:
+                self._replaced.pop(name, None)  # in use again (a rewind's target)
+            return tree
+        tree, lines = decode_lines(self.objects.get(TREE, name), name[:12])
+        if not remember:
+            return tree
+        if lines is not None and name not in self._lines:
+            # a folder an incremental checkpoint patches next: its lines as read
+            self._held += len(lines)
+            self._lines[name] = (list(tree), lines)
+        self._remember(name, tree)
         return tree
+
+    def warm(self, root: str, budget: int) -> int:
+        """Read the trees below ``root`` into the cache, breadth first, until the cache
+        holds ``budget`` entries; returns the trees read.
+
+        A server does this once after a walk (which reuses folder records and decodes no
+        tree): an incremental checkpoint then finds the ~60 folders on 10 changed paths
+        decoded instead of reading them out of packs. Breadth first, so where the budget
+        ends (a big workspace) the folders every path crosses are the ones kept.
+        """
+        budget = min(budget, CACHE_ENTRIES)
+        queue, seen, read = [root], {root}, 0
+        for name in queue:  # grows as it goes
+            if self._held >= budget:
+                break
+            if name not in self._cache:
+                read += 1
+            for entry in self.get(name).values():
+                if entry.mode == DIR and entry.hash not in seen:
+                    if len(seen) >= CACHE_MAX:
+                        break
+                    seen.add(entry.hash)
+                    queue.append(entry.hash)
+        return read
 
     def put(self, tree: Tree) -> str:
         name = self.objects.put(TREE, encode(tree))
@@ -301,11 +371,16 @@ class TreeReader:
         name = hash_bytes(TREE, data)
         if not remember:
             return name, data
-        self._remember(name, tree)
         if _FAST and (names or not tree):
             if name not in self._lines:
                 self._held += len(names)
             self._lines[name] = (names, lines)
+        if base is not None and base != name and base in self._cache:
+            # the version this one replaces: dropped before any other tree when room is
+            # needed (the oldest replaced first), so a long-lived server's cache keeps the
+            # folders it has not touched since a walk rather than superseded versions
+            self._replaced[base] = None
+        self._remember(name, tree)  # after the lines: dropping a tree drops its lines
         return name, data
 
     def put_encoded(self, name: str, data: bytes) -> None:

@@ -66,6 +66,7 @@ class StoreState:
                                config.size_cap_bytes)
         self._scan_base: str | None = None  # tree of this object's last scan (watcher base)
         self._own_dirty: set[str] = set()  # paths this object changed since that scan
+        self._walked = False  # a full scan since the last warm_trees (whose trees it kept)
         # what that scan skipped, when it was a prepare() no checkpoint has committed yet
         self._prepared_skipped: list[JSON] = []
         # a rewind's record and the files it replaced (not yet unlinked), for finish_rewind()
