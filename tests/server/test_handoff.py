@@ -21,6 +21,7 @@ import pytest
 
 from turnback.cli import handoff
 from turnback.fs import sockets
+from turnback.server import handoff as server_handoff
 from wsutil import picture
 
 from .conftest import config, folder_params, kill_and_stop, server_env, started
@@ -44,9 +45,11 @@ async def handed(ws: Path, *args: str) -> tuple[int, bytes, bytes]:
 
 
 async def wait_socket(ws: Path) -> None:
+    """Until a server listens on the store's socket (the server lays it once its first
+    answers are out: a stale socket may still be there before that)."""
     path = ws / ".turnback" / "run" / "cli.sock"
     for _ in range(500):
-        if sockets.usable_socket(str(path)):
+        if sockets.usable_socket(str(path)) and server_handoff._alive(str(path)):
             return
         await asyncio.sleep(0.01)
     raise AssertionError("the server made no socket")

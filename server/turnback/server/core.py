@@ -170,6 +170,11 @@ class TurnbackServer(LanguageServer):
             self.announce(folder, sessions or set(), checkpoints)
         return result
 
+    async def protocol_answered(self) -> None:
+        """Until every request received so far is answered (``TurnbackProtocol.answered``)."""
+        if isinstance(self.protocol, TurnbackProtocol):
+            await self.protocol.answered()
+
     def spawn(self, work: Coroutine[Any, Any, None]) -> None:
         """Run ``work`` on the event loop after the current answer, kept until it ends."""
         task = asyncio.get_running_loop().create_task(work)

@@ -21,10 +21,9 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 from urllib.parse import unquote, urlparse
 
-from ..attribution.cache import BlameCache
 from ..errors import InvalidInput, NotFound
 from ..fs.paths import expand_home
 from ..store.config import default_store_dir
@@ -34,6 +33,9 @@ from .listing import ListingCache
 from .settings import Settings
 from .watch import StoreChange, Watcher
 from .watchers import make_watcher
+
+if TYPE_CHECKING:
+    from ..attribution.cache import BlameCache
 
 log = logging.getLogger("turnback.server")
 
@@ -96,7 +98,7 @@ class Folder:
         self.store: Store | None = None
         self.tracker = DirtyTracker()
         self.listing = ListingCache(self._sees_store)
-        self.blame = BlameCache()  # turnback/blame's kept walks (features/blame.py)
+        self._blame: BlameCache | None = None
         self.watcher: Watcher | None = None
         self.follower: Background | None = None  # the AgentFollower, while followAgents is on
         self.preparer: Background | None = None  # the Preparer: prepares checkpoints while watching
@@ -108,6 +110,16 @@ class Folder:
         self._unsettled = 0
         self.open_error: Exception | None = None
         self._open_lock = threading.Lock()
+
+    @property
+    def blame(self) -> BlameCache:
+        """turnback/blame's kept walks (features/blame.py); made, and its modules imported
+        (10 ms of the server's start), by the first blame asked."""
+        if self._blame is None:
+            from ..attribution.cache import BlameCache
+
+            self._blame = BlameCache()
+        return self._blame
 
     def unsettle(self) -> None:
         self._unsettled += 1
@@ -181,7 +193,8 @@ class Folder:
         def on_change(sessions: set[str], checkpoints: bool) -> None:
             if sessions:  # the listing is the session files' alone: checkpoints.jsonl is not in it
                 self.listing.changed(sessions)  # before the client hears of the change
-            self.blame.invalidate()
+            if self._blame is not None:
+                self._blame.invalidate()
             on_store_change(sessions, checkpoints)
 
         self.listing.invalidate()

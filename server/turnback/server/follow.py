@@ -31,6 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from ..errors import NotFound
 from ..importers import Follower, ImportResult, registry
 from ..importers.base import Context
 from ..importers.follow import watch_roots
@@ -202,7 +203,8 @@ class AgentFollower:
 
     async def _first(self) -> bool:
         """Import the sessions already there; False if the user cancelled it."""
-        found = self.folder.store is not None or await self._any_session()
+        had_store = self.folder.store is not None
+        found = had_store or await self._any_session()
         if not found:
             # Nothing yet: no store is made until an agent writes here, and what it
             # writes from now on is live, not history.
@@ -211,7 +213,16 @@ class AgentFollower:
         work = self.ls.work_progress("Turnback: importing agents' sessions")
         await work.begin(", ".join(label(s) for s in self.sources))
         try:
-            await self._step(None, work)
+            try:
+                # Found by its store alone, it makes none: a settings change may have moved
+                # the store meanwhile (storePath) to where there is none yet, and opening
+                # the editor never makes a store (the first checkpoint or a session does)
+                await self._step(None, work, create=not had_store)
+            except NotFound:
+                if not await self._any_session():
+                    self._fresh = True  # as with no store at the start
+                    return True
+                await self._step(None, work)  # this folder's sessions make the new store
         except Cancelled:
             self.state = "cancelled"
             log.info("%s: importing agents' sessions cancelled; not following", self.folder.path)
@@ -225,8 +236,8 @@ class AgentFollower:
             work.end()
         return True
 
-    async def _step(self, paths: set[Path] | None, work: WorkProgress | None = None
-                    ) -> float | None:
+    async def _step(self, paths: set[Path] | None, work: WorkProgress | None = None,
+                    *, create: bool = True) -> float | None:
         """One write: read what changed, checkpoint new and ended turns; the next flush due."""
         if self.folder.store is None and paths is not None and not await self._any_session():
             return None  # no store is made for files that are not this folder's sessions
@@ -247,7 +258,7 @@ class AgentFollower:
             due = follower.next_flush()
             return None if due is None else due - follower.clock() + time.monotonic()
 
-        due = await self.ls.write(self.folder, job, create=True,
+        due = await self.ls.write(self.folder, job, create=create,
                                   cancel=work.cancel_event if work is not None else None)
         result: ImportResult | None = out.get("result")
         if result is not None and (result.sessions or out.get("checkpointed")) \

@@ -75,6 +75,36 @@ class TurnbackProtocol(LanguageServerProtocol):
     answers, errors, values orjson refuses) goes the pygls way.
     """
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._unanswered: set[int | str] = set()  # requests received, no answer written yet
+        self._waiting: list[tuple[set[int | str], asyncio.Future[None]]] = []
+
+    def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
+        self._unanswered.add(msg_id)
+        super()._handle_request(msg_id, method_name, params)
+
+    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        try:
+            super()._send_response(msg_id, result, error)
+        finally:
+            self._unanswered.discard(msg_id)
+            for ids, done in self._waiting:
+                ids.discard(msg_id)
+                if not ids and not done.done():
+                    done.set_result(None)
+            self._waiting = [w for w in self._waiting if w[0]]
+
+    async def answered(self) -> None:
+        """Until every request received so far has its answer written (a cancelled one
+        and a failed one get theirs too): the server's own set-up that no request needs
+        waits for this, so the first answers do not wait for it (features/lifecycle.py)."""
+        if not self._unanswered:
+            return
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.append((set(self._unanswered), done))
+        await done
+
     def _send_data(self, data: Any) -> None:
         writer = self.writer
         body = _plain_body(data) if isinstance(writer, StdoutWriter) else None
