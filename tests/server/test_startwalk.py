@@ -181,6 +181,11 @@ first, t1 = with_dirty(folder, lambda d: store.checkpoint(dirty=d))
 written = sorted(str(p.parent.relative_to(ws)) for p in ws.rglob("changed.txt"))
 (ws / "d5" / "late.txt").write_text("late")  # after the first walk: an event, or lost
 second, t2 = with_dirty(folder, lambda d: store.checkpoint(dirty=d))
+def watched_inodes(ino):
+    # the kernel's own list of this instance's watches (hex inode numbers)
+    with open(f"/proc/self/fdinfo/{ino.fileno()}") as f:
+        return [int(part[4:], 16) for line in f if line.startswith("inotify")
+                for part in line.split() if part.startswith("ino:")]
 def held(cp):
     return [r for r in written
             if store.read_file(cp.id, "changed.txt" if r == "." else f"{r}/changed.txt")
@@ -190,7 +195,8 @@ out = {"early": early, "mode": mode, "tree": first.tree, "adopted": adopted,
        "first": held(first), "second": held(second), "listed": len(listed),
        "second_walked": t2.paths is None, "folders": len(w.watched_folders()),
        "orphans": len(w._orphans), "adds": len(adds),
-       "late": store.read_file(second.id, "d5/late.txt") == b"late"}
+       "late": store.read_file(second.id, "d5/late.txt") == b"late",
+       "watched_inodes": watched_inodes(w._ino)}
 w.stop()
 store.close()
 print(json.dumps(out))
@@ -307,6 +313,22 @@ def _plant(ws: Path, what: str) -> None:
         body = _json.dumps(head).encode()
         stat_bin.write_bytes(prescan.MAGIC + prescan.U32.pack(len(body)) + body
                              + raw[len(prescan.MAGIC) + 4 + hlen:])
+    elif what == "through-link":  # records below a folder now a link to one outside
+        outside = ws.parent / "outside"
+        for i in range(50):
+            (outside / f"sub{i}").mkdir(parents=True, exist_ok=True)
+        (ws / "lnk").symlink_to(outside)
+        raw = stat_bin.read_bytes()
+        import json as _json
+
+        (hlen,) = prescan.U32.unpack_from(raw, len(prescan.MAGIC))
+        head = _json.loads(raw[len(prescan.MAGIC) + 4: len(prescan.MAGIC) + 4 + hlen])
+        planted = [f"lnk/sub{i}" for i in range(50)]
+        head["dirrecs"] = {**head["dirrecs"], **dict.fromkeys(planted, "0" * 32)}
+        head["dirtrees"] = {**head["dirtrees"], **{key: [] for key in planted}}
+        body = _json.dumps(head).encode()
+        stat_bin.write_bytes(prescan.MAGIC + prescan.U32.pack(len(body)) + body
+                             + raw[len(prescan.MAGIC) + 4 + hlen:])
     elif what == "link":  # the store is a link to a store elsewhere
         elsewhere = ws.parent / "elsewhere"
         shutil.move(str(ws / ".turnback"), elsewhere)
@@ -331,6 +353,23 @@ def test_a_planted_stat_cache_leaves_the_first_checkpoint_right(fresh_ws: Path, 
         assert got["folders"] == 41
     else:
         assert got["mode"] == prescan._WAITING, "not started on what it could not read"
+
+
+def test_records_below_a_link_leave_no_watch_outside(fresh_ws: Path) -> None:
+    """A folder of the workspace replaced by a link to a folder outside (or planted
+    records below a link): the child opens and watches by path, which follows a link
+    part-way along it. The walk never goes there, so no event on such a watch is read
+    and none is removed: each held one of the user's inotify watches (a limit shared by
+    every process of theirs) for the server's life, on folders outside the workspace."""
+    _plant(fresh_ws, "through-link")
+    got = _run_early(fresh_ws, "none")
+    assert got["early"] and got["folders"] == 41
+    outside = {(fresh_ws.parent / "outside" / f"sub{i}").stat().st_ino for i in range(50)}
+    kept = outside & set(got["watched_inodes"])  # type: ignore[call-overload]
+    assert not kept, f"{len(kept)} watches on folders outside the workspace"
+    ws_folders = {fresh_ws.stat().st_ino} | {(fresh_ws / f"d{d}").stat().st_ino
+                                             for d in range(40)}
+    assert ws_folders <= set(got["watched_inodes"])  # type: ignore[call-overload]
 
 
 def test_no_start_at_the_fork_on_a_store_that_is_a_link(fresh_ws: Path,

@@ -410,8 +410,28 @@ def _check(workspace: str, folders: list[str], recs: dict[str, str], shared: mma
     """A worker's checks from the front, ``lay`` called on each folder's path first; the
     folders verified, and their watch numbers."""
     laid: dict[str, int] = {}
+    real = {""}  # folders seen to be folders, not links, from the workspace down
+
+    def beneath(rel: str) -> bool:
+        # ``lay`` and the listing reach a folder by its path, which follows a link on the
+        # way: a folder replaced by a link to ~ (or records planted below one) would have
+        # the child watch folders outside, a watch no walk removes (one of the user's
+        # inotify watches each, for the server's life). One lstat per folder above.
+        above = ""
+        for part in rel.split("/")[:-1]:
+            above = f"{above}/{part}" if above else part
+            if above not in real:
+                try:
+                    if not S_ISDIR(os.lstat(os.path.join(workspace, above)).st_mode):
+                        return False
+                except OSError:
+                    return False
+                real.add(above)
+        return True
 
     def before(rel: str) -> bool:
+        if not beneath(rel):
+            return False  # left to the walk, which does not follow links
         wd = lay(os.path.join(workspace, rel) if rel else workspace)
         if wd is None:
             return False
