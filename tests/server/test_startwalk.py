@@ -313,11 +313,16 @@ def _plant(ws: Path, what: str) -> None:
         body = _json.dumps(head).encode()
         stat_bin.write_bytes(prescan.MAGIC + prescan.U32.pack(len(body)) + body
                              + raw[len(prescan.MAGIC) + 4 + hlen:])
-    elif what == "through-link":  # records below a folder now a link to one outside
-        outside = ws.parent / "outside"
-        for i in range(50):
-            (outside / f"sub{i}").mkdir(parents=True, exist_ok=True)
-        (ws / "lnk").symlink_to(outside)
+    elif what in ("through-link", "ignored"):
+        if what == "through-link":  # records below a folder now a link to one outside
+            outside = ws.parent / "outside"
+            for i in range(50):
+                (outside / f"sub{i}").mkdir(parents=True, exist_ok=True)
+            (ws / "lnk").symlink_to(outside)
+        else:  # records of ignored folders (a walk neither lists nor watches them)
+            for i in range(50):
+                (ws / "lnk" / f"sub{i}").mkdir(parents=True, exist_ok=True)
+            (ws / ".gitignore").write_text("lnk/\n")
         raw = stat_bin.read_bytes()
         import json as _json
 
@@ -370,6 +375,18 @@ def test_records_below_a_link_leave_no_watch_outside(fresh_ws: Path) -> None:
     ws_folders = {fresh_ws.stat().st_ino} | {(fresh_ws / f"d{d}").stat().st_ino
                                              for d in range(40)}
     assert ws_folders <= set(got["watched_inodes"])  # type: ignore[call-overload]
+
+
+def test_records_of_ignored_folders_leave_no_watch(fresh_ws: Path) -> None:
+    """Records planted for folders the walk ignores (a vendored tree of thousands): the
+    child watches them before the walk says they are ignored; those it kept held one of
+    the user's inotify watches each until an event came on them."""
+    _plant(fresh_ws, "ignored")
+    got = _run_early(fresh_ws, "none")
+    assert got["early"] and got["folders"] == 41
+    ignored = {(fresh_ws / "lnk" / f"sub{i}").stat().st_ino for i in range(50)}
+    kept = ignored & set(got["watched_inodes"])  # type: ignore[call-overload]
+    assert not kept, f"{len(kept)} watches on ignored folders"
 
 
 def test_no_start_at_the_fork_on_a_store_that_is_a_link(fresh_ws: Path,
