@@ -300,7 +300,7 @@ def _plant(ws: Path, what: str) -> None:
         stat_bin.write_bytes(os.urandom(4096))
     elif what == "huge":  # a header said to be 4 GB long, in a file of a few bytes
         stat_bin.write_bytes(prescan.MAGIC + prescan.U32.pack(2**32 - 1) + b"{}")
-    elif what == "outside":  # records of folders out of the workspace, true ones
+    elif what == "outside":  # records of folders out of the workspace, a name with a NUL
         got = prescan.read_records(str(stat_bin))
         assert got is not None
         raw = stat_bin.read_bytes()
@@ -308,8 +308,9 @@ def _plant(ws: Path, what: str) -> None:
 
         (hlen,) = prescan.U32.unpack_from(raw, len(prescan.MAGIC))
         head = _json.loads(raw[len(prescan.MAGIC) + 4: len(prescan.MAGIC) + 4 + hlen])
-        head["dirrecs"] = {"../..": "0" * 32, "/etc": "0" * 32, **head["dirrecs"]}
-        head["dirtrees"] = {"../..": [], "/etc": [], **head["dirtrees"]}
+        head["dirrecs"] = {"../..": "0" * 32, "/etc": "0" * 32, "d1\0x": "0" * 32,
+                           **head["dirrecs"]}
+        head["dirtrees"] = {"../..": [], "/etc": [], "d1\0x": [], **head["dirtrees"]}
         body = _json.dumps(head).encode()
         stat_bin.write_bytes(prescan.MAGIC + prescan.U32.pack(len(body)) + body
                              + raw[len(prescan.MAGIC) + 4 + hlen:])
@@ -421,7 +422,8 @@ def test_no_start_at_the_fork_on_another_users_store(fresh_ws: Path,
 
 
 def test_records_leading_out_of_the_workspace_are_never_checked() -> None:
-    recs = {"": "a", "../..": "b", "/etc": "c", "d/../../x": "d", "d": "e", "d..e": "f"}
+    recs = {"": "a", "../..": "b", "/etc": "c", "d/../../x": "d", "d": "e", "d..e": "f",
+            "d\0x": "g"}
     assert prescan.recorded_folders(recs, dict.fromkeys(recs)) == ["", "d", "d..e"]
 
 

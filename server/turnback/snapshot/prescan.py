@@ -114,7 +114,7 @@ def verify_one(root_fd: int, rel: str, want: str | None) -> Verified | None:
     entries are stat-ed relative to its descriptor (``fstatat``), cheaper than by path."""
     try:
         fd = os.open(rel or ".", _DIR_FLAGS | getattr(os, "O_NOFOLLOW", 0), dir_fd=root_fd)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in a planted record's name
         return None
     try:
         with os.scandir(fd) as it:
@@ -185,9 +185,11 @@ def verify_folders(root: str, folders: list[str], recs: dict[str, str], shared: 
 def recorded_folders(dirrecs: dict[str, str], dirtrees: Mapping[str, object]) -> list[str]:
     """The folders worth checking, in the stat cache's order (both processes agree). A
     planted record of a path leading out of the workspace (``..``, absolute) is left out:
-    a walk never reaches it, and a child must not list nor watch it."""
+    a walk never reaches it, and a child must not list nor watch it. Nor one with a NUL,
+    which no path holds (``os.open`` raised ValueError: every checkpoint failed)."""
     return [rel for rel in dirrecs
-            if rel in dirtrees and not rel.startswith("/") and ".." not in rel.split("/")]
+            if rel in dirtrees and not rel.startswith("/") and ".." not in rel.split("/")
+            and "\0" not in rel]
 
 
 class Checker:
