@@ -119,6 +119,9 @@ startwalk.begin()
 made = startwalk._made
 mode = made[1]._checker.mode(time.monotonic() + 60) if made is not None else None
 early = mode == prescan._STARTED
+if when == "stop" and made is not None:  # stopped for good before it sends anything
+    import signal
+    os.kill(made[1]._checker.pid, signal.SIGSTOP)
 if early and when in ("none", "after"):
     # the checkpoint is asked once the child has checked every folder (a condition)
     checker = made[1]._checker
@@ -388,6 +391,20 @@ def test_records_of_ignored_folders_leave_no_watch(fresh_ws: Path) -> None:
     ignored = {(fresh_ws / "lnk" / f"sub{i}").stat().st_ino for i in range(50)}
     kept = ignored & set(got["watched_inodes"])  # type: ignore[call-overload]
     assert not kept, f"{len(kept)} watches on ignored folders"
+
+
+def test_a_child_stopped_at_the_fork_neither_hangs_the_walk_nor_loses_a_change(
+        fresh_ws: Path) -> None:
+    """SIGSTOP on the start child (a debugger, a job control slip): the walk checks the
+    rest itself, waits a bounded time for the child's results, kills and reaps it."""
+    from wsutil import plain_scan
+
+    (fresh_ws / "d3" / "new.txt").write_text("new")
+    got = _run_early(fresh_ws, "stop")
+    (fresh_ws / "d5" / "late.txt").unlink()  # written after the first checkpoint
+    assert got["early"] and got["adopted"] == [True]
+    assert got["tree"] == plain_scan(fresh_ws).tree
+    assert got["late"], "the walk's own watches report the change after it"
 
 
 def test_no_start_at_the_fork_on_a_store_that_is_a_link(fresh_ws: Path,
