@@ -119,6 +119,9 @@ startwalk.begin()
 made = startwalk._made
 mode = made[1]._checker.mode(time.monotonic() + 60) if made is not None else None
 early = mode == prescan._STARTED
+if when == "stop" and made is not None:  # stopped for good before it sends anything
+    import signal
+    os.kill(made[1]._checker.pid, signal.SIGSTOP)
 if early and when in ("none", "after"):
     # the checkpoint is asked once the child has checked every folder (a condition)
     checker = made[1]._checker
@@ -181,6 +184,11 @@ first, t1 = with_dirty(folder, lambda d: store.checkpoint(dirty=d))
 written = sorted(str(p.parent.relative_to(ws)) for p in ws.rglob("changed.txt"))
 (ws / "d5" / "late.txt").write_text("late")  # after the first walk: an event, or lost
 second, t2 = with_dirty(folder, lambda d: store.checkpoint(dirty=d))
+def watched_inodes(ino):
+    # the kernel's own list of this instance's watches (hex inode numbers)
+    with open(f"/proc/self/fdinfo/{ino.fileno()}") as f:
+        return [int(part[4:], 16) for line in f if line.startswith("inotify")
+                for part in line.split() if part.startswith("ino:")]
 def held(cp):
     return [r for r in written
             if store.read_file(cp.id, "changed.txt" if r == "." else f"{r}/changed.txt")
@@ -190,7 +198,8 @@ out = {"early": early, "mode": mode, "tree": first.tree, "adopted": adopted,
        "first": held(first), "second": held(second), "listed": len(listed),
        "second_walked": t2.paths is None, "folders": len(w.watched_folders()),
        "orphans": len(w._orphans), "adds": len(adds),
-       "late": store.read_file(second.id, "d5/late.txt") == b"late"}
+       "late": store.read_file(second.id, "d5/late.txt") == b"late",
+       "watched_inodes": watched_inodes(w._ino)}
 w.stop()
 store.close()
 print(json.dumps(out))
@@ -294,7 +303,7 @@ def _plant(ws: Path, what: str) -> None:
         stat_bin.write_bytes(os.urandom(4096))
     elif what == "huge":  # a header said to be 4 GB long, in a file of a few bytes
         stat_bin.write_bytes(prescan.MAGIC + prescan.U32.pack(2**32 - 1) + b"{}")
-    elif what == "outside":  # records of folders out of the workspace, true ones
+    elif what == "outside":  # records of folders out of the workspace, a name with a NUL
         got = prescan.read_records(str(stat_bin))
         assert got is not None
         raw = stat_bin.read_bytes()
@@ -302,8 +311,30 @@ def _plant(ws: Path, what: str) -> None:
 
         (hlen,) = prescan.U32.unpack_from(raw, len(prescan.MAGIC))
         head = _json.loads(raw[len(prescan.MAGIC) + 4: len(prescan.MAGIC) + 4 + hlen])
-        head["dirrecs"] = {"../..": "0" * 32, "/etc": "0" * 32, **head["dirrecs"]}
-        head["dirtrees"] = {"../..": [], "/etc": [], **head["dirtrees"]}
+        head["dirrecs"] = {"../..": "0" * 32, "/etc": "0" * 32, "d1\0x": "0" * 32,
+                           **head["dirrecs"]}
+        head["dirtrees"] = {"../..": [], "/etc": [], "d1\0x": [], **head["dirtrees"]}
+        body = _json.dumps(head).encode()
+        stat_bin.write_bytes(prescan.MAGIC + prescan.U32.pack(len(body)) + body
+                             + raw[len(prescan.MAGIC) + 4 + hlen:])
+    elif what in ("through-link", "ignored"):
+        if what == "through-link":  # records below a folder now a link to one outside
+            outside = ws.parent / "outside"
+            for i in range(50):
+                (outside / f"sub{i}").mkdir(parents=True, exist_ok=True)
+            (ws / "lnk").symlink_to(outside)
+        else:  # records of ignored folders (a walk neither lists nor watches them)
+            for i in range(50):
+                (ws / "lnk" / f"sub{i}").mkdir(parents=True, exist_ok=True)
+            (ws / ".gitignore").write_text("lnk/\n")
+        raw = stat_bin.read_bytes()
+        import json as _json
+
+        (hlen,) = prescan.U32.unpack_from(raw, len(prescan.MAGIC))
+        head = _json.loads(raw[len(prescan.MAGIC) + 4: len(prescan.MAGIC) + 4 + hlen])
+        planted = [f"lnk/sub{i}" for i in range(50)]
+        head["dirrecs"] = {**head["dirrecs"], **dict.fromkeys(planted, "0" * 32)}
+        head["dirtrees"] = {**head["dirtrees"], **{key: [] for key in planted}}
         body = _json.dumps(head).encode()
         stat_bin.write_bytes(prescan.MAGIC + prescan.U32.pack(len(body)) + body
                              + raw[len(prescan.MAGIC) + 4 + hlen:])
@@ -331,6 +362,49 @@ def test_a_planted_stat_cache_leaves_the_first_checkpoint_right(fresh_ws: Path, 
         assert got["folders"] == 41
     else:
         assert got["mode"] == prescan._WAITING, "not started on what it could not read"
+
+
+def test_records_below_a_link_leave_no_watch_outside(fresh_ws: Path) -> None:
+    """A folder of the workspace replaced by a link to a folder outside (or planted
+    records below a link): the child opens and watches by path, which follows a link
+    part-way along it. The walk never goes there, so no event on such a watch is read
+    and none is removed: each held one of the user's inotify watches (a limit shared by
+    every process of theirs) for the server's life, on folders outside the workspace."""
+    _plant(fresh_ws, "through-link")
+    got = _run_early(fresh_ws, "none")
+    assert got["early"] and got["folders"] == 41
+    outside = {(fresh_ws.parent / "outside" / f"sub{i}").stat().st_ino for i in range(50)}
+    kept = outside & set(got["watched_inodes"])  # type: ignore[call-overload]
+    assert not kept, f"{len(kept)} watches on folders outside the workspace"
+    ws_folders = {fresh_ws.stat().st_ino} | {(fresh_ws / f"d{d}").stat().st_ino
+                                             for d in range(40)}
+    assert ws_folders <= set(got["watched_inodes"])  # type: ignore[call-overload]
+
+
+def test_records_of_ignored_folders_leave_no_watch(fresh_ws: Path) -> None:
+    """Records planted for folders the walk ignores (a vendored tree of thousands): the
+    child watches them before the walk says they are ignored; those it kept held one of
+    the user's inotify watches each until an event came on them."""
+    _plant(fresh_ws, "ignored")
+    got = _run_early(fresh_ws, "none")
+    assert got["early"] and got["folders"] == 41
+    ignored = {(fresh_ws / "lnk" / f"sub{i}").stat().st_ino for i in range(50)}
+    kept = ignored & set(got["watched_inodes"])  # type: ignore[call-overload]
+    assert not kept, f"{len(kept)} watches on ignored folders"
+
+
+def test_a_child_stopped_at_the_fork_neither_hangs_the_walk_nor_loses_a_change(
+        fresh_ws: Path) -> None:
+    """SIGSTOP on the start child (a debugger, a job control slip): the walk checks the
+    rest itself, waits a bounded time for the child's results, kills and reaps it."""
+    from wsutil import plain_scan
+
+    (fresh_ws / "d3" / "new.txt").write_text("new")
+    got = _run_early(fresh_ws, "stop")
+    (fresh_ws / "d5" / "late.txt").unlink()  # written after the first checkpoint
+    assert got["early"] and got["adopted"] == [True]
+    assert got["tree"] == plain_scan(fresh_ws).tree
+    assert got["late"], "the walk's own watches report the change after it"
 
 
 def test_no_start_at_the_fork_on_a_store_that_is_a_link(fresh_ws: Path,
@@ -365,7 +439,8 @@ def test_no_start_at_the_fork_on_another_users_store(fresh_ws: Path,
 
 
 def test_records_leading_out_of_the_workspace_are_never_checked() -> None:
-    recs = {"": "a", "../..": "b", "/etc": "c", "d/../../x": "d", "d": "e", "d..e": "f"}
+    recs = {"": "a", "../..": "b", "/etc": "c", "d/../../x": "d", "d": "e", "d..e": "f",
+            "d\0x": "g"}
     assert prescan.recorded_folders(recs, dict.fromkeys(recs)) == ["", "d", "d..e"]
 
 

@@ -343,6 +343,8 @@ class InotifyWatcher(Watcher):
             self._left = {}
             self._touched, self._all_touched = set(), False
             self._drop_orphans()
+            if self._adopted == gen:
+                self._drop_strays()
             self._publish()
             n = len(self._ws_wds)
         log.info("watching %s (inotify, %d folders, laid by the walk)", self._ws, n)
@@ -358,6 +360,26 @@ class InotifyWatcher(Watcher):
             except OSError:
                 pass  # gone with its folder
         self._orphans = {}
+
+    def _drop_strays(self) -> None:
+        """Watches on this instance the walk did not keep and no event has named: the
+        start child's on folders the walk never reached (ignored, or records planted for
+        them), or all of a child killed before it sent its numbers. Removed, as each held
+        one of the user's inotify watches for the server's life. The kernel lists them
+        (``/proc/self/fdinfo``; an instance's ``wd`` numbers in hex)."""
+        assert self._ino is not None
+        try:
+            with open(f"/proc/self/fdinfo/{self._ino.fileno()}") as f:
+                wds = [int(line.split()[1][3:], 16) for line in f
+                       if line.startswith("inotify wd:")]
+        except (OSError, ValueError, IndexError):
+            return  # no /proc: they stay, as before
+        for wd in wds:
+            if wd not in self._dirs:
+                try:
+                    self._ino.rm_watch(wd)
+                except OSError:
+                    pass  # gone with its folder meanwhile
 
     def _close(self) -> None:
         with self._lock:

@@ -114,7 +114,7 @@ def verify_one(root_fd: int, rel: str, want: str | None) -> Verified | None:
     entries are stat-ed relative to its descriptor (``fstatat``), cheaper than by path."""
     try:
         fd = os.open(rel or ".", _DIR_FLAGS | getattr(os, "O_NOFOLLOW", 0), dir_fd=root_fd)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in a planted record's name
         return None
     try:
         with os.scandir(fd) as it:
@@ -185,9 +185,11 @@ def verify_folders(root: str, folders: list[str], recs: dict[str, str], shared: 
 def recorded_folders(dirrecs: dict[str, str], dirtrees: Mapping[str, object]) -> list[str]:
     """The folders worth checking, in the stat cache's order (both processes agree). A
     planted record of a path leading out of the workspace (``..``, absolute) is left out:
-    a walk never reaches it, and a child must not list nor watch it."""
+    a walk never reaches it, and a child must not list nor watch it. Nor one with a NUL,
+    which no path holds (``os.open`` raised ValueError: every checkpoint failed)."""
     return [rel for rel in dirrecs
-            if rel in dirtrees and not rel.startswith("/") and ".." not in rel.split("/")]
+            if rel in dirtrees and not rel.startswith("/") and ".." not in rel.split("/")
+            and "\0" not in rel]
 
 
 class Checker:
@@ -410,8 +412,28 @@ def _check(workspace: str, folders: list[str], recs: dict[str, str], shared: mma
     """A worker's checks from the front, ``lay`` called on each folder's path first; the
     folders verified, and their watch numbers."""
     laid: dict[str, int] = {}
+    real = {""}  # folders seen to be folders, not links, from the workspace down
+
+    def beneath(rel: str) -> bool:
+        # ``lay`` and the listing reach a folder by its path, which follows a link on the
+        # way: a folder replaced by a link to ~ (or records planted below one) would have
+        # the child watch folders outside, a watch no walk removes (one of the user's
+        # inotify watches each, for the server's life). One lstat per folder above.
+        above = ""
+        for part in rel.split("/")[:-1]:
+            above = f"{above}/{part}" if above else part
+            if above not in real:
+                try:
+                    if not S_ISDIR(os.lstat(os.path.join(workspace, above)).st_mode):
+                        return False
+                except OSError:
+                    return False
+                real.add(above)
+        return True
 
     def before(rel: str) -> bool:
+        if not beneath(rel):
+            return False  # left to the walk, which does not follow links
         wd = lay(os.path.join(workspace, rel) if rel else workspace)
         if wd is None:
             return False
