@@ -348,3 +348,49 @@ def test_a_tree_dropped_by_another_thread_while_read_is_still_returned(
     reader._cache = DroppedAfterGet(reader._cache)
     assert reader.get(subs[0]) == want
     assert reader.get(subs[0]) == want  # and again, read from the store this time
+
+
+
+
+def test_the_cache_count_stays_exact_under_threads(objs: ObjectStore) -> None:
+    """The server's read pool and its writes share one reader: the count of held entries
+    must stay what the cache holds (``+=`` on an attribute is not atomic: a count that
+    drifted up kept the cache emptying itself). Another thread caches a tree in the middle
+    of this thread's count update; guarded, it waits for this update to end."""
+    import threading
+
+    _, subs = _folders(objs, 2, 10)
+    reader = TreeReader(objs)
+    reached = threading.Event()  # the other thread finished, or reached the guard
+
+    def cache_another() -> None:
+        reader.get(subs[1])
+        reached.set()
+
+    other = threading.Thread(target=cache_another)
+    real = threading.Lock()
+
+    class Guard:
+        def __enter__(self) -> None:
+            if threading.current_thread() is other:
+                reached.set()
+            real.acquire()
+
+        def __exit__(self, *exc: object) -> None:
+            real.release()
+
+    reader._guard = Guard()  # type: ignore[assignment]
+
+    class CountedMidway(dict[str, Entry]):
+        def __len__(self) -> int:  # read by ``_held += len(tree)`` after ``_held`` is
+            other.start()
+            reached.wait()
+            return super().__len__()
+
+    tree = CountedMidway(reader.get(subs[0]))
+    reader.clear()
+    reader._remember("a" * 64, tree)
+    other.join()
+    held = (sum(dict.__len__(t) for t in reader._cache.values())
+            + sum(len(lines) for _, lines in reader._lines.values()))
+    assert reader.held == held == 10 + 20

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import threading
 from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
@@ -239,21 +240,27 @@ class TreeReader:
         self._lines: dict[str, tuple[list[str], list[str]]] = {}  # hash -> (names, lines)
         self._held = 0  # entries in the cached trees and lines
         self._replaced: OrderedDict[str, None] = OrderedDict()  # cached, superseded, unused since
+        # Taken by whatever changes ``_held`` (the server's read pool and its writes share
+        # this reader): ``+=`` on an attribute is not atomic across threads, and a count
+        # that drifted up would keep the cache emptying itself. Lookups take no lock.
+        self._guard = threading.Lock()
 
     def _remember(self, name: str, tree: Tree) -> None:
         """Cache a tree as the most recently used, within the bounds."""
-        try:
-            self._cache.move_to_end(name)
-            self._replaced.pop(name, None)
-        except KeyError:
-            self._held += len(tree)
-            self._cache[name] = tree
-        if len(self._cache) > CACHE_MAX or self._held > CACHE_ENTRIES:
-            self._shrink()
+        with self._guard:
+            try:
+                self._cache.move_to_end(name)
+                self._replaced.pop(name, None)
+            except KeyError:
+                self._held += len(tree)
+                self._cache[name] = tree
+            if len(self._cache) > CACHE_MAX or self._held > CACHE_ENTRIES:
+                self._shrink()
 
     def _shrink(self) -> None:
-        # Reads on other threads (the server's read pool) use the cache meanwhile: every
-        # step here is one dict operation, and one that finds its item gone stops or skips.
+        # Called with ``_guard`` held. Lookups on other threads (the server's read pool)
+        # use the cache meanwhile: every step here is one dict operation, and one that
+        # finds its item gone stops or skips.
         cache, lines, replaced = self._cache, self._lines, self._replaced
         while cache and (len(cache) > CACHE_MAX or self._held > CACHE_ENTRIES):
             try:
@@ -271,10 +278,11 @@ class TreeReader:
 
     def clear(self) -> None:
         """Forget every cached tree (the next reads go to the store)."""
-        self._cache.clear()
-        self._lines.clear()
-        self._replaced.clear()
-        self._held = 0
+        with self._guard:
+            self._cache.clear()
+            self._lines.clear()
+            self._replaced.clear()
+            self._held = 0
 
     @property
     def held(self) -> int:
@@ -297,8 +305,10 @@ class TreeReader:
             return tree
         if lines is not None and name not in self._lines:
             # a folder an incremental checkpoint patches next: its lines as read
-            self._held += len(lines)
-            self._lines[name] = (list(tree), lines)
+            with self._guard:
+                if name not in self._lines:
+                    self._held += len(lines)
+                    self._lines[name] = (list(tree), lines)
         self._remember(name, tree)
         return tree
 
@@ -372,9 +382,10 @@ class TreeReader:
         if not remember:
             return name, data
         if _FAST and (names or not tree):
-            if name not in self._lines:
-                self._held += len(names)
-            self._lines[name] = (names, lines)
+            with self._guard:
+                if name not in self._lines:
+                    self._held += len(names)
+                self._lines[name] = (names, lines)
         if base is not None and base != name and base in self._cache:
             # the version this one replaces: dropped before any other tree when room is
             # needed (the oldest replaced first), so a long-lived server's cache keeps the
