@@ -217,6 +217,26 @@ export async function openFile(page: Page, path: string): Promise<void> {
   await page.locator(".editor-group-container.active .monaco-editor.focused .view-lines").waitFor();
 }
 
+/**
+ * Moves the cursor to 1-based `line` with Go to Line and waits until the active editor's
+ * cursor is there and the picker has closed: an Enter that the picker takes late would
+ * otherwise move the cursor after the next key, and a key pressed while the picker is
+ * still open goes to it instead of the editor.
+ */
+export async function goToLine(page: Page, line: number): Promise<void> {
+  await page.keyboard.press("Control+G");
+  const widget = page.locator(".quick-input-widget");
+  await widget.locator("input.input").waitFor();
+  await page.keyboard.type(String(line));
+  await page.keyboard.press("Enter");
+  await widget.waitFor({ state: "hidden", timeout: 30_000 });
+  await page.waitForFunction(
+    (n) => document.querySelector(".editor-group-container.active .monaco-editor .active-line-number")?.textContent === n,
+    String(line),
+    { timeout: 30_000 },
+  );
+}
+
 /** Types into the open input box and accepts it. */
 export async function inputBox(page: Page, text: string): Promise<void> {
   const input = page.locator(".quick-input-widget input.input");

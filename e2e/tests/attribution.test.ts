@@ -16,7 +16,7 @@ import { launchBrowser, openWorkbench, Shots } from "../lib/browser.ts";
 import { type CodeServer, installExtension, REPO_ROOT, startCodeServer } from "../lib/codeServer.ts";
 import { onExit, run } from "../lib/processes.ts";
 import { extensionSettings, makeDemoWorkspace, PYTHON } from "../lib/turnback.ts";
-import { openFile, TreeView } from "../lib/workbench.ts";
+import { goToLine, openFile, TreeView } from "../lib/workbench.ts";
 
 const vsix = process.env["TURNBACK_VSIX"];
 const runDir = mkdtempSync(join(tmpdir(), "turnback-e2e-blame-"));
@@ -183,9 +183,7 @@ test("the current line's origin shows at its end: the turn's agent and prompt", 
   );
   const first = await page.evaluate(() => (window as unknown as { __tbAnnotation: () => string }).__tbAnnotation());
   assert.match(first, /Before the first checkpoint/);
-  await page.keyboard.press("Control+G");
-  await page.keyboard.type("7");
-  await page.keyboard.press("Enter");
+  await goToLine(page, 7);
   const eighth = (await move("ArrowDown")).text;
   assert.match(eighth, /Claude Code · “Add a farewell\(name\) next to greet\(\)/);
   const ninth = (await move("ArrowDown")).text;
@@ -196,9 +194,7 @@ test("the current line's origin shows at its end: the turn's agent and prompt", 
 test("the annotation follows the cursor in a 5,000-line file with many versions (latency recorded)", async (t) => {
   await openFile(page, "big.py");
   await installProbe();
-  await page.keyboard.press("Control+G");
-  await page.keyboard.type("2500");
-  await page.keyboard.press("Enter");
+  await goToLine(page, 2500);
   // the first answer walks the file's whole history: waited for, not counted
   await page.waitForFunction(
     () => (window as unknown as { __tbAnnotation: () => string | undefined }).__tbAnnotation() !== undefined,
