@@ -69,14 +69,7 @@ print(json.dumps(out))
 
 def test_the_childs_watches_report_what_changed_after_it_checked(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
-    for d in range(40):
-        for f in range(prescan.FORK_MIN_FILES // 40 + 5):
-            p = ws / f"d{d}" / f"f{f}.txt"
-            p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_text(f"{d}/{f}")
-    with Store.open(ws, create=True) as store:
-        store.checkpoint()
-        store.checkpoint()  # records every folder: what the child checks
+    _early_workspace(ws)
     env = {**os.environ, "PYTHONPATH": str(SERVER)}
     env.pop("TURNBACK_START_WORKER", None)
     run = subprocess.run([sys.executable, "-c", SCRIPT, str(ws)], env=env,
