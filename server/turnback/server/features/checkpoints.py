@@ -72,11 +72,13 @@ def register(ls: TurnbackServer) -> None:
         else:
             folder = await ls.folder(folder_uri, methods.CREATE_CHECKPOINT)
         # A walk of the whole tree may take a while: show it (the watcher's
-        # incremental checkpoints take milliseconds and would only flash a bar).
+        # incremental checkpoints take milliseconds and would only flash a bar). The walk
+        # does not wait for the client's progress token (the first one, at start, came
+        # 26-38 ms after ``initialized`` without one: bench/RESULTS.md, branch start23c).
         work: WorkProgress | None = None
         if folder.tracker.count is None or p.has("workDoneToken"):
             work = WorkProgress(ls, "Turnback: checkpoint", p.raw.get("workDoneToken"))
-            await work.begin("reading the workspace")
+            work.begin_soon("reading the workspace")
         try:
             cp, ticket = await ls.write(
                 folder,
@@ -90,7 +92,7 @@ def register(ls: TurnbackServer) -> None:
             )
         finally:
             if work is not None:
-                work.end()
+                work.finish()
         return {
             "checkpoint": cp.to_json(),
             "incremental": ticket.paths is not None,
