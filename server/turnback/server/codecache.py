@@ -20,24 +20,22 @@ import __future__
 
 import builtins
 import contextlib
+import hashlib
 import logging
 import marshal
 import os
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any
 
-# BLAKE3, not hashlib's BLAKE2: hashlib loads OpenSSL (2.3-3.1 ms of the server's start, for
-# nothing else before its first answer); blake3 is imported already (``startwalk``)
-from blake3 import blake3
-
 log = logging.getLogger("turnback.server")
 
 ENV = "TURNBACK_CODE_CACHE"
-MAGIC = b"TBCODE2\n"  # then a BLAKE3-256 of the rest, then marshal.dumps({key: code})
+MAGIC = b"TBCODE1\n"  # then a blake2b-256 of the rest, then marshal.dumps({key: code})
 _DIGEST = 32
 _BODY = len(MAGIC) + _DIGEST
 _MAX_ENTRIES = 20_000  # far above what a start needs; a cache that grows past it is dropped
@@ -68,7 +66,7 @@ class CodeCache:
         # marshal trusts its input (damaged bytecode could crash the process when run):
         # only a file whose checksum matches is read.
         head, digest, payload = raw[: len(MAGIC)], raw[len(MAGIC) : _BODY], raw[_BODY:]
-        if head != MAGIC or digest != blake3(payload).digest(_DIGEST):
+        if head != MAGIC or digest != hashlib.blake2b(payload, digest_size=_DIGEST).digest():
             log.debug("code cache %s damaged or of another format; ignoring it", self.path)
             return
         try:
@@ -103,11 +101,11 @@ class CodeCache:
             if flags_ or dont_inherit or optimize != -1 or not isinstance(source, str):
                 inherit = 0 if dont_inherit else flags
                 return _compile(source, filename, mode, flags_ | inherit, True, optimize)
-            h = blake3()
+            h = hashlib.blake2b(digest_size=20)
             for part in (tag, str(filename), mode, source):
                 h.update(part.encode("utf-8", "surrogatepass"))
                 h.update(b"\0")
-            key = h.hexdigest(20)
+            key = h.hexdigest()
             code = self._codes.get(key)
             if code is not None:
                 self.hits += 1
@@ -128,10 +126,8 @@ class CodeCache:
             misses, codes = self.misses, dict(self._codes)
         try:
             payload = marshal.dumps(codes)
-            data = MAGIC + blake3(payload).digest(_DIGEST) + payload
+            data = MAGIC + hashlib.blake2b(payload, digest_size=_DIGEST).digest() + payload
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            import tempfile  # here: a save comes after the start
-
             fd, tmp = tempfile.mkstemp(prefix=".code-", dir=self.path.parent)
             try:
                 with os.fdopen(fd, "wb") as f:
@@ -187,7 +183,7 @@ def _key(modules: list[ModuleType]) -> str:
             parts.append(f"{path}:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}")
         except OSError:
             parts.append(path)
-    return blake3("\n".join(parts).encode()).hexdigest(10)
+    return hashlib.blake2b("\n".join(parts).encode(), digest_size=10).hexdigest()
 
 
 def install() -> CodeCache | None:
