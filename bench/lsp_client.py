@@ -28,8 +28,12 @@ class RpcError(Exception):
 class LspClient:
     """Start ``cmd`` and speak JSON-RPC with Content-Length framing on its stdio."""
 
-    def __init__(self, cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(self, cmd: list[str], cwd: Path, env: dict[str, str] | None = None,
+                 answer_delay: float = 0.0) -> None:
+        """``answer_delay``: seconds before the server's own requests are answered (an
+        editor's extension host busy starting up), on a timer, not the reader."""
         self.started = time.perf_counter()
+        self.answer_delay = answer_delay
         self.proc = subprocess.Popen(
             cmd,
             cwd=cwd,
@@ -77,7 +81,11 @@ class LspClient:
     def _dispatch(self, msg: dict[str, Any]) -> None:
         if "method" in msg:
             if "id" in msg:  # a request from the server: answer so it does not wait
-                self._send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
+                answer = {"jsonrpc": "2.0", "id": msg["id"], "result": None}
+                if self.answer_delay > 0:
+                    threading.Timer(self.answer_delay, self._send, (answer,)).start()
+                else:
+                    self._send(answer)
             else:
                 self.notifications.append((time.perf_counter(), msg["method"], msg.get("params")))
             return
@@ -114,14 +122,14 @@ class LspClient:
     def notify(self, method: str, params: Any = None) -> None:
         self._send({"jsonrpc": "2.0", "method": method, "params": params})
 
-    def initialize(self, folder: Path) -> Any:
+    def initialize(self, folder: Path, capabilities: dict[str, Any] | None = None) -> Any:
         uri = folder.resolve().as_uri()
         result = self.request(
             "initialize",
             {
                 "processId": os.getpid(),
                 "rootUri": uri,
-                "capabilities": {},
+                "capabilities": capabilities or {},
                 "workspaceFolders": [{"uri": uri, "name": folder.name}],
             },
         )

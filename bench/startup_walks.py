@@ -7,6 +7,10 @@ in turn, ``--rounds`` times, interleaved with the CLI: the same machine load for
 
     python bench/startup_walks.py WORKSPACE [PACKAGE_FOLDER[@VAR=VALUE] ...] [--rounds 3]
 
+``--progress-delay MS``: the client declares ``window.workDoneProgress``, as the extension
+does, and answers the server's requests (the first walk's progress token) MS ms after they
+come (0: at once); without it the client declares no capability and is asked for nothing.
+
 (``server@TURNBACK_START_WORKER=0``: this checkout's server without its start child;
 ``server@TURNBACK_START_WORKER=idle``: with it, but idle until the first walk, not started at
 the fork on the store of the server's working folder, which is the workspace here.)
@@ -47,17 +51,22 @@ def _cpu(pid: int) -> float:
     return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
-def server(ws: Path, spec: str) -> tuple[float, float, float, float, float]:
+def server(ws: Path, spec: str, progress_delay: float | None = None,
+           ) -> tuple[float, float, float, float, float]:
     """(initialized, + first checkpoint, in s; warm no-op 5 s later, in ms; load; CPU
-    seconds up to the first checkpoint's answer, the start child's included)."""
+    seconds up to the first checkpoint's answer, the start child's included).
+    ``progress_delay``: seconds the client takes to answer the server's requests, having
+    declared ``window.workDoneProgress``; None: no capability declared."""
     code, extra = _code_env(spec)
     env = {**os.environ, "PYTHONPATH": str(code), **extra}
     env.pop("TURNBACK_STORE", None)
     load = os.getloadavg()[0]
     t0 = time.perf_counter()
-    client = LspClient([sys.executable, "-m", "turnback.server"], cwd=ws, env=env)
+    client = LspClient([sys.executable, "-m", "turnback.server"], cwd=ws, env=env,
+                       answer_delay=progress_delay or 0.0)
+    caps = None if progress_delay is None else {"window": {"workDoneProgress": True}}
     try:
-        client.initialize(ws)
+        client.initialize(ws, caps)
         init = time.perf_counter() - t0
         client.request("turnback/createCheckpoint", {})
         first = time.perf_counter() - t0
@@ -130,6 +139,9 @@ def main() -> None:
     ap.add_argument("workspace", type=Path)
     ap.add_argument("code", nargs="*", default=[str(HERE.parent / "server")])
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--progress-delay", type=float, default=None, metavar="MS",
+                    help="declare window.workDoneProgress; answer the server's requests "
+                         "after MS ms")
     ap.add_argument("--parts", action="store_true",
                     help="only time the watcher's set-up and the walk, in this process")
     a = ap.parse_args()
@@ -142,7 +154,8 @@ def main() -> None:
     got: dict[str, list[tuple[float, ...]]] = {}
     for r in range(a.rounds):
         for code in codes:
-            row = server(ws, code)
+            row = server(ws, code, None if a.progress_delay is None
+                         else a.progress_delay / 1000)
             got.setdefault(str(code), []).append(row)
             print(f"round {r + 1} {code}: initialized {row[0]:.2f} s, + first checkpoint "
                   f"{row[1]:.2f} s (CPU {row[4]:.2f} s); no-op 5 s later {row[2]:.1f} ms; "

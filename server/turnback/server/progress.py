@@ -43,6 +43,8 @@ class WorkProgress:
         self._loop = asyncio.get_running_loop()
         self._last = 0.0
         self._active = False
+        self._begun: asyncio.Future[None] | None = None
+        self._finished = False  # no bar is begun once the work is over
 
     def _supported(self) -> bool:
         caps = self.ls.client_capabilities
@@ -60,6 +62,8 @@ class WorkProgress:
                 log.info("client declined progress token: %s", exc)
                 return
             self.token = token
+        if self._finished:  # begun soon, and the work was over before this ran: no bar
+            return
         self.ls.work_done_progress.begin(
             self.token,
             types.WorkDoneProgressBegin(
@@ -70,6 +74,20 @@ class WorkProgress:
         fut: Future[Any] | None = self.ls.work_done_progress.tokens.get(self.token)
         if fut is not None:
             fut.add_done_callback(self._on_token_done)
+
+    def begin_soon(self, message: str | None = None) -> None:
+        """``begin`` without waiting for it: the work starts while the client is asked for a
+        token (one round trip, to an extension host that is busy activating extensions when a
+        server has just started). Reports made before the bar exists are dropped. If the work
+        is over before the client answers, no bar is begun (``finish``): the answer never
+        waits for the client."""
+        self._begun = asyncio.ensure_future(self.begin(message))
+        self._begun.add_done_callback(_log_failure)
+
+    def finish(self, message: str | None = None) -> None:
+        """End the work: ``end`` of a bar begun, and none begun after this."""
+        self._finished = True
+        self.end(message)
 
     def _on_token_done(self, fut: Future[Any]) -> None:
         if fut.cancelled():
@@ -104,3 +122,9 @@ class WorkProgress:
         self._active = False
         self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))
         self.ls.work_done_progress.tokens.pop(self.token, None)
+
+
+def _log_failure(fut: asyncio.Future[None]) -> None:
+    """A progress bar that could not be begun only goes unseen: said in the log."""
+    if not fut.cancelled() and fut.exception() is not None:
+        log.info("progress not shown: %s", fut.exception())

@@ -24,11 +24,13 @@ from ..fs.paths import display, normalize, quote
 from ..models import Checkpoint, RewindResult
 from ..objects.trees import DIR, LINK, Entry
 from ..rewind import signing
-from ..rewind.apply import Applier, check_conflicts
 from ..rewind.plan import Plan, diff_plan, make_plan
 from ..snapshot import prescan
 from .checkpoint_ops import CheckpointOps
 from .session_ops import HEAD, _Head
+
+# ``rewind.apply`` is imported where a plan is applied or checked against the files: the
+# checkpoints (the CLI's, a server's first) that open the store most often need none of it
 
 MODES = ("files", "conversation", "both")
 
@@ -141,6 +143,7 @@ class RewindOps(CheckpointOps):
                     plan = self._plan(res.tree, target_tree, sel, partial, absent, unknown,
                                       label_id)
                     self._check_objects(plan)
+                    from ..rewind.apply import check_conflicts
                     check_conflicts(str(self.workspace), plan, {
                         str(k.get("path")): str(k.get("reason")) for k in skipped},
                         self.names.key)
@@ -172,6 +175,7 @@ class RewindOps(CheckpointOps):
             # before it was appended) and the journal, which appears only after both
             self.oplog.begin(record, fsync=self.config.fsync_commits,
                              sync_with=[self.index.path])
+            from ..rewind.apply import Applier
             applier = Applier(str(self.workspace), self.objects, False)
             try:
                 applier.apply(plan)
@@ -302,6 +306,7 @@ class RewindOps(CheckpointOps):
 
         ``back`` reverses just the paths the rewind changed; a path changed again since
         the rewind wrote it is kept, never overwritten (and named in the error)."""
+        from ..rewind.apply import Applier
         applier = Applier(str(self.workspace), self.objects, self.config.fsync_commits)
         try:
             kept = applier.apply(back, strict=False)
@@ -390,6 +395,7 @@ class RewindOps(CheckpointOps):
                     f"{exc.message}. Nothing was changed. If no rewind was interrupted here, "
                     "delete that file; 'turnback fsck' reports it until then")
                 return None
+            from ..rewind.apply import Applier
             applier = Applier(str(self.workspace), self.objects, True)
             try:
                 kept = applier.apply(plan, strict=False)

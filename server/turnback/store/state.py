@@ -22,7 +22,6 @@ from ..fs.reading import read_regular
 from ..models import Checkpoint
 from ..objects.objectstore import ObjectStore
 from ..objects.trees import DIR, TreeReader
-from ..rewind.apply import Applier
 from ..rewind.oplog import OpLog
 from ..sessions.backend import SessionBackend
 from ..snapshot.checkpoint_index import CheckpointIndex
@@ -30,6 +29,10 @@ from ..snapshot.ignore import IgnoreRules
 from ..snapshot.scan import Scanner
 from ..snapshot.statcache import StatCache
 from .config import FORMAT_VERSION, StoreConfig
+
+TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
+if TYPE_CHECKING:
+    from ..rewind.apply import Applier  # a rewind's; a checkpoint imports none of it
 
 
 class StoreState:

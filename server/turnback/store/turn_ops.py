@@ -16,9 +16,14 @@ from ..models import Change, Checkpoint, SessionLog
 from ..objects.objectstore import BLOB
 from ..objects.trees import DIR, LINK, Entry
 from ..sessions.files import FileSessions, ReadLog
-from ..sessions.turns import Step, Turn, TurnBuilder, turn_steps
 from ..snapshot import changes as changes_mod
 from .checkpoint_ops import CheckpointOps
+
+TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
+if TYPE_CHECKING:
+    # imported where turns are built: the checkpoints that open the store most often (the
+    # CLI's, a server's first) need none of it
+    from ..sessions.turns import Step, Turn, TurnBuilder
 
 MAX_TURN_CHANGES = 2000  # changed files listed per turn; the count stays exact
 
@@ -178,6 +183,8 @@ class TurnOps(CheckpointOps):
             builder = hit.builder
             builder.feed(log.events[known:], at)
         if builder is None:
+            from ..sessions.turns import TurnBuilder
+
             builder = TurnBuilder()
             builder.feed(log.events, at)
         return _View(key, log, at, builder.turns(log.head), builder.owner, read, builder,
@@ -269,6 +276,8 @@ class TurnOps(CheckpointOps):
         view = self._view(session_id)
         if not any(t.id == turn_id for t in view.turns):
             raise NotFound(f"no turn {turn_id!r} in session {session_id!r}")
+        from ..sessions.turns import turn_steps
+
         return turn_steps(view.log.events, turn_id, view.checkpoint_at, view.owner)
 
     def nearest_checkpoint(self, turn: Turn) -> Checkpoint | None:

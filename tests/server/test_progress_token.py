@@ -1,0 +1,80 @@
+"""A checkpoint that walks does not wait for the client's progress token.
+
+The real extension declares ``window.workDoneProgress``, so the first checkpoint after a
+server starts asks it for a token (``window/workDoneProgress/create``) at the moment its
+extension host is busiest. The walk starts while the token is asked for: the answer comes
+without the client's, and a bar is begun only if the token came while the work went on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
+
+from .conftest import TurnbackClient, config, folder_params, kill_and_stop, stop_server
+
+
+def _client(answer: asyncio.Event, asked: list[str]) -> TurnbackClient:
+    """A client that answers ``window/workDoneProgress/create`` only once ``answer`` is set."""
+    client = TurnbackClient()
+    register_lsp_features(client, {k: v for k, v in DEFAULT_CLIENT_FEATURES.items()
+                                   if k != types.WINDOW_WORK_DONE_PROGRESS_CREATE})
+
+    @client.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)
+    async def create(params: types.WorkDoneProgressCreateParams) -> None:
+        asked.append(str(params.token))
+        client.progress_reports.setdefault(params.token, [])
+        await answer.wait()
+
+    return client
+
+
+async def _checkpoint_with_a_late_token(ws: Path, answer_at: str) -> tuple[
+        dict[str, Any], list[str], dict[str, list[Any]]]:
+    answer = asyncio.Event()
+    asked: list[str] = []
+    cfg = config()
+    cfg.client_factory = lambda: _client(answer, asked)
+    client = await cfg.start()
+    assert isinstance(client, TurnbackClient)
+    try:
+        await client.initialize_session(folder_params(ws))
+        if answer_at == "before":
+            pending = asyncio.ensure_future(client.call("turnback/createCheckpoint", {}))
+            while not asked:  # the token is asked for: let the client answer at once
+                await asyncio.sleep(0.005)
+            answer.set()
+            got = await pending
+        else:
+            got = await client.call("turnback/createCheckpoint", {})
+            answer.set()
+        # the server is still whole: a later checkpoint is answered (and sees the edit)
+        (ws / "later.txt").write_text("after the first checkpoint\n")
+        later = await client.call("turnback/createCheckpoint", {})
+        assert later["checkpoint"]["id"] != got["checkpoint"]["id"]
+        reports = {str(k): list(v) for k, v in client.progress_reports.items()}
+        await stop_server(client)
+    finally:
+        await kill_and_stop(client)
+    return got, asked, reports
+
+
+async def test_the_walk_is_answered_before_the_client_gives_its_token(ws: Path) -> None:
+    got, asked, reports = await _checkpoint_with_a_late_token(ws, "after")
+    assert got["incremental"] is False  # the walk of the whole workspace
+    assert got["checkpoint"]["files"] == 3
+    assert len(asked) >= 1  # the token was asked for, and the answer did not wait for it
+    assert reports[asked[0]] == []  # and no bar was begun once the work was over
+
+
+async def test_a_token_given_during_the_walk_shows_the_bar_begun_and_ended(ws: Path) -> None:
+    got, asked, reports = await _checkpoint_with_a_late_token(ws, "before")
+    assert got["checkpoint"]["files"] == 3
+    kinds = [type(v).__name__ for v in reports[asked[0]]]
+    # the work may be over before the token's answer is read: then no bar at all
+    assert kinds in ([], ["WorkDoneProgressBegin", "WorkDoneProgressEnd"]) or (
+        kinds[0] == "WorkDoneProgressBegin" and kinds[-1] == "WorkDoneProgressEnd"), kinds
