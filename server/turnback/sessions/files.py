@@ -33,6 +33,7 @@ from ..fs.privacy import make_dir
 from ..fs.reading import open_append, open_regular, read_regular
 from ..models import Problem, SessionLog, SessionPage, SessionSummary
 from .backend import EventFactory
+from .headers import read_header
 from .stats import StatsAccumulator, stats_ok
 
 
@@ -119,6 +120,7 @@ class FileSessions:
         self._pages_lock = threading.Lock()
         self._pages: OrderedDict[str, _EventLines] = OrderedDict()
         self._touched: set[str] = set()  # sessions this object wrote since ``take_touched``
+        self._headers: dict[str, tuple[int, SessionHeader | None]] = {}  # id -> (inode, line 1)
 
     def path(self, session_id: str) -> Path:
         check_id(session_id, "session id")
@@ -568,6 +570,75 @@ class FileSessions:
                 out.append(self.summary(sid))
             except (StoreDamaged, NotFound, InvalidInput):
                 continue  # reported by fsck; listing keeps working
+        return out
+
+    def bytes_to_count(self) -> int:
+        """How many bytes of session files a full listing would count (one directory scan,
+        one stat a file, against the summary index): what a listing costs, known cheaply.
+        An accumulator without its summary entry is not looked at (counted as if none)."""
+        if not self.root.exists():
+            return 0
+        total = 0
+        with self._lock:
+            index = self._load_index()
+            with os.scandir(self.root) as it:
+                for de in it:
+                    if not de.name.endswith(".jsonl") or not is_id(de.name[:-6]):
+                        continue
+                    try:
+                        st = de.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    entry = index.get(de.name[:-6])
+                    done = (entry["size"] if entry is not None and entry["ino"] == st.st_ino
+                            and entry["size"] <= st.st_size else 0)
+                    total += st.st_size - done
+        return total
+
+    def at_hand(self, exact: set[str]) -> list[SessionSummary]:
+        """Every session, without counting: its summary where the index holds one that
+        matches its file, else its header line alone (``counted`` False); the ``exact``
+        ones (this server's writes) counted. A file whose first line is no session header
+        is left out until it is counted, as are names that are no session id."""
+        if not self.root.exists():
+            return []
+        out: list[SessionSummary] = []
+        headers: list[tuple[str, int]] = []
+        with self._lock:
+            index = self._load_index()
+            with os.scandir(self.root) as it:
+                for de in it:
+                    sid = de.name[:-6]
+                    if not de.name.endswith(".jsonl") or not is_id(sid) or sid in exact:
+                        continue
+                    try:
+                        st = de.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    entry = index.get(sid)
+                    if (entry is not None and entry["size"] == st.st_size
+                            and entry["ino"] == st.st_ino):
+                        try:
+                            out.append(self._summary_from(entry))
+                            continue
+                        except (InvalidInput, TypeError, ValueError, KeyError):
+                            pass  # counted again by the full listing; the header meanwhile
+                    headers.append((sid, st.st_ino))
+            known = {sid: self._headers.get(sid) for sid, _ino in headers}
+        for sid, ino in headers:
+            kept = known[sid]
+            header = kept[1] if kept is not None and kept[0] == ino else read_header(
+                self.root / f"{sid}.jsonl")
+            if kept is None or kept[0] != ino:
+                with self._lock:
+                    self._headers[sid] = (ino, header)
+            if header is not None:
+                out.append(SessionSummary(header, {}, 0, None, counted=False))
+        for sid in exact:
+            try:
+                out.append(self.summary(sid))
+            except (StoreDamaged, NotFound, InvalidInput):
+                continue  # left out, as a full listing does
         return out
 
     def summary(self, session_id: str) -> SessionSummary:
