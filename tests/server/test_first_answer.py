@@ -215,3 +215,19 @@ async def test_hostile_session_files_do_not_stop_the_first_answer(ws: Path, tmp_
                                  since=since, timeout=60)
         full = await client.call("turnback/sessions", {"offset": 0, "limit": 200})
         assert "partial" not in full and "a" in [s["id"] for s in full["sessions"]]
+
+
+async def test_a_write_before_the_first_answer_is_not_hidden_by_the_saved_page(ws: Path
+                                                                               ) -> None:
+    """The saved first page is as the last full listing left it: answered after this
+    server's own write (an agent's hook handed over, a checkpoint in a session), it showed
+    the session without that write, for as long as the listing behind it ran."""
+    with Store.open(ws, create=True) as store:
+        store.start_session(title="run", agent="codex", session_id="s0")
+        store.append("s0", Kind.PROMPT, {"text": "first"})
+        store.sessions()  # index/first.json
+    async with started(ws) as client:
+        await client.call("turnback/createCheckpoint", {"sessionId": "s0"})
+        got = await client.call("turnback/sessions", {"offset": 0, "limit": 200})
+        s0 = next(s for s in got["sessions"] if s["id"] == "s0")
+        assert s0["stats"]["checkpoints"] == 1  # before: 0, from the saved page

@@ -38,8 +38,8 @@ class ListingCache:
         # since the server started: the saved first page is not answered any more
         self.listed = False
         self._first_claimed = False
-        # sessions named as changed (this server's writes, the watcher's) before the first
-        # full listing: an answer made before it counts these, so they show as written
+        # sessions this server wrote before its first full listing: an answer made before
+        # it counts these, so they show as written (read-your-writes)
         self._named: set[str] = set()
 
     def invalidate(self) -> None:
@@ -48,8 +48,9 @@ class ListingCache:
             self._items = None
             self._stale = set()
 
-    def changed(self, sessions: set[str]) -> None:
-        """The watcher saw these sessions change: the next listing summarizes them again.
+    def changed(self, sessions: set[str], *, own: bool = False) -> None:
+        """These sessions changed (the watcher saw it, or ``own``: this server wrote them):
+        the next listing summarizes them again.
 
         An empty set (a change it could not name) drops the whole listing.
         """
@@ -57,7 +58,7 @@ class ListingCache:
             self.invalidate()
             return
         with self._lock:
-            if not self.listed:
+            if own and not self.listed:
                 self._named |= sessions
             self._generation += 1
             if self._items is not None:
@@ -78,7 +79,7 @@ class ListingCache:
             return self._first_claimed and not self.listed
 
     def named(self) -> set[str]:
-        """The sessions named as changed since the server started, while not yet listed."""
+        """The sessions this server wrote since it started, while not yet listed."""
         with self._lock:
             return set(self._named)
 
