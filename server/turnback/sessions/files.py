@@ -26,6 +26,7 @@ import orjson
 from ..errors import Conflict, InvalidInput, NotFound, StoreDamaged
 from ..events import Event, SessionHeader, check_id, is_id
 from ..fs.atomic import atomic_write
+from ..fs.folders import open_root
 from ..fs.instore import replace_file, store_folder
 from ..fs.jsonl import _torn_tail_start, dumps, last_line, loads, parse_object, read_lines
 from ..fs.locks import file_lock
@@ -572,10 +573,11 @@ class FileSessions:
                 continue  # reported by fsck; listing keeps working
         return out
 
-    def bytes_to_count(self) -> int:
+    def bytes_to_count(self, more_than: int | None = None) -> int:
         """How many bytes of session files a full listing would count (one directory scan,
-        one stat a file, against the summary index): what a listing costs, known cheaply.
-        An accumulator without its summary entry is not looked at (counted as if none)."""
+        one stat a file, against the summary index): what a listing costs, known cheaply;
+        the scan stops once past ``more_than``. An accumulator without its summary entry
+        is not looked at (counted as if none)."""
         if not self.root.exists():
             return 0
         total = 0
@@ -593,6 +595,8 @@ class FileSessions:
                     done = (entry["size"] if entry is not None and entry["ino"] == st.st_ino
                             and entry["size"] <= st.st_size else 0)
                     total += st.st_size - done
+                    if more_than is not None and total > more_than:
+                        break
         return total
 
     def at_hand(self, exact: set[str]) -> list[SessionSummary]:
@@ -611,13 +615,15 @@ class FileSessions:
                     sid = de.name[:-6]
                     if not de.name.endswith(".jsonl") or not is_id(sid) or sid in exact:
                         continue
+                    entry = index.get(sid)
+                    if entry is None:  # never counted: the inode the scan gives is enough
+                        headers.append((sid, de.inode()))
+                        continue
                     try:
                         st = de.stat(follow_symlinks=False)
                     except OSError:
                         continue
-                    entry = index.get(sid)
-                    if (entry is not None and entry["size"] == st.st_size
-                            and entry["ino"] == st.st_ino):
+                    if entry["size"] == st.st_size and entry["ino"] == st.st_ino:
                         try:
                             out.append(self._summary_from(entry))
                             continue
@@ -625,15 +631,19 @@ class FileSessions:
                             pass  # counted again by the full listing; the header meanwhile
                     headers.append((sid, st.st_ino))
             known = {sid: self._headers.get(sid) for sid, _ino in headers}
-        for sid, ino in headers:
-            kept = known[sid]
-            header = kept[1] if kept is not None and kept[0] == ino else read_header(
-                self.root / f"{sid}.jsonl")
-            if kept is None or kept[0] != ino:
-                with self._lock:
-                    self._headers[sid] = (ino, header)
-            if header is not None:
-                out.append(SessionSummary(header, {}, 0, None, counted=False))
+        read: dict[str, tuple[int, SessionHeader | None]] = {}
+        unread = [(sid, ino) for sid, ino in headers
+                  if (k := known[sid]) is None or k[0] != ino]
+        if unread:
+            with open_root(str(self.root)) as folder:
+                for sid, ino in unread:
+                    read[sid] = (ino, read_header(f"{sid}.jsonl", folder))
+        for sid, _ino in headers:
+            kept = read.get(sid) or known[sid]
+            if kept is not None and kept[1] is not None:
+                out.append(SessionSummary(kept[1], {}, 0, None, counted=False))
+        with self._lock:
+            self._headers.update(read)  # a header line never changes under one inode
         for sid in exact:
             try:
                 out.append(self.summary(sid))

@@ -17,6 +17,7 @@ import orjson
 
 from ..errors import InvalidInput, StoreDamaged
 from ..events import SessionHeader
+from ..fs.folders import Folder
 from ..fs.jsonl import loads
 from ..fs.reading import open_regular
 
@@ -24,10 +25,12 @@ FIRST_READ = 4096  # a header line is a few hundred bytes; most files need one r
 MAX_HEADER = 1 << 16  # longer is a damaged or planted line: not read further
 
 
-def read_header(path: Path) -> SessionHeader | None:
-    """The session header on the first line of ``path``; None if there is none to read."""
+def read_header(path: Path | str, folder: Folder | None = None) -> SessionHeader | None:
+    """The session header on the first line of ``path`` (a name in ``folder``, if given:
+    10,000 opens relative to one open folder skip resolving its path each time); None if
+    there is none to read."""
     try:
-        fd = open_regular(path)  # no link followed; a FIFO or device refused
+        fd = open_regular(path, folder=folder)  # no link followed; a FIFO or device refused
     except (OSError, StoreDamaged):
         return None
     try:

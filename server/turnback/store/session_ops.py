@@ -202,12 +202,13 @@ class SessionOps(StoreState):
             return None
         return first_page.load(self.root / "index" / "first.json")
 
-    def bytes_to_count(self) -> int:
+    def bytes_to_count(self, more_than: int | None = None) -> int:
         """How many bytes of session files ``sessions`` would count before answering (0 on
-        a listed store, every byte on one never listed); known from one directory scan."""
+        a listed store, every byte on one never listed); known from one directory scan,
+        which stops once past ``more_than``."""
         if not isinstance(self.backend, FileSessions):
             return 0
-        return self.backend.bytes_to_count()
+        return self.backend.bytes_to_count(more_than)
 
     def sessions_at_hand(self, exact: set[str] | None = None) -> list[SessionSummary]:
         """Every session newest first, as far as known without counting: the counted

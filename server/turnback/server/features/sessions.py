@@ -81,7 +81,8 @@ def register(ls: TurnbackServer) -> None:
             saved = store.first_sessions() if not (named or query) else None
             if saved is not None:
                 return saved[0], saved[1], False
-            if folder.listing.behind or store.bytes_to_count() > COUNT_BEFORE_ANSWER:
+            big = COUNT_BEFORE_ANSWER
+            if folder.listing.behind or store.bytes_to_count(more_than=big) > big:
                 known = store.sessions_at_hand(named)
                 return known, len(known), True
             return None
