@@ -10,7 +10,7 @@ before and after. The full listing writes ``index/`` again: each run removes it 
 One start a run; call it in turns with ``--ref`` for an A/B.
 
     python bench/sessions_never_listed.py /work/benchdata/sess16c/sessions-ws \
-        [--ref REF] [--src /work/benchdata/sess16c/src]
+        [--ref REF] [--src /work/benchdata/sess16c/src] [--cold]
 """
 
 from __future__ import annotations
@@ -37,15 +37,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--src", type=Path, default=HERE / "work",
                     help="where --ref's copy of the package goes")
     ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--cold", action="store_true",
+                    help="drop the kernel's page cache first (root; slows every process on "
+                         "the machine for a moment: sparingly)")
     a = ap.parse_args(argv)
     commit = turnback_side.use_ref(a.ref, a.src) if a.ref else "working tree"
     ws = a.workspace.resolve()
     shutil.rmtree(ws / ".turnback" / "index", ignore_errors=True)
+    if a.cold:
+        os.sync()
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
     load = os.getloadavg()
     t0 = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     client, times = start(ws, a.python)
     client.close()
-    print(json.dumps({"commit": commit, "at": t0, "loadBefore": load,
+    print(json.dumps({"commit": commit, "at": t0, "cold": a.cold, "loadBefore": load,
                       "loadAfter": os.getloadavg(), **times}))
     return 0
 
