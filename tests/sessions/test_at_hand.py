@@ -15,6 +15,7 @@ from pathlib import Path
 import orjson
 
 from turnback import Kind, Store
+from turnback.sessions.files import FileSessions
 from turnback.sessions.headers import FIRST_READ, MAX_HEADER, read_header
 
 
@@ -73,6 +74,10 @@ def test_the_sessions_named_exact_are_counted_and_the_counted_ones_kept(store: S
         assert got["s0"].counted and got["s0"].stats["prompts"] == 1
         assert got["s2"].counted and got["s2"].stats["prompts"] == 3
         assert not got["s1"].counted
+        backend = fresh.backend
+        assert isinstance(backend, FileSessions) and backend._headers  # kept between asks
+        fresh.sessions()  # the full listing: every session counted
+        assert backend._headers == {}  # 8.4 MB for 10,000 sessions, not kept for nothing
 
 
 def test_hostile_session_files_are_left_out_without_blocking(store: Store, tmp_path: Path
