@@ -181,6 +181,8 @@ def start(ws: Path, python: str) -> tuple[LspClient, dict[str, float]]:
     cpu = psutil.Process(client.proc.pid).cpu_times()  # less at the mercy of load than wall
     times = {"initialize": t_init, "firstSessions": t_first, "cpu": cpu.user + cpu.system,
              "partial": bool(first.get("partial")), "fullSessions": t_first,
+             # sessions of the first page shown from their header line alone (not counted)
+             "firstUncounted": sum(1 for s in first["sessions"] if s.get("counted") is False),
              "cpuFull": cpu.user + cpu.system}
     if times["partial"]:
         # the saved first page came first; the full listing's turnback/didChange (no session

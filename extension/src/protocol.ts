@@ -127,9 +127,14 @@ export interface SessionInfo {
   origin?: { machine: string; user?: string; host?: string };
   startedAt: string | null;
   endedAt: string | null;
-  events?: number;
+  /** null while `counted` is false. */
+  events?: number | null;
   head?: string | null;
-  stats?: Partial<SessionStats>;
+  stats?: Partial<SessionStats> | null;
+  /** False: a partial answer read only the session's header line (a store never listed,
+   * still being counted): `events`, `head` and `stats` are null and `endedAt` may be too;
+   * placed by the header's start time, it may move once counted. */
+  counted?: boolean;
 }
 
 export interface SessionsParams extends FolderParams {
@@ -141,9 +146,11 @@ export interface SessionsParams extends FolderParams {
 export interface SessionsResult {
   sessions: SessionInfo[];
   total: number;
-  /** A just-started server's saved first page, not checked against the session files; a
-   * `turnback/didChange` naming no session follows when the full listing is done, and the
-   * cache then asks again (it drops the listing on every didChange). */
+  /** A just-started server's saved first page, not checked against the session files, or
+   * on a store never listed every session as far as known before counting (see
+   * `SessionInfo.counted`); a `turnback/didChange` naming no session follows when the full
+   * listing is done, and the cache then asks again (it drops the listing on every
+   * didChange). */
   partial?: boolean;
 }
 

@@ -83,6 +83,19 @@ describe('session nodes', () => {
     assert.equal(b.description, 'claude-code · 2 h ago · open');
   });
 
+  it('says a session not counted yet is being counted, never "open" nor zero counts', () => {
+    const [node] = sessionNodes(
+      FOLDER,
+      { sessions: [session('s4', { endedAt: null, events: null, stats: null, counted: false })], total: 1, partial: true },
+      NOW,
+    );
+    assert.ok(node?.type === 'session');
+    assert.equal(node.description, 'claude-code · 2 h ago · counting…');
+    assert.equal(node.events, undefined, 'no count to place the window of latest events by');
+    assert.match(node.tooltip ?? '', /events and stats: still being counted/);
+    assert.doesNotMatch(node.tooltip ?? '', /prompt|tool call|checkpoint|\b0 events/);
+  });
+
   it("shows a pulled session's machine and user, and tags it pulled", () => {
     const pulled = session('s3@laptop-0123abcd', { origin: { machine: 'laptop-0123abcd', user: 'ana', host: 'laptop' } });
     const [node] = sessionNodes(FOLDER, { sessions: [pulled], total: 1 }, NOW);

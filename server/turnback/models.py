@@ -172,6 +172,9 @@ class SessionSummary:
     stats: JSON
     events: int
     head: str | None
+    # False: only the header line was read (a listing answered before counting, see
+    # ``Store.sessions_at_hand``): ``stats``, ``events`` and ``head`` are not known
+    counted: bool = True
 
     def to_json(self) -> JSON:
         h = self.header
@@ -188,6 +191,9 @@ class SessionSummary:
             "head": self.head,
             "stats": self.stats,
         }
+        if not self.counted:  # said as not known, never as zeros
+            out.update(startedAt=h.started or None, endedAt=h.ended, events=None, head=None,
+                       stats=None, counted=False)
         origin = h.extra.get("origin") if h.source == "pulled" else None
         if isinstance(origin, dict):  # pulled from another machine (sharing/)
             out["origin"] = origin

@@ -83,7 +83,9 @@ export async function fork(services: Services, arg: unknown): Promise<void> {
 export function sessionItem(s: SessionInfo, now: number): vscode.QuickPickItem & { session: SessionInfo } {
   const stats = s.stats;
   const counts =
-    stats !== undefined
+    s.counted === false
+      ? 'still being counted' // a partial answer's header line: no count is known yet
+      : stats !== undefined && stats !== null
       ? `${countOf(stats.prompts ?? 0, 'prompt')} · ${countOf(stats.toolCalls ?? 0, 'tool call')} · ${countOf(
           stats.checkpoints ?? 0,
           'checkpoint',

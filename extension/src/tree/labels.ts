@@ -119,7 +119,7 @@ function str(v: unknown): string | undefined {
 }
 
 /** The stats lines of a session tooltip (Markdown), in SPEC's vocabulary. */
-export function statsLines(stats: Partial<SessionStats> | undefined): string[] {
+export function statsLines(stats: Partial<SessionStats> | null | undefined): string[] {
   if (!stats) {
     return [];
   }
@@ -179,6 +179,9 @@ export function sessionTooltip(s: SessionInfo): string {
   }
   if (typeof s.events === 'number') {
     meta.push(countOf(s.events, 'event'));
+  }
+  if (s.counted === false) {
+    meta.push('events and stats: still being counted');
   }
   return [...head, ...meta, '', ...statsLines(s.stats)].join('  \n');
 }

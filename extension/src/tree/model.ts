@@ -214,6 +214,8 @@ export function sessionNode(folder: string, s: SessionInfo, now: number): Sessio
   const parts = [s.agent || 'unknown', formatAge(s.startedAt, now)];
   if (s.origin !== undefined) {
     parts.push(`from ${s.origin.user ?? '?'}@${s.origin.host ?? s.origin.machine}`);
+  } else if (s.counted === false) {
+    parts.push('counting…'); // whether it ended is not known before its lines are read
   } else if (!s.endedAt) {
     parts.push('open');
   }
@@ -224,7 +226,7 @@ export function sessionNode(folder: string, s: SessionInfo, now: number): Sessio
     folder,
     sessionId: s.id,
     title,
-    events: s.events,
+    events: s.events ?? undefined,
     label: title,
     description: parts.join(' · '),
     tooltip: sessionTooltip(s),

@@ -149,7 +149,7 @@ class TurnbackServer(LanguageServer):
                 if touched is None:
                     folder.listing.invalidate()
                 elif touched:
-                    folder.listing.changed(touched)
+                    folder.listing.changed(touched, own=True)
             if not had_store and folder.store is not None:
                 log.info("created the store %s", folder.store_root)
                 await self.serve_cli(folder)
@@ -201,7 +201,7 @@ class TurnbackServer(LanguageServer):
             if touched is None:
                 folder.listing.invalidate()
             elif touched:
-                folder.listing.changed(touched)
+                folder.listing.changed(touched, own=True)
             folder.write_lock.release()
 
     def follow(self, folder: Folder) -> None:

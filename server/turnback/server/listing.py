@@ -38,6 +38,9 @@ class ListingCache:
         # since the server started: the saved first page is not answered any more
         self.listed = False
         self._first_claimed = False
+        # sessions this server wrote before its first full listing: an answer made before
+        # it counts these, so they show as written (read-your-writes)
+        self._named: set[str] = set()
 
     def invalidate(self) -> None:
         with self._lock:
@@ -45,8 +48,9 @@ class ListingCache:
             self._items = None
             self._stale = set()
 
-    def changed(self, sessions: set[str]) -> None:
-        """The watcher saw these sessions change: the next listing summarizes them again.
+    def changed(self, sessions: set[str], *, own: bool = False) -> None:
+        """These sessions changed (the watcher saw it, or ``own``: this server wrote them):
+        the next listing summarizes them again.
 
         An empty set (a change it could not name) drops the whole listing.
         """
@@ -54,6 +58,8 @@ class ListingCache:
             self.invalidate()
             return
         with self._lock:
+            if own and not self.listed:
+                self._named |= sessions
             self._generation += 1
             if self._items is not None:
                 self._stale |= sessions
@@ -65,11 +71,24 @@ class ListingCache:
             claimed, self._first_claimed = self._first_claimed, True
         return not claimed
 
+    @property
+    def behind(self) -> bool:
+        """The first full listing is running: answers are made from what is at hand
+        (one listing counting, not a second one beside it)."""
+        with self._lock:
+            return self._first_claimed and not self.listed
+
+    def named(self) -> set[str]:
+        """The sessions this server wrote since it started, while not yet listed."""
+        with self._lock:
+            return set(self._named)
+
     def first_listing_ended(self) -> None:
         """The first full listing ended, listed or not: a failed one leaves the next
         request to list (and report why), not the saved page answered again for ever."""
         with self._lock:
             self.listed = True
+            self._named = set()
 
     def peek(self) -> list[SessionSummary] | None:
         """The listing if it is at hand and up to date (no I/O: safe on the event loop)."""
@@ -93,6 +112,7 @@ class ListingCache:
             self.refreshes += 1
         with self._lock:
             self.listed = True
+            self._named = set()
             # Kept only if nothing changed while listing (else the next call lists again).
             if generation == self._generation and self._enabled():
                 self._items = items

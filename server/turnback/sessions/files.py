@@ -26,6 +26,7 @@ import orjson
 from ..errors import Conflict, InvalidInput, NotFound, StoreDamaged
 from ..events import Event, SessionHeader, check_id, is_id
 from ..fs.atomic import atomic_write
+from ..fs.folders import open_root
 from ..fs.instore import replace_file, store_folder
 from ..fs.jsonl import _torn_tail_start, dumps, last_line, loads, parse_object, read_lines
 from ..fs.locks import file_lock
@@ -33,6 +34,7 @@ from ..fs.privacy import make_dir
 from ..fs.reading import open_append, open_regular, read_regular
 from ..models import Problem, SessionLog, SessionPage, SessionSummary
 from .backend import EventFactory
+from .headers import read_header
 from .stats import StatsAccumulator, stats_ok
 
 
@@ -119,6 +121,7 @@ class FileSessions:
         self._pages_lock = threading.Lock()
         self._pages: OrderedDict[str, _EventLines] = OrderedDict()
         self._touched: set[str] = set()  # sessions this object wrote since ``take_touched``
+        self._headers: dict[str, tuple[int, SessionHeader | None]] = {}  # id -> (inode, line 1)
 
     def path(self, session_id: str) -> Path:
         check_id(session_id, "session id")
@@ -568,6 +571,86 @@ class FileSessions:
                 out.append(self.summary(sid))
             except (StoreDamaged, NotFound, InvalidInput):
                 continue  # reported by fsck; listing keeps working
+        with self._lock:
+            self._headers = {}  # every session counted: ``at_hand``'s 8.4 MB (10,000) freed
+        return out
+
+    def bytes_to_count(self, more_than: int | None = None) -> int:
+        """How many bytes of session files a full listing would count (one directory scan,
+        one stat a file, against the summary index): what a listing costs, known cheaply;
+        the scan stops once past ``more_than``. An accumulator without its summary entry
+        is not looked at (counted as if none)."""
+        if not self.root.exists():
+            return 0
+        total = 0
+        with self._lock:
+            index = self._load_index()
+            with os.scandir(self.root) as it:
+                for de in it:
+                    if not de.name.endswith(".jsonl") or not is_id(de.name[:-6]):
+                        continue
+                    try:
+                        st = de.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    entry = index.get(de.name[:-6])
+                    done = (entry["size"] if entry is not None and entry["ino"] == st.st_ino
+                            and entry["size"] <= st.st_size else 0)
+                    total += st.st_size - done
+                    if more_than is not None and total > more_than:
+                        break
+        return total
+
+    def at_hand(self, exact: set[str]) -> list[SessionSummary]:
+        """Every session, without counting: its summary where the index holds one that
+        matches its file, else its header line alone (``counted`` False); the ``exact``
+        ones (this server's writes) counted. A file whose first line is no session header
+        is left out until it is counted, as are names that are no session id."""
+        if not self.root.exists():
+            return []
+        out: list[SessionSummary] = []
+        headers: list[tuple[str, int]] = []
+        with self._lock:
+            index = self._load_index()
+            with os.scandir(self.root) as it:
+                for de in it:
+                    sid = de.name[:-6]
+                    if not de.name.endswith(".jsonl") or not is_id(sid) or sid in exact:
+                        continue
+                    entry = index.get(sid)
+                    if entry is None:  # never counted: the inode the scan gives is enough
+                        headers.append((sid, de.inode()))
+                        continue
+                    try:
+                        st = de.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if entry["size"] == st.st_size and entry["ino"] == st.st_ino:
+                        try:
+                            out.append(self._summary_from(entry))
+                            continue
+                        except (InvalidInput, TypeError, ValueError, KeyError):
+                            pass  # counted again by the full listing; the header meanwhile
+                    headers.append((sid, st.st_ino))
+            known = {sid: self._headers.get(sid) for sid, _ino in headers}
+        read: dict[str, tuple[int, SessionHeader | None]] = {}
+        unread = [(sid, ino) for sid, ino in headers
+                  if (k := known[sid]) is None or k[0] != ino]
+        if unread:
+            with open_root(str(self.root)) as folder:
+                for sid, ino in unread:
+                    read[sid] = (ino, read_header(f"{sid}.jsonl", folder))
+        for sid, _ino in headers:
+            kept = read.get(sid) or known[sid]
+            if kept is not None and kept[1] is not None:
+                out.append(SessionSummary(kept[1], {}, 0, None, counted=False))
+        with self._lock:
+            self._headers.update(read)  # a header line never changes under one inode
+        for sid in exact:
+            try:
+                out.append(self.summary(sid))
+            except (StoreDamaged, NotFound, InvalidInput):
+                continue  # left out, as a full listing does
         return out
 
     def summary(self, session_id: str) -> SessionSummary:

@@ -202,6 +202,26 @@ class SessionOps(StoreState):
             return None
         return first_page.load(self.root / "index" / "first.json")
 
+    def bytes_to_count(self, more_than: int | None = None) -> int:
+        """How many bytes of session files ``sessions`` would count before answering (0 on
+        a listed store, every byte on one never listed); known from one directory scan,
+        which stops once past ``more_than``."""
+        if not isinstance(self.backend, FileSessions):
+            return 0
+        return self.backend.bytes_to_count(more_than)
+
+    def sessions_at_hand(self, exact: set[str] | None = None) -> list[SessionSummary]:
+        """Every session newest first, as far as known without counting: the counted
+        ones' summaries, the others' header lines (``counted`` False, placed by their
+        header's start time, which may differ from the first event's time that places
+        them once counted); the ``exact`` sessions counted whatever it costs."""
+        if not isinstance(self.backend, FileSessions):
+            summaries, _total = self.sessions()
+            return summaries
+        out = self.backend.at_hand(set(exact or ()))
+        out.sort(key=listing_order, reverse=True)
+        return out
+
     def stats(self, session_id: str) -> JSON:
         return self.session_summary(session_id).stats
 

@@ -20,6 +20,10 @@ JSON = dict[str, Any]
 log = logging.getLogger("turnback.server")
 
 DEFAULT_EVENTS_PAGE = 1000
+# Session bytes a first answer may count before it is given: about 0.2 s of CPU (87 MB/s
+# measured, bench/RESULTS.md "Issue 16 … never listed"). A new or small store is listed
+# in full, exactly; a bigger one not yet counted answers from its header lines first.
+COUNT_BEFORE_ANSWER = 16 << 20
 
 
 def register(ls: TurnbackServer) -> None:
@@ -45,26 +49,48 @@ def register(ls: TurnbackServer) -> None:
         if cached is not None:
             out = page(cached)  # no I/O: answered on the event loop, no thread hop
         else:
-            first = None if query or folder.listing.listed else await first_page(ls, folder)
-            end = None if first is None or limit is None else min(offset + limit, first[1])
-            if first is not None and end is not None and end <= len(first[0]):
-                # the server has just started: the saved first page now, the full listing
-                # behind it (then turnback/didChange: ask again)
-                out = {"sessions": [s.to_json() for s in first[0][offset:end]],
-                       "total": first[1], "partial": True}
+            early = None if folder.listing.listed else await early_answer(ls, folder, query)
+            if early is not None and early[2]:  # every session, as far as known
+                out = page(early[0])
+                out["partial"] = True
+            elif (early is not None and limit is not None
+                  and min(offset + limit, early[1]) <= len(early[0])):
+                # the saved first page now, the full listing behind it (then
+                # turnback/didChange: ask again)
+                end = min(offset + limit, early[1])
+                out = {"sessions": [s.to_json() for s in early[0][offset:end]],
+                       "total": early[1], "partial": True}
             else:
                 out = await ls.read_or(folder, job, lambda: {"sessions": [], "total": 0})
         out["folder"] = folder.uri
         return out
 
-    async def first_page(ls: TurnbackServer, folder: Folder
-                         ) -> tuple[list[SessionSummary], int] | None:
-        """``Store.first_sessions`` while no full listing was made, the first full listing
-        started behind it."""
-        first = await ls.read_or(folder, lambda s: s.first_sessions(), lambda: None)
-        if first is not None and folder.listing.claim_first_listing():
+    async def early_answer(ls: TurnbackServer, folder: Folder, query: str | None
+                           ) -> tuple[list[SessionSummary], int, bool] | None:
+        """While no full listing was made: without ``query``, the saved first page
+        (``Store.first_sessions``, with the total it was the first of; False), or on a store
+        with more than ``COUNT_BEFORE_ANSWER`` bytes of sessions not counted, every session
+        as far as known without counting (``Store.sessions_at_hand``; True). The first full
+        listing is started behind either. None: list in full now (a new or small store,
+        whose answer is then exact). Decided by the files' sizes, never by how long
+        anything takes."""
+
+        def job(store: Store) -> tuple[list[SessionSummary], int, bool] | None:
+            named = folder.listing.named()
+            # the saved page holds no query's matches, nor this server's own writes
+            saved = store.first_sessions() if not (named or query) else None
+            if saved is not None:
+                return saved[0], saved[1], False
+            big = COUNT_BEFORE_ANSWER
+            if folder.listing.behind or store.bytes_to_count(more_than=big) > big:
+                known = store.sessions_at_hand(named)
+                return known, len(known), True
+            return None
+
+        got = await ls.read_or(folder, job, lambda: None)
+        if got is not None and folder.listing.claim_first_listing():
             ls.spawn(list_then_say(ls, folder))
-        return first
+        return got
 
     async def list_then_say(ls: TurnbackServer, folder: Folder) -> None:
         try:

@@ -1,0 +1,115 @@
+"""The listing a store gives before counting: each session's first line read alone.
+
+A store that was never listed (no ``index/``) answers the server's first
+``turnback/sessions`` from its session files' header lines when counting would read more
+than a few megabytes (``Store.bytes_to_count``; ``Store.sessions_at_hand``). Every file
+read here is input: links, FIFOs, huge or garbage first lines.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import orjson
+
+from turnback import Kind, Store
+from turnback.sessions.files import FileSessions
+from turnback.sessions.headers import FIRST_READ, MAX_HEADER, read_header
+
+
+def _session(store: Store, sid: str, started: str, prompts: int = 1) -> None:
+    store.start_session(title=f"run {sid}", agent="codex", session_id=sid, started=started)
+    for _ in range(prompts):
+        store.append(sid, Kind.PROMPT, {"text": "x"})
+
+
+def _header(sid: str, title: str = "t") -> bytes:
+    return orjson.dumps({"type": "session", "format": 1, "id": sid, "title": title,
+                         "agent": "aider", "started": "2026-03-01T00:00:00.000Z",
+                         "head": None}) + b"\n"
+
+
+def test_bytes_to_count_is_every_byte_unlisted_then_only_what_grew(store: Store) -> None:
+    _session(store, "s0", "2026-01-01T00:00:00.000Z")
+    _session(store, "s1", "2026-01-02T00:00:00.000Z")
+    sizes = {p.name: p.stat().st_size for p in (store.root / "sessions").iterdir()}
+    assert store.bytes_to_count() == sum(sizes.values())
+    store.sessions()  # counted: the index knows both files
+    assert store.bytes_to_count() == 0
+    before = (store.root / "sessions" / "s0.jsonl").stat().st_size
+    store.append("s0", Kind.PROMPT, {"text": "more"})
+    grown = (store.root / "sessions" / "s0.jsonl").stat().st_size - before
+    assert store.bytes_to_count() == grown
+
+
+def test_a_never_listed_store_gives_headers_newest_first_and_counts_nothing(
+        store: Store) -> None:
+    _session(store, "old", "2026-01-01T00:00:00.000Z", prompts=3)
+    _session(store, "new", "2026-01-02T00:00:00.000Z")
+    shutil.rmtree(store.root / "index")
+    with Store.open(store.workspace) as fresh:  # a process that never listed this store
+        got = fresh.sessions_at_hand()
+        assert [s.header.id for s in got] == ["new", "old"]
+        assert [s.header.title for s in got] == ["run new", "run old"]
+        assert all(not s.counted for s in got)
+        shown = got[1].to_json()
+        assert shown["events"] is None and shown["stats"] is None and shown["counted"] is False
+        assert shown["startedAt"] == "2026-01-01T00:00:00.000Z"
+        assert fresh.bytes_to_count() > 0  # nothing was counted (nor written to index/)
+        assert not (fresh.root / "index" / "summaries.json").exists()
+
+
+def test_the_sessions_named_exact_are_counted_and_the_counted_ones_kept(store: Store) -> None:
+    """What this server wrote shows as written (read-your-writes); what the full listing
+    behind the answer counted already shows counted."""
+    for i in range(3):
+        _session(store, f"s{i}", f"2026-01-0{i + 1}T00:00:00.000Z", prompts=i + 1)
+    shutil.rmtree(store.root / "index")
+    with Store.open(store.workspace) as fresh:
+        fresh.session_summary("s0")  # as the full listing does, one session at a time
+        got = {s.header.id: s for s in fresh.sessions_at_hand({"s2", "gone", "../x"})}
+        assert sorted(got) == ["s0", "s1", "s2"]
+        assert got["s0"].counted and got["s0"].stats["prompts"] == 1
+        assert got["s2"].counted and got["s2"].stats["prompts"] == 3
+        assert not got["s1"].counted
+        backend = fresh.backend
+        assert isinstance(backend, FileSessions) and backend._headers  # kept between asks
+        fresh.sessions()  # the full listing: every session counted
+        assert backend._headers == {}  # 8.4 MB for 10,000 sessions, not kept for nothing
+
+
+def test_hostile_session_files_are_left_out_without_blocking(store: Store, tmp_path: Path
+                                                             ) -> None:
+    _session(store, "good", "2026-01-01T00:00:00.000Z")
+    sessions = store.root / "sessions"
+    shutil.rmtree(store.root / "index")
+    outside = tmp_path / "outside.jsonl"
+    outside.write_bytes(_header("linked"))
+    (sessions / "linked.jsonl").symlink_to(outside)
+    os.mkfifo(sessions / "fifo.jsonl")  # opened for reading, a FIFO would block
+    (sessions / "huge.jsonl").write_bytes(
+        _header("huge", "x" * MAX_HEADER))  # a first line past the bound
+    (sessions / "garbage.jsonl").write_bytes(b"\x00\xff not json\n")
+    (sessions / "event.jsonl").write_bytes(b'{"id": "e", "kind": "prompt"}\n')
+    (sessions / "list.jsonl").write_bytes(b"[1, 2]\n")
+    (sessions / "torn.jsonl").write_bytes(_header("torn")[:-1])  # no whole line yet
+    (sessions / "empty.jsonl").write_bytes(b"")
+    (sessions / "folder.jsonl").mkdir()
+    (sessions / "no id!.jsonl").write_bytes(_header("x"))
+    long_ok = _header("long", "y" * (3 * FIRST_READ))  # longer than one read, under the bound
+    (sessions / "long.jsonl").write_bytes(long_ok)
+    with Store.open(store.workspace) as fresh:
+        got = {s.header.id: s for s in fresh.sessions_at_hand()}
+        assert sorted(got) == ["good", "long"]
+        assert got["long"].header.title == "y" * (3 * FIRST_READ)
+        assert fresh.bytes_to_count() > 0
+
+
+def test_read_header_reads_the_first_line_only(tmp_path: Path) -> None:
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(_header("s", "first") + _header("s", "second"))
+    header = read_header(p)
+    assert header is not None and header.title == "first"
+    assert read_header(tmp_path / "missing.jsonl") is None
