@@ -61,6 +61,11 @@ FORK_MIN_FILES = 3000
 # the stat cache file's layout (statcache.py): MAGIC, u32 header length, JSON header, rows
 MAGIC = b"TBSTAT3\n"  # 3: file modes carry permission bits (format 2)
 U32 = struct.Struct("<I")
+# The longest header read. A folder costs about 320 bytes of it (its record, tree, ignore
+# signature and row span; 40-byte paths): SPEC's 500,000-file workspace (10,000 folders)
+# about 3.2 MB, so 64 MiB holds some 200,000 folders. Anything in the store's folder may be
+# planted: past this, or past what its own file can hold, the header is not read at all.
+HEADER_MAX = 64 << 20
 
 Verified = tuple[list[str], list[str]]  # a verified folder's (file names, folder names)
 Identity = tuple[int, int, int]  # a loaded stat cache file's (inode, size, mtime_ns)
@@ -91,6 +96,13 @@ def listing_key(listing: list[os.DirEntry[str]], sts: list[os.stat_result]) -> s
         else pack(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode)
         for st in sts]))
     return h.hexdigest()[:32]
+
+
+def header_fits(hlen: int, size: int) -> bool:
+    """Whether a stat cache header said to be ``hlen`` bytes long can be read from a file
+    of ``size`` bytes: it fits in the file beside the fixed parts, and under
+    ``HEADER_MAX`` (a length is read from disk: nothing is allocated from it before this)."""
+    return hlen <= min(HEADER_MAX, size - len(MAGIC) - 3 * U32.size)
 
 
 def can_fork() -> bool:
@@ -466,8 +478,8 @@ def read_records(path: str) -> tuple[Identity, dict[str, str], dict[str, object]
             if head[:len(MAGIC)] != MAGIC:
                 return None
             (hlen,) = U32.unpack_from(head, len(MAGIC))
-            if hlen > st.st_size:
-                return None  # a header longer than its file: not read into memory
+            if not header_fits(hlen, st.st_size):
+                return None  # not read into memory: the walk's store says so in the log
             header = json.loads(f.read(hlen))
             (files,) = U32.unpack(f.read(U32.size))
         recs = header.get("dirrecs") or {}
