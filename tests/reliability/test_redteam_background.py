@@ -237,3 +237,33 @@ def test_the_server_a_cli_starts_trusts_the_store_as_that_cli_did(
     assert res.returncode == 1
     assert sorted(p.name for p in outside.rglob("*")) == before
     assert b"symbolic link" in (store / "run" / "background.log").read_bytes()
+
+
+@pytest.mark.parametrize("raw", ["inf", "1e300", "nan", "-5", "0", "soon"])
+def test_an_idle_time_for_ever_is_bounded_and_said(
+        raw: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """``TURNBACK_BACKGROUND_IDLE=inf`` (or 1e300) in the user's environment kept a
+    background server for ever; NaN, 0 or below, or not a number, took the default
+    silently. Now at most a day, and the log says which value was used instead of what."""
+    import logging
+
+    from turnback.server import background
+
+    monkeypatch.setenv("TURNBACK_BACKGROUND_IDLE", raw)
+    caplog.set_level(logging.WARNING, logger="turnback.server")
+    used = background.idle_limit()
+    assert 0 < used <= 86400
+    assert used == (86400 if raw in ("inf", "1e300") else 1800)
+    told = [r.getMessage() for r in caplog.records]
+    assert len(told) == 1 and "TURNBACK_BACKGROUND_IDLE" in told[0] and repr(raw) in told[0]
+    assert f"{used:g} s" in told[0]
+
+
+def test_an_idle_time_in_range_is_taken_as_it_is(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    from turnback.server import background
+
+    monkeypatch.setenv("TURNBACK_BACKGROUND_IDLE", "0.5")
+    assert background.idle_limit() == 0.5 and not caplog.records
+    monkeypatch.delenv("TURNBACK_BACKGROUND_IDLE")
+    assert background.idle_limit() == 1800 and not caplog.records

@@ -79,6 +79,55 @@ def test_hooks_install_and_uninstall_keep_the_files_mode(tmp_path: Path, agent: 
     count(f"hooks install keeps the file's mode ({agent})")
 
 
+@pytest.mark.parametrize("agent", list(hooks.SPECS))
+def test_a_link_swapped_in_after_hooks_read_the_file_gives_no_mode(
+        tmp_path: Path, agent: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The settings file replaced by a link between install's read and its write (a sync,
+    the agent itself): the mode kept was the link's, 0777, so the settings were written
+    world-writable. Now the link is replaced (never written through) by a file of the
+    umask's mode, as an editor makes one."""
+    rel = hooks.spec(agent).file
+    f = tmp_path / rel
+    f.parent.mkdir()
+    f.write_text('{"keep": 1}\n' if rel.endswith(".json") else 'model = "x"\n')
+    f.chmod(0o600)
+    target = tmp_path / "elsewhere"
+    target.write_text("mine")
+    real_open_dir = hooks.open_dir
+
+    def open_dir(root: object, parts: list[str], create: bool = False) -> object:
+        if create:  # the write's: the file was read already
+            f.unlink()
+            f.symlink_to(target)
+        return real_open_dir(root, parts, create=create)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(hooks, "open_dir", open_dir)
+    umask = os.umask(0o022)
+    try:
+        assert hooks.install(tmp_path, agent, PROGRAM)
+    finally:
+        os.umask(umask)
+    assert not f.is_symlink() and target.read_text() == "mine"
+    assert stat.S_IMODE(f.stat().st_mode) == 0o644, oct(f.stat().st_mode)
+    count(f"hooks install over a link swapped in after its read ({agent})")
+
+
+def test_a_store_cache_replaced_in_its_folder_is_0600_whatever_the_umask(
+        tmp_path: Path) -> None:
+    """The store's caches replaced through its folders (``fs/replacing.py``, shared with the
+    hooks since trust7) are 0600 exactly: before, 0600 less the umask (0400 under 0277)."""
+    from turnback.fs.folders import open_root
+    from turnback.fs.replacing import replace_file
+
+    umask = os.umask(0o277)
+    try:
+        with open_root(str(tmp_path)) as folder:
+            replace_file(folder, "counts.json", b"{}")
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE((tmp_path / "counts.json").stat().st_mode) == 0o600
+
+
 @pytest.mark.parametrize("text", [
     '{"hooks": {"BeforeAgent": 1}}',
     '{"hooks": {"BeforeAgent": [{"hooks": 5}]}}',

@@ -31,8 +31,8 @@ ws = Path(sys.argv[1])
 from turnback.snapshot import prescan
 real = prescan.verify_one
 parent = os.getpid()
-def verify_one(root_fd, rel, want):
-    got = real(root_fd, rel, want)
+def verify_one(root_fd, rel, want, held=None):
+    got = real(root_fd, rel, want, held)
     if os.getpid() != parent and got is not None:
         (ws / rel / "from-child.txt").write_text(rel)
     return got
@@ -98,14 +98,30 @@ ws = Path(sys.argv[1]); when = sys.argv[2]
 from turnback.snapshot import prescan
 real = prescan.verify_one
 parent = os.getpid()
-def verify_one(root_fd, rel, want):
+def verify_one(root_fd, rel, want, held=None):
     if os.getpid() != parent and when == "before":
         (ws / rel / "changed.txt").write_text(rel)
-    got = real(root_fd, rel, want)
+    got = real(root_fd, rel, want, held)
     if os.getpid() != parent and when == "after" and got is not None:
         (ws / rel / "changed.txt").write_text(rel)
     return got
 prescan.verify_one = verify_one
+if when == "swap":  # around the child's watch on d7/mid/sub, d7/mid is a link outside
+    import inotify_simple
+    real_add_watch = inotify_simple.INotify.add_watch
+    mid = ws / "d7" / "mid"
+    def add_watch(self, path, mask):
+        seen = os.readlink(path) if str(path).startswith("/proc/self/fd/") else str(path)
+        if os.getpid() == parent or seen != str(mid / "sub"):
+            return real_add_watch(self, path, mask)
+        os.rename(mid, ws / "d7" / "mid.real")
+        os.symlink(ws.parent / "outside", mid)
+        try:
+            return real_add_watch(self, path, mask)
+        finally:
+            os.unlink(mid)
+            os.rename(ws / "d7" / "mid.real", mid)
+    inotify_simple.INotify.add_watch = add_watch
 listed = []
 from turnback.server import startwalk
 startwalk.begin()
@@ -115,11 +131,12 @@ early = mode == prescan._STARTED
 if when == "stop" and made is not None:  # stopped for good before it sends anything
     import signal
     os.kill(made[1]._checker.pid, signal.SIGSTOP)
-if early and when in ("none", "after"):
+if early and when in ("none", "after", "swap"):
     # the checkpoint is asked once the child has checked every folder (a condition)
     checker = made[1]._checker
     deadline = time.monotonic() + 60
-    while (prescan._INT.unpack_from(checker.shared, prescan._FRONT)[0] < 41
+    while (prescan._INT.unpack_from(checker.shared, prescan._FRONT)[0]
+           < int(os.environ.get("TB_FOLDERS", "41"))
            and time.monotonic() < deadline):
         time.sleep(0.005)
 store_files = sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns)
@@ -176,6 +193,8 @@ folder.tracker, folder.watcher, folder.store = tracker, w, store
 first, t1 = with_dirty(folder, lambda d: store.checkpoint(dirty=d))
 written = sorted(str(p.parent.relative_to(ws)) for p in ws.rglob("changed.txt"))
 (ws / "d5" / "late.txt").write_text("late")  # after the first walk: an event, or lost
+if when == "swap":
+    (ws / "d7" / "mid" / "sub" / "late.txt").write_text("late")
 second, t2 = with_dirty(folder, lambda d: store.checkpoint(dirty=d))
 def watched_inodes(ino):
     # the kernel's own list of this instance's watches (hex inode numbers)
@@ -192,6 +211,8 @@ out = {"early": early, "mode": mode, "tree": first.tree, "adopted": adopted,
        "second_walked": t2.paths is None, "folders": len(w.watched_folders()),
        "orphans": len(w._orphans), "adds": len(adds),
        "late": store.read_file(second.id, "d5/late.txt") == b"late",
+       "swap_late": when == "swap" and "d7/mid/sub/late.txt" in [
+           c.path for c in store.changes(first.id, second.id)],
        "watched_inodes": watched_inodes(w._ino)}
 w.stop()
 store.close()
@@ -212,8 +233,8 @@ def _early_workspace(ws: Path) -> None:
         store.checkpoint()
 
 
-def _run_early(ws: Path, when: str) -> dict[str, object]:
-    env = {**os.environ, "PYTHONPATH": str(SERVER)}
+def _run_early(ws: Path, when: str, folders: int = 41) -> dict[str, object]:
+    env = {**os.environ, "PYTHONPATH": str(SERVER), "TB_FOLDERS": str(folders)}
     env.pop("TURNBACK_START_WORKER", None)
     env.pop("TURNBACK_STORE", None)
     run = subprocess.run([sys.executable, "-c", EARLY, str(ws), when], env=env, cwd=ws,
@@ -372,6 +393,37 @@ def test_records_below_a_link_leave_no_watch_outside(fresh_ws: Path) -> None:
     ws_folders = {fresh_ws.stat().st_ino} | {(fresh_ws / f"d{d}").stat().st_ino
                                              for d in range(40)}
     assert ws_folders <= set(got["watched_inodes"])  # type: ignore[call-overload]
+
+
+def test_a_link_swapped_in_and_out_around_the_childs_watch_watches_nothing_outside(
+        fresh_ws: Path) -> None:
+    """Between the child's check of the folders above ``d7/mid/sub`` and its watch,
+    ``d7/mid`` is a link to a folder outside, and back again (built in the child's
+    ``add_watch``, no race; ``d7`` and ``d7/mid`` come after their subfolder in the
+    records, so no watch of the child's sees the swap). The child watched by path: the
+    watch landed on ``outside/sub``, the walk adopted it for ``d7/mid/sub``, and a change
+    in the real folder after the walk was missed by the next checkpoint. It now watches
+    the folder it opened, each step without following a link."""
+    from wsutil import age_tree
+
+    (fresh_ws / "d7" / "mid" / "sub").mkdir(parents=True)
+    (fresh_ws / "d7" / "mid" / "sub" / "a.txt").write_text("a")
+    (fresh_ws.parent / "outside" / "sub").mkdir(parents=True)
+    age_tree(fresh_ws)
+    with Store.open(fresh_ws) as store:
+        store.checkpoint()
+        store.checkpoint()
+    got_recs = prescan.read_records(str(fresh_ws / ".turnback" / "cache" / "stat.bin"))
+    assert got_recs is not None
+    order = list(got_recs[1])
+    assert order.index("d7/mid/sub") < order.index("d7/mid") < order.index("d7")
+    got = _run_early(fresh_ws, "swap", folders=43)
+    assert got["early"] and got["adopted"] == [True] and got["folders"] == 43
+    watched = set(got["watched_inodes"])  # type: ignore[call-overload]
+    assert (fresh_ws.parent / "outside" / "sub").stat().st_ino not in watched, \
+        "a watch on the folder outside"
+    assert (fresh_ws / "d7" / "mid" / "sub").stat().st_ino in watched
+    assert got["swap_late"], "a change in d7/mid/sub after the first walk was missed"
 
 
 def test_records_of_ignored_folders_leave_no_watch(fresh_ws: Path) -> None:

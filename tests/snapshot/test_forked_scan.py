@@ -587,7 +587,7 @@ def test_a_worker_that_does_not_take_its_job_is_dropped(
 
     monkeypatch.setattr(prescan, "can_fork", lambda: True)
     monkeypatch.setattr(prescan, "JOB_WAIT_S", 0.3)
-    worker = prescan.fork_worker(lambda path: True)
+    worker = prescan.fork_worker(lambda fd: True)
     assert worker is not None
     pid = worker._checker.pid
     os.kill(pid, signal.SIGSTOP)
@@ -606,9 +606,9 @@ def test_a_worker_checks_its_half_and_lays_first(ws: Path, monkeypatch: pytest.M
     monkeypatch.setattr(prescan, "can_fork", lambda: True)
     log = ws.parent / "laid.txt"
 
-    def lay(path: str) -> bool:
+    def lay(fd: int) -> bool:  # given the folder's descriptor: its path from /proc
         with open(log, "a") as f:
-            f.write(os.path.relpath(path, ws) + "\n")
+            f.write(os.path.relpath(os.readlink(f"/proc/self/fd/{fd}"), ws) + "\n")
         return True
 
     worker = prescan.fork_worker(lay)

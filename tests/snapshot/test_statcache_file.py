@@ -7,6 +7,8 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
+import pytest
+
 from turnback import Store
 from turnback.fs.jsonl import dumps, loads
 from turnback.snapshot.prescan import MAGIC
@@ -151,3 +153,68 @@ def test_rows_of_an_incremental_scan_are_kept_for_folders_it_did_not_unpack(
     with Store.open(ws) as again:
         res = again.scanner.scan()
     assert (res.tree, res.read) == (cp.tree, 0), "the changed files' rows were saved"
+
+
+def _plant_long_header(path: Path, what: str) -> None:
+    """A header said to be 4 GiB long in a file of a few bytes, or one that its (sparse)
+    file does hold, past ``HEADER_MAX``: anything in ``.turnback/`` may be planted."""
+    from turnback.snapshot import prescan
+
+    if what == "said":
+        path.write_bytes(MAGIC + U32.pack(2**32 - 1) + b"{}" + bytes(8))
+        return
+    hlen = getattr(prescan, "HEADER_MAX", 64 << 20) + (16 << 20)
+    with path.open("wb") as f:
+        f.write(MAGIC + U32.pack(hlen))
+        f.truncate(len(MAGIC) + 4 + hlen + 8)  # sparse: no disk space, zero counts after
+
+
+@pytest.mark.parametrize("what", ["said", "held"])
+def test_a_planted_long_header_is_never_read_and_said_once(
+        store: Store, ws: Path, what: str, caplog: pytest.LogCaptureFixture) -> None:
+    """Before, the store allocated what the header said (``pread`` of 4 GiB) or read the
+    whole sparse header; now neither: the cache is not used (the checkpoint reads every
+    file and is right), the log names the file once, and the next save mends it."""
+    import logging
+    import tracemalloc
+
+    _workspace(ws)
+    store.checkpoint()
+    store.close()
+    path = store.root / "cache" / "stat.bin"
+    _plant_long_header(path, what)
+    caplog.set_level(logging.WARNING, logger="turnback.store")
+    tracemalloc.start()
+    try:
+        with Store.open(ws) as again:
+            again.scanner.statcache.load()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 << 20, f"{peak} bytes allocated reading a planted header"
+    with Store.open(ws) as again:  # the same file again: not said twice
+        cp = again.checkpoint()
+    assert cp.tree == plain_scan(ws).tree
+    told = [r.getMessage() for r in caplog.records if r.name == "turnback.store"]
+    assert len(told) == 1 and str(path) in told[0] and "not read" in told[0], told
+    header, keys, _ = _parts(path)
+    assert len(keys) == 31 and "rowspans" in header, "the cache written anew"
+
+
+def test_the_start_childs_reading_of_a_long_header_allocates_nothing(tmp_path: Path) -> None:
+    """``prescan.read_records`` (the start child's, the CLI's early child's) refused a
+    header longer than its file, but read one its file held whole, however long."""
+    import tracemalloc
+
+    from turnback.snapshot import prescan
+
+    path = tmp_path / "stat.bin"
+    _plant_long_header(path, "held")
+    tracemalloc.start()
+    try:
+        got = prescan.read_records(str(path))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert got is None
+    assert peak < 4 << 20, f"{peak} bytes allocated reading a planted header"

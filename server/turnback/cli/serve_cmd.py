@@ -16,7 +16,7 @@ from .common import Ctx, pass_ctx
 @click.option("--background", is_flag=True,
               help="Start this workspace's background server (detached) and return: it "
                    "watches the workspace and answers the CLI's hand-offs until idle for "
-                   "TURNBACK_BACKGROUND_IDLE seconds (1800).")
+                   "TURNBACK_BACKGROUND_IDLE seconds (1800; at most 86400).")
 @click.option("--stop", is_flag=True, help="Ask this workspace's background server to leave.")
 @click.option("--headless", is_flag=True, hidden=True,
               help="Be the background server, in this process (what --background starts).")

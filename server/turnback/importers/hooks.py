@@ -41,11 +41,12 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_IMODE, S_ISREG
 from typing import Any
 
 from ..errors import InvalidInput, Unsafe
-from ..fs.folders import chmod_fd, open_dir, open_root
-from ..fs.osflags import O_BINARY, O_CLOEXEC
+from ..fs.folders import open_dir, open_root
+from ..fs.replacing import replace_file
 from .inputs import read_regular
 
 MAX_CONFIG = 4 << 20  # a settings file larger than this is not one to rewrite
@@ -196,30 +197,13 @@ def _write(workspace: Path, rel: str, text: str | None) -> None:
         with open_dir(root, parts, create=True) as folder:
             try:
                 st = folder.lstat(name)
-                mode: int | None = st.st_mode & 0o7777
+                # a link swapped in since the file was read has no mode of the user's to
+                # keep (a link's is 0777: the settings would become world-writable)
+                mode = S_IMODE(st.st_mode) if S_ISREG(st.st_mode) else None
             except FileNotFoundError:
                 mode = None
-            tmp = f".{name}.turnback-{os.getpid()}-{os.urandom(4).hex()}"
             # a new file gets what the umask leaves of 0666, as an editor would make it
-            fd = folder.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_BINARY | O_CLOEXEC,
-                             0o666 if mode is None else 0o600)
-            try:
-                try:
-                    if mode is not None:
-                        chmod_fd(fd, os.path.join(folder.path, tmp), mode)
-                    view = memoryview(text.encode("utf-8"))
-                    while view:
-                        view = view[os.write(fd, view):]
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
-                folder.rename(tmp, name)
-            except BaseException:
-                try:
-                    folder.unlink(tmp)
-                except OSError:
-                    pass
-                raise
+            replace_file(folder, name, text.encode("utf-8"), mode=mode, fsync=True)
 
 
 # -- JSON hooks (Claude Code, Gemini CLI) ---------------------------------------------------------

@@ -7,13 +7,13 @@ follower. It walks the workspace once when its socket is up (``_walk_once``); th
 ``turnback checkpoint`` hands off to it and reads only what the watcher saw change.
 
 It is a process that lives on, so it ends by itself: after ``TURNBACK_BACKGROUND_IDLE``
-seconds (1800) with no hand-off request; when the workspace, the store or its socket goes
-away (checked every ``CHECK_S``); when asked to leave over the socket (an editor's server
-taking the folder, ``turnback serve --stop``); on SIGTERM. At most one runs per store (the
-lock of ``store/background_lock.py``, then the socket's bind: a live socket is never taken
-from another server). It opens the store as every client does (``Store.open``'s trust
-checks: no linked or foreign store) and creates none. Its log is ``run/background.log`` in
-the store's private folder, at most ``LOG_LIMIT`` bytes.
+seconds (1800; at most a day) with no hand-off request; when the workspace, the store or its
+socket goes away (checked every ``CHECK_S``); when asked to leave over the socket (an
+editor's server taking the folder, ``turnback serve --stop``); on SIGTERM. At most one runs
+per store (the lock of ``store/background_lock.py``, then the socket's bind: a live socket
+is never taken from another server). It opens the store as every client does
+(``Store.open``'s trust checks: no linked or foreign store) and creates none. Its log is
+``run/background.log`` in the store's private folder, at most ``LOG_LIMIT`` bytes.
 """
 
 from __future__ import annotations
@@ -50,12 +50,30 @@ LOG_NAME = "background.log"
 LOG_LIMIT = 1 << 20
 
 
+MAX_IDLE_S = 86400.0  # a day: ``inf`` or 1e300 in the user's environment kept it for ever
+
+
 def idle_limit() -> float:
-    try:
-        value = float(os.environ.get(IDLE_ENV, "") or DEFAULT_IDLE_S)
-    except ValueError:
+    """The seconds without a request after which the server leaves: ``IDLE_ENV`` if it is a
+    number of seconds above 0 and at most ``MAX_IDLE_S``; past it, ``MAX_IDLE_S``; not a
+    number, NaN, 0 or below, ``DEFAULT_IDLE_S``. A value not taken as it is is said in the
+    log with the one used (called once a server)."""
+    raw = os.environ.get(IDLE_ENV, "")
+    if not raw:
         return DEFAULT_IDLE_S
-    return value if value > 0 else DEFAULT_IDLE_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if value > MAX_IDLE_S:
+        used, why = MAX_IDLE_S, f"more than {MAX_IDLE_S:g} s (a day)"
+    elif value > 0:
+        return value
+    else:  # NaN compares false both ways: here too
+        used, why = DEFAULT_IDLE_S, "not a number of seconds above 0"
+    log.warning("%s=%r is %s: this background server leaves after %g s without a request "
+                "instead", IDLE_ENV, raw[:40], why, used)
+    return used
 
 
 def main(workspace: Path, store_dir: str | None) -> int:
@@ -145,10 +163,11 @@ async def _serve(ws: Path, settings: Settings) -> int:
         if not await listener.start(Path(store.root), take_over=False):
             return 0  # logged: another server serves it, or no socket can be made
         folder.handoff = listener
+        idle = idle_limit()
         log.info("%s: background server (pid %d) watching; leaves after %g s idle",
-                 ws, os.getpid(), idle_limit())
+                 ws, os.getpid(), idle)
         await _walk_once(ls, folder)
-        why = await _until_leaving(folder, listener, leave, held)
+        why = await _until_leaving(folder, listener, leave, held, idle)
         log.info("%s: leaving: %s", ws, why)
         return 0
     finally:
@@ -183,10 +202,9 @@ async def _walk_once(ls: TurnbackServer, folder: Folder) -> None:
 
 
 async def _until_leaving(folder: Folder, listener: HandoffListener, leave: asyncio.Event,
-                         held: dict[str, HeldFolder]) -> str:
+                         held: dict[str, HeldFolder], idle: float) -> str:
     import asyncio
 
-    idle = idle_limit()
     while True:
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(leave.wait(), CHECK_S)

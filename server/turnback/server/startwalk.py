@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 # and ONLYDIR DONT_FOLLOW EXCL_UNLINK: what every workspace watch asks for
 WATCH_MASK = (0x2 | 0x4 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800
               | 0x01000000 | 0x02000000 | 0x04000000)
+DONT_FOLLOW = 0x02000000
 
 _made: tuple[INotify, prescan.Worker] | None = None
 
@@ -63,9 +64,11 @@ def begin() -> None:
     except (ImportError, OSError):
         return
 
-    def lay(path: str) -> int | None:
+    def lay(fd: int) -> int | None:
         try:
-            return int(ino.add_watch(path, WATCH_MASK))
+            # the folder the child opened, whatever its path leads to now (the magic link
+            # is followed: no DONT_FOLLOW; it names no other folder, as a path could)
+            return int(ino.add_watch(f"/proc/self/fd/{fd}", WATCH_MASK & ~DONT_FOLLOW))
         except OSError:
             # gone, no folder, or refused (the limit): not listed there, the walk here
             # watches it first (a listing with no watch before it could miss a change)

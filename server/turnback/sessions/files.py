@@ -27,11 +27,12 @@ from ..errors import Conflict, InvalidInput, NotFound, StoreDamaged
 from ..events import Event, SessionHeader, check_id, is_id
 from ..fs.atomic import atomic_write
 from ..fs.folders import open_root
-from ..fs.instore import replace_file, store_folder
+from ..fs.instore import store_folder
 from ..fs.jsonl import _torn_tail_start, dumps, last_line, loads, parse_object, read_lines
 from ..fs.locks import file_lock
 from ..fs.privacy import make_dir
 from ..fs.reading import open_append, open_regular, read_regular
+from ..fs.replacing import replace_file
 from ..models import Problem, SessionLog, SessionPage, SessionSummary
 from .backend import EventFactory
 from .headers import read_header

@@ -18,9 +18,10 @@ import orjson
 
 from ..errors import InvalidInput, StoreDamaged
 from ..events import SessionHeader, is_id
-from ..fs.instore import replace_file, store_folder
+from ..fs.instore import store_folder
 from ..fs.jsonl import dumps, loads
 from ..fs.reading import read_regular
+from ..fs.replacing import replace_file
 from ..models import SessionSummary
 from .stats import stats_ok
 

@@ -61,6 +61,11 @@ FORK_MIN_FILES = 3000
 # the stat cache file's layout (statcache.py): MAGIC, u32 header length, JSON header, rows
 MAGIC = b"TBSTAT3\n"  # 3: file modes carry permission bits (format 2)
 U32 = struct.Struct("<I")
+# The longest header read. A folder costs about 320 bytes of it (its record, tree, ignore
+# signature and row span; 40-byte paths): SPEC's 500,000-file workspace (10,000 folders)
+# about 3.2 MB, so 64 MiB holds some 200,000 folders. Anything in the store's folder may be
+# planted: past this, or past what its own file can hold, the header is not read at all.
+HEADER_MAX = 64 << 20
 
 Verified = tuple[list[str], list[str]]  # a verified folder's (file names, folder names)
 Identity = tuple[int, int, int]  # a loaded stat cache file's (inode, size, mtime_ns)
@@ -93,6 +98,13 @@ def listing_key(listing: list[os.DirEntry[str]], sts: list[os.stat_result]) -> s
     return h.hexdigest()[:32]
 
 
+def header_fits(hlen: int, size: int) -> bool:
+    """Whether a stat cache header said to be ``hlen`` bytes long can be read from a file
+    of ``size`` bytes: it fits in the file beside the fixed parts, and under
+    ``HEADER_MAX`` (a length is read from disk: nothing is allocated from it before this)."""
+    return hlen <= min(HEADER_MAX, size - len(MAGIC) - 3 * U32.size)
+
+
 def can_fork() -> bool:
     """A fork is safe only with no other thread (one could hold a lock the child needs).
 
@@ -107,23 +119,29 @@ def can_fork() -> bool:
             and threading.active_count() == 1)
 
 
-def verify_one(root_fd: int, rel: str, want: str | None) -> Verified | None:
+def verify_one(root_fd: int, rel: str, want: str | None, held: int | None = None
+               ) -> Verified | None:
     """A folder's (file names, folder names) if its listing still matches its record
     ``want``, else None. Opened relative to the workspace's descriptor, without following
-    a last symlink: what a walk would reach (it does not follow links either). Its
-    entries are stat-ed relative to its descriptor (``fstatat``), cheaper than by path."""
+    a last symlink: what a walk would reach (it does not follow links either); or
+    ``held``, that folder opened already (left open). Its entries are stat-ed relative to
+    its descriptor (``fstatat``), cheaper than by path."""
+    if held is None:
+        try:
+            fd = os.open(rel or ".", _DIR_FLAGS | getattr(os, "O_NOFOLLOW", 0), dir_fd=root_fd)
+        except (OSError, ValueError):  # ValueError: a NUL in a planted record's name
+            return None
+    else:
+        fd = held
     try:
-        fd = os.open(rel or ".", _DIR_FLAGS | getattr(os, "O_NOFOLLOW", 0), dir_fd=root_fd)
-    except (OSError, ValueError):  # ValueError: a NUL in a planted record's name
-        return None
-    try:
-        with os.scandir(fd) as it:
+        with os.scandir(fd) as it:  # a duplicate of ``fd``, read from its start
             listing = list(it)
         sts = [de.stat(follow_symlinks=False) for de in listing]
     except OSError:
         return None
     finally:
-        os.close(fd)
+        if held is None:
+            os.close(fd)
     return matching(listing, sts, want)
 
 
@@ -142,6 +160,7 @@ def matching(listing: list[os.DirEntry[str]], sts: list[os.stat_result],
 
 def verify_folders(root: str, folders: list[str], recs: dict[str, str], shared: mmap,
                    from_back: bool, before: Callable[[str], bool | None] | None = None,
+                   opened: Callable[[str], int | None] | None = None,
                    ) -> dict[str, Verified]:
     """Check folders from one end of the list until the other process's checks are met;
     return those that matched.
@@ -150,6 +169,8 @@ def verify_folders(root: str, folders: list[str], recs: dict[str, str], shared: 
     between (harmless). The back side (this process) stops only where the front's
     finished checks begin, so every folder is checked by one or the other. ``before(rel)``
     is called before each folder is listed; False from it leaves the folder to the walk.
+    ``opened(rel)``, if given, opens each folder instead: the descriptor to list (its own
+    to close), or None, which leaves the folder to the walk.
     """
     out: dict[str, Verified] = {}
     unpack, pack = _INT.unpack_from, _INT.pack_into
@@ -163,8 +184,7 @@ def verify_folders(root: str, folders: list[str], recs: dict[str, str], shared: 
                 if i < unpack(shared, _FRONT)[0]:
                     break
                 rel = folders[i]
-                got = (verify_one(root_fd, rel, recs.get(rel))
-                       if before is None or before(rel) is not False else None)
+                got = _verify(root_fd, rel, recs.get(rel), before, opened)
                 if got is not None:
                     out[rel] = got
                 pack(shared, _BACK, i)
@@ -172,14 +192,24 @@ def verify_folders(root: str, folders: list[str], recs: dict[str, str], shared: 
             for i, rel in enumerate(folders):
                 if i >= unpack(shared, _BACK)[0]:
                     break
-                got = (verify_one(root_fd, rel, recs.get(rel))
-                       if before is None or before(rel) is not False else None)
+                got = _verify(root_fd, rel, recs.get(rel), before, opened)
                 if got is not None:
                     out[rel] = got
                 pack(shared, _FRONT, i + 1)
     finally:
         os.close(root_fd)
     return out
+
+
+def _verify(root_fd: int, rel: str, want: str | None,
+            before: Callable[[str], bool | None] | None,
+            opened: Callable[[str], int | None] | None) -> Verified | None:
+    if before is not None and before(rel) is False:
+        return None
+    if opened is None:
+        return verify_one(root_fd, rel, want)
+    held = opened(rel)
+    return None if held is None else verify_one(root_fd, rel, want, held)
 
 
 def recorded_folders(dirrecs: dict[str, str], dirtrees: Mapping[str, object]) -> list[str]:
@@ -370,15 +400,15 @@ class Worker:
         return self._checker.laid
 
 
-def fork_worker(lay: Callable[[str], int | None], early: tuple[str, str] | None = None
+def fork_worker(lay: Callable[[int], int | None], early: tuple[str, str] | None = None
                 ) -> Worker | None:
     """An idle child for a process about to start threads (``can_fork`` only holds
-    before them): it waits for one job (``Worker.start``) and calls ``lay(path)`` with
-    each folder's absolute path before it lists the folder (its watch number; None: it
-    does not list it, the walk will). With ``early`` = (workspace, stat cache path) it
-    first reads that file's folder records and, if they are worth a child
-    (``FORK_MIN_FILES``), checks them at once instead. It never writes to the store.
-    None if it cannot be made."""
+    before them): it waits for one job (``Worker.start``) and calls ``lay(fd)`` with
+    each folder's descriptor (opened from the workspace down, no link followed) before it
+    lists the folder (its watch number; None: it does not list it, the walk will). With
+    ``early`` = (workspace, stat cache path) it first reads that file's folder records
+    and, if they are worth a child (``FORK_MIN_FILES``), checks them at once instead. It
+    never writes to the store. None if it cannot be made."""
     if not can_fork():
         return None
     job_r, job_w = os.pipe()
@@ -408,40 +438,71 @@ def fork_worker(lay: Callable[[str], int | None], early: tuple[str, str] | None 
 
 
 def _check(workspace: str, folders: list[str], recs: dict[str, str], shared: mmap,
-           lay: Callable[[str], int | None]) -> tuple[dict[str, Verified], dict[str, int]]:
-    """A worker's checks from the front, ``lay`` called on each folder's path first; the
-    folders verified, and their watch numbers."""
+           lay: Callable[[int], int | None]) -> tuple[dict[str, Verified], dict[str, int]]:
+    """A worker's checks from the front, ``lay`` called on each folder's descriptor first;
+    the folders verified, and their watch numbers."""
     laid: dict[str, int] = {}
-    real = {""}  # folders seen to be folders, not links, from the workspace down
+    try:
+        below = _Below(workspace)
+    except OSError:
+        return {}, {}
 
-    def beneath(rel: str) -> bool:
-        # ``lay`` and the listing reach a folder by its path, which follows a link on the
-        # way: a folder replaced by a link to ~ (or records planted below one) would have
-        # the child watch folders outside, a watch no walk removes (one of the user's
-        # inotify watches each, for the server's life). One lstat per folder above.
-        above = ""
-        for part in rel.split("/")[:-1]:
-            above = f"{above}/{part}" if above else part
-            if above not in real:
-                try:
-                    if not S_ISDIR(os.lstat(os.path.join(workspace, above)).st_mode):
-                        return False
-                except OSError:
-                    return False
-                real.add(above)
-        return True
-
-    def before(rel: str) -> bool:
-        if not beneath(rel):
-            return False  # left to the walk, which does not follow links
-        wd = lay(os.path.join(workspace, rel) if rel else workspace)
+    def opened(rel: str) -> int | None:
+        fd = below.open(rel)
+        if fd is None:
+            return None  # a link or gone on the way: left to the walk, which follows none
+        wd = lay(fd)
         if wd is None:
-            return False
+            return None
         laid[rel] = wd
-        return True
+        return fd  # listed as watched: the very folder
 
-    found = verify_folders(workspace, folders, recs, shared, from_back=False, before=before)
+    try:
+        found = verify_folders(workspace, folders, recs, shared, from_back=False,
+                               opened=opened)
+    finally:
+        below.close()
     return found, {rel: laid[rel] for rel in found}
+
+
+class _Below:
+    """The folders from the workspace down to the last one opened, each opened relative to
+    the one above without following a link (``O_NOFOLLOW | O_DIRECTORY``).
+
+    The child watches what it opened, not a path (``lay(fd)``: a watch on
+    ``/proc/self/fd/N``): a path, even checked folder by folder with ``lstat`` first, let a
+    link swapped in above a folder and out again between the check and the watch put that
+    watch on a folder outside, which the walk then adopted (changes in the real folder
+    missed until the next walk). Folders come in the stat cache's order (a folder's
+    subfolders after it, mostly), so the descriptors of the folders above are kept: one
+    ``openat`` a folder, as many descriptors held as the path is deep."""
+
+    def __init__(self, workspace: str) -> None:
+        self._path: list[tuple[str, int]] = [("", os.open(workspace, _DIR_FLAGS))]
+
+    def open(self, rel: str) -> int | None:
+        """The descriptor of folder ``rel`` (held until the next ``open``), or None."""
+        parts = rel.split("/") if rel else []
+        keep = 1
+        while (keep < len(self._path) and keep <= len(parts)
+               and self._path[keep][0] == "/".join(parts[:keep])):
+            keep += 1
+        self._drop(keep)
+        for depth in range(keep, len(parts) + 1):
+            try:
+                fd = os.open(parts[depth - 1], _DIR_FLAGS | getattr(os, "O_NOFOLLOW", 0),
+                             dir_fd=self._path[-1][1])
+            except (OSError, ValueError):  # a link, gone, a NUL in a planted name
+                return None
+            self._path.append(("/".join(parts[:depth]), fd))
+        return self._path[-1][1]
+
+    def _drop(self, keep: int) -> None:
+        while len(self._path) > keep:
+            os.close(self._path.pop()[1])
+
+    def close(self) -> None:
+        self._drop(0)
 
 
 # -- the CLI's early child ----------------------------------------------------------------
@@ -466,8 +527,8 @@ def read_records(path: str) -> tuple[Identity, dict[str, str], dict[str, object]
             if head[:len(MAGIC)] != MAGIC:
                 return None
             (hlen,) = U32.unpack_from(head, len(MAGIC))
-            if hlen > st.st_size:
-                return None  # a header longer than its file: not read into memory
+            if not header_fits(hlen, st.st_size):
+                return None  # not read into memory: the walk's store says so in the log
             header = json.loads(f.read(hlen))
             (files,) = U32.unpack(f.read(U32.size))
         recs = header.get("dirrecs") or {}

@@ -7,6 +7,7 @@ rule: a file written in the same instant as that read is hashed again).
 
 from __future__ import annotations
 
+import logging
 import os
 import struct
 import time
@@ -22,8 +23,10 @@ from ..errors import StoreDamaged
 from ..fs.atomic import atomic_write_chunks
 from ..fs.jsonl import dumps, loads
 from ..fs.reading import open_regular
-from .prescan import MAGIC, Identity
+from .prescan import HEADER_MAX, MAGIC, Identity, header_fits
 from .prescan import U32 as _U32
+
+log = logging.getLogger("turnback.store")
 
 # path -> packed (size, mtime_ns, ctime_ns, ino, mode, scan_ns, 32-byte hash). Rows stay
 # packed in memory: loading 50,000 of them makes 50,000 small objects instead of 400,000.
@@ -44,6 +47,12 @@ Packed = tuple[bytes, bytes] | tuple[int, int, int, int]
 
 _U32_2 = struct.Struct("<II")
 _PREAD = hasattr(os, "pread")
+_told: set[tuple[str, Identity]] = set()  # stat cache files said in the log not to be read
+
+
+class _HeaderTooLong(ValueError):
+    """A header said to be longer than its file or ``HEADER_MAX`` (planted, or a
+    workspace of more folders than any measured): not read, said in the log once."""
 
 
 class _Held:
@@ -143,17 +152,26 @@ class StatCache:
             # file is renamed over it (POSIX; Windows cannot rename over an open file)
             fd = open_regular(self.path)
             st = os.fstat(fd)
-            if _PREAD:
-                self._file, fd = _Held(fd), None
-            else:
-                with os.fdopen(fd, "rb") as f:
-                    fd = None
-                    self._data = f.read()
-            head = self._read(0, len(MAGIC) + 4)
-            if head[:len(MAGIC)] != MAGIC:
+            # the length is read from disk: checked against the file before anything is
+            # allocated from it (a pread of 4 GiB allocates 4 GiB first)
+            head = os.read(fd, len(MAGIC) + 4)
+            if head[:len(MAGIC)] != MAGIC or len(head) != len(MAGIC) + 4:
                 raise ValueError("not a stat cache")
             pos = len(MAGIC)
             (hlen,) = _U32.unpack_from(head, pos)
+            if not header_fits(hlen, st.st_size):
+                raise _HeaderTooLong(hlen, st.st_size, (st.st_ino, st.st_size, st.st_mtime_ns))
+            if _PREAD:
+                self._file, fd = _Held(fd), None
+            else:  # read whole, once its size is the one its counts say (no sparse GiBs)
+                os.lseek(fd, pos + 4 + hlen, os.SEEK_SET)
+                count, klen = _U32_2.unpack(os.read(fd, 8))
+                if st.st_size != pos + 12 + hlen + klen + count * ROW.size:
+                    raise ValueError("truncated")
+                with os.fdopen(fd, "rb") as f:
+                    fd = None
+                    f.seek(0)
+                    self._data = f.read(st.st_size)
             header = loads(self._read(pos + 4, hlen))
             pos += 4 + hlen
             count, klen = _U32_2.unpack(self._read(pos, 8))
@@ -168,12 +186,27 @@ class StatCache:
             self.dirtrees = dict(header.get("dirtrees") or {})
             self.dirrecs = dict(header.get("dirrecs") or {})  # absent before: none trusted
             self.identity = (st.st_ino, st.st_size, st.st_mtime_ns)
+        except _HeaderTooLong as e:
+            self._forget_rows()
+            self._tell(*e.args)
         except (FileNotFoundError, StoreDamaged, orjson.JSONDecodeError, struct.error, TypeError,
                 ValueError, AttributeError):
             self._forget_rows()  # a cache: losing it only costs a re-read
         finally:
             if fd is not None:
                 os.close(fd)
+
+    def _tell(self, hlen: int, size: int, identity: Identity) -> None:
+        """Say once a process (per file as it is) that this cache is not read, and why."""
+        key = (str(self.path), identity)
+        if key in _told:
+            return
+        _told.add(key)
+        log.warning(
+            "the stat cache %s is not read: its header says %d bytes, more than its file "
+            "(%d bytes) or %d MiB can hold. This checkpoint reads every file and writes "
+            "the cache anew; nothing is lost. If this comes back, something else writes "
+            "%s: find what and stop it.", self.path, hlen, size, HEADER_MAX >> 20, self.path)
 
     def _read(self, at: int, n: int) -> bytes:
         """``n`` bytes of the loaded file from ``at`` (ValueError if it is shorter)."""
