@@ -113,3 +113,27 @@ def test_read_header_reads_the_first_line_only(tmp_path: Path) -> None:
     header = read_header(p)
     assert header is not None and header.title == "first"
     assert read_header(tmp_path / "missing.jsonl") is None
+
+
+def test_a_file_whose_header_names_another_session_is_listed_by_neither_listing(
+        store: Store) -> None:
+    """The store names every file by its header's id: ``a1.jsonl`` saying it is ``real``
+    (or ``../x``) is planted. Listed, it showed as a second ``real`` under the planter's
+    title, in the partial answer and in the full listing alike (red team, redteam6)."""
+    _session(store, "real", "2026-01-01T00:00:00.000Z")
+    shutil.rmtree(store.root / "index")
+    folder = store.root / "sessions"
+    (folder / "a1.jsonl").write_bytes(_header("real", "planted"))
+    (folder / "a2.jsonl").write_bytes(_header("../../etc/passwd"))
+    (folder / "a3.jsonl").write_bytes(_header("a3"))  # its own name: listed
+    with Store.open(store.workspace) as fresh:
+        early = [(s.header.id, s.header.title) for s in fresh.sessions_at_hand({"a1"})]
+        assert sorted(early) == [("a3", "t"), ("real", "run real")]
+        full, total = fresh.sessions()
+        assert sorted((s.header.id, s.header.title) for s in full) == [
+            ("a3", "t"), ("real", "run real")]
+        assert total == 2
+        again, _total = fresh.sessions()  # counted once: the kept index entry is no way in
+        assert sorted(s.header.id for s in again) == ["a3", "real"]
+        assert fresh.session_summary("a1").header.id == "real"  # the file itself is kept
+    assert (folder / "a1.jsonl").exists() and (folder / "a2.jsonl").exists()
