@@ -11,10 +11,14 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import orjson
+import pytest
 
 from turnback import Kind, Store
+from turnback.events import SessionHeader
+from turnback.sessions import files as files_mod
 from turnback.sessions.files import FileSessions
 from turnback.sessions.headers import FIRST_READ, MAX_HEADER, read_header
 
@@ -137,3 +141,28 @@ def test_a_file_whose_header_names_another_session_is_listed_by_neither_listing(
         assert sorted(s.header.id for s in again) == ["a3", "real"]
         assert fresh.session_summary("a1").header.id == "real"  # the file itself is kept
     assert (folder / "a1.jsonl").exists() and (folder / "a2.jsonl").exists()
+
+
+def test_headers_read_while_the_full_listing_ends_are_not_kept(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A partial answer (the read pool) reads its header lines while the full listing behind
+    it (another thread) ends and frees the kept headers: the answer's lines, stored after
+    that, were kept for the server's life (no full listing comes again while the kept one
+    is refreshed by name): 8.4 MB at 10,000 sessions. The interleaving made by hand."""
+    for i in range(3):
+        _session(store, f"s{i}", f"2026-01-0{i + 1}T00:00:00.000Z")
+    shutil.rmtree(store.root / "index")
+    with Store.open(store.workspace) as fresh:
+        backend = fresh.backend
+        assert isinstance(backend, FileSessions)
+        listed: list[int] = []
+
+        def read_then_list(name: str, folder: Any = None) -> SessionHeader | None:
+            if not listed:  # the full listing ends between the scan and the headers' store
+                listed.append(len(fresh.sessions()[0]))
+            return read_header(name, folder)
+
+        monkeypatch.setattr(files_mod, "read_header", read_then_list)
+        got = fresh.sessions_at_hand()
+        assert listed == [3] and len(got) == 3  # the answer itself is whole
+        assert backend._headers == {}

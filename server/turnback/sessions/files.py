@@ -122,6 +122,9 @@ class FileSessions:
         self._pages: OrderedDict[str, _EventLines] = OrderedDict()
         self._touched: set[str] = set()  # sessions this object wrote since ``take_touched``
         self._headers: dict[str, tuple[int, SessionHeader | None]] = {}  # id -> (inode, line 1)
+        # full listings ended: headers read across the end of one are not kept (nothing
+        # would free them again)
+        self._listings = 0
 
     def path(self, session_id: str) -> Path:
         check_id(session_id, "session id")
@@ -573,6 +576,7 @@ class FileSessions:
                 continue  # reported by fsck; listing keeps working
         with self._lock:
             self._headers = {}  # every session counted: ``at_hand``'s 8.4 MB (10,000) freed
+            self._listings += 1
         return out
 
     def bytes_to_count(self, more_than: int | None = None) -> int:
@@ -633,6 +637,7 @@ class FileSessions:
                             pass  # counted again by the full listing; the header meanwhile
                     headers.append((sid, st.st_ino))
             known = {sid: self._headers.get(sid) for sid, _ino in headers}
+            listings = self._listings
         read: dict[str, tuple[int, SessionHeader | None]] = {}
         unread = [(sid, ino) for sid, ino in headers
                   if (k := known[sid]) is None or k[0] != ino]
@@ -645,7 +650,8 @@ class FileSessions:
             if kept is not None and kept[1] is not None and kept[1].id == sid:
                 out.append(SessionSummary(kept[1], {}, 0, None, counted=False))
         with self._lock:
-            self._headers.update(read)  # a header line never changes under one inode
+            if listings == self._listings:  # else a full listing freed them meanwhile
+                self._headers.update(read)  # a header line never changes under one inode
         for sid in exact:
             try:
                 out.append(_named_by(self.summary(sid), sid))
