@@ -166,3 +166,25 @@ def test_headers_read_while_the_full_listing_ends_are_not_kept(
         got = fresh.sessions_at_hand()
         assert listed == [3] and len(got) == 3  # the answer itself is whole
         assert backend._headers == {}
+
+
+def test_the_sessions_folder_moved_away_between_the_scan_and_the_headers(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``sessions/`` renamed away (a sync tool, the user) after the directory scan and before
+    its header lines are read: the full listing then leaves the files it cannot find out;
+    the partial answer failed (``FileNotFoundError``: an internal error to the client)."""
+    _session(store, "s0", "2026-01-01T00:00:00.000Z")
+    _session(store, "s1", "2026-01-02T00:00:00.000Z")
+    shutil.rmtree(store.root / "index")
+    folder = store.root / "sessions"
+    real_open_root = files_mod.open_root
+
+    def moved_then_opened(path: str) -> Any:
+        folder.rename(folder.with_name("sessions.moved"))
+        return real_open_root(path)
+
+    with Store.open(store.workspace) as fresh:
+        monkeypatch.setattr(files_mod, "open_root", moved_then_opened)
+        assert fresh.sessions_at_hand({"s1"}) == []  # nothing there to show, and no error
+    moved = folder.with_name("sessions.moved")
+    assert sorted(p.name for p in moved.glob("*.jsonl")) == ["s0.jsonl", "s1.jsonl"]

@@ -642,9 +642,14 @@ class FileSessions:
         unread = [(sid, ino) for sid, ino in headers
                   if (k := known[sid]) is None or k[0] != ino]
         if unread:
-            with open_root(str(self.root)) as folder:
-                for sid, ino in unread:
-                    read[sid] = (ino, read_header(f"{sid}.jsonl", folder))
+            try:
+                folder = open_root(str(self.root))
+            except OSError:  # moved away since the scan: its files are not there to show
+                headers = []
+            else:
+                with folder:
+                    for sid, ino in unread:
+                        read[sid] = (ino, read_header(f"{sid}.jsonl", folder))
         for sid, _ino in headers:
             kept = read.get(sid) or known[sid]
             if kept is not None and kept[1] is not None and kept[1].id == sid:
