@@ -188,3 +188,44 @@ def test_the_sessions_folder_moved_away_between_the_scan_and_the_headers(
         assert fresh.sessions_at_hand({"s1"}) == []  # nothing there to show, and no error
     moved = folder.with_name("sessions.moved")
     assert sorted(p.name for p in moved.glob("*.jsonl")) == ["s0.jsonl", "s1.jsonl"]
+
+
+def test_more_hostile_first_lines_and_files_swapped_after_the_scan(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Red team (redteam6), held: links to ``/dev/zero`` and to a folder, invalid UTF-8
+    inside a JSON string, a header whose fields have the wrong types (shown with defaults,
+    placed last), and files swapped after the directory scan for a FIFO, a link to
+    ``/dev/zero`` or a grown file: nothing blocks, nothing unbounded is read."""
+    _session(store, "good", "2026-01-01T00:00:00.000Z")
+    sessions = store.root / "sessions"
+    shutil.rmtree(store.root / "index")
+    (sessions / "zero.jsonl").symlink_to("/dev/zero")
+    (sessions / "dirlink.jsonl").symlink_to(sessions)
+    (sessions / "utf8.jsonl").write_bytes(b'{"type": "session", "id": "utf8", "title": "\xff"}\n')
+    (sessions / "types.jsonl").write_bytes(orjson.dumps(
+        {"type": "session", "id": "types", "started": 5, "agent": {"x": 1}, "title": None,
+         "ended": ["x"]}) + b"\n")
+    for sid in ("fifo", "zerolater", "grown"):
+        (sessions / f"{sid}.jsonl").write_bytes(_header(sid))
+
+    def swapped_then_read(name: str, folder: Any = None) -> SessionHeader | None:
+        path = sessions / name
+        if name == "fifo.jsonl":
+            path.unlink()
+            os.mkfifo(path)
+        elif name == "zerolater.jsonl":
+            path.unlink()
+            path.symlink_to("/dev/zero")
+        elif name == "grown.jsonl":
+            with path.open("ab") as f:  # an agent appending meanwhile
+                f.write(b'{"id": "e1", "session": "grown", "ts": "t", "kind": "prompt"}\n')
+        return read_header(name, folder)
+
+    monkeypatch.setattr(files_mod, "read_header", swapped_then_read)
+    with Store.open(store.workspace) as fresh:
+        got = fresh.sessions_at_hand()
+        assert [s.header.id for s in got][-1] == "types"  # no start time: placed last
+        assert sorted(s.header.id for s in got) == ["good", "grown", "types"]
+        shown = {s.header.id: s.to_json() for s in got}["types"]
+        assert shown["agent"] == "unknown" and shown["startedAt"] is None
+        assert shown["endedAt"] is None and shown["title"] == ""
