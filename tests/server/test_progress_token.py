@@ -119,6 +119,7 @@ async def test_a_client_that_never_gives_the_token_gets_its_checkpoints_and_a_cl
         client.protocol.notify(types.WINDOW_WORK_DONE_PROGRESS_CANCEL,
                                types.WorkDoneProgressCancelParams(token="never-given"))
         (ws / "later.txt").write_text("after\n")
+        client.progress_reports.setdefault("mine", [])  # the client's own token
         later = await client.call("turnback/createCheckpoint", {"workDoneToken": "mine"})
         assert later["checkpoint"]["id"] != first["checkpoint"]["id"]
         assert all(v == [] for k, v in client.progress_reports.items() if str(k) in asked)
