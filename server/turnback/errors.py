@@ -6,6 +6,9 @@ the server maps errors by class and never by parsing messages.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 
 class TurnbackError(Exception):
     """Base of every error Turnback raises on purpose."""
@@ -45,3 +48,23 @@ class Unsafe(TurnbackError):
     """Refused because it would touch something outside the workspace."""
 
     code = -32004
+
+
+class CodeChanged(TurnbackError):
+    """Turnback's own code could not be imported where it was first needed: its files
+    changed or went missing since the process started (an upgrade while a server ran)."""
+
+
+@contextlib.contextmanager
+def imported_late(module: str) -> Iterator[None]:
+    """Around an import made where its code is first needed rather than at start (a
+    checkpoint imports less: issue 23). Its failure comes long after the start, and before
+    anything is written: said as what it is, not as a bug."""
+    try:
+        yield
+    except ImportError as exc:
+        raise CodeChanged(
+            f"Turnback's module {module} could not be imported ({exc}): Turnback's files "
+            "changed or went missing since this process started (upgraded while it ran?). "
+            "Nothing was changed: restart the server (or run the command again); reinstall "
+            "Turnback if that does not help") from exc

@@ -12,6 +12,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lsprotocol import types
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
@@ -78,3 +79,57 @@ async def test_a_token_given_during_the_walk_shows_the_bar_begun_and_ended(ws: P
     # the work may be over before the token's answer is read: then no bar at all
     assert kinds in ([], ["WorkDoneProgressBegin", "WorkDoneProgressEnd"]) or (
         kinds[0] == "WorkDoneProgressBegin" and kinds[-1] == "WorkDoneProgressEnd"), kinds
+
+
+def _unanswering_client(how: str, asked: list[str], never: asyncio.Event) -> TurnbackClient:
+    """A client that answers ``window/workDoneProgress/create`` only once ``never`` is set,
+    after the server is gone (``never``), or answers it with an error (``error``)."""
+    client = TurnbackClient()
+    register_lsp_features(client, {k: v for k, v in DEFAULT_CLIENT_FEATURES.items()
+                                   if k != types.WINDOW_WORK_DONE_PROGRESS_CREATE})
+
+    @client.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)
+    async def create(params: types.WorkDoneProgressCreateParams) -> None:
+        asked.append(str(params.token))
+        client.progress_reports.setdefault(params.token, [])
+        if how == "error":
+            raise RuntimeError("this client shows no progress")
+        await never.wait()
+
+    return client
+
+
+@pytest.mark.parametrize("how", ["never", "error"])
+async def test_a_client_that_never_gives_the_token_gets_its_checkpoints_and_a_clean_exit(
+        ws: Path, how: str) -> None:
+    """Red team (redteam6): the token's request left unanswered for good, or refused. Every
+    checkpoint is answered, nothing of a bar is sent, a cancel for a token never given is
+    ignored, and the server exits at shutdown with the request still pending (then
+    answered, to no one)."""
+    asked: list[str] = []
+    never = asyncio.Event()
+    cfg = config()
+    cfg.client_factory = lambda: _unanswering_client(how, asked, never)
+    client = await cfg.start()
+    assert isinstance(client, TurnbackClient)
+    try:
+        await client.initialize_session(folder_params(ws))
+        first = await client.call("turnback/createCheckpoint", {})
+        assert first["incremental"] is False and asked
+        client.protocol.notify(types.WINDOW_WORK_DONE_PROGRESS_CANCEL,
+                               types.WorkDoneProgressCancelParams(token="never-given"))
+        (ws / "later.txt").write_text("after\n")
+        client.progress_reports.setdefault("mine", [])  # the client's own token
+        later = await client.call("turnback/createCheckpoint", {"workDoneToken": "mine"})
+        assert later["checkpoint"]["id"] != first["checkpoint"]["id"]
+        assert all(v == [] for k, v in client.progress_reports.items() if str(k) in asked)
+        # pygls's client fails its own pending handlers' tasks when the server exits, which
+        # a task refuses (RuntimeError): the unanswered one is kept out of its sight
+        futures = client.protocol._request_futures
+        for key in [k for k, f in futures.items() if isinstance(f, asyncio.Task)]:
+            futures.pop(key)
+        await stop_server(client)  # fails if the server does not exit
+        assert client._server is not None and client._server.returncode == 0
+    finally:
+        never.set()  # the client's answer, after the server's end
+        await kill_and_stop(client)

@@ -11,10 +11,14 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import orjson
+import pytest
 
 from turnback import Kind, Store
+from turnback.events import SessionHeader
+from turnback.sessions import files as files_mod
 from turnback.sessions.files import FileSessions
 from turnback.sessions.headers import FIRST_READ, MAX_HEADER, read_header
 
@@ -113,3 +117,115 @@ def test_read_header_reads_the_first_line_only(tmp_path: Path) -> None:
     header = read_header(p)
     assert header is not None and header.title == "first"
     assert read_header(tmp_path / "missing.jsonl") is None
+
+
+def test_a_file_whose_header_names_another_session_is_listed_by_neither_listing(
+        store: Store) -> None:
+    """The store names every file by its header's id: ``a1.jsonl`` saying it is ``real``
+    (or ``../x``) is planted. Listed, it showed as a second ``real`` under the planter's
+    title, in the partial answer and in the full listing alike (red team, redteam6)."""
+    _session(store, "real", "2026-01-01T00:00:00.000Z")
+    shutil.rmtree(store.root / "index")
+    folder = store.root / "sessions"
+    (folder / "a1.jsonl").write_bytes(_header("real", "planted"))
+    (folder / "a2.jsonl").write_bytes(_header("../../etc/passwd"))
+    (folder / "a3.jsonl").write_bytes(_header("a3"))  # its own name: listed
+    with Store.open(store.workspace) as fresh:
+        early = [(s.header.id, s.header.title) for s in fresh.sessions_at_hand({"a1"})]
+        assert sorted(early) == [("a3", "t"), ("real", "run real")]
+        full, total = fresh.sessions()
+        assert sorted((s.header.id, s.header.title) for s in full) == [
+            ("a3", "t"), ("real", "run real")]
+        assert total == 2
+        again, _total = fresh.sessions()  # counted once: the kept index entry is no way in
+        assert sorted(s.header.id for s in again) == ["a3", "real"]
+        assert fresh.session_summary("a1").header.id == "real"  # the file itself is kept
+    assert (folder / "a1.jsonl").exists() and (folder / "a2.jsonl").exists()
+
+
+def test_headers_read_while_the_full_listing_ends_are_not_kept(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A partial answer (the read pool) reads its header lines while the full listing behind
+    it (another thread) ends and frees the kept headers: the answer's lines, stored after
+    that, were kept for the server's life (no full listing comes again while the kept one
+    is refreshed by name): 8.4 MB at 10,000 sessions. The interleaving made by hand."""
+    for i in range(3):
+        _session(store, f"s{i}", f"2026-01-0{i + 1}T00:00:00.000Z")
+    shutil.rmtree(store.root / "index")
+    with Store.open(store.workspace) as fresh:
+        backend = fresh.backend
+        assert isinstance(backend, FileSessions)
+        listed: list[int] = []
+
+        def read_then_list(name: str, folder: Any = None) -> SessionHeader | None:
+            if not listed:  # the full listing ends between the scan and the headers' store
+                listed.append(len(fresh.sessions()[0]))
+            return read_header(name, folder)
+
+        monkeypatch.setattr(files_mod, "read_header", read_then_list)
+        got = fresh.sessions_at_hand()
+        assert listed == [3] and len(got) == 3  # the answer itself is whole
+        assert backend._headers == {}
+
+
+def test_the_sessions_folder_moved_away_between_the_scan_and_the_headers(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``sessions/`` renamed away (a sync tool, the user) after the directory scan and before
+    its header lines are read: the full listing then leaves the files it cannot find out;
+    the partial answer failed (``FileNotFoundError``: an internal error to the client)."""
+    _session(store, "s0", "2026-01-01T00:00:00.000Z")
+    _session(store, "s1", "2026-01-02T00:00:00.000Z")
+    shutil.rmtree(store.root / "index")
+    folder = store.root / "sessions"
+    real_open_root = files_mod.open_root
+
+    def moved_then_opened(path: str) -> Any:
+        folder.rename(folder.with_name("sessions.moved"))
+        return real_open_root(path)
+
+    with Store.open(store.workspace) as fresh:
+        monkeypatch.setattr(files_mod, "open_root", moved_then_opened)
+        assert fresh.sessions_at_hand({"s1"}) == []  # nothing there to show, and no error
+    moved = folder.with_name("sessions.moved")
+    assert sorted(p.name for p in moved.glob("*.jsonl")) == ["s0.jsonl", "s1.jsonl"]
+
+
+def test_more_hostile_first_lines_and_files_swapped_after_the_scan(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Red team (redteam6), held: links to ``/dev/zero`` and to a folder, invalid UTF-8
+    inside a JSON string, a header whose fields have the wrong types (shown with defaults,
+    placed last), and files swapped after the directory scan for a FIFO, a link to
+    ``/dev/zero`` or a grown file: nothing blocks, nothing unbounded is read."""
+    _session(store, "good", "2026-01-01T00:00:00.000Z")
+    sessions = store.root / "sessions"
+    shutil.rmtree(store.root / "index")
+    (sessions / "zero.jsonl").symlink_to("/dev/zero")
+    (sessions / "dirlink.jsonl").symlink_to(sessions)
+    (sessions / "utf8.jsonl").write_bytes(b'{"type": "session", "id": "utf8", "title": "\xff"}\n')
+    (sessions / "types.jsonl").write_bytes(orjson.dumps(
+        {"type": "session", "id": "types", "started": 5, "agent": {"x": 1}, "title": None,
+         "ended": ["x"]}) + b"\n")
+    for sid in ("fifo", "zerolater", "grown"):
+        (sessions / f"{sid}.jsonl").write_bytes(_header(sid))
+
+    def swapped_then_read(name: str, folder: Any = None) -> SessionHeader | None:
+        path = sessions / name
+        if name == "fifo.jsonl":
+            path.unlink()
+            os.mkfifo(path)
+        elif name == "zerolater.jsonl":
+            path.unlink()
+            path.symlink_to("/dev/zero")
+        elif name == "grown.jsonl":
+            with path.open("ab") as f:  # an agent appending meanwhile
+                f.write(b'{"id": "e1", "session": "grown", "ts": "t", "kind": "prompt"}\n')
+        return read_header(name, folder)
+
+    monkeypatch.setattr(files_mod, "read_header", swapped_then_read)
+    with Store.open(store.workspace) as fresh:
+        got = fresh.sessions_at_hand()
+        assert [s.header.id for s in got][-1] == "types"  # no start time: placed last
+        assert sorted(s.header.id for s in got) == ["good", "grown", "types"]
+        shown = {s.header.id: s.to_json() for s in got}["types"]
+        assert shown["agent"] == "unknown" and shown["startedAt"] is None
+        assert shown["endedAt"] is None and shown["title"] == ""

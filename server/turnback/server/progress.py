@@ -62,7 +62,10 @@ class WorkProgress:
                 log.info("client declined progress token: %s", exc)
                 return
             self.token = token
-        if self._finished:  # begun soon, and the work was over before this ran: no bar
+        if self._finished:  # begun soon, and the work was over before this ran: no bar,
+            # and pygls's entry for the token (made on the client's answer) dropped, else
+            # kept for the server's life, one a walking checkpoint answered first
+            self.ls.work_done_progress.tokens.pop(self.token, None)
             return
         self.ls.work_done_progress.begin(
             self.token,

@@ -123,6 +123,9 @@ class FileSessions:
         self._pages: OrderedDict[str, _EventLines] = OrderedDict()
         self._touched: set[str] = set()  # sessions this object wrote since ``take_touched``
         self._headers: dict[str, tuple[int, SessionHeader | None]] = {}  # id -> (inode, line 1)
+        # full listings ended: headers read across the end of one are not kept (nothing
+        # would free them again)
+        self._listings = 0
 
     def path(self, session_id: str) -> Path:
         check_id(session_id, "session id")
@@ -562,18 +565,19 @@ class FileSessions:
                         continue
                     if entry["size"] == st.st_size and entry["ino"] == st.st_ino:
                         try:
-                            out.append(self._summary_from(entry))
+                            out.append(_named_by(self._summary_from(entry), sid))
                             continue
                         except (InvalidInput, TypeError, ValueError, KeyError):
                             del index[sid]  # a damaged entry: count the session again
                     stale.append(sid)
         for sid in stale:
             try:
-                out.append(self.summary(sid))
+                out.append(_named_by(self.summary(sid), sid))
             except (StoreDamaged, NotFound, InvalidInput):
                 continue  # reported by fsck; listing keeps working
         with self._lock:
             self._headers = {}  # every session counted: ``at_hand``'s 8.4 MB (10,000) freed
+            self._listings += 1
         return out
 
     def bytes_to_count(self, more_than: int | None = None) -> int:
@@ -628,28 +632,35 @@ class FileSessions:
                         continue
                     if entry["size"] == st.st_size and entry["ino"] == st.st_ino:
                         try:
-                            out.append(self._summary_from(entry))
+                            out.append(_named_by(self._summary_from(entry), sid))
                             continue
                         except (InvalidInput, TypeError, ValueError, KeyError):
                             pass  # counted again by the full listing; the header meanwhile
                     headers.append((sid, st.st_ino))
             known = {sid: self._headers.get(sid) for sid, _ino in headers}
+            listings = self._listings
         read: dict[str, tuple[int, SessionHeader | None]] = {}
         unread = [(sid, ino) for sid, ino in headers
                   if (k := known[sid]) is None or k[0] != ino]
         if unread:
-            with open_root(str(self.root)) as folder:
-                for sid, ino in unread:
-                    read[sid] = (ino, read_header(f"{sid}.jsonl", folder))
+            try:
+                folder = open_root(str(self.root))
+            except OSError:  # moved away since the scan: its files are not there to show
+                headers = []
+            else:
+                with folder:
+                    for sid, ino in unread:
+                        read[sid] = (ino, read_header(f"{sid}.jsonl", folder))
         for sid, _ino in headers:
             kept = read.get(sid) or known[sid]
-            if kept is not None and kept[1] is not None:
+            if kept is not None and kept[1] is not None and kept[1].id == sid:
                 out.append(SessionSummary(kept[1], {}, 0, None, counted=False))
         with self._lock:
-            self._headers.update(read)  # a header line never changes under one inode
+            if listings == self._listings:  # else a full listing freed them meanwhile
+                self._headers.update(read)  # a header line never changes under one inode
         for sid in exact:
             try:
-                out.append(self.summary(sid))
+                out.append(_named_by(self.summary(sid), sid))
             except (StoreDamaged, NotFound, InvalidInput):
                 continue  # left out, as a full listing does
         return out
@@ -743,6 +754,19 @@ class FileSessions:
                                                          entry["head"])
         assert isinstance(summary, SessionSummary)
         return summary
+
+
+def _named_by(summary: SessionSummary, session_id: str) -> SessionSummary:
+    """``summary`` if its header names the file it was read from. The store names every
+    file by its header's id; a file whose header names another session (``real``, or a
+    path such as ``../x``) is renamed or planted: listed, it would show as that session
+    (twice, under a title of the planter's) and open the other file."""
+    if summary.header.id != session_id:
+        raise InvalidInput(
+            f"session file {session_id}.jsonl has a header naming session "
+            f"{summary.header.id!r}: left out of listings; rename the file to its header's "
+            "id if it is that session, or move it out of the store")
+    return summary
 
 
 def _not_an_event(v: dict[str, Any]) -> str | None:

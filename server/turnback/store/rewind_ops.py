@@ -8,7 +8,15 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from ..errors import Conflict, InvalidInput, NotFound, StoreDamaged, TurnbackError, Unsafe
+from ..errors import (
+    Conflict,
+    InvalidInput,
+    NotFound,
+    StoreDamaged,
+    TurnbackError,
+    Unsafe,
+    imported_late,
+)
 from ..events import (
     JSON,
     Kind,
@@ -143,7 +151,8 @@ class RewindOps(CheckpointOps):
                     plan = self._plan(res.tree, target_tree, sel, partial, absent, unknown,
                                       label_id)
                     self._check_objects(plan)
-                    from ..rewind.apply import check_conflicts
+                    with imported_late("turnback.rewind.apply"):
+                        from ..rewind.apply import check_conflicts
                     check_conflicts(str(self.workspace), plan, {
                         str(k.get("path")): str(k.get("reason")) for k in skipped},
                         self.names.key)
@@ -175,7 +184,8 @@ class RewindOps(CheckpointOps):
             # before it was appended) and the journal, which appears only after both
             self.oplog.begin(record, fsync=self.config.fsync_commits,
                              sync_with=[self.index.path])
-            from ..rewind.apply import Applier
+            with imported_late("turnback.rewind.apply"):
+                from ..rewind.apply import Applier
             applier = Applier(str(self.workspace), self.objects, False)
             try:
                 applier.apply(plan)
@@ -306,7 +316,8 @@ class RewindOps(CheckpointOps):
 
         ``back`` reverses just the paths the rewind changed; a path changed again since
         the rewind wrote it is kept, never overwritten (and named in the error)."""
-        from ..rewind.apply import Applier
+        with imported_late("turnback.rewind.apply"):
+            from ..rewind.apply import Applier
         applier = Applier(str(self.workspace), self.objects, self.config.fsync_commits)
         try:
             kept = applier.apply(back, strict=False)
@@ -395,7 +406,8 @@ class RewindOps(CheckpointOps):
                     f"{exc.message}. Nothing was changed. If no rewind was interrupted here, "
                     "delete that file; 'turnback fsck' reports it until then")
                 return None
-            from ..rewind.apply import Applier
+            with imported_late("turnback.rewind.apply"):
+                from ..rewind.apply import Applier
             applier = Applier(str(self.workspace), self.objects, True)
             try:
                 kept = applier.apply(plan, strict=False)

@@ -7,7 +7,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from ..errors import NotFound, TurnbackError
+from ..errors import NotFound, TurnbackError, imported_late
 from ..events import JSON, Event, Kind
 from ..fs.folders import open_dir, open_root
 from ..fs.paths import normalize
@@ -183,7 +183,8 @@ class TurnOps(CheckpointOps):
             builder = hit.builder
             builder.feed(log.events[known:], at)
         if builder is None:
-            from ..sessions.turns import TurnBuilder
+            with imported_late("turnback.sessions.turns"):
+                from ..sessions.turns import TurnBuilder
 
             builder = TurnBuilder()
             builder.feed(log.events, at)
@@ -276,7 +277,8 @@ class TurnOps(CheckpointOps):
         view = self._view(session_id)
         if not any(t.id == turn_id for t in view.turns):
             raise NotFound(f"no turn {turn_id!r} in session {session_id!r}")
-        from ..sessions.turns import turn_steps
+        with imported_late("turnback.sessions.turns"):
+            from ..sessions.turns import turn_steps
 
         return turn_steps(view.log.events, turn_id, view.checkpoint_at, view.owner)
 
