@@ -435,7 +435,7 @@ def test_finishing_an_interrupted_rewind_drops_the_early_child(
         ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The early child may check folders before ``Store.open`` finishes a rewind: what it
     saw is not what the checkpoint must record."""
-    from turnback.store import rewind_ops as store_mod
+    from turnback.rewind import apply as apply_mod
     _workspace(ws)
     with Store.open(ws) as s:
         target = s.checkpoint()
@@ -454,7 +454,8 @@ def test_finishing_an_interrupted_rewind_drops_the_early_child(
             def apply(self, _plan: object) -> None:
                 raise Crash  # the journal is written, no file yet
 
-        monkeypatch.setattr(store_mod, "Applier", Dies)
+        # the store imports the applier where it applies a plan: patched at its module
+        monkeypatch.setattr(apply_mod, "Applier", Dies)
         with pytest.raises(Crash):
             s.rewind(target.id)
         monkeypatch.undo()
