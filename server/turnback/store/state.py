@@ -67,6 +67,9 @@ class StoreState:
         self._scan_base: str | None = None  # tree of this object's last scan (watcher base)
         self._own_dirty: set[str] = set()  # paths this object changed since that scan
         self._walked = False  # a full scan since the last warm_trees (whose trees it kept)
+        # a committed scan's stat cache not saved yet (``checkpoint(save_later=True)``):
+        # saved by ``save_scan_cache``, which every write and scan calls first
+        self._cache_unsaved = False
         # what that scan skipped, when it was a prepare() no checkpoint has committed yet
         self._prepared_skipped: list[JSON] = []
         # a rewind's record and the files it replaced (not yet unlinked), for finish_rewind()
