@@ -11,16 +11,12 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import blake3
 import zstandard
-
-if TYPE_CHECKING:
-    from concurrent.futures import Future
 
 from ..errors import NotFound, StoreDamaged
 from ..fs.atomic import TMP_PREFIX, fsync_all, syncfs
@@ -139,12 +135,6 @@ class ObjectStore:
                             self.packs.add_index(index, w.id)
                     else:
                         w.abort()
-
-    def seal_blobs(self, submit: Callable[[Callable[[], bytes]], Future[bytes]]) -> None:
-        """In a batch: compress the blobs put so far on another thread (``PackWriter``)."""
-        w = self._writer
-        if w is not None:
-            w.seal_blobs(submit)
 
     def _tmp(self, final: Path) -> Path:
         make_dir(final.parent)

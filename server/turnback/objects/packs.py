@@ -25,14 +25,11 @@ import threading
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, NamedTuple
+from typing import BinaryIO, NamedTuple
 
 import zstandard
-
-if TYPE_CHECKING:
-    from concurrent.futures import Future  # not imported at run time: a CLI's start
 
 from ..errors import StoreDamaged
 from ..fs.atomic import atomic_write, fsync_dir
@@ -203,8 +200,6 @@ class PackWriter:
         self._index = bytearray()  # the index's rows, in the order written (sorted at finish)
         self.count = 0
         self._lock = threading.Lock()
-        # a block of blobs being compressed on another thread (``seal_blobs``)
-        self._sealed: tuple[_Block, Future[bytes]] | None = None
 
     def add(self, name: str, payload: bytes) -> None:
         raw = bytes.fromhex(name)
@@ -219,32 +214,10 @@ class PackWriter:
             if blk.size >= BLOCK_RAW:
                 self._flush_block(blk)
 
-    def seal_blobs(self, submit: Callable[[Callable[[], bytes]], Future[bytes]]) -> None:
-        """Compress the blobs added so far on another thread (``submit``: a pool's, whose
-        threads keep their compressors), while the caller goes on: a small checkpoint
-        builds its trees meanwhile. The block is written before any later one."""
-        with self._lock:
-            blk = self._blobs
-            if not blk.buf or self._sealed is not None:
-                return
-            self._blobs = _Block(blk.level)
-            raw, level = b"".join(blk.buf), blk.level
-            blk.buf = []
-            self._sealed = (blk, submit(lambda: _compressor(level).compress(raw)))
-
-    def _write_sealed(self) -> None:
-        """The sealed block, once compressed, into the file (the caller holds the lock)."""
-        sealed, self._sealed = self._sealed, None
-        if sealed is not None:
-            self._write_block(sealed[0], sealed[1].result())
-
     def _flush_block(self, blk: _Block) -> None:
-        self._write_sealed()  # blocks are written in the order they were closed
         if not blk.buf:
             return
-        self._write_block(blk, _compressor(blk.level).compress(b"".join(blk.buf)))
-
-    def _write_block(self, blk: _Block, block: bytes) -> None:
+        block = _compressor(blk.level).compress(b"".join(blk.buf))
         if self._f is None:
             self._f = os.fdopen(create_file(self.path), "wb")  # closed in finish/abort
             self._f.write(PACK_MAGIC)
@@ -277,7 +250,6 @@ class PackWriter:
     def read_own(self, name: str) -> bytes | None:
         """An object this writer holds (a checkpoint reading its own writes), else None."""
         with self._lock:
-            self._write_sealed()
             for blk in (self._blobs, self._trees):
                 for n, off, ln in blk.pending:
                     if n == name:
@@ -322,12 +294,6 @@ class PackWriter:
 
     def abort(self) -> None:
         with self._lock:
-            sealed, self._sealed = self._sealed, None
-            if sealed is not None:
-                try:
-                    sealed[1].result()  # not left compressing for nothing
-                except Exception:  # its failure changes nothing now
-                    pass
             if self._f is None:
                 return
             try:

@@ -116,9 +116,6 @@ class Scanner(TreeBuilding):
             root = self._list_dirty("", base, dirty_paths, children, pending, skipped)
         assert isinstance(root, DirNode)
         read = self._hash_pending(pending, dirty_paths or set(), write, started, progress)
-        if write and read:
-            # the files' block compresses on the pool while the trees are built here
-            self.objects.seal_blobs(self._executor().submit)
         skipped.extend(self._unreadable)
         tree, files, nbytes = self._build(root, write, False, "")
         self._keep_full = False
