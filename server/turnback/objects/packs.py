@@ -308,8 +308,13 @@ class PackWriter:
 def _sort_rows(index: bytearray, out: bytearray) -> None:
     """``index``'s rows (``_ENTRY``), sorted, appended to ``out``: a bucket of rows at a
     time, by their name's first byte. Sorting them all at once made an object of each
-    (about 110 bytes a row: 55 MB at 500,000 objects, the first checkpoint's peak)."""
+    (about 110 bytes a row: 55 MB at 500,000 objects, the first checkpoint's peak). A
+    small index is sorted at once: the 256 buckets cost a small checkpoint's 70 rows 52 us
+    against 12 (1,000 rows: 765 against 358 us)."""
     size = _ENTRY.size
+    if len(index) <= SORTED_MIN * size:
+        out += b"".join(sorted(bytes(index[i: i + size]) for i in range(0, len(index), size)))
+        return
     firsts = bytes(index[0::size])  # each row's first byte
     for b in range(256):
         rows = []
