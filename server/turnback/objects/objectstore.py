@@ -110,12 +110,19 @@ class ObjectStore:
         return self.path(name).exists()
 
     @contextmanager
-    def batch(self, fsync: bool) -> Iterator[None]:
-        """Small objects put inside go into one new pack, visible when the batch ends."""
+    def batch(self, fsync: bool, refresh: bool = True) -> Iterator[None]:
+        """Small objects put inside go into one new pack, visible when the batch ends.
+
+        ``refresh=False``: the pack indexes known are trusted as they are, for a caller
+        that knows no gc removed a pack since they were read (``StoreState._packs_stale``).
+        Another process's new pack is then not looked at (an object it holds may be
+        stored twice: harmless); a pack gone under a read is read again on the miss.
+        """
         with self._batch_lock:
             self._depth += 1
             if self._writer is None:
-                self._refreshed = False  # other processes' packs: looked up when first needed
+                if refresh:
+                    self._refreshed = False  # other processes' packs: looked up when needed
                 self._writer = PackWriter(self.root / "pack", self.level)
         ok = False
         try:

@@ -119,7 +119,8 @@ class CheckpointOps(SessionOps):
         self._own_dirty = set()
         carried, self._prepared_skipped = self._prepared_skipped, []
         try:
-            with self.objects.batch(fsync=self.config.fsync_commits):
+            with self.objects.batch(fsync=self.config.fsync_commits,
+                                    refresh=self._packs_stale()):
                 res = self.scanner.scan(base=base, dirty=dirty if base else None,
                                         progress=progress, save_cache=False)
             self._scan_base = res.tree
@@ -166,7 +167,8 @@ class CheckpointOps(SessionOps):
                 return True
             self._own_dirty = set()
             try:
-                with self.objects.batch(fsync=self.config.fsync_commits):
+                with self.objects.batch(fsync=self.config.fsync_commits,
+                                        refresh=self._packs_stale()):
                     res = self.scanner.scan(base=base if paths is not None else None,
                                             dirty=paths, save_cache=False)
                 if self.config.fsync_commits:

