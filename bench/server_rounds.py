@@ -11,6 +11,9 @@ store exists), so two commits can be interleaved on a shared machine:
     python bench/server_rounds.py --workspace bench/work/ws --rounds 8   # the work tree
 
 A ref's store format must match the store's (use a copy of the workspace otherwise).
+``cpuMs`` is the server's CPU time (every thread's, from ``/proc/<pid>/task/*/schedstat``)
+from each request's sending to its answer: steadier than wall time on a shared machine
+(Linux only; a thread that ends meanwhile, an fsync helper, is not counted).
 ``--spy FILE`` records the server with py-spy meanwhile (``bench/pyspy_top.py FILE``).
 """
 
@@ -30,6 +33,22 @@ from edits import Editor
 from turnback_side import Turnback, use_ref
 
 HERE = Path(__file__).resolve().parent
+
+
+def cpu_ns(pid: int) -> int:
+    """CPU time of every thread of ``pid`` so far (0 where /proc has no schedstat)."""
+    total = 0
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,13 +77,19 @@ def main(argv: list[str] | None = None) -> int:
         time.sleep(1.5)
     s: dict[str, list[float]] = {"checkpointAtOnce": [], "rewindAtOnce": [], "noop": [],
                                  "rewindPrepared": []}
+    cpu: dict[str, list[float]] = {"checkpointAtOnce": [], "rewindAtOnce": []}
+    pid = tb.server_pid()
     try:
         for i in range(a.rounds):
             ed.edit(10)
+            c0 = cpu_ns(pid)
             secs, cp = tb.checkpoint_server(f"at once {i}")
+            cpu["checkpointAtOnce"].append((cpu_ns(pid) - c0) / 1e9)
             s["checkpointAtOnce"].append(secs)
             ed.edit(10)
+            c0 = cpu_ns(pid)
             s["rewindAtOnce"].append(tb.rewind_server(cp)[0])
+            cpu["rewindAtOnce"].append((cpu_ns(pid) - c0) / 1e9)
             time.sleep(0.3)
             secs, cp = tb.checkpoint_server(f"no-op {i}")
             s["noop"].append(secs)
@@ -78,8 +103,9 @@ def main(argv: list[str] | None = None) -> int:
             spy.wait()
         tb.stop_server()
     out = {k: round(statistics.median(v) * 1000, 1) for k, v in s.items()}
+    used = {k: round(statistics.median(v) * 1000, 2) for k, v in cpu.items() if v}
     print(json.dumps({"ref": a.ref or "work tree", "load": round(os.getloadavg()[0], 2),
-                      "medianMs": out}))
+                      "medianMs": out, "cpuMs": used}))
     return 0
 
 

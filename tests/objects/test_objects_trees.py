@@ -142,6 +142,28 @@ def test_large_pack_index_is_bisected(tmp_path: Path, monkeypatch: pytest.Monkey
     assert sorted(n for n, _ in again.all_names()) == sorted(names)
 
 
+def test_sorted_index_finds_names_sharing_their_first_bytes() -> None:
+    """The bisected index narrows by the rows' first two bytes, then bisects the rows
+    that share them: names at the ends, many under one prefix, and names absent
+    between them."""
+    import struct
+
+    from turnback.objects.packs import _ENTRY, IDX_MAGIC, _SortedIndex
+
+    raws = sorted({bytes([0, 0]) + bytes(30), bytes([0, 0]) + b"\xff" * 30,
+                   *(b"\xab\xcd" + bytes([i]) * 30 for i in range(0, 256, 3)),
+                   b"\xab\xce" + bytes(30), b"\x12\x34" + b"\x01" * 30, b"\xff" * 32})
+    data = IDX_MAGIC + struct.pack(">I", len(raws)) + b"".join(
+        _ENTRY.pack(r, i * 10, 10, i, 1) for i, r in enumerate(raws))
+    idx = _SortedIndex("pack-1-0000000000000000", data, len(raws))
+    for i, r in enumerate(raws):
+        loc = idx.find(r)
+        assert loc is not None and loc.block_off == i * 10 and loc.off == i
+    for absent in (b"\xab\xcd" + b"\x01" * 30, b"\xab\xcc" + bytes(30), bytes(32)[:-1] + b"\x01",
+                   b"\xff" * 31 + b"\xfe", b"\x00\x01" + bytes(30), b"short"):
+        assert idx.find(absent) is None
+
+
 @pytest.mark.parametrize("name", [b"..", b".", b"a/b", b""])
 def test_tree_refuses_escaping_names(name: bytes) -> None:
     raw = b"f " + b"0" * 64 + b" 1 " + name + b"\0"

@@ -313,10 +313,15 @@ def test_the_held_stat_cache_file_changed_by_another_process_misses_no_change(
 def test_a_pack_index_sorted_by_buckets_is_the_plain_sort(rows: list[bytes]) -> None:
     """Rows equal in their first bytes, rows differing only in their last, duplicates:
     the bucketed sort must be the sort of the whole (a misplaced row is an object a
-    binary search never finds)."""
-    out = bytearray()
-    packs._sort_rows(bytearray(b"".join(rows)), out)
-    assert bytes(out) == b"".join(sorted(rows))
+    binary search never finds). Both ways: a small index is sorted at once, a large one by
+    buckets (forced here by a threshold of 0)."""
+    from unittest import mock
+
+    for small in (packs.SORTED_MIN, 0):
+        out = bytearray()
+        with mock.patch.object(packs, "SORTED_MIN", small):
+            packs._sort_rows(bytearray(b"".join(rows)), out)
+        assert bytes(out) == b"".join(sorted(rows))
     count_once("pack index: bucketed sort against the plain sort")
 
 

@@ -20,7 +20,10 @@ from __future__ import annotations
 import os
 import re
 import struct
+import sys
 import threading
+from array import array
+from bisect import bisect_left, bisect_right
 from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
@@ -86,19 +89,44 @@ class _SortedIndex:
     """A large pack's index kept as its file's bytes, searched by bisection.
 
     Building a dict of a first checkpoint's 51,000 entries costs ~120 ms; a look-up
-    here costs ~17 slices, and most checkpoints look up a few dozen names.
+    here bisects the rows' first two bytes (``prefixes``, 2 bytes a row, made on the
+    first look-up in C-speed slices) in C, then the few rows that share them: 51,000
+    rows, 3.8 us a name not stored (17 slices in Python) against ~1.5 us. A small
+    checkpoint asks for ~70 names, nearly all new.
     """
 
-    __slots__ = ("count", "data", "pack")
+    __slots__ = ("count", "data", "pack", "prefixes")
 
     def __init__(self, pack: str, data: bytes, count: int) -> None:
         self.pack = pack
         self.data = data
         self.count = count
+        self.prefixes: array[int] | None = None
+
+    def _prefixes(self) -> array[int]:
+        """Each row's first two name bytes as a big-endian 16-bit number, in row order
+        (sorted, as the rows are)."""
+        got = self.prefixes
+        if got is None:
+            data, size, end = self.data, _ENTRY.size, _IDX_START + self.count * _ENTRY.size
+            pairs = bytearray(2 * self.count)
+            pairs[0::2] = data[_IDX_START:end:size]
+            pairs[1::2] = data[_IDX_START + 1:end:size]
+            got = array("H")
+            got.frombytes(bytes(pairs))
+            if sys.byteorder == "little":
+                got.byteswap()
+            self.prefixes = got
+        return got
 
     def find(self, raw: bytes) -> Loc | None:
         data, size = self.data, _ENTRY.size
-        lo, hi = 0, self.count
+        if len(raw) != 32:
+            return None
+        prefixes = self._prefixes()
+        first = raw[0] << 8 | raw[1]
+        lo = bisect_left(prefixes, first)
+        hi = bisect_right(prefixes, first, lo)
         while lo < hi:
             mid = (lo + hi) // 2
             at = _IDX_START + mid * size
@@ -280,8 +308,13 @@ class PackWriter:
 def _sort_rows(index: bytearray, out: bytearray) -> None:
     """``index``'s rows (``_ENTRY``), sorted, appended to ``out``: a bucket of rows at a
     time, by their name's first byte. Sorting them all at once made an object of each
-    (about 110 bytes a row: 55 MB at 500,000 objects, the first checkpoint's peak)."""
+    (about 110 bytes a row: 55 MB at 500,000 objects, the first checkpoint's peak). A
+    small index is sorted at once: the 256 buckets cost a small checkpoint's 70 rows 52 us
+    against 12 (1,000 rows: 765 against 358 us)."""
     size = _ENTRY.size
+    if len(index) <= SORTED_MIN * size:
+        out += b"".join(sorted(bytes(index[i: i + size]) for i in range(0, len(index), size)))
+        return
     firsts = bytes(index[0::size])  # each row's first byte
     for b in range(256):
         rows = []

@@ -246,11 +246,11 @@ class HandoffListener:
 
         def job(store: Store) -> cli_text.Printed:
             cp = with_dirty(folder, lambda dirty: store.checkpoint(
-                label=label, session_id=sid, auto=auto, dirty=dirty))[0]
+                label=label, session_id=sid, auto=auto, dirty=dirty, save_later=True))[0]
             return cli_text.checkpoint(cp.to_json(), req.as_json)
 
         return await self._ls.write(folder, job, sessions={sid or WORKSPACE_SESSION},
-                                    checkpoints=True)
+                                    checkpoints=True, after=Store.save_scan_cache)
 
     async def _rewind(self, req: _Request) -> cli_text.Printed:
         folder = self._folder

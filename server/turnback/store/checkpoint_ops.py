@@ -52,8 +52,14 @@ class CheckpointOps(SessionOps):
         auto: bool = False,
         dirty: Iterable[str] | None = None,
         progress: Progress | None = None,
+        save_later: bool = False,
     ) -> Checkpoint:
-        """Snapshot the whole workspace (minus ignores) as a checkpoint event."""
+        """Snapshot the whole workspace (minus ignores) as a checkpoint event.
+
+        ``save_later``: leave the stat cache file to ``save_scan_cache()`` (a server calls
+        it after answering). The cache is no part of what the checkpoint promises: a
+        crash before it is saved only makes the next process read those files again.
+        """
         self.finish_rewind()
         if session_id is not None:
             check_id(session_id, "session id")
@@ -73,8 +79,33 @@ class CheckpointOps(SessionOps):
                 raise
             # saved only now: a crash before the commit must not leave a cache file that
             # names objects no checkpoint holds (the next checkpoint would trust them)
-            self.scanner.save_cache()
+            if save_later:
+                self._cache_unsaved = True
+            else:
+                self.scanner.save_cache()
             return cp
+
+    def save_scan_cache(self) -> None:
+        """Save the stat cache a ``checkpoint(save_later=True)`` or a rewind finished later
+        left in memory; nothing if there is none.
+
+        Called first by every write and scan of this object (through ``finish_rewind``
+        and ``_working_tree``): the next scan builds on the saved state. As at ``close``,
+        a failure only loses the cache (the next scan reads those files again), and a
+        gc since the scan (any process) drops it instead (``_check_gc``).
+        """
+        if not self._cache_unsaved:
+            return
+        with self._mutex:
+            if not self._cache_unsaved:
+                return
+            self._cache_unsaved = False
+            try:
+                with rw_lock(self.root / "locks" / "gc", exclusive=False):
+                    self._check_gc()
+                    self.scanner.save_cache()
+            except (OSError, TurnbackError):
+                self._statcache.discard()
 
     def _snapshot(self, dirty: Iterable[str] | None, progress: Progress | None
                   ) -> tuple[ScanResult, list[JSON]]:
@@ -88,7 +119,8 @@ class CheckpointOps(SessionOps):
         self._own_dirty = set()
         carried, self._prepared_skipped = self._prepared_skipped, []
         try:
-            with self.objects.batch(fsync=self.config.fsync_commits):
+            with self.objects.batch(fsync=self.config.fsync_commits,
+                                    refresh=self._packs_stale()):
                 res = self.scanner.scan(base=base, dirty=dirty if base else None,
                                         progress=progress, save_cache=False)
             self._scan_base = res.tree
@@ -135,7 +167,8 @@ class CheckpointOps(SessionOps):
                 return True
             self._own_dirty = set()
             try:
-                with self.objects.batch(fsync=self.config.fsync_commits):
+                with self.objects.batch(fsync=self.config.fsync_commits,
+                                        refresh=self._packs_stale()):
                     res = self.scanner.scan(base=base if paths is not None else None,
                                             dirty=paths, save_cache=False)
                 if self.config.fsync_commits:
@@ -344,6 +377,7 @@ class CheckpointOps(SessionOps):
 
     def _working_tree(self) -> str:
         """The working tree's root hash, computed without storing anything."""
+        self.save_scan_cache()  # this scan starts the cache's next state
         with self._mutex:
             self._check_gc()
             return self.scanner.scan(write=False).tree

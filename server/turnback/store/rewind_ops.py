@@ -169,7 +169,10 @@ class RewindOps(CheckpointOps):
                     self._statcache.discard()  # as in checkpoint()
                     self._scan_base = None
                     raise
-                self.scanner.save_cache()
+                if finish_later:
+                    self._cache_unsaved = True  # saved by finish_rewind, after the answer
+                else:
+                    self.scanner.save_cache()
             sid = safety.session_id
             assert sid is not None
             prev_head = self.backend.head(sid)
@@ -214,8 +217,10 @@ class RewindOps(CheckpointOps):
         rewind durable: if the process dies first, the next open finishes it (``recover``).
         So a server may answer as soon as the files are in place and do this right after,
         still holding the folder's write lock; every write method of this object calls it
-        first, so nothing is recorded out of order.
+        first, so nothing is recorded out of order. A stat cache left unsaved
+        (``save_scan_cache``) is saved first.
         """
+        self.save_scan_cache()
         if self._unfinished is None:
             return
         with file_lock(self.root / "locks" / "rewind"), self._mutex:

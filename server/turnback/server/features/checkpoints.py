@@ -27,7 +27,11 @@ def take_checkpoint(
     auto: bool,
     work: WorkProgress | None,
 ) -> tuple[Checkpoint, Ticket]:
-    """Checkpoint reading only the watcher's dirty paths when they can be trusted."""
+    """Checkpoint reading only the watcher's dirty paths when they can be trusted.
+
+    The stat cache is saved after the answer (``Store.save_scan_cache``, the caller's
+    ``after``): what the answer promises is the objects and the record on disk.
+    """
     return with_dirty(
         folder,
         lambda dirty: store.checkpoint(
@@ -36,6 +40,7 @@ def take_checkpoint(
             auto=auto,
             dirty=dirty,
             progress=work.report if work is not None else None,
+            save_later=True,
         ),
     )
 
@@ -90,6 +95,7 @@ def register(ls: TurnbackServer) -> None:
                 create=True,
                 sessions={sid or WORKSPACE_SESSION},
                 checkpoints=True,
+                after=Store.save_scan_cache,
             )
         finally:
             if work is not None:
