@@ -218,3 +218,22 @@ def test_the_start_childs_reading_of_a_long_header_allocates_nothing(tmp_path: P
         tracemalloc.stop()
     assert got is None
     assert peak < 4 << 20, f"{peak} bytes allocated reading a planted header"
+
+
+@pytest.mark.parametrize("planted", [5, [1], {"a": 1}, ["x", "y", "z", 3], [None, 1, 2, 3]])
+def test_folder_trees_of_the_wrong_types_cost_a_re_read_not_every_checkpoint(
+        store: Store, ws: Path, planted: object) -> None:
+    """A planted ``dirtrees`` whose entries are not [hash, files, bytes, entries]: the
+    build indexed and added them, so **every** checkpoint failed (TypeError, IndexError,
+    KeyError) and none wrote the cache anew. The whole cache is dropped instead."""
+    _workspace(ws)
+    first = store.checkpoint()
+    store.close()
+    path = store.root / "cache" / "stat.bin"
+    header, keys, rows = _parts(path)
+    header["dirtrees"] = dict.fromkeys(header["dirtrees"], planted)
+    _put(path, header, keys, rows)
+    with Store.open(ws) as again:
+        cp = again.checkpoint()
+    assert cp.tree == first.tree == plain_scan(ws).tree
+    assert all(type(t) is list and type(t[0]) is str for t in _parts(path)[0]["dirtrees"].values())
