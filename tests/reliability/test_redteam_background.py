@@ -267,3 +267,27 @@ def test_an_idle_time_in_range_is_taken_as_it_is(
     assert background.idle_limit() == 0.5 and not caplog.records
     monkeypatch.delenv("TURNBACK_BACKGROUND_IDLE")
     assert background.idle_limit() == 1800 and not caplog.records
+
+
+@pytest.mark.parametrize(("raw", "used"), [
+    ("-0", 1800), ("0x10", 1800), ("  ", 1800), ("60s", 1800), ("-inf", 1800),
+    ("9" * 100_000, 86400), ("Infinity", 86400), (" 60 ", 60), ("1_0", 10), ("1e-300", 1e-300),
+])
+def test_odd_idle_times_are_bounded_and_said_in_a_bounded_line(
+        raw: str, used: float, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The red-team pass over the bound (held): ``-0`` is not above 0, ``0x10`` not a
+    number to ``float``; blanks around a number and ``_`` between digits are ``float``'s
+    own syntax, taken; a 100,000-digit value is bounded, and said in a line of at most 40 of
+    its characters; ``1e-300`` is above 0, taken as the user gave it (the server leaves at
+    its first look, ``CHECK_S``)."""
+    import logging
+
+    from turnback.server import background
+
+    monkeypatch.setenv("TURNBACK_BACKGROUND_IDLE", raw)
+    caplog.set_level(logging.WARNING, logger="turnback.server")
+    assert background.idle_limit() == used
+    told = [r.getMessage() for r in caplog.records]
+    assert len(told) == (0 if used in (60, 10, 1e-300) else 1)
+    assert all(len(line) < 300 for line in told)

@@ -623,3 +623,26 @@ def test_a_worker_checks_its_half_and_lays_first(ws: Path, monkeypatch: pytest.M
     assert laid, "the child checked some folders"
     assert {"" if r == "." else r for r in laid} <= set(ALL)
     assert cp.tree == _plain_tree(ws)
+
+
+def test_a_stat_cache_header_nested_too_deep_leaves_the_worker_waiting_for_its_job(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A planted header of ``[[[...]]]`` (valid JSON, fitting its file and the cap) made
+    ``json`` raise RecursionError in the server's worker as it read the header at once:
+    the child ended before saying whether it waits for a job, and the first checkpoint
+    waited ``JOB_WAIT_S`` (10 s) for it, then walked alone. Read as no records: the worker
+    takes its job."""
+    import struct
+
+    monkeypatch.setattr(prescan, "can_fork", lambda: True)
+    path = tmp_path / "stat.bin"
+    header = b"[" * 100_000 + b"]" * 100_000
+    path.write_bytes(prescan.MAGIC + struct.pack("<I", len(header)) + header
+                     + struct.pack("<III", prescan.FORK_MIN_FILES, 0, 0))
+    assert prescan.read_records(str(path)) is None
+    worker = prescan.fork_worker(lambda fd: None, early=(str(ws), str(path)))
+    assert worker is not None
+    checker = worker.start(str(ws), [], {}, str(path), None)
+    assert checker is not None, "the worker took its job instead of dying undecided"
+    assert checker.finish([], {}) == {}

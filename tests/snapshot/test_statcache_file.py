@@ -218,3 +218,35 @@ def test_the_start_childs_reading_of_a_long_header_allocates_nothing(tmp_path: P
         tracemalloc.stop()
     assert got is None
     assert peak < 4 << 20, f"{peak} bytes allocated reading a planted header"
+
+
+@pytest.mark.parametrize("planted", [5, [1], {"a": 1}, ["x", "y", "z", 3], [None, 1, 2, 3]])
+def test_folder_trees_of_the_wrong_types_cost_a_re_read_not_every_checkpoint(
+        store: Store, ws: Path, planted: object) -> None:
+    """A planted ``dirtrees`` whose entries are not [hash, files, bytes, entries]: the
+    build indexed and added them, so **every** checkpoint failed (TypeError, IndexError,
+    KeyError) and none wrote the cache anew. The whole cache is dropped instead."""
+    _workspace(ws)
+    first = store.checkpoint()
+    store.close()
+    path = store.root / "cache" / "stat.bin"
+    header, keys, rows = _parts(path)
+    header["dirtrees"] = dict.fromkeys(header["dirtrees"], planted)
+    _put(path, header, keys, rows)
+    with Store.open(ws) as again:
+        cp = again.checkpoint()
+    assert cp.tree == first.tree == plain_scan(ws).tree
+    assert all(type(t) is list and type(t[0]) is str for t in _parts(path)[0]["dirtrees"].values())
+
+
+def test_a_header_exactly_at_its_file_or_the_cap_is_read_one_byte_more_is_not() -> None:
+    """The bound's edges (held): a file of MAGIC, the length, the header and the two
+    counts holds a header of its size less 20 bytes, not one byte more; the cap is
+    ``HEADER_MAX`` itself, whatever a sparse file holds."""
+    from turnback.snapshot.prescan import HEADER_MAX, header_fits
+
+    fixed = len(MAGIC) + 3 * U32.size
+    assert header_fits(100, 100 + fixed) and not header_fits(101, 100 + fixed)
+    assert header_fits(0, fixed) and not header_fits(0, fixed - 1)
+    assert header_fits(HEADER_MAX, 1 << 40) and not header_fits(HEADER_MAX + 1, 1 << 40)
+    assert not header_fits(2**32 - 1, 2**40)

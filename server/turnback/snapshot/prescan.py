@@ -535,7 +535,10 @@ def read_records(path: str) -> tuple[Identity, dict[str, str], dict[str, object]
         trees = header.get("dirtrees") or {}
         if not isinstance(recs, dict) or not isinstance(trees, dict):
             return None
-    except (OSError, ValueError, TypeError, AttributeError, struct.error):
+    except (OSError, ValueError, TypeError, AttributeError, struct.error, RecursionError):
+        # RecursionError: a planted header nested deeper than ``json`` goes (``[[[...]]]``);
+        # uncaught, it ended the server's worker before it said it waits for a job, and
+        # the first checkpoint waited ``JOB_WAIT_S`` for it
         return None
     return (st.st_ino, st.st_size, st.st_mtime_ns), recs, trees, files
 

@@ -183,7 +183,7 @@ class StatCache:
             self._packed = (self._check_spans(spans, count, klen) if spans is not None
                             else self._group(count, klen))
             self.dirsigs = dict(header.get("dirsigs") or {})
-            self.dirtrees = dict(header.get("dirtrees") or {})
+            self.dirtrees = self._check_trees(header.get("dirtrees") or {})
             self.dirrecs = dict(header.get("dirrecs") or {})  # absent before: none trusted
             self.identity = (st.st_ino, st.st_size, st.st_mtime_ns)
         except _HeaderTooLong as e:
@@ -249,6 +249,20 @@ class StatCache:
         if rat != count or max(kat - 1, 0) != klen:
             raise ValueError("rowspans")
         return out
+
+    @staticmethod
+    def _check_trees(trees: object) -> dict[str, list[Any]]:
+        """The header's ``dirtrees`` (folder -> [tree hash, files, bytes, entries]), if every
+        entry has those types; else ValueError. The build indexes and adds them: a planted
+        ``{"d": 5}`` failed every checkpoint (TypeError), and none saved the cache anew."""
+        if not isinstance(trees, dict):
+            raise ValueError("dirtrees")
+        for tree in trees.values():
+            if (type(tree) is not list or len(tree) != 4 or type(tree[0]) is not str
+                    or type(tree[1]) is not int or type(tree[2]) is not int
+                    or type(tree[3]) is not int):
+                raise ValueError("dirtrees")
+        return trees
 
     def _group(self, count: int, klen: int) -> dict[str, Packed]:
         """A file written before ``rowspans`` (rows in any order): its rows grouped by
