@@ -5,7 +5,10 @@ make a checkpoint name an object that is gone."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+import pytest
 
 from turnback import Store
 
@@ -70,3 +73,36 @@ def test_a_gc_mark_written_back_does_not_hide_a_removed_pack(tmp_path: Path) -> 
         cp = store.checkpoint(dirty={"d1/f1.txt"})
     with Store.open(ws) as fresh:
         assert fresh.read_file(cp.id, "d1/f1.txt") == b"soon garbage\n"
+
+
+@pytest.mark.parametrize("planted", ["same value", "huge", "fifo", "link"])
+def test_a_planted_gc_mark_does_not_hide_a_gc(tmp_path: Path, planted: str) -> None:
+    """A server prepared the next checkpoint (its objects not committed yet: garbage to a
+    gc); a gc elsewhere removes them, then its mark is replaced by what reads as the value
+    this process saw (the same bytes again, a file too large to read, a FIFO, a link):
+    the next checkpoint must not commit the prepared tree whose objects are gone."""
+    ws = _workspace(tmp_path)
+    f = ws / "d1" / "f1.txt"
+    mark = ws / ".turnback" / "cache" / "gc-generation"
+    with Store.open(ws) as store:
+        store.checkpoint()
+        seen = mark.read_bytes() if mark.exists() else b""
+        f.write_text("prepared, not committed\n")
+        assert store.prepare({"d1/f1.txt"})
+        with Store.open(ws) as other:
+            other.gc()
+        assert mark.exists()
+        mark.unlink()
+        if planted == "same value":
+            mark.write_bytes(seen)
+        elif planted == "huge":
+            mark.write_bytes(b"x" * 10_000)
+        elif planted == "fifo":
+            os.mkfifo(mark)
+        else:
+            (tmp_path / "elsewhere").write_bytes(seen)
+            mark.symlink_to(tmp_path / "elsewhere")
+        cp = store.checkpoint(dirty=set())
+    with Store.open(ws) as fresh:
+        assert fresh.read_file(cp.id, "d1/f1.txt") == b"prepared, not committed\n"
+        assert fresh.fsck().ok
