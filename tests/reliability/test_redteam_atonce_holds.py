@@ -192,3 +192,26 @@ def test_an_edit_before_a_rewind_finished_later_is_recorded(tmp_path: Path) -> N
     with Store.open(ws) as fresh:
         cp = fresh.checkpoint()
         assert fresh.read_file(cp.id, "d1/f3.txt") == b"file Z\n"
+
+
+def test_an_object_stored_twice_keeps_fsck_and_gc_right(tmp_path: Path) -> None:
+    """Another process stores a blob in a pack this long-lived store does not list (no gc
+    since its last listing); this one stores it again in its own pack. Both packs hold it:
+    reads, fsck and gc (which merges the packs) stay right."""
+    ws = _workspace(tmp_path)
+    f = ws / "d0" / "f4.txt"
+    packs = ws / ".turnback" / "objects" / "pack"
+    with Store.open(ws) as store:
+        store.checkpoint()
+        _dated(f, "stored twice\n")
+        with Store.open(ws) as cli:
+            cli.checkpoint()
+        count = len(list(packs.glob("*.pack")))
+        cp = store.checkpoint(dirty={"d0/f4.txt"})
+        assert len(list(packs.glob("*.pack"))) == count + 1  # its own copy, in a new pack
+        assert store.fsck().ok
+        store.gc()
+        assert store.read_file(cp.id, "d0/f4.txt") == b"stored twice\n"
+    with Store.open(ws) as fresh:
+        assert fresh.fsck().ok
+        assert fresh.read_file(cp.id, "d0/f4.txt") == b"stored twice\n"
