@@ -111,7 +111,7 @@ class ObjectStore:
         A batch that does not list the pack folder (``batch(refresh=False)``) trusts the
         indexes read before: without this look, content of a pack removed by hand was named
         by the next checkpoint and never stored again (tests/reliability/
-        test_redteam_packs_stale.py). One ``stat`` a pack a batch: 11-20 packs, ~2 us each,
+        test_redteam_packs_stale.py). One ``stat`` a pack a batch: 11-22 packs, 2-4 us each,
         in an at-once checkpoint after a rewind (whose files are all stored already), none
         in most others (bench/redteam8_pack_looks.py).
         """
