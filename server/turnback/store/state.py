@@ -84,11 +84,21 @@ class StoreState:
         self._mutex = threading.RLock()
 
     def _gc_generation(self) -> str:
+        """The gc mark: its value and its file's identity (inode, times, size), which every
+        gc changes (``atomic_write`` makes a new file). The value alone read the same after
+        a gc when the mark was written back, or replaced by what cannot be read (a FIFO, a
+        file too large) where there was none: a prepared checkpoint then committed a tree
+        whose objects the gc had removed (tests/reliability/test_redteam_packs_stale.py)."""
+        path = self.root / "cache" / "gc-generation"
         try:
-            return read_regular(self.root / "cache" / "gc-generation", limit=4096).decode(
-                "utf-8", "replace")
-        except (OSError, StoreDamaged):
+            st = os.lstat(path)
+        except OSError:
             return ""
+        try:
+            value = read_regular(path, limit=4096).decode("utf-8", "replace")
+        except (OSError, StoreDamaged):
+            value = "?"
+        return f"{value}@{st.st_ino}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_size}"
 
     def _check_gc(self) -> None:
         """After a gc (any process), cached hashes may name removed objects: forget them.
