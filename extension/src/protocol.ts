@@ -474,6 +474,8 @@ export interface FileVersion {
   turnId: string | null;
   turnPrompt: string;
   agent: string;
+  /** A rewind's or undo's safety checkpoint: the files as they were before it. */
+  safety: boolean;
 }
 
 export interface FileHistoryResult {

@@ -125,6 +125,7 @@ describe('file history rows', () => {
     turnId: 'p1',
     turnPrompt: 'Add a farewell command',
     agent: 'claude-code',
+    safety: false,
   };
 
   it('label a version with its turn, agent, time and lines', () => {
@@ -134,6 +135,15 @@ describe('file history rows', () => {
     assert.equal(row.description, '+3 −1 · claude-code · 1 h ago');
     assert.equal(row.checkpoint.previous?.id, 'cpA');
     assert.ok(row.contextValue.includes('hasTurn'));
+  });
+
+  it('name a safety checkpoint for what it is, not for its turn', () => {
+    const safety = { ...v, checkpoint: { ...v.checkpoint, label: 'before rewind to cpA' }, safety: true };
+    const [row] = historyRows(FOLDER, { path: 'a.py', versions: [safety], total: 1, offset: 0 }, NOW);
+    assert.ok(row?.kind === 'version');
+    assert.equal(row.label, 'before rewind to cpA');
+    assert.ok(row.tooltip.includes('before a rewind or undo'), row.tooltip);
+    assert.ok(row.tooltip.includes('Add a farewell command'), row.tooltip);
   });
 
   it('fall back to the checkpoint label, and page', () => {

@@ -136,6 +136,23 @@ def test_file_history_newest_first_with_turns(recorded: tuple[Store, str, list[s
     assert store.file_history("never.txt") == ([], 0)
 
 
+def test_file_history_says_which_versions_a_rewind_saved(
+        recorded: tuple[Store, str, list[str]], ws: Path) -> None:
+    """A rewind's safety checkpoint is a version of the file (the only copy of the edit it
+    saved), but not one the turn's agent wrote: File History listed it under the turn's
+    prompt, like the agent's own; it is now marked as what it is."""
+    store, _sid, _ids = recorded
+    older = store.file_history("a.txt")[0][1]  # "start": a.txt first seen
+    (ws / "a.txt").write_text("an edit of the user's\n")
+    res = store.rewind(older.checkpoint.id)
+    versions, _total = store.file_history("a.txt")
+    saved = [v for v in versions if v.safety]
+    assert [v.checkpoint.id for v in saved] == [res.safety_checkpoint]
+    assert store.read_file(saved[0].checkpoint.id, "a.txt") == b"an edit of the user's\n"
+    assert all(not v.safety for v in versions if v.checkpoint.id != res.safety_checkpoint)
+    assert saved[0].to_json()["safety"] is True and versions[-1].to_json()["safety"] is False
+
+
 def test_nearest_checkpoint_is_the_last_before_the_turn(store: Store, ws: Path) -> None:
     (ws / "f").write_text("x")
     early = store.checkpoint(label="before anything")

@@ -50,7 +50,9 @@ function checkpointName(cp: FileVersion['checkpoint']): string {
 
 export function versionRow(folder: string, path: string, v: FileVersion, now: number): VersionRow {
   const title = checkpointName(v.checkpoint);
-  const label = v.turnPrompt !== '' ? v.turnPrompt : title;
+  // a safety checkpoint is named for what it is ("before rewind to …"): under its turn's
+  // prompt it read like one more version the agent wrote
+  const label = v.turnPrompt !== '' && !v.safety ? v.turnPrompt : title;
   const parts = [versionStat(v)];
   if (v.agent !== '' && v.agent !== 'turnback') {
     parts.push(v.agent);
@@ -60,12 +62,15 @@ export function versionRow(folder: string, path: string, v: FileVersion, now: nu
   if (v.turnId !== null && v.sessionId !== null) {
     tags.push('hasTurn');
   }
-  const tip = [
-    `**${escapeMarkdown(label)}**`,
-    '',
+  const tip = [`**${escapeMarkdown(label)}**`, ''];
+  if (v.safety) {
+    const during = v.turnPrompt !== '' ? ` (turn “${escapeMarkdown(v.turnPrompt)}”)` : '';
+    tip.push(`Saved by Turnback before a rewind or undo, so that it can be undone${during}`, '');
+  }
+  tip.push(
     `\`${escapeMarkdown(path)}\` ${v.status} · ${versionStat(v)}`,
     `checkpoint “${escapeMarkdown(title)}” · ${v.checkpoint.ts}`,
-  ];
+  );
   if (v.previous !== null) {
     tip.push(`compared with “${escapeMarkdown(v.previousLabel?.split('\n')[0] ?? v.previous)}”`);
   }

@@ -65,6 +65,9 @@ class FileVersion:
     turn_id: str | None = None
     turn_prompt: str = ""
     agent: str = ""
+    # a rewind's or undo's safety checkpoint: the files as they were before it, kept so that
+    # it can be undone (the only copy of edits made since the checkpoint before)
+    safety: bool = False
 
     def to_json(self) -> JSON:
         return {
@@ -79,6 +82,7 @@ class FileVersion:
             "turnId": self.turn_id,
             "turnPrompt": self.turn_prompt,
             "agent": self.agent,
+            "safety": self.safety,
         }
 
 
@@ -355,7 +359,7 @@ class TurnOps(CheckpointOps):
             prev_cp, prev_entry = cp, entry
         found.reverse()
         page = found[offset : offset + limit]
-        turn_cache: dict[str, tuple[dict[str, str], dict[str, Turn], str]] = {}
+        turn_cache: dict[str, tuple[dict[str, str], dict[str, Turn], str, frozenset[str]]] = {}
         out = []
         read = self._reader(False)
         for cp, before, old, new in page:
@@ -367,16 +371,17 @@ class TurnOps(CheckpointOps):
         return out, len(found)
 
     def _label_with_turn(self, v: FileVersion,
-                         cache: dict[str, tuple[dict[str, str], dict[str, Turn], str]]) -> None:
+                         cache: dict[str, tuple[dict[str, str], dict[str, Turn], str, frozenset[str]]]) -> None:
         sid, eid = v.checkpoint.session_id, v.checkpoint.event_id
         if not sid or not eid or not self.has_session(sid):
             return
         if sid not in cache:
             view = self._view(sid)
             cache[sid] = (view.owner, {t.id: t for t in view.turns},
-                          view.log.header.agent)
-        owner, by_id, agent = cache[sid]
+                          view.log.header.agent, view.marks.safety)
+        owner, by_id, agent, safety = cache[sid]
         v.agent = agent
+        v.safety = v.checkpoint.id in safety
         tid = owner.get(eid)
         if tid is not None and tid in by_id:
             v.turn_id = tid
