@@ -86,6 +86,10 @@ class FileVersion:
         }
 
 
+if TYPE_CHECKING:  # ``Turn`` is imported for the type checker only (sessions.turns is lazy)
+    # a session's event → turn map, its turns by id, its agent, its rewinds' safety checkpoints
+    _TurnLabels = tuple[dict[str, str], dict[str, Turn], str, frozenset[str]]
+
 _CACHED_SESSIONS = 4  # sessions whose events and turns are kept between calls
 
 
@@ -359,7 +363,7 @@ class TurnOps(CheckpointOps):
             prev_cp, prev_entry = cp, entry
         found.reverse()
         page = found[offset : offset + limit]
-        turn_cache: dict[str, tuple[dict[str, str], dict[str, Turn], str, frozenset[str]]] = {}
+        turn_cache: dict[str, _TurnLabels] = {}
         out = []
         read = self._reader(False)
         for cp, before, old, new in page:
@@ -370,8 +374,7 @@ class TurnOps(CheckpointOps):
             out.append(v)
         return out, len(found)
 
-    def _label_with_turn(self, v: FileVersion,
-                         cache: dict[str, tuple[dict[str, str], dict[str, Turn], str, frozenset[str]]]) -> None:
+    def _label_with_turn(self, v: FileVersion, cache: dict[str, _TurnLabels]) -> None:
         sid, eid = v.checkpoint.session_id, v.checkpoint.event_id
         if not sid or not eid or not self.has_session(sid):
             return
