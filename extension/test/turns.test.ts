@@ -142,6 +142,7 @@ describe('file history rows', () => {
     const [row] = historyRows(FOLDER, { path: 'a.py', versions: [safety], total: 1, offset: 0 }, NOW);
     assert.ok(row?.kind === 'version');
     assert.equal(row.label, 'before rewind to cpA');
+    assert.equal(row.description, '+3 −1 · Turnback · 1 h ago');
     assert.ok(row.tooltip.includes('before a rewind or undo'), row.tooltip);
     assert.ok(row.tooltip.includes('Add a farewell command'), row.tooltip);
   });

@@ -54,7 +54,9 @@ export function versionRow(folder: string, path: string, v: FileVersion, now: nu
   // prompt it read like one more version the agent wrote
   const label = v.turnPrompt !== '' && !v.safety ? v.turnPrompt : title;
   const parts = [versionStat(v)];
-  if (v.agent !== '' && v.agent !== 'turnback') {
+  if (v.safety) {
+    parts.push('Turnback'); // taken by the rewind, not by the turn's agent
+  } else if (v.agent !== '' && v.agent !== 'turnback') {
     parts.push(v.agent);
   }
   parts.push(formatAge(v.checkpoint.ts, now));
