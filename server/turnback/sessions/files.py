@@ -555,20 +555,17 @@ class FileSessions:
                     if not name.endswith(".jsonl"):
                         continue
                     sid = name[:-6]
-                    entry = index.get(sid)
-                    if entry is None:
+                    if sid not in index:
                         stale.append(sid)
                         continue
                     try:
                         st = de.stat()
                     except FileNotFoundError:
                         continue
-                    if entry["size"] == st.st_size and entry["ino"] == st.st_ino:
-                        try:
-                            out.append(_named_by(self._summary_from(entry), sid))
-                            continue
-                        except (InvalidInput, TypeError, ValueError, KeyError):
-                            del index[sid]  # a damaged entry: count the session again
+                    got = self._indexed(index, sid, st)
+                    if got is not None:
+                        out.append(got)
+                        continue
                     stale.append(sid)
         for sid in stale:
             try:
@@ -579,6 +576,20 @@ class FileSessions:
             self._headers = {}  # every session counted: ``at_hand``'s 8.4 MB (10,000) freed
             self._listings += 1
         return out
+
+    def _indexed(self, index: dict[str, dict[str, Any]], sid: str, st: os.stat_result
+                 ) -> SessionSummary | None:
+        """``sid``'s summary from the summary index if its entry is of the file as it is
+        (size and inode) and names it; else None. A damaged entry is dropped: the session
+        is counted again."""
+        entry = index[sid]
+        if entry["size"] != st.st_size or entry["ino"] != st.st_ino:
+            return None
+        try:
+            return _named_by(self._summary_from(entry), sid)
+        except (InvalidInput, TypeError, ValueError, KeyError):
+            del index[sid]
+            return None
 
     def bytes_to_count(self, more_than: int | None = None) -> int:
         """How many bytes of session files a full listing would count (one directory scan,
@@ -622,21 +633,18 @@ class FileSessions:
                     sid = de.name[:-6]
                     if not de.name.endswith(".jsonl") or not is_id(sid) or sid in exact:
                         continue
-                    entry = index.get(sid)
-                    if entry is None:  # never counted: the inode the scan gives is enough
+                    if sid not in index:  # never counted: the inode the scan gives is enough
                         headers.append((sid, de.inode()))
                         continue
                     try:
                         st = de.stat(follow_symlinks=False)
                     except OSError:
                         continue
-                    if entry["size"] == st.st_size and entry["ino"] == st.st_ino:
-                        try:
-                            out.append(_named_by(self._summary_from(entry), sid))
-                            continue
-                        except (InvalidInput, TypeError, ValueError, KeyError):
-                            pass  # counted again by the full listing; the header meanwhile
-                    headers.append((sid, st.st_ino))
+                    got = self._indexed(index, sid, st)
+                    if got is not None:
+                        out.append(got)
+                        continue
+                    headers.append((sid, st.st_ino))  # counted by the full listing
             known = {sid: self._headers.get(sid) for sid, _ino in headers}
             listings = self._listings
         read: dict[str, tuple[int, SessionHeader | None]] = {}
