@@ -19,8 +19,10 @@ from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 from .conftest import TurnbackClient, config, folder_params, kill_and_stop, stop_server
 
 
-def _client(answer: asyncio.Event, asked: list[str]) -> TurnbackClient:
-    """A client that answers ``window/workDoneProgress/create`` only once ``answer`` is set."""
+def _client(answer: asyncio.Event, asked: list[str], *, refuse: bool = False
+            ) -> TurnbackClient:
+    """A client that answers ``window/workDoneProgress/create`` only once ``answer`` is set
+    (never, if it never is), or, ``refuse``, answers it with an error at once."""
     client = TurnbackClient()
     register_lsp_features(client, {k: v for k, v in DEFAULT_CLIENT_FEATURES.items()
                                    if k != types.WINDOW_WORK_DONE_PROGRESS_CREATE})
@@ -29,6 +31,8 @@ def _client(answer: asyncio.Event, asked: list[str]) -> TurnbackClient:
     async def create(params: types.WorkDoneProgressCreateParams) -> None:
         asked.append(str(params.token))
         client.progress_reports.setdefault(params.token, [])
+        if refuse:
+            raise RuntimeError("this client shows no progress")
         await answer.wait()
 
     return client
@@ -81,24 +85,6 @@ async def test_a_token_given_during_the_walk_shows_the_bar_begun_and_ended(ws: P
         kinds[0] == "WorkDoneProgressBegin" and kinds[-1] == "WorkDoneProgressEnd"), kinds
 
 
-def _unanswering_client(how: str, asked: list[str], never: asyncio.Event) -> TurnbackClient:
-    """A client that answers ``window/workDoneProgress/create`` only once ``never`` is set,
-    after the server is gone (``never``), or answers it with an error (``error``)."""
-    client = TurnbackClient()
-    register_lsp_features(client, {k: v for k, v in DEFAULT_CLIENT_FEATURES.items()
-                                   if k != types.WINDOW_WORK_DONE_PROGRESS_CREATE})
-
-    @client.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)
-    async def create(params: types.WorkDoneProgressCreateParams) -> None:
-        asked.append(str(params.token))
-        client.progress_reports.setdefault(params.token, [])
-        if how == "error":
-            raise RuntimeError("this client shows no progress")
-        await never.wait()
-
-    return client
-
-
 @pytest.mark.parametrize("how", ["never", "error"])
 async def test_a_client_that_never_gives_the_token_gets_its_checkpoints_and_a_clean_exit(
         ws: Path, how: str) -> None:
@@ -109,7 +95,7 @@ async def test_a_client_that_never_gives_the_token_gets_its_checkpoints_and_a_cl
     asked: list[str] = []
     never = asyncio.Event()
     cfg = config()
-    cfg.client_factory = lambda: _unanswering_client(how, asked, never)
+    cfg.client_factory = lambda: _client(never, asked, refuse=how == "error")
     client = await cfg.start()
     assert isinstance(client, TurnbackClient)
     try:
