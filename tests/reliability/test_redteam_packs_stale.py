@@ -10,16 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from store.test_pack_listing import _workspace
 from turnback import Store
-
-
-def _workspace(root: Path) -> Path:
-    ws = root / "ws"
-    for i in range(6):
-        p = ws / f"d{i % 2}" / f"f{i}.txt"
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(f"file {i}\n")
-    return ws
 
 
 def _packs(store: Store) -> set[Path]:
