@@ -17,10 +17,11 @@ import orjson
 import pytest
 
 from turnback import Kind, Store
-from turnback.events import SessionHeader
+from turnback.fs.reading import open_regular
 from turnback.sessions import files as files_mod
+from turnback.sessions import headers as headers_mod
 from turnback.sessions.files import FileSessions
-from turnback.sessions.headers import FIRST_READ, MAX_HEADER, read_header
+from turnback.sessions.headers import FIRST_READ, MAX_HEADER, HeaderRead, read_header, read_headers
 
 
 def _session(store: Store, sid: str, started: str, prompts: int = 1) -> None:
@@ -157,12 +158,12 @@ def test_headers_read_while_the_full_listing_ends_are_not_kept(
         assert isinstance(backend, FileSessions)
         listed: list[int] = []
 
-        def read_then_list(name: str, folder: Any = None) -> SessionHeader | None:
+        def read_then_list(names: list[str], folder: Any) -> list[HeaderRead | None]:
             if not listed:  # the full listing ends between the scan and the headers' store
                 listed.append(len(fresh.sessions()[0]))
-            return read_header(name, folder)
+            return read_headers(names, folder)
 
-        monkeypatch.setattr(files_mod, "read_header", read_then_list)
+        monkeypatch.setattr(files_mod, "read_headers", read_then_list)
         got = fresh.sessions_at_hand()
         assert listed == [3] and len(got) == 3  # the answer itself is whole
         assert backend._headers == {}
@@ -208,7 +209,7 @@ def test_more_hostile_first_lines_and_files_swapped_after_the_scan(
     for sid in ("fifo", "zerolater", "grown"):
         (sessions / f"{sid}.jsonl").write_bytes(_header(sid))
 
-    def swapped_then_read(name: str, folder: Any = None) -> SessionHeader | None:
+    def swapped_then_opened(name: str, folder: Any = None) -> int:
         path = sessions / name
         if name == "fifo.jsonl":
             path.unlink()
@@ -219,9 +220,9 @@ def test_more_hostile_first_lines_and_files_swapped_after_the_scan(
         elif name == "grown.jsonl":
             with path.open("ab") as f:  # an agent appending meanwhile
                 f.write(b'{"id": "e1", "session": "grown", "ts": "t", "kind": "prompt"}\n')
-        return read_header(name, folder)
+        return open_regular(name, folder=folder)
 
-    monkeypatch.setattr(files_mod, "read_header", swapped_then_read)
+    monkeypatch.setattr(headers_mod, "open_regular", swapped_then_opened)
     with Store.open(store.workspace) as fresh:
         got = fresh.sessions_at_hand()
         assert [s.header.id for s in got][-1] == "types"  # no start time: placed last

@@ -35,7 +35,7 @@ from ..fs.reading import open_append, open_regular, read_regular
 from ..fs.replacing import replace_file
 from ..models import Problem, SessionLog, SessionPage, SessionSummary
 from .backend import EventFactory
-from .headers import read_header
+from .headers import HeaderRead, read_headers
 from .stats import StatsAccumulator, stats_ok
 
 
@@ -122,7 +122,7 @@ class FileSessions:
         self._pages_lock = threading.Lock()
         self._pages: OrderedDict[str, _EventLines] = OrderedDict()
         self._touched: set[str] = set()  # sessions this object wrote since ``take_touched``
-        self._headers: dict[str, tuple[int, SessionHeader | None]] = {}  # id -> (inode, line 1)
+        self._headers: dict[str, HeaderRead] = {}  # id -> header read, until counted
         # full listings ended: headers read across the end of one are not kept (nothing
         # would free them again)
         self._listings = 0
@@ -619,13 +619,15 @@ class FileSessions:
 
     def at_hand(self, exact: set[str]) -> list[SessionSummary]:
         """Every session, without counting: its summary where the index holds one that
-        matches its file, else its header line alone (``counted`` False); the ``exact``
-        ones (this server's writes) counted. A file whose first line is no session header
-        is left out until it is counted, as are names that are no session id."""
+        matches its file, else its header line alone (``counted``
+        False); the ``exact`` ones (this server's writes) counted. A file
+        whose first line is no session header is left out until it is counted, as are
+        names that are no session id."""
         if not self.root.exists():
             return []
         out: list[SessionSummary] = []
-        headers: list[tuple[str, int]] = []
+        headers: list[tuple[str, int]] = []  # (session, inode) shown from its header read
+        kept: dict[str, HeaderRead] = {}  # read by an earlier call, the file unchanged since
         with self._lock:
             index = self._load_index()
             with os.scandir(self.root) as it:
@@ -633,39 +635,40 @@ class FileSessions:
                     sid = de.name[:-6]
                     if not de.name.endswith(".jsonl") or not is_id(sid) or sid in exact:
                         continue
-                    if sid not in index:  # never counted: the inode the scan gives is enough
-                        headers.append((sid, de.inode()))
+                    if sid not in index and sid not in self._headers:
+                        headers.append((sid, de.inode()))  # never read: no stat needed
                         continue
                     try:
                         st = de.stat(follow_symlinks=False)
                     except OSError:
                         continue
-                    got = self._indexed(index, sid, st)
-                    if got is not None:
+                    if sid in index and (got := self._indexed(index, sid, st)) is not None:
                         out.append(got)
                         continue
                     headers.append((sid, st.st_ino))  # counted by the full listing
-            known = {sid: self._headers.get(sid) for sid, _ino in headers}
+                    k = self._headers.get(sid)
+                    if k is not None and (k.ino, k.size) == (st.st_ino, st.st_size):
+                        kept[sid] = k
             listings = self._listings
-        read: dict[str, tuple[int, SessionHeader | None]] = {}
-        unread = [(sid, ino) for sid, ino in headers
-                  if (k := known[sid]) is None or k[0] != ino]
+        unread = sorted((ino, sid) for sid, ino in headers if sid not in kept)
+        read: dict[str, HeaderRead] = {}
         if unread:
             try:
                 folder = open_root(str(self.root))
             except OSError:  # moved away since the scan: its files are not there to show
                 headers = []
             else:
-                with folder:
-                    for sid, ino in unread:
-                        read[sid] = (ino, read_header(f"{sid}.jsonl", folder))
+                with folder:  # in inode order: files made one after another lie so on disk
+                    got_all = read_headers([f"{sid}.jsonl" for _ino, sid in unread], folder)
+                read = {sid: r for (_ino, sid), r in zip(unread, got_all, strict=True)
+                        if r is not None}
         for sid, _ino in headers:
-            kept = read.get(sid) or known[sid]
-            if kept is not None and kept[1] is not None and kept[1].id == sid:
-                out.append(SessionSummary(kept[1], {}, 0, None, counted=False))
+            r = read.get(sid) or kept.get(sid)
+            if r is not None and r.header is not None and r.header.id == sid:
+                out.append(SessionSummary(r.header, {}, 0, None, counted=False))
         with self._lock:
             if listings == self._listings:  # else a full listing freed them meanwhile
-                self._headers.update(read)  # a header line never changes under one inode
+                self._headers.update(read)
         for sid in exact:
             try:
                 out.append(_named_by(self.summary(sid), sid))

@@ -1,16 +1,28 @@
-"""A session file's first line read alone: what a listing can show before counting.
+"""Session files' header lines read without counting: what a listing can show before.
 
 A store that was never listed (no summary index: written by another version, just
 pulled, or ``index/`` deleted) must count every event before it knows a session's
-stats: 47-95 s for 10,000,000 events. The title, agent and start time are on each
-file's first line, one small read. Input like every file: a first line longer than
-``MAX_HEADER``, one that is not a session header, or a file that is not a regular one
-(a link, a FIFO) gives None, and the session shows once it is counted.
+stats: 33-65 s for 10,000,000 events. The title, agent and start time are on each
+file's first line, one small read.
+
+With a cold page cache each of those reads is a random disk read: 10,000 of them one
+after the other took 1.3-2.0 s. So up to ``AHEAD`` files are opened and their reads
+asked for (``POSIX_FADV_WILLNEED``) before the first is read: the disk gets many
+requests at once and serves them in its own order (bench/RESULTS.md, "Issue 16: the
+never-listed store with a cold page cache").
+
+Input like every file: a first line longer than ``MAX_HEADER``, one that is not a
+session header, or a file that is not a regular one (a link, a FIFO) gives no header,
+and the session shows once it is counted.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
@@ -23,20 +35,89 @@ from ..fs.reading import open_regular
 
 FIRST_READ = 4096  # a header line is a few hundred bytes; most files need one read
 MAX_HEADER = 1 << 16  # longer is a damaged or planted line: not read further
-_ADVISE: int | None = getattr(os, "POSIX_FADV_RANDOM", None)  # not on macOS, Windows
+AHEAD = 64  # files open with their reads asked for: well under a process's 1,024 descriptors
+_RANDOM: int | None = getattr(os, "POSIX_FADV_RANDOM", None)  # not on macOS, Windows
+_WILLNEED: int | None = getattr(os, "POSIX_FADV_WILLNEED", None)
+_TOO_MANY = (errno.EMFILE, errno.ENFILE)
+
+
+@dataclass(frozen=True, slots=True)
+class HeaderRead:
+    """One session file as its header read found it: inode and size when read, and its
+    header (None: nothing to show before counting)."""
+
+    ino: int
+    size: int
+    header: SessionHeader | None
 
 
 def read_header(path: Path | str, folder: Folder | None = None) -> SessionHeader | None:
-    """The session header on the first line of ``path`` (a name in ``folder``, if given:
-    10,000 opens relative to one open folder skip resolving its path each time); None if
-    there is none to read."""
+    """The session header on the first line of ``path`` (a name in ``folder``, if given);
+    None if there is none to read."""
     try:
-        fd = open_regular(path, folder=folder)  # no link followed; a FIFO or device refused
-    except (OSError, StoreDamaged):
+        opened = _open_asked(path, folder)
+    except OSError:  # too many files open
+        return None
+    got = _read(*opened) if opened is not None else None
+    return got.header if got is not None else None
+
+
+def read_headers(names: Iterable[str], folder: Folder) -> list[HeaderRead | None]:
+    """``read_header`` of each name in ``folder``, in the order given (None: nothing
+    readable there). Up to ``AHEAD`` files are open with their reads asked for ahead of
+    the one being read: a cold disk sees that many reads at once."""
+    out: list[HeaderRead | None] = []
+    pending = iter(names)
+    ahead: deque[tuple[int, os.stat_result] | None] = deque()
+    held: str | None = None  # a name whose open found too many descriptors open
+    try:
+        while True:
+            while len(ahead) < AHEAD and (name := held or next(pending, None)) is not None:
+                held = None
+                try:
+                    ahead.append(_open_asked(name, folder))
+                except OSError:  # too many descriptors: read the ones open first
+                    if ahead:
+                        held = name
+                        break
+                    ahead.append(None)  # none of ours open: this one cannot be read now
+            if not ahead:
+                return out
+            opened = ahead.popleft()
+            out.append(_read(*opened) if opened is not None else None)
+    finally:
+        for left in ahead:  # only after an error
+            if left is not None:
+                os.close(left[0])
+
+
+def _open_asked(path: Path | str, folder: Folder | None) -> tuple[int, os.stat_result] | None:
+    """``path`` open (no link followed; a FIFO or device refused) with its first
+    bytes asked for from the disk, and its ``fstat``; None if it cannot be read. Raises
+    ``OSError`` only when the process has too many files open."""
+    try:
+        fd = open_regular(path, folder=folder)
+    except OSError as exc:
+        if exc.errno in _TOO_MANY:
+            raise
+        return None
+    except StoreDamaged:
         return None
     try:
-        if _ADVISE is not None:  # no read-ahead: 10,000 cold files read 4 KiB each, not 128
-            os.posix_fadvise(fd, 0, 0, _ADVISE)
+        st = os.fstat(fd)
+        if _RANDOM is not None and _WILLNEED is not None:
+            # no read-ahead: 10,000 cold files read 4 KiB each, not 128 KiB
+            os.posix_fadvise(fd, 0, 0, _RANDOM)
+            os.posix_fadvise(fd, 0, FIRST_READ, _WILLNEED)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd, st
+
+
+def _read(fd: int, st: os.stat_result) -> HeaderRead:
+    """The header read of the open file ``fd`` (closed here), ``st`` its ``fstat``."""
+    try:
         data, size = b"", FIRST_READ
         while True:
             data = os.pread(fd, size, 0)
@@ -44,14 +125,17 @@ def read_header(path: Path | str, folder: Folder | None = None) -> SessionHeader
             if end >= 0 or len(data) < size or size >= MAX_HEADER:
                 break
             size = min(size * 4, MAX_HEADER)
+        header = _header(data[:end]) if end >= 0 else None  # else no whole first line
     except OSError:
-        return None
+        header = None
     finally:
         os.close(fd)
-    if end < 0:
-        return None  # no whole first line (too long, empty, or still being written)
+    return HeaderRead(st.st_ino, st.st_size, header)
+
+
+def _header(line: bytes) -> SessionHeader | None:
     try:
-        value = loads(data[:end])
+        value = loads(line)
     except (orjson.JSONDecodeError, ValueError):
         return None
     if not isinstance(value, dict) or value.get("type") != "session":
