@@ -619,8 +619,8 @@ class FileSessions:
 
     def at_hand(self, exact: set[str]) -> list[SessionSummary]:
         """Every session, without counting: its summary where the index holds one that
-        matches its file, else its header line alone (``counted``
-        False); the ``exact`` ones (this server's writes) counted. A file
+        matches its file, else its header line with the meta lines at its end
+        (``counted`` False); the ``exact`` ones (this server's writes) counted. A file
         whose first line is no session header is left out until it is counted, as are
         names that are no session id."""
         if not self.root.exists():
@@ -648,7 +648,7 @@ class FileSessions:
                     headers.append((sid, st.st_ino))  # counted by the full listing
                     k = self._headers.get(sid)
                     if k is not None and (k.ino, k.size) == (st.st_ino, st.st_size):
-                        kept[sid] = k
+                        kept[sid] = k  # a grown file may end with a new meta line: read again
             listings = self._listings
         unread = sorted((ino, sid) for sid, ino in headers if sid not in kept)
         read: dict[str, HeaderRead] = {}
