@@ -39,8 +39,7 @@ FIRST_READ = 4096  # a header line is a few hundred bytes; most files need one r
 MAX_HEADER = 1 << 16  # longer is a damaged or planted line: not read further
 TAIL = 4096  # the last bytes read for meta lines: a meta line is about 150 bytes
 AHEAD = 64  # files open with their reads asked for: well under a process's 1,024 descriptors
-_RANDOM: int | None = getattr(os, "POSIX_FADV_RANDOM", None)  # not on macOS, Windows
-_WILLNEED: int | None = getattr(os, "POSIX_FADV_WILLNEED", None)
+_WILLNEED: int | None = getattr(os, "POSIX_FADV_WILLNEED", None)  # not on macOS, Windows
 _TOO_MANY = (errno.EMFILE, errno.ENFILE)
 
 
@@ -110,9 +109,10 @@ def _open_asked(path: Path | str, folder: Folder | None) -> tuple[int, os.stat_r
         return None
     try:
         st = os.fstat(fd)
-        if _RANDOM is not None and _WILLNEED is not None:
-            # no read-ahead: 10,000 cold files read their 4 KiB ends, not 128 KiB each
-            os.posix_fadvise(fd, 0, 0, _RANDOM)
+        if _WILLNEED is not None:
+            # exactly the bytes read below: 10,000 cold files read their 4 KiB ends, not the
+            # kernel's 128 KiB read-ahead each (POSIX_FADV_RANDOM, which did that before,
+            # changes no byte read now: bench/RESULTS.md)
             os.posix_fadvise(fd, 0, FIRST_READ, _WILLNEED)
             if st.st_size > FIRST_READ:
                 os.posix_fadvise(fd, max(0, st.st_size - TAIL - 1), TAIL + 1, _WILLNEED)
@@ -164,6 +164,8 @@ def _apply_meta(header: SessionHeader, tail: bytes) -> None:
     """Apply the meta lines among ``tail``'s whole lines (not its first piece, which may
     be the end of a longer line, nor a last one without its newline), in order, as a full
     count does."""
+    if b'"meta"' not in tail:  # most sessions' last lines are events: nothing split
+        return
     for raw in tail.split(b"\n")[1:-1]:
         if b'"meta"' not in raw:  # an event: not parsed
             continue
