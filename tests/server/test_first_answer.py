@@ -118,7 +118,7 @@ async def test_a_saved_session_that_is_gone_is_not_read_or_made(ws: Path) -> Non
 def _big_unlisted_store(ws: Path) -> None:
     """A store that was never listed (no ``index/``: another version's, pulled, or its
     ``index/`` deleted) with more session bytes to count than a first answer waits for."""
-    from turnback.server.features.sessions import COUNT_BEFORE_ANSWER
+    from turnback.store.facade import COUNT_BEFORE_ANSWER
 
     with Store.open(ws, create=True) as store:
         for i, sid in enumerate(("a", "b")):

@@ -8,6 +8,7 @@ read here is input: links, FIFOs, huge or garbage first lines.
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 from pathlib import Path
@@ -21,7 +22,14 @@ from turnback.fs.reading import open_regular
 from turnback.sessions import files as files_mod
 from turnback.sessions import headers as headers_mod
 from turnback.sessions.files import FileSessions
-from turnback.sessions.headers import FIRST_READ, MAX_HEADER, HeaderRead, read_header, read_headers
+from turnback.sessions.headers import (
+    FIRST_READ,
+    MAX_HEADER,
+    TAIL,
+    HeaderRead,
+    read_header,
+    read_headers,
+)
 
 
 def _session(store: Store, sid: str, started: str, prompts: int = 1) -> None:
@@ -230,3 +238,113 @@ def test_more_hostile_first_lines_and_files_swapped_after_the_scan(
         shown = {s.header.id: s.to_json() for s in got}["types"]
         assert shown["agent"] == "unknown" and shown["startedAt"] is None
         assert shown["endedAt"] is None and shown["title"] == ""
+
+
+def test_a_renamed_or_ended_session_shows_its_latest_title_and_end(store: Store) -> None:
+    """The meta lines among a file's last ``TAIL`` bytes are applied, in order, as a count
+    applies them; one further back is not read (the bound), nor a torn last line."""
+    for sid in ("renamed", "old", "torn"):
+        _session(store, sid, "2026-01-01T00:00:00.000Z")
+    store.update_session("renamed", title="first rename")
+    store.update_session("renamed", title="second rename")
+    store.end_session("renamed", "2026-01-01T01:00:00.000Z")
+    store.update_session("old", title="too far back")
+    for _ in range(40):  # about 100 bytes each: the rename is out of the last 4 KiB
+        store.append("old", Kind.PROMPT, {"text": "x"})
+    shutil.rmtree(store.root / "index")
+    with (store.root / "sessions" / "torn.jsonl").open("ab") as f:
+        f.write(b'{"type": "meta", "title": "half writ')  # a writer still at it
+    with Store.open(store.workspace) as fresh:
+        got = {s.header.id: s.header for s in fresh.sessions_at_hand()}
+        assert got["renamed"].title == "second rename"
+        assert got["renamed"].ended == "2026-01-01T01:00:00.000Z"
+        assert got["old"].title == "run old"  # counted, it is "too far back"
+        assert got["torn"].title == "run torn"
+        assert fresh.session_summary("old").header.title == "too far back"
+
+
+def test_a_file_grown_by_another_process_is_read_again(store: Store) -> None:
+    """Headers are kept between asks while the count runs, by inode and size: a meta line
+    appended meanwhile (another process renaming) shows in the next answer."""
+    _session(store, "s", "2026-01-01T00:00:00.000Z")
+    shutil.rmtree(store.root / "index")
+    with Store.open(store.workspace) as fresh:
+        assert [s.header.title for s in fresh.sessions_at_hand()] == ["run s"]
+        with Store.open(store.workspace) as other:
+            other.update_session("s", title="renamed elsewhere")
+        assert [s.header.title for s in fresh.sessions_at_hand()] == ["renamed elsewhere"]
+
+
+def test_a_planted_huge_file_costs_a_bounded_read(store: Store, monkeypatch: pytest.MonkeyPatch
+                                                  ) -> None:
+    """A sparse file of 1 GiB with meta lines at its end: the first line and the last
+    ``TAIL`` bytes are read, nothing between (at most ``MAX_HEADER + TAIL + 1`` bytes)."""
+    shutil.rmtree(store.root / "index", ignore_errors=True)
+    path = store.root / "sessions" / "big.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as f:
+        f.write(_header("big"))
+        f.seek(1 << 30)
+        f.write(b'\n{"type": "meta", "title": "the end"}\n')
+    read: list[int] = []
+    real_pread = os.pread
+
+    def counted(fd: int, n: int, offset: int) -> bytes:
+        data = real_pread(fd, n, offset)
+        read.append(len(data))
+        return data
+
+    monkeypatch.setattr(headers_mod.os, "pread", counted)
+    with Store.open(store.workspace) as fresh:
+        got = fresh.sessions_at_hand()
+    assert [s.header.title for s in got] == ["the end"]
+    assert sum(read) <= MAX_HEADER + TAIL + 1 and len(read) == 2
+
+
+def _short_of_descriptors(monkeypatch: pytest.MonkeyPatch, refuse: dict[str, int]
+                          ) -> list[str]:
+    """``open_regular`` in the header reads refusing a name ``refuse[name]`` times with
+    EMFILE, as a process out of descriptors; the names opened, in order."""
+    opened: list[str] = []
+    real_open = headers_mod.open_regular
+
+    def short(name: str, folder: Any = None) -> int:
+        if refuse.get(name, 0) > 0:
+            refuse[name] -= 1
+            raise OSError(errno.EMFILE, "Too many open files")
+        opened.append(name)
+        return real_open(name, folder=folder)
+
+    monkeypatch.setattr(headers_mod, "open_regular", short)
+    return opened
+
+
+def test_files_are_read_in_inode_order_and_too_many_open_files_lose_none(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reads go in inode order (files made one after another lie so on disk). Out of
+    descriptors while files are open ahead, the process reads those first and opens the
+    refused one after."""
+    for i in range(6):
+        _session(store, f"s{i}", f"2026-01-0{i + 1}T00:00:00.000Z")
+    shutil.rmtree(store.root / "index")
+    inode = {p.name: p.stat().st_ino for p in (store.root / "sessions").glob("*.jsonl")}
+    monkeypatch.setattr(headers_mod, "AHEAD", 3)
+    refuse = {n: 1 for n in sorted(inode, key=inode.__getitem__)[2:]}  # each once, 2 open
+    opened = _short_of_descriptors(monkeypatch, refuse)
+    with Store.open(store.workspace) as fresh:
+        got = [s.header.id for s in fresh.sessions_at_hand()]
+    assert got == ["s5", "s4", "s3", "s2", "s1", "s0"]
+    assert opened == sorted(inode, key=inode.__getitem__)
+    assert not any(refuse.values())  # every refusal happened
+
+
+def test_out_of_descriptors_with_none_open_ahead_leaves_that_session_out(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    for i in range(3):
+        _session(store, f"s{i}", f"2026-01-0{i + 1}T00:00:00.000Z")
+    shutil.rmtree(store.root / "index")
+    monkeypatch.setattr(headers_mod, "AHEAD", 1)  # nothing of ours open at each open
+    _short_of_descriptors(monkeypatch, {"s1.jsonl": 1})
+    with Store.open(store.workspace) as fresh:
+        assert [s.header.id for s in fresh.sessions_at_hand()] == ["s2", "s0"]
+        assert [s.header.id for s in fresh.sessions_at_hand()] == ["s2", "s1", "s0"]

@@ -20,10 +20,6 @@ JSON = dict[str, Any]
 log = logging.getLogger("turnback.server")
 
 DEFAULT_EVENTS_PAGE = 1000
-# Session bytes a first answer may count before it is given: about 0.2 s of CPU (87 MB/s
-# measured, bench/RESULTS.md "Issue 16 … never listed"). A new or small store is listed
-# in full, exactly; a bigger one not yet counted answers from its header lines first.
-COUNT_BEFORE_ANSWER = 16 << 20
 
 
 def register(ls: TurnbackServer) -> None:
@@ -69,8 +65,9 @@ def register(ls: TurnbackServer) -> None:
                            ) -> tuple[list[SessionSummary], int, bool] | None:
         """While no full listing was made: without ``query``, the saved first page
         (``Store.first_sessions``, with the total it was the first of; False), or on a store
-        with more than ``COUNT_BEFORE_ANSWER`` bytes of sessions not counted, every session
-        as far as known without counting (``Store.sessions_at_hand``; True). The first full
+        with more than ``COUNT_BEFORE_ANSWER`` bytes of sessions not counted
+        (``Store.much_to_count``), every session as far as known without counting
+        (``Store.sessions_at_hand``; True). The first full
         listing is started behind either. None: list in full now (a new or small store,
         whose answer is then exact). Decided by the files' sizes, never by how long
         anything takes."""
@@ -81,8 +78,7 @@ def register(ls: TurnbackServer) -> None:
             saved = store.first_sessions() if not (named or query) else None
             if saved is not None:
                 return saved[0], saved[1], False
-            big = COUNT_BEFORE_ANSWER
-            if folder.listing.behind or store.bytes_to_count(more_than=big) > big:
+            if folder.listing.behind or store.much_to_count():
                 known = store.sessions_at_hand(named)
                 return known, len(known), True
             return None
