@@ -99,8 +99,12 @@ def test_query_offset_and_limit_page_the_partial_listing(ws: Path, much: None) -
     got = json.loads(_run(ws, "--json", "session", "list", "--offset", "1", "--limit", "1"))
     assert [s["id"] for s in got["sessions"]] == ["b"] and got["total"] == 3
     assert got["partial"] is True
-    got = json.loads(_run(ws, "--json", "session", "list", "-q", "RENAMED"))
+    got = json.loads(_run(ws, "--json", "session", "list", "-q", "RUN B"))
     assert [s["id"] for s in got["sessions"]] == ["b"] and got["total"] == 1
+    assert got["sessions"][0]["title"] == "b renamed"
+    # as the server's partial answer: the query matches the header lines' fields
+    got = json.loads(_run(ws, "--json", "session", "list", "-q", "RENAMED"))
+    assert got["sessions"] == [] and got["total"] == 0
 
 
 def test_a_small_store_never_listed_is_counted_as_before(ws: Path) -> None:

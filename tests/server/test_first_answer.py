@@ -125,6 +125,7 @@ def _big_unlisted_store(ws: Path) -> None:
             store.start_session(title=f"run {sid}", agent="codex", session_id=sid,
                                 started=f"2026-01-0{i + 1}T00:00:00.000Z")
             store.append(sid, Kind.PROMPT, {"text": "first"})
+        store.update_session("b", title="b renamed")  # a meta line ends b's file
         store.start_session(title="long run", agent="claude-code", session_id="big",
                             started="2026-01-03T00:00:00.000Z")
         root = store.root
@@ -150,6 +151,7 @@ async def test_a_big_store_never_listed_answers_its_header_lines_first(ws: Path)
         assert big["title"] == "long run" and big["agent"] == "claude-code"
         assert big["startedAt"] == "2026-01-03T00:00:00.000Z"
         assert big["counted"] is False and big["events"] is None and big["stats"] is None
+        assert first["sessions"][1]["title"] == "b renamed"  # its file's last meta line
         await client.wait_change(lambda p: p["sessions"] == [] and not p["checkpoints"],
                                  since=since, timeout=60)
         full = await client.call("turnback/sessions", {"offset": 0, "limit": 200})

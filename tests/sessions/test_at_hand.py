@@ -19,6 +19,7 @@ import pytest
 
 from turnback import Kind, Store
 from turnback.fs.reading import open_regular
+from turnback.sessions import ahead as ahead_mod
 from turnback.sessions import files as files_mod
 from turnback.sessions import headers as headers_mod
 from turnback.sessions.files import FileSessions
@@ -230,7 +231,7 @@ def test_more_hostile_first_lines_and_files_swapped_after_the_scan(
                 f.write(b'{"id": "e1", "session": "grown", "ts": "t", "kind": "prompt"}\n')
         return open_regular(name, folder=folder)
 
-    monkeypatch.setattr(headers_mod, "open_regular", swapped_then_opened)
+    monkeypatch.setattr(ahead_mod, "open_regular", swapped_then_opened)
     with Store.open(store.workspace) as fresh:
         got = fresh.sessions_at_hand()
         assert [s.header.id for s in got][-1] == "types"  # no start time: placed last
@@ -240,9 +241,11 @@ def test_more_hostile_first_lines_and_files_swapped_after_the_scan(
         assert shown["endedAt"] is None and shown["title"] == ""
 
 
-def test_a_renamed_or_ended_session_shows_its_latest_title_and_end(store: Store) -> None:
+def test_a_renamed_or_ended_session_shows_its_latest_title_and_end_on_the_page(
+        store: Store) -> None:
     """The meta lines among a file's last ``TAIL`` bytes are applied, in order, as a count
-    applies them; one further back is not read (the bound), nor a torn last line."""
+    applies them, to the sessions of the page asked; one further back is not read (the
+    bound), nor a torn last line. The query matches the header lines' fields."""
     for sid in ("renamed", "old", "torn"):
         _session(store, sid, "2026-01-01T00:00:00.000Z")
     store.update_session("renamed", title="first rename")
@@ -255,30 +258,25 @@ def test_a_renamed_or_ended_session_shows_its_latest_title_and_end(store: Store)
     with (store.root / "sessions" / "torn.jsonl").open("ab") as f:
         f.write(b'{"type": "meta", "title": "half writ')  # a writer still at it
     with Store.open(store.workspace) as fresh:
-        got = {s.header.id: s.header for s in fresh.sessions_at_hand()}
+        page, total = fresh.sessions_at_hand_page()
+        got = {s.header.id: s.header for s in page}
+        assert total == 3 and not any(s.counted for s in page)
         assert got["renamed"].title == "second rename"
         assert got["renamed"].ended == "2026-01-01T01:00:00.000Z"
         assert got["old"].title == "run old"  # counted, it is "too far back"
         assert got["torn"].title == "run torn"
+        assert {s.header.id: s.header.title for s in fresh.sessions_at_hand()}[
+            "renamed"] == "run renamed"  # the kept header line is left as it is
+        assert fresh.sessions_at_hand_page(query="second rename") == ([], 0)
+        only, total = fresh.sessions_at_hand_page(offset=1, limit=1, query="run")
+        assert total == 3 and len(only) == 1
         assert fresh.session_summary("old").header.title == "too far back"
-
-
-def test_a_file_grown_by_another_process_is_read_again(store: Store) -> None:
-    """Headers are kept between asks while the count runs, by inode and size: a meta line
-    appended meanwhile (another process renaming) shows in the next answer."""
-    _session(store, "s", "2026-01-01T00:00:00.000Z")
-    shutil.rmtree(store.root / "index")
-    with Store.open(store.workspace) as fresh:
-        assert [s.header.title for s in fresh.sessions_at_hand()] == ["run s"]
-        with Store.open(store.workspace) as other:
-            other.update_session("s", title="renamed elsewhere")
-        assert [s.header.title for s in fresh.sessions_at_hand()] == ["renamed elsewhere"]
 
 
 def test_a_planted_huge_file_costs_a_bounded_read(store: Store, monkeypatch: pytest.MonkeyPatch
                                                   ) -> None:
-    """A sparse file of 1 GiB with meta lines at its end: the first line and the last
-    ``TAIL`` bytes are read, nothing between (at most ``MAX_HEADER + TAIL + 1`` bytes)."""
+    """A sparse file of 1 GiB with meta lines at its end: its first line and its last
+    ``TAIL + 1`` bytes are read, nothing between."""
     shutil.rmtree(store.root / "index", ignore_errors=True)
     path = store.root / "sessions" / "big.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -296,17 +294,17 @@ def test_a_planted_huge_file_costs_a_bounded_read(store: Store, monkeypatch: pyt
 
     monkeypatch.setattr(headers_mod.os, "pread", counted)
     with Store.open(store.workspace) as fresh:
-        got = fresh.sessions_at_hand()
-    assert [s.header.title for s in got] == ["the end"]
-    assert sum(read) <= MAX_HEADER + TAIL + 1 and len(read) == 2
+        page, _total = fresh.sessions_at_hand_page()
+    assert [s.header.title for s in page] == ["the end"]
+    assert read == [FIRST_READ, TAIL + 1]
 
 
 def _short_of_descriptors(monkeypatch: pytest.MonkeyPatch, refuse: dict[str, int]
                           ) -> list[str]:
-    """``open_regular`` in the header reads refusing a name ``refuse[name]`` times with
+    """``open_regular`` in the reads ahead refusing a name ``refuse[name]`` times with
     EMFILE, as a process out of descriptors; the names opened, in order."""
     opened: list[str] = []
-    real_open = headers_mod.open_regular
+    real_open = ahead_mod.open_regular
 
     def short(name: str, folder: Any = None) -> int:
         if refuse.get(name, 0) > 0:
@@ -315,7 +313,7 @@ def _short_of_descriptors(monkeypatch: pytest.MonkeyPatch, refuse: dict[str, int
         opened.append(name)
         return real_open(name, folder=folder)
 
-    monkeypatch.setattr(headers_mod, "open_regular", short)
+    monkeypatch.setattr(ahead_mod, "open_regular", short)
     return opened
 
 
@@ -328,7 +326,7 @@ def test_files_are_read_in_inode_order_and_too_many_open_files_lose_none(
         _session(store, f"s{i}", f"2026-01-0{i + 1}T00:00:00.000Z")
     shutil.rmtree(store.root / "index")
     inode = {p.name: p.stat().st_ino for p in (store.root / "sessions").glob("*.jsonl")}
-    monkeypatch.setattr(headers_mod, "AHEAD", 3)
+    monkeypatch.setattr(ahead_mod, "AHEAD", 3)
     refuse = {n: 1 for n in sorted(inode, key=inode.__getitem__)[2:]}  # each once, 2 open
     opened = _short_of_descriptors(monkeypatch, refuse)
     with Store.open(store.workspace) as fresh:
@@ -343,7 +341,7 @@ def test_out_of_descriptors_with_none_open_ahead_leaves_that_session_out(
     for i in range(3):
         _session(store, f"s{i}", f"2026-01-0{i + 1}T00:00:00.000Z")
     shutil.rmtree(store.root / "index")
-    monkeypatch.setattr(headers_mod, "AHEAD", 1)  # nothing of ours open at each open
+    monkeypatch.setattr(ahead_mod, "AHEAD", 1)  # nothing of ours open at each open
     _short_of_descriptors(monkeypatch, {"s1.jsonl": 1})
     with Store.open(store.workspace) as fresh:
         assert [s.header.id for s in fresh.sessions_at_hand()] == ["s2", "s0"]

@@ -35,7 +35,7 @@ from ..fs.reading import open_append, open_regular, read_regular
 from ..fs.replacing import replace_file
 from ..models import Problem, SessionLog, SessionPage, SessionSummary
 from .backend import EventFactory
-from .headers import HeaderRead, read_headers
+from .headers import HeaderRead, read_headers, read_latest_meta
 from .stats import StatsAccumulator, stats_ok
 
 
@@ -619,15 +619,13 @@ class FileSessions:
 
     def at_hand(self, exact: set[str]) -> list[SessionSummary]:
         """Every session, without counting: its summary where the index holds one that
-        matches its file, else its header line with the meta lines at its end
-        (``counted`` False); the ``exact`` ones (this server's writes) counted. A file
-        whose first line is no session header is left out until it is counted, as are
-        names that are no session id."""
+        matches its file, else its header line alone (``counted`` False); the ``exact``
+        ones (this server's writes) counted. A file whose first line is no session header
+        is left out until it is counted, as are names that are no session id."""
         if not self.root.exists():
             return []
         out: list[SessionSummary] = []
-        headers: list[tuple[str, int]] = []  # (session, inode) shown from its header read
-        kept: dict[str, HeaderRead] = {}  # read by an earlier call, the file unchanged since
+        headers: list[tuple[int, str]] = []  # (inode, session) shown from its header line
         with self._lock:
             index = self._load_index()
             with os.scandir(self.root) as it:
@@ -635,22 +633,23 @@ class FileSessions:
                     sid = de.name[:-6]
                     if not de.name.endswith(".jsonl") or not is_id(sid) or sid in exact:
                         continue
-                    if sid not in index and sid not in self._headers:
-                        headers.append((sid, de.inode()))  # never read: no stat needed
+                    if sid not in index:  # never counted: the inode the scan gives is enough
+                        headers.append((de.inode(), sid))
                         continue
                     try:
                         st = de.stat(follow_symlinks=False)
                     except OSError:
                         continue
-                    if sid in index and (got := self._indexed(index, sid, st)) is not None:
+                    got = self._indexed(index, sid, st)
+                    if got is not None:
                         out.append(got)
                         continue
-                    headers.append((sid, st.st_ino))  # counted by the full listing
-                    k = self._headers.get(sid)
-                    if k is not None and (k.ino, k.size) == (st.st_ino, st.st_size):
-                        kept[sid] = k  # a grown file may end with a new meta line: read again
+                    headers.append((st.st_ino, sid))  # counted by the full listing
+            kept = {sid: k for ino, sid in headers
+                    if (k := self._headers.get(sid)) is not None and k.ino == ino}
             listings = self._listings
-        unread = sorted((ino, sid) for sid, ino in headers if sid not in kept)
+        # in inode order: files made one after another lie so on disk
+        unread = sorted((ino, sid) for ino, sid in headers if sid not in kept)
         read: dict[str, HeaderRead] = {}
         if unread:
             try:
@@ -658,23 +657,45 @@ class FileSessions:
             except OSError:  # moved away since the scan: its files are not there to show
                 headers = []
             else:
-                with folder:  # in inode order: files made one after another lie so on disk
+                with folder:
                     got_all = read_headers([f"{sid}.jsonl" for _ino, sid in unread], folder)
                 read = {sid: r for (_ino, sid), r in zip(unread, got_all, strict=True)
                         if r is not None}
-        for sid, _ino in headers:
+        for _ino, sid in headers:
             r = read.get(sid) or kept.get(sid)
             if r is not None and r.header is not None and r.header.id == sid:
                 out.append(SessionSummary(r.header, {}, 0, None, counted=False))
         with self._lock:
             if listings == self._listings:  # else a full listing freed them meanwhile
-                self._headers.update(read)
+                self._headers.update(read)  # a header line never changes under one inode
         for sid in exact:
             try:
                 out.append(_named_by(self.summary(sid), sid))
             except (StoreDamaged, NotFound, InvalidInput):
                 continue  # left out, as a full listing does
         return out
+
+    def with_latest_meta(self, shown: list[SessionSummary]) -> list[SessionSummary]:
+        """``shown`` with each session not counted given the title and end of the meta
+        lines at its file's end (``read_latest_meta``): a page of ``at_hand`` showing a
+        session renamed or ended since its header line as it is. Counted ones as given."""
+        todo = [s for s in shown if not s.counted]
+        if not todo:
+            return shown
+        try:
+            folder = open_root(str(self.root))
+        except OSError:
+            return shown
+        with folder:
+            metas = read_latest_meta([f"{s.header.id}.jsonl" for s in todo], folder)
+        newer: dict[int, SessionSummary] = {}
+        for s, lines in zip(todo, metas, strict=True):
+            if lines:
+                header = copy.copy(s.header)  # the kept one stays the header line
+                for meta in lines:
+                    header.apply_meta(meta)
+                newer[id(s)] = SessionSummary(header, {}, 0, None, counted=False)
+        return [newer.get(id(s), s) for s in shown]
 
     def summary(self, session_id: str) -> SessionSummary:
         """Header and stats, counting only the lines added since the cached entry."""

@@ -222,17 +222,28 @@ class SessionOps(StoreState):
 
     def sessions_at_once(self, offset: int = 0, limit: int | None = None,
                          query: str | None = None) -> tuple[list[SessionSummary], int, bool]:
-        """``sessions``' page and total, and False; or, when ``much_to_count``, the same
-        page of ``sessions_at_hand`` (sessions not counted marked so, in its order), its
-        total, and True (partial: what the full listing says may differ). Counts nothing
-        in the second case, so a process that exits after it leaves the store as it was."""
+        """``sessions``' page and total, and False; or, when ``much_to_count``, those of
+        ``sessions_at_hand_page`` and True (partial: what the full listing says may
+        differ). Counts nothing then, so a process that exits after it leaves the store
+        as it was."""
         if not self.much_to_count():
             return (*self.sessions(offset, limit, query), False)
-        every = self.sessions_at_hand()
+        return (*self.sessions_at_hand_page(None, offset, limit, query), True)
+
+    def sessions_at_hand_page(self, exact: set[str] | None = None, offset: int = 0,
+                              limit: int | None = None, query: str | None = None
+                              ) -> tuple[list[SessionSummary], int]:
+        """The page ``[offset:offset + limit]`` of ``sessions_at_hand(exact)`` matching
+        ``query`` (on the header lines' fields), each session not counted there with the
+        title and end of the meta lines at its file's end, and how many matched. Those
+        ends are read for the page only: 200 small reads, not 10,000."""
+        every = self.sessions_at_hand(exact)
         if query:
             every = filter_sessions(every, query)
-        end = None if limit is None else offset + limit
-        return every[offset:end], len(every), True
+        page = every[offset : None if limit is None else offset + limit]
+        if isinstance(self.backend, FileSessions):
+            page = self.backend.with_latest_meta(page)
+        return page, len(every)
 
     def sessions_at_hand(self, exact: set[str] | None = None) -> list[SessionSummary]:
         """Every session newest first, as far as known without counting: the counted
