@@ -18,6 +18,7 @@ import orjson
 import pytest
 
 from turnback import Kind, Store
+from turnback.fs.folders import open_root
 from turnback.fs.reading import open_regular
 from turnback.sessions import ahead as ahead_mod
 from turnback.sessions import files as files_mod
@@ -28,7 +29,6 @@ from turnback.sessions.headers import (
     MAX_HEADER,
     TAIL,
     HeaderRead,
-    read_header,
     read_headers,
 )
 
@@ -121,12 +121,14 @@ def test_hostile_session_files_are_left_out_without_blocking(store: Store, tmp_p
         assert fresh.bytes_to_count() > 0
 
 
-def test_read_header_reads_the_first_line_only(tmp_path: Path) -> None:
+def test_read_headers_reads_the_first_line_only(tmp_path: Path) -> None:
     p = tmp_path / "s.jsonl"
     p.write_bytes(_header("s", "first") + _header("s", "second"))
-    header = read_header(p)
-    assert header is not None and header.title == "first"
-    assert read_header(tmp_path / "missing.jsonl") is None
+    with open_root(str(tmp_path)) as folder:
+        got = read_headers(["s.jsonl", "missing.jsonl"], folder)
+    assert got[0] is not None and got[0].header is not None
+    assert got[0].header.title == "first" and got[0].ino == p.stat().st_ino
+    assert got[1] is None
 
 
 def test_a_file_whose_header_names_another_session_is_listed_by_neither_listing(

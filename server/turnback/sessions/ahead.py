@@ -14,7 +14,6 @@ import errno
 import os
 from collections import deque
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import TypeVar
 
 from ..errors import StoreDamaged
@@ -29,16 +28,16 @@ _WILLNEED: int | None = getattr(os, "POSIX_FADV_WILLNEED", None)  # not on macOS
 _TOO_MANY = (errno.EMFILE, errno.ENFILE)
 
 
-def read_ahead(names: Iterable[Path | str], folder: Folder | None, ranges: Ranges,
+def read_ahead(names: Iterable[str], folder: Folder, ranges: Ranges,
                read: Callable[[int, os.stat_result], T]) -> list[T | None]:
-    """``read(fd, fstat)`` of each name (in ``folder``, if given), in the order given; None
+    """``read(fd, fstat)`` of each name in ``folder``, in the order given; None
     where there is no regular file to read (or ``read`` raised ``OSError``). Each file is
     open at most while ``AHEAD`` others are; a process out of descriptors reads the files
     it holds first and opens the next after, or, holding none, leaves that one out."""
     out: list[T | None] = []
     pending = iter(names)
     ahead: deque[tuple[int, os.stat_result] | None] = deque()
-    held: Path | str | None = None  # a name whose open found too many descriptors open
+    held: str | None = None  # a name whose open found too many descriptors open
     try:
         while True:
             while len(ahead) < AHEAD and (name := held or next(pending, None)) is not None:
@@ -70,7 +69,7 @@ def _read_closing(read: Callable[[int, os.stat_result], T], fd: int, st: os.stat
         os.close(fd)
 
 
-def _open_asked(name: Path | str, folder: Folder | None, ranges: Ranges
+def _open_asked(name: str, folder: Folder, ranges: Ranges
                 ) -> tuple[int, os.stat_result] | None:
     """``name`` open with ``ranges`` of it asked for from the disk, and its ``fstat``; None
     if it cannot be read. Raises ``OSError`` only when the process has too many files

@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -45,16 +44,10 @@ class HeaderRead:
     header: SessionHeader | None
 
 
-def read_header(path: Path | str, folder: Folder | None = None) -> SessionHeader | None:
-    """The session header on the first line of ``path`` (a name in ``folder``, if given);
-    None if there is none to read."""
-    got = read_ahead([path], folder, _head_range, _read_head)[0]
-    return got.header if got is not None else None
-
-
 def read_headers(names: Iterable[str], folder: Folder) -> list[HeaderRead | None]:
-    """``read_header`` of each name in ``folder``, in the order given, with the file's
-    inode (None: no regular file there to read)."""
+    """The session header on the first line of each name in ``folder`` (None in it:
+    none to read), with the file's inode, in the order given (None: no regular file
+    there to read)."""
     return read_ahead(names, folder, _head_range, _read_head)
 
 
