@@ -171,7 +171,9 @@ class RssWatch:
         self._t.join()
 
 
-def start(ws: Path, python: str) -> tuple[LspClient, dict[str, float]]:
+def start(ws: Path, python: str, full: bool = True) -> tuple[LspClient, dict[str, float]]:
+    """A server started on ``ws``, and the times to its first ``turnback/sessions`` answer
+    and (``full``) to the full one after a partial answer."""
     client = LspClient([python, "-m", "turnback.server"], cwd=ws, env=turnback_side.env())
     client.initialize(ws)
     t_init = time.perf_counter() - client.started
@@ -184,7 +186,7 @@ def start(ws: Path, python: str) -> tuple[LspClient, dict[str, float]]:
              # sessions of the first page shown from their header line alone (not counted)
              "firstUncounted": sum(1 for s in first["sessions"] if s.get("counted") is False),
              "cpuFull": cpu.user + cpu.system}
-    if times["partial"]:
+    if times["partial"] and full:
         # the saved first page came first; the full listing's turnback/didChange (no session
         # named) says when to ask again, as the extension does
         deadline = time.monotonic() + 600

@@ -10,7 +10,7 @@ before and after. The full listing writes ``index/`` again: each run removes it 
 One start a run; call it in turns with ``--ref`` for an A/B.
 
     python bench/sessions_never_listed.py /work/benchdata/sess16c/sessions-ws \
-        [--ref REF] [--src /work/benchdata/sess16c/src] [--cold]
+        [--ref REF] [--src /work/benchdata/sess16c/src] [--cold] [--first-only]
 """
 
 from __future__ import annotations
@@ -40,6 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cold", action="store_true",
                     help="drop the kernel's page cache first (root; slows every process on "
                          "the machine for a moment: sparingly)")
+    ap.add_argument("--first-only", action="store_true",
+                    help="stop the server after the first answer (no full listing waited for)")
     a = ap.parse_args(argv)
     commit = turnback_side.use_ref(a.ref, a.src) if a.ref else "working tree"
     ws = a.workspace.resolve()
@@ -49,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         Path("/proc/sys/vm/drop_caches").write_text("3\n")
     load = os.getloadavg()
     t0 = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    client, times = start(ws, a.python)
+    client, times = start(ws, a.python, full=not a.first_only)
     client.close()
     print(json.dumps({"commit": commit, "at": t0, "cold": a.cold, "loadBefore": load,
                       "loadAfter": os.getloadavg(), **times}))

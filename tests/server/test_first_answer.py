@@ -118,13 +118,14 @@ async def test_a_saved_session_that_is_gone_is_not_read_or_made(ws: Path) -> Non
 def _big_unlisted_store(ws: Path) -> None:
     """A store that was never listed (no ``index/``: another version's, pulled, or its
     ``index/`` deleted) with more session bytes to count than a first answer waits for."""
-    from turnback.server.features.sessions import COUNT_BEFORE_ANSWER
+    from turnback.store.facade import COUNT_BEFORE_ANSWER
 
     with Store.open(ws, create=True) as store:
         for i, sid in enumerate(("a", "b")):
             store.start_session(title=f"run {sid}", agent="codex", session_id=sid,
                                 started=f"2026-01-0{i + 1}T00:00:00.000Z")
             store.append(sid, Kind.PROMPT, {"text": "first"})
+        store.update_session("b", title="b renamed")  # a meta line ends b's file
         store.start_session(title="long run", agent="claude-code", session_id="big",
                             started="2026-01-03T00:00:00.000Z")
         root = store.root
@@ -150,6 +151,7 @@ async def test_a_big_store_never_listed_answers_its_header_lines_first(ws: Path)
         assert big["title"] == "long run" and big["agent"] == "claude-code"
         assert big["startedAt"] == "2026-01-03T00:00:00.000Z"
         assert big["counted"] is False and big["events"] is None and big["stats"] is None
+        assert first["sessions"][1]["title"] == "b renamed"  # its file's last meta line
         await client.wait_change(lambda p: p["sessions"] == [] and not p["checkpoints"],
                                  since=since, timeout=60)
         full = await client.call("turnback/sessions", {"offset": 0, "limit": 200})

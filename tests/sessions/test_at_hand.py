@@ -8,6 +8,7 @@ read here is input: links, FIFOs, huge or garbage first lines.
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 from pathlib import Path
@@ -17,10 +18,19 @@ import orjson
 import pytest
 
 from turnback import Kind, Store
-from turnback.events import SessionHeader
+from turnback.fs.folders import open_root
+from turnback.fs.reading import open_regular
+from turnback.sessions import ahead as ahead_mod
 from turnback.sessions import files as files_mod
+from turnback.sessions import headers as headers_mod
 from turnback.sessions.files import FileSessions
-from turnback.sessions.headers import FIRST_READ, MAX_HEADER, read_header
+from turnback.sessions.headers import (
+    FIRST_READ,
+    MAX_HEADER,
+    TAIL,
+    HeaderRead,
+    read_headers,
+)
 
 
 def _session(store: Store, sid: str, started: str, prompts: int = 1) -> None:
@@ -111,12 +121,14 @@ def test_hostile_session_files_are_left_out_without_blocking(store: Store, tmp_p
         assert fresh.bytes_to_count() > 0
 
 
-def test_read_header_reads_the_first_line_only(tmp_path: Path) -> None:
+def test_read_headers_reads_the_first_line_only(tmp_path: Path) -> None:
     p = tmp_path / "s.jsonl"
     p.write_bytes(_header("s", "first") + _header("s", "second"))
-    header = read_header(p)
-    assert header is not None and header.title == "first"
-    assert read_header(tmp_path / "missing.jsonl") is None
+    with open_root(str(tmp_path)) as folder:
+        got = read_headers(["s.jsonl", "missing.jsonl"], folder)
+    assert got[0] is not None and got[0].header is not None
+    assert got[0].header.title == "first" and got[0].ino == p.stat().st_ino
+    assert got[1] is None
 
 
 def test_a_file_whose_header_names_another_session_is_listed_by_neither_listing(
@@ -157,12 +169,12 @@ def test_headers_read_while_the_full_listing_ends_are_not_kept(
         assert isinstance(backend, FileSessions)
         listed: list[int] = []
 
-        def read_then_list(name: str, folder: Any = None) -> SessionHeader | None:
+        def read_then_list(names: list[str], folder: Any) -> list[HeaderRead | None]:
             if not listed:  # the full listing ends between the scan and the headers' store
                 listed.append(len(fresh.sessions()[0]))
-            return read_header(name, folder)
+            return read_headers(names, folder)
 
-        monkeypatch.setattr(files_mod, "read_header", read_then_list)
+        monkeypatch.setattr(files_mod, "read_headers", read_then_list)
         got = fresh.sessions_at_hand()
         assert listed == [3] and len(got) == 3  # the answer itself is whole
         assert backend._headers == {}
@@ -208,7 +220,7 @@ def test_more_hostile_first_lines_and_files_swapped_after_the_scan(
     for sid in ("fifo", "zerolater", "grown"):
         (sessions / f"{sid}.jsonl").write_bytes(_header(sid))
 
-    def swapped_then_read(name: str, folder: Any = None) -> SessionHeader | None:
+    def swapped_then_opened(name: str, folder: Any = None) -> int:
         path = sessions / name
         if name == "fifo.jsonl":
             path.unlink()
@@ -219,9 +231,9 @@ def test_more_hostile_first_lines_and_files_swapped_after_the_scan(
         elif name == "grown.jsonl":
             with path.open("ab") as f:  # an agent appending meanwhile
                 f.write(b'{"id": "e1", "session": "grown", "ts": "t", "kind": "prompt"}\n')
-        return read_header(name, folder)
+        return open_regular(name, folder=folder)
 
-    monkeypatch.setattr(files_mod, "read_header", swapped_then_read)
+    monkeypatch.setattr(ahead_mod, "open_regular", swapped_then_opened)
     with Store.open(store.workspace) as fresh:
         got = fresh.sessions_at_hand()
         assert [s.header.id for s in got][-1] == "types"  # no start time: placed last
@@ -229,3 +241,110 @@ def test_more_hostile_first_lines_and_files_swapped_after_the_scan(
         shown = {s.header.id: s.to_json() for s in got}["types"]
         assert shown["agent"] == "unknown" and shown["startedAt"] is None
         assert shown["endedAt"] is None and shown["title"] == ""
+
+
+def test_a_renamed_or_ended_session_shows_its_latest_title_and_end_on_the_page(
+        store: Store) -> None:
+    """The meta lines among a file's last ``TAIL`` bytes are applied, in order, as a count
+    applies them, to the sessions of the page asked; one further back is not read (the
+    bound), nor a torn last line. The query matches the header lines' fields."""
+    for sid in ("renamed", "old", "torn"):
+        _session(store, sid, "2026-01-01T00:00:00.000Z")
+    store.update_session("renamed", title="first rename")
+    store.update_session("renamed", title="second rename")
+    store.end_session("renamed", "2026-01-01T01:00:00.000Z")
+    store.update_session("old", title="too far back")
+    for _ in range(40):  # about 100 bytes each: the rename is out of the last 4 KiB
+        store.append("old", Kind.PROMPT, {"text": "x"})
+    shutil.rmtree(store.root / "index")
+    with (store.root / "sessions" / "torn.jsonl").open("ab") as f:
+        f.write(b'{"type": "meta", "title": "half writ')  # a writer still at it
+    with Store.open(store.workspace) as fresh:
+        page, total = fresh.sessions_at_hand_page()
+        got = {s.header.id: s.header for s in page}
+        assert total == 3 and not any(s.counted for s in page)
+        assert got["renamed"].title == "second rename"
+        assert got["renamed"].ended == "2026-01-01T01:00:00.000Z"
+        assert got["old"].title == "run old"  # counted, it is "too far back"
+        assert got["torn"].title == "run torn"
+        assert {s.header.id: s.header.title for s in fresh.sessions_at_hand()}[
+            "renamed"] == "run renamed"  # the kept header line is left as it is
+        assert fresh.sessions_at_hand_page(query="second rename") == ([], 0)
+        only, total = fresh.sessions_at_hand_page(offset=1, limit=1, query="run")
+        assert total == 3 and len(only) == 1
+        assert fresh.session_summary("old").header.title == "too far back"
+
+
+def test_a_planted_huge_file_costs_a_bounded_read(store: Store, monkeypatch: pytest.MonkeyPatch
+                                                  ) -> None:
+    """A sparse file of 1 GiB with meta lines at its end: its first line and its last
+    ``TAIL + 1`` bytes are read, nothing between."""
+    shutil.rmtree(store.root / "index", ignore_errors=True)
+    path = store.root / "sessions" / "big.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as f:
+        f.write(_header("big"))
+        f.seek(1 << 30)
+        f.write(b'\n{"type": "meta", "title": "the end"}\n')
+    read: list[int] = []
+    real_pread = os.pread
+
+    def counted(fd: int, n: int, offset: int) -> bytes:
+        data = real_pread(fd, n, offset)
+        read.append(len(data))
+        return data
+
+    monkeypatch.setattr(headers_mod.os, "pread", counted)
+    with Store.open(store.workspace) as fresh:
+        page, _total = fresh.sessions_at_hand_page()
+    assert [s.header.title for s in page] == ["the end"]
+    assert read == [FIRST_READ, TAIL + 1]
+
+
+def _short_of_descriptors(monkeypatch: pytest.MonkeyPatch, refuse: dict[str, int]
+                          ) -> list[str]:
+    """``open_regular`` in the reads ahead refusing a name ``refuse[name]`` times with
+    EMFILE, as a process out of descriptors; the names opened, in order."""
+    opened: list[str] = []
+    real_open = ahead_mod.open_regular
+
+    def short(name: str, folder: Any = None) -> int:
+        if refuse.get(name, 0) > 0:
+            refuse[name] -= 1
+            raise OSError(errno.EMFILE, "Too many open files")
+        opened.append(name)
+        return real_open(name, folder=folder)
+
+    monkeypatch.setattr(ahead_mod, "open_regular", short)
+    return opened
+
+
+def test_files_are_read_in_inode_order_and_too_many_open_files_lose_none(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reads go in inode order (files made one after another lie so on disk). Out of
+    descriptors while files are open ahead, the process reads those first and opens the
+    refused one after."""
+    for i in range(6):
+        _session(store, f"s{i}", f"2026-01-0{i + 1}T00:00:00.000Z")
+    shutil.rmtree(store.root / "index")
+    inode = {p.name: p.stat().st_ino for p in (store.root / "sessions").glob("*.jsonl")}
+    monkeypatch.setattr(ahead_mod, "AHEAD", 3)
+    refuse = {n: 1 for n in sorted(inode, key=inode.__getitem__)[2:]}  # each once, 2 open
+    opened = _short_of_descriptors(monkeypatch, refuse)
+    with Store.open(store.workspace) as fresh:
+        got = [s.header.id for s in fresh.sessions_at_hand()]
+    assert got == ["s5", "s4", "s3", "s2", "s1", "s0"]
+    assert opened == sorted(inode, key=inode.__getitem__)
+    assert not any(refuse.values())  # every refusal happened
+
+
+def test_out_of_descriptors_with_none_open_ahead_leaves_that_session_out(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    for i in range(3):
+        _session(store, f"s{i}", f"2026-01-0{i + 1}T00:00:00.000Z")
+    shutil.rmtree(store.root / "index")
+    monkeypatch.setattr(ahead_mod, "AHEAD", 1)  # nothing of ours open at each open
+    _short_of_descriptors(monkeypatch, {"s1.jsonl": 1})
+    with Store.open(store.workspace) as fresh:
+        assert [s.header.id for s in fresh.sessions_at_hand()] == ["s2", "s0"]
+        assert [s.header.id for s in fresh.sessions_at_hand()] == ["s2", "s1", "s0"]

@@ -49,21 +49,37 @@ def session_start(ctx: Ctx, title: str, agent: str, model: str | None,
 @click.option("--query", "-q", default=None, help="Only sessions whose id/title/agent match.")
 @click.option("--limit", type=click.IntRange(min=1), default=None)
 @click.option("--offset", type=click.IntRange(min=0), default=0)
+@click.option("--wait", is_flag=True,
+              help="Count every session before printing. Without it, a store with many "
+                   "sessions never counted (never listed, or just pulled) prints at once, "
+                   "those sessions from their first line with no events.")
 @pass_ctx
-def session_list(ctx: Ctx, query: str | None, limit: int | None, offset: int) -> None:
+def session_list(ctx: Ctx, query: str | None, limit: int | None, offset: int,
+                 wait: bool) -> None:
     """List sessions, newest first."""
     store = ctx.open()
-    items, total = store.sessions(offset, limit, query)
+    if wait:
+        items, total = store.sessions(offset, limit, query)
+        partial = False
+    else:  # counting 10,000,000 events first takes a minute: the server answers so too
+        items, total, partial = store.sessions_at_once(offset, limit, query)
 
     def human() -> None:
         for s in items:
-            st = s.stats
             agent = one_line(s.header.agent)  # a pulled session's is another machine's text
-            click.echo(f"{s.header.id}  {(st.get('startedAt') or '')[:19]}  {agent:<12} "
-                       f"{s.events:>6} events  {one_line(s.header.title)}")
-        click.echo(f"({len(items)} of {total})")
+            started = s.stats.get("startedAt") if s.counted else s.header.started
+            events = f"{s.events:>6} events" if s.counted else "  not counted"
+            click.echo(f"{s.header.id}  {(started or '')[:19]}  {agent:<12} "
+                       f"{events}  {one_line(s.header.title)}")
+        uncounted = sum(1 for s in items if not s.counted)
+        more = (f"; {uncounted} not counted yet, shown from their first line: 'turnback "
+                "session list --wait' counts every session first") if uncounted else ""
+        click.echo(f"({len(items)} of {total}{more})")
 
-    emit(ctx, {"sessions": [s.to_json() for s in items], "total": total}, human)
+    out: dict[str, object] = {"sessions": [s.to_json() for s in items], "total": total}
+    if partial:  # as turnback/sessions says it (docs/PROTOCOL.md)
+        out["partial"] = True
+    emit(ctx, out, human)
 
 
 @session_group.command("show")

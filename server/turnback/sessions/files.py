@@ -35,7 +35,7 @@ from ..fs.reading import open_append, open_regular, read_regular
 from ..fs.replacing import replace_file
 from ..models import Problem, SessionLog, SessionPage, SessionSummary
 from .backend import EventFactory
-from .headers import read_header
+from .headers import HeaderRead, read_headers, read_latest_meta
 from .stats import StatsAccumulator, stats_ok
 
 
@@ -122,7 +122,7 @@ class FileSessions:
         self._pages_lock = threading.Lock()
         self._pages: OrderedDict[str, _EventLines] = OrderedDict()
         self._touched: set[str] = set()  # sessions this object wrote since ``take_touched``
-        self._headers: dict[str, tuple[int, SessionHeader | None]] = {}  # id -> (inode, line 1)
+        self._headers: dict[str, HeaderRead] = {}  # id -> header read, until counted
         # full listings ended: headers read across the end of one are not kept (nothing
         # would free them again)
         self._listings = 0
@@ -625,7 +625,7 @@ class FileSessions:
         if not self.root.exists():
             return []
         out: list[SessionSummary] = []
-        headers: list[tuple[str, int]] = []
+        headers: list[tuple[int, str]] = []  # (inode, session) shown from its header line
         with self._lock:
             index = self._load_index()
             with os.scandir(self.root) as it:
@@ -634,7 +634,7 @@ class FileSessions:
                     if not de.name.endswith(".jsonl") or not is_id(sid) or sid in exact:
                         continue
                     if sid not in index:  # never counted: the inode the scan gives is enough
-                        headers.append((sid, de.inode()))
+                        headers.append((de.inode(), sid))
                         continue
                     try:
                         st = de.stat(follow_symlinks=False)
@@ -644,12 +644,13 @@ class FileSessions:
                     if got is not None:
                         out.append(got)
                         continue
-                    headers.append((sid, st.st_ino))  # counted by the full listing
-            known = {sid: self._headers.get(sid) for sid, _ino in headers}
+                    headers.append((st.st_ino, sid))  # counted by the full listing
+            kept = {sid: k for ino, sid in headers
+                    if (k := self._headers.get(sid)) is not None and k.ino == ino}
             listings = self._listings
-        read: dict[str, tuple[int, SessionHeader | None]] = {}
-        unread = [(sid, ino) for sid, ino in headers
-                  if (k := known[sid]) is None or k[0] != ino]
+        # in inode order: files made one after another lie so on disk
+        unread = sorted((ino, sid) for ino, sid in headers if sid not in kept)
+        read: dict[str, HeaderRead] = {}
         if unread:
             try:
                 folder = open_root(str(self.root))
@@ -657,12 +658,13 @@ class FileSessions:
                 headers = []
             else:
                 with folder:
-                    for sid, ino in unread:
-                        read[sid] = (ino, read_header(f"{sid}.jsonl", folder))
-        for sid, _ino in headers:
-            kept = read.get(sid) or known[sid]
-            if kept is not None and kept[1] is not None and kept[1].id == sid:
-                out.append(SessionSummary(kept[1], {}, 0, None, counted=False))
+                    got_all = read_headers([f"{sid}.jsonl" for _ino, sid in unread], folder)
+                read = {sid: r for (_ino, sid), r in zip(unread, got_all, strict=True)
+                        if r is not None}
+        for _ino, sid in headers:
+            r = read.get(sid) or kept.get(sid)
+            if r is not None and r.header is not None and r.header.id == sid:
+                out.append(SessionSummary(r.header, {}, 0, None, counted=False))
         with self._lock:
             if listings == self._listings:  # else a full listing freed them meanwhile
                 self._headers.update(read)  # a header line never changes under one inode
@@ -672,6 +674,28 @@ class FileSessions:
             except (StoreDamaged, NotFound, InvalidInput):
                 continue  # left out, as a full listing does
         return out
+
+    def with_latest_meta(self, shown: list[SessionSummary]) -> list[SessionSummary]:
+        """``shown`` with each session not counted given the title and end of the meta
+        lines at its file's end (``read_latest_meta``): a page of ``at_hand`` showing a
+        session renamed or ended since its header line as it is. Counted ones as given."""
+        todo = [s for s in shown if not s.counted]
+        if not todo:
+            return shown
+        try:
+            folder = open_root(str(self.root))
+        except OSError:
+            return shown
+        with folder:
+            metas = read_latest_meta([f"{s.header.id}.jsonl" for s in todo], folder)
+        newer: dict[int, SessionSummary] = {}
+        for s, lines in zip(todo, metas, strict=True):
+            if lines:
+                header = copy.copy(s.header)  # the kept one stays the header line
+                for meta in lines:
+                    header.apply_meta(meta)
+                newer[id(s)] = SessionSummary(header, {}, 0, None, counted=False)
+        return [newer.get(id(s), s) for s in shown]
 
     def summary(self, session_id: str) -> SessionSummary:
         """Header and stats, counting only the lines added since the cached entry."""

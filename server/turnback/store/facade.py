@@ -21,10 +21,17 @@ from ..sessions.backend import MemorySessions
 from ..sessions.files import FileSessions
 from .config import FORMAT_VERSION, StoreConfig, default_store_dir, load_config, save_config
 from .rewind_ops import MODES, RewindOps
-from .session_ops import HEAD, WORKSPACE_SESSION, filter_sessions, listing_order
+from .session_ops import (
+    COUNT_BEFORE_ANSWER,
+    HEAD,
+    WORKSPACE_SESSION,
+    filter_sessions,
+    listing_order,
+)
 from .turn_ops import TurnOps
 
-__all__ = ["HEAD", "MODES", "WORKSPACE_SESSION", "Store", "filter_sessions", "listing_order"]
+__all__ = ["COUNT_BEFORE_ANSWER", "HEAD", "MODES", "WORKSPACE_SESSION", "Store",
+           "filter_sessions", "listing_order"]
 
 
 class Store(TurnOps, RewindOps):

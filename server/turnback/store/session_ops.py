@@ -21,6 +21,10 @@ from ..sessions.files import FileSessions
 from .state import StoreState
 
 WORKSPACE_SESSION = "workspace"
+# Session bytes a listing counts before its first answer: about 0.2 s of CPU (87 MB/s
+# measured, bench/RESULTS.md "Issue 16 … never listed"). A new or small store is listed
+# in full, exactly; a bigger one not yet counted answers from its header lines first.
+COUNT_BEFORE_ANSWER = 16 << 20
 
 
 class _Head:
@@ -209,6 +213,37 @@ class SessionOps(StoreState):
         if not isinstance(self.backend, FileSessions):
             return 0
         return self.backend.bytes_to_count(more_than)
+
+    def much_to_count(self) -> bool:
+        """Whether a full listing would count more than ``COUNT_BEFORE_ANSWER`` bytes of
+        session files first (a store never listed, or grown much since it was): then the
+        sessions at hand are worth showing before it."""
+        return self.bytes_to_count(more_than=COUNT_BEFORE_ANSWER) > COUNT_BEFORE_ANSWER
+
+    def sessions_at_once(self, offset: int = 0, limit: int | None = None,
+                         query: str | None = None) -> tuple[list[SessionSummary], int, bool]:
+        """``sessions``' page and total, and False; or, when ``much_to_count``, those of
+        ``sessions_at_hand_page`` and True (partial: what the full listing says may
+        differ). Counts nothing then, so a process that exits after it leaves the store
+        as it was."""
+        if not self.much_to_count():
+            return (*self.sessions(offset, limit, query), False)
+        return (*self.sessions_at_hand_page(None, offset, limit, query), True)
+
+    def sessions_at_hand_page(self, exact: set[str] | None = None, offset: int = 0,
+                              limit: int | None = None, query: str | None = None
+                              ) -> tuple[list[SessionSummary], int]:
+        """The page ``[offset:offset + limit]`` of ``sessions_at_hand(exact)`` matching
+        ``query`` (on the header lines' fields), each session not counted there with the
+        title and end of the meta lines at its file's end, and how many matched. Those
+        ends are read for the page only: 200 small reads, not 10,000."""
+        every = self.sessions_at_hand(exact)
+        if query:
+            every = filter_sessions(every, query)
+        page = every[offset : None if limit is None else offset + limit]
+        if isinstance(self.backend, FileSessions):
+            page = self.backend.with_latest_meta(page)
+        return page, len(every)
 
     def sessions_at_hand(self, exact: set[str] | None = None) -> list[SessionSummary]:
         """Every session newest first, as far as known without counting: the counted

@@ -20,10 +20,6 @@ JSON = dict[str, Any]
 log = logging.getLogger("turnback.server")
 
 DEFAULT_EVENTS_PAGE = 1000
-# Session bytes a first answer may count before it is given: about 0.2 s of CPU (87 MB/s
-# measured, bench/RESULTS.md "Issue 16 … never listed"). A new or small store is listed
-# in full, exactly; a bigger one not yet counted answers from its header lines first.
-COUNT_BEFORE_ANSWER = 16 << 20
 
 
 def register(ls: TurnbackServer) -> None:
@@ -49,10 +45,11 @@ def register(ls: TurnbackServer) -> None:
         if cached is not None:
             out = page(cached)  # no I/O: answered on the event loop, no thread hop
         else:
-            early = None if folder.listing.listed else await early_answer(ls, folder, query)
-            if early is not None and early[2]:  # every session, as far as known
-                out = page(early[0])
-                out["partial"] = True
+            early = (None if folder.listing.listed
+                     else await early_answer(ls, folder, query, offset, limit))
+            if early is not None and early[2]:  # the page of every session, as far as known
+                out = {"sessions": [s.to_json() for s in early[0]], "total": early[1],
+                       "partial": True}
             elif (early is not None and limit is not None
                   and min(offset + limit, early[1]) <= len(early[0])):
                 # the saved first page now, the full listing behind it (then
@@ -65,15 +62,16 @@ def register(ls: TurnbackServer) -> None:
         out["folder"] = folder.uri
         return out
 
-    async def early_answer(ls: TurnbackServer, folder: Folder, query: str | None
-                           ) -> tuple[list[SessionSummary], int, bool] | None:
+    async def early_answer(ls: TurnbackServer, folder: Folder, query: str | None, offset: int,
+                           limit: int | None) -> tuple[list[SessionSummary], int, bool] | None:
         """While no full listing was made: without ``query``, the saved first page
         (``Store.first_sessions``, with the total it was the first of; False), or on a store
-        with more than ``COUNT_BEFORE_ANSWER`` bytes of sessions not counted, every session
-        as far as known without counting (``Store.sessions_at_hand``; True). The first full
-        listing is started behind either. None: list in full now (a new or small store,
-        whose answer is then exact). Decided by the files' sizes, never by how long
-        anything takes."""
+        with more than ``COUNT_BEFORE_ANSWER`` bytes of sessions not counted
+        (``Store.much_to_count``), the page asked of every session as far as known
+        without counting, with how many matched (``Store.sessions_at_hand_page``; True).
+        The first full listing is started behind either. None: list in full now (a new or
+        small store, whose answer is then exact). Decided by the files' sizes, never by
+        how long anything takes."""
 
         def job(store: Store) -> tuple[list[SessionSummary], int, bool] | None:
             named = folder.listing.named()
@@ -81,10 +79,8 @@ def register(ls: TurnbackServer) -> None:
             saved = store.first_sessions() if not (named or query) else None
             if saved is not None:
                 return saved[0], saved[1], False
-            big = COUNT_BEFORE_ANSWER
-            if folder.listing.behind or store.bytes_to_count(more_than=big) > big:
-                known = store.sessions_at_hand(named)
-                return known, len(known), True
+            if folder.listing.behind or store.much_to_count():
+                return (*store.sessions_at_hand_page(named, offset, limit, query), True)
             return None
 
         got = await ls.read_or(folder, job, lambda: None)
