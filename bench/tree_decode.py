@@ -4,8 +4,8 @@ An incremental checkpoint of 10 files changed at once reads ~30 folders' trees t
 server has not read since it started (``Scanner._list_dirty``) and names ~35-60 patched
 ones (``TreeReader.name``: encode and BLAKE3). Times, best of 5 runs of 2,000 calls each:
 ``decode`` of a folder of 50 and of 1,000 entries (as this version writes them); naming a
-50-entry folder from scratch; naming it patched (one name changed, the base's encoding
-kept: what a checkpoint does per folder). Prints the encoding's bytes too.
+50-entry folder from scratch; naming it patched (one name changed, or one added, the base's
+encoding kept: what a checkpoint does per folder). Prints the encoding's bytes too.
 
     python bench/tree_decode.py               # the work tree
     python bench/tree_decode.py --ref d8084f2  # as committed at a ref, to compare
@@ -54,8 +54,11 @@ def main(argv: list[str] | None = None) -> int:
     changed = dict(tree)
     changed["module_0025.py"] = Entry(FILE, hashlib.sha256(b"new").hexdigest(), 7)
     patched = best(lambda: reader.name(changed, base, ["module_0025.py"], remember=False))
+    added = dict(tree)
+    added["module_0025b.py"] = Entry(FILE, hashlib.sha256(b"new").hexdigest(), 7)
+    grown = best(lambda: reader.name(added, base, ["module_0025b.py"], remember=False))
     print(f"{where}: naming a 50-entry folder: from scratch {scratch:.1f} µs, patched "
-          f"(1 name) {patched:.1f} µs ({load})")
+          f"(1 name changed) {patched:.1f} µs, (1 name added) {grown:.1f} µs ({load})")
     return 0
 
 

@@ -98,7 +98,8 @@ _BAD_RAW_NAMES = frozenset((b"", b".", b".."))
 # with (its first byte is a mode letter), the entry count, then the entries' columns:
 # raw 32-byte hashes, sizes (u64), modes (u16), names (each ends with NUL); little-endian.
 # Columns, not rows: a reader turns each into values with one C call (``bytes.hex``,
-# ``array.frombytes``, ``split``), and half as many bytes as text are hashed and packed.
+# ``array.frombytes``, ``split``); a third fewer bytes than text are hashed and packed
+# (SPEC's workspace's 1,001 folders: 2.95 against 4.48 MB).
 BINARY_TAG = b"\x01"
 _COUNT = struct.Struct("<I")
 _SIZE = struct.Struct("<Q")
@@ -140,93 +141,61 @@ def _encode_named(tree: Tree) -> tuple[list[str] | None, bytes]:
         raise ValueError("a tree entry's hash is not 64 hex digits")
     sizes = array("Q", [e[2] for e in entries])
     codes = array("H", [MODE_CODES[e[0]] for e in entries])
-    return kept, _columns(len(entries), hashes, sizes, codes, tail)
-
-
-def _columns(count: int, hashes: bytes | bytearray, sizes: array[int], codes: array[int],
-             tail: bytes) -> bytes:
     if _BIG_ENDIAN:
-        sizes, codes = array("Q", sizes), array("H", codes)
         sizes.byteswap()
         codes.byteswap()
-    return b"".join((BINARY_TAG, _COUNT.pack(count), hashes, sizes, codes, tail))
+    return kept, b"".join((BINARY_TAG, _COUNT.pack(len(entries)), hashes, sizes, codes, tail))
 
 
 def _patched(names: list[str], data: bytes, tree: Tree, changed: Iterable[str]
              ) -> tuple[list[str], bytes] | None:
     """``tree``'s encoding from its base's (``names``, ``data``: a binary encoding in strict
-    UTF-8 names) with only the ``changed`` names redone; None when that does not give
-    ``tree`` (the caller said less than changed) or a new name is not strict UTF-8.
-
-    When every changed name is replaced (a file edited, a folder below it changed: most
-    of a checkpoint's folders), its fields are written over a copy of ``data`` and the
-    names are shared; an added or removed name rebuilds the columns."""
-    changed = list(changed)
-    n = len(names)
-    if len(tree) == n:
-        out = bytearray(data)
-        h_end = _HEAD + 32 * n
-        s_end = h_end + 8 * n
-        for c in changed:
-            i = bisect_left(names, c)
-            e = tree.get(c)
-            if i == n or names[i] != c or e is None:
-                break
-            raw = bytes.fromhex(e[1])
-            if len(raw) != 32:
-                return None
-            at = _HEAD + 32 * i
-            out[at:at + 32] = raw
-            _SIZE.pack_into(out, h_end + 8 * i, e[2])
-            _CODE.pack_into(out, s_end + 2 * i, MODE_CODES[e[0]])
-        else:
-            return names, bytes(out)
-    return _rebuilt(names, data, tree, changed)
-
-
-def _rebuilt(names: list[str], data: bytes, tree: Tree, changed: list[str]
-             ) -> tuple[list[str], bytes] | None:
-    """``_patched`` for names added or removed: the columns taken apart and joined again."""
+    UTF-8 names) with only the ``changed`` names redone, written into a copy of ``data``;
+    None when that does not give ``tree`` (the caller said less than changed) or a new
+    name is not strict UTF-8."""
     names = list(names)
-    n = len(names)
-    h_end = _HEAD + 32 * n
-    s_end = h_end + 8 * n
-    hashes = bytearray(data[_HEAD:h_end])
-    sizes, codes = array("Q"), array("H")
-    sizes.frombytes(data[h_end:s_end])
-    codes.frombytes(data[s_end:s_end + 2 * n])
-    if _BIG_ENDIAN:
-        sizes.byteswap()
-        codes.byteswap()
+    out = bytearray(data or BINARY_TAG + _COUNT.pack(0))
     for c in changed:
+        n = len(names)
         i = bisect_left(names, c)
-        here = i < len(names) and names[i] == c
+        here = i < n and names[i] == c
         e = tree.get(c)
-        at = 32 * i
+        h_at = _HEAD + 32 * i
+        s_at = _HEAD + 32 * n + 8 * i
+        c_at = _HEAD + 40 * n + 2 * i
         if e is not None:
             raw = bytes.fromhex(e[1])
             if len(raw) != 32:
                 return None
+            size, code = _SIZE.pack(e[2]), _CODE.pack(MODE_CODES[e[0]])
             if here:
-                hashes[at:at + 32] = raw
-                sizes[i] = e[2]
-                codes[i] = MODE_CODES[e[0]]
-            else:
-                names.insert(i, c)
-                hashes[at:at] = raw
-                sizes.insert(i, e[2])
-                codes.insert(i, MODE_CODES[e[0]])
+                out[h_at:h_at + 32], out[s_at:s_at + 8], out[c_at:c_at + 2] = raw, size, code
+                continue
+            try:
+                name = c.encode("utf-8") + b"\0"
+            except UnicodeEncodeError:
+                return None
+            # back to front: each insertion leaves the places before it where they were
+            n_at = _HEAD + _ROW * n + _name_offset(names, i)
+            out[n_at:n_at] = name
+            out[c_at:c_at], out[s_at:s_at], out[h_at:h_at] = code, size, raw
+            names.insert(i, c)
         elif here:
-            del names[i], hashes[at:at + 32], sizes[i], codes[i]
+            n_at = _HEAD + _ROW * n + _name_offset(names, i)
+            del out[n_at:n_at + len(c.encode("utf-8")) + 1]
+            del out[c_at:c_at + 2], out[s_at:s_at + 8], out[h_at:h_at + 32]
+            del names[i]
+        else:
+            continue
+        _COUNT.pack_into(out, len(BINARY_TAG), len(names))
     if len(names) != len(tree):
         return None
-    if not names:
-        return names, b""
-    try:
-        tail = ("\0".join(names) + "\0").encode("utf-8")
-    except UnicodeEncodeError:
-        return None
-    return names, _columns(len(names), hashes, sizes, codes, tail)
+    return names, bytes(out) if names else b""
+
+
+def _name_offset(names: list[str], i: int) -> int:
+    """Where the ``i``-th name starts in the names column (strict UTF-8 names)."""
+    return len(("\0".join(names[:i]) + "\0").encode("utf-8")) if i else 0
 
 
 def decode(data: bytes, where: str) -> Tree:
