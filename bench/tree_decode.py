@@ -18,6 +18,7 @@ import hashlib
 import os
 import sys
 import timeit
+from collections.abc import Callable
 from pathlib import Path
 
 from turnback_side import use_ref
@@ -34,8 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     from turnback.objects.objectstore import ObjectStore
     from turnback.objects.trees import FILE, Entry, TreeReader, decode, encode
 
-    def best(call: object) -> float:
-        return min(timeit.repeat(call, number=2000, repeat=5)) / 2000 * 1e6  # type: ignore[arg-type]
+    def best(call: Callable[[], object]) -> float:
+        return min(timeit.repeat(call, number=2000, repeat=5)) / 2000 * 1e6
 
     load = f"load {os.getloadavg()[0]:.2f}"
     for n in (50, 1000):

@@ -340,11 +340,12 @@ def _decode_slow(data: bytes, where: str) -> Tree:
 
 
 CACHE_MAX = 20000  # trees (and their kept encodings) kept in memory ...
-# ... and entries in them and their kept encodings: a cache bounded by trees alone held every entry
-# of a first checkpoint of 500,000 files in 21,000 folders (about 200 MB); past this, the
-# least recently used trees go. ~320 bytes an entry counted here (634 bytes a tree entry
-# read from a pack with its line, tracemalloc): at most ~48 MB. It holds SPEC's 50,000-file
-# workspace's trees (102,000) kept by a server (Store.warm_trees).
+# ... and entries in them and their kept names: a cache bounded by trees alone held every
+# entry of a first checkpoint of 500,000 files in 21,000 folders (about 200 MB); past this,
+# the least recently used trees go. ~320 bytes an entry counted here (634 bytes a text tree's
+# entry read from a pack with its line, tracemalloc; a binary tree's with its kept names and
+# bytes is 17% less, bench/RESULTS.md, bintree16): at most ~48 MB. It holds SPEC's
+# 50,000-file workspace's trees (102,000) kept by a server (Store.warm_trees).
 CACHE_ENTRIES = 150_000
 
 
