@@ -3,15 +3,35 @@
 from __future__ import annotations
 
 import os
+import struct
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from texttrees import encode_text
 from turnback import NotFound, StoreDamaged, Unsafe
 from turnback.objects.objectstore import BLOB, STREAM_THRESHOLD, TREE, ObjectStore, hash_bytes
-from turnback.objects.trees import DIR, EXEC, FILE, LINK, Entry, Tree, TreeReader, decode, encode
+from turnback.objects.trees import (
+    DIR,
+    EXEC,
+    FILE,
+    LINK,
+    MAX_ENTRIES,
+    Entry,
+    Tree,
+    TreeReader,
+    decode,
+    encode,
+)
+
+
+def _names_of(data: bytes) -> list[bytes]:
+    """A binary tree's names column, in its order."""
+    n = int.from_bytes(data[1:5], "little")
+    return data[5 + 42 * n:-1].split(b"\0")
 
 
 @pytest.fixture
@@ -109,10 +129,14 @@ def test_tree_encoding_round_trips_and_sorts_by_bytes() -> None:
             "ln": Entry(LINK, h, 4), os.fsdecode(b"\xff\xfe"): Entry(FILE, h, 2),
             "back\\slash": Entry(FILE, h, 0)}
     data = encode(tree)
+    assert data[:1] == b"\x01"
     assert decode(data, "t") == tree
-    names = [raw.split(b" ", 3)[3] for raw in data.split(b"\0")[:-1]]
-    assert names == sorted(names)
+    names = _names_of(data)
+    assert names == sorted(names) and len(names) == len(tree)
     assert encode(decode(data, "t")) == data
+    text = encode_text(tree)  # a v2 store's tree of the same folder reads the same
+    assert decode(text, "t") == tree and hash_bytes(TREE, text) != hash_bytes(TREE, data)
+    assert encode({}) == b"" == encode_text({})  # the empty tree keeps its one name
 
 
 def test_tree_encoding_sorts_unicode_names_by_bytes() -> None:
@@ -121,8 +145,7 @@ def test_tree_encoding_sorts_unicode_names_by_bytes() -> None:
     tree = {n: Entry(FILE, h, i) for i, n in enumerate(names)}
     data = encode(tree)
     assert decode(data, "t") == tree
-    raw = [r.split(b" ", 3)[3] for r in data.split(b"\0")[:-1]]
-    assert raw == sorted(os.fsencode(n) for n in names)
+    assert _names_of(data) == sorted(os.fsencode(n) for n in names)
 
 
 def test_large_pack_index_is_bisected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -176,6 +199,80 @@ def test_tree_refuses_escaping_names(name: bytes) -> None:
 def test_tree_malformed(raw: bytes) -> None:
     with pytest.raises(StoreDamaged):
         decode(raw, "t")
+
+
+def _binary(rows: list[tuple[int, bytes, int, bytes]], count: int | None = None) -> bytes:
+    """A binary tree of (mode code, raw hash, size, name) rows as given, not checked."""
+    n = len(rows) if count is None else count
+    return (b"\x01" + struct.pack("<I", n) + b"".join(r[1] for r in rows)
+            + b"".join(struct.pack("<Q", r[2]) for r in rows)
+            + b"".join(struct.pack("<H", r[0]) for r in rows)
+            + b"".join(r[3] + b"\0" for r in rows))
+
+
+_H = b"\xab" * 32
+
+
+def test_a_crafted_binary_tree_as_written_reads() -> None:
+    """The crafting helper below writes what ``encode`` does (so what it breaks is the
+    one fault each hostile case names)."""
+    data = _binary([(0o100644, _H, 3, b"a"), (0o040000, _H, 9, b"d"), (0o100600, _H, 1, b"k"),
+                    (0o120000, _H, 4, b"l"), (0o100755, _H, 2, b"x")])
+    tree = {"a": Entry(FILE, "ab" * 32, 3), "d": Entry(DIR, "ab" * 32, 9),
+            "k": Entry("p600", "ab" * 32, 1), "l": Entry(LINK, "ab" * 32, 4),
+            "x": Entry(EXEC, "ab" * 32, 2)}
+    assert data == encode(tree) and decode(data, "t") == tree
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    (b"\x01", "truncated"),
+    (b"\x01\x00\x00\x00\x00", "no entries"),
+    (_binary([(0o100644, _H, 1, b"a")])[:-1], "truncated"),
+    (_binary([(0o100644, _H, 1, b"a")])[:40], "truncated"),
+    (_binary([(0o100644, _H, 1, b"a")]) + b"junk", "truncated"),
+    (_binary([(0o100644, _H, 1, b"a")]) + b"b\0", "2 names for 1 entries"),
+    (_binary([(0o100644, _H, 1, b"b"), (0o100644, _H, 1, b"a")]), "out of order"),
+    (_binary([(0o100644, _H, 1, b"a"), (0o100644, _H, 2, b"a")]), "names an entry twice"),
+    (_binary([(0o100000 | 0o1000, _H, 1, b"a")]), "mode"),
+    (_binary([(0o100644 & 0o7777, _H, 1, b"a")]), "mode"),
+    (_binary([(0o040755, _H, 1, b"a")]), "mode"),
+    (_binary([(0o160000, _H, 1, b"a")]), "mode"),  # git's submodule: not Turnback's
+    (_binary([(0o100644, _H, 1, b"a")], count=MAX_ENTRIES + 1), f"more than {MAX_ENTRIES}"),
+    (_binary([(0o100644, _H, 1, b"a")], count=0xFFFFFFFF), f"more than {MAX_ENTRIES}"),
+    (_binary([(0o100644, _H, 1, b"a")] * 3, count=2), "names for 2 entries"),
+])
+def test_a_hostile_binary_tree_is_damage(data: bytes, message: str) -> None:
+    with pytest.raises(StoreDamaged, match=message):
+        decode(data, "t")
+
+
+@pytest.mark.parametrize("name", [b"..", b".", b"a/b", b"/", b""])
+def test_a_binary_tree_refuses_escaping_names(name: bytes) -> None:
+    data = _binary([(0o100644, _H, 1, b"a"), (0o100644, _H, 1, name), (0o100644, _H, 1, b"z")])
+    with pytest.raises((Unsafe, StoreDamaged)) as got:
+        decode(data, "t")
+    if name:  # an empty name is also two NULs in a row: damage either way
+        assert isinstance(got.value, Unsafe) and "not a plain file name" in got.value.message
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_a_cut_or_altered_binary_tree_is_refused_or_reads_as_a_tree(data: st.DataObject
+                                                                    ) -> None:
+    """Whatever a damaged tree holds, reading it raises StoreDamaged or Unsafe, or gives
+    a tree whose names are plain: never another exception, never a name with ``/``."""
+    tree = {f"n{i}": Entry(FILE, f"{i:064x}", i) for i in range(5)}
+    raw = bytearray(encode(tree))
+    cut = data.draw(st.integers(0, len(raw)))
+    flips = data.draw(st.lists(st.tuples(st.integers(0, len(raw) - 1), st.integers(0, 255)),
+                               max_size=3))
+    for at, value in flips:
+        raw[at] = value
+    try:
+        got = decode(bytes(raw[:cut]), "t")
+    except (StoreDamaged, Unsafe):
+        return
+    assert all(n and n not in (".", "..") and "/" not in n for n in got)
 
 
 def test_tree_reader_walk_lookup(objs: ObjectStore) -> None:
@@ -233,15 +330,19 @@ def test_a_patched_tree_encodes_exactly_as_a_whole_one(
     assert again == h
 
 
-def test_a_tree_read_from_the_store_is_patched_from_its_lines(objs: ObjectStore) -> None:
-    """A reader that did not write a folder's tree keeps the lines it read: a checkpoint
-    that patches a few names of it names the result as encoding it whole would."""
+@pytest.mark.parametrize("stored", [encode, encode_text])
+def test_a_tree_read_from_the_store_is_patched_from_its_encoding(
+        objs: ObjectStore, stored: Callable[[Tree], bytes]) -> None:
+    """A reader that did not write a folder's tree keeps the encoding it read: a checkpoint
+    that patches a few names of it names the result as encoding it whole would. A text
+    tree (a v2 store's) is read as it is; its patched version is binary."""
     h = "ab" * 32
     base = {f"f{i}.txt": Entry(FILE, h, i) for i in range(20)} | {"sub": Entry(DIR, h, 0)}
-    name = objs.put(TREE, encode(base))
+    name = objs.put(TREE, stored(base))
     fresh = TreeReader(objs)
     got = fresh.get(name)
     assert got == base
+    assert fresh.held == (42 if stored is encode else 21)  # the kept encoding's names too
     changed = {"f3.txt", "new.txt", "sub"}
     patched = dict(got)
     patched["f3.txt"] = Entry(EXEC, "cd" * 32, 7)
@@ -252,10 +353,10 @@ def test_a_tree_read_from_the_store_is_patched_from_its_lines(objs: ObjectStore)
 
 
 def test_a_tree_stored_out_of_order_is_named_whole(objs: ObjectStore) -> None:
-    """A crafted tree whose lines are not sorted: its lines are not reused (a patch would
-    insert names out of place), and the patched tree's encoding is the canonical one."""
+    """A crafted text tree whose lines are not sorted (text trees are read as they are):
+    the patched tree's encoding is the canonical binary one."""
     h = "ab" * 32
-    data = f"{FILE} {h} 1 b.txt\0{FILE} {h} 2 a.txt\0".encode()
+    data = f"{FILE} {h} 1 b.txt\0{FILE} {h} 2 a.txt\0".encode()  # a text tree: read as it is
     name = objs.put(TREE, data)
     fresh = TreeReader(objs)
     tree = dict(fresh.get(name))
@@ -279,14 +380,14 @@ def test_the_tree_cache_drops_the_least_recently_used_trees_first(
     again since stays decoded (a server's folders touched by every checkpoint)."""
     import turnback.objects.trees as trees_mod
 
-    monkeypatch.setattr(trees_mod, "CACHE_ENTRIES", 100)  # 10 entries and 10 lines a tree
+    monkeypatch.setattr(trees_mod, "CACHE_ENTRIES", 100)  # 10 entries and 10 kept names a tree
     _, subs = _folders(objs, 8, 10)
     reader = TreeReader(objs)
     for s in subs[:5]:
         reader.get(s)
     assert reader.held == 100
     reader.get(subs[0])  # used again: the most recent
-    reader.get(subs[5])  # one over the budget: subs[1] goes, with its lines
+    reader.get(subs[5])  # one over the budget: subs[1] goes, with its encoding
     assert reader.held == 100
     reads: list[str] = []
     real_get = objs.get
@@ -307,7 +408,7 @@ def test_warm_reads_the_trees_below_a_root_breadth_first_within_a_budget(
     budget; what it read is then served without reading the store."""
     root, subs = _folders(objs, 6, 10)
     reader = TreeReader(objs)
-    # the root (6 entries and 6 lines), then subfolders (20 each) until 50 entries are held
+    # the root (6 entries and 6 kept names), then subfolders (20 each) until 50 entries are held
     assert reader.warm(root, 50) == 3
     assert reader.held == 12 + 2 * 20
     reads: list[str] = []
@@ -414,5 +515,5 @@ def test_the_cache_count_stays_exact_under_threads(objs: ObjectStore) -> None:
     reader._remember("a" * 64, tree)
     other.join()
     held = (sum(dict.__len__(t) for t in reader._cache.values())
-            + sum(len(lines) for _, lines in reader._lines.values()))
+            + sum(len(names) for names, _ in reader._kept.values()))
     assert reader.held == held == 10 + 20

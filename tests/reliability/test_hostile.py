@@ -11,8 +11,10 @@ import json
 import os
 import shutil
 import stat
+import struct
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,7 @@ import pytest
 from turnback import Checkpoint, InvalidInput, Store, TurnbackError, Unsafe
 from turnback.fs.osflags import DESCRIPTORS
 from turnback.objects.objectstore import BLOB, TREE
+from turnback.objects.trees import BINARY_TAG, MODE_CODES
 from wsutil import picture, run_cli, write
 
 from .crashkit import tally
@@ -89,13 +92,27 @@ def test_rewind_paths_refused_on_the_cli(ws: Path, outside: Path) -> None:
 # -- stored trees crafted by hand ------------------------------------------------------------
 
 def raw_tree(entries: list[tuple[str, str, int, bytes]]) -> bytes:
+    """A text tree (formats 1-2) of the entries as given, unchecked."""
     return b"".join(f"{m} {h} {n} ".encode() + name + b"\0" for m, h, n, name in entries)
 
 
+def raw_binary_tree(entries: list[tuple[str, str, int, bytes]]) -> bytes:
+    """A binary tree (format 3) of the entries in the order given, unchecked."""
+    return (BINARY_TAG + struct.pack("<I", len(entries))
+            + b"".join(bytes.fromhex(h) for _, h, _, _ in entries)
+            + b"".join(struct.pack("<Q", n) for _, _, n, _ in entries)
+            + b"".join(struct.pack("<H", MODE_CODES[m]) for m, _, _, _ in entries)
+            + b"".join(name + b"\0" for _, _, _, name in entries))
+
+
+ENCODINGS = pytest.mark.parametrize("raw", [raw_tree, raw_binary_tree], ids=["text", "binary"])
+Raw = Callable[[list[tuple[str, str, int, bytes]]], bytes]
+
+
 def crafted_checkpoint(store: Store, entries: list[tuple[str, str, int, bytes]],
-                       cid: str) -> str:
+                       cid: str, raw: Raw = raw_tree) -> str:
     """Write a tree object as an attacker would and list it as a checkpoint."""
-    tree = store.objects.put(TREE, raw_tree(entries))
+    tree = store.objects.put(TREE, raw(entries))
     store.index.add(Checkpoint(cid, "crafted", "2030-01-01T00:00:00.000Z", tree, None, None),
                     fsync=False)
     return cid
@@ -106,12 +123,14 @@ def crafted_checkpoint(store: Store, entries: list[tuple[str, str, int, bytes]],
     (b".", "not a plain file name"),
     (b"../../outside/evil", "not a plain file name"),
     (b"/etc/evil", "not a plain file name"),
-    (b"a\0b", "malformed|not a plain file name"),
+    (b"a\0b", "malformed|not a plain file name|2 names for 1 entries"),
 ])
-def test_crafted_tree_names_refused(ws: Path, outside: Path, name: bytes, message: str) -> None:
+@ENCODINGS
+def test_crafted_tree_names_refused(ws: Path, outside: Path, name: bytes, message: str,
+                                    raw: Raw) -> None:
     store = Store.open(ws)
     blob = store.objects.put(BLOB, b"evil\n")
-    cid = crafted_checkpoint(store, [("f", blob, 5, name)], "evil00000001")
+    cid = crafted_checkpoint(store, [("f", blob, 5, name)], "evil00000001", raw)
     before, out_before = picture(ws), picture(outside)
     with pytest.raises(TurnbackError, match=message):
         store.rewind(cid)
@@ -122,7 +141,8 @@ def test_crafted_tree_names_refused(ws: Path, outside: Path, name: bytes, messag
 
 @pytest.mark.parametrize("where", [".git/hooks/pre-commit", "sub/.git/config",
                                    ".turnback/config.json", ".turnback/objects/xx"])
-def test_crafted_tree_into_git_or_store_refused(ws: Path, where: str) -> None:
+@ENCODINGS
+def test_crafted_tree_into_git_or_store_refused(ws: Path, where: str, raw: Raw) -> None:
     store = Store.open(ws)
     write(ws, "sub/.git/config", "[core]\n")
     write(ws, ".git/HEAD", "ref: refs/heads/main\n")
@@ -130,9 +150,9 @@ def test_crafted_tree_into_git_or_store_refused(ws: Path, where: str) -> None:
     parts = where.split("/")
     entries: list[tuple[str, str, int, bytes]] = [("x", blob, 19, parts[-1].encode())]
     for part in reversed(parts[:-1]):
-        sub = store.objects.put(TREE, raw_tree(entries))
+        sub = store.objects.put(TREE, raw(entries))
         entries = [("d", sub, 19, part.encode())]
-    cid = crafted_checkpoint(store, entries, "evil00000002")
+    cid = crafted_checkpoint(store, entries, "evil00000002", raw)
     before, config = picture(ws), (ws / ".turnback" / "config.json").read_bytes()
     with pytest.raises(Unsafe, match=r"\.git folder|the Turnback store"):
         store.rewind(cid)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from texttrees import write_text_trees
 from turnback import Store
 from turnback.objects import trees as trees_mod
 from turnback.snapshot import hashing
@@ -69,8 +70,10 @@ def test_a_file_that_vanishes_while_hashed_is_absent_not_an_error(
 
 
 # The root tree of ``_pinned_workspace`` as the code before the streaming build made it (all
-# of the walk held, then built; checked at d8084f2): a streaming build must make the same.
+# of the walk held, then built; checked at d8084f2, text trees): a streaming build must make
+# the same. Trees written binary (format 3) name the same folders PINNED_BINARY.
 PINNED = "36a707bb94ae5258d8747a9ed4ccda29c4c8efb13b170777231a4a3cdc9c10b9"
+PINNED_BINARY = "90787198a5d1aba9abe704db1d91136eb1c0ff62f9b8dfe5ce0e8fd1d969286e"
 
 
 def _pinned_workspace(ws: Path) -> None:
@@ -82,10 +85,15 @@ def _pinned_workspace(ws: Path) -> None:
     (ws / "empty").mkdir()
 
 
-def test_the_streaming_build_makes_the_trees_the_held_build_made(ws: Path) -> None:
+@pytest.mark.parametrize("text", [True, False])
+def test_the_streaming_build_makes_the_trees_the_held_build_made(
+        ws: Path, monkeypatch: pytest.MonkeyPatch, text: bool) -> None:
     _pinned_workspace(ws)
+    if text:
+        write_text_trees(monkeypatch)
+    pinned = PINNED if text else PINNED_BINARY
     with Store.open(ws, create=True) as store:
         first = store.checkpoint()
         again = store.checkpoint()  # from the stat cache
-    assert (first.tree, first.files, first.bytes) == (PINNED, 932, 11916)
-    assert again.tree == PINNED and Store.open(ws).checkpoint().tree == PINNED
+    assert (first.tree, first.files, first.bytes) == (pinned, 932, 11916)
+    assert again.tree == pinned and Store.open(ws).checkpoint().tree == pinned

@@ -1,21 +1,26 @@
 """Directory listings (tree objects): the Merkle structure of a checkpoint.
 
-A tree lists one folder: ``<mode> <hash> <size> <name>\\0`` per entry, sorted by
-name bytes. Modes: ``f`` file (permissions 0644), ``x`` executable file (0755),
-``pNNN`` a file with any other permission bits (octal, e.g. ``p600``; format 2),
-``l`` symlink (the blob holds the link target), ``d`` folder (the hash names
-another tree). A folder that did not change keeps its hash, so checkpoints share it.
+A tree lists one folder's entries, sorted by name bytes: mode, hash, size, name. Modes:
+``f`` file (permissions 0644), ``x`` executable file (0755), ``pNNN`` a file with any
+other permission bits (octal, e.g. ``p600``; format 2), ``l`` symlink (the blob holds the
+link target), ``d`` folder (the hash names another tree). A folder that did not change
+keeps its hash, so checkpoints share it. Trees are written binary (format 3: raw hashes,
+columns, ``encode``); text trees (``<mode> <hash> <size> <name>\\0`` lines, formats 1-2)
+are read as they are and keep their names, so a store may hold both.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import struct
 import sys
 import threading
+from array import array
 from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
+from itertools import repeat
 from typing import NamedTuple
 
 from ..errors import StoreDamaged, Unsafe
@@ -45,6 +50,7 @@ MAX_DEPTH = 512  # folders nested in one checkpoint
 MAX_ENTRIES = 1 << 20  # entries of one folder
 MAX_FILES = 1 << 22  # files one walk yields (4,194,304): a tree naming the same subtree
 # many times over is small on disk but would flatten to billions of paths
+_SIZE_MAX = (1 << 64) - 1  # an entry's size: a binary tree's u64
 _is_name = re.compile(r"[0-9a-f]{64}").fullmatch
 _HEX = b"0123456789abcdef"
 
@@ -86,51 +92,190 @@ _FS_ENCODING = sys.getfilesystemencoding()
 _FS_ERRORS = sys.getfilesystemencodeerrors()
 _FAST = _FS_ENCODING.lower().replace("-", "") == "utf8"
 _BAD_NAMES = frozenset(("", ".", ".."))
+_BAD_RAW_NAMES = frozenset((b"", b".", b".."))
 
-
-def _encode_slow(tree: Tree) -> bytes:
-    items = sorted(((os.fsencode(n), e) for n, e in tree.items()), key=lambda t: t[0])
-    return b"".join(
-        f"{e.mode} {e.hash} {e.size} ".encode() + name + b"\0" for name, e in items
-    )
+# The binary encoding (format 3, docs/FORMAT.md "Objects"): a tag byte no text tree starts
+# with (its first byte is a mode letter), the entry count, then the entries' columns:
+# raw 32-byte hashes, sizes (u64), modes (u16), names (each ends with NUL); little-endian.
+# Columns, not rows: a reader turns each into values with one C call (``bytes.hex``,
+# ``array.frombytes``, ``split``); a third fewer bytes than text are hashed and packed
+# (SPEC's workspace's 1,001 folders: 2.95 against 4.48 MB).
+BINARY_TAG = b"\x01"
+_COUNT = struct.Struct("<I")
+_SIZE = struct.Struct("<Q")
+_CODE = struct.Struct("<H")
+_HEAD = len(BINARY_TAG) + _COUNT.size
+_ROW = 32 + 8 + 2  # hash, size, mode: an entry's fixed columns
+_BIG_ENDIAN = sys.byteorder == "big"
+# git's mode numbers: a regular file 0o100000 | its permission bits, a link, a folder
+MODE_CODES: dict[str, int] = {
+    DIR: 0o040000, LINK: 0o120000,
+    **{m: 0o100000 | p for p, m in enumerate(FILE_MODES)}}
+CODE_MODES: dict[int, str] = {c: m for m, c in MODE_CODES.items()}
 
 
 def encode(tree: Tree) -> bytes:
-    if not _FAST:
-        return _encode_slow(tree)
-    # UTF-8 keeps code point order, so sorting the str names sorts their bytes; only a
-    # name holding undecodable bytes (surrogate escapes) breaks that: the strict encode
-    # below refuses those, and the slow path sorts by bytes.
-    text = "".join([f"{e[0]} {e[1]} {e[2]} {n}\0" for n, e in sorted(tree.items())])
+    """A tree's binary encoding (an empty tree: no bytes, as in text)."""
+    return _encode_named(tree)[1]
+
+
+def _encode_named(tree: Tree) -> tuple[list[str] | None, bytes]:
+    """The encoding, with the names in its order when patching may bisect them (strict
+    UTF-8 names: code point order is their bytes' order), else None."""
+    if not tree:
+        return [], b""
+    names = sorted(tree)
     try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        return _encode_slow(tree)
+        if not _FAST:
+            raise UnicodeEncodeError("utf-8", "", 0, 0, "not a UTF-8 file system")
+        tail = ("\0".join(names) + "\0").encode("utf-8")
+        kept: list[str] | None = names
+    except UnicodeEncodeError:  # a name with undecodable bytes: sorted by its bytes
+        pairs = sorted((os.fsencode(n), n) for n in tree)
+        names = [n for _, n in pairs]
+        tail = b"".join([raw + b"\0" for raw, _ in pairs])
+        kept = None
+    entries = [tree[n] for n in names]
+    hashes = bytes.fromhex("".join([e[1] for e in entries]))
+    if len(hashes) != 32 * len(entries):
+        raise ValueError("a tree entry's hash is not 64 hex digits")
+    sizes = array("Q", [e[2] for e in entries])
+    codes = array("H", [MODE_CODES[e[0]] for e in entries])
+    if _BIG_ENDIAN:
+        sizes.byteswap()
+        codes.byteswap()
+    return kept, b"".join((BINARY_TAG, _COUNT.pack(len(entries)), hashes, sizes, codes, tail))
+
+
+def _patched(names: list[str], data: bytes, tree: Tree, changed: Iterable[str]
+             ) -> tuple[list[str], bytes] | None:
+    """``tree``'s encoding from its base's (``names``, ``data``: a binary encoding in strict
+    UTF-8 names) with only the ``changed`` names redone, written into a copy of ``data``;
+    None when that does not give ``tree`` (the caller said less than changed) or a new
+    name is not strict UTF-8."""
+    names = list(names)
+    out = bytearray(data or BINARY_TAG + _COUNT.pack(0))
+    for c in changed:
+        n = len(names)
+        i = bisect_left(names, c)
+        here = i < n and names[i] == c
+        e = tree.get(c)
+        h_at = _HEAD + 32 * i
+        s_at = _HEAD + 32 * n + 8 * i
+        c_at = _HEAD + 40 * n + 2 * i
+        if e is not None:
+            raw = bytes.fromhex(e[1])
+            if len(raw) != 32:
+                return None
+            size, code = _SIZE.pack(e[2]), _CODE.pack(MODE_CODES[e[0]])
+            if here:
+                out[h_at:h_at + 32], out[s_at:s_at + 8], out[c_at:c_at + 2] = raw, size, code
+                continue
+            try:
+                name = c.encode("utf-8") + b"\0"
+            except UnicodeEncodeError:
+                return None
+            # back to front: each insertion leaves the places before it where they were
+            n_at = _HEAD + _ROW * n + _name_offset(names, i)
+            out[n_at:n_at] = name
+            out[c_at:c_at], out[s_at:s_at], out[h_at:h_at] = code, size, raw
+            names.insert(i, c)
+        elif here:
+            n_at = _HEAD + _ROW * n + _name_offset(names, i)
+            del out[n_at:n_at + len(c.encode("utf-8")) + 1]
+            del out[c_at:c_at + 2], out[s_at:s_at + 8], out[h_at:h_at + 32]
+            del names[i]
+        else:
+            continue
+        _COUNT.pack_into(out, len(BINARY_TAG), len(names))
+    if len(names) != len(tree):
+        return None
+    return names, bytes(out) if names else b""
+
+
+def _name_offset(names: list[str], i: int) -> int:
+    """Where the ``i``-th name starts in the names column (strict UTF-8 names)."""
+    return len(("\0".join(names[:i]) + "\0").encode("utf-8")) if i else 0
 
 
 def decode(data: bytes, where: str) -> Tree:
-    return decode_lines(data, where)[0]
+    return decode_kept(data, where)[0]
 
 
-def decode_lines(data: bytes, where: str) -> tuple[Tree, list[str] | None]:
-    """A tree and, when they are what ``TreeReader.name`` would write for it, its lines.
+def decode_kept(data: bytes, where: str) -> tuple[Tree, list[str] | None]:
+    """A tree, text (formats 1-2) or binary (3), and for a binary one whose names are
+    strict UTF-8 its names in order: what ``TreeReader.name`` patches it from."""
+    if data[:1] == BINARY_TAG:
+        return _decode_binary(data, where)
+    return _decode_text(data, where), None
 
-    The lines (``<mode> <hash> <size> <name>``, sorted by name) let a checkpoint that
-    changes a few names of a folder read from the store redo only those lines; they are
-    None for an encoding that is not strict UTF-8 in sorted order (a surrogate name, or
-    a tree another writer made), which ``name`` then encodes from scratch.
-    """
+
+def _damaged(where: str, why: str) -> StoreDamaged:
+    return StoreDamaged(f"tree {where} {why}; the store is damaged: run 'turnback fsck'")
+
+
+def _decode_binary(data: bytes, where: str) -> tuple[Tree, list[str] | None]:
+    if len(data) < _HEAD:
+        raise _damaged(where, "is truncated")
+    (n,) = _COUNT.unpack_from(data, len(BINARY_TAG))
+    if n > MAX_ENTRIES:
+        raise _too_many(where)
+    if n == 0:  # an empty tree is stored as no bytes: this is no writer's
+        raise _damaged(where, "says it has no entries")
+    h_end = _HEAD + 32 * n
+    s_end = h_end + 8 * n
+    c_end = s_end + 2 * n
+    if len(data) < c_end + 2 * n:  # each name at least one byte and its NUL
+        raise _damaged(where, f"is truncated (it says it has {n} entries)")
+    if data[-1:] != b"\0":
+        raise _damaged(where, "is truncated (its last name does not end)")
+    raw_names = data[c_end:-1].split(b"\0")
+    if len(raw_names) != n:
+        raise _damaged(where, f"has {len(raw_names)} names for {n} entries")
+    if b"/" in data[c_end:] or not _BAD_RAW_NAMES.isdisjoint(raw_names):
+        bad = next(r for r in raw_names if r in _BAD_RAW_NAMES or b"/" in r)
+        raise Unsafe(f"tree {where} has an entry named {os.fsdecode(bad)!r}, which is not a "
+                     "plain file name")
+    if raw_names != sorted(raw_names):
+        raise _damaged(where, "has its names out of order")
+    names: list[str] | None
+    if _FAST:
+        try:
+            names = data[c_end:-1].decode("utf-8").split("\0")
+            kept = names
+        except UnicodeDecodeError:
+            names, kept = [os.fsdecode(r) for r in raw_names], None
+    else:
+        names, kept = [os.fsdecode(r) for r in raw_names], None
+    text = data[_HEAD:h_end].hex()
+    hashes = [text[i:i + 64] for i in range(0, 64 * n, 64)]
+    sizes, codes = array("Q"), array("H")
+    sizes.frombytes(data[h_end:s_end])
+    codes.frombytes(data[s_end:c_end])
+    if _BIG_ENDIAN:
+        sizes.byteswap()
+        codes.byteswap()
+    modes = list(map(CODE_MODES.get, codes))
+    if None in modes:
+        bad_code = codes[modes.index(None)]
+        raise _damaged(where, f"has an entry of mode {bad_code:o}, which is no mode Turnback "
+                       "writes")
+    # no Python frame per entry (a namedtuple's __new__ and _make have one)
+    tree = dict(zip(names, map(tuple.__new__, repeat(Entry), zip(modes, hashes, sizes,
+                                                                 strict=True)), strict=True))
+    if len(tree) != n:
+        raise _damaged(where, "names an entry twice")
+    return tree, kept
+
+
+def _decode_text(data: bytes, where: str) -> Tree:
+    """A text tree (formats 1 and 2: ``<mode> <hash> <size> <name>\\0`` lines)."""
     tree: Tree = {}
     if not data:
-        return tree, None
+        return tree
     if not _FAST:
-        return _decode_slow(data, where), None
-    try:
-        text = data.decode("utf-8")
-        strict = True
-    except UnicodeDecodeError:
-        text = data.decode("utf-8", _FS_ERRORS)
-        strict = False
+        return _decode_slow(data, where)
+    text = data.decode("utf-8", _FS_ERRORS)
     parts = text.split("\0")
     if parts[-1] != "":
         raise StoreDamaged(f"tree {where} is truncated")
@@ -140,24 +285,26 @@ def decode_lines(data: bytes, where: str) -> tuple[Tree, list[str] | None]:
     modes = VALID_MODES
     hashes: list[str] = []
     add = hashes.append
+    sizes: list[int] = []
+    size_of = sizes.append
     new = tuple.__new__  # no Python frame per entry (a namedtuple's __new__ and _make have one)
     try:
         for raw in parts:
             mode, h, size, name = raw.split(" ", 3)
             if mode not in modes or name in _BAD_NAMES or "/" in name or len(h) != 64:
-                return _decode_slow(data, where), None  # names the fault precisely
+                return _decode_slow(data, where)  # names the fault precisely
             add(h)
-            tree[name] = new(Entry, (mode, h, int(size)))
+            size_of(s := int(size))
+            tree[name] = new(Entry, (mode, h, s))
     except ValueError:
-        return _decode_slow(data, where), None
+        return _decode_slow(data, where)
     # every hash lowercase hex, checked for the whole folder at once (a regex per entry
     # cost 60 ms more per 50,000 files; this costs about 8)
     if "".join(hashes).encode("ascii", "replace").translate(None, _HEX):
-        return _decode_slow(data, where), None
-    if not strict or len(tree) != len(parts):
-        return tree, None
-    names = list(tree)
-    return tree, (parts if sorted(names) == names else None)
+        return _decode_slow(data, where)
+    if min(sizes) < 0 or max(sizes) > _SIZE_MAX:
+        return _decode_slow(data, where)
+    return tree
 
 
 def _too_many(where: str) -> StoreDamaged:
@@ -179,6 +326,8 @@ def _decode_slow(data: bytes, where: str) -> Tree:
             if mode not in VALID_MODES:
                 raise ValueError(mode)
             entry = Entry(mode, hash_b.decode(), int(size_b))
+            if not 0 <= entry.size <= _SIZE_MAX:  # a binary tree could not hold it
+                raise ValueError(f"size {entry.size}")
         except ValueError as exc:  # UnicodeDecodeError included
             raise StoreDamaged(f"tree {where} has a malformed entry ({exc}); run "
                                "'turnback fsck'") from exc
@@ -190,21 +339,13 @@ def _decode_slow(data: bytes, where: str) -> Tree:
     return tree
 
 
-def _line(name: str, e: Entry) -> str:
-    return f"{e[0]} {e[1]} {e[2]} {name}"
-
-
-def _join(lines: list[str]) -> bytes:
-    """The encoding of a tree from its sorted lines (UnicodeEncodeError: a surrogate name)."""
-    return ("\0".join(lines) + "\0").encode("utf-8") if lines else b""
-
-
-CACHE_MAX = 20000  # trees (and their encoded lines) kept in memory ...
-# ... and entries in them and their lines: a cache bounded by trees alone held every entry
-# of a first checkpoint of 500,000 files in 21,000 folders (about 200 MB); past this, the
-# least recently used trees go. ~320 bytes an entry counted here (634 bytes a tree entry
-# read from a pack with its line, tracemalloc): at most ~48 MB. It holds SPEC's 50,000-file
-# workspace's trees (102,000) kept by a server (Store.warm_trees).
+CACHE_MAX = 20000  # trees (and their kept encodings) kept in memory ...
+# ... and entries in them and their kept names: a cache bounded by trees alone held every
+# entry of a first checkpoint of 500,000 files in 21,000 folders (about 200 MB); past this,
+# the least recently used trees go. ~320 bytes an entry counted here (634 bytes a text tree's
+# entry read from a pack with its line, tracemalloc; a binary tree's with its kept names and
+# bytes is 17% less, bench/RESULTS.md, bintree16): at most ~48 MB. It holds SPEC's
+# 50,000-file workspace's trees (102,000) kept by a server (Store.warm_trees).
 CACHE_ENTRIES = 150_000
 
 
@@ -226,10 +367,10 @@ class TreeReader:
     """Reads trees through an in-memory cache (trees are immutable), least recently used
     trees dropped first past ``CACHE_MAX`` trees or ``CACHE_ENTRIES`` entries.
 
-    The trees this process encoded also keep their sorted names and encoded lines: a
-    checkpoint that changes a few names of a folder re-encodes only those lines (a
-    folder of 50 entries, hash included: 5.4 µs instead of 14.7 µs; 10 changed files patch
-    about 35 folders). Past the bounds, trees a checkpoint replaced by a new version go
+    The binary trees this process encoded or read also keep their sorted names and
+    encoding: a checkpoint that changes a few names of a folder patches only those
+    entries' columns (10 changed files patch about 35 folders; bench/RESULTS.md, issue 16,
+    branch ``bintree16``). Past the bounds, trees a checkpoint replaced by a new version go
     first, then the least recently used: not everything at once, so a long-lived server
     keeps the folders ``warm`` read after its walk decoded through many checkpoints.
     """
@@ -237,8 +378,9 @@ class TreeReader:
     def __init__(self, objects: ObjectStore) -> None:
         self.objects = objects
         self._cache: OrderedDict[str, Tree] = OrderedDict()  # the least recently used first
-        self._lines: dict[str, tuple[list[str], list[str]]] = {}  # hash -> (names, lines)
-        self._held = 0  # entries in the cached trees and lines
+        # hash -> (names in order, binary encoding): what ``name`` patches a folder from
+        self._kept: dict[str, tuple[list[str], bytes]] = {}
+        self._held = 0  # entries in the cached trees and kept encodings
         self._replaced: OrderedDict[str, None] = OrderedDict()  # cached, superseded, unused since
         # Taken by whatever changes ``_held`` (the server's read pool and its writes share
         # this reader): ``+=`` on an attribute is not atomic across threads, and a count
@@ -261,7 +403,7 @@ class TreeReader:
         # Called with ``_guard`` held. Lookups on other threads (the server's read pool)
         # use the cache meanwhile: every step here is one dict operation, and one that
         # finds its item gone stops or skips.
-        cache, lines, replaced = self._cache, self._lines, self._replaced
+        cache, kept, replaced = self._cache, self._kept, self._replaced
         while cache and (len(cache) > CACHE_MAX or self._held > CACHE_ENTRIES):
             try:
                 if replaced:
@@ -272,21 +414,21 @@ class TreeReader:
             except KeyError:
                 break
             self._held -= len(tree)
-            got = lines.pop(oldest, None)
+            got = kept.pop(oldest, None)
             if got is not None:
-                self._held -= len(got[1])
+                self._held -= len(got[0])
 
     def clear(self) -> None:
         """Forget every cached tree (the next reads go to the store)."""
         with self._guard:
             self._cache.clear()
-            self._lines.clear()
+            self._kept.clear()
             self._replaced.clear()
             self._held = 0
 
     @property
     def held(self) -> int:
-        """Entries held in the cached trees and their lines."""
+        """Entries held in the cached trees and their kept encodings."""
         return self._held
 
     def get(self, name: str, remember: bool = True) -> Tree:
@@ -300,15 +442,16 @@ class TreeReader:
             if self._replaced:
                 self._replaced.pop(name, None)  # in use again (a rewind's target)
             return tree
-        tree, lines = decode_lines(self.objects.get(TREE, name), name[:12])
+        data = self.objects.get(TREE, name)
+        tree, names = decode_kept(data, name[:12])
         if not remember:
             return tree
-        if lines is not None and name not in self._lines:
-            # a folder an incremental checkpoint patches next: its lines as read
+        if names is not None and name not in self._kept:
+            # a folder an incremental checkpoint patches next: its encoding as read
             with self._guard:
-                if name not in self._lines:
-                    self._held += len(lines)
-                    self._lines[name] = (list(tree), lines)
+                if name not in self._kept:
+                    self._held += len(names)
+                    self._kept[name] = (names, data)
         self._remember(name, tree)
         return tree
 
@@ -348,50 +491,29 @@ class TreeReader:
         """A tree's hash and encoding, remembered (store it with ``put_encoded``).
 
         ``base``: the tree this one was made from by changing only the ``changed`` names
-        (added, replaced or removed); their lines alone are redone when ``base``'s are known.
+        (added, replaced or removed); their entries alone are redone when ``base``'s encoding
+        is kept.
         ``remember=False``: not cached. A full scan's trees are never read back by it, and
         an incremental scan after it reads the few it patches: cached, a first checkpoint
         of 500,000 files held the last 100,000 entries (``CACHE_ENTRIES``, about 40 MB).
         """
-        got = self._lines.get(base) if base is not None and _FAST else None
-        if got is not None:
-            names, lines = list(got[0]), list(got[1])
-            for n in changed:
-                i = bisect_left(names, n)
-                here = i < len(names) and names[i] == n
-                e = tree.get(n)
-                if e is not None:
-                    if here:
-                        lines[i] = _line(n, e)
-                    else:
-                        names.insert(i, n)
-                        lines.insert(i, _line(n, e))
-                elif here:
-                    del names[i], lines[i]
-            if len(names) != len(tree):  # not what the caller said: do it all
-                got = None
-        if got is None and _FAST:
-            names = sorted(tree)
-            lines = [_line(n, tree[n]) for n in names]
-        try:
-            data = _join(lines) if _FAST else encode(tree)
-        except UnicodeEncodeError:
-            data = encode(tree)  # a name with undecodable bytes sorts by bytes
-            names = []
+        got = self._kept.get(base) if base is not None else None
+        done = _patched(got[0], got[1], tree, changed) if got is not None else None
+        names, data = done if done is not None else _encode_named(tree)
         name = hash_bytes(TREE, data)
         if not remember:
             return name, data
-        if _FAST and (names or not tree):
+        if names is not None:
             with self._guard:
-                if name not in self._lines:
+                if name not in self._kept:
                     self._held += len(names)
-                self._lines[name] = (names, lines)
+                self._kept[name] = (names, data)
         if base is not None and base != name and base in self._cache:
             # the version this one replaces: dropped before any other tree when room is
             # needed (the oldest replaced first), so a long-lived server's cache keeps the
             # folders it has not touched since a walk rather than superseded versions
             self._replaced[base] = None
-        self._remember(name, tree)  # after the lines: dropping a tree drops its lines
+        self._remember(name, tree)  # after the encoding: dropping a tree drops it
         return name, data
 
     def put_encoded(self, name: str, data: bytes) -> None:

@@ -79,7 +79,8 @@ class Store(TurnOps, RewindOps):
             privacy.keep_private(root)  # a store made before: tightened once
             if version < FORMAT_VERSION:
                 # an older store: everything it holds reads as it is; new trees may use
-                # the newer modes, so older Turnbacks must not write to it any more
+                # the newer modes (2) and are binary (3), which older Turnbacks cannot
+                # read: they must not read or write it any more
                 try:
                     save_config(root, file_cfg)
                     version = FORMAT_VERSION
