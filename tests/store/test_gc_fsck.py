@@ -100,7 +100,7 @@ def test_disk_usage_in_status(store: Store, ws: Path) -> None:
     write(ws, "f", os.urandom(10_000))
     store.checkpoint()
     st = store.status()
-    assert st["bytes"] >= 10_000 and st["checkpoints"] == 1 and st["formatVersion"] == 2
+    assert st["bytes"] >= 10_000 and st["checkpoints"] == 1 and st["formatVersion"] == 3
 
 
 def test_gc_removes_old_stray_temps_only(store: Store, ws: Path) -> None:

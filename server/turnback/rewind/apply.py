@@ -358,6 +358,34 @@ class Applier:
         )
 
 
+def untouched(workspace: str, plan: Plan) -> bool:
+    """Whether no path of ``plan`` shows a sign of it having been applied: none holds what
+    it writes there, none it removes is gone, and no temporary name of a write stands in
+    a folder it writes to. (What each path held before is not needed: a journal whose
+    safety checkpoint is missing has nothing to say it with.)"""
+    try:
+        with open_root(workspace) as root:
+            for path in plan.remove:
+                parts = path.split("/")
+                with open_dir(root, parts[:-1], create=False) as dfd:
+                    if _lstat_or_none(dfd, parts[-1]) is None:
+                        return False
+            for path, entry in {**plan.write, **plan.create}.items():
+                parts = path.split("/")
+                try:
+                    dfd = open_dir(root, parts[:-1], create=False)
+                except (FileNotFoundError, NotADirectoryError, NotAFolder):
+                    continue  # its folder is not there: nothing written in it
+                with dfd:
+                    if _same(disk_entry(dfd, parts[-1]), entry):
+                        return False
+                    if any(_is_temp(name) for name in dfd.listdir()):
+                        return False
+    except (OSError, Unsafe, NotAFolder):
+        return False  # cannot tell: left to the refusal that names it
+    return True
+
+
 def _exact(rel: str) -> str:
     return rel
 
