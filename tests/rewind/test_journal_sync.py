@@ -82,3 +82,50 @@ def test_a_journal_in_place_syncs_no_folder(
     assert all(b != str(store.oplog.journal) for a, b, _ in again if a == "rename"), again
     assert any(b == str(store.oplog.journal) for a, b, _ in again if a == "fsync"), again
     store.finish_rewind()
+
+
+def test_the_files_are_read_while_the_journal_is_synced(
+        store: Store, ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The targets' contents are read (and checked) on the rewind's thread while its
+    journal's sync is waited for, not one by one as they are written: the journal's fsync
+    here waits until they are all read, which it could not if they were read after it."""
+    import threading
+
+    from turnback.objects.objectstore import ObjectStore
+    from turnback.rewind.apply import Applier
+
+    for i in range(5):
+        write(ws, f"d/f{i}", f"v1 {i}")
+    cp = store.checkpoint()
+    for i in range(5):
+        write(ws, f"d/f{i}", f"v2 {i}")
+    read: list[str] = []
+    all_read = threading.Event()
+    real_get, real_fsync, real_apply = ObjectStore.get, os.fsync, Applier.apply
+    wanted = 5
+    applying = [False]
+
+    def get(self: ObjectStore, kind: bytes, name: str) -> bytes:
+        data = real_get(self, kind, name)
+        if kind == b"blob":
+            read.append("apply" if applying[0] else "before")
+            if read.count("before") == wanted:
+                all_read.set()
+        return data
+
+    def fsync(fd: int) -> None:
+        if os.readlink(f"/proc/self/fd/{fd}") == str(store.oplog.journal):
+            assert all_read.wait(timeout=30), "the files were not read during the sync"
+        real_fsync(fd)
+
+    def apply(self: Applier, plan: object, **kw: bool) -> list[str]:
+        applying[0] = True
+        return real_apply(self, plan, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ObjectStore, "get", get)
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(Applier, "apply", apply)
+    store.rewind(cp.id)
+    monkeypatch.undo()
+    assert [(ws / f"d/f{i}").read_text() for i in range(5)] == [f"v1 {i}" for i in range(5)]
+    assert read == ["before"] * wanted, read  # none read again while writing

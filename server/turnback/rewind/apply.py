@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import blake3
 
-from ..errors import Conflict, Unsafe
+from ..errors import Conflict, TurnbackError, Unsafe
 from ..fs.folders import FdFolder, Folder, NotAFolder, chmod_fd, is_link, open_dir, open_root
 from ..fs.osflags import O_BINARY, O_CLOEXEC, O_NONBLOCK
 from ..fs.paths import refuse_protected_path
@@ -120,14 +120,41 @@ TMP_PREFIX = ".turnback-tmp-"  # a file being written into place, or one replace
 _is_temp = re.compile(re.escape(TMP_PREFIX) + r"[0-9]+-[0-9a-f]{8}").fullmatch
 
 
+# the most ``Applier.preload`` holds: a rewind of many files reads the rest as it writes
+PRELOAD_BYTES = 16 << 20
+
+
 class Applier:
     def __init__(self, workspace: str, objects: ObjectStore, fsync: bool) -> None:
         self.workspace = workspace
         self.objects = objects
         self.fsync = fsync
         self.done: list[str] = []
+        self._loaded: dict[str, bytes] = {}  # blobs ``preload`` read, checked, by name
         # files a write replaced, still held by a temporary name (``_put``): (folder, name)
         self.replaced: list[tuple[str, str]] = []
+
+    def preload(self, plan: Plan) -> None:
+        """Read the blobs ``plan`` writes (each checked against its name), for ``apply``.
+
+        Called while the journal's sync is waited for (``OpLog.begin``): reading a rewind's
+        targets out of packs (a partial decompression of a cold block each, ~0.2 ms a file)
+        was the largest part of applying a 10-file plan, and the disk wait leaves this
+        thread idle. Up to ``PRELOAD_BYTES``; what it cannot read (missing, damaged) is
+        left to ``apply``, whose own read says what is wrong.
+        """
+        budget = PRELOAD_BYTES
+        for _path, entry in sorted({**plan.write, **plan.create}.items()):
+            if entry.mode == LINK or entry.hash in self._loaded or entry.size > budget:
+                continue
+            try:
+                data = self.objects.get(BLOB, entry.hash)
+            except (TurnbackError, OSError):
+                continue
+            budget -= len(data)
+            if budget < 0:
+                return
+            self._loaded[entry.hash] = data
 
     def apply(self, plan: Plan, *, strict: bool = True) -> list[str]:
         """Make each path of ``plan`` its target, if it still holds what it held before.
@@ -155,6 +182,7 @@ class Applier:
                 if self._check(root, path, entry, plan.before.get(path), strict, kept):
                     self._put(root, path, entry)
                     self.done.append(path)
+        self._loaded.clear()
         return kept
 
     def _check(self, root: Folder, path: str, want: Entry | None, was: Entry | None,
@@ -299,7 +327,11 @@ class Applier:
                 fd = dfd.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_CLOEXEC | O_BINARY,
                               0o600)
                 try:
-                    self.objects.copy_blob_to(entry.hash, fd)
+                    loaded = self._loaded.get(entry.hash)
+                    if loaded is None:
+                        self.objects.copy_blob_to(entry.hash, fd)
+                    else:
+                        _write_all(fd, loaded)
                     chmod_fd(fd, os.path.join(dfd.path, tmp), permissions(entry.mode))
                     if self.fsync:
                         os.fsync(fd)
@@ -480,3 +512,9 @@ def _unlink_quietly(dfd: Folder, name: str) -> None:
         dfd.unlink(name)
     except OSError:
         pass
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +43,8 @@ class OpLog:
         append_lines(self.path, [op], fsync=fsync)
 
     # -- journal of the rewind in progress ------------------------------------------
-    def begin(self, record: dict[str, Any], *, fsync: bool, sync_with: Sequence[Path] = ()
-              ) -> None:
+    def begin(self, record: dict[str, Any], *, fsync: bool, sync_with: Sequence[Path] = (),
+              meanwhile: Callable[[], None] | None = None) -> None:
         """Write the journal of a rewind about to start, signed (``signing``), as one line
         into the journal file, which stays in place between rewinds (empty: none pending).
 
@@ -54,7 +54,8 @@ class OpLog:
         folder's sync). A crash before that sync returns leaves a journal that may be torn
         or may outlive the record it names; no workspace file was touched then, and
         ``pending`` and the store's recovery tell both apart from a rewind begun
-        (docs/FORMAT.md, "Rewind journal and operation log").
+        (docs/FORMAT.md, "Rewind journal and operation log"). ``meanwhile``: work for
+        this thread while the sync is waited for (not done when nothing is synced).
         """
         line = dumps(signing.sign(record)) + b"\n"
         fd, made = self._open_for_writing()
@@ -67,7 +68,8 @@ class OpLog:
         finally:
             os.close(fd)
         if fsync:
-            fsync_all([self.journal, *sync_with], [self.journal.parent] if made else [])
+            fsync_all([self.journal, *sync_with], [self.journal.parent] if made else [],
+                      meanwhile=meanwhile)
 
     def _open_for_writing(self) -> tuple[int, bool]:
         """The journal file opened to be written in place, and whether it was just made

@@ -5,6 +5,7 @@ journal, checked like any input). The plan and its application are in ``turnback
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable
 
@@ -185,11 +186,13 @@ class RewindOps(CheckpointOps):
             }
             # one wait for both: the safety checkpoint's record (its objects were synced
             # before it was appended) and the journal, which appears only after both
-            self.oplog.begin(record, fsync=self.config.fsync_commits,
-                             sync_with=[self.index.path])
             with imported_late("turnback.rewind.apply"):
                 from ..rewind.apply import Applier
             applier = Applier(str(self.workspace), self.objects, False)
+            # the files' contents are read while the disk is waited for
+            self.oplog.begin(record, fsync=self.config.fsync_commits,
+                             sync_with=[self.index.path],
+                             meanwhile=functools.partial(applier.preload, plan))
             try:
                 applier.apply(plan)
             except (TurnbackError, OSError) as exc:
