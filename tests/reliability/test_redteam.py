@@ -49,13 +49,18 @@ def test_a_secret_is_never_readable_through_the_rewinds_temporary_file(
     write(ws, ".env", "SECRET=2\n")
     os.chmod(ws / ".env", 0o600)
     modes: list[int] = []
-    real = ObjectStore.copy_blob_to
+    real, real_write = ObjectStore.copy_blob_to, rw._write_all
 
     def spy(self: ObjectStore, h: str, fd: int) -> None:
         real(self, h, fd)
         modes.append(os.fstat(fd).st_mode & 0o777)  # the bytes are in: who may read them?
 
+    def spy_write(fd: int, data: bytes) -> None:  # the bytes read ahead (Applier.preload)
+        real_write(fd, data)
+        modes.append(os.fstat(fd).st_mode & 0o777)
+
     monkeypatch.setattr(ObjectStore, "copy_blob_to", spy)
+    monkeypatch.setattr(rw, "_write_all", spy_write)
     old = os.umask(0o022)
     try:
         store.rewind(cp.id)
