@@ -178,11 +178,12 @@ def test_a_genuine_interrupted_rewind_is_still_finished(ws: Path) -> None:
     real = rw.Applier._put
     calls = []
 
-    def die_after_one(self: rw.Applier, root: int, path: str, entry: rw.Entry) -> None:
+    def die_after_one(self: rw.Applier, root: int, path: str, entry: rw.Entry,
+                      *folder: object) -> None:
         if calls:
             raise KeyboardInterrupt  # stands for the process dying here
         calls.append(path)
-        real(self, root, path, entry)
+        real(self, root, path, entry, *folder)
 
     rw.Applier._put = die_after_one  # type: ignore[method-assign]
     try:

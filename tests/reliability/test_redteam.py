@@ -85,11 +85,12 @@ def test_a_users_file_named_like_a_temporary_file_survives_a_roll_back(
     real = rw.Applier._put
     calls: list[str] = []
 
-    def disk_full_on_second(self: rw.Applier, root: int, path: str, entry: rw.Entry) -> None:
+    def disk_full_on_second(self: rw.Applier, root: int, path: str, entry: rw.Entry,
+                            *folder: object) -> None:
         calls.append(path)
         if len(calls) == 2:
             raise OSError(28, "No space left on device")
-        real(self, root, path, entry)
+        real(self, root, path, entry, *folder)
 
     monkeypatch.setattr(rw.Applier, "_put", disk_full_on_second)
     with pytest.raises(OSError):

@@ -69,6 +69,15 @@ def disk_entry(dfd: Folder, name: str) -> Entry | None:
     return Entry(STAT_MODES[st.st_mode & 0o777], h.hexdigest(), size)
 
 
+def _open_folder(root: Folder, path: str) -> Folder | None:
+    """The folder holding ``path``, open; None when it is not there (no file stands at
+    ``path`` then). A link on the way raises ``Unsafe``."""
+    try:
+        return open_dir(root, path.split("/")[:-1], create=False)
+    except (FileNotFoundError, NotADirectoryError, NotAFolder):
+        return None
+
+
 def _lstat_or_none(dfd: Folder, name: str) -> os.stat_result | None:
     try:
         return dfd.lstat(name)
@@ -179,23 +188,34 @@ class Applier:
                     self._remove(root, path)
                     self.done.append(path)
             for path, entry in sorted({**plan.write, **plan.create}.items()):
-                if self._check(root, path, entry, plan.before.get(path), strict, kept):
-                    self._put(root, path, entry)
-                    self.done.append(path)
+                # the folder looked in is the one written to: opened once, not again by _put
+                folder = _open_folder(root, path)
+                try:
+                    now = None if folder is None else disk_entry(folder, path.split("/")[-1])
+                    if self._decide(path, now, entry, plan.before.get(path), strict, kept):
+                        self._put(root, path, entry, folder)
+                        self.done.append(path)
+                finally:
+                    if folder is not None:
+                        folder.close()
         self._loaded.clear()
         return kept
 
     def _check(self, root: Folder, path: str, want: Entry | None, was: Entry | None,
                strict: bool, kept: list[str]) -> bool:
         """Whether ``path`` is to be written now (see ``apply``)."""
-        parts = path.split("/")
-        try:
-            dfd = open_dir(root, parts[:-1], create=False)
-        except (FileNotFoundError, NotADirectoryError, NotAFolder):
-            now = None  # its folder is gone: no file stands there (a symlink: Unsafe)
+        folder = _open_folder(root, path)
+        if folder is None:
+            now = None
         else:
-            with dfd:
-                now = disk_entry(dfd, parts[-1])
+            with folder:
+                now = disk_entry(folder, path.split("/")[-1])
+        return self._decide(path, now, want, was, strict, kept)
+
+    @staticmethod
+    def _decide(path: str, now: Entry | None, want: Entry | None, was: Entry | None,
+                strict: bool, kept: list[str]) -> bool:
+        """Whether ``path``, holding ``now``, is to be written (see ``apply``)."""
         if _same(now, want):
             return False  # already so (a journal applied again)
         if _same(now, was):
@@ -300,9 +320,12 @@ class Applier:
                 ) from None
             raise
 
-    def _put(self, root: Folder, path: str, entry: Entry) -> None:
+    def _put(self, root: Folder, path: str, entry: Entry, folder: Folder | None = None
+             ) -> None:
+        """Write ``entry`` at ``path`` through ``folder`` (its folder, open: the caller
+        closes it), or through its folder opened (made where missing) here."""
         parts = path.split("/")
-        dfd = self._parent(root, parts, path)
+        dfd = folder if folder is not None else self._parent(root, parts, path)
         name = parts[-1]
         tmp = f"{TMP_PREFIX}{os.getpid()}-{os.urandom(4).hex()}"
         try:
@@ -350,7 +373,8 @@ class Applier:
             _unlink_quietly(dfd, tmp)
             raise
         finally:
-            dfd.close()
+            if folder is None:
+                dfd.close()
 
     def _keep_replaced(self, dfd: Folder, name: str) -> str | None:
         """Give the regular file ``name`` a second, temporary name before a rename replaces
