@@ -122,8 +122,9 @@ def test_a_file_saved_while_the_rewind_runs_is_kept(ws: Path,
     real = rw.Applier._put
     saved: list[str] = []
 
-    def editor_saves(self: rw.Applier, root: int, path: str, entry: rw.Entry) -> None:
-        real(self, root, path, entry)
+    def editor_saves(self: rw.Applier, root: int, path: str, entry: rw.Entry,
+                     *folder: object) -> None:
+        real(self, root, path, entry, *folder)
         if not saved:  # right after the first file is written, an editor saves z.txt
             saved.append(path)
             write(ws, "z.txt", "z3, saved by the editor\n")
