@@ -185,7 +185,7 @@ class RewindOps(CheckpointOps):
                 "undoOf": undo_of, "plan": plan.to_json(),
             }
             # one wait for both: the safety checkpoint's record (its objects were synced
-            # before it was appended) and the journal, which appears only after both
+            # before it was appended) and the journal; no file changes before it returns
             with imported_late("turnback.rewind.apply"):
                 from ..rewind.apply import Applier
             applier = Applier(str(self.workspace), self.objects, False)
