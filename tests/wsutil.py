@@ -182,3 +182,10 @@ def write_codex_rollout(path: Path, sid: str) -> None:
                 "content": [{"type": "output_text", "text": f"answer {i}"}]}},
         ]
     path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in lines))
+
+
+def journal_left(store_dir: Path) -> bool:
+    """Whether the store's rewind journal holds anything. Since format 3 its file stays
+    between rewinds, emptied when a rewind ends (docs/FORMAT.md)."""
+    journal = store_dir / "journal.json"
+    return journal.exists() and journal.stat().st_size > 0

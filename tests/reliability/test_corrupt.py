@@ -12,6 +12,7 @@ from turnback import Store, StoreDamaged, TurnbackError
 from wsutil import (
     age_tree,
     corrupt_object,
+    journal_left,
     picture,
     remove_object,
     truncate_object,
@@ -57,7 +58,7 @@ def test_damaged_blob_refused_before_the_workspace_changes(ws: Path, damage: obj
         store.rewind(a)
     assert big[:12] in info.value.message or "big.bin" in info.value.message
     assert picture(ws) == before
-    assert not (store.root / "journal.json").exists()
+    assert not journal_left(store.root)
     store.rewind(a, ["small.txt", "src"])  # the intact files of that checkpoint
     assert (ws / "small.txt").read_text() == "small\n"
     assert Store.open(ws).session("s1").events  # sessions untouched
@@ -145,7 +146,7 @@ def test_config_damage_named(ws: Path, content: object, message: str) -> None:
 
 def test_garbage_journal_named(ws: Path) -> None:
     store, _a, *_ = two_checkpoints(ws)
-    (store.root / "journal.json").write_bytes(b"{half")
+    (store.root / "journal.json").write_bytes(b"{half\n")  # whole: its line is ended
     again = Store.open(ws)  # opens: fsck must be able to say what is wrong
     with pytest.raises(StoreDamaged, match=r"rewinds are refused.*interrupted rewind.*delete"):
         again.rewind(_a)
@@ -154,6 +155,21 @@ def test_garbage_journal_named(ws: Path) -> None:
     (store.root / "journal.json").unlink()
     again.rewind(_a)  # resolved
     count("garbage rewind journal")
+
+
+def test_torn_journal_is_a_rewind_never_begun(ws: Path) -> None:
+    """A journal without its line's end was cut while it was written (format 3 writes it
+    in place): no file is touched before it is synced whole, so nothing was begun. It is
+    emptied at the next open, and rewinds go ahead."""
+    store, _a, *_ = two_checkpoints(ws)
+    (store.root / "journal.json").write_bytes(b'{"id": "0123456789abcdef", "op": "rew')
+    before = picture(ws)
+    again = Store.open(ws)
+    assert again.journal_problem is None and not journal_left(again.root)
+    assert picture(ws) == before
+    assert again.fsck().ok
+    again.rewind(_a)
+    count("torn rewind journal")
 
 
 def test_caches_rebuilt_when_garbage(ws: Path) -> None:

@@ -20,7 +20,7 @@ import pytest
 
 from shared_data import need_transcripts
 from turnback import Store
-from wsutil import Picture, picture
+from wsutil import Picture, journal_left, picture
 
 from .crashkit import Ack, Outcome, run_child, tally
 from .wsgen import edit_workspace, ignored, make_workspace, tracked
@@ -189,7 +189,7 @@ def rewound_or_not(ws: Path, a: Picture, b: Picture) -> str:
 def check_rewind(ws: Path, out: Outcome, rng: random.Random) -> str:
     a, b = STATES.pop(ws)
     store = Store.open(ws)  # finishes (or rolls back) an interrupted rewind
-    assert not (store.root / "journal.json").exists(), "the journal was left behind"
+    assert not journal_left(store.root), "the journal was left behind"
     where = rewound_or_not(ws, a, b)
     if out.acks:
         assert where == "target", "an acknowledged rewind is not in place"
@@ -215,7 +215,7 @@ def setup_undo(ws: Path, rng: random.Random) -> Callable[[Ack], None]:
 def check_undo(ws: Path, out: Outcome, rng: random.Random) -> str:
     a, b = STATES.pop(ws)
     store = Store.open(ws)
-    assert not (store.root / "journal.json").exists(), "the journal was left behind"
+    assert not journal_left(store.root), "the journal was left behind"
     where = rewound_or_not(ws, a, b)  # "before" = undone, "target" = still rewound
     if out.acks:
         assert where == "before", "an acknowledged undo is not in place"

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from turnback import Store
-from wsutil import cli_env, picture, run_cli, write
+from wsutil import cli_env, journal_left, picture, run_cli, write
 
 from .crashkit import tally
 
@@ -171,7 +171,7 @@ def test_rewind_on_a_full_disk_puts_the_workspace_back(tmp_path: Path) -> None:
         assert code in (1, 2) and ("No space" in err or "too large" in err
                                    or int(err.split()[0]) in FULL), err
         after = Store.open(ws, store_dir=store_dir)  # opens: no journal left to replay
-        assert not (store_dir / "journal.json").exists()
+        assert not journal_left(store_dir)
         assert picture(ws) == before, "the workspace was left half rewound"
         assert after.fsck().ok
     count(f"rewind on a full disk ({'tmpfs' if real else 'RLIMIT_FSIZE'})")

@@ -16,7 +16,7 @@ import pytest
 import turnback.rewind.apply as rw
 from turnback import Conflict, Store
 from turnback.objects.objectstore import ObjectStore
-from wsutil import picture, run_cli, write
+from wsutil import journal_left, picture, run_cli, write
 
 from .crashkit import tally
 
@@ -43,7 +43,7 @@ def _refused_and_untouched(store: Store, ws: Path, cp: str, names: list[str]) ->
     assert "Nothing was changed" in err.value.message
     assert picture(ws) == before
     assert len(store.checkpoints()) == n  # a refused rewind leaves no checkpoint behind
-    assert not (store.root / "journal.json").exists()
+    assert not journal_left(store.root)
 
 
 def test_a_file_ignored_since_the_checkpoint_is_not_overwritten(ws: Path) -> None:
@@ -122,8 +122,9 @@ def test_a_file_saved_while_the_rewind_runs_is_kept(ws: Path,
     real = rw.Applier._put
     saved: list[str] = []
 
-    def editor_saves(self: rw.Applier, root: int, path: str, entry: rw.Entry) -> None:
-        real(self, root, path, entry)
+    def editor_saves(self: rw.Applier, root: int, path: str, entry: rw.Entry,
+                     *folder: object) -> None:
+        real(self, root, path, entry, *folder)
         if not saved:  # right after the first file is written, an editor saves z.txt
             saved.append(path)
             write(ws, "z.txt", "z3, saved by the editor\n")
@@ -134,7 +135,7 @@ def test_a_file_saved_while_the_rewind_runs_is_kept(ws: Path,
     assert saved == ["a.txt"]
     assert (ws / "z.txt").read_text() == "z3, saved by the editor\n"  # kept
     assert (ws / "a.txt").read_text() == "a2\n"  # the rewind was undone
-    assert not (store.root / "journal.json").exists()
+    assert not journal_left(store.root)
     count("file saved while the rewind runs")
 
 

@@ -1,6 +1,8 @@
 """A rewind's safety checkpoint record is made durable with its journal, in one wait,
-before the journal appears: a power cut can never leave a journal naming a safety
-checkpoint that is not on disk (the undo of that rewind would have nothing to go back to)."""
+before the first workspace file changes: a power cut can never leave a rewind begun whose
+journal or safety checkpoint is not on disk (its recovery, or its undo, would have nothing
+to go by). Since format 3 the journal is written in place, so once its file exists no
+folder is synced for it."""
 
 from __future__ import annotations
 
@@ -17,34 +19,113 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="names a descriptor's file through /proc")
 
 
-def test_the_safety_record_is_synced_before_the_journal_appears(
-        store: Store, ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    write(ws, "f", "v1")
-    cp = store.checkpoint()
-    write(ws, "f", "v2")
+def _rewind_watched(store: Store, cp: str, monkeypatch: pytest.MonkeyPatch
+                    ) -> list[tuple[str, str, int]]:
+    """The fsyncs (file, size then) and renames of one rewind, in order."""
     seen: list[tuple[str, str, int]] = []
-    real_fsync, real_replace = os.fsync, os.replace
+    real_fsync, real_rename = os.fsync, os.rename
 
     def fsync(fd: int) -> None:
         seen.append(("fsync", os.readlink(f"/proc/self/fd/{fd}"), os.fstat(fd).st_size))
         real_fsync(fd)
 
-    def replace(src: str | Path, dst: str | Path) -> None:
-        seen.append(("replace", str(dst), 0))
-        real_replace(src, dst)
+    def rename(src: str, dst: str, **kw: int) -> None:
+        seen.append(("rename", str(dst), 0))
+        real_rename(src, dst, **kw)
 
     monkeypatch.setattr(os, "fsync", fsync)
-    monkeypatch.setattr(os, "replace", replace)
-    store.rewind(cp.id, finish_later=True)
+    monkeypatch.setattr(os, "rename", rename)
+    store.rewind(cp, finish_later=True)
     monkeypatch.undo()
+    return seen
+
+
+def test_the_safety_record_and_the_journal_are_synced_before_a_file_changes(
+        store: Store, ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(ws, "f", "v1")
+    cp = store.checkpoint()
+    write(ws, "f", "v2")
+    seen = _rewind_watched(store, cp.id, monkeypatch)
     assert (ws / "f").read_text() == "v1"
-    index = str(store.index.path)
     safety = store.checkpoints()[-1]
     assert safety.label.startswith("before rewind")
+    first_write = next(i for i, s in enumerate(seen) if s[0] == "rename" and s[1] == "f")
     synced_size = store.index.path.stat().st_size  # ends with the safety record
-    journal_at = seen.index(("replace", str(store.oplog.journal), 0))
-    assert ("fsync", index, synced_size) in seen[:journal_at], (
-        "checkpoints.jsonl, with the safety checkpoint's record, must be synced before the "
-        f"journal is renamed into place: {seen}")
+    journal_size = store.oplog.journal.stat().st_size
+    assert journal_size > 0 and store.oplog.pending() is not None
+    before = seen[:first_write]
+    assert ("fsync", str(store.index.path), synced_size) in before, (
+        f"checkpoints.jsonl, with the safety record, must be synced before a file changes: "
+        f"{seen}")
+    assert ("fsync", str(store.oplog.journal), journal_size) in before, (
+        f"the journal, whole, must be synced before a file changes: {seen}")
     store.finish_rewind()
     assert store.oplog.pending() is None
+    assert store.oplog.journal.exists() and store.oplog.journal.stat().st_size == 0, (
+        "an ended journal is emptied, not removed (format 3)")
+
+
+def test_a_journal_in_place_syncs_no_folder(
+        store: Store, ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first rewind makes the journal file (its folder synced for the name); the next
+    one writes into it: no sync of the store's folder, no rename of a journal."""
+    write(ws, "f", "v1")
+    cp = store.checkpoint()
+    write(ws, "f", "v2")
+    first = _rewind_watched(store, cp.id, monkeypatch)
+    assert any(a == "fsync" and b == str(store.root) for a, b, _ in first), first
+    store.finish_rewind()
+    write(ws, "f", "v3")
+    again = _rewind_watched(store, cp.id, monkeypatch)
+    assert (ws / "f").read_text() == "v1"
+    assert all(b != str(store.root) for a, b, _ in again if a == "fsync"), again
+    assert all(b != str(store.oplog.journal) for a, b, _ in again if a == "rename"), again
+    assert any(b == str(store.oplog.journal) for a, b, _ in again if a == "fsync"), again
+    store.finish_rewind()
+
+
+def test_the_files_are_read_while_the_journal_is_synced(
+        store: Store, ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The targets' contents are read (and checked) on the rewind's thread while its
+    journal's sync is waited for, not one by one as they are written: the journal's fsync
+    here waits until they are all read, which it could not if they were read after it."""
+    import threading
+
+    from turnback.objects.objectstore import ObjectStore
+    from turnback.rewind.apply import Applier
+
+    for i in range(5):
+        write(ws, f"d/f{i}", f"v1 {i}")
+    cp = store.checkpoint()
+    for i in range(5):
+        write(ws, f"d/f{i}", f"v2 {i}")
+    read: list[str] = []
+    all_read = threading.Event()
+    real_get, real_fsync, real_apply = ObjectStore.get, os.fsync, Applier.apply
+    wanted = 5
+    applying = [False]
+
+    def get(self: ObjectStore, kind: bytes, name: str) -> bytes:
+        data = real_get(self, kind, name)
+        if kind == b"blob":
+            read.append("apply" if applying[0] else "before")
+            if read.count("before") == wanted:
+                all_read.set()
+        return data
+
+    def fsync(fd: int) -> None:
+        if os.readlink(f"/proc/self/fd/{fd}") == str(store.oplog.journal):
+            assert all_read.wait(timeout=30), "the files were not read during the sync"
+        real_fsync(fd)
+
+    def apply(self: Applier, plan: object, **kw: bool) -> list[str]:
+        applying[0] = True
+        return real_apply(self, plan, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ObjectStore, "get", get)
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(Applier, "apply", apply)
+    store.rewind(cp.id)
+    monkeypatch.undo()
+    assert [(ws / f"d/f{i}").read_text() for i in range(5)] == [f"v1 {i}" for i in range(5)]
+    assert read == ["before"] * wanted, read  # none read again while writing

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from turnback import Conflict, InvalidInput, NotFound, Store, Unsafe
-from wsutil import picture, remove_object, write
+from wsutil import journal_left, picture, remove_object, write
 
 
 def fill(ws: Path) -> None:
@@ -90,7 +90,7 @@ def test_rewind_records_event_and_oplog(store: Store, ws: Path) -> None:
     op = store.log()[-1]
     assert (op["op"], op["checkpoint"], op["safety"]) == ("rewind", cp.id,
                                                          res.safety_checkpoint)
-    assert not (store.root / "journal.json").exists()
+    assert not journal_left(store.root)
 
 
 def test_rewind_paths_subset(store: Store, ws: Path) -> None:
@@ -215,7 +215,7 @@ def test_untracked_folder_in_the_way_is_a_conflict(store: Store, ws: Path) -> No
     with pytest.raises(Conflict, match="ignored files"):
         store.rewind(cp.id)
     assert picture(ws) == before  # nothing half done
-    assert not (store.root / "journal.json").exists()
+    assert not journal_left(store.root)
     Store.open(ws)  # and the store still opens
 
 
@@ -307,9 +307,9 @@ def test_journal_replay_after_a_swap_and_stray_temp(store: Store, ws: Path,
     with pytest.raises(Crash):
         store.rewind(cp.id)
     monkeypatch.undo()
-    assert (store.root / "journal.json").exists()
+    assert journal_left(store.root)
     (ws / "src" / ".turnback-tmp-4242-deadbeef").write_bytes(b"half a file")  # a kill's leftover
     again = Store.open(ws)  # replays: run.sh is a file again, its old folder's file is gone
-    assert not (again.root / "journal.json").exists()
+    assert not journal_left(again.root)
     assert picture(ws) == want
     assert again.log()[-1]["op"] == "rewind"

@@ -451,6 +451,9 @@ def test_finishing_an_interrupted_rewind_drops_the_early_child(
             def __init__(self, *_a: object) -> None:
                 pass
 
+            def preload(self, _plan: object) -> None:
+                pass  # reads only (during the journal's sync)
+
             def apply(self, _plan: object) -> None:
                 raise Crash  # the journal is written, no file yet
 

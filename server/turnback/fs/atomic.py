@@ -33,7 +33,8 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def fsync_all(files: Sequence[Path], dirs: Sequence[Path] = ()) -> None:
+def fsync_all(files: Sequence[Path], dirs: Sequence[Path] = (),
+              meanwhile: Callable[[], None] | None = None) -> None:
     """Make ``files`` and the names in ``dirs`` durable, the fsyncs waited for together.
 
     A journalling file system (ext4's jbd2, XFS's log) commits fsyncs that wait at the
@@ -43,8 +44,15 @@ def fsync_all(files: Sequence[Path], dirs: Sequence[Path] = ()) -> None:
     order among themselves does not matter: the caller commits only once all of them
     are done, which this call returning means. A file's failure raises (as ``os.fsync``
     would); a folder's is ignored, as in ``fsync_dir``.
+
+    ``meanwhile``: work for the caller's thread while the disk is waited for (every fsync
+    then has a thread); it must not depend on the syncs, and what it raises is raised
+    after they are done.
     """
-    jobs = [partial(fsync_file, f) for f in files] + [partial(fsync_dir, d) for d in dirs]
+    jobs: list[Callable[[], None]] = [partial(fsync_file, f) for f in files]
+    jobs += [partial(fsync_dir, d) for d in dirs]
+    if meanwhile is not None:
+        jobs.insert(0, meanwhile)
     if len(jobs) <= 1:
         for job in jobs:
             job()

@@ -1,21 +1,26 @@
 """The operation log (``oplog.jsonl``): every rewind and undo, so each can be undone.
 
 Like jj's operation log: an undo is itself an operation, so undoing an undo
-redoes. A rewind in progress is described by ``journal.json`` until it is done.
+redoes. A rewind in progress is described by ``journal.json`` until it is done (format 3:
+the file stays, emptied, between rewinds).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+import stat
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from ..errors import StoreDamaged
-from ..fs.atomic import atomic_write
+from ..errors import Conflict, StoreDamaged
+from ..fs.atomic import fsync_all
 from ..fs.jsonl import append_lines, dumps, last_line, loads, read_lines
-from ..fs.reading import read_regular
+from ..fs.osflags import O_BINARY, O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK
+from ..fs.privacy import FILE_MODE
+from ..fs.reading import read_fd, read_regular
 from . import signing
 
 # a journal names each path a rewind changes (about 200 bytes a path): far more than
@@ -38,30 +43,128 @@ class OpLog:
         append_lines(self.path, [op], fsync=fsync)
 
     # -- journal of the rewind in progress ------------------------------------------
-    def begin(self, record: dict[str, Any], *, fsync: bool, sync_with: Sequence[Path] = ()
-              ) -> None:
-        """Write the journal of a rewind about to start, signed (``signing``).
-        ``sync_with``: files made durable together with it, before it appears (the
-        safety checkpoint's record, appended unsynced just before)."""
-        atomic_write(self.journal, dumps(signing.sign(record)), fsync=fsync,
-                     sync_with=sync_with)
+    def begin(self, record: dict[str, Any], *, fsync: bool, sync_with: Sequence[Path] = (),
+              meanwhile: Callable[[], None] | None = None) -> None:
+        """Write the journal of a rewind about to start, signed (``signing``), as one line
+        into the journal file, which stays in place between rewinds (empty: none pending).
+
+        Written in place, it needs no folder sync once it exists: its content and
+        ``sync_with`` (the safety checkpoint's record, appended unsynced just before) are
+        synced together, one disk wait where a new file renamed into place took two (the
+        folder's sync). A crash before that sync returns leaves a journal that may be torn
+        or may outlive the record it names; no workspace file was touched then, and
+        ``pending`` and the store's recovery tell both apart from a rewind begun
+        (docs/FORMAT.md, "Rewind journal and operation log"). ``meanwhile``: work for
+        this thread while the sync is waited for (not done when nothing is synced).
+        """
+        line = dumps(signing.sign(record)) + b"\n"
+        fd, made = self._open_for_writing()
+        try:
+            os.ftruncate(fd, 0)
+            os.lseek(fd, 0, os.SEEK_SET)  # past what a check of a left journal read
+            view = memoryview(line)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        if fsync:
+            fsync_all([self.journal, *sync_with], [self.journal.parent] if made else [],
+                      meanwhile=meanwhile)
+
+    def _open_for_writing(self) -> tuple[int, bool]:
+        """The journal file opened to be written in place, and whether it was just made
+        (its name then needs its folder's sync). Anything else standing at its name (a
+        link, a folder, a file with a second name elsewhere, which writing in place would
+        change too) is replaced by a new file; a journal still pending is never
+        overwritten."""
+        flags = os.O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_BINARY | O_CLOEXEC
+        try:
+            return os.open(self.journal, flags | os.O_CREAT | os.O_EXCL, FILE_MODE), True
+        except FileExistsError:
+            pass
+        try:
+            fd = os.open(self.journal, flags)
+        except OSError:
+            fd = -1  # a symlink (ELOOP), a FIFO, a folder: replaced below
+        if fd >= 0:
+            st = os.fstat(fd)
+            if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
+                try:
+                    if st.st_size and _parse(self.journal, read_fd(fd, MAX_JOURNAL,
+                                                                   self.journal)) is not None:
+                        raise Conflict(
+                            f"{self.journal} holds a rewind another process left unfinished; "
+                            "nothing was changed. Open the store again (any 'turnback' verb) "
+                            "to finish it, then rewind")
+                except BaseException:
+                    os.close(fd)
+                    raise
+                return fd, False
+            os.close(fd)
+        try:
+            os.unlink(self.journal)
+        except OSError as exc:
+            raise StoreDamaged(
+                f"{self.journal} is not a file Turnback wrote ({exc.strerror}); nothing was "
+                "changed: move it away and rewind again") from None
+        return os.open(self.journal, flags | os.O_CREAT | os.O_EXCL, FILE_MODE), True
 
     def pending(self) -> dict[str, Any] | None:
+        """The journal's record, or None when no rewind is pending (no file, an empty one,
+        or one whose write never finished: no workspace file is touched before it is
+        synced whole)."""
         try:
-            data = loads(read_regular(self.journal, limit=MAX_JOURNAL))
+            data = read_regular(self.journal, limit=MAX_JOURNAL)
         except FileNotFoundError:
             return None
-        except orjson.JSONDecodeError as exc:
-            raise StoreDamaged(
-                f"{self.journal} (an interrupted rewind) is unreadable ({exc}); the workspace may "
-                "be half rewound: inspect it, then delete that file"
-            ) from exc
-        if not isinstance(data, dict):
-            raise StoreDamaged(f"{self.journal} must hold a JSON object")
-        return data
+        return _parse(self.journal, data)
+
+    def holds_journal(self) -> bool:
+        """Whether the journal file holds anything (a rewind pending, or what recovery
+        refused); cheap enough for ``status``."""
+        try:
+            return os.stat(self.journal, follow_symlinks=False).st_size > 0
+        except OSError:
+            return False
 
     def end(self) -> None:
+        """Empty the journal (not synced: a crash that undoes this only makes the next
+        open finish a rewind already finished, which it notices). Anything other than the
+        file ``begin`` writes is unlinked, as every journal was before format 3."""
         try:
-            self.journal.unlink()
+            fd = os.open(self.journal, os.O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_BINARY
+                         | O_CLOEXEC)
+        except FileNotFoundError:
+            return
+        except OSError:
+            fd = -1
+        if fd >= 0:
+            try:
+                st = os.fstat(fd)
+                if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
+                    os.ftruncate(fd, 0)
+                    return
+            finally:
+                os.close(fd)
+        try:
+            os.unlink(self.journal)
         except FileNotFoundError:
             pass
+
+
+def _parse(path: Path, data: bytes) -> dict[str, Any] | None:
+    """The record a journal file's bytes hold (see ``OpLog.pending``)."""
+    if not data.strip():
+        return None  # no rewind since the last ended
+    try:
+        value = loads(data)
+    except orjson.JSONDecodeError as exc:
+        if not data.endswith(b"\n"):
+            return None  # torn: its write never finished, so no workspace file was touched
+        raise StoreDamaged(
+            f"{path} (an interrupted rewind) is unreadable ({exc}); the workspace may "
+            "be half rewound: inspect it, then delete that file"
+        ) from exc
+    if not isinstance(value, dict):
+        raise StoreDamaged(f"{path} must hold a JSON object")
+    return value

@@ -157,7 +157,7 @@ class Store(TurnOps, RewindOps):
             "checkpoints": len(cps),
             "bytes": self.disk_usage(),
             "lastCheckpoint": cps[-1].to_json() if cps else None,
-            "pendingRewind": self.oplog.journal.exists(),
+            "pendingRewind": self.oplog.holds_journal(),
         }
 
     def log(self) -> list[JSON]:

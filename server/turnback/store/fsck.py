@@ -57,7 +57,7 @@ def check(store: StoreState) -> FsckReport:
                                            "them are listed below); the next checkpoint "
                                            "stores the files still in the workspace again"})
     rep.stray_temps = sum(1 for _ in stray_temps(store))
-    if store.journal_problem is not None and store.oplog.journal.exists():
+    if store.journal_problem is not None and store.oplog.holds_journal():
         rep.damaged.append({"what": "rewind journal", "id": str(store.oplog.journal),
                             "problem": store.journal_problem,
                             "recoverable": "delete the file if no rewind was interrupted here "

@@ -5,6 +5,7 @@ journal, checked like any input). The plan and its application are in ``turnback
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable
 
@@ -184,12 +185,14 @@ class RewindOps(CheckpointOps):
                 "undoOf": undo_of, "plan": plan.to_json(),
             }
             # one wait for both: the safety checkpoint's record (its objects were synced
-            # before it was appended) and the journal, which appears only after both
-            self.oplog.begin(record, fsync=self.config.fsync_commits,
-                             sync_with=[self.index.path])
+            # before it was appended) and the journal; no file changes before it returns
             with imported_late("turnback.rewind.apply"):
                 from ..rewind.apply import Applier
             applier = Applier(str(self.workspace), self.objects, False)
+            # the files' contents are read while the disk is waited for
+            self.oplog.begin(record, fsync=self.config.fsync_commits,
+                             sync_with=[self.index.path],
+                             meanwhile=functools.partial(applier.preload, plan))
             try:
                 applier.apply(plan)
             except (TurnbackError, OSError) as exc:
@@ -394,7 +397,7 @@ class RewindOps(CheckpointOps):
         except StoreDamaged as exc:
             self.journal_problem = f"{exc.message}; it was not applied"
             return None
-        if record is None:
+        if record is None and not self.oplog.holds_journal():
             return None
         # the CLI's early check of folders saw the workspace before this rewind's end
         prescan.drop_early()
@@ -402,6 +405,10 @@ class RewindOps(CheckpointOps):
             try:
                 record = self.oplog.pending()
                 if record is None:
+                    self.oplog.end()  # torn, or emptied meanwhile: nothing was begun
+                    return None
+                if self._never_begun(record):
+                    self.oplog.end()
                     return None
                 plan = self._journal_plan(record)
                 record.pop(signing.FIELD, None)  # checked: the records that follow need it not
@@ -448,6 +455,33 @@ class RewindOps(CheckpointOps):
                     "session is repaired the next open records it")
                 return None
             return str(record["id"])
+
+    def _never_begun(self, record: JSON) -> bool:
+        """Whether ``record`` is a journal of this user's whose rewind never touched the
+        workspace, though the safety checkpoint it names is not on disk.
+
+        The journal is written in place and synced together with that checkpoint's record
+        (``OpLog.begin``); a power cut before both syncs return can keep the journal and
+        lose the record, and no file was touched then. So a signed journal (never a
+        planted one) whose safety checkpoint is missing, and none of whose paths holds
+        what the rewind writes nor lacks what it removes, is a rewind that never began:
+        it is emptied, as a crash before the journal would have left the store. Anything
+        else is left to ``_journal_plan``, which refuses it and names the missing
+        checkpoint.
+        """
+        safety_id = record.get("safety")
+        if not isinstance(safety_id, str) or self.index.get(safety_id) is not None:
+            return False
+        if signing.check(record) is not None:
+            return False
+        try:
+            plan = Plan.from_json(record.get("plan"), "its plan")
+            self._refuse_reserved(plan.paths(), "path")
+        except TurnbackError:
+            return False
+        with imported_late("turnback.rewind.apply"):
+            from ..rewind.apply import untouched
+        return untouched(str(self.workspace), plan)
 
     def _journal_plan(self, record: JSON) -> Plan:
         """The plan of a journal record, every field checked (``StoreDamaged`` names the
@@ -501,8 +535,8 @@ class RewindOps(CheckpointOps):
 
     def _refuse_if_journal_bad(self) -> None:
         if self.journal_problem is not None:
-            if not self.oplog.journal.exists():
-                self.journal_problem = None  # resolved: the file was removed
+            if not self.oplog.holds_journal():
+                self.journal_problem = None  # resolved: the file was removed or emptied
                 return
             raise StoreDamaged(f"rewinds are refused: {self.journal_problem}")
 

@@ -1,0 +1,158 @@
+"""A rewind killed at each of its file-system mutations in turn, torn and whole: since
+format 3 its journal is written in place, into a file that stays between rewinds, and
+emptied when the rewind ends. Every boundary must leave, after the next open, the workspace
+as before or as the target, no journal pending, and an undo that brings back the state
+before. (``test_crash.py`` kills at random points of random workspaces; this walks every
+point of one, on a store whose journal file already exists.)
+
+Also what a power cut may leave and a kill cannot: the journal on disk without the safety
+checkpoint's record it was synced with (no file touched: it is emptied), and the same with a
+file already written (refused, named, nothing applied)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from turnback import Store
+from turnback.rewind.apply import Applier
+from wsutil import journal_left, picture, write
+
+from .crashkit import Ack, run_child
+from .wsgen import tracked
+
+FILES = {"a.txt": "one\n", "src/b.py": "print(1)\n", "src/c/d.md": "# d\n", "e.bin": "\0\1"}
+
+
+def _prepared(ws: Path) -> tuple[str, dict[str, bytes], dict[str, bytes]]:
+    """A store that has rewound and undone once (its journal file exists, emptied), a
+    checkpoint ``A`` and a workspace edited since: (A's id, A's picture, the picture now)."""
+    for rel, text in FILES.items():
+        write(ws, rel, text)
+    with Store.open(ws, create=True) as store:
+        cp = store.checkpoint(label="A")
+        a = picture(ws)
+        write(ws, "a.txt", "two\n")
+        write(ws, "src/new.txt", "made after A\n")
+        (ws / "e.bin").unlink()
+        store.rewind(cp.id)
+        store.undo()
+        write(ws, "src/b.py", "print(2)\n")
+        assert store.oplog.journal.exists() and not journal_left(store.root)
+    return cp.id, a, picture(ws)
+
+
+def _rewind(ws: Path, cp: str) -> Callable[[Ack], None]:
+    def run(ack: Ack) -> None:
+        with Store.open(ws) as store:
+            store.rewind(cp)
+        ack("rewound")
+    return run
+
+
+def test_a_rewind_killed_at_every_step(tmp_path: Path) -> None:
+    cp, a, b = _prepared(tmp_path / "count" / "ws")
+    out = run_child(_rewind(tmp_path / "count" / "ws", cp))
+    assert out.error is None, out.error
+    steps = out.steps
+    assert steps and steps > 10, out
+    seen = {"target": 0, "before": 0}
+    for k in range(1, steps + 1):
+        for seed in (0, 1):  # a kill at a write: whole (seed 0), torn (seed 1)
+            ws = tmp_path / f"k{k}-{seed}" / "ws"
+            cp, a, b = _prepared(ws)
+            out = run_child(_rewind(ws, cp), kill_at=k, seed=seed)
+            assert out.error is None, f"step {k}: {out.error}"
+            with Store.open(ws) as store:  # finishes or leaves an interrupted rewind
+                assert not journal_left(store.root), f"step {k}: the journal was left"
+                assert store.journal_problem is None, f"step {k}: {store.journal_problem}"
+                now = picture(ws)
+                if now == b:
+                    where = "before"
+                else:
+                    assert tracked(now) == tracked(a), (
+                        f"step {k} (seed {seed}): neither the target nor the state before")
+                    where = "target"
+                    store.undo()
+                    assert picture(ws) == b, f"step {k}: the undo is not byte-exact"
+                if out.acks:
+                    assert where == "target", f"step {k}: an acknowledged rewind is not in place"
+                assert store.fsck().ok, f"step {k}: {store.fsck().damaged}"
+            seen[where] += 1
+    assert seen["target"] and seen["before"], seen
+
+
+def _begun_then_cut(ws: Path, write_one: bool) -> tuple[Store, dict[str, bytes]]:
+    """A rewind stopped right after its journal was synced (a power cut there), with
+    ``checkpoints.jsonl`` put back to what it held before the safety record: the record
+    lost, the journal kept, as a cut between their writebacks could leave them."""
+    cp, _a, b = _prepared(ws)
+    store = Store.open(ws)
+    index = store.index.path.read_bytes()
+
+    def cut(self: Applier, plan: object, **_kw: object) -> list[str]:
+        if write_one:
+            (ws / "a.txt").write_text("one\n")  # what the rewind writes there
+        raise KeyboardInterrupt  # the process stops here
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Applier, "apply", cut)
+        with pytest.raises(KeyboardInterrupt):
+            store.rewind(cp)
+    assert journal_left(store.root)
+    store.index.path.write_bytes(index)
+    return store, b
+
+
+def test_a_journal_whose_safety_record_was_lost_before_any_file_changed_is_emptied(
+        tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    _store, b = _begun_then_cut(ws, write_one=False)
+    with Store.open(ws) as again:
+        assert again.journal_problem is None
+        assert not journal_left(again.root)
+        assert picture(ws) == b
+        assert again.log()[-1]["op"] == "undo"  # the cut rewind was never recorded
+        assert again.fsck().ok, again.fsck().damaged
+
+
+def test_a_journal_whose_safety_record_was_lost_after_a_file_changed_is_refused(
+        tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    _store, _b = _begun_then_cut(ws, write_one=True)
+    with Store.open(ws) as again:
+        assert again.journal_problem is not None
+        assert "safety checkpoint" in again.journal_problem
+        assert journal_left(again.root)
+        assert (ws / "a.txt").read_text() == "one\n"  # nothing applied, nothing undone
+
+
+def test_a_journal_hard_linked_to_a_workspace_file_is_replaced_not_written_through(
+        tmp_path: Path) -> None:
+    """Written in place, the journal would change every other name of its file."""
+    ws = tmp_path / "ws"
+    cp, _a, _b = _prepared(ws)
+    with Store.open(ws) as store:
+        write(ws, "notes.txt", "the user's notes\n")
+        store.oplog.journal.unlink()
+        os.link(ws / "notes.txt", store.oplog.journal)
+        store.rewind(cp, paths=["a.txt"])
+        assert (ws / "notes.txt").read_text() == "the user's notes\n"
+        assert os.stat(store.oplog.journal).st_nlink == 1
+        assert not journal_left(store.root)
+
+
+def test_a_rewind_never_overwrites_a_journal_left_pending(tmp_path: Path) -> None:
+    """Another process's rewind interrupted after this store was opened: its journal is
+    not overwritten by the next rewind, which is refused with what to do."""
+    ws = tmp_path / "ws"
+    cp, _a, _b = _prepared(ws)
+    with Store.open(ws) as store:
+        left = store.oplog.journal
+        left.write_bytes(b'{"id": "0123456789abcdef"}\n')
+        with pytest.raises(Exception, match="another process left unfinished"):
+            store.rewind(cp)
+        assert left.read_bytes() == b'{"id": "0123456789abcdef"}\n'
