@@ -19,7 +19,8 @@ from ..fs.namefold import NameRules
 from ..fs.paths import expand_home
 from ..fs.reading import read_regular
 
-FORMAT_VERSION = 2  # 2: file modes carry every permission bit (trees.py); reads 1
+FORMAT_VERSION = 3  # 3: the object log (objects/packlog.py); 2: file modes carry every
+# permission bit (trees.py); reads 1 and 2
 STORE_DIRNAME = ".turnback"
 MAX_CONFIG = 1 << 20  # config.json is a few hundred bytes; a larger one is no config of ours
 DEFAULT_SIZE_CAP = 50 * 1024 * 1024  # files larger than this are skipped (and reported)
