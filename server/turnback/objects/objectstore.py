@@ -569,6 +569,10 @@ class ObjectStore:
         for name in log_names(folder):
             try:
                 fd = open_regular(folder / name)
+            except FileNotFoundError:
+                continue  # removed by a gc meanwhile
+            except StoreDamaged:
+                continue  # a link or a FIFO: the pack reader names it (packs.damaged)
             except OSError as exc:
                 out.append((name, f"cannot be read ({exc.strerror or exc})"))
                 continue

@@ -34,6 +34,7 @@ from typing import NamedTuple
 
 import blake3
 
+from ..errors import StoreDamaged
 from ..fs.atomic import fsync_all
 from ..fs.osflags import O_BINARY
 from ..fs.privacy import FILE_MODE, make_dir
@@ -48,7 +49,6 @@ HEAD_MAGIC = b"TBFR"
 TAIL_MAGIC = b"TBFE"
 FRAME_MAX = 32 << 20  # a writer spills to a pack long before (``packs.LOG_BYTES``)
 LOG_ROLL = 256 << 20  # past this size a writer starts a new log
-FDATASYNC = getattr(os, "fdatasync", os.fsync)  # macOS and Windows have no fdatasync
 
 
 class Frame(NamedTuple):
@@ -127,7 +127,7 @@ def records(folder: Path) -> Iterator[tuple[str, bytes]]:
     for name in log_names(folder):
         try:
             fd = open_regular(folder / name)
-        except OSError:
+        except (OSError, StoreDamaged):  # gone, or a link or FIFO put there: never read
             continue
         try:
             found, _ = frames(fd, 0, os.fstat(fd).st_size)
@@ -178,10 +178,9 @@ class LogFile:
             if os.fstat(self._fd).st_size != self.end:
                 raise OSError(f"log {self.path} was changed by another hand")
             view = memoryview(data)
-            at = self.end
-            while view:
-                n = os.pwrite(self._fd, view, at)
-                view, at = view[n:], at + n
+            while view:  # at its end: only this writer moves the descriptor's offset
+                n = os.write(self._fd, view)
+                view = view[n:]
         except OSError:
             self.broken = True  # a torn tail: the next frame starts a new log
             raise
@@ -191,7 +190,8 @@ class LogFile:
     def sync(self) -> None:
         """The frames written, durable (and the log's name, the first time)."""
         if self.named:
-            FDATASYNC(self._fd)
+            # the data and the size that reaches it; macOS and Windows have no fdatasync
+            getattr(os, "fdatasync", os.fsync)(self._fd)
             return
         fsync_all([self.path], [self.folder])
         self.named = True

@@ -444,8 +444,10 @@ class PackReader:
         objects are, when read."""
         try:
             fd = open_regular(self.log_folder / log)
-        except OSError:
-            return  # gone (a gc), or not a regular file: nothing of it is read
+        except (OSError, StoreDamaged) as exc:  # gone (a gc), or a link, a FIFO: never read
+            if isinstance(exc, StoreDamaged):
+                self.damaged[log] = exc.message
+            return
         try:
             size = os.fstat(fd).st_size
             start = self._log_ends.get(log, 0)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..errors import InvalidInput, NotFound
@@ -131,12 +131,13 @@ class CheckpointIndex:
     def add(self, cp: Checkpoint, *, fsync: bool) -> None:
         append_lines(self.path, [cp.to_json()], fsync=fsync)
 
-    def restore(self, logged: Iterable[tuple[str, bytes]], *, fsync: bool) -> int:
+    def restore(self, logged: Iterable[tuple[str, bytes]], stored: Callable[[str], bool], *,
+                fsync: bool) -> int:
         """Append the records of ``logged`` (where each came from, its JSON) whose id no
         line holds, nor a drop: lines a crash took from the file's unsynced tail after
-        their log frames were on disk. A record is checked as a line read here is; one
-        that fails is left out (fsck names the log frame if its bytes are damaged).
-        Returns how many were appended."""
+        their log frames were on disk. A record is checked as a line read here is, and
+        its tree must be ``stored``; one that fails is left out (fsck names the log frame
+        if its bytes are damaged). Returns how many were appended."""
         with self._lock:
             self._refresh()
             seen = set(self._seen)
@@ -147,7 +148,7 @@ class CheckpointIndex:
                 cp = Checkpoint.from_json(v) if isinstance(v, dict) else None
             except (KeyError, TypeError, ValueError):
                 continue
-            if cp is None or cp.id in seen or bad_ids(cp) is not None:
+            if cp is None or cp.id in seen or bad_ids(cp) is not None or not stored(cp.tree):
                 continue
             seen.add(cp.id)
             missing.append(cp.to_json())

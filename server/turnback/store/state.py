@@ -147,7 +147,7 @@ class StoreState:
     def restore_records_locked(self) -> int:
         """``restore_records`` for a caller holding the gc lock (gc, fsck)."""
         return self.index.restore(logged_records(self.objects.root / "log"),
-                                  fsync=self.config.fsync_commits)
+                                  self.objects.exists, fsync=self.config.fsync_commits)
 
     def disk_usage(self) -> int:
         total = 0
