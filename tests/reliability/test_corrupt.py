@@ -128,7 +128,7 @@ def test_event_line_missing_fields(ws: Path) -> None:
 
 
 @pytest.mark.parametrize(("content", "message"), [
-    ({"formatVersion": 3}, "format version 3"),
+    ({"formatVersion": 4}, "format version 4"),
     ({"formatVersion": "1"}, "formatVersion '1' is not a version number"),
     ({"formatVersion": 1, "size_cap_bytes": -5}, "size_cap_bytes"),
     ({"formatVersion": 1, "fsync": "sometimes"}, "fsync"),
