@@ -105,9 +105,11 @@ def test_the_frame_holds_the_objects_and_the_record(ws: Path) -> None:
     assert cp.tree in names
 
 
-def test_a_record_lost_from_checkpoints_jsonl_is_put_back(ws: Path) -> None:
+@pytest.mark.parametrize("log_end", ["whole", "torn"])
+def test_a_record_lost_from_checkpoints_jsonl_is_put_back(ws: Path, log_end: str) -> None:
     """A power cut may lose checkpoints.jsonl's unsynced tail: the log frame, synced
-    before the answer, brings the record back at the next open."""
+    before the answer, brings the record back at the next open (read from the log's end
+    back; from its start when its end is a frame that was never finished)."""
     edit(ws, "a")
     store = Store.open(ws)
     first = store.checkpoint()
@@ -117,6 +119,9 @@ def test_a_record_lost_from_checkpoints_jsonl_is_put_back(ws: Path) -> None:
     second = store.checkpoint(label="answered")
     with open(index, "r+b") as f:
         f.truncate(kept + 7)  # gone, and a torn start of the line left
+    if log_end == "torn":
+        with open(logs(store)[0], "ab") as f:
+            f.write(b"TBFR" + os.urandom(300))
     fresh = Store.open(ws)
     assert [c.id for c in fresh.checkpoints()] == [first.id, second.id]
     assert fresh.read_file(second.id, "d0/f0.txt") == b"b 0\n" * 20
@@ -325,3 +330,22 @@ def test_a_version_2_store_is_read_as_it_is_and_written_as_version_3(
     assert fresh.read_file(old.id, "d0/f0.txt") == b"a 0\n" * 20
     assert fresh.read_file(new.id, "d0/f0.txt") == b"b 0\n" * 20
     assert fresh.fsck().ok
+
+
+def test_a_log_deleted_by_hand_is_not_trusted_by_the_next_checkpoint(ws: Path) -> None:
+    """As for a pack (tests/reliability/test_redteam_packs_stale.py): the content of a log
+    removed by hand, back in the workspace, is stored again by the long-lived store."""
+    edit(ws, "a")
+    f = ws / "d0" / "f0.txt"
+    with Store.open(ws) as store:
+        store.checkpoint()
+        f.write_text("only in the lost log\n")
+        store.checkpoint(dirty={"d0/f0.txt"})
+        for log in logs(store):
+            log.unlink()
+        f.write_text("another\n")
+        store.checkpoint(dirty={"d0/f0.txt"})
+        f.write_text("only in the lost log\n")
+        cp = store.checkpoint(dirty={"d0/f0.txt"})
+    with Store.open(ws) as fresh:
+        assert fresh.read_file(cp.id, "d0/f0.txt") == b"only in the lost log\n"

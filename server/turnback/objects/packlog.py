@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 import re
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -122,18 +122,47 @@ def log_names(folder: Path) -> list[str]:
         return []
 
 
-def records(folder: Path) -> Iterator[tuple[str, bytes]]:
-    """Every log's records whose frame's hash holds: (log name, record JSON), in order."""
+def _newest_first(fd: int, size: int) -> Iterator[Frame]:
+    """A log's complete frames from its end back: from the trailer at the end of the file,
+    three reads a frame; a log whose end is not a frame's (a write that did not finish) is
+    read from its start instead."""
+    pos = size
+    while pos > len(LOG_MAGIC):
+        tail = os.pread(fd, _TAIL.size, pos - _TAIL.size)
+        if len(tail) != _TAIL.size:
+            break
+        _, magic, length = _TAIL.unpack(tail)
+        frame = (_frame_at(fd, pos - length, pos)
+                 if magic == TAIL_MAGIC and len(LOG_MAGIC) <= pos - length < pos else None)
+        if frame is None or frame.pos + frame.length != pos:
+            break
+        yield frame
+        pos = frame.pos
+    else:
+        return
+    if pos == size:  # a torn end: the frames before it, forward
+        found, _ = frames(fd, 0, size)
+        yield from reversed(found)
+
+
+def records(folder: Path, missing: Callable[[bytes], bool]) -> Iterator[bytes]:
+    """The records of every log that ``missing`` asks for, newest first in each log, each
+    only if its frame's hash holds. A log is read back from its end until a record that
+    is not missing: a process appends its records to ``checkpoints.jsonl`` in the order of
+    its frames, so a crash that took lines took the last ones."""
     for name in log_names(folder):
         try:
             fd = open_regular(folder / name)
         except (OSError, StoreDamaged):  # gone, or a link or FIFO put there: never read
             continue
         try:
-            found, _ = frames(fd, 0, os.fstat(fd).st_size)
-            for frame in found:
-                if frame.record and verify(fd, frame):
-                    yield name, frame.record
+            for frame in _newest_first(fd, os.fstat(fd).st_size):
+                if not frame.record:
+                    continue
+                if not missing(frame.record):
+                    break
+                if verify(fd, frame):
+                    yield frame.record
         finally:
             os.close(fd)
 

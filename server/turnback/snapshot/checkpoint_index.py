@@ -131,18 +131,27 @@ class CheckpointIndex:
     def add(self, cp: Checkpoint, *, fsync: bool) -> None:
         append_lines(self.path, [cp.to_json()], fsync=fsync)
 
-    def restore(self, logged: Iterable[tuple[str, bytes]], stored: Callable[[str], bool], *,
-                fsync: bool) -> int:
-        """Append the records of ``logged`` (where each came from, its JSON) whose id no
-        line holds, nor a drop: lines a crash took from the file's unsynced tail after
-        their log frames were on disk. A record is checked as a line read here is, and
-        its tree must be ``stored``; one that fails is left out (fsck names the log frame
-        if its bytes are damaged). Returns how many were appended."""
+    def restore(self, logged: Callable[[Callable[[bytes], bool]], Iterable[bytes]],
+                stored: Callable[[str], bool], *, fsync: bool) -> int:
+        """Append the logged records whose id no line holds, nor a drop: lines a crash
+        took from the file's unsynced tail after their log frames were on disk.
+        ``logged(missing)`` yields the records ``missing`` asks for (``packlog.records``).
+        A record is checked as a line read here is, and its tree must be ``stored``; one
+        that fails is left out (fsck names the log frame if its bytes are damaged).
+        Returns how many were appended."""
         with self._lock:
             self._refresh()
             seen = set(self._seen)
-        missing = []
-        for _where, raw in logged:
+
+        def missing(raw: bytes) -> bool:
+            try:
+                v = loads(raw)
+            except ValueError:
+                return True  # not a record: read on (its frame's hash will tell)
+            return not (isinstance(v, dict) and v.get("id") in seen)
+
+        found: list[Checkpoint] = []
+        for raw in logged(missing):
             try:
                 v = loads(raw)
                 cp = Checkpoint.from_json(v) if isinstance(v, dict) else None
@@ -151,10 +160,11 @@ class CheckpointIndex:
             if cp is None or cp.id in seen or bad_ids(cp) is not None or not stored(cp.tree):
                 continue
             seen.add(cp.id)
-            missing.append(cp.to_json())
-        if missing:
-            append_lines(self.path, missing, fsync=fsync)
-        return len(missing)
+            found.append(cp)
+        if found:
+            found.sort(key=lambda c: c.ts)
+            append_lines(self.path, [c.to_json() for c in found], fsync=fsync)
+        return len(found)
 
     def drop(self, ids: list[str], *, fsync: bool) -> None:
         if ids:

@@ -146,7 +146,8 @@ class StoreState:
 
     def restore_records_locked(self) -> int:
         """``restore_records`` for a caller holding the gc lock (gc, fsck)."""
-        return self.index.restore(logged_records(self.objects.root / "log"),
+        folder = self.objects.root / "log"
+        return self.index.restore(lambda missing: logged_records(folder, missing),
                                   self.objects.exists, fsync=self.config.fsync_commits)
 
     def disk_usage(self) -> int:
