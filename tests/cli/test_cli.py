@@ -39,7 +39,7 @@ def test_done_when_scenario(ws: Path) -> None:
         mkdir -p node_modules/dep && printf 'dep\\n' > node_modules/dep/index.js
     """)
     init = j(ws, "init")
-    assert init["formatVersion"] == 2 and init["store"].endswith(".turnback")
+    assert init["formatVersion"] == 3 and init["store"].endswith(".turnback")
     sid = j(ws, "session", "start", "--title", "fix the app", "--agent", "test-agent",
             "--model", "m1")["id"]
     p = j(ws, "record", "prompt", "--session", sid, "--text", "make main return 2")

@@ -172,7 +172,7 @@ def test_a_format_1_store_is_read_and_upgraded(ws: Path) -> None:
     cfg.write_bytes(orjson.dumps(data))
     write(ws, "a", "2")
     with Store.open(ws) as again:
-        assert again.format_version == FORMAT_VERSION == 2
+        assert again.format_version == FORMAT_VERSION == 3
         again.rewind(cp.id)
     assert (ws / "a").read_text() == "1"
-    assert orjson.loads(cfg.read_bytes())["formatVersion"] == 2
+    assert orjson.loads(cfg.read_bytes())["formatVersion"] == 3
