@@ -349,3 +349,19 @@ def test_a_log_deleted_by_hand_is_not_trusted_by_the_next_checkpoint(ws: Path) -
         cp = store.checkpoint(dirty={"d0/f0.txt"})
     with Store.open(ws) as fresh:
         assert fresh.read_file(cp.id, "d0/f0.txt") == b"only in the lost log\n"
+
+
+def test_objects_written_ahead_are_synced_before_a_record_names_them(
+        ws: Path, waits: list[str]) -> None:
+    """A server's read-ahead (``prepare``) writes a frame without a record; the checkpoint
+    that follows with nothing new commits only a record naming those objects: the frame
+    must be on disk first."""
+    edit(ws, "a")
+    with Store.open(ws) as store:
+        store.checkpoint()
+        edit(ws, "b")
+        waits.clear()
+        assert store.prepare({f"d{i % 3}/f{i}.txt" for i in range(10)})
+        assert waits, "the read-ahead's frame was not synced"
+        cp = store.checkpoint(dirty=set())
+    assert Store.open(ws).read_file(cp.id, "d0/f0.txt") == b"b 0\n" * 20

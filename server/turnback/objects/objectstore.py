@@ -162,13 +162,13 @@ class ObjectStore:
         writes it first, without a record.
         """
         with self._batch_lock:
-            self._depth += 1
             if self._writer is None:
-                self._flush_held()
+                self._flush_held()  # first: a failure here leaves no batch half begun
                 if refresh:
                     self._refreshed = False  # other processes' packs: looked up when needed
                 self._seen_packs = set()
                 self._writer = PackWriter(self.root / "pack", self.level, in_memory=True)
+            self._depth += 1
         ok = False
         try:
             yield
@@ -184,7 +184,7 @@ class ObjectStore:
                         elif hold:
                             self._held = w
                         else:
-                            self._log_frame(w, b"")
+                            self._wrote(self._log_frame(w, b"").path)  # for sync()
                     elif ok:
                         # no fsync per file here: the caller's sync() makes pack, index and
                         # loose objects durable with one syncfs before it commits
