@@ -365,3 +365,19 @@ def test_objects_written_ahead_are_synced_before_a_record_names_them(
         assert waits, "the read-ahead's frame was not synced"
         cp = store.checkpoint(dirty=set())
     assert Store.open(ws).read_file(cp.id, "d0/f0.txt") == b"b 0\n" * 20
+
+
+def test_a_record_too_large_for_a_frame_goes_to_a_pack_and_checkpoints_jsonl(
+        ws: Path, monkeypatch: pytest.MonkeyPatch, waits: list[str]) -> None:
+    """A record with thousands of skipped files could pass what a reader takes of one
+    frame: the objects then go to a pack and the record waits on its own, as before."""
+    edit(ws, "a")
+    store = Store.open(ws)
+    store.checkpoint()
+    before = logs(store)
+    monkeypatch.setattr(objectstore, "FRAME_MAX", 100)
+    edit(ws, "b")
+    waits.clear()
+    cp = store.checkpoint()
+    assert len(waits) == 2 and logs(store) == before
+    assert Store.open(ws).read_file(cp.id, "d0/f0.txt") == b"b 0\n" * 20

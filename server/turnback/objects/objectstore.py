@@ -22,7 +22,7 @@ from ..errors import NotFound, StoreDamaged
 from ..fs.atomic import TMP_PREFIX, fsync_all, syncfs
 from ..fs.privacy import create_file, make_dir
 from ..fs.reading import open_regular, read_regular
-from .packlog import LOG_ID, LogFile, log_names
+from .packlog import FRAME_MAX, FRAME_OVERHEAD, LOG_ID, LogFile, log_names
 from .packlog import frames as log_frames
 from .packlog import verify as verify_frame
 from .packs import PackReader, PackWriter
@@ -232,6 +232,15 @@ class ObjectStore:
         with self._batch_lock:
             w, self._held = self._held, None
             if w is None:
+                return False
+            if w.held_bytes() + len(record) + FRAME_OVERHEAD > FRAME_MAX:
+                # a record too large for a frame (thousands of skipped files): a pack,
+                # and the record to checkpoints.jsonl with its own wait, as before
+                index = w.finish(fsync=False)
+                self._wrote(w.path, w.path.with_suffix(".idx"))
+                self.packs.add_index(index, w.id)
+                if fsync:
+                    self.sync(keep_held=True)
                 return False
             if fsync:
                 self.sync(keep_held=True)

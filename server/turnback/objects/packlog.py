@@ -47,7 +47,8 @@ _TAIL = struct.Struct(">32s4sI")
 _ROW = 52  # packs._ENTRY.size
 HEAD_MAGIC = b"TBFR"
 TAIL_MAGIC = b"TBFE"
-FRAME_MAX = 32 << 20  # a writer spills to a pack long before (``packs.LOG_BYTES``)
+FRAME_MAX = 32 << 20  # readers take no longer frame (a writer's blocks spill at 8 MiB)
+FRAME_OVERHEAD = len(LOG_MAGIC) + _HEAD.size + _TAIL.size  # a frame's bytes around its parts
 LOG_ROLL = 256 << 20  # past this size a writer starts a new log
 
 

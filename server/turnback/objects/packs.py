@@ -266,6 +266,10 @@ class PackWriter:
             self._flush_block(self._trees)
             return self._mem is not None
 
+    def held_bytes(self) -> int:
+        """What a sealed in-memory writer's blocks and index rows take."""
+        return self._mem_bytes + len(self._index)
+
     def frame_parts(self) -> tuple[list[bytes], bytes]:
         """The blocks and the sorted index rows (offsets from the first block) of a writer
         that stayed in memory."""
