@@ -34,7 +34,7 @@ Ack = Callable[[str], None]
 
 _REAL_WRITE = os.write
 _MUTATORS = ("replace", "rename", "unlink", "rmdir", "mkdir", "symlink", "ftruncate",
-             "truncate", "fchmod", "chmod", "fsync", "link", "utime")
+             "truncate", "fchmod", "chmod", "fsync", "fdatasync", "link", "utime")
 _IO_NAMES = frozenset({"write", "writelines", "flush", "truncate"})
 
 

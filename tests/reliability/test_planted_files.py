@@ -28,6 +28,7 @@ STORE_FILES = [
     "SESSION",  # the session's JSONL file
     "PACK_IDX",
     "PACK",
+    "LOG",  # the object log (format 3)
     "LOOSE",  # a loose object (a 600 KiB file stays loose)
     "cache/gc-generation",
 ]
@@ -35,14 +36,17 @@ PLANTS = ["zero", "fifo", "outside"]
 
 
 @pytest.fixture
-def built(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
+def built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, dict[str, str]]:
+    from turnback.objects import packs
     ws = tmp_path / "ws"
     write(ws, "a.txt", "alpha\n")
     write(ws, "big.bin", random.Random(7).randbytes(600 * 1024))  # stays loose
     store = Store.open(ws)
     s = store.start_session(session_id="s1", title="planted")
     store.append(s.id, "prompt", {"text": "go"})
-    first = store.checkpoint(session_id=s.id).id
+    with monkeypatch.context() as m:
+        m.setattr(packs, "LOG_BYTES", 0)  # the first in a pack; the next ones in a log
+        first = store.checkpoint(session_id=s.id).id
     write(ws, "a.txt", "beta\n")
     store.checkpoint(session_id=s.id)
     store.rewind(first)
@@ -56,8 +60,9 @@ def built(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
         "SESSION": next(p for p in (root / "sessions").glob("*.jsonl")),
         "PACK_IDX": next(root.rglob("*.idx")),
         "PACK": next(root.rglob("*.pack")),
+        "LOG": next(root.rglob("log-*")),
         "LOOSE": next(p for p in (root / "objects").rglob("*")
-                      if p.is_file() and "pack" not in p.parts),
+                      if p.is_file() and "pack" not in p.parts and "log" not in p.parts),
     }
     files = {k: str(v.relative_to(root)) for k, v in names.items()}
     outside = tmp_path / "outside.txt"

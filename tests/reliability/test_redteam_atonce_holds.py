@@ -18,6 +18,14 @@ from turnback.objects.packs import _ENTRY, _IDX_START, SORTED_MIN
 
 BLOB = b"blob"
 
+@pytest.fixture(autouse=True)
+def _packs_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These attacks are on packs and their indexes: every batch writes one (a small one
+    would go to the object log, tested in tests/store/test_object_log.py)."""
+    from turnback.objects import packs
+    monkeypatch.setattr(packs, "LOG_BYTES", 0)
+
+
 
 def _packed(root: Path, count: int) -> tuple[dict[str, bytes], Path]:
     """``count`` small objects in one pack; their contents by name, and the pack index."""

@@ -14,6 +14,15 @@ from store.test_pack_listing import _workspace
 from turnback import Store
 
 
+@pytest.fixture(autouse=True)
+def _packs_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These attacks are on packs and their indexes: every batch writes one (a small one
+    would go to the object log, tested in tests/store/test_object_log.py)."""
+    from turnback.objects import packs
+    monkeypatch.setattr(packs, "LOG_BYTES", 0)
+
+
+
 def _packs(store: Store) -> set[Path]:
     return set((store.root / "objects" / "pack").glob("*.pack"))
 

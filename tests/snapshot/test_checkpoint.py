@@ -307,7 +307,7 @@ def crash_once(monkeypatch: pytest.MonkeyPatch, obj: object, name: str) -> None:
     monkeypatch.setattr(obj, name, boom)
 
 
-@pytest.mark.parametrize("where", ["pack", "commit"])
+@pytest.mark.parametrize("where", ["pack", "log", "commit"])
 def test_failed_checkpoint_leaves_no_cache_naming_lost_objects(
         ws: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
     """The next checkpoint, in this process or another, after gc or not, must be whole."""
@@ -319,8 +319,12 @@ def test_failed_checkpoint_leaves_no_cache_naming_lost_objects(
     write(ws, "f", "v2, never committed")
     write(ws, "d/g", "g2, never committed")
     age_tree(ws)
-    if where == "pack":
+    if where == "pack":  # a batch too large for a log frame
+        monkeypatch.setattr(packs, "LOG_BYTES", 0)
         crash_once(monkeypatch, packs.PackWriter, "finish")
+    elif where == "log":
+        from turnback.objects import packlog
+        crash_once(monkeypatch, packlog.LogFile, "append")
     else:
         crash_once(monkeypatch, store.index, "add")
     with pytest.raises(Crash):

@@ -22,6 +22,9 @@ from ..errors import NotFound, StoreDamaged
 from ..fs.atomic import TMP_PREFIX, fsync_all, syncfs
 from ..fs.privacy import create_file, make_dir
 from ..fs.reading import open_regular, read_regular
+from .packlog import FRAME_MAX, FRAME_OVERHEAD, LOG_ID, LogFile, log_names
+from .packlog import frames as log_frames
+from .packlog import verify as verify_frame
 from .packs import PackReader, PackWriter
 
 BLOB = b"blob"
@@ -70,9 +73,14 @@ class ObjectStore:
         self.written = 0  # objects or packs written by this process since the last sync()
         self._unsynced: list[Path] = []  # their files, for sync()
         self._unsynced_lock = threading.Lock()
-        self.packs = PackReader(root / "pack")
+        self.packs = PackReader(root / "pack", root / "log")
         self._refreshed = False
         self._writer: PackWriter | None = None
+        # a finished batch's objects kept for the record that names them (``commit``):
+        # written with it as one log frame, one disk wait
+        self._held: PackWriter | None = None
+        self._log: LogFile | None = None  # this process's object log (packlog.py)
+        self._log_prefix = os.path.join(root, "log", "")
         self._depth = 0
         self._batch_lock = threading.Lock()
         # packs ``put`` found an object in and then saw on disk, in this batch: a pack the
@@ -120,7 +128,11 @@ class ObjectStore:
             return False
         if loc.pack in self._seen_packs:
             return True
-        if not os.path.exists(self._pack_prefix + loc.pack + ".pack"):
+        if loc.pack.startswith("log-"):
+            there = os.path.exists(self._log_prefix + loc.pack)
+        else:
+            there = os.path.exists(self._pack_prefix + loc.pack + ".pack")
+        if not there:
             return False
         self._seen_packs.add(loc.pack)
         return True
@@ -129,27 +141,34 @@ class ObjectStore:
         self._ensure_index()
         if self.packs.locate(name) is not None:
             return True
-        w = self._writer
-        if w is not None and w.has(name):
-            return True
+        for w in (self._writer, self._held):
+            if w is not None and w.has(name):
+                return True
         return self.path(name).exists()
 
     @contextmanager
-    def batch(self, fsync: bool, refresh: bool = True) -> Iterator[None]:
-        """Small objects put inside go into one new pack, visible when the batch ends.
+    def batch(self, fsync: bool, refresh: bool = True, hold: bool = False) -> Iterator[None]:
+        """Small objects put inside go into one new pack, or one frame of this process's
+        object log when they are few (``packs.LOG_BYTES``), visible when the batch ends.
 
         ``refresh=False``: the pack indexes known are trusted as they are, for a caller
         that knows no gc removed a pack since they were read (``StoreState._packs_stale``).
         Another process's new pack is then not looked at (an object it holds may be
         stored twice: harmless); a pack gone under a read is read again on the miss.
+
+        ``hold``: a batch small enough for the log is not written when it ends but kept
+        (readable here) for ``commit``, which writes it with the checkpoint record that
+        names it; anything else that writes (``sync``, the next batch, ``flush_held``)
+        writes it first, without a record.
         """
         with self._batch_lock:
-            self._depth += 1
             if self._writer is None:
+                self._flush_held()  # first: a failure here leaves no batch half begun
                 if refresh:
                     self._refreshed = False  # other processes' packs: looked up when needed
                 self._seen_packs = set()
-                self._writer = PackWriter(self.root / "pack", self.level)
+                self._writer = PackWriter(self.root / "pack", self.level, in_memory=True)
+            self._depth += 1
         ok = False
         try:
             yield
@@ -159,7 +178,14 @@ class ObjectStore:
                 self._depth -= 1
                 if self._depth == 0 and self._writer is not None:
                     w, self._writer = self._writer, None
-                    if ok:
+                    if ok and w.seal():
+                        if not w.count:
+                            pass
+                        elif hold:
+                            self._held = w
+                        else:
+                            self._wrote(self._log_frame(w, b"").path)  # for sync()
+                    elif ok:
                         # no fsync per file here: the caller's sync() makes pack, index and
                         # loose objects durable with one syncfs before it commits
                         index = w.finish(fsync=False)
@@ -168,6 +194,62 @@ class ObjectStore:
                             self.packs.add_index(index, w.id)
                     else:
                         w.abort()
+
+    def _log_frame(self, w: PackWriter, record: bytes) -> LogFile:
+        """Append a sealed in-memory writer's objects (and ``record``) to this process's log
+        as one frame, not synced; the caller holds ``_batch_lock``."""
+        log = self._log
+        if log is None or not log.usable():
+            if log is not None:
+                log.close()
+            log = self._log = LogFile(self.root / "log")
+        blocks, rows = w.frame_parts()
+        _, placed = log.append(blocks, rows, record)
+        self.packs.add_log_rows(log.id, placed, log.end)
+        return log
+
+    def _flush_held(self) -> None:
+        """Write a held batch without a record (its checkpoint was not committed: a
+        refused rewind's scan, which stays the next scan's base). Under ``_batch_lock``."""
+        w, self._held = self._held, None
+        if w is not None:
+            log = self._log_frame(w, b"")
+            self._wrote(log.path)
+
+    def flush_held(self) -> None:
+        """Write a held batch now (before a stat cache that names its objects is saved)."""
+        with self._batch_lock:
+            self._flush_held()
+
+    def commit(self, record: bytes, fsync: bool) -> bool:
+        """Write the held batch and ``record`` (a checkpoint's JSON line, which names its
+        objects) as one log frame, durable after one wait when ``fsync``; False, writing
+        nothing, when no batch is held (nothing new was stored, or it went to a pack).
+
+        Loose objects written since the last ``sync`` (large files) are synced first: the
+        record must never be on disk before an object it names.
+        """
+        with self._batch_lock:
+            w, self._held = self._held, None
+            if w is None:
+                return False
+            if w.held_bytes() + len(record) + FRAME_OVERHEAD > FRAME_MAX:
+                # a record too large for a frame (thousands of skipped files): a pack,
+                # and the record to checkpoints.jsonl with its own wait, as before
+                index = w.finish(fsync=False)
+                self._wrote(w.path, w.path.with_suffix(".idx"))
+                self.packs.add_index(index, w.id)
+                if fsync:
+                    self.sync(keep_held=True)
+                return False
+            if fsync:
+                self.sync(keep_held=True)
+            log = self._log_frame(w, record)
+            if fsync:
+                log.sync()
+            else:
+                self._wrote(log.path)
+            return True
 
     def _tmp(self, final: Path) -> Path:
         make_dir(final.parent)
@@ -235,8 +317,10 @@ class ObjectStore:
             self.written += 1
             self._unsynced.extend(paths)
 
-    def sync(self) -> None:
+    def sync(self, keep_held: bool = False) -> None:
         """Make written objects durable before a checkpoint that names them is committed.
+
+        ``keep_held``: a held batch stays for ``commit`` (else it is written first).
 
         A few files (a checkpoint's pack and index): an fsync each, and one per folder for
         their names, all waited for together (``fsync_all``: about the cost of one).
@@ -245,16 +329,27 @@ class ObjectStore:
         checkpoint wait 3 ms more in the benchmark. Many files (a first
         checkpoint's large files stay loose): one ``syncfs`` instead.
         """
+        if not keep_held and self._held is not None:
+            self.flush_held()
         with self._unsynced_lock:
             paths, self._unsynced = self._unsynced, []
             written, self.written = self.written, 0
         if not written:
             return
+        log = self._log
         if len(paths) > SYNC_FILES_MAX and syncfs(self.root):
+            if log is not None:
+                log.named = True
             return
+        paths = sorted(set(paths))
         dirs = {p.parent for p in paths}
-        dirs |= {d.parent for d in dirs if d.name != "pack"}  # a loose object's new folder
+        # a loose object's new folder; a log's folder is synced for its name only once
+        dirs |= {d.parent for d in dirs if d.name not in ("pack", "log")}
+        if log is not None and log.named:
+            dirs.discard(log.folder)
         fsync_all(paths, sorted(dirs))
+        if log is not None and log.path in paths:
+            log.named = True
 
     # -- reading ---------------------------------------------------------------------
     def _packed(self, name: str) -> bytes | None:
@@ -266,11 +361,11 @@ class ObjectStore:
                     return self.packs.read(loc)
                 except FileNotFoundError:
                     pass  # repacked by gc under us
-            w = self._writer
-            if w is not None:
-                own = w.read_own(name)
-                if own is not None:
-                    return own
+            for w in (self._writer, self._held):
+                if w is not None:
+                    own = w.read_own(name)
+                    if own is not None:
+                        return own
             if attempt == 0:
                 self.packs.refresh()
         return None
@@ -435,7 +530,7 @@ class ObjectStore:
         ratio = {}
         for pack, total in raw_total.items():
             try:
-                ratio[pack] = (self.root / "pack" / f"{pack}.pack").stat().st_size / max(1, total)
+                ratio[pack] = self.packs.path_of(pack).stat().st_size / max(1, total)
             except FileNotFoundError:
                 ratio[pack] = 0.0
         for name, loc in packed.items():
@@ -466,6 +561,39 @@ class ObjectStore:
                     for n in names:
                         if n.endswith(".pack") and n[:-5] not in idx:
                             yield Path(sub.path) / n
+                if sub.name == "log":
+                    # a log without one complete frame: its writer died in its first write
+                    self.packs.refresh()
+                    known = set(self.packs.logs())
+                    for n in names:
+                        if LOG_ID.fullmatch(n) and n not in known:
+                            yield Path(sub.path) / n
+
+    def check_logs(self) -> list[tuple[str, str]]:
+        """Each log's frames whose bytes do not match their hash: (log, what is wrong).
+        Bytes after a log's last complete frame are a write that did not finish: not
+        listed (no checkpoint was answered from them; gc merges the log and drops them)."""
+        out = []
+        folder = self.root / "log"
+        for name in log_names(folder):
+            try:
+                fd = open_regular(folder / name)
+            except FileNotFoundError:
+                continue  # removed by a gc meanwhile
+            except StoreDamaged:
+                continue  # a link or a FIFO: the pack reader names it (packs.damaged)
+            except OSError as exc:
+                out.append((name, f"cannot be read ({exc.strerror or exc})"))
+                continue
+            try:
+                found, _ = log_frames(fd, 0, os.fstat(fd).st_size)
+                for frame in found:
+                    if not verify_frame(fd, frame):
+                        out.append((name, f"the frame at byte {frame.pos} does not match its "
+                                          "hash (altered or torn)"))
+            finally:
+                os.close(fd)
+        return out
 
     def is_loose(self, name: str) -> bool:
         return self.path(name).exists()
@@ -480,14 +608,17 @@ class ObjectStore:
         by_pack: dict[str, list[str]] = {}
         for name, loc in packed.items():
             by_pack.setdefault(loc.pack, []).append(name)
-        dirty = [p for p, names in by_pack.items() if any(n not in keep for n in names)]
+        # logs are always merged: a gc leaves none behind (their records are in
+        # checkpoints.jsonl, restored from them first: ``CheckpointIndex.restore``)
+        dirty = [p for p, names in by_pack.items()
+                 if p.startswith("log-") or any(n not in keep for n in names)]
         if len(by_pack) > 8:
             dirty = list(by_pack)  # many small packs: merge them all into one
         if not dirty:
             return 0
         folder = self.root / "pack"
         try:
-            sizes = {p: (folder / f"{p}.pack").stat().st_size for p in dirty}
+            sizes = {p: self.packs.path_of(p).stat().st_size for p in dirty}
         except FileNotFoundError as exc:  # a pack removed while its index stayed
             raise StoreDamaged(f"pack {Path(str(exc.filename)).name} is missing (its index is "
                                "there); run 'turnback fsck' to see what it held") from None
@@ -514,6 +645,9 @@ class ObjectStore:
         before = sum(n for p, n in sizes.items() if p not in kept_whole)
         for pack in dirty:
             if pack in kept_whole:
+                continue
+            if pack.startswith("log-"):
+                self.packs.path_of(pack).unlink(missing_ok=True)
                 continue
             (folder / f"{pack}.idx").unlink(missing_ok=True)  # index first: readers stop here
             (folder / f"{pack}.pack").unlink(missing_ok=True)

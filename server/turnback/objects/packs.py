@@ -13,6 +13,10 @@ A first checkpoint of 50,000 files would otherwise create 50,000 object files
 
 The index is written atomically after the pack is complete and durable; a pack
 without an index is an interrupted write, ignored by readers and removed by gc.
+
+A writer keeps its blocks in memory until they pass ``LOG_BYTES``: a small batch (a
+small checkpoint) goes whole into one frame of the object log instead (``packlog.py``),
+a large one becomes a pack.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ from ..fs.atomic import atomic_write, fsync_dir
 from ..fs.osflags import O_BINARY
 from ..fs.privacy import create_file, make_dir
 from ..fs.reading import open_regular, read_regular
+from .packlog import LOG_ID, LOG_MAGIC, frames, log_names
+from .packlog import _rebase as rebase_rows
 
 PACK_MAGIC = b"TBPACK1\n"
 IDX_MAGIC = b"TBIDX1\n"
@@ -55,6 +61,10 @@ SORTED_MIN = 4096
 # index or block costs a reader at most this much memory.
 BLOCK_MAX = 16 << 20
 PACK_ID = re.compile(r"pack-[0-9]+-[0-9a-f]{16}")  # PackWriter's ids; names of .pack and .idx
+# A writer's blocks stay in memory up to this many compressed bytes and SORTED_MIN objects
+# (a small checkpoint: ~50-200 KB, ~70 objects); past either it writes a pack instead
+LOG_BYTES = 8 << 20
+assert len(LOG_MAGIC) == len(PACK_MAGIC)  # a block starts at byte 8 or later in both
 
 
 class Loc(NamedTuple):
@@ -182,7 +192,7 @@ class PackWriter:
     to 82 KB in 0.55 ms, against 87 KB in 1.3 ms); files keep the configured level.
     """
 
-    def __init__(self, folder: Path, level: int) -> None:
+    def __init__(self, folder: Path, level: int, in_memory: bool = False) -> None:
         make_dir(folder)
         self.folder = folder
         self.id = f"pack-{os.getpid()}-{os.urandom(8).hex()}"
@@ -190,7 +200,10 @@ class PackWriter:
         # the file is made on the first object: a checkpoint that stores nothing new
         # (the usual case for a no-op) creates and removes no file
         self._f: BinaryIO | None = None
-        self._pos = len(PACK_MAGIC)
+        # blocks kept in memory (offsets from the first block) until they pass LOG_BYTES
+        self._mem: list[bytes] | None = [] if in_memory else None
+        self._mem_bytes = 0
+        self._pos = 0 if in_memory else len(PACK_MAGIC)
         self._blobs = _Block(level)
         self._trees = _Block(level if level < 0 else TREE_LEVEL)  # a negative level: faster still
         # What it holds, compactly: a first checkpoint of 500,000 files adds 500,000 objects,
@@ -218,16 +231,51 @@ class PackWriter:
         if not blk.buf:
             return
         block = _compressor(blk.level).compress(b"".join(blk.buf))
-        if self._f is None:
-            self._f = os.fdopen(create_file(self.path), "wb")  # closed in finish/abort
-            self._f.write(PACK_MAGIC)
-        self._f.write(block)
         pack, pos, blen, index = _ENTRY.pack, self._pos, len(block), self._index
         for name, off, ln in blk.pending:
             index += pack(bytes.fromhex(name), pos, blen, off, ln)
         self.count += len(blk.pending)
         self._pos += len(block)
         blk.buf, blk.size, blk.pending = [], 0, []
+        if self._mem is not None:
+            self._mem.append(block)
+            self._mem_bytes += len(block)
+            if self._mem_bytes > LOG_BYTES or self.count >= SORTED_MIN:
+                self._spill()
+            return
+        if self._f is None:
+            self._f = os.fdopen(create_file(self.path), "wb")  # closed in finish/abort
+            self._f.write(PACK_MAGIC)
+        self._f.write(block)
+
+    def _spill(self) -> None:
+        """Too much for a log frame: the blocks kept in memory become a pack's start."""
+        mem, self._mem = self._mem or [], None
+        self._f = os.fdopen(create_file(self.path), "wb")  # closed in finish/abort
+        self._f.write(PACK_MAGIC)
+        for block in mem:
+            self._f.write(block)
+        self._index = bytearray(rebase_rows(bytes(self._index), len(PACK_MAGIC)))
+        self._pos += len(PACK_MAGIC)
+
+    def seal(self) -> bool:
+        """Compress what waits; True when everything is still in memory (for a log frame:
+        ``frame_parts``), False when it went to a pack file (``finish`` it)."""
+        with self._lock:
+            self._flush_block(self._blobs)
+            self._flush_block(self._trees)
+            return self._mem is not None
+
+    def held_bytes(self) -> int:
+        """What a sealed in-memory writer's blocks and index rows take."""
+        return self._mem_bytes + len(self._index)
+
+    def frame_parts(self) -> tuple[list[bytes], bytes]:
+        """The blocks and the sorted index rows (offsets from the first block) of a writer
+        that stayed in memory."""
+        out = bytearray()
+        _sort_rows(self._index, out)
+        return list(self._mem or ()), bytes(out)
 
     def has(self, name: str) -> bool:
         try:
@@ -255,7 +303,19 @@ class PackWriter:
                     if n == name:
                         return b"".join(blk.buf)[off: off + ln]
             loc = self._find(name)
-            if loc is None or self._f is None:
+            if loc is None:
+                return None
+            if self._mem is not None:
+                at, block_bytes = 0, b""
+                for b in self._mem:
+                    if at == loc.block_off:
+                        block_bytes = b
+                        break
+                    at += len(b)
+                block = zstandard.ZstdDecompressor().decompress(block_bytes,
+                                                                max_output_size=BLOCK_MAX)
+                return block[loc.off: loc.off + loc.length]
+            if self._f is None:
                 return None
             self._f.flush()
         fd = os.open(self.path, os.O_RDONLY | O_BINARY)
@@ -272,6 +332,8 @@ class PackWriter:
         with self._lock:
             self._flush_block(self._blobs)
             self._flush_block(self._trees)
+            if self._mem:
+                self._spill()  # asked for a pack: what stayed in memory goes there
             if self._f is None:
                 return b""  # nothing was added: no file was made
             self._f.flush()
@@ -329,8 +391,10 @@ def _sort_rows(index: bytearray, out: bytearray) -> None:
 class PackReader:
     """Finds and reads packed objects; caches indexes and recently used blocks."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, log_folder: Path | None = None) -> None:
         self.folder = folder
+        self.log_folder = log_folder or folder.parent / "log"
+        self._log_ends: dict[str, int] = {}  # a log's bytes read: where its last frame ends
         self._lock = threading.Lock()
         self._index: dict[str, Loc] = {}  # entries of the small packs
         self._sorted: dict[str, _SortedIndex] = {}  # the large packs' indexes
@@ -346,8 +410,9 @@ class PackReader:
             names = {n[:-4] for n in os.listdir(self.folder) if n.endswith(".idx")}
         except FileNotFoundError:
             names = set()
+        logs = log_names(self.log_folder)
         with self._lock:
-            gone = self._loaded - names
+            gone = self._loaded - names - set(logs)
             if gone:  # repacked by gc: forget their entries
                 if any(p not in self._sorted for p in gone):
                     self._index = {k: v for k, v in self._index.items() if v.pack not in gone}
@@ -355,6 +420,9 @@ class PackReader:
                 for pack in gone:
                     self.damaged.pop(pack, None)
                     self._sorted.pop(pack, None)
+                    self._log_ends.pop(pack, None)
+            for log in logs:
+                self._read_log(log)
             for pack in sorted(names - self._loaded):
                 path = self.folder / f"{pack}.idx"
                 if PACK_ID.fullmatch(pack) is None:
@@ -373,6 +441,52 @@ class PackReader:
                     # as missing (a checkpoint stores them again), fsck reports the pack
                     self.damaged[pack] = exc.message
                 self._loaded.add(pack)
+
+    def _read_log(self, log: str) -> None:
+        """Take in the frames a log gained since the last look (any process's). The caller
+        holds the lock. Frames are not hash-checked here (that reads every block): their
+        objects are, when read."""
+        try:
+            fd = open_regular(self.log_folder / log)
+        except (OSError, StoreDamaged) as exc:  # gone (a gc), or a link, a FIFO: never read
+            if isinstance(exc, StoreDamaged):
+                self.damaged[log] = exc.message
+            return
+        try:
+            size = os.fstat(fd).st_size
+            start = self._log_ends.get(log, 0)
+            if size <= start:
+                return
+            found, end = frames(fd, start, size)
+        finally:
+            os.close(fd)
+        for frame in found:
+            self._index.update(
+                (raw.hex(), Loc(log, bo, bl, off, ln))
+                for raw, bo, bl, off, ln in _ENTRY.iter_unpack(frame.rows))
+        self._log_ends[log] = end
+        self._loaded.add(log)
+
+    def add_log_rows(self, log: str, rows: bytes, end: int) -> None:
+        """Take in a frame this process appended to its log (``LogFile.append``)."""
+        with self._lock:
+            self._index.update(
+                (raw.hex(), Loc(log, bo, bl, off, ln))
+                for raw, bo, bl, off, ln in _ENTRY.iter_unpack(rows))
+            if self._log_ends.get(log, 0) < end:
+                self._log_ends[log] = end
+            self._loaded.add(log)
+
+    def path_of(self, pack: str) -> Path:
+        """The file holding a pack's or a log's blocks."""
+        if pack.startswith("log-"):
+            return self.log_folder / pack
+        return self.folder / f"{pack}.pack"
+
+    def logs(self) -> list[str]:
+        """The logs read, with at least one complete frame."""
+        with self._lock:
+            return sorted(p for p in self._loaded if LOG_ID.fullmatch(p))
 
     def add_index(self, data: bytes, pack: str) -> None:
         """Take in the index a ``PackWriter`` of this process wrote (its ``finish``), without
@@ -451,7 +565,7 @@ class PackReader:
         if d is None:
             # a damaged frame header cannot make it reserve more than a block for its window
             d = self._dctx.d = zstandard.ZstdDecompressor(max_window_size=BLOCK_MAX)
-        fd = open_regular(self.folder / f"{loc.pack}.pack")
+        fd = open_regular(self.path_of(loc.pack))
         try:
             size = os.fstat(fd).st_size
             if (loc.block_off < len(PACK_MAGIC) or loc.block_len > BLOCK_MAX

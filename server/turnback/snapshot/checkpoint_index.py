@@ -2,18 +2,22 @@
 
 A line is a checkpoint record (``models.Checkpoint.to_json``) or a drop
 ``{"type": "drop", "id": ...}`` written by retention. Appending the record is
-the commit point of a checkpoint: its objects are durable before it.
+the commit point of a checkpoint: its objects are durable before it — or, for a
+small checkpoint, the log frame holding its objects and its record is
+(``objects/packlog.py``), and the line here follows without a wait: ``restore``
+puts back the lines a crash lost.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..errors import InvalidInput, NotFound
 from ..events import is_id
-from ..fs.jsonl import append_lines, parse_object
+from ..fs.jsonl import append_lines, loads, parse_object
 from ..fs.reading import open_regular
 from ..models import Checkpoint, Problem
 from ..objects.objectstore import is_hash
@@ -40,6 +44,7 @@ class CheckpointIndex:
         self._cache: list[Checkpoint] = []  # by time; within a millisecond, as appended
         self._seq: dict[str, int] = {}  # id → the number of the line its record is on
         self._by_id: dict[str, Checkpoint] = {}
+        self._seen: set[str] = set()  # every id of a record or a drop line read
         self._size = -1
         self._ino = -1
         self._end = 0  # bytes read: the end of the last complete line
@@ -57,7 +62,7 @@ class CheckpointIndex:
         if st.st_ino != self._ino or st.st_size < self._end:
             # replaced or cut (not an append): read it all again
             self._cache, self._by_id, self._end, self._lines = [], {}, 0, 0
-            self._seq = {}
+            self._seq, self._seen = {}, set()
             self.problems = []
         try:
             with os.fdopen(open_regular(self.path), "rb") as f:
@@ -76,6 +81,7 @@ class CheckpointIndex:
             if v is None:
                 continue
             if v.get("type") == "drop":
+                self._seen.add(str(v.get("id")))
                 if items.pop(str(v.get("id")), None) is not None:
                     dropped = True
                 continue
@@ -90,6 +96,7 @@ class CheckpointIndex:
                 self.problems.append(Problem(str(self.path), number,
                                              f"bad checkpoint {cp.id[:80]!r} ({bad})"))
                 continue
+            self._seen.add(cp.id)
             if cp.id in items:
                 dropped = True  # a record written again replaces the old one
             items[cp.id] = cp
@@ -123,6 +130,41 @@ class CheckpointIndex:
 
     def add(self, cp: Checkpoint, *, fsync: bool) -> None:
         append_lines(self.path, [cp.to_json()], fsync=fsync)
+
+    def restore(self, logged: Callable[[Callable[[bytes], bool]], Iterable[bytes]],
+                stored: Callable[[str], bool], *, fsync: bool) -> int:
+        """Append the logged records whose id no line holds, nor a drop: lines a crash
+        took from the file's unsynced tail after their log frames were on disk.
+        ``logged(missing)`` yields the records ``missing`` asks for (``packlog.records``).
+        A record is checked as a line read here is, and its tree must be ``stored``; one
+        that fails is left out (fsck names the log frame if its bytes are damaged).
+        Returns how many were appended."""
+        with self._lock:
+            self._refresh()
+            seen = set(self._seen)
+
+        def missing(raw: bytes) -> bool:
+            try:
+                v = loads(raw)
+            except ValueError:
+                return True  # not a record: read on (its frame's hash will tell)
+            return not (isinstance(v, dict) and v.get("id") in seen)
+
+        found: list[Checkpoint] = []
+        for raw in logged(missing):
+            try:
+                v = loads(raw)
+                cp = Checkpoint.from_json(v) if isinstance(v, dict) else None
+            except (KeyError, TypeError, ValueError):
+                continue
+            if cp is None or cp.id in seen or bad_ids(cp) is not None or not stored(cp.tree):
+                continue
+            seen.add(cp.id)
+            found.append(cp)
+        if found:
+            found.sort(key=lambda c: c.ts)
+            append_lines(self.path, [c.to_json() for c in found], fsync=fsync)
+        return len(found)
 
     def drop(self, ids: list[str], *, fsync: bool) -> None:
         if ids:

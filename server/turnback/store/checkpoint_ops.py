@@ -16,6 +16,7 @@ from ..events import (
     now_iso,
 )
 from ..fs.folders import open_dir, open_root
+from ..fs.jsonl import dumps
 from ..fs.locks import rw_lock
 from ..fs.paths import normalize
 from ..fs.reading import read_regular
@@ -111,7 +112,9 @@ class CheckpointOps(SessionOps):
                   ) -> tuple[ScanResult, list[JSON]]:
         """Store the workspace's files and trees (durable, not yet committed) and return
         the scan with the files it skipped. The caller holds the mutex and the gc lock,
-        commits (``_commit_checkpoint``), then calls ``scanner.save_cache()``."""
+        commits (``_commit_checkpoint``, which writes a held batch with the record), then
+        calls ``scanner.save_cache()``; a caller that does not commit writes the held batch
+        (``objects.flush_held``) before anything saves the stat cache."""
         self._check_gc()
         base = self._scan_base if dirty is not None else None
         if base is not None and dirty is not None:
@@ -119,14 +122,16 @@ class CheckpointOps(SessionOps):
         self._own_dirty = set()
         carried, self._prepared_skipped = self._prepared_skipped, []
         try:
+            # a small batch is held for the commit: its objects and the record in one
+            # log frame, one disk wait (objects/packlog.py)
             with self.objects.batch(fsync=self.config.fsync_commits,
-                                    refresh=self._packs_stale()):
+                                    refresh=self._packs_stale(), hold=True):
                 res = self.scanner.scan(base=base, dirty=dirty if base else None,
                                         progress=progress, save_cache=False)
             self._scan_base = res.tree
             self._walked = self._walked or base is None
             if self.config.fsync_commits:
-                self.objects.sync()
+                self.objects.sync(keep_held=True)
         except BaseException:
             # the stat cache may name objects of a pack that was never finished
             self._statcache.discard()
@@ -246,14 +251,21 @@ class CheckpointOps(SessionOps):
     ) -> Checkpoint:
         """Append the checkpoint's record (fsynced per policy unless ``sync`` is False: a
         rewind's safety checkpoint, whose record is synced with the journal that names
-        it, ``rewind/oplog.OpLog.begin``) and its session event."""
+        it, ``rewind/oplog.OpLog.begin``) and its session event.
+
+        When the scan's objects are held (a small batch), the record goes with them into
+        one log frame, synced per policy (even for a safety checkpoint: the record must
+        not reach ``checkpoints.jsonl`` before its objects are on disk); its line in
+        ``checkpoints.jsonl`` then needs no wait of its own: a crash that loses it there
+        is made whole from the log at the next open (``CheckpointIndex.restore``)."""
         sid = session_id or self._workspace_session()
         cid = cp_id or new_id()[:12]
         eid = f"cp-{cid}"
         when = ts or now_iso()
         cp = Checkpoint(cid, label or f"checkpoint {when[:19].replace('T', ' ')}", when, tree, sid,
                         eid, auto, partial, files, nbytes, skipped, absent or [])
-        self.index.add(cp, fsync=self.config.fsync_commits and sync)
+        logged = self.objects.commit(dumps(cp.to_json()), fsync=self.config.fsync_commits)
+        self.index.add(cp, fsync=self.config.fsync_commits and sync and not logged)
         self.append(sid, Kind.CHECKPOINT,
                     {"checkpoint": cid, "label": cp.label, "auto": auto, "files": files,
                      "bytes": nbytes, "partial": partial, "skipped": len(skipped)},

@@ -19,8 +19,9 @@ from ..fs.namefold import NameRules
 from ..fs.paths import expand_home
 from ..fs.reading import read_regular
 
-# 3: trees are written binary (trees.py), the rewind journal stays, emptied, between rewinds
-# (rewind/oplog.py); 2: file modes carry every permission bit; reads 1 and 2
+# 3: the object log (objects/packlog.py), trees written binary (trees.py), the rewind journal
+# kept, emptied, between rewinds (rewind/oplog.py); 2: file modes carry every permission bit;
+# reads 1 and 2
 FORMAT_VERSION = 3
 STORE_DIRNAME = ".turnback"
 MAX_CONFIG = 1 << 20  # config.json is a few hundred bytes; a larger one is no config of ours

@@ -91,6 +91,7 @@ class Store(TurnOps, RewindOps):
         backend = FileSessions(root / "sessions", root / "index" / "summaries.json",
                                fsync_appends=cfg.fsync_appends)
         store = cls(ws, root, cfg, backend, version, names)
+        store.restore_records()  # before recovery: a journal may name a restored record
         store.recover()
         return store
 
@@ -131,6 +132,7 @@ class Store(TurnOps, RewindOps):
             # removed objects the cache in memory names, and must not find them named again
             with rw_lock(self.root / "locks" / "gc", exclusive=False):
                 self._check_gc()
+                self.objects.flush_held()  # the cache may name a held batch's objects
                 self._statcache.flush()
         except (OSError, TurnbackError):
             pass  # a cache: losing it only costs re-reading files

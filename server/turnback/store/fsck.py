@@ -56,6 +56,12 @@ def check(store: StoreState) -> FsckReport:
                             "recoverable": "no: its objects are unreadable (checkpoints using "
                                            "them are listed below); the next checkpoint "
                                            "stores the files still in the workspace again"})
+    for log_id, problem in store.objects.check_logs():
+        rep.damaged.append({"what": "log", "id": log_id, "problem": problem,
+                            "recoverable": "no: objects in that frame may be unreadable "
+                                           "(checkpoints using them are listed below); the "
+                                           "next checkpoint stores the files still in the "
+                                           "workspace again"})
     rep.stray_temps = sum(1 for _ in stray_temps(store))
     if store.journal_problem is not None and store.oplog.holds_journal():
         rep.damaged.append({"what": "rewind journal", "id": str(store.oplog.journal),
@@ -120,7 +126,7 @@ def check(store: StoreState) -> FsckReport:
         for p in log.problems:
             rep.damaged.append({"what": "session", "id": sid, "problem": str(p),
                                 "recoverable": "every other line is read"})
-    if any(d["what"] in ("object", "pack", "checkpoint") for d in rep.damaged):
+    if any(d["what"] in ("object", "pack", "log", "checkpoint") for d in rep.damaged):
         # the stat cache would keep new checkpoints pointing at the damaged objects:
         # without it the next checkpoint reads the files again and stores what is missing
         try:

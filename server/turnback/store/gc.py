@@ -94,6 +94,10 @@ def collect(store: StoreState, *, dry_run: bool = False, keep_last: int | None =
     keep_days = cfg.keep_days if keep_days is None else keep_days
     quota_bytes = cfg.quota_bytes if quota_bytes is None else quota_bytes
     with rw_lock(store.root / "locks" / "gc", exclusive=True):
+        if not dry_run:
+            # the logs are merged and removed below: every record they hold must be in
+            # checkpoints.jsonl first, and its objects reachable
+            store.restore_records_locked()
         items = store.index.all()
         plan = _retention(store, items, keep_last, keep_days)
         keep = plan.keep

@@ -159,6 +159,8 @@ class RewindOps(CheckpointOps):
                         self.names.key)
                 except BaseException:
                     # refused: the scan stays the base of the next one, like a prepare()
+                    # (its objects written now, without a record: objects/packlog.py)
+                    self.objects.flush_held()
                     self._prepared_skipped = skipped
                     raise
                 try:

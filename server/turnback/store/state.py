@@ -16,11 +16,13 @@ from pathlib import Path
 from ..errors import Conflict, NotFound, StoreDamaged, Unsafe
 from ..events import JSON
 from ..fs.heldfolder import HeldFolder
+from ..fs.locks import rw_lock
 from ..fs.namefold import EXACT, NameRules
 from ..fs.paths import refuse_protected_path
 from ..fs.reading import read_regular
 from ..models import Checkpoint
 from ..objects.objectstore import ObjectStore
+from ..objects.packlog import records as logged_records
 from ..objects.trees import DIR, TreeReader
 from ..rewind.oplog import OpLog
 from ..sessions.backend import SessionBackend
@@ -130,6 +132,23 @@ class StoreState:
             return False
         self._packs_gen = self._gc_seen
         return True
+
+    def restore_records(self) -> int:
+        """Put back into ``checkpoints.jsonl`` the records a crash lost there whose log
+        frames are on disk (``CheckpointIndex.restore``). Under the gc lock: a gc,
+        which restores them first itself, must not drop a record and see it put back
+        after. A read-only store is left as it is (its listings miss those records)."""
+        try:
+            with rw_lock(self.root / "locks" / "gc", exclusive=False):
+                return self.restore_records_locked()
+        except OSError:
+            return 0
+
+    def restore_records_locked(self) -> int:
+        """``restore_records`` for a caller holding the gc lock (gc, fsck)."""
+        folder = self.objects.root / "log"
+        return self.index.restore(lambda missing: logged_records(folder, missing),
+                                  self.objects.exists, fsync=self.config.fsync_commits)
 
     def disk_usage(self) -> int:
         total = 0

@@ -1,0 +1,243 @@
+"""The object log: a small checkpoint's objects and its record in one append, one disk wait.
+
+A pack costs a small checkpoint a new file, an index written atomically (a second file,
+a rename), their folder's fsync, then the record's own fsync in ``checkpoints.jsonl``:
+two disk waits and three new names. Here the same blocks, their index rows and the
+checkpoint record go into one frame appended to ``objects/log/log-<pid>-<16 hex>``, a
+file only its process appends to, with one ``fdatasync``; the record is then appended to
+``checkpoints.jsonl`` without a wait of its own (a crash that loses it there is made
+whole from the log when the store is next opened: ``CheckpointIndex.restore``).
+
+A log is ``TBLOG01\\n`` then frames, each::
+
+    "TBFR" u32 frame length, u32 blocks length, u32 row count, u32 record length
+    blocks            zstd frames, as a pack's
+    rows              sorted by name, as a pack index's (``packs._ENTRY``); block offsets
+                      count from the start of the log file
+    record            the checkpoint record's JSON line (no newline), or nothing
+    BLAKE3-256 of the frame up to here, "TBFE", u32 frame length
+
+A frame whose structure does not hold (lengths, magics) ends what is read of its log:
+the rest is a write that did not finish (or damage). The hash is checked where a frame's
+record is taken back (``records``) and by ``fsck`` (``verify``); objects read from a
+frame are checked against their names like any others.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import struct
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+import blake3
+
+from ..errors import StoreDamaged
+from ..fs.atomic import fsync_all
+from ..fs.osflags import O_BINARY
+from ..fs.privacy import FILE_MODE, make_dir
+from ..fs.reading import open_regular
+
+LOG_MAGIC = b"TBLOG01\n"  # as long as a pack's magic: a block never starts before byte 8
+LOG_ID = re.compile(r"log-[0-9]+-[0-9a-f]{16}")
+_HEAD = struct.Struct(">4sIIII")
+_TAIL = struct.Struct(">32s4sI")
+_ROW = 52  # packs._ENTRY.size
+HEAD_MAGIC = b"TBFR"
+TAIL_MAGIC = b"TBFE"
+FRAME_MAX = 32 << 20  # readers take no longer frame (a writer's blocks spill at 8 MiB)
+FRAME_OVERHEAD = len(LOG_MAGIC) + _HEAD.size + _TAIL.size  # a frame's bytes around its parts
+LOG_ROLL = 256 << 20  # past this size a writer starts a new log
+
+
+class Frame(NamedTuple):
+    pos: int  # where the frame starts in its log
+    length: int
+    rows: bytes
+    record: bytes
+
+
+def encode(pos: int, blocks: list[bytes], rows: bytes, record: bytes) -> bytes:
+    """A frame to be appended at ``pos``; ``rows`` already count offsets from the log's
+    start (the writer knows where the frame lands: it is its log's only writer)."""
+    blen = sum(len(b) for b in blocks)
+    length = _HEAD.size + blen + len(rows) + len(record) + _TAIL.size
+    body = b"".join([_HEAD.pack(HEAD_MAGIC, length, blen, len(rows) // _ROW, len(record)),
+                     *blocks, rows, record])
+    return body + _TAIL.pack(blake3.blake3(body).digest(), TAIL_MAGIC, length)
+
+
+def _frame_at(fd: int, pos: int, size: int) -> Frame | None:
+    """The frame at ``pos`` if its structure holds (its hash is not checked), else None."""
+    head = os.pread(fd, _HEAD.size, pos)
+    if len(head) != _HEAD.size:
+        return None
+    magic, length, blen, count, rlen = _HEAD.unpack(head)
+    if (magic != HEAD_MAGIC or length > FRAME_MAX or pos + length > size
+            or length != _HEAD.size + blen + count * _ROW + rlen + _TAIL.size):
+        return None
+    meta = os.pread(fd, length - _HEAD.size - blen, pos + _HEAD.size + blen)
+    if len(meta) != length - _HEAD.size - blen:
+        return None
+    _, tail_magic, tail_len = _TAIL.unpack_from(meta, len(meta) - _TAIL.size)
+    if tail_magic != TAIL_MAGIC or tail_len != length:
+        return None
+    rows_end = count * _ROW
+    return Frame(pos, length, meta[:rows_end], meta[rows_end: rows_end + rlen])
+
+
+def frames(fd: int, start: int, size: int) -> tuple[list[Frame], int]:
+    """The complete frames from ``start`` (a frame's start, or 0 for the log's start) to
+    ``size``, and where the last one ends: bounded reads, two a frame."""
+    if start < len(LOG_MAGIC):
+        if os.pread(fd, len(LOG_MAGIC), 0) != LOG_MAGIC:
+            return [], 0
+        start = len(LOG_MAGIC)
+    out = []
+    pos = start
+    while pos < size:
+        frame = _frame_at(fd, pos, size)
+        if frame is None:
+            break
+        out.append(frame)
+        pos += frame.length
+    return out, pos
+
+
+def verify(fd: int, frame: Frame) -> bool:
+    """Whether the frame's bytes match its hash (what a crash or a hand could break)."""
+    data = os.pread(fd, frame.length, frame.pos)
+    if len(data) != frame.length:
+        return False
+    body = memoryview(data)[: frame.length - _TAIL.size]
+    return blake3.blake3(body).digest() == data[frame.length - _TAIL.size: frame.length - 8]
+
+
+def log_names(folder: Path) -> list[str]:
+    """The logs in ``folder`` (names a writer gives; anything else is never read)."""
+    try:
+        return sorted(n for n in os.listdir(folder) if LOG_ID.fullmatch(n))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def _newest_first(fd: int, size: int) -> Iterator[Frame]:
+    """A log's complete frames from its end back: from the trailer at the end of the file,
+    three reads a frame; a log whose end is not a frame's (a write that did not finish) is
+    read from its start instead."""
+    pos = size
+    while pos > len(LOG_MAGIC):
+        tail = os.pread(fd, _TAIL.size, pos - _TAIL.size)
+        if len(tail) != _TAIL.size:
+            break
+        _, magic, length = _TAIL.unpack(tail)
+        frame = (_frame_at(fd, pos - length, pos)
+                 if magic == TAIL_MAGIC and len(LOG_MAGIC) <= pos - length < pos else None)
+        if frame is None or frame.pos + frame.length != pos:
+            break
+        yield frame
+        pos = frame.pos
+    else:
+        return
+    if pos == size:  # a torn end: the frames before it, forward
+        found, _ = frames(fd, 0, size)
+        yield from reversed(found)
+
+
+def records(folder: Path, missing: Callable[[bytes], bool]) -> Iterator[bytes]:
+    """The records of every log that ``missing`` asks for, newest first in each log, each
+    only if its frame's hash holds. A log is read back from its end until a record that
+    is not missing: a process appends its records to ``checkpoints.jsonl`` in the order of
+    its frames, so a crash that took lines took the last ones."""
+    for name in log_names(folder):
+        try:
+            fd = open_regular(folder / name)
+        except (OSError, StoreDamaged):  # gone, or a link or FIFO put there: never read
+            continue
+        try:
+            for frame in _newest_first(fd, os.fstat(fd).st_size):
+                if not frame.record:
+                    continue
+                if not missing(frame.record):
+                    break
+                if verify(fd, frame):
+                    yield frame.record
+        finally:
+            os.close(fd)
+
+
+class LogFile:
+    """This process's log, appended to by one frame at a time (the caller serialises)."""
+
+    def __init__(self, folder: Path) -> None:
+        make_dir(folder)
+        self.folder = folder
+        self.pid = os.getpid()
+        self.id = f"log-{self.pid}-{os.urandom(8).hex()}"
+        self.path = folder / self.id
+        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL | O_BINARY, FILE_MODE)
+        self._ino = os.fstat(self._fd).st_ino
+        self.end = 0
+        self.named = False  # whether the folder's entry for it was synced
+        self.broken = False
+
+    def usable(self) -> bool:
+        """Whether the next frame may go here: this process's, whole, not too large, still
+        the file at its name (a gc merges logs into a pack and removes them, under the gc
+        lock a writer holds shared: a frame appended to a removed log would be lost)."""
+        if self.broken or self.pid != os.getpid() or self.end > LOG_ROLL:
+            return False
+        try:
+            return os.stat(self.path).st_ino == self._ino
+        except OSError:
+            return False
+
+    def append(self, blocks: list[bytes], rows_at: bytes, record: bytes) -> tuple[int, bytes]:
+        """Append one frame; return where it starts and its rows (offsets from the log's
+        start). ``rows_at``: sorted rows whose block offsets count from the first block."""
+        if self.end == 0:
+            head = LOG_MAGIC
+        else:
+            head = b""
+        pos = self.end + len(head)
+        rows = _rebase(rows_at, pos + _HEAD.size)
+        data = head + encode(pos, blocks, rows, record)
+        try:
+            if os.fstat(self._fd).st_size != self.end:
+                raise OSError(f"log {self.path} was changed by another hand")
+            view = memoryview(data)
+            while view:  # at its end: only this writer moves the descriptor's offset
+                n = os.write(self._fd, view)
+                view = view[n:]
+        except OSError:
+            self.broken = True  # a torn tail: the next frame starts a new log
+            raise
+        self.end += len(data)
+        return pos, rows
+
+    def sync(self) -> None:
+        """The frames written, durable (and the log's name, the first time)."""
+        if self.named:
+            # the data and the size that reaches it; macOS and Windows have no fdatasync
+            getattr(os, "fdatasync", os.fsync)(self._fd)
+            return
+        fsync_all([self.path], [self.folder])
+        self.named = True
+
+    def close(self) -> None:
+        try:
+            os.close(self._fd)
+        except OSError:
+            pass
+
+
+def _rebase(rows: bytes, base: int) -> bytes:
+    """``rows`` with ``base`` added to each block offset (a u64 after the 32-byte name)."""
+    out = bytearray(rows)
+    q = struct.Struct(">Q")
+    for at in range(32, len(out), _ROW):
+        (off,) = q.unpack_from(out, at)
+        q.pack_into(out, at, off + base)
+    return bytes(out)
