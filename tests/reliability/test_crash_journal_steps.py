@@ -7,7 +7,9 @@ point of one, on a store whose journal file already exists.)
 
 Also what a power cut may leave and a kill cannot: the journal on disk without the safety
 checkpoint's record it was synced with (no file touched: it is emptied), and the same with a
-file already written (refused, named, nothing applied)."""
+file already written (refused, named, nothing applied). That record can be lost only when the
+safety checkpoint went to a pack (a large one): a small one's record is in its object log
+frame, synced before the journal is written, and is put back from there."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from turnback import Store
+from turnback.objects import packs
 from turnback.rewind.apply import Applier
 from wsutil import journal_left, picture, write
 
@@ -85,11 +88,21 @@ def test_a_rewind_killed_at_every_step(tmp_path: Path) -> None:
     assert seen["target"] and seen["before"], seen
 
 
-def _begun_then_cut(ws: Path, write_one: bool) -> tuple[Store, dict[str, bytes]]:
+def _begun_then_cut(ws: Path, write_one: bool, logged: bool = False
+                    ) -> tuple[Store, dict[str, bytes]]:
     """A rewind stopped right after its journal was synced (a power cut there), with
     ``checkpoints.jsonl`` put back to what it held before the safety record: the record
-    lost, the journal kept, as a cut between their writebacks could leave them."""
+    lost, the journal kept, as a cut between their writebacks could leave them. The safety
+    checkpoint goes to a pack, as a large one does, unless ``logged``."""
     cp, _a, b = _prepared(ws)
+    if not logged:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(packs, "LOG_BYTES", 0)
+            return _cut(ws, cp, write_one), b
+    return _cut(ws, cp, write_one), b
+
+
+def _cut(ws: Path, cp: str, write_one: bool) -> Store:
     store = Store.open(ws)
     index = store.index.path.read_bytes()
 
@@ -104,7 +117,7 @@ def _begun_then_cut(ws: Path, write_one: bool) -> tuple[Store, dict[str, bytes]]
             store.rewind(cp)
     assert journal_left(store.root)
     store.index.path.write_bytes(index)
-    return store, b
+    return store
 
 
 def test_a_journal_whose_safety_record_was_lost_before_any_file_changed_is_emptied(
@@ -116,6 +129,22 @@ def test_a_journal_whose_safety_record_was_lost_before_any_file_changed_is_empti
         assert not journal_left(again.root)
         assert picture(ws) == b
         assert again.log()[-1]["op"] == "undo"  # the cut rewind was never recorded
+        assert again.fsck().ok, again.fsck().damaged
+
+
+def test_a_small_safety_record_lost_from_the_index_is_put_back_and_the_rewind_finished(
+        tmp_path: Path) -> None:
+    """The log frame holding the safety checkpoint was synced before the journal: the
+    record comes back from it at the next open, so the journal is a rewind begun, and it is
+    carried to its target, which an undo takes back."""
+    ws = tmp_path / "ws"
+    _store, b = _begun_then_cut(ws, write_one=False, logged=True)
+    with Store.open(ws) as again:
+        assert again.journal_problem is None
+        assert not journal_left(again.root)
+        assert picture(ws) != b and again.log()[-1]["op"] == "rewind"
+        again.undo()
+        assert picture(ws) == b
         assert again.fsck().ok, again.fsck().damaged
 
 
