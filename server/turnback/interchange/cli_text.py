@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from ..errors import InvalidInput, TurnbackError
+from ..fs.jsonl import MAX_NESTING, NESTED_TOO_DEEP
 from ..fs.paths import one_line, quote
 from ..models import jsonable
 
@@ -25,12 +26,16 @@ def json_text(value: Any) -> str:
     return data.decode("utf-8", "replace") + "\n"
 
 
-def _deep(value: Any) -> Any:
+def _deep(value: Any, depth: int = MAX_NESTING) -> Any:
+    # bounded as the store writes (fs/jsonl.py): a session written before the bound (or
+    # planted) may nest past what orjson writes, and this walk would recurse past Python's
     value = jsonable(value)
+    if isinstance(value, (dict, list, tuple)) and depth <= 0:
+        return NESTED_TOO_DEEP
     if isinstance(value, dict):
-        return {k: _deep(v) for k, v in value.items()}
+        return {k: _deep(v, depth - 1) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_deep(v) for v in value]
+        return [_deep(v, depth - 1) for v in value]
     return value
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from ..events import JSON, parse_iso
+from ..fs.jsonl import MAX_NESTING, NESTED_TOO_DEEP
 from ..fs.locks import rw_lock
 from ..models import Checkpoint
 from ..objects.objectstore import BLOB
@@ -62,16 +63,20 @@ class Built:
     new_checkpoints: int = 0  # checkpoints this push adds to the chain
 
 
-def _redact_json(value: Any, found: list[Finding]) -> Any:
-    """Every string in an event's JSON, redacted (keys are the schema's: left alone)."""
+def _redact_json(value: Any, found: list[Finding], depth: int = MAX_NESTING) -> Any:
+    """Every string in an event's JSON, redacted (keys are the schema's: left alone), and
+    bounded as the store writes it (``fs/jsonl.py``): an event of a session written before
+    the bound, nested past what orjson writes, made every push of the store fail."""
     if isinstance(value, str):
         text, f = redact_text(value)
         found.extend(f)
         return text
+    if isinstance(value, (dict, list)) and depth <= 0:
+        return NESTED_TOO_DEEP
     if isinstance(value, dict):
-        return {k: _redact_json(v, found) for k, v in value.items()}
+        return {k: _redact_json(v, found, depth - 1) for k, v in value.items()}
     if isinstance(value, list):
-        return [_redact_json(v, found) for v in value]
+        return [_redact_json(v, found, depth - 1) for v in value]
     return value
 
 
