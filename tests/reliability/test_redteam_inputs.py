@@ -1,0 +1,225 @@
+"""A red-team pass over the inputs earlier passes covered least: agents' transcripts (nesting,
+session ids that name another tool's session), the hook settings Turnback rewrites, and
+what a push does with what it finds (docs/RELIABILITY.md, "redteam9"). The attacker writes
+files in the agents' folders in ``~`` or in the workspace; the store is this user's.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from turnback import Store
+from turnback.errors import InvalidInput, TurnbackError
+from turnback.events import Kind, SessionHeader
+from turnback.fs.jsonl import MAX_NESTING, NESTED_TOO_DEEP
+from turnback.importers import hooks
+from turnback.importers.runner import import_source
+from turnback.interchange import cli_text
+from turnback.interchange.export import export_jsonl, export_markdown
+from turnback.sharing import sharing
+
+from .crashkit import tally
+
+SID = "d6e0bada-1959-4eec-a9d2-0bfade768d8f"
+
+
+def count(case: str) -> None:
+    tally("hostile input").add_case(case, True)
+
+
+def nested(depth: int) -> str:
+    """A JSON value ``depth`` containers deep (written by hand: json.dumps stops near 1,000)."""
+    return "[" * (depth - 1) + '{"x": 1}' + "]" * (depth - 1)
+
+
+def depth_of(value: Any) -> int:
+    most, todo = 0, [(value, 1)]
+    while todo:
+        v, d = todo.pop()
+        if isinstance(v, (dict, list)):
+            most = max(most, d)
+            todo += [(x, d + 1) for x in (v.values() if isinstance(v, dict) else v)]
+    return most
+
+
+def transcript(path: Path, sid: str, deep: str = "1") -> Path:
+    """A Claude Code transcript: a prompt, a tool call whose input holds ``deep``, a prompt."""
+    def line(n: int, parent: int | None, body: dict[str, Any]) -> str:
+        return json.dumps({"parentUuid": None if parent is None else f"{sid[:8]}-0000-4000-8000-{parent:012d}",
+                           "sessionId": sid, "cwd": "/elsewhere",
+                           "uuid": f"{sid[:8]}-0000-4000-8000-{n:012d}",
+                           "timestamp": f"2026-02-10T22:57:5{n}.000Z", **body})
+
+    use = {"type": "tool_use", "id": "toolu_1", "name": "Bash",
+           "input": {"command": "ls", "deep": "DEEP"}}
+    path.write_text("\n".join([
+        line(1, None, {"type": "user", "message": {"role": "user", "content": "first"}}),
+        line(2, 1, {"type": "assistant", "message": {"id": "msg_1", "role": "assistant",
+                                                     "model": "m", "content": [use]}}
+             ).replace('"DEEP"', deep),
+        line(3, 2, {"type": "user", "message": {"role": "user", "content": "second"}}),
+    ]) + "\n")
+    return path
+
+
+def everything_reads(store: Store, sid: str, remote: Path) -> dict[str, Any]:
+    """What a user does with a session: list it as JSON, export it both ways, push the
+    store. Each must work; the tool call's input as the JSONL export holds it."""
+    log = store.session(sid)
+    cli_text.json_text({"session": sid, "events": [e.to_json() for e in log.events]})
+    jsonl = io.BytesIO()
+    export_jsonl(store, sid, jsonl)
+    export_markdown(store, sid, io.StringIO())
+    out = sharing.push(store, remote.as_uri())
+    assert out["sessions"] >= 1
+    for raw in jsonl.getvalue().splitlines():
+        obj = orjson.loads(raw)
+        if obj.get("kind") == Kind.TOOL_CALL:
+            return dict(obj["data"]["input"])
+    raise AssertionError("no tool call exported")
+
+
+@pytest.fixture
+def bare(tmp_path: Path) -> Path:
+    path = tmp_path / "team.git"
+    subprocess.run(["git", "init", "--quiet", "--bare", str(path)], check=True)
+    return path
+
+
+# -- nesting ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("depth", [300, 1015])
+def test_an_imported_event_nested_past_what_orjson_writes_is_bounded(
+        store: Store, tmp_path: Path, bare: Path, depth: int) -> None:
+    """orjson reads 1,024 levels and writes 254; the standard library stops near 1,000.
+    Before: 300 levels were imported, then ``session show --json``, both exports and every
+    push of the store failed (``TypeError: Recursion limit reached``); 1,015 levels failed
+    the whole file's import (``RecursionError``), leaving an empty session."""
+    res = import_source(store, "claude-code", transcript(tmp_path / "t.jsonl", SID,
+                                                         nested(depth)))
+    assert res.events >= 3  # the prompt after it too
+    kinds = [e.kind for e in store.session(SID).events]
+    assert kinds.count(Kind.PROMPT) == 2 and Kind.TOOL_CALL in kinds
+    for e in store.session(SID).events:
+        assert depth_of(e.to_json()) <= MAX_NESTING
+    kept = everything_reads(store, SID, bare)
+    assert kept["command"] == "ls"  # the rest of the event is as it was
+    assert NESTED_TOO_DEEP in json.dumps(kept["deep"])
+    count(f"transcript nested {depth} deep")
+
+
+def test_a_session_line_written_before_the_bound_still_lists_exports_and_pushes(
+        store: Store, bare: Path) -> None:
+    """A session file holding a line 300 deep (what this version wrote through its
+    standard-library fallback, or a planted store): readable, exported, pushed."""
+    store.start_session(title="old", agent="a", session_id="old1")
+    store.append("old1", Kind.PROMPT, {"text": "hi"})
+    path = store.root / "sessions" / "old1.jsonl"
+    line = ('{"id":"e2","session":"old1","parent":null,"ts":"2026-01-01T00:00:00.000Z",'
+            '"kind":"tool_call","data":{"name":"Bash","input":{"deep":' + nested(300) + '}}}')
+    with open(path, "a") as f:
+        f.write(line + "\n")
+    assert depth_of(store.session("old1").events[-1].to_json()) > 254  # as it is on disk
+    kept = everything_reads(store, "old1", bare)
+    assert NESTED_TOO_DEEP in json.dumps(kept["deep"])
+    count("session line nested 300 deep, written before the bound")
+
+
+def test_a_failed_push_names_its_cause_not_a_broken_pipe(ws: Path, store: Store,
+                                                         bare: Path) -> None:
+    """A push that fails after it has sent a file to ``git fast-import`` (here: a store
+    missing the objects of its second checkpoint). Before: "turnback: Broken pipe" (closing
+    the killed process's stdin raised over the error)."""
+    (ws / "a.txt").write_text("a\n")
+    store.checkpoint(label="one")
+    packs = set(os.listdir(store.root / "objects" / "pack"))
+    (ws / "b.txt").write_text("b\n")
+    store.checkpoint(label="two")
+    for name in set(os.listdir(store.root / "objects" / "pack")) - packs:
+        os.unlink(store.root / "objects" / "pack" / name)
+    with pytest.raises(TurnbackError, match="missing"):
+        sharing.push(store, bare.as_uri())
+    count("push over a store missing objects")
+
+
+# -- session ids ------------------------------------------------------------------------------
+def other_session(store: Store, case: str) -> str:
+    if case == "workspace":
+        store.checkpoint(label="mine")  # the store's own session, "workspace"
+        return "workspace"
+    sid = {"codex": "0199a2b4-5c6d-7e8f-9a0b-1c2d3e4f5a6b", "pulled": "s1@laptop-0a1b2c3d"}[case]
+    store.ensure_session(SessionHeader(sid, "theirs", "codex", None, "2026-01-01T00:00:00Z",
+                                       None, "codex" if case == "codex" else "pulled"))
+    if case == "codex":
+        store.append(sid, Kind.PROMPT, {"text": "codex's own prompt"})
+    return sid
+
+
+@pytest.mark.parametrize("case", ["workspace", "codex", "pulled"])
+def test_a_transcript_cannot_write_into_another_sources_session(
+        store: Store, tmp_path: Path, case: str) -> None:
+    """A transcript in ``~/.claude/projects`` (anyone who can write ``~``) whose
+    ``sessionId`` is the store's own session, another agent's or a pulled (read-only) one.
+    Before: its prompts were appended to that session, which took its title."""
+    sid = other_session(store, case)
+    before = store.session(sid)
+    res = import_source(store, "claude-code", transcript(tmp_path / "t.jsonl", sid))
+    after = store.session(sid)
+    assert [e.id for e in after.events] == [e.id for e in before.events]
+    assert after.header.title == before.header.title
+    assert res.events == 0
+    assert any(sid in p.message and "names the same id" in p.message for p in res.problems)
+    count(f"transcript naming the {case} session")
+
+
+def test_the_same_transcript_again_still_adds_its_new_lines(store: Store, tmp_path: Path
+                                                           ) -> None:
+    """The check above compares sources: a grown transcript of the same agent goes on."""
+    path = transcript(tmp_path / "t.jsonl", SID)
+    first = import_source(store, "claude-code", path).events
+    with open(path, "a") as f:
+        f.write(json.dumps({"parentUuid": f"{SID[:8]}-0000-4000-8000-000000000003",
+                            "sessionId": SID, "uuid": f"{SID[:8]}-0000-4000-8000-000000000004",
+                            "timestamp": "2026-02-10T22:58:00.000Z", "type": "user",
+                            "message": {"role": "user", "content": "third"}}) + "\n")
+    res = import_source(store, "claude-code", path)
+    assert first >= 3 and res.events >= 1 and not res.problems
+
+
+# -- hook settings -----------------------------------------------------------------------------
+def test_hooks_install_writes_a_lone_surrogate_escape_back_as_it_was(tmp_path: Path) -> None:
+    """``"\\ud800"`` is valid JSON (json.loads reads it as a lone surrogate). Before: a
+    traceback (``UnicodeEncodeError``) from ``hooks install``; after: the escape is written
+    back, so the file means what it did, with the hooks."""
+    settings = tmp_path / ".claude" / "settings.local.json"
+    settings.parent.mkdir()
+    settings.write_text('{"env": {"X": "\\ud800 \\u00e9"}}\n')
+    assert hooks.install(tmp_path, "claude-code", ["/opt/tb/bin/turnback"])
+    back = json.loads(settings.read_text(encoding="utf-8"))
+    assert back["env"] == {"X": "\ud800 \u00e9"} and "hooks" in back
+    assert hooks.uninstall(tmp_path, "claude-code")
+    assert json.loads(settings.read_text(encoding="utf-8")) == {"env": {"X": "\ud800 \u00e9"}}
+    count("settings holding a lone surrogate escape")
+
+
+def test_hooks_install_refuses_a_key_twice_and_leaves_the_file(tmp_path: Path) -> None:
+    """A settings file with a key twice in one object. Before: install kept the last and
+    wrote the file back without the other (the user's setting gone, no word said)."""
+    settings = tmp_path / ".claude" / "settings.local.json"
+    settings.parent.mkdir()
+    text = '{"permissions": {"allow": ["A"]}, "permissions": {"allow": ["B"]}}\n'
+    settings.write_text(text)
+    for op in (hooks.install, hooks.uninstall):
+        with pytest.raises(InvalidInput, match="'permissions' appears twice"):
+            op(tmp_path, "claude-code", ["/opt/tb/bin/turnback"]) if op is hooks.install \
+                else op(tmp_path, "claude-code")
+        assert settings.read_text() == text
+    assert hooks.status(tmp_path, "claude-code").installed is False  # reading still works
+    count("settings holding a key twice")
