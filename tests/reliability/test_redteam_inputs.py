@@ -21,6 +21,7 @@ from turnback.errors import InvalidInput, TurnbackError
 from turnback.events import Kind, SessionHeader
 from turnback.fs.jsonl import MAX_NESTING, NESTED_TOO_DEEP
 from turnback.importers import hooks
+from turnback.importers.claude_code import encode_project_dir
 from turnback.importers.runner import import_source
 from turnback.interchange import cli_text
 from turnback.interchange.export import export_jsonl, export_markdown
@@ -191,6 +192,41 @@ def test_the_same_transcript_again_still_adds_its_new_lines(store: Store, tmp_pa
                             "message": {"role": "user", "content": "third"}}) + "\n")
     res = import_source(store, "claude-code", path)
     assert first >= 3 and res.events >= 1 and not res.problems
+
+
+# -- checkpoint paths ---------------------------------------------------------------------------
+@pytest.mark.parametrize("parts", [512, 513, 2000])
+def test_a_backup_path_nesting_past_what_the_store_walks_is_not_imported(
+        ws: Path, store: Store, tmp_path: Path, parts: int) -> None:
+    """A Claude Code file-history snapshot (``~/.claude``: anyone who can write ``~``) whose
+    tracked path has ``parts`` components, its backup file present. Before: 513 made a
+    checkpoint ``fsck`` calls damaged ("nests more than 512 folders deep"), 2,000 a
+    ``RecursionError`` out of the import (none of the file's events were taken). The store's
+    own ``import_checkpoint`` still takes such a path (docs/RELIABILITY.md, redteam9)."""
+    home = tmp_path / "home"
+    project = home / ".claude" / "projects" / encode_project_dir(str(ws.resolve()))
+    project.mkdir(parents=True)
+    history = home / ".claude" / "file-history" / SID
+    history.mkdir(parents=True)
+    (history / "b@v1").write_bytes(b"before\n")
+    rel = "a/" * (parts - 1) + "x.txt"
+    snap = {"type": "file-history-snapshot", "messageId": "u1", "isSnapshotUpdate": False,
+            "snapshot": {"messageId": "u1", "timestamp": "2026-01-01T00:00:00.000Z",
+                         "trackedFileBackups": {rel: {"backupFileName": "b@v1", "version": 1}}}}
+    prompt = {"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": SID,
+              "timestamp": "2026-01-01T00:00:00.000Z", "cwd": str(ws),
+              "message": {"role": "user", "content": "edit"}}
+    (project / f"{SID}.jsonl").write_text(json.dumps(prompt) + "\n" + json.dumps(snap) + "\n")
+    res = import_source(store, "claude-code", home=home)
+    assert res.events >= 1
+    assert not store.fsck().damaged
+    if parts <= 512:  # as deep as a checkpoint holds: taken, and readable
+        (cp,) = store.checkpoints(SID)
+        assert store.read_file(cp.id, rel) == b"before\n"
+    else:
+        assert store.checkpoints(SID) == []
+        assert any("nests more than 512 folders" in p.message for p in res.problems)
+    count(f"file-history path of {parts} components")
 
 
 # -- hook settings -----------------------------------------------------------------------------
