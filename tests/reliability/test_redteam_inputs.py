@@ -150,6 +150,38 @@ def test_a_failed_push_names_its_cause_not_a_broken_pipe(ws: Path, store: Store,
     count("push over a store missing objects")
 
 
+def test_a_planted_object_map_line_does_not_stop_every_pull(tmp_path: Path) -> None:
+    """``share/objmap`` is a store file (a copied or synced store's may say anything). A
+    ``g`` line naming a tree this store holds, with a byte count that is no number. Before:
+    taken as a tree converted before, then a ValueError traceback from this pull and every
+    later one; after: converted again, the pulled checkpoint whole."""
+    bare = tmp_path / "team.git"
+    subprocess.run(["git", "init", "--quiet", "--bare", str(bare)], check=True)
+    (tmp_path / "a" / "sub").mkdir(parents=True)
+    (tmp_path / "b").mkdir()
+    with Store.open(tmp_path / "a", create=True) as a, \
+            Store.open(tmp_path / "b", create=True) as b:
+        (tmp_path / "a" / "sub" / "f.txt").write_text("f\n")
+        (tmp_path / "a" / "top.txt").write_text("1\n")
+        a.checkpoint(label="one")
+        sharing.push(a, bare.as_uri())
+        sharing.pull(b, bare.as_uri())
+        objmap = b.root / "share" / "objmap"
+        lines = objmap.read_text().splitlines()
+        assert any(line.startswith("g") for line in lines)
+        objmap.write_text("".join((line.rsplit(",", 2)[0] + ",x,1" if line.startswith("g")
+                                   else line) + "\n" for line in lines))
+        (tmp_path / "a" / "top.txt").write_text("2\n")  # sub/ unchanged: its tree is known
+        a.checkpoint(label="two")
+        sharing.push(a, bare.as_uri())
+        (got,) = sharing.pull(b, bare.as_uri())["machines"]
+        assert got["refused"] is None and got["checkpoints"] == 1
+        two = next(c for c in b.checkpoints() if c.label == "two")
+        assert b.read_file(two.id, "sub/f.txt") == b"f\n"
+        assert not b.fsck().damaged
+    count("object map line with a bad count")
+
+
 # -- session ids ------------------------------------------------------------------------------
 def other_session(store: Store, case: str) -> str:
     if case == "workspace":
