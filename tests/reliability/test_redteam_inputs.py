@@ -133,6 +133,28 @@ def test_a_session_line_written_before_the_bound_still_lists_exports_and_pushes(
     count("session line nested 300 deep, written before the bound")
 
 
+def test_the_servers_answer_holding_a_line_nested_1015_deep_is_written() -> None:
+    """A store from before the bound (or planted) holding a session line 1,015 deep (orjson
+    reads it): the server's answer that carries it. Before: orjson refused it, pygls's
+    ``json.dumps`` raised ``RecursionError``, which pygls logs, and no answer was written:
+    the client's request waited for ever. After: written, bounded as the store writes."""
+    from pygls.protocol import JsonRPCResponseMessage
+
+    from turnback.server.wire import _plain_body
+
+    deep = orjson.loads(nested(1015))
+    body = _plain_body(JsonRPCResponseMessage(id=7, jsonrpc="2.0",
+                                              result={"events": [{"data": deep}]}))
+    assert body is not None
+    answer = orjson.loads(body)
+    assert answer["id"] == 7 and NESTED_TOO_DEEP in json.dumps(answer)
+    # a usual answer is orjson's bytes exactly, as before
+    plain = JsonRPCResponseMessage(id=8, jsonrpc="2.0", result={"a": [1, {"b": None}]})
+    assert _plain_body(plain) == orjson.dumps({"id": 8, "jsonrpc": "2.0",
+                                               "result": {"a": [1, {"b": None}]}})
+    count("server answer nested 1015 deep")
+
+
 def test_a_failed_push_names_its_cause_not_a_broken_pipe(ws: Path, store: Store,
                                                          bare: Path) -> None:
     """A push that fails after it has sent a file to ``git fast-import`` (here: a store
