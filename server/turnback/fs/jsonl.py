@@ -101,7 +101,9 @@ def loads(raw: bytes) -> Any:
             raise
         try:
             return json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
+            # RecursionError: a line orjson refused as nested past 1,024 levels, holding a
+            # "\\ud" besides; it escaped every session listing, load and fsck of the store
             pass
         raise
 
