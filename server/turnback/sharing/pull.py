@@ -20,6 +20,7 @@ import orjson
 
 from ..errors import InvalidInput, StoreDamaged, TurnbackError
 from ..events import JSON, Event, SessionHeader, is_id
+from ..fs.jsonl import loads
 from ..fs.paths import is_protected_name, normalize, refuse_protected_path
 from ..models import Checkpoint
 from ..objects.objectstore import BLOB, is_hash
@@ -290,7 +291,7 @@ def _session_items(sid: str, machine: str, data: bytes, where: str
         line, start = data[start:end], end + 1
         n += 1
         try:
-            obj = orjson.loads(line)
+            obj = loads(line)  # as the store reads a line: \\udcXX (a name not UTF-8) too
         except orjson.JSONDecodeError:
             raise InvalidInput(f"{where}:{n}: not JSON") from None
         if n == 1:
