@@ -133,6 +133,24 @@ def test_a_session_line_written_before_the_bound_still_lists_exports_and_pushes(
     count("session line nested 300 deep, written before the bound")
 
 
+def test_a_line_nested_past_orjsons_reach_with_a_surrogate_escape_is_one_bad_line(
+        store: Store) -> None:
+    """A session line orjson refuses (nested 1,100 deep) that holds ``\\ud800`` besides, so
+    the reader tries the standard library's ``json`` (for names that are not UTF-8). Before:
+    its ``RecursionError`` escaped every session listing, load and ``fsck`` of the store
+    (``turnback session list`` printed a traceback). After: one bad line, named."""
+    store.start_session(title="t", agent="a", session_id="s1")
+    store.append("s1", Kind.PROMPT, {"text": "hi"})
+    with open(store.root / "sessions" / "s1.jsonl", "a") as f:
+        f.write('{"id":"e2","session":"s1","parent":null,"ts":"2026-01-01T00:00:00.000Z",'
+                '"kind":"note","data":{"x":"\\ud800","y":' + nested(1100) + "}}\n")
+    assert [e.data for e in store.session("s1").events] == [{"text": "hi"}]
+    assert [s.header.id for s in store.sessions()[0]] == ["s1"]
+    (bad,) = store.fsck().damaged
+    assert "s1.jsonl:3" in str(bad)
+    count("session line nested 1100 deep with a surrogate escape")
+
+
 def test_the_servers_answer_holding_a_line_nested_1015_deep_is_written() -> None:
     """A store from before the bound (or planted) holding a session line 1,015 deep (orjson
     reads it): the server's answer that carries it. Before: orjson refused it, pygls's
@@ -202,6 +220,38 @@ def test_a_planted_object_map_line_does_not_stop_every_pull(tmp_path: Path) -> N
         assert b.read_file(two.id, "sub/f.txt") == b"f\n"
         assert not b.fsck().damaged
     count("object map line with a bad count")
+
+
+def test_names_that_are_not_utf8_are_pushed_and_pulled_as_they_are(tmp_path: Path) -> None:
+    """A workspace file named with a byte that is not UTF-8 reaches Python as a lone
+    surrogate (``os.fsdecode``), and so a tool call's input, a checkpoint's label, a
+    session's title; the store writes such lines with ``\\udcXX`` escapes. Before: every
+    push of that store failed (``UnicodeEncodeError`` from the redaction automaton, then
+    orjson's refusal), a traceback. After: pushed; pulled back exactly (a string where a
+    secret was found is redacted with each such character as '?')."""
+    bare = tmp_path / "team.git"
+    subprocess.run(["git", "init", "--quiet", "--bare", str(bare)], check=True)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    odd = os.fsdecode(b"caf\xe9.txt")
+    with Store.open(tmp_path / "a", create=True) as a, \
+            Store.open(tmp_path / "b", create=True) as b:
+        a.start_session(title=f"edit {odd}", agent="a", session_id="s1")
+        a.append("s1", Kind.TOOL_CALL, {"name": "Read", "input": {
+            "path": odd, "note": f"AKIAIOSFODNN7EXAMPLE {odd}"}})
+        (tmp_path / "a" / "x.txt").write_text("x\n")
+        a.checkpoint(label=f"after {odd}", session_id="s1")
+        sharing.push(a, bare.as_uri())
+        (got,) = sharing.pull(b, bare.as_uri())["machines"]
+        assert got["refused"] is None and got["checkpoints"] == 1
+        (sid,) = [s.header.id for s in b.sessions()[0] if s.header.id.startswith("s1@")]
+        pulled = b.session(sid)
+        assert pulled.header.title == f"edit {odd}"
+        call = next(e for e in pulled.events if e.kind == Kind.TOOL_CALL)
+        assert call.data["input"]["path"] == odd
+        assert call.data["input"]["note"].startswith("[redacted:")
+        assert [c.label for c in b.checkpoints()] == [f"after {odd}"]
+    count("names not UTF-8 through push and pull")
 
 
 # -- session ids ------------------------------------------------------------------------------
