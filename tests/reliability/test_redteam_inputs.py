@@ -227,8 +227,9 @@ def test_names_that_are_not_utf8_are_pushed_and_pulled_as_they_are(tmp_path: Pat
     surrogate (``os.fsdecode``), and so a tool call's input, a checkpoint's label, a
     session's title; the store writes such lines with ``\\udcXX`` escapes. Before: every
     push of that store failed (``UnicodeEncodeError`` from the redaction automaton, then
-    orjson's refusal), a traceback. After: pushed; pulled back exactly (a string where a
-    secret was found is redacted with each such character as '?')."""
+    orjson's refusal), a traceback, and so did ``--json`` output and the Markdown export.
+    After: pushed; pulled back exactly (a string where a secret was found is redacted with
+    each such character as '?'); shown as its escape, ``\\udce9``."""
     bare = tmp_path / "team.git"
     subprocess.run(["git", "init", "--quiet", "--bare", str(bare)], check=True)
     (tmp_path / "a").mkdir()
@@ -251,6 +252,16 @@ def test_names_that_are_not_utf8_are_pushed_and_pulled_as_they_are(tmp_path: Pat
         assert call.data["input"]["path"] == odd
         assert call.data["input"]["note"].startswith("[redacted:")
         assert [c.label for c in b.checkpoints()] == [f"after {odd}"]
+        # and what a user reads of it: --json and the Markdown export (tracebacks before)
+        assert '"caf\\udce9.txt"' in cli_text.json_text(call.to_json())
+    from click.testing import CliRunner
+
+    from turnback.cli.main import cli
+
+    md = CliRunner().invoke(cli, ["-C", str(tmp_path / "a"), "export", "s1", "--format",
+                                  "markdown"])
+    assert md.exit_code == 0, md.output
+    assert b"caf\\udce9.txt" in md.stdout_bytes
     count("names not UTF-8 through push and pull")
 
 

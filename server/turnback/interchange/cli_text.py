@@ -8,6 +8,7 @@ goes to stdout and what goes to stderr.
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
@@ -22,7 +23,14 @@ Printed = tuple[str, str]  # (stdout, stderr)
 
 
 def json_text(value: Any) -> str:
-    data = orjson.dumps(_deep(value), option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+    plain = _deep(value)
+    try:
+        data = orjson.dumps(plain, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+    except TypeError:
+        # a lone surrogate (a file name that is not UTF-8, in an event or a label): written
+        # as its JSON escape, \\udcXX, which orjson refuses (a traceback before)
+        text = json.dumps(plain, indent=2, ensure_ascii=False)
+        return text.encode("utf-8", "backslashreplace").decode("utf-8") + "\n"
     return data.decode("utf-8", "replace") + "\n"
 
 
