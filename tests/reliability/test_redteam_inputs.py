@@ -53,10 +53,12 @@ def depth_of(value: Any) -> int:
 
 def transcript(path: Path, sid: str, deep: str = "1") -> Path:
     """A Claude Code transcript: a prompt, a tool call whose input holds ``deep``, a prompt."""
+    def uuid(n: int) -> str:
+        return f"{sid[:8]}-0000-4000-8000-{n:012d}"
+
     def line(n: int, parent: int | None, body: dict[str, Any]) -> str:
-        return json.dumps({"parentUuid": None if parent is None else f"{sid[:8]}-0000-4000-8000-{parent:012d}",
-                           "sessionId": sid, "cwd": "/elsewhere",
-                           "uuid": f"{sid[:8]}-0000-4000-8000-{n:012d}",
+        return json.dumps({"parentUuid": None if parent is None else uuid(parent),
+                           "sessionId": sid, "cwd": "/elsewhere", "uuid": uuid(n),
                            "timestamp": f"2026-02-10T22:57:5{n}.000Z", **body})
 
     use = {"type": "tool_use", "id": "toolu_1", "name": "Bash",
