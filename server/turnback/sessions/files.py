@@ -117,7 +117,6 @@ class ReadLog:
         return n == 0 or os.pread(fd, n, self.end - n) == self.mark
 
 
-
 def _event_line(event: Event) -> bytes:
     """The event's line. Data nested past what is written (``fs/jsonl.py``, ``MAX_NESTING``)
     is bounded in the event too, so what the caller keeps is what a reader will find."""
@@ -126,6 +125,7 @@ def _event_line(event: Event) -> bytes:
     except TypeError:  # nested too deep, or a name that is not UTF-8: the rare path
         event.data = bounded(event.data, MAX_NESTING - 1)  # the data is a level below the line
         return dumps(event.to_json()) + b"\n"
+
 
 class FileSessions:
     def __init__(self, root: Path, index_path: Path, *, fsync_appends: bool = False) -> None:
