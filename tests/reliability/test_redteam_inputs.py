@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -344,6 +345,68 @@ def test_a_backup_path_nesting_past_what_the_store_walks_is_not_imported(
         assert store.checkpoints(SID) == []
         assert any("nests more than 512 folders" in p.message for p in res.problems)
     count(f"file-history path of {parts} components")
+
+
+# -- expressions over long lines ------------------------------------------------------------------
+OLD_START = re.compile(r"^# aider chat started at (.+?)\s*$")
+OLD_TOKENS = re.compile(r"([\d.,]+)([kKmM]?) (sent|received|cache write|cache hit)")
+OLD_COMMIT = re.compile(r"^Commit ([0-9a-f]{7,40}) (.*?)\s*$")
+OLD_COMMAND = re.compile(r"<command-name>(.*?)</command-name>", re.S)
+TRICKY = ["", " ", "x", "x ", " x", "x  y  ", "x\t\u00a0", "\u2003", "  \t ", "2024-01-01 00:00:00",
+          "a b\u3000", "Tokens: 3.7k sent, 1.5k received. Cost: $0.01 message, $0.02 session.",
+          "1,234 sent 12.5M received ..5 cache hit x1.2k cache write 7 k sent", "1.2.3k sent"]
+
+
+def test_the_linear_line_readers_find_what_the_expressions_found() -> None:
+    """The aider and Claude Code readers that replaced backtracking expressions (below) give
+    what those expressions gave, on blanks of every kind, empty rests, runs of numbers."""
+    from turnback.importers import aider, claude_code
+
+    for rest in TRICKY:
+        for prefix in (aider._START, aider._EDIT):
+            old = re.match("^" + re.escape(prefix) + r"(.+?)\s*$", prefix + rest)
+            assert aider._rest(prefix + rest, prefix) == (old.group(1) if old else None), rest
+        assert aider._TOKENS_RE.findall(rest) == OLD_TOKENS.findall(rest), rest
+        line = f"Commit abc1234 {rest}"
+        old_c, new_c = OLD_COMMIT.match(line), aider._COMMIT_RE.match(line)
+        assert old_c is not None and new_c is not None
+        assert new_c.group(2).rstrip() == old_c.group(2), rest
+    for text in ["", "<command-name>/x</command-name>",
+                 "<command-name>a<command-name>b</command-name>",
+                 "<command-name>\n/y\n</command-name><command-args>z",
+                 "</command-name><command-name>", "<command-name><command-name>",
+                 "pre <command-name>/c</command-name> <command-args> 1 </command-args>"]:
+        old = OLD_COMMAND.search(text)
+        assert claude_code._between(text, "command-name") == (old.group(1) if old else None)
+        assert claude_code.prompt_title(text) == claude_code.short_title(
+            text if old is None else f"{old.group(1).strip()} " + (
+                m.group(1).strip() if (m := re.search(r"<command-args>(.*?)</command-args>",
+                                                      text, re.S)) else ""))
+    count("line readers against the expressions they replaced")
+
+
+def test_long_lines_cost_time_in_proportion_to_their_length(ws: Path, store: Store,
+                                                            tmp_path: Path) -> None:
+    """A cloned repository ships ``.aider.chat.history.md`` (the server follows it), or a
+    transcript in ``~`` holds such a prompt: a "Tokens:" line of 2 MiB of digits, a start line
+    and an "Applied edit to" line padded with 2 MiB of blanks, a prompt of 150,000 opening
+    ``<command-name>`` tags. Before: time growing with the square of the line (50 KB of
+    digits: 21.8 s of CPU for ``turnback import aider``; these would take days: this test hit
+    pytest's timeout). After: each read at once; what they hold is imported."""
+    pad = " " * (2 << 20)
+    (ws / ".aider.chat.history.md").write_text(
+        f"# aider chat started at 2024-01-01 00:00:00{pad}\n\n#### hi\n\n"
+        f"> Tokens: {'1' * (2 << 20)}\n\n#### again\n\n> Applied edit to a.txt{pad}x\n")
+    res = import_source(store, "aider")
+    assert res.events >= 3 and res.sessions
+    text = "<command-name>" * 150_000
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps({"parentUuid": None, "sessionId": SID, "type": "user",
+                                "uuid": f"{SID[:8]}-0000-4000-8000-000000000001",
+                                "timestamp": "2026-01-01T00:00:00.000Z", "cwd": str(ws),
+                                "message": {"role": "user", "content": text}}) + "\n")
+    assert import_source(store, "claude-code", path).events == 1
+    count("long lines for the aider and Claude Code readers")
 
 
 # -- hook settings -----------------------------------------------------------------------------
