@@ -409,6 +409,52 @@ def test_long_lines_cost_time_in_proportion_to_their_length(ws: Path, store: Sto
     count("long lines for the aider and Claude Code readers")
 
 
+PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n-----END RSA PRIVATE KEY-----\n"
+PUTTY = "PuTTY-User-Key-File-2: ssh-rsa\nPrivate-Lines: 1\nAAAA\nPrivate-MAC: 0a1b2c\n"
+
+
+def test_a_file_of_opening_key_lines_is_redacted_in_time_proportional_to_it() -> None:
+    """A workspace file (a cloned repository's: every first push converts it) of 4 MiB of
+    "-----BEGIN RSA PRIVATE KEY-----" lines and none closing, or PuTTY headers with no MAC.
+    Before: each opening line's lazy match ran to the content's end (128 KB: 1.6 s of CPU;
+    4 MiB: about half an hour, past pytest's timeout). After: at once, nothing redacted."""
+    from turnback.sharing.redact import redact_bytes
+
+    for opening in (b"-----BEGIN RSA PRIVATE KEY-----\n", b"PuTTY-User-Key-File-2: x\n"):
+        data = opening * ((4 << 20) // len(opening))
+        assert redact_bytes(data) == (data, [])
+        # one key at the end: the openings before it are the key's, as the expression says
+        got, found = redact_bytes(data + (PEM if b"BEGIN" in opening else PUTTY).encode())
+        assert got == b"[redacted:Private Key]\n" and len(found) == 1
+    count("a file of 4 MiB of opening key lines")
+
+
+def test_key_redaction_bounded_at_the_last_closing_line_finds_what_it_found(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The guard of the bound above: the same redactions with and without it."""
+    import dataclasses
+
+    from turnback.sharing import redact
+
+    bounded_rules = redact._rules()
+    unbounded = tuple(dataclasses.replace(r, end=None, end_bytes=None) for r in bounded_rules)
+    begin, end = "-----BEGIN EC PRIVATE KEY-----", "-----END EC PRIVATE KEY-----"
+    samples = [PEM, PUTTY, PEM + PEM, begin + "\n" + PEM, PEM + begin, "x" + PEM[:-30],
+               begin + "-----END" + "\n" + end, end + begin + end, f"{begin}{end}-----END",
+               PUTTY + "Private-MAC: ", PUTTY.replace("0a1b2c", "zz"), "a" + PUTTY + PUTTY,
+               begin + "\n-----END OPENSSH PRIVATE KEY BLOCK-----tail", "nothing here"]
+    for text in samples:
+        for value in (text, text.encode()):
+            got = redact.redact_bytes(value) if isinstance(value, bytes) \
+                else redact.redact_text(value)
+            monkeypatch.setattr(redact, "_rules", lambda: unbounded)
+            want = redact.redact_bytes(value) if isinstance(value, bytes) \
+                else redact.redact_text(value)
+            monkeypatch.setattr(redact, "_rules", lambda: bounded_rules)
+            assert got == want, text
+    count("key redaction bound against the unbounded expressions")
+
+
 # -- hook settings -----------------------------------------------------------------------------
 def test_hooks_install_writes_a_lone_surrogate_escape_back_as_it_was(tmp_path: Path) -> None:
     """``"\\ud800"`` is valid JSON (json.loads reads it as a lone surrogate). Before: a
