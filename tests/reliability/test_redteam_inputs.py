@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import random
 import re
 import subprocess
 from pathlib import Path
@@ -426,9 +427,10 @@ def test_a_file_of_opening_key_lines_is_redacted_in_time_proportional_to_it() ->
         # one key at the end: the openings before it are the key's, as the expression says
         got, found = redact_bytes(data + (PEM if b"BEGIN" in opening else PUTTY).encode())
         assert got == b"[redacted:Private Key]\n" and len(found) == 1
-    # a secret-like name over and over in one word, a token's start over and over (each was
-    # tried again from every occurrence: 64 KB, 7.9 s and 0.55 s of CPU; 1 MiB: minutes)
-    for unit in (b"token0", b"eyJA"):
+    # a secret-like name over and over in one word, a token's start over and over, `//` over
+    # and over beside `_authToken` (each tried again from every occurrence: 64 KB, 8.2, 0.57
+    # and 1.8 s of CPU; 1 MiB: minutes)
+    for unit in (b"token0", b"eyJA", b"_authToken////////"):
         data = unit * ((1 << 20) // len(unit))
         assert redact_bytes(data) == (data, [])
     count("a file of 4 MiB of opening key lines")
@@ -465,6 +467,17 @@ def test_key_redaction_bounded_at_the_last_closing_line_finds_what_it_found(
                 else redact.redact_text(value)
             monkeypatch.setattr(redact, "_rules", lambda: bounded_rules)
             assert got == want, text
+    # the npm rule, found from where a token can follow: the expression's own matches, on
+    # random strings of the pieces that matter to it (20,000 here, as str and as bytes)
+    npm = next(r for r in bounded_rules if r.str_re.pattern == redact._NPM)
+    pieces = ["//", "/", ":", "/:_authToken=", "_authToken=", "npm_", "x", " ", "\n", "\t",
+              "0123456789abcdef0123456789abcdef0123", "abc-", "-", "\u2003"]
+    rnd = random.Random(9)
+    for _ in range(20_000):
+        text = "".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 14)))
+        for value in (text, text.encode()):
+            rx = npm.bytes_re if isinstance(value, bytes) else npm.str_re
+            assert redact._npm_matches(rx, value, 1) == [m.span(1) for m in rx.finditer(value)]
     count("key redaction bound against the unbounded expressions")
 
 
