@@ -112,9 +112,9 @@ _ENDS: dict[str, tuple[str, str]] = {
 # ends, so once a match from the first fails, those are not tried (they fail as it did). Tried
 # anyway, "token0token0…" cost time with the square of its length (64 KB: 7.9 s of CPU), and
 # "eyJAeyJA…" (a JSON Web Token's start, each one scanned to the run's end) 0.55 s.
-_RUNS: dict[str, str] = {
+_RUNS: dict[str, str] = {  # pattern prefix (ours) or whole pattern (detect-secrets') -> run
     "(?i:SECRET": r"[A-Za-z0-9_]*",  # _NAME
-    "eyJ": r"[A-Za-z0-9=_-]*",  # detect-secrets' JWT: eyJ[A-Za-z0-9-_=]+\.
+    r"eyJ[A-Za-z0-9-_=]+\.[A-Za-z0-9-_=]+\.?[A-Za-z0-9-_.+/=]*?": r"[A-Za-z0-9=_-]*",
 }
 
 
@@ -147,7 +147,9 @@ def _rule(kind: str, pattern: str, flags: int, group: int) -> _Rule:
         gate = ((), False, None, 0, 0)
     words, lower, locator, back, forward = gate
     end = next((e for prefix, e in _ENDS.items() if pattern.startswith(prefix)), None)
-    run = next((r for prefix, r in _RUNS.items() if pattern.startswith(prefix)), None)
+    # a detect-secrets pattern changed by an upgrade gets no run: the equivalence is its shape's
+    run = next((r for key, r in _RUNS.items() if pattern == key
+                or (key.startswith("(?i:") and pattern.startswith(key))), None)
     return _Rule(kind, re.compile(pattern, flags), re.compile(pattern.encode(), flags), group,
                  words, tuple(w.encode() for w in words), lower,
                  re.compile(locator) if locator else None,
