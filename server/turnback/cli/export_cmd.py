@@ -32,7 +32,8 @@ def export_cmd(ctx: Ctx, session_id: str, fmt: str, output: str | None) -> None:
         else:
             text = io.StringIO()
             count = export_markdown(store, session_id, text)
-            buf.write(text.getvalue().encode("utf-8"))
+            # a name that is not UTF-8 (a lone surrogate) shown as its escape, \\udcXX
+            buf.write(text.getvalue().encode("utf-8", "backslashreplace"))
     finally:
         store.close()
     data = buf.getvalue()

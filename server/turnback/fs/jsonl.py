@@ -47,13 +47,45 @@ class Line:
     end: int  # byte offset just past the line's newline
 
 
+# Containers a value Turnback writes may nest. orjson reads 1,024 levels but writes 254, and
+# the standard library's encoder stops near Python's recursion limit (1,000): an agent's
+# transcript line nested 300 deep was imported, then every export, ``--json`` listing and
+# push of the store failed on it; one nested 1,000 deep failed its whole file's import. Real
+# transcripts nest 10 deep at most (2,558 records of ../shared/transcripts); 128 leaves room
+# for the envelopes a line is later wrapped in (an event, a JSON-RPC answer).
+MAX_NESTING = 128
+NESTED_TOO_DEEP = f"(nested deeper than {MAX_NESTING} levels: not kept)"
+
+
+def bounded(value: Any, depth: int = MAX_NESTING) -> Any:
+    """``value`` with every list or object ``depth`` levels down replaced by
+    ``NESTED_TOO_DEEP``; the value itself when nothing was that deep."""
+    if isinstance(value, dict):
+        if depth <= 0:
+            return NESTED_TOO_DEEP
+        out = {k: bounded(v, depth - 1) for k, v in value.items()}
+        return value if all(out[k] is v for k, v in value.items()) else out
+    if isinstance(value, (list, tuple)):
+        if depth <= 0:
+            return NESTED_TOO_DEEP
+        items = [bounded(v, depth - 1) for v in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    return value
+
+
 def dumps(obj: Any) -> bytes:
     """One JSON line's bytes. A file name that is not UTF-8 survives as ``\\udcXX`` escapes.
 
     Such names reach Python as strings with lone surrogates (``os.fsdecode``);
     orjson refuses them, the standard library escapes them and ``loads`` reads
-    them back, so rewinding a workspace that holds one still works.
+    them back, so rewinding a workspace that holds one still works. A value nested
+    past ``MAX_NESTING`` (which orjson refuses too) is written ``bounded``.
     """
+    try:
+        return orjson.dumps(obj)
+    except TypeError:
+        pass
+    obj = bounded(obj)  # only after orjson refused: a line of a usual depth is not walked
     try:
         return orjson.dumps(obj)
     except TypeError:
@@ -69,7 +101,9 @@ def loads(raw: bytes) -> Any:
             raise
         try:
             return json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
+            # RecursionError: a line orjson refused as nested past 1,024 levels, holding a
+            # "\\ud" besides; it escaped every session listing, load and fsck of the store
             pass
         raise
 

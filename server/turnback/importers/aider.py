@@ -50,12 +50,25 @@ from .inputs import find, in_workspace
 
 AGENT = "aider"
 HISTORY_FILE = ".aider.chat.history.md"
-_START_RE = re.compile(r"^# aider chat started at (.+?)\s*$")
-_TOKENS_RE = re.compile(r"([\d.,]+)([kKmM]?) (sent|received|cache write|cache hit)")
-_EDIT_RE = re.compile(r"^Applied edit to (.+?)\s*$")
-_COMMIT_RE = re.compile(r"^Commit ([0-9a-f]{7,40}) (.*?)\s*$")
+# Each linear in its line: a history file can come with a cloned repository, and the server
+# follows it. "(.+?)\s*$" and a number run matched from every digit of it took time that grows
+# with the square of the line (a 50 KB "Tokens:" line of digits: 21.8 s of CPU; 64 MiB lines are
+# read): the rest of a line is cut by ``_rest``, and a number starts where its run starts.
+_START = "# aider chat started at "
+_TOKENS_RE = re.compile(r"(?<![\d.,])([\d.,]+)([kKmM]?) (sent|received|cache write|cache hit)")
+_EDIT = "Applied edit to "
+_COMMIT_RE = re.compile(r"^Commit ([0-9a-f]{7,40}) (.*)")
 # aider announces "Model: X with … edit format", or "Main model: X …" when a weak model differs
 _MODEL_RE = re.compile(r"^(?:Main )?[Mm]odel: (\S+)")
+
+
+def _rest(text: str, prefix: str) -> str | None:
+    """What ``^prefix(.+?)\\s*$`` captures, without its backtracking: the text after
+    ``prefix`` less its trailing blanks (its first character when it is all blanks)."""
+    if not text.startswith(prefix) or len(text) == len(prefix):
+        return None
+    rest = text[len(prefix):]
+    return rest.rstrip() or rest[0]
 HARD_BREAK = "  "  # how aider ends every line it writes for the person or for itself
 
 
@@ -93,7 +106,8 @@ def parse_tokens(text: str) -> JSON | None:
 def _is_own_event(body: str) -> bool:
     """Output lines that become events of their own (not part of a note)."""
     return bool(
-        body.startswith("Tokens:") or _EDIT_RE.match(body) or _COMMIT_RE.match(body)
+        body.startswith("Tokens:") or _rest(body, _EDIT) is not None
+        or _COMMIT_RE.match(body)
     )
 
 
@@ -139,10 +153,10 @@ class AiderParser(FileParser):
         text = line.data.decode("utf-8", "replace").rstrip("\r\n")
         blank_before = self.blank_run
         self.blank_run = 0 if text.strip() else self.blank_run + 1
-        start = _START_RE.match(text)
-        if start:
+        stamp = _rest(text, _START)
+        if stamp is not None:
             yield from self._close_block()
-            yield from self._start(start.group(1), line.number)
+            yield from self._start(stamp, line.number)
             return
         if self.session_id is None:
             if text.strip():
@@ -263,10 +277,9 @@ class AiderParser(FileParser):
             if usage is not None:
                 yield self._event(block.line, Kind.USAGE, {**usage, "text": head})
                 return
-        edit = _EDIT_RE.match(head)
-        if edit:
+        path = _rest(head, _EDIT)
+        if path is not None:
             call_id = "edit-" + derive_id(sid, block.line)
-            path = edit.group(1)
             yield self._event(block.line, Kind.TOOL_CALL,
                               {"name": "apply_edit", "input": {"path": path}, "toolUseId": call_id})
             yield self._event(block.line, Kind.TOOL_RESULT,
@@ -275,7 +288,8 @@ class AiderParser(FileParser):
         commit = _COMMIT_RE.match(head)
         if commit:
             yield self._event(block.line, Kind.NOTE,
-                              {"text": text, "commit": commit.group(1), "message": commit.group(2)})
+                              {"text": text, "commit": commit.group(1),
+                               "message": commit.group(2).rstrip()})
             return
         for out_line in block.lines:
             model = _MODEL_RE.match(out_line)

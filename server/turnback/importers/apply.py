@@ -11,6 +11,7 @@ from __future__ import annotations
 from ..errors import TurnbackError
 from ..events import Event, Kind, SessionHeader
 from ..models import Problem
+from ..objects.trees import MAX_DEPTH
 from ..store.facade import Store
 from .base import (
     CheckpointRecord,
@@ -52,6 +53,9 @@ class Applier:
         self.meta: dict[str, dict[str, str]] = {}
         self.title_rank: dict[str, int] = {}
         self.pending_bytes = 0
+        # sessions this run's inputs name but another source (or the store itself) wrote:
+        # their events, titles, heads and checkpoints are not taken (``_session``)
+        self.refused: set[str] = set()
 
     def consumed(self, nbytes: int) -> None:
         """Input read since the last write: flush before the buffers grow large."""
@@ -100,10 +104,24 @@ class Applier:
     # -- records -------------------------------------------------------
 
     def _session(self, header: SessionHeader) -> None:
-        self.result.add_session(header.id)
+        if header.id in self.refused:
+            return
         if header.id in self.headers:
+            self.result.add_session(header.id)
             return
         stored, _created = self.store.ensure_session(header)
+        if stored.source != header.source:
+            # a transcript names the session id of another tool's session, of the store's
+            # own ("workspace") or of a pulled one: a file anyone can write in ~ would add
+            # prompts to that conversation, retitle it and move its head
+            self.refused.add(header.id)
+            self.result.add_problem(Problem(
+                self.file, 0, f"session {header.id!r} is in the store already, written by "
+                f"{stored.source!r}; this {header.source} input names the same id, so "
+                "nothing of it was added to that session (rename or move the input if it "
+                "is yours)"))
+            return
+        self.result.add_session(header.id)
         self.headers[header.id] = stored
         self.title_rank.setdefault(header.id, 0)
 
@@ -111,6 +129,8 @@ class Applier:
         """Whether the session was announced (or is in the store: a follower's later poll)."""
         if sid in self.headers:
             return True
+        if sid in self.refused:
+            return False
         if is_valid_id(sid) and self.store.has_session(sid):
             self.headers[sid] = self.store.session_summary(sid).header
             return True
@@ -118,6 +138,8 @@ class Applier:
 
     def _event(self, event: Event) -> None:
         sid = event.session
+        if sid in self.refused:
+            return  # said once, by _session
         if not self._known(sid):
             self.result.add_problem(
                 Problem(self.file, 0, f"event {event.id} names no known session {sid!r}; skipped")
@@ -158,6 +180,16 @@ class Applier:
         if not self._known(rec.session_id):
             return
         self._flush(rec.session_id)
+        deep = next((p for p in rec.files if p.count("/") >= MAX_DEPTH), None)
+        if deep is not None:
+            # a path from the input (a Claude Code backup's key) nesting past what a reader
+            # of the store walks: 600 folders made a checkpoint fsck calls damaged, 2,000 a
+            # RecursionError that stopped the whole import (the store's import_checkpoint
+            # takes such a path; this keeps every importer's input from reaching it)
+            self.result.add_problem(Problem(
+                rec.file or self.file, rec.line, f"checkpoint not imported: the path "
+                f"{deep[:80]!r}... nests more than {MAX_DEPTH} folders deep"))
+            return
         try:
             if self.store.resolve_checkpoint(rec.checkpoint_id).id == rec.checkpoint_id:
                 return  # imported before

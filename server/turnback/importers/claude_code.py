@@ -90,16 +90,24 @@ def encode_project_dir(cwd: str) -> str:
     return re.sub(r"[^A-Za-z0-9]", "-", cwd)
 
 
-_COMMAND_RE = re.compile(r"<command-name>(.*?)</command-name>", re.S)
-_ARGS_RE = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+def _between(text: str, tag: str) -> str | None:
+    """What ``<tag>(.*?)</tag>`` (dot matching newlines) finds first, found by two ``find``s:
+    the expression scanned to the end from every opening tag, so a prompt of 50,000 of them
+    and no closing one took time growing with the square of its length (64 MiB are read)."""
+    start = text.find(f"<{tag}>")
+    if start < 0:
+        return None
+    start += len(tag) + 2
+    end = text.find(f"</{tag}>", start)
+    return None if end < 0 else text[start:end]
 
 
 def prompt_title(text: str) -> str:
     """A title from a prompt; a slash command reads as ``/name args``."""
-    command = _COMMAND_RE.search(text)
-    if command:
-        args = _ARGS_RE.search(text)
-        text = f"{command.group(1).strip()} {args.group(1).strip() if args else ''}"
+    command = _between(text, "command-name")
+    if command is not None:
+        args = _between(text, "command-args")
+        text = f"{command.strip()} {args.strip() if args is not None else ''}"
     return short_title(text)
 
 

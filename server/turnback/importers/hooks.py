@@ -147,12 +147,33 @@ def _finite(text: str) -> float:
     return value
 
 
-def _load_json(path: Path, under: Path | None = None) -> dict[str, Any] | None:
+class _KeyTwice(ValueError):
+    pass
+
+
+def _one_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # a key twice in one object: loading keeps the last, so writing back would drop the
+    # other (the user's own setting, gone without a word)
+    seen: set[str] = set()
+    for key, _value in pairs:
+        if key in seen:
+            raise _KeyTwice(f"the key {key[:80]!r} appears twice in one object, and "
+                             "rewriting the file would keep only the last")
+        seen.add(key)
+    return dict(pairs)
+
+
+def _load_json(path: Path, under: Path | None = None, writing: bool = False
+               ) -> dict[str, Any] | None:
+    """The file's object; ``writing``: also refuse what could not be written back whole."""
     text = _read_text(path, under)
     if text is None or not text.strip():
         return None
     try:
-        data = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+        data = json.loads(text, parse_constant=_no_constant, parse_float=_finite,
+                          object_pairs_hook=_one_each if writing else None)
+    except _KeyTwice as exc:
+        raise InvalidInput(f"{path}: {exc}; fix it, then try again") from None
     except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
         why = "it nests too deeply" if isinstance(exc, RecursionError) else str(exc)
         raise InvalidInput(f"{path} is not valid JSON ({why}); fix it, then try again "
@@ -161,6 +182,13 @@ def _load_json(path: Path, under: Path | None = None) -> dict[str, Any] | None:
         raise InvalidInput(f"{path} holds a JSON {type(data).__name__}, not an object; "
                            "Turnback will not edit it")
     return data
+
+
+def _json_text(data: dict[str, Any], indent: int | str) -> str:
+    """The file's new text. A ``\\ud800`` escape (a lone surrogate) was read as such: it
+    is written back as that escape (raw, it is no UTF-8 at all; before, a traceback)."""
+    text = json.dumps(data, indent=indent, ensure_ascii=False) + "\n"
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _indent(path: Path, under: Path) -> int | str:
@@ -375,13 +403,13 @@ def install(workspace: Path, agent: str, program: list[str] | None = None) -> bo
             return False
         _write(workspace, s.file, tomlkit.dumps(doc))
         return True
-    data = _load_json(path, workspace)
+    data = _load_json(path, workspace, writing=True)
     indent = _indent(path, workspace)
     if data is None:
         data = {}
     if not _json_install(data, s, program):
         return False
-    _write(workspace, s.file, json.dumps(data, indent=indent, ensure_ascii=False) + "\n")
+    _write(workspace, s.file, _json_text(data, indent))
     return True
 
 
@@ -399,14 +427,13 @@ def uninstall(workspace: Path, agent: str) -> bool:
         text = tomlkit.dumps(doc)
         _write(workspace, s.file, text if text.strip() else None)
         return True
-    data = _load_json(path, workspace)
+    data = _load_json(path, workspace, writing=True)
     if data is None:
         return False
     indent = _indent(path, workspace)
     if not _json_uninstall(data, s):
         return False
-    _write(workspace, s.file,
-           json.dumps(data, indent=indent, ensure_ascii=False) + "\n" if data else None)
+    _write(workspace, s.file, _json_text(data, indent) if data else None)
     return True
 
 

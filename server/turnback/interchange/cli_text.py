@@ -8,12 +8,14 @@ goes to stdout and what goes to stderr.
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
 import orjson
 
 from ..errors import InvalidInput, TurnbackError
+from ..fs.jsonl import MAX_NESTING, NESTED_TOO_DEEP
 from ..fs.paths import one_line, quote
 from ..models import jsonable
 
@@ -21,16 +23,27 @@ Printed = tuple[str, str]  # (stdout, stderr)
 
 
 def json_text(value: Any) -> str:
-    data = orjson.dumps(_deep(value), option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+    plain = _deep(value)
+    try:
+        data = orjson.dumps(plain, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+    except TypeError:
+        # a lone surrogate (a file name that is not UTF-8, in an event or a label): written
+        # as its JSON escape, \\udcXX, which orjson refuses (a traceback before)
+        text = json.dumps(plain, indent=2, ensure_ascii=False)
+        return text.encode("utf-8", "backslashreplace").decode("utf-8") + "\n"
     return data.decode("utf-8", "replace") + "\n"
 
 
-def _deep(value: Any) -> Any:
+def _deep(value: Any, depth: int = MAX_NESTING) -> Any:
+    # bounded as the store writes (fs/jsonl.py): a session written before the bound (or
+    # planted) may nest past what orjson writes, and this walk would recurse past Python's
     value = jsonable(value)
+    if isinstance(value, (dict, list, tuple)) and depth <= 0:
+        return NESTED_TOO_DEEP
     if isinstance(value, dict):
-        return {k: _deep(v) for k, v in value.items()}
+        return {k: _deep(v, depth - 1) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_deep(v) for v in value]
+        return [_deep(v, depth - 1) for v in value]
     return value
 
 

@@ -9,12 +9,14 @@ their results in the order they were recorded, with the session's stats.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import IO, Any
 
 import orjson
 
 from ..events import JSON, Event, Kind
+from ..fs.jsonl import bounded, dumps
 from ..store.facade import Store
 
 FORMAT = 1
@@ -25,9 +27,10 @@ def export_jsonl(store: Store, session_id: str, out: IO[bytes]) -> int:
     """Write the session as Turnback JSONL; return the number of events written."""
     log = store.session(session_id)
     header: JSON = {"type": "session", "format": FORMAT, **log.header.to_json(), "head": log.head}
-    out.write(orjson.dumps(header) + b"\n")
+    out.write(dumps(header) + b"\n")
     for event in log.events:
-        out.write(orjson.dumps(event.to_json()) + b"\n")
+        # as the store writes a line: a name that is not UTF-8, data nested past the bound
+        out.write(dumps(event.to_json()) + b"\n")
     return len(log.events)
 
 
@@ -110,7 +113,10 @@ def _render(e: Event, previous: str | None, output_lines: int) -> str | None:
 def _pretty(value: Any) -> str:
     if isinstance(value, str):
         return value
-    return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    except TypeError:  # nested past what orjson writes (a store from before the bound)
+        return json.dumps(bounded(value), indent=2)
 
 
 def _plain(value: Any) -> str:

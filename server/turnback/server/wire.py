@@ -27,6 +27,8 @@ from pygls.protocol import (
     default_converter,
 )
 
+from ..fs.jsonl import bounded
+
 logger = logging.getLogger("turnback_transport")
 _traffic_log = logging.getLogger("pygls.protocol.json_rpc")  # TURNBACK_LOG=debug shows it
 
@@ -149,7 +151,17 @@ def _plain_body(data: Any) -> bytes | None:
     try:
         return orjson.dumps(msg)
     except (TypeError, orjson.JSONEncodeError):
+        pass
+    # nested past what orjson writes: a session line of a store from before the bound
+    # (fs/jsonl.py), which pygls's json.dumps fails on too past ~1,000 levels (RecursionError:
+    # the answer was never sent). Bounded as the store writes it; only after orjson refused
+    bounded_msg = bounded(msg)
+    if bounded_msg is msg:
         return None  # something json.dumps may still write (a huge int, a non-str key)
+    try:
+        return orjson.dumps(bounded_msg)
+    except (TypeError, orjson.JSONEncodeError):
+        return None
 
 
 class PipeReader:

@@ -28,7 +28,16 @@ from ..events import Event, SessionHeader, check_id, is_id
 from ..fs.atomic import atomic_write
 from ..fs.folders import open_root
 from ..fs.instore import store_folder
-from ..fs.jsonl import _torn_tail_start, dumps, last_line, loads, parse_object, read_lines
+from ..fs.jsonl import (
+    MAX_NESTING,
+    _torn_tail_start,
+    bounded,
+    dumps,
+    last_line,
+    loads,
+    parse_object,
+    read_lines,
+)
 from ..fs.locks import file_lock
 from ..fs.privacy import make_dir
 from ..fs.reading import open_append, open_regular, read_regular
@@ -108,6 +117,16 @@ class ReadLog:
         return n == 0 or os.pread(fd, n, self.end - n) == self.mark
 
 
+def _event_line(event: Event) -> bytes:
+    """The event's line. Data nested past what is written (``fs/jsonl.py``, ``MAX_NESTING``)
+    is bounded in the event too, so what the caller keeps is what a reader will find."""
+    try:
+        return orjson.dumps(event.to_json()) + b"\n"
+    except TypeError:  # nested too deep, or a name that is not UTF-8: the rare path
+        event.data = bounded(event.data, MAX_NESTING - 1)  # the data is a level below the line
+        return dumps(event.to_json()) + b"\n"
+
+
 class FileSessions:
     def __init__(self, root: Path, index_path: Path, *, fsync_appends: bool = False) -> None:
         self.root = root
@@ -179,7 +198,7 @@ class FileSessions:
             events = make(head, set(ids) if ids is not None else None)
             if events:
                 self._touch(session_id)
-                self._write_locked(path, [dumps(e.to_json()) + b"\n" for e in events], fsync)
+                self._write_locked(path, [_event_line(e) for e in events], fsync)
                 if ids is not None:
                     ids.update(e.id for e in events)
                     st = os.stat(path)

@@ -11,6 +11,7 @@ on changed paths, and only the checkpoints made since (``c<id>`` in the map) bec
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 import orjson
 
 from ..events import JSON, parse_iso
+from ..fs.jsonl import MAX_NESTING, NESTED_TOO_DEEP, dumps
 from ..fs.locks import rw_lock
 from ..models import Checkpoint
 from ..objects.objectstore import BLOB
@@ -62,16 +64,27 @@ class Built:
     new_checkpoints: int = 0  # checkpoints this push adds to the chain
 
 
-def _redact_json(value: Any, found: list[Finding]) -> Any:
-    """Every string in an event's JSON, redacted (keys are the schema's: left alone)."""
+def _redact_json(value: Any, found: list[Finding], depth: int = MAX_NESTING) -> Any:
+    """Every string in an event's JSON, redacted (keys are the schema's: left alone), and
+    bounded as the store writes it (``fs/jsonl.py``): an event of a session written before
+    the bound, nested past what orjson writes, made every push of the store fail."""
     if isinstance(value, str):
-        text, f = redact_text(value)
+        try:
+            text, f = redact_text(value)
+        except UnicodeEncodeError:
+            # a lone surrogate: a file name that is not UTF-8 (a rewind's paths, a tool call's
+            # input), which the automaton cannot take and failed every push of the store.
+            # Looked for with each one as '?'; kept exactly when nothing is found
+            text, f = redact_text(value.encode("utf-8", "replace").decode("utf-8"))
+            text = text if f else value
         found.extend(f)
         return text
+    if isinstance(value, (dict, list)) and depth <= 0:
+        return NESTED_TOO_DEEP
     if isinstance(value, dict):
-        return {k: _redact_json(v, found) for k, v in value.items()}
+        return {k: _redact_json(v, found, depth - 1) for k, v in value.items()}
     if isinstance(value, list):
-        return [_redact_json(v, found) for v in value]
+        return [_redact_json(v, found, depth - 1) for v in value]
     return value
 
 
@@ -119,18 +132,23 @@ class _Exporter:
 
     def session(self, sid: str) -> str:
         summary = self.store.session_summary(sid)
-        digest = hashlib.sha1(orjson.dumps(summary.header.to_json(), option=orjson.OPT_SORT_KEYS),
-                              usedforsecurity=False).hexdigest()[:16]
+        header = summary.header.to_json()
+        try:
+            text = orjson.dumps(header, option=orjson.OPT_SORT_KEYS)
+        except TypeError:  # a name that is not UTF-8 (a workspace's path as its cwd)
+            text = json.dumps(header, sort_keys=True).encode()
+        digest = hashlib.sha1(text, usedforsecurity=False).hexdigest()[:16]
         key = f"s{sid}:{summary.events}:{summary.head}:{digest}"
         known = self.memo.get(key)
         if known is not None:
             return known
         log = self.store.session(sid)
         found: list[Finding] = []
-        lines = [orjson.dumps(_redact_json({"type": "session", "format": 1,
+        # jsonl's dumps: a name that is not UTF-8 is written as the store writes it (\\udcXX)
+        lines = [dumps(_redact_json({"type": "session", "format": 1,
                                             **log.header.to_json(), "head": log.head}, found))]
         for ev in log.events:
-            lines.append(orjson.dumps(_redact_json(ev.to_json(), found)))
+            lines.append(dumps(_redact_json(ev.to_json(), found)))
         self.redactions += [Redaction(f"session {sid}", f.kind, f.line) for f in found]
         return self._remember(key, self.writer.blob(b"\n".join(lines) + b"\n"))
 

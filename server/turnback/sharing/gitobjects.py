@@ -135,7 +135,13 @@ class ObjectWriter:
             self._proc.wait()
             for f in (self._proc.stdin, self._proc.stderr):
                 if f is not None:
-                    f.close()
+                    # closing stdin flushes what is buffered into the killed process: its
+                    # BrokenPipeError replaced the error that aborted the push ("turnback:
+                    # Broken pipe" for a store missing an object)
+                    try:
+                        f.close()
+                    except OSError:
+                        pass
             self._proc = None
 
     def _mktree(self, trees: dict[str, list[GitEntry]]) -> None:

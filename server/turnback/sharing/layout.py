@@ -20,6 +20,7 @@ Layout 1 (read only): one commit per push holding, beside the manifest and sessi
 from __future__ import annotations
 
 import getpass
+import json
 import re
 import secrets
 import socket
@@ -30,6 +31,7 @@ import orjson
 
 from ..errors import InvalidInput
 from ..events import is_id
+from ..fs.jsonl import loads
 
 LAYOUT_VERSION = 2
 REF_PREFIX = "refs/turnback/"
@@ -74,18 +76,28 @@ def pulled_session_id(session_id: str, machine: str) -> str:
     return sid
 
 
+def _sorted_json(obj: dict[str, Any]) -> bytes:
+    """orjson's bytes, keys sorted. A string holding a lone surrogate (a file name that is not
+    UTF-8: a checkpoint's skipped path, a title) is written ``\\udcXX`` as the store writes
+    its lines, where orjson refuses it (every push of such a store failed)."""
+    try:
+        return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
+
+
 def checkpoint_message(record: dict[str, Any]) -> bytes:
     """A checkpoint commit's message: a subject git shows, then the record (without tree)."""
     label = " ".join(str(record.get("label", "")).split())[:72]
-    return (f"{CHECKPOINT_SUBJECT}{record['id']}: {label}\n\n".encode()
-            + orjson.dumps(record, option=orjson.OPT_SORT_KEYS) + b"\n")
+    return (f"{CHECKPOINT_SUBJECT}{record['id']}: {label}\n\n".encode("utf-8", "replace")
+            + _sorted_json(record) + b"\n")
 
 
 def parse_checkpoint_message(message: bytes, where: str) -> dict[str, Any]:
     """The record in a checkpoint commit's message (checked by the caller, field by field)."""
     _subject, sep, body = message.partition(b"\n\n")
     try:
-        record = orjson.loads(body) if sep else None
+        record = loads(body) if sep else None
     except orjson.JSONDecodeError:
         record = None
     if not isinstance(record, dict) or not is_id(record.get("id")):
@@ -105,10 +117,10 @@ class Manifest:
     chained: int = 0  # layout 2: checkpoints on the chain
 
     def to_bytes(self) -> bytes:
-        return orjson.dumps({
+        return _sorted_json({
             "layout": LAYOUT_VERSION, "machine": self.machine, "user": self.user,
             "host": self.host, "sessions": self.sessions, "chain": self.chain,
-            "checkpoints": self.chained}, option=orjson.OPT_SORT_KEYS)
+            "checkpoints": self.chained})
 
     @classmethod
     def parse(cls, data: bytes, where: str) -> Manifest:
@@ -117,7 +129,7 @@ class Manifest:
             return InvalidInput(f"{where}: manifest.json {why}; nothing of it was pulled")
 
         try:
-            obj = orjson.loads(data)
+            obj = loads(data)  # as the store reads its lines: \\udcXX too
         except orjson.JSONDecodeError:
             raise bad("is not JSON") from None
         if not isinstance(obj, dict):

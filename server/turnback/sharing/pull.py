@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from ..errors import InvalidInput, TurnbackError
+from ..errors import InvalidInput, StoreDamaged, TurnbackError
 from ..events import JSON, Event, SessionHeader, is_id
+from ..fs.jsonl import loads
 from ..fs.paths import is_protected_name, normalize, refuse_protected_path
 from ..models import Checkpoint
 from ..objects.objectstore import BLOB, is_hash
@@ -207,8 +208,8 @@ class _Checker:
     def _tree(self, plan: _Plan, sha: str, where: str, prefix: str, depth: int) -> None:
         if sha in plan.trees:
             return
-        known = self.memo.get(f"g{sha}")
-        if known is not None and self.store.objects.exists(known.split(",")[0]):
+        known = _converted_tree(self.memo.get(f"g{sha}"))
+        if known is not None and self.store.objects.exists(known[0]):
             return  # converted by an earlier pull (and not collected since)
         self.memo.pop(f"g{sha}", None)
         if depth > MAX_DEPTH:
@@ -263,6 +264,18 @@ class _Checker:
             plan.session_blobs.append(e.sha)
 
 
+def _converted_tree(value: str | None) -> tuple[str, int, int] | None:
+    """A ``g`` line's value of the object map: (Turnback tree, bytes, files), or None when
+    it is no such value. The map is a store file (a copied store's may say anything):
+    ``<hash>,x,1`` was taken for a tree already converted, then stopped every later pull
+    with a ValueError traceback."""
+    parts = value.split(",") if value is not None else []
+    if len(parts) != 3 or not is_hash(parts[0]) or not all(
+            p.isascii() and p.isdigit() for p in parts[1:]):
+        return None
+    return parts[0], int(parts[1]), int(parts[2])
+
+
 EVENT_BATCH = 50_000  # events of a pulled session appended at once
 
 
@@ -278,7 +291,7 @@ def _session_items(sid: str, machine: str, data: bytes, where: str
         line, start = data[start:end], end + 1
         n += 1
         try:
-            obj = orjson.loads(line)
+            obj = loads(line)  # as the store reads a line: \\udcXX (a name not UTF-8) too
         except orjson.JSONDecodeError:
             raise InvalidInput(f"{where}:{n}: not JSON") from None
         if n == 1:
@@ -349,9 +362,13 @@ def _write(store: Store, repo: ShareRepo, plan: _Plan, reader: ObjectReader,
             for e in entries:
                 name = os.fsdecode(e.name)
                 if e.mode == GIT_DIR:
-                    h, b, f = memo[f"g{e.sha}"].split(",")
-                    tree[name] = Entry(DIR, h, int(b))
-                    nbytes, nfiles = nbytes + int(b), nfiles + int(f)
+                    got = _converted_tree(memo[f"g{e.sha}"])
+                    if got is None:  # _tree converted it again unless its line was whole
+                        raise StoreDamaged(f"share/objmap: git tree {e.sha} has no Turnback "
+                                           "tree; delete that file and pull again")
+                    h, b, f = got
+                    tree[name] = Entry(DIR, h, b)
+                    nbytes, nfiles = nbytes + b, nfiles + f
                 else:
                     size = plan.blobs[e.sha]
                     if e.mode == GIT_LINK and size > MAX_LINK:

@@ -73,7 +73,7 @@ _GATES: dict[str, tuple[tuple[str, ...], bool, str | None, int, int]] = {
     "glptt": (("glptt-",), False, None, 0, 0),
     "glagent": (("glagent-",), False, None, 0, 0),
     "gloas": (("gloas-",), False, None, 0, 0),
-    "eyJ": (("eyJ",), False, None, 0, 0),
+    "eyJ": (("eyJ",), False, "", 0, -1),
     "[0-9a-z]{32}-us": (("-us",), False, r"-us[0-9]", 32, 1),
     "\\/\\/": (("_authToken",), False, None, 0, 0),
     "sk-": (("T3BlbkFJ",), False, None, 0, 0),
@@ -94,6 +94,30 @@ _GATES: dict[str, tuple[tuple[str, ...], bool, str | None, int, int]] = {
 }
 
 
+# Where a match of a rule with a closing line must end: at the last place its closing literal
+# stands, plus what may follow it there. An opening line with no closing one after it made its
+# lazy `.*?` run to the content's end, once per opening line: a file of 4,000 "-----BEGIN RSA
+# PRIVATE KEY-----" lines (128 KB) took 1.6 s of CPU, 1 MB about 100 s (a cloned repository's
+# file, converted by every first push). Searched only up to that end, each opening line is met
+# by the scan of the one before it or not tried at all.
+_ENDS: dict[str, tuple[str, str]] = {
+    # pattern prefix -> (closing literal, what may follow it within the match)
+    "-----BEGIN": ("-----END", r"[A-Z0-9 ]{0,40} PRIVATE KEY( BLOCK)?-----"),
+    "PuTTY": ("Private-MAC: ", r"[0-9a-f]*"),
+}
+
+
+# Rules anchored at their gate words whose match starts with a run of these characters (the
+# gate word among them): a gate word further in the run ends its run where the first one's
+# ends, so once a match from the first fails, those are not tried (they fail as it did). Tried
+# anyway, "token0token0…" cost time with the square of its length (64 KB: 7.9 s of CPU), and
+# "eyJAeyJA…" (a JSON Web Token's start, each one scanned to the run's end) 0.55 s.
+_RUNS: dict[str, str] = {  # pattern prefix (ours) or whole pattern (detect-secrets') -> run
+    "(?i:SECRET": r"[A-Za-z0-9_]*",  # _NAME
+    r"eyJ[A-Za-z0-9-_=]+\.[A-Za-z0-9-_=]+\.?[A-Za-z0-9-_.+/=]*?": r"[A-Za-z0-9=_-]*",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class _Rule:
     kind: str
@@ -107,6 +131,10 @@ class _Rule:
     locator_bytes: re.Pattern[bytes] | None
     back: int
     forward: int
+    end: tuple[str, re.Pattern[str]] | None = None  # _ENDS
+    end_bytes: tuple[bytes, re.Pattern[bytes]] | None = None
+    run: re.Pattern[str] | None = None  # _RUNS
+    run_bytes: re.Pattern[bytes] | None = None
 
 
 def _rule(kind: str, pattern: str, flags: int, group: int) -> _Rule:
@@ -118,10 +146,17 @@ def _rule(kind: str, pattern: str, flags: int, group: int) -> _Rule:
     if gate is None:  # a pattern detect-secrets added since: run it everywhere (correct, slow)
         gate = ((), False, None, 0, 0)
     words, lower, locator, back, forward = gate
+    end = next((e for prefix, e in _ENDS.items() if pattern.startswith(prefix)), None)
+    # a detect-secrets pattern changed by an upgrade gets no run: the equivalence is its shape's
+    run = next((r for key, r in _RUNS.items() if pattern == key
+                or (key.startswith("(?i:") and pattern.startswith(key))), None)
     return _Rule(kind, re.compile(pattern, flags), re.compile(pattern.encode(), flags), group,
                  words, tuple(w.encode() for w in words), lower,
                  re.compile(locator) if locator else None,
-                 re.compile(locator.encode()) if locator else None, back, forward)
+                 re.compile(locator.encode()) if locator else None, back, forward,
+                 (end[0], re.compile(end[1])) if end else None,
+                 (end[0].encode(), re.compile(end[1].encode())) if end else None,
+                 re.compile(run) if run else None, re.compile(run.encode()) if run else None)
 
 
 @cache
@@ -187,6 +222,35 @@ def _literals() -> _Literals:
     return _Literals(_rules())
 
 
+# detect-secrets' npm rule: a `//`, then at least one character of the same line, then
+# `/:_authToken=` followed by a token. Run as an expression, it is tried from every `//` to its
+# line's end: a 64 KB line of `_authToken////////` took 1.8 s of CPU, a 1 MiB one minutes. The
+# same matches, found from the places a token can follow (`_NPM_TAIL`): the first `//` of that
+# line before it starts the match, which the expression then makes from there once.
+_NPM = r"\/\/.+\/:_authToken=\s*((npm_.+)|([A-Fa-f0-9-]{36})).*"
+_NPM_TAIL = r"/:_authToken=\s*(?:npm_.|[A-Fa-f0-9-]{36})"
+_NPM_TAILS = (re.compile(_NPM_TAIL), re.compile(_NPM_TAIL.encode()))
+
+
+def _npm_matches(rx: Any, text: Any, g: int) -> list[tuple[int, int]]:
+    binary = isinstance(text, bytes)
+    tail = _NPM_TAILS[1] if binary else _NPM_TAILS[0]
+    lit, opener, nl = ((b"/:_authToken=", b"//", b"\n") if binary
+                       else ("/:_authToken=", "//", "\n"))
+    out: list[tuple[int, int]] = []
+    done = 0
+    at = text.find(lit)
+    while at >= 0:
+        if at >= done and tail.match(text, at) is not None:
+            line = text.rfind(nl, 0, at) + 1
+            start = text.find(opener, max(line, done), at - 1)  # a character between
+            if start >= 0 and (m := rx.match(text, start)) is not None:
+                out.append(m.span(g))
+                done = m.end()
+        at = text.find(lit, at + 1)
+    return out
+
+
 def _matches(rule: _Rule, text: Any, low: Any,
              found: dict[tuple[str, bool], Any]) -> list[tuple[int, int]]:
     """Spans of ``rule``'s matches in ``text``: none when no gate literal of it is in
@@ -204,14 +268,30 @@ def _matches(rule: _Rule, text: Any, low: Any,
     if rule.forward < 0 and gated:  # anchored at each gate word
         starts = sorted({at for w in rule.gate for at in found.get((w, rule.lower), ())})
         done = 0
+        run = rule.run_bytes if binary else rule.run
         for at in starts:
-            if at >= done and (m := rx.match(text, at)) is not None:
+            if at < done:
+                continue
+            m = rx.match(text, at)
+            if m is not None:
                 out.append(m.span(g))
                 done = m.end()
+            elif run is not None and (r := run.match(text, at)) is not None:
+                done = r.end()  # _RUNS: the gate words further in this run fail as this did
         return out
+    if rule.str_re.pattern == _NPM and rule.str_re.flags & (re.S | re.M) == 0:
+        return _npm_matches(rx, text, g)
     locator = rule.locator_bytes if binary else rule.locator
     if locator is None or hay is None:  # (no lower case in the same positions: everywhere)
-        for m in rx.finditer(text):
+        endpos = len(text)
+        end = rule.end_bytes if binary else rule.end
+        if end is not None:  # no match ends past the last closing literal and its tail
+            last = text.rfind(end[0])
+            if last < 0:
+                return out
+            tail = end[1].match(text, last + len(end[0]))
+            endpos = tail.end() if tail is not None else last + len(end[0])
+        for m in rx.finditer(text, 0, endpos):
             out.append(m.span(g))
         return out
     done = 0  # the content before this was searched already
