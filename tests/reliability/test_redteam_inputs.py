@@ -321,7 +321,7 @@ def test_a_backup_path_nesting_past_what_the_store_walks_is_not_imported(
     tracked path has ``parts`` components, its backup file present. Before: 513 made a
     checkpoint ``fsck`` calls damaged ("nests more than 512 folders deep"), 2,000 a
     ``RecursionError`` out of the import (none of the file's events were taken). The store's
-    own ``import_checkpoint`` still takes such a path (docs/RELIABILITY.md, redteam9)."""
+    ``import_checkpoint`` refuses such a path (next test), which the importer reports."""
     home = tmp_path / "home"
     project = home / ".claude" / "projects" / encode_project_dir(str(ws.resolve()))
     project.mkdir(parents=True)
@@ -347,6 +347,23 @@ def test_a_backup_path_nesting_past_what_the_store_walks_is_not_imported(
         assert any("nests more than 512 folders" in p.message for p in res.problems)
     count(f"file-history path of {parts} components")
 
+
+
+@pytest.mark.parametrize("parts", [512, 513, 2000])
+def test_the_stores_import_checkpoint_refuses_a_path_nesting_past_what_it_walks(
+        store: Store, parts: int) -> None:
+    """Any caller of the API (a script, an importer to come): before, 600 components made a
+    checkpoint ``fsck`` calls damaged and 2,000 a ``RecursionError``, with nothing stored."""
+    rel = "a/" * (parts - 1) + "x.txt"
+    sid = store.start_session().id
+    if parts <= 512:
+        cp = store.import_checkpoint({rel: b"deep\n"}, sid)
+        assert store.read_file(cp.id, rel) == b"deep\n"
+    else:
+        with pytest.raises(InvalidInput, match="nests more than 512 folders"):
+            store.import_checkpoint({rel: b"deep\n"}, sid)
+        assert store.checkpoints() == []
+    assert store.fsck().ok
 
 # -- expressions over long lines ------------------------------------------------------------------
 OLD_START = re.compile(r"^# aider chat started at (.+?)\s*$")

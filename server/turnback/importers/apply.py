@@ -11,7 +11,6 @@ from __future__ import annotations
 from ..errors import TurnbackError
 from ..events import Event, Kind, SessionHeader
 from ..models import Problem
-from ..objects.trees import MAX_DEPTH
 from ..store.facade import Store
 from .base import (
     CheckpointRecord,
@@ -180,16 +179,6 @@ class Applier:
         if not self._known(rec.session_id):
             return
         self._flush(rec.session_id)
-        deep = next((p for p in rec.files if p.count("/") >= MAX_DEPTH), None)
-        if deep is not None:
-            # a path from the input (a Claude Code backup's key) nesting past what a reader
-            # of the store walks: 600 folders made a checkpoint fsck calls damaged, 2,000 a
-            # RecursionError that stopped the whole import (the store's import_checkpoint
-            # takes such a path; this keeps every importer's input from reaching it)
-            self.result.add_problem(Problem(
-                rec.file or self.file, rec.line, f"checkpoint not imported: the path "
-                f"{deep[:80]!r}... nests more than {MAX_DEPTH} folders deep"))
-            return
         try:
             if self.store.resolve_checkpoint(rec.checkpoint_id).id == rec.checkpoint_id:
                 return  # imported before

@@ -22,7 +22,7 @@ from ..fs.paths import normalize
 from ..fs.reading import read_regular
 from ..models import Change, Checkpoint, FileContent
 from ..objects.objectstore import BLOB
-from ..objects.trees import DIR, LINK, Entry, Tree, is_executable
+from ..objects.trees import DIR, LINK, MAX_DEPTH, Entry, Tree, is_executable
 from ..snapshot import changes as changes_mod
 from ..snapshot.checkpoint_index import bad_ids as _bad_record
 from ..snapshot.nodes import Progress, ScanResult
@@ -296,6 +296,12 @@ class CheckpointOps(SessionOps):
             with self.objects.batch(fsync=self.config.fsync_commits):
                 for raw_path, content in sorted(files.items()):
                     rel = normalize(raw_path, "checkpoint file path")
+                    if rel.count("/") >= MAX_DEPTH:
+                        # a reader walks no deeper (fsck would call the checkpoint damaged),
+                        # and _write_nested recurses once a folder
+                        raise InvalidInput(
+                            f"checkpoint file path {rel[:80]!r}... nests more than {MAX_DEPTH} "
+                            "folders deep; a checkpoint holds at most that many")
                     self._refuse_reserved([rel], "checkpoint file path")
                     if content is None:
                         absent.append(rel)
