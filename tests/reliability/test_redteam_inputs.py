@@ -27,6 +27,7 @@ from turnback.importers.claude_code import encode_project_dir
 from turnback.importers.runner import import_source
 from turnback.interchange import cli_text
 from turnback.interchange.export import export_jsonl, export_markdown
+from turnback.objects import packs as packs_mod
 from turnback.sharing import sharing
 
 from .crashkit import tally
@@ -177,11 +178,13 @@ def test_the_servers_answer_holding_a_line_nested_1015_deep_is_written() -> None
     count("server answer nested 1015 deep")
 
 
-def test_a_failed_push_names_its_cause_not_a_broken_pipe(ws: Path, store: Store,
-                                                         bare: Path) -> None:
+def test_a_failed_push_names_its_cause_not_a_broken_pipe(
+        ws: Path, store: Store, bare: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A push that fails after it has sent a file to ``git fast-import`` (here: a store
-    missing the objects of its second checkpoint). Before: "turnback: Broken pipe" (closing
-    the killed process's stdin raised over the error)."""
+    missing the objects of its second checkpoint, in packs as large checkpoints write them).
+    Before: "turnback: Broken pipe" (closing the killed process's stdin raised over the
+    error)."""
+    monkeypatch.setattr(packs_mod, "LOG_BYTES", 0)
     (ws / "a.txt").write_text("a\n")
     store.checkpoint(label="one")
     packs = set(os.listdir(store.root / "objects" / "pack"))
