@@ -381,3 +381,17 @@ def test_a_record_too_large_for_a_frame_goes_to_a_pack_and_checkpoints_jsonl(
     cp = store.checkpoint()
     assert len(waits) == 2 and logs(store) == before
     assert Store.open(ws).read_file(cp.id, "d0/f0.txt") == b"b 0\n" * 20
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors in /proc")
+def test_a_closed_store_keeps_no_descriptor_of_its_log(ws: Path) -> None:
+    """Each open Store wrote its small checkpoints to a log it kept open past ``close``: a
+    process opening stores again and again (the test suite, a script) ran out of descriptors
+    below 1,024, where ``select`` stops working."""
+    before = len(os.listdir("/proc/self/fd"))
+    for i in range(5):
+        with Store.open(ws, create=True) as store:
+            edit(ws, f"round {i}", n=3)
+            store.checkpoint()
+            assert logs(store)
+        assert len(os.listdir("/proc/self/fd")) == before, f"round {i}"

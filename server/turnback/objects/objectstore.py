@@ -195,6 +195,13 @@ class ObjectStore:
                     else:
                         w.abort()
 
+    def close(self) -> None:
+        """Close this process's object log; a later write starts a new one (a log is only
+        ever appended to by the one writer that made it)."""
+        log, self._log = self._log, None
+        if log is not None:
+            log.close()
+
     def _log_frame(self, w: PackWriter, record: bytes) -> LogFile:
         """Append a sealed in-memory writer's objects (and ``record``) to this process's log
         as one frame, not synced; the caller holds ``_batch_lock``."""

@@ -110,6 +110,12 @@ class Store(TurnOps, RewindOps):
         return store
 
     def close(self) -> None:
+        try:
+            self._close()
+        finally:
+            self.objects.close()  # its log's descriptor: one a Store, else they pile up
+
+    def _close(self) -> None:
         self.finish_rewind()
         self.scanner.close()
         if self._temporary:
