@@ -109,13 +109,18 @@ async def test_a_client_that_never_gives_the_token_gets_its_checkpoints_and_a_cl
         later = await client.call("turnback/createCheckpoint", {"workDoneToken": "mine"})
         assert later["checkpoint"]["id"] != first["checkpoint"]["id"]
         assert all(v == [] for k, v in client.progress_reports.items() if str(k) in asked)
-        # pygls's client fails its own pending handlers' tasks when the server exits, which
-        # a task refuses (RuntimeError): the unanswered one is kept out of its sight
-        futures = client.protocol._request_futures
-        for key in [k for k, f in futures.items() if isinstance(f, asyncio.Task)]:
-            futures.pop(key)
+        _forget_unanswered(client)
         await stop_server(client)  # fails if the server does not exit
         assert client._server is not None and client._server.returncode == 0
     finally:
         never.set()  # the client's answer, after the server's end
+        _forget_unanswered(client)  # a token asked for after the first look, too
         await kill_and_stop(client)
+
+
+def _forget_unanswered(client: TurnbackClient) -> None:
+    """pygls's client fails its own pending handlers' tasks when it stops, which a task
+    refuses (RuntimeError): the unanswered ones are kept out of its sight."""
+    futures = client.protocol._request_futures
+    for key in [k for k, f in futures.items() if isinstance(f, asyncio.Task)]:
+        futures.pop(key)
