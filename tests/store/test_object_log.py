@@ -19,8 +19,10 @@ from wsutil import age_tree, write
 
 
 def logs(store: Store) -> list[Path]:
+    """The logs a reader reads (a FUSE file system keeps a removed file that a process
+    still has open as ``.fuse_hidden…``, which is none)."""
     folder = store.objects.root / "log"
-    return sorted(folder.iterdir()) if folder.exists() else []
+    return [folder / n for n in packlog.log_names(folder)]
 
 
 def pack_files(store: Store) -> list[str]:
