@@ -22,6 +22,7 @@ from ..errors import NotFound, StoreDamaged
 from ..fs.atomic import TMP_PREFIX, fsync_all, syncfs
 from ..fs.privacy import create_file, make_dir
 from ..fs.reading import open_regular, read_regular
+from . import packlog
 from .packlog import FRAME_MAX, FRAME_OVERHEAD, LOG_ID, LogFile, log_names
 from .packlog import frames as log_frames
 from .packlog import verify as verify_frame
@@ -402,7 +403,7 @@ class ObjectStore:
         """``name``'s bytes from another pack, log or its loose file, when the copy the
         index placed it in is damaged: an object stored twice (two processes at once, a
         log copied back) is lost only when every copy is (tests/reliability/
-        test_redteam_log_copies.py). Reads every index and log once: damage only."""
+        test_redteam_object_log.py). Reads every index and log once: damage only."""
         for rows in self.packs.listing().values():
             loc = rows.get(name)
             if loc is None:
@@ -619,7 +620,12 @@ class ObjectStore:
                 out.append((name, f"cannot be read ({exc.strerror or exc})"))
                 continue
             try:
-                found, _ = log_frames(fd, 0, os.fstat(fd).st_size)
+                size = os.fstat(fd).st_size
+                if size > packlog.READ_MAX:
+                    out.append((name, f"is {size} bytes, longer than any log Turnback writes "
+                                      f"({packlog.READ_MAX}): nothing past that is read; move it "
+                                      "out of the store if you did not put it there"))
+                found, _ = log_frames(fd, 0, size)
                 for frame in found:
                     if not verify_frame(fd, frame):
                         out.append((name, f"the frame at byte {frame.pos} does not match its "

@@ -1,13 +1,20 @@
-"""Red-team pass over format 3's object log (redteam10): an object held twice, once in a
-log frame whose bytes are damaged (a bit flipped on disk, a log copied back from a backup
-and altered) and once intact elsewhere. The index keeps one place per object; the damaged
-copy must neither hide the good one from reads nor make gc remove the good one."""
+"""Red-team pass over format 3's object log (redteam10).
+
+An object held twice, once in a log frame whose bytes are damaged (a bit flipped on disk,
+a log copied back from a backup and altered) and once intact elsewhere: the index keeps
+one place per object, and the damaged copy must neither hide the good one from reads nor
+make gc remove the good one. A planted log longer than any writer's is read no further
+than the longest a writer makes."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from turnback import Store
+from turnback.errors import NotFound
+from turnback.objects import packlog
 from turnback.objects.objectstore import BLOB
 from turnback.objects.packlog import LogFile
 from turnback.objects.packs import PackWriter
@@ -57,3 +64,27 @@ def test_gc_keeps_the_intact_copy_of_an_object_whose_other_copy_is_damaged(
         # the damaged copy was not needed: merged away with the log that held it
         assert store.fsck().damaged == []
         assert list((store.root / "objects" / "log").iterdir()) == []
+
+
+def test_a_log_is_read_no_further_than_a_writer_makes_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bytes past ``READ_MAX`` (a writer rolls to a new log before) are never read: a
+    planted log of millions of empty frames costs an open no more than the longest real
+    log. Here the bound is made the end of the first frame."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("first\n")
+    with Store.open(ws) as store:
+        first = store.checkpoint()
+        (log,) = (store.root / "objects" / "log").iterdir()
+        first_end = log.stat().st_size
+        (ws / "b.txt").write_text("past the bound\n")
+        second = store.checkpoint()
+    assert log.stat().st_size > first_end
+    monkeypatch.setattr(packlog, "READ_MAX", first_end)
+    with Store.open(ws) as store:
+        assert store.read_file(first.id, "a.txt") == b"first\n"
+        with pytest.raises(NotFound):
+            store.read_file(second.id, "b.txt")  # its frame is past the bound: not read
+        (named,) = [d for d in store.fsck().damaged if d["what"] == "log"]
+        assert named["id"] == log.name and "longer than any log" in named["problem"]
