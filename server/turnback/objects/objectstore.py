@@ -382,8 +382,7 @@ class ObjectStore:
             raw = self._packed(name)
         except StoreDamaged as exc:
             return self._other_copy(name, exc)
-        if raw is not None and blake3.blake3(raw).hexdigest() != name:
-            return self._other_copy(name, None)
+        packed = raw is not None
         if raw is None:
             try:
                 # a zstd frame is never much larger than what it holds
@@ -395,6 +394,8 @@ class ObjectStore:
                 ) from None
             raw = self._inflate(payload, name)
         if blake3.blake3(raw).hexdigest() != name:
+            if packed:  # the copy the index placed: another may be intact
+                return self._other_copy(name, None)
             raise StoreDamaged(f"object {name[:12]} in {self.root} does not match its hash (torn "
                                "or altered); nothing was changed: run 'turnback fsck'")
         return raw
