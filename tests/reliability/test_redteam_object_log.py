@@ -8,6 +8,7 @@ than the longest a writer makes."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -88,3 +89,27 @@ def test_a_log_is_read_no_further_than_a_writer_makes_one(
             store.read_file(second.id, "b.txt")  # its frame is past the bound: not read
         (named,) = [d for d in store.fsck().damaged if d["what"] == "log"]
         assert named["id"] == log.name and "longer than any log" in named["problem"]
+
+
+def test_a_record_put_back_from_its_log_keeps_keys_this_version_does_not_know(
+        tmp_path: Path) -> None:
+    """A checkpoint line a crash took, put back from its frame: written as its writer wrote
+    it. A newer Turnback may add a key readers ignore (as ``origin`` was added, version
+    unchanged); before, the line put back was this version's rewrite, without that key."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("a\n")
+    with Store.open(ws) as store:
+        cp = store.checkpoint()
+        folder = store.root / "objects" / "log"
+        lines = store.root / "checkpoints.jsonl"
+    record = {**json.loads(lines.read_bytes().splitlines()[-1]), "id": "feedfacecafe",
+              "eventId": None, "future": {"kept": [1, 2]}}
+    log = LogFile(folder)  # a newer writer's frame whose line the crash took
+    log.append([], b"", json.dumps(record).encode())
+    log.close()
+    with Store.open(ws) as store:
+        assert store.read_file("feedfacecafe", "a.txt") == b"a\n"
+        (back,) = [json.loads(x) for x in lines.read_bytes().splitlines()
+                   if b"feedfacecafe" in x]
+        assert back["future"] == {"kept": [1, 2]} and back["tree"] == cp.tree
