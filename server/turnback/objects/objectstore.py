@@ -22,6 +22,7 @@ from ..errors import NotFound, StoreDamaged
 from ..fs.atomic import TMP_PREFIX, fsync_all, syncfs
 from ..fs.privacy import create_file, make_dir
 from ..fs.reading import open_regular, read_regular
+from . import packlog
 from .packlog import FRAME_MAX, FRAME_OVERHEAD, LOG_ID, LogFile, log_names
 from .packlog import frames as log_frames
 from .packlog import verify as verify_frame
@@ -384,7 +385,11 @@ class ObjectStore:
         screen or another object before its hash matches.
         """
         path = self.path(name)
-        raw = self._packed(name)
+        try:
+            raw = self._packed(name)
+        except StoreDamaged as exc:
+            return self._other_copy(name, exc)
+        packed = raw is not None
         if raw is None:
             try:
                 # a zstd frame is never much larger than what it holds
@@ -396,9 +401,39 @@ class ObjectStore:
                 ) from None
             raw = self._inflate(payload, name)
         if blake3.blake3(raw).hexdigest() != name:
+            if packed:  # the copy the index placed: another may be intact
+                return self._other_copy(name, None)
             raise StoreDamaged(f"object {name[:12]} in {self.root} does not match its hash (torn "
                                "or altered); nothing was changed: run 'turnback fsck'")
         return raw
+
+    def _other_copy(self, name: str, why: StoreDamaged | None) -> bytes:
+        """``name``'s bytes from another pack, log or its loose file, when the copy the
+        index placed it in is damaged: an object stored twice (two processes at once, a
+        log copied back) is lost only when every copy is (tests/reliability/
+        test_redteam_object_log.py). Reads every index and log once: damage only."""
+        for rows in self.packs.listing().values():
+            loc = rows.get(name)
+            if loc is None:
+                continue
+            try:
+                raw = self.packs.read(loc)
+            except (OSError, StoreDamaged):
+                continue
+            if blake3.blake3(raw).hexdigest() == name:
+                return raw
+        try:
+            payload = read_regular(self.path(name),
+                                   limit=MAX_LOOSE + (MAX_LOOSE >> 7) + (1 << 20))
+            raw = self._inflate(payload, name)
+            if blake3.blake3(raw).hexdigest() == name:
+                return raw
+        except (OSError, StoreDamaged):
+            pass
+        if why is not None:
+            raise why
+        raise StoreDamaged(f"object {name[:12]} in {self.root} does not match its hash (torn "
+                           "or altered); nothing was changed: run 'turnback fsck'")
 
     def _inflate(self, payload: bytes, name: str) -> bytes:
         """A loose object's bytes, never more than its frame says it holds nor ``MAX_LOOSE``."""
@@ -593,7 +628,12 @@ class ObjectStore:
                 out.append((name, f"cannot be read ({exc.strerror or exc})"))
                 continue
             try:
-                found, _ = log_frames(fd, 0, os.fstat(fd).st_size)
+                size = os.fstat(fd).st_size
+                if size > packlog.READ_MAX:
+                    out.append((name, f"is {size} bytes, longer than any log Turnback writes "
+                                      f"({packlog.READ_MAX}): nothing past that is read; move it "
+                                      "out of the store if you did not put it there"))
+                found, _ = log_frames(fd, 0, size)
                 for frame in found:
                     if not verify_frame(fd, frame):
                         out.append((name, f"the frame at byte {frame.pos} does not match its "
@@ -611,14 +651,14 @@ class ObjectStore:
         Runs under the gc lock: nobody else writes or removes packs meanwhile.
         """
         self.packs.refresh()
-        packed = self.packs.names()
-        by_pack: dict[str, list[str]] = {}
-        for name, loc in packed.items():
-            by_pack.setdefault(loc.pack, []).append(name)
+        # each pack's and log's own rows: an object stored twice is listed under both, so
+        # a pack rewritten without it never drops the one intact copy of an object the
+        # index places in a damaged one
+        by_pack = {p: rows for p, rows in self.packs.listing().items() if rows}
         # logs are always merged: a gc leaves none behind (their records are in
         # checkpoints.jsonl, restored from them first: ``CheckpointIndex.restore``)
-        dirty = [p for p, names in by_pack.items()
-                 if p.startswith("log-") or any(n not in keep for n in names)]
+        dirty = [p for p, rows in by_pack.items()
+                 if p.startswith("log-") or any(n not in keep for n in rows)]
         if len(by_pack) > 8:
             dirty = list(by_pack)  # many small packs: merge them all into one
         if not dirty:
@@ -630,24 +670,33 @@ class ObjectStore:
             raise StoreDamaged(f"pack {Path(str(exc.filename)).name} is missing (its index is "
                                "there); run 'turnback fsck' to see what it held") from None
         writer = PackWriter(folder, self.level)
-        kept_whole: list[str] = []
+        failed: dict[str, list[str]] = {}  # pack -> kept objects it could not give
+        given: set[str] = set()  # kept objects copied into the new pack
         try:
             for pack in dirty:
-                try:
-                    for name in sorted(by_pack[pack]):
-                        if name in keep:
-                            raw = self.packs.read(packed[name])
-                            if blake3.blake3(raw).hexdigest() != name:
-                                raise StoreDamaged(f"object {name[:12]} does not match its hash")
-                            writer.add(name, raw)
-                except StoreDamaged:
-                    # damaged bytes are never copied into a new pack; the pack stays as it
-                    # is, for fsck to report (copies of its good objects are harmless)
-                    kept_whole.append(pack)
+                rows = by_pack[pack]
+                for name in sorted(rows):
+                    if name not in keep or name in given:
+                        continue
+                    try:
+                        raw = self.packs.read(rows[name])
+                        if blake3.blake3(raw).hexdigest() != name:
+                            raise StoreDamaged(f"object {name[:12]} does not match its hash")
+                    except StoreDamaged:
+                        failed.setdefault(pack, []).append(name)
+                        continue
+                    writer.add(name, raw)
+                    given.add(name)
             index = writer.finish(fsync)
         except BaseException:
             writer.abort()
             raise
+        # damaged bytes are never copied into a new pack; a pack holding an object no
+        # other copy gave (nor a pack left as it is holds) stays as it is, for fsck to
+        # report (copies of its good objects are harmless)
+        elsewhere = given.union(*(rows for p, rows in by_pack.items() if p not in dirty))
+        kept_whole = [p for p, names in failed.items()
+                      if any(n not in elsewhere for n in names)]
         after = writer.path.stat().st_size if index else 0
         before = sum(n for p, n in sizes.items() if p not in kept_whole)
         for pack in dirty:

@@ -50,6 +50,10 @@ TAIL_MAGIC = b"TBFE"
 FRAME_MAX = 32 << 20  # readers take no longer frame (a writer's blocks spill at 8 MiB)
 FRAME_OVERHEAD = len(LOG_MAGIC) + _HEAD.size + _TAIL.size  # a frame's bytes around its parts
 LOG_ROLL = 256 << 20  # past this size a writer starts a new log
+# no writer's log is longer (it rolls past LOG_ROLL, a frame is at most FRAME_MAX): bytes
+# past it are never read, so a planted log costs an open at most what the largest real one
+# does (a planted 1 GiB of empty frames: 2 preads a frame, ~100 s of CPU, bench/RESULTS.md)
+READ_MAX = LOG_ROLL + FRAME_MAX
 
 
 class Frame(NamedTuple):
@@ -90,7 +94,9 @@ def _frame_at(fd: int, pos: int, size: int) -> Frame | None:
 
 def frames(fd: int, start: int, size: int) -> tuple[list[Frame], int]:
     """The complete frames from ``start`` (a frame's start, or 0 for the log's start) to
-    ``size``, and where the last one ends: bounded reads, two a frame."""
+    ``size``, and where the last one ends: bounded reads, two a frame, none past
+    ``READ_MAX``."""
+    size = min(size, READ_MAX)
     if start < len(LOG_MAGIC):
         if os.pread(fd, len(LOG_MAGIC), 0) != LOG_MAGIC:
             return [], 0
@@ -157,7 +163,7 @@ def records(folder: Path, missing: Callable[[bytes], bool]) -> Iterator[bytes]:
         except (OSError, StoreDamaged):  # gone, or a link or FIFO put there: never read
             continue
         try:
-            for frame in _newest_first(fd, os.fstat(fd).st_size):
+            for frame in _newest_first(fd, min(os.fstat(fd).st_size, READ_MAX)):
                 if not frame.record:
                     continue
                 if not missing(frame.record):

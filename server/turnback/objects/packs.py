@@ -477,6 +477,38 @@ class PackReader:
                 self._log_ends[log] = end
             self._loaded.add(log)
 
+    def listing(self) -> dict[str, dict[str, Loc]]:
+        """Every pack's and log's own rows, read from disk now: the index above keeps one
+        place an object, the last read, so a copy held twice (two processes that stored
+        it at once, a log copied back) is listed here under each. For gc and for a read
+        whose copy was damaged (``ObjectStore._other_copy``), never on a hot path. A pack
+        or log that cannot be read is left out (fsck names it)."""
+        out: dict[str, dict[str, Loc]] = {}
+        try:
+            idx = sorted(n[:-4] for n in os.listdir(self.folder) if n.endswith(".idx"))
+        except FileNotFoundError:
+            idx = []
+        for pack in idx:
+            if PACK_ID.fullmatch(pack) is None:
+                continue
+            try:
+                out[pack] = read_index(self.folder / f"{pack}.idx")
+            except (OSError, StoreDamaged):
+                continue
+        for log in log_names(self.log_folder):
+            try:
+                fd = open_regular(self.log_folder / log)
+            except (OSError, StoreDamaged):
+                continue
+            try:
+                found, _ = frames(fd, 0, os.fstat(fd).st_size)
+            finally:
+                os.close(fd)
+            out[log] = {raw.hex(): Loc(log, bo, bl, off, ln)
+                        for frame in found
+                        for raw, bo, bl, off, ln in _ENTRY.iter_unpack(frame.rows)}
+        return out
+
     def path_of(self, pack: str) -> Path:
         """The file holding a pack's or a log's blocks."""
         if pack.startswith("log-"):

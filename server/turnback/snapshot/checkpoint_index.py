@@ -150,7 +150,7 @@ class CheckpointIndex:
                 return True  # not a record: read on (its frame's hash will tell)
             return not (isinstance(v, dict) and v.get("id") in seen)
 
-        found: list[Checkpoint] = []
+        found: list[tuple[Checkpoint, dict[str, object]]] = []
         for raw in logged(missing):
             try:
                 v = loads(raw)
@@ -160,10 +160,12 @@ class CheckpointIndex:
             if cp is None or cp.id in seen or bad_ids(cp) is not None or not stored(cp.tree):
                 continue
             seen.add(cp.id)
-            found.append(cp)
+            found.append((cp, v))
         if found:
-            found.sort(key=lambda c: c.ts)
-            append_lines(self.path, [c.to_json() for c in found], fsync=fsync)
+            found.sort(key=lambda f: f[0].ts)
+            # the record as its writer wrote it: a key this version does not know (a newer
+            # Turnback's, which readers ignore) is put back with the rest
+            append_lines(self.path, [v for _, v in found], fsync=fsync)
         return len(found)
 
     def drop(self, ids: list[str], *, fsync: bool) -> None:
