@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from turnback import Store
+from turnback.errors import Conflict
 from turnback.rewind import oplog
 from turnback.rewind.apply import Applier
 from wsutil import journal_left, picture, write
@@ -142,3 +143,19 @@ def test_the_safety_line_and_stat_cache_wait_for_the_frame_and_journal(
     assert "log" in folders  # the frame's log, synced in the journal's wait
     assert not listed, "checkpoints.jsonl named the safety checkpoint before the wait"
     assert not cached, "the stat cache was saved before the wait"
+
+
+def test_a_rewind_refused_at_its_journal_keeps_its_safety_checkpoint_listed(
+        tmp_path: Path) -> None:
+    """The journal's write refused (another process's rewind left pending): the safety
+    checkpoint, already written to its frame, is synced and listed as a checkpoint is."""
+    ws = tmp_path / "ws"
+    cp, _a, _b = _prepared(ws)
+    with Store.open(ws) as store:
+        before = {c.id for c in store.checkpoints()}
+        store.oplog.journal.write_bytes(b'{"id": "0123456789abcdef"}\n')
+        with pytest.raises(Conflict, match="another process left unfinished"):
+            store.rewind(cp)
+        new = [c for c in store.checkpoints() if c.id not in before]
+        assert len(new) == 1 and new[0].label.startswith("before rewind"), new
+        assert store.read_file(new[0].id, "src/b.py") == b"print(2)\n"  # its objects are readable
