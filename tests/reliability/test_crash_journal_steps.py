@@ -7,9 +7,9 @@ point of one, on a store whose journal file already exists.)
 
 Also what a power cut may leave and a kill cannot: the journal on disk without the safety
 checkpoint's record it was synced with (no file touched: it is emptied), and the same with a
-file already written (refused, named, nothing applied). That record can be lost only when the
-safety checkpoint went to a pack (a large one): a small one's record is in its object log
-frame, synced before the journal is written, and is put back from there."""
+file already written (refused, named, nothing applied). A small safety checkpoint's record is
+in its object log frame, synced with the journal, and is put back from there when the frame
+was kept (``test_powercut_safety_frame.py`` cuts the frame and the journal each way)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
-"""A rewind's safety checkpoint record is made durable with its journal, in one wait,
-before the first workspace file changes: a power cut can never leave a rewind begun whose
-journal or safety checkpoint is not on disk (its recovery, or its undo, would have nothing
-to go by). Since format 3 the journal is written in place, so once its file exists no
-folder is synced for it."""
+"""A rewind's safety checkpoint is made durable with its journal, in one wait, before the
+first workspace file changes: a power cut can never leave a rewind begun whose journal or
+safety checkpoint is not on disk (its recovery, or its undo, would have nothing to go by).
+A small safety checkpoint's record is in its object log frame, synced in that wait; its
+line in ``checkpoints.jsonl`` is written after it. Since format 3 the journal is written in
+place, so once its file exists no folder is synced for it."""
 
 from __future__ import annotations
 
@@ -58,13 +59,17 @@ def test_the_safety_record_and_the_journal_are_synced_before_a_file_changes(
     # (TURNBACK_FS_PATHS=1, as on Windows)
     first_write = next(i for i, s in enumerate(seen)
                        if s[0] == "rename" and s[1] in ("f", str(ws / "f")))
-    synced_size = store.index.path.stat().st_size  # ends with the safety record
     journal_size = store.oplog.journal.stat().st_size
     assert journal_size > 0 and store.oplog.pending() is not None
     before = seen[:first_write]
-    assert ("fsync", str(store.index.path), synced_size) in before, (
-        f"checkpoints.jsonl, with the safety record, must be synced before a file changes: "
+    frame = [(str(p), p.stat().st_size) for p in (store.root / "objects" / "log").iterdir()
+             if safety.id.encode() in p.read_bytes()]
+    assert len(frame) == 1, frame
+    assert ("fsync", *frame[0]) in before, (
+        f"the log frame holding the safety record must be synced before a file changes: "
         f"{seen}")
+    assert all(b != str(store.index.path) for a, b, _ in before if a == "fsync"), (
+        f"its line in checkpoints.jsonl needs no wait of its own: {seen}")
     assert ("fsync", str(store.oplog.journal), journal_size) in before, (
         f"the journal, whole, must be synced before a file changes: {seen}")
     store.finish_rewind()

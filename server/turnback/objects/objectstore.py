@@ -238,26 +238,51 @@ class ObjectStore:
         record must never be on disk before an object it names.
         """
         with self._batch_lock:
-            w, self._held = self._held, None
-            if w is None:
+            log = self._commit_frame(record, fsync)
+            if log is None:
                 return False
-            if w.held_bytes() + len(record) + FRAME_OVERHEAD > FRAME_MAX:
-                # a record too large for a frame (thousands of skipped files): a pack,
-                # and the record to checkpoints.jsonl with its own wait, as before
-                index = w.finish(fsync=False)
-                self._wrote(w.path, w.path.with_suffix(".idx"))
-                self.packs.add_index(index, w.id)
-                if fsync:
-                    self.sync(keep_held=True)
-                return False
-            if fsync:
-                self.sync(keep_held=True)
-            log = self._log_frame(w, record)
             if fsync:
                 log.sync()
             else:
                 self._wrote(log.path)
             return True
+
+    def commit_unsynced(self, record: bytes, fsync: bool
+                        ) -> tuple[list[Path], list[Path]] | None:
+        """``commit`` without the frame's own wait: the files and folders whose sync makes
+        the frame durable, for the caller to sync in its own wait (a rewind's journal,
+        ``OpLog.begin``) before anything outside the frame names ``record``; None as
+        ``commit``'s False. What the frame's objects may lean on (loose objects, earlier
+        frames without a record) is still synced first, as in ``commit``."""
+        with self._batch_lock:
+            log = self._commit_frame(record, fsync)
+            if log is None:
+                return None
+            if not fsync:
+                self._wrote(log.path)
+                return [], []
+            # the folder's entry, when the log is new; ``named`` stays False (the next
+            # frame's sync does the folder again) since this wait is not ours to see done
+            return [log.path], [] if log.named else [log.folder]
+
+    def _commit_frame(self, record: bytes, fsync: bool) -> LogFile | None:
+        """``commit``'s frame, appended unsynced; None when there is none (see there).
+        Under ``_batch_lock``."""
+        w, self._held = self._held, None
+        if w is None:
+            return None
+        if w.held_bytes() + len(record) + FRAME_OVERHEAD > FRAME_MAX:
+            # a record too large for a frame (thousands of skipped files): a pack,
+            # and the record to checkpoints.jsonl with its own wait, as before
+            index = w.finish(fsync=False)
+            self._wrote(w.path, w.path.with_suffix(".idx"))
+            self.packs.add_index(index, w.id)
+            if fsync:
+                self.sync(keep_held=True)
+            return None
+        if fsync:
+            self.sync(keep_held=True)
+        return self._log_frame(w, record)
 
     def _tmp(self, final: Path) -> Path:
         make_dir(final.parent)

@@ -44,6 +44,7 @@ class OpLog:
 
     # -- journal of the rewind in progress ------------------------------------------
     def begin(self, record: dict[str, Any], *, fsync: bool, sync_with: Sequence[Path] = (),
+              sync_dirs: Sequence[Path] = (),
               meanwhile: Callable[[], None] | None = None) -> None:
         """Write the journal of a rewind about to start, signed (``signing``), as one line
         into the journal file, which stays in place between rewinds (empty: none pending).
@@ -51,8 +52,9 @@ class OpLog:
         Written in place, it needs no folder sync once it exists: its content and
         ``sync_with`` (the safety checkpoint's record, appended unsynced just before) are
         synced together, one disk wait where a new file renamed into place took two (the
-        folder's sync). A crash before that sync returns leaves a journal that may be torn
-        or may outlive the record it names; no workspace file was touched then, and
+        folder's sync); ``sync_dirs``, folders whose entries that wait makes durable too
+        (a new object log's). A crash before that sync returns leaves a journal that may
+        be torn or may outlive the record it names; no workspace file was touched then, and
         ``pending`` and the store's recovery tell both apart from a rewind begun
         (docs/FORMAT.md, "Rewind journal and operation log"). ``meanwhile``: work for
         this thread while the sync is waited for (not done when nothing is synced).
@@ -68,8 +70,8 @@ class OpLog:
         finally:
             os.close(fd)
         if fsync:
-            fsync_all([self.journal, *sync_with], [self.journal.parent] if made else [],
-                      meanwhile=meanwhile)
+            dirs = [*sync_dirs, self.journal.parent] if made else list(sync_dirs)
+            fsync_all([self.journal, *sync_with], dirs, meanwhile=meanwhile)
 
     def _open_for_writing(self) -> tuple[int, bool]:
         """The journal file opened to be written in place, and whether it was just made

@@ -247,30 +247,42 @@ class CheckpointOps(SessionOps):
         self, tree: str, label: str | None, session_id: str | None, auto: bool, files: int,
         nbytes: int, skipped: list[JSON], *, partial: bool = False,
         absent: list[str] | None = None, parent: str | _Head | None = HEAD,
-        ts: str | None = None, cp_id: str | None = None, sync: bool = True,
+        ts: str | None = None, cp_id: str | None = None,
     ) -> Checkpoint:
-        """Append the checkpoint's record (fsynced per policy unless ``sync`` is False: a
-        rewind's safety checkpoint, whose record is synced with the journal that names
-        it, ``rewind/oplog.OpLog.begin``) and its session event.
+        """Append the checkpoint's record (fsynced per policy) and its session event.
 
         When the scan's objects are held (a small batch), the record goes with them into
-        one log frame, synced per policy (even for a safety checkpoint: the record must
-        not reach ``checkpoints.jsonl`` before its objects are on disk); its line in
-        ``checkpoints.jsonl`` then needs no wait of its own: a crash that loses it there
-        is made whole from the log at the next open (``CheckpointIndex.restore``)."""
+        one log frame, synced per policy; its line in ``checkpoints.jsonl`` then needs no
+        wait of its own: a crash that loses it there is made whole from the log at the
+        next open (``CheckpointIndex.restore``). (A rewind's safety checkpoint syncs its
+        frame with its journal instead: ``RewindOps._commit_safety``.)"""
+        cp = self._new_checkpoint(tree, label, session_id, auto, files, nbytes, skipped,
+                                  partial=partial, absent=absent, ts=ts, cp_id=cp_id)
+        logged = self.objects.commit(dumps(cp.to_json()), fsync=self.config.fsync_commits)
+        self.index.add(cp, fsync=self.config.fsync_commits and not logged)
+        self._checkpoint_event(cp, parent)
+        return cp
+
+    def _new_checkpoint(
+        self, tree: str, label: str | None, session_id: str | None, auto: bool, files: int,
+        nbytes: int, skipped: list[JSON], *, partial: bool = False,
+        absent: list[str] | None = None, ts: str | None = None, cp_id: str | None = None,
+    ) -> Checkpoint:
+        """A checkpoint's record, not yet written anywhere."""
         sid = session_id or self._workspace_session()
         cid = cp_id or new_id()[:12]
-        eid = f"cp-{cid}"
         when = ts or now_iso()
-        cp = Checkpoint(cid, label or f"checkpoint {when[:19].replace('T', ' ')}", when, tree, sid,
-                        eid, auto, partial, files, nbytes, skipped, absent or [])
-        logged = self.objects.commit(dumps(cp.to_json()), fsync=self.config.fsync_commits)
-        self.index.add(cp, fsync=self.config.fsync_commits and sync and not logged)
-        self.append(sid, Kind.CHECKPOINT,
-                    {"checkpoint": cid, "label": cp.label, "auto": auto, "files": files,
-                     "bytes": nbytes, "partial": partial, "skipped": len(skipped)},
-                    parent=parent, ts=when, event_id=eid)
-        return cp
+        return Checkpoint(cid, label or f"checkpoint {when[:19].replace('T', ' ')}", when, tree,
+                          sid, f"cp-{cid}", auto, partial, files, nbytes, skipped, absent or [])
+
+    def _checkpoint_event(self, cp: Checkpoint, parent: str | _Head | None) -> None:
+        """The session event that says ``cp`` was taken (its id ``cp.event_id``)."""
+        assert cp.session_id is not None and cp.event_id is not None
+        self.append(cp.session_id, Kind.CHECKPOINT,
+                    {"checkpoint": cp.id, "label": cp.label, "auto": cp.auto,
+                     "files": cp.files, "bytes": cp.bytes, "partial": cp.partial,
+                     "skipped": len(cp.skipped)},
+                    parent=parent, ts=cp.ts, event_id=cp.event_id)
 
     def import_checkpoint(
         self,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Iterable
+from pathlib import Path
 
 from ..errors import (
     Conflict,
@@ -26,7 +27,8 @@ from ..events import (
     now_iso,
 )
 from ..fs import winnames
-from ..fs.atomic import syncfs
+from ..fs.atomic import fsync_all, syncfs
+from ..fs.jsonl import dumps
 from ..fs.locks import file_lock, rw_lock
 from ..fs.namefold import collisions, probe_store
 from ..fs.paths import display, normalize, quote
@@ -164,37 +166,54 @@ class RewindOps(CheckpointOps):
                     self._prepared_skipped = skipped
                     raise
                 try:
-                    # its record is made durable with the journal, before any file changes
-                    safety = self._commit_checkpoint(
-                        res.tree, f"before {op} to {label_id}", sid, True, res.files,
-                        res.bytes, skipped, sync=False)
+                    safety, frame = self._commit_safety(
+                        res.tree, f"before {op} to {label_id}", sid, res.files, res.bytes,
+                        skipped)
                 except BaseException:
                     self._statcache.discard()  # as in checkpoint()
                     self._scan_base = None
                     raise
+                sid = safety.session_id
+                assert sid is not None
+                prev_head = self.backend.head(sid)
+                op_id = new_id()
+                record = {
+                    "id": op_id, "op": op, "ts": now_iso(), "mode": mode,
+                    "checkpoint": label_id, "target": target_tree, "safety": safety.id,
+                    "paths": sel, "session": sid, "prevHead": prev_head,
+                    "toEvent": to_event if mode == "both" else None, "undoOf": undo_of,
+                    "plan": plan.to_json(),
+                }
+                with imported_late("turnback.rewind.apply"):
+                    from ..rewind.apply import Applier
+                applier = Applier(str(self.workspace), self.objects, False)
+                # one wait for the journal and the safety checkpoint: its log frame (which
+                # holds its record), or its record in checkpoints.jsonl when it went to a
+                # pack (its objects synced before); no file changes before it returns, and
+                # the files' contents are read meanwhile
+                try:
+                    self.oplog.begin(
+                        record, fsync=self.config.fsync_commits,
+                        sync_with=frame[0] if frame is not None else [self.index.path],
+                        sync_dirs=frame[1] if frame is not None else [],
+                        meanwhile=functools.partial(applier.preload, plan))
+                except BaseException:
+                    if frame is not None:  # kept, as a checkpoint is: synced, then listed
+                        fsync_all(*frame)
+                        self.index.add(safety, fsync=False)
+                    self._cache_unsaved = True
+                    raise
+                if frame is not None:
+                    # listed only now: a power cut never keeps this line and loses the
+                    # frame (two files synced together may land one without the other);
+                    # a cut that takes the line is made whole from the frame at the next
+                    # open, before the journal is recovered
+                    self.index.add(safety, fsync=False)
                 if finish_later:
                     self._cache_unsaved = True  # saved by finish_rewind, after the answer
                 else:
+                    # after the wait: the stat cache names objects of the frame
                     self.scanner.save_cache()
-            sid = safety.session_id
-            assert sid is not None
-            prev_head = self.backend.head(sid)
-            op_id = new_id()
-            record = {
-                "id": op_id, "op": op, "ts": now_iso(), "mode": mode, "checkpoint": label_id,
-                "target": target_tree, "safety": safety.id, "paths": sel, "session": sid,
-                "prevHead": prev_head, "toEvent": to_event if mode == "both" else None,
-                "undoOf": undo_of, "plan": plan.to_json(),
-            }
-            # one wait for both: the safety checkpoint's record (its objects were synced
-            # before it was appended) and the journal; no file changes before it returns
-            with imported_late("turnback.rewind.apply"):
-                from ..rewind.apply import Applier
-            applier = Applier(str(self.workspace), self.objects, False)
-            # the files' contents are read while the disk is waited for
-            self.oplog.begin(record, fsync=self.config.fsync_commits,
-                             sync_with=[self.index.path],
-                             meanwhile=functools.partial(applier.preload, plan))
             try:
                 applier.apply(plan)
             except (TurnbackError, OSError) as exc:
@@ -213,6 +232,24 @@ class RewindOps(CheckpointOps):
                 head = self._finish(record)
             return RewindResult(sorted(plan.write), sorted(plan.create), plan.remove, safety.id,
                                 False, mode, label_id, head)
+
+    def _commit_safety(
+        self, tree: str, label: str, session_id: str | None, files: int, nbytes: int,
+        skipped: list[JSON],
+    ) -> tuple[Checkpoint, tuple[list[Path], list[Path]] | None]:
+        """A rewind's safety checkpoint, not yet durable: its held objects and record
+        written as one log frame, unsynced, and its session event; with the files and
+        folders whose sync makes the frame durable, to be synced with the journal and only
+        then listed in ``checkpoints.jsonl`` (the caller). None for those when there was
+        no frame (nothing new held, or a pack: its objects were synced here): the record
+        is then appended now, unsynced, and synced with the journal."""
+        cp = self._new_checkpoint(tree, label, session_id, True, files, nbytes, skipped)
+        frame = self.objects.commit_unsynced(dumps(cp.to_json()),
+                                             fsync=self.config.fsync_commits)
+        if frame is None:
+            self.index.add(cp, fsync=False)
+        self._checkpoint_event(cp, HEAD)
+        return cp, frame
 
     def finish_rewind(self) -> None:
         """Record the rewind that ``rewind(..., finish_later=True)`` left: sync the files it
