@@ -14,6 +14,7 @@ import pytest
 
 from turnback import Store
 from turnback.objects import objectstore, packlog, packs
+from turnback.snapshot import checkpoint_index
 from turnback.store.config import FORMAT_VERSION
 from wsutil import age_tree, write
 
@@ -106,6 +107,41 @@ def test_the_frame_holds_the_objects_and_the_record(ws: Path) -> None:
                                         for i in range(0, len(found[0].rows), 52))}
     assert cp.tree in names
 
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="names descriptors in /proc")
+def test_a_record_is_put_back_only_after_its_log_is_synced(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another process may open the store while a writer's frame is written and not yet
+    synced (a rewind's safety frame waits for its journal): the line it puts back must not
+    reach checkpoints.jsonl before the frame is on disk, or a power cut keeps the line
+    without its objects."""
+    edit(ws, "a")
+    store = Store.open(ws)
+    store.checkpoint()
+    index = store.root / "checkpoints.jsonl"
+    kept = index.stat().st_size
+    edit(ws, "b")
+    second = store.checkpoint()
+    with open(index, "r+b") as f:
+        f.truncate(kept)  # the line not yet appended
+    order: list[str] = []
+    real_fsync, real_append = os.fsync, checkpoint_index.append_lines
+
+    def fsync(fd: int) -> None:
+        order.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real_fsync(fd)
+
+    def append(path: Path, lines: list[Any], **kw: Any) -> None:
+        order.append(f"append {path}")
+        real_append(path, lines, **kw)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(checkpoint_index, "append_lines", append)
+    fresh = Store.open(ws)
+    assert second.id in {c.id for c in fresh.checkpoints()}
+    log = str(logs(store)[0])
+    assert log in order and f"append {index}" in order, order
+    assert order.index(log) < order.index(f"append {index}"), order
 
 @pytest.mark.parametrize("log_end", ["whole", "torn"])
 def test_a_record_lost_from_checkpoints_jsonl_is_put_back(ws: Path, log_end: str) -> None:

@@ -152,6 +152,15 @@ def _newest_first(fd: int, size: int) -> Iterator[Frame]:
         yield from reversed(found)
 
 
+def _sync_read(fd: int) -> None:
+    """fsync through a descriptor opened for reading: Linux and macOS take it; where the
+    system refuses (Windows asks for write access) the record is put back as before."""
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+
+
 def records(folder: Path, missing: Callable[[bytes], bool]) -> Iterator[bytes]:
     """The records of every log that ``missing`` asks for, newest first in each log, each
     only if its frame's hash holds. A log is read back from its end until a record that
@@ -163,12 +172,19 @@ def records(folder: Path, missing: Callable[[bytes], bool]) -> Iterator[bytes]:
         except (OSError, StoreDamaged):  # gone, or a link or FIFO put there: never read
             continue
         try:
+            synced = False
             for frame in _newest_first(fd, min(os.fstat(fd).st_size, READ_MAX)):
                 if not frame.record:
                     continue
                 if not missing(frame.record):
                     break
                 if verify(fd, frame):
+                    if not synced:
+                        # a live writer's frame not yet synced (a rewind's safety frame
+                        # waits for its journal's sync): a line put back must not outlive
+                        # the frame after a power cut
+                        _sync_read(fd)
+                        synced = True
                     yield frame.record
         finally:
             os.close(fd)
