@@ -35,7 +35,7 @@ from typing import NamedTuple
 import blake3
 
 from ..errors import StoreDamaged
-from ..fs.atomic import fsync_all
+from ..fs.atomic import fsync_all, fsync_file
 from ..fs.osflags import O_BINARY
 from ..fs.privacy import FILE_MODE, make_dir
 from ..fs.reading import open_regular
@@ -152,13 +152,21 @@ def _newest_first(fd: int, size: int) -> Iterator[Frame]:
         yield from reversed(found)
 
 
-def _sync_read(fd: int) -> None:
-    """fsync through a descriptor opened for reading: Linux and macOS take it; where the
-    system refuses (Windows asks for write access) the record is put back as before."""
+def _synced(fd: int, path: Path) -> bool:
+    """The log made durable before a record read from it is put back: through the
+    descriptor read (POSIX takes a read-only one), else by name as the store syncs any
+    file (``fsync_file``: Windows asks for a handle opened for writing). False if neither
+    can be done: its records are then left for a later open."""
     try:
         os.fsync(fd)
+        return True
     except OSError:
         pass
+    try:
+        fsync_file(path)
+        return True
+    except OSError:
+        return False
 
 
 def records(folder: Path, missing: Callable[[bytes], bool]) -> Iterator[bytes]:
@@ -183,7 +191,8 @@ def records(folder: Path, missing: Callable[[bytes], bool]) -> Iterator[bytes]:
                         # a live writer's frame not yet synced (a rewind's safety frame
                         # waits for its journal's sync): a line put back must not outlive
                         # the frame after a power cut
-                        _sync_read(fd)
+                        if not _synced(fd, folder / name):
+                            break
                         synced = True
                     yield frame.record
         finally:
