@@ -105,7 +105,15 @@ def _begun_then_cut(ws: Path, write_one: bool, logged: bool = False
 def _cut(ws: Path, cp: str, write_one: bool) -> Store:
     store = Store.open(ws)
     index = store.index.path.read_bytes()
+    stop_before_apply(store, ws, cp, write_one)
+    assert journal_left(store.root)
+    store.index.path.write_bytes(index)
+    return store
 
+
+def stop_before_apply(store: Store, ws: Path, cp: str, write_one: bool) -> None:
+    """``store``'s rewind to ``cp`` stopped as its files were about to change (its journal
+    synced), having written ``a.txt`` first when ``write_one``."""
     def cut(self: Applier, plan: object, **_kw: object) -> list[str]:
         if write_one:
             (ws / "a.txt").write_text("one\n")  # what the rewind writes there
@@ -115,9 +123,6 @@ def _cut(ws: Path, cp: str, write_one: bool) -> Store:
         mp.setattr(Applier, "apply", cut)
         with pytest.raises(KeyboardInterrupt):
             store.rewind(cp)
-    assert journal_left(store.root)
-    store.index.path.write_bytes(index)
-    return store
 
 
 def test_a_journal_whose_safety_record_was_lost_before_any_file_changed_is_emptied(

@@ -14,10 +14,9 @@ import pytest
 from turnback import Store
 from turnback.errors import Conflict
 from turnback.rewind import oplog
-from turnback.rewind.apply import Applier
 from wsutil import journal_left, picture, write
 
-from .test_crash_journal_steps import _prepared
+from .test_crash_journal_steps import _prepared, stop_before_apply
 
 
 def _logs(store_dir: Path) -> dict[Path, int]:
@@ -35,16 +34,7 @@ def _cut_in_the_wait(ws: Path, keep_frame: bool, keep_journal: bool,
     store = Store.open(ws)
     index = store.index.path.read_bytes()
     logs = _logs(store.root)
-
-    def cut(self: Applier, plan: object, **_kw: object) -> list[str]:
-        if write_one:
-            (ws / "a.txt").write_text("one\n")  # what the rewind writes there
-        raise KeyboardInterrupt  # the process stops here
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(Applier, "apply", cut)
-        with pytest.raises(KeyboardInterrupt):
-            store.rewind(cp)
+    stop_before_apply(store, ws, cp, write_one)
     pending = store.oplog.pending()
     assert pending is not None
     safety = str(pending["safety"])
