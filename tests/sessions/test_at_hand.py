@@ -247,7 +247,7 @@ def test_a_renamed_or_ended_session_shows_its_latest_title_and_end_on_the_page(
         store: Store) -> None:
     """The meta lines among a file's last ``TAIL`` bytes are applied, in order, as a count
     applies them, to the sessions of the page asked; one further back is not read (the
-    bound), nor a torn last line. The query matches the header lines' fields."""
+    bound), nor a torn last line. A query matches the latest title."""
     for sid in ("renamed", "old", "torn"):
         _session(store, sid, "2026-01-01T00:00:00.000Z")
     store.update_session("renamed", title="first rename")
@@ -269,9 +269,16 @@ def test_a_renamed_or_ended_session_shows_its_latest_title_and_end_on_the_page(
         assert got["torn"].title == "run torn"
         assert {s.header.id: s.header.title for s in fresh.sessions_at_hand()}[
             "renamed"] == "run renamed"  # the kept header line is left as it is
-        assert fresh.sessions_at_hand_page(query="second rename") == ([], 0)
+        # a query matches the latest title, as the full listing's does: the new name
+        # finds the renamed session and the header's old one no longer does
+        found, total = fresh.sessions_at_hand_page(query="second rename")
+        assert [s.header.id for s in found] == ["renamed"] and total == 1
+        assert found[0].header.ended == "2026-01-01T01:00:00.000Z"
+        assert fresh.sessions_at_hand_page(query="run renamed") == ([], 0)
         only, total = fresh.sessions_at_hand_page(offset=1, limit=1, query="run")
-        assert total == 3 and len(only) == 1
+        assert total == 2 and len(only) == 1
+        listed = {s.header.id: s.header.title for s in fresh.sessions()[0]}
+        assert "second rename" in listed["renamed"]  # what the full listing then says
         assert fresh.session_summary("old").header.title == "too far back"
 
 

@@ -234,15 +234,20 @@ class SessionOps(StoreState):
                               limit: int | None = None, query: str | None = None
                               ) -> tuple[list[SessionSummary], int]:
         """The page ``[offset:offset + limit]`` of ``sessions_at_hand(exact)`` matching
-        ``query`` (on the header lines' fields), each session not counted there with the
-        title and end of the meta lines at its file's end, and how many matched. Those
-        ends are read for the page only: 200 small reads, not 10,000."""
+        ``query``, each session not counted there with the title and end of the meta lines
+        at its file's end, and how many matched. Without a query those ends are read for
+        the page only (200 small reads, not 10,000); a query is matched on every session's
+        latest title, so a session renamed since its header line is found by its new name
+        and not by its old one, as the full listing finds it."""
         every = self.sessions_at_hand(exact)
+        files = self.backend if isinstance(self.backend, FileSessions) else None
         if query:
+            if files is not None:
+                every = files.with_latest_meta(every)
             every = filter_sessions(every, query)
         page = every[offset : None if limit is None else offset + limit]
-        if isinstance(self.backend, FileSessions):
-            page = self.backend.with_latest_meta(page)
+        if files is not None and not query:
+            page = files.with_latest_meta(page)
         return page, len(every)
 
     def sessions_at_hand(self, exact: set[str] | None = None) -> list[SessionSummary]:
