@@ -99,12 +99,14 @@ def test_query_offset_and_limit_page_the_partial_listing(ws: Path, much: None) -
     got = json.loads(_run(ws, "--json", "session", "list", "--offset", "1", "--limit", "1"))
     assert [s["id"] for s in got["sessions"]] == ["b"] and got["total"] == 3
     assert got["partial"] is True
-    got = json.loads(_run(ws, "--json", "session", "list", "-q", "RUN B"))
+    # as the full listing's query (and the server's partial answer): the latest title
+    got = json.loads(_run(ws, "--json", "session", "list", "-q", "RENAMED"))
     assert [s["id"] for s in got["sessions"]] == ["b"] and got["total"] == 1
     assert got["sessions"][0]["title"] == "b renamed"
-    # as the server's partial answer: the query matches the header lines' fields
-    got = json.loads(_run(ws, "--json", "session", "list", "-q", "RENAMED"))
+    got = json.loads(_run(ws, "--json", "session", "list", "-q", "RUN B"))
     assert got["sessions"] == [] and got["total"] == 0
+    exact = json.loads(_run(ws, "--json", "session", "list", "--wait", "-q", "RUN B"))
+    assert exact["sessions"] == [] and exact["total"] == 0
 
 
 def test_a_small_store_never_listed_is_counted_as_before(ws: Path) -> None:
@@ -136,3 +138,33 @@ def test_hostile_session_files_neither_block_nor_show_in_the_partial_listing(
     assert sorted(s["id"] for s in got["sessions"]) == ["a", "b", "late", "tail"]
     assert {s["id"]: s["title"] for s in got["sessions"]}["tail"] == "kept"
     assert {s["id"]: s["title"] for s in got["sessions"]}["a"] == "run a"
+
+
+def test_record_picks_the_newest_open_session_without_counting(
+        much: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``record`` with no ``--session`` on a store with much to count: the newest session
+    whose end is not written (its end read from the meta line at its file's end) gets the
+    event, and no session file is counted for it."""
+    from turnback.sessions.files import FileSessions
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with Store.open(ws, create=True) as store:
+        for sid, started in (("older", "2026-01-01T00:00:00.000Z"),
+                             ("ended", "2026-01-02T00:00:00.000Z")):
+            store.start_session(title=f"run {sid}", agent="codex", session_id=sid,
+                                started=started)
+            store.append(sid, Kind.PROMPT, {"text": "x"})
+        store.end_session("ended", "2026-01-02T05:00:00.000Z")
+        root = store.root
+    shutil.rmtree(root / "index")
+
+    def counted(self: FileSessions) -> None:
+        raise AssertionError("every session counted to pick one")
+
+    monkeypatch.setattr(FileSessions, "summaries", counted)
+    monkeypatch.delenv("TURNBACK_SESSION", raising=False)
+    event_id = _run(ws, "record", "note", "--text", "picked").strip()
+    lines = (root / "sessions" / "older.jsonl").read_text().splitlines()
+    assert event_id in lines[-1] and "picked" in lines[-1]
+    assert "picked" not in (root / "sessions" / "ended.jsonl").read_text()

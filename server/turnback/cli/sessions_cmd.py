@@ -9,7 +9,7 @@ import click
 from ..errors import InvalidInput, NotFound
 from ..events import summarize
 from ..fs.paths import one_line
-from ..store.facade import HEAD, WORKSPACE_SESSION, Store
+from ..store.facade import HEAD, Store
 from .common import Ctx, emit, parse_json_arg, pass_ctx
 
 
@@ -20,9 +20,9 @@ def default_session(store: Store, given: str | None) -> str:
     env = os.environ.get("TURNBACK_SESSION")
     if env:
         return env
-    for s in store.sessions()[0]:
-        if s.header.id != WORKSPACE_SESSION and not s.header.ended:
-            return s.header.id
+    newest = store.newest_open_session()
+    if newest is not None:
+        return newest
     raise NotFound("no open session: give --session ID or start one with 'turnback session start'")
 
 

@@ -250,6 +250,26 @@ class SessionOps(StoreState):
             page = files.with_latest_meta(page)
         return page, len(every)
 
+    def newest_open_session(self) -> str | None:
+        """The id of the newest session that has not ended (the workspace's own aside), or
+        None: what ``record`` appends to when told no session. On a store ``much_to_count``
+        it is picked from the sessions at hand (header start times, ends from the meta
+        lines at each file's end, read 64 sessions at a time) instead of counting every
+        session file first, which took 33-65 s on 10,000 sessions never listed."""
+        if not self.much_to_count() or not isinstance(self.backend, FileSessions):
+            listed = self.sessions()[0]
+        else:
+            at_hand = [s for s in self.sessions_at_hand() if s.header.id != WORKSPACE_SESSION]
+            for i in range(0, len(at_hand), 64):
+                for s in self.backend.with_latest_meta(at_hand[i : i + 64]):
+                    if not s.header.ended:
+                        return s.header.id
+            return None
+        for s in listed:
+            if s.header.id != WORKSPACE_SESSION and not s.header.ended:
+                return s.header.id
+        return None
+
     def sessions_at_hand(self, exact: set[str] | None = None) -> list[SessionSummary]:
         """Every session newest first, as far as known without counting: the counted
         ones' summaries, the others' header lines (``counted`` False, placed by their
