@@ -111,17 +111,18 @@ def can_fork() -> bool:
     Linux only: elsewhere (macOS) system libraries are not fork-safe without an exec, and
     Windows has no ``fork``. Not either where folders are reached by path
     (``TURNBACK_FS_PATHS=1``, see ``fs/osflags.py``): the checks go through descriptors.
+    A process that has not imported ``threading`` has started no thread through it: the
+    CLI's early fork does not import it first (~2 ms before the child can start).
     """
-    import threading
-
+    threading = sys.modules.get("threading")
     return (sys.platform.startswith("linux") and hasattr(os, "fork")
             and os.environ.get("TURNBACK_FS_PATHS") != "1"
-            and threading.active_count() == 1)
+            and (threading is None or threading.active_count() == 1))
 
 
 def verify_one(root_fd: int, rel: str, want: str | None, held: int | None = None
                ) -> Verified | None:
-    """A folder's (file names, folder names) if its listing still matches its record
+    """A folder's ``Verified`` if its listing still matches its record
     ``want``, else None. Opened relative to the workspace's descriptor, without following
     a last symlink: what a walk would reach (it does not follow links either); or
     ``held``, that folder opened already (left open). Its entries are stat-ed relative to
