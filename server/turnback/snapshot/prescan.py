@@ -96,16 +96,23 @@ _LENGTH = struct.Struct("<Q")  # before what the child sends
 
 def listing_key(listing: list[os.DirEntry[str]], sts: list[os.stat_result]) -> str:
     """A digest of a folder's names and its files' stats (folders count by name only)."""
-    return _key([de.name for de in listing], sts)
+    return _key([de.name for de in listing], _parts(sts))
 
 
-def _key(names: list[str], sts: list[os.stat_result]) -> str:
+_FOLDER = b"d"  # a folder's part of the digest: its name only
+
+
+def _parts(sts: list[os.stat_result]) -> list[bytes]:
+    """Each entry's part of the digest: a file's stat packed, or ``_FOLDER`` itself."""
     pack = _STATKEY.pack
+    return [_FOLDER if S_ISDIR(st.st_mode)
+            else pack(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode)
+            for st in sts]
+
+
+def _key(names: list[str], parts: list[bytes]) -> str:
     h = blake3.blake3("\0".join(names).encode("utf-8", "surrogateescape"))
-    h.update(b"".join([
-        b"d" if S_ISDIR(st.st_mode)
-        else pack(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode)
-        for st in sts]))
+    h.update(b"".join(parts))
     return h.hexdigest()[:32]
 
 
@@ -161,10 +168,15 @@ def matching(listing: list[os.DirEntry[str]], sts: list[os.stat_result],
              want: str | None) -> Verified | None:
     """A listing's ``Verified`` if it and its entries' stats still digest to the record
     ``want``, else None. The walk's check and the forked one alike."""
-    names = [de.name for de in listing]
-    if not sts or _key(names, sts) != want:
+    if not sts:
         return None
-    dirs = [name for name, st in zip(names, sts, strict=True) if S_ISDIR(st.st_mode)]
+    names = [de.name for de in listing]
+    parts = _parts(sts)
+    if _key(names, parts) != want:
+        return None
+    # the folders by the digest's own parts (most folders hold none: no second pass)
+    dirs = ([name for name, part in zip(names, parts, strict=True) if part is _FOLDER]
+            if _FOLDER in parts else [])
     return len(names) - len(dirs), dirs, not _IGNORE_SET.isdisjoint(names)
 
 
