@@ -174,7 +174,7 @@ def test_headers_read_while_the_full_listing_ends_are_not_kept(
                 listed.append(len(fresh.sessions()[0]))
             return read_headers(names, folder)
 
-        monkeypatch.setattr(files_mod, "read_headers", read_then_list)
+        monkeypatch.setattr(headers_mod, "read_headers", read_then_list)  # imported where used
         got = fresh.sessions_at_hand()
         assert listed == [3] and len(got) == 3  # the answer itself is whole
         assert backend._headers == {}

@@ -649,3 +649,27 @@ def test_a_stat_cache_header_nested_too_deep_leaves_the_worker_waiting_for_its_j
     checker = worker.start(str(ws), [], {}, str(path), None)
     assert checker is not None, "the worker took its job instead of dying undecided"
     assert checker.finish([], {}) == {}
+
+
+def test_a_verified_folder_is_its_file_count_its_folders_and_whether_it_has_rules(
+        tmp_path: Path) -> None:
+    """What a check sends for a folder whose listing matches its record: how many files
+    (the walk takes their names from the recorded tree), its folders' names (listed in
+    turn) and whether an ignore file is there (the walk reads its rules); nothing if the
+    record does not match."""
+    write(tmp_path, "a.txt", "a")
+    write(tmp_path, "b.txt", "b")
+    write(tmp_path, "sub/c.txt", "c")
+    os.symlink("a.txt", tmp_path / "link")
+
+    def check(want: str | None) -> prescan.Verified | None:
+        with os.scandir(tmp_path) as it:
+            listing = sorted(it, key=lambda de: de.name)
+        sts = [de.stat(follow_symlinks=False) for de in listing]
+        return prescan.matching(listing, sts, want if want is not None
+                                else prescan.listing_key(listing, sts))
+
+    assert check(None) == (3, ["sub"], False)  # a link counts as a file, as in the tree
+    assert check("0" * 32) is None
+    write(tmp_path, ".turnbackignore", "*.log\n")
+    assert check(None) == (4, ["sub"], True)

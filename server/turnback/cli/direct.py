@@ -44,7 +44,9 @@ def run(req: Request) -> int | None:
     from ..errors import TurnbackError
     from ..interchange import cli_text
     from ..store.facade import Store
+    from .main import imports_done
 
+    imports_done()
     try:
         store = Store.open(Path(req.workspace) if req.workspace else _find_workspace(),
                            store_dir=req.store,

@@ -12,6 +12,7 @@ next call once the work is done (``background``). The group itself is in ``app``
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -28,6 +29,12 @@ def main() -> None:
     if code is not None:
         # done by the server and printed: nothing of this process needs tearing down
         os._exit(code)
+    # No cyclic collection while this process imports the store (or click): their modules
+    # make many objects and few cycles, and the collector's passes over them were ~5 ms of
+    # CPU of a no-op checkpoint's ~50 ms of imports (bench/RESULTS.md, issue 16, branch
+    # cli16e). Back on before the work, what the imports made frozen (``imports_done``), as
+    # the server does (``server/__main__.py``).
+    gc.disable()
     from . import background
 
     # no server took it: once this work is done, one is left watching for the next call
@@ -42,6 +49,7 @@ def main() -> None:
         sys.exit(done)
     from .app import cli
 
+    imports_done()
     try:
         cli(prog_name="turnback")
     except SystemExit as exc:
@@ -49,6 +57,13 @@ def main() -> None:
         if scans:
             _exit_now(exc.code)
         raise
+
+
+def imports_done() -> None:
+    """The cyclic collector back on (``main`` turned it off), without passes over what the
+    imports made."""
+    gc.freeze()
+    gc.enable()
 
 
 def _exit_now(code: object) -> None:

@@ -24,7 +24,6 @@ while waiting, and it has no shared mode for the reader/writer lock.
 from __future__ import annotations
 
 import os
-import random
 import sys
 import time
 from collections.abc import Iterator
@@ -102,6 +101,8 @@ class _Ranges:
             self._unlock(fd, 0, 1)
             return False
         try:
+            import random  # here: only this lock (not flock's) uses it
+
             start = random.randrange(SLOTS)  # spread holders over the slots
             for i in range(SLOTS):
                 slot = 1 + (start + i) % SLOTS

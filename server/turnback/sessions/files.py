@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from ..errors import Conflict, InvalidInput, NotFound, StoreDamaged
+from ..errors import Conflict, InvalidInput, NotFound, StoreDamaged, imported_late
 from ..events import Event, SessionHeader, check_id, is_id
 from ..fs.atomic import atomic_write
 from ..fs.folders import open_root
@@ -44,8 +44,11 @@ from ..fs.reading import open_append, open_regular, read_regular
 from ..fs.replacing import replace_file
 from ..models import Problem, SessionLog, SessionPage, SessionSummary
 from .backend import EventFactory
-from .headers import HeaderRead, read_headers, read_latest_meta
 from .stats import StatsAccumulator, stats_ok
+
+TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
+if TYPE_CHECKING:
+    from .headers import HeaderRead
 
 
 def _head_of(line: dict[str, Any] | None) -> str | None:
@@ -676,6 +679,10 @@ class FileSessions:
             except OSError:  # moved away since the scan: its files are not there to show
                 headers = []
             else:
+                with imported_late("turnback.sessions.headers"):
+                    # here: a process that only appends (a CLI's checkpoint) needs none of it
+                    from .headers import read_headers
+
                 with folder:
                     got_all = read_headers([f"{sid}.jsonl" for _ino, sid in unread], folder)
                 read = {sid: r for (_ino, sid), r in zip(unread, got_all, strict=True)
@@ -705,6 +712,9 @@ class FileSessions:
             folder = open_root(str(self.root))
         except OSError:
             return shown
+        with imported_late("turnback.sessions.headers"):
+            from .headers import read_latest_meta
+
         with folder:
             metas = read_latest_meta([f"{s.header.id}.jsonl" for s in todo], folder)
         newer: dict[int, SessionSummary] = {}

@@ -108,11 +108,11 @@ class TreeBuilding(Hashing):
                 clean = clean and item.clean
         prev = self.statcache.dirtrees.get(rel_dir)
         reused = node.reused
-        if clean and prev is not None and (reused is not None or (
+        if clean and prev is not None and (reused or (
                 prev[3] == len(node.entries) and node.hits == len(node.entries) - len(subs))):
             # every entry is as the last scan saw it: so is the tree
             if full:
-                self.statcache.settle(rel_dir, None if reused is not None else [
+                self.statcache.settle(rel_dir, None if reused else [
                     n for n, it in node.entries.items() if not isinstance(it, (DirNode, Built))])
             self.statcache.new_dirtrees[rel_dir] = prev
             self.counts[prev[0]] = (prev[1], prev[2])
@@ -120,7 +120,7 @@ class TreeBuilding(Hashing):
             return prev[0], prev[1], prev[2], True
         n_entries = len(node.entries)
         names: list[str] = []  # of the files found here (``full``)
-        if reused is not None:
+        if reused:
             # the files are those of the last full scan's tree; only folders below changed
             assert prev is not None
             for name, entry in self.trees.get(prev[0], remember=not (full and write)).items():

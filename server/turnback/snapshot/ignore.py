@@ -19,6 +19,7 @@ import blake3
 
 from ..fs.paths import is_protected_name
 from . import gitexclude
+from .prescan import IGNORE_FILES as IGNORE_FILES
 
 if TYPE_CHECKING:
     import pathspec
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 # .git of any repository, and any Turnback store folder (the store in use may live
 # elsewhere; an old or nested one is store data, not workspace files)
 ALWAYS = frozenset({".git", ".turnback"})
-IGNORE_FILES = (".gitignore", ".turnbackignore")
+# IGNORE_FILES (the rule files read) is defined beside the forked checks that look for them
 
 
 def _gitignore(lines: list[str]) -> pathspec.GitIgnoreSpec:

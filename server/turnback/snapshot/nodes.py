@@ -68,9 +68,9 @@ class DirNode:
     clean: bool = True  # nothing but stat-cache hits and clean subfolders
     base: str | None = None  # an incremental scan's folder: the tree it patches
     changed: frozenset[str] = frozenset()  # ... and the names in it looked at again
-    # a full scan's folder whose listing matched its stat-cache record: the names of its
-    # files (every one as the last full scan saw it), which are not in ``entries``
-    reused: list[str] | None = None
+    # a full scan's folder whose listing matched its stat-cache record: its files (``hits``
+    # of them, every one as the last full scan saw it) are not in ``entries``
+    reused: bool = False
     futures: bool = False  # a streaming scan's: its files are being hashed (``Scanner._open``)
 
 

@@ -67,7 +67,14 @@ U32 = struct.Struct("<I")
 # planted: past this, or past what its own file can hold, the header is not read at all.
 HEADER_MAX = 64 << 20
 
-Verified = tuple[list[str], list[str]]  # a verified folder's (file names, folder names)
+# A verified folder: (how many files, its folders' names, whether it holds an ignore file).
+# Not the files' names: the walk takes them from the folder's recorded tree, and a child
+# sending 50,000 of them made the CLI's no-op wait ~4 ms more (900 KB marshalled, read back)
+Verified = tuple[int, list[str], bool]
+# the files whose rules a folder's walk reads (``ignore.py``); here, so that a child that
+# imports nothing of Turnback's can say whether a verified folder has one
+IGNORE_FILES = (".gitignore", ".turnbackignore")
+_IGNORE_SET = frozenset(IGNORE_FILES)
 Identity = tuple[int, int, int]  # a loaded stat cache file's (inode, size, mtime_ns)
 
 # getattr: Windows' os lacks both (the fork is Linux-only; this module must still import)
@@ -89,12 +96,23 @@ _LENGTH = struct.Struct("<Q")  # before what the child sends
 
 def listing_key(listing: list[os.DirEntry[str]], sts: list[os.stat_result]) -> str:
     """A digest of a folder's names and its files' stats (folders count by name only)."""
+    return _key([de.name for de in listing], _parts(sts))
+
+
+_FOLDER = b"d"  # a folder's part of the digest: its name only
+
+
+def _parts(sts: list[os.stat_result]) -> list[bytes]:
+    """Each entry's part of the digest: a file's stat packed, or ``_FOLDER`` itself."""
     pack = _STATKEY.pack
-    h = blake3.blake3("\0".join([de.name for de in listing]).encode("utf-8", "surrogateescape"))
-    h.update(b"".join([
-        b"d" if S_ISDIR(st.st_mode)
-        else pack(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode)
-        for st in sts]))
+    return [_FOLDER if S_ISDIR(st.st_mode)
+            else pack(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode)
+            for st in sts]
+
+
+def _key(names: list[str], parts: list[bytes]) -> str:
+    h = blake3.blake3("\0".join(names).encode("utf-8", "surrogateescape"))
+    h.update(b"".join(parts))
     return h.hexdigest()[:32]
 
 
@@ -111,17 +129,18 @@ def can_fork() -> bool:
     Linux only: elsewhere (macOS) system libraries are not fork-safe without an exec, and
     Windows has no ``fork``. Not either where folders are reached by path
     (``TURNBACK_FS_PATHS=1``, see ``fs/osflags.py``): the checks go through descriptors.
+    A process that has not imported ``threading`` has started no thread through it: the
+    CLI's early fork does not import it first (~2 ms before the child can start).
     """
-    import threading
-
+    threading = sys.modules.get("threading")
     return (sys.platform.startswith("linux") and hasattr(os, "fork")
             and os.environ.get("TURNBACK_FS_PATHS") != "1"
-            and threading.active_count() == 1)
+            and (threading is None or threading.active_count() == 1))
 
 
 def verify_one(root_fd: int, rel: str, want: str | None, held: int | None = None
                ) -> Verified | None:
-    """A folder's (file names, folder names) if its listing still matches its record
+    """A folder's ``Verified`` if its listing still matches its record
     ``want``, else None. Opened relative to the workspace's descriptor, without following
     a last symlink: what a walk would reach (it does not follow links either); or
     ``held``, that folder opened already (left open). Its entries are stat-ed relative to
@@ -147,15 +166,18 @@ def verify_one(root_fd: int, rel: str, want: str | None, held: int | None = None
 
 def matching(listing: list[os.DirEntry[str]], sts: list[os.stat_result],
              want: str | None) -> Verified | None:
-    """A listing's (file names, folder names) if it and its entries' stats still digest
-    to the record ``want``, else None. The walk's check and the forked one alike."""
-    if not sts or listing_key(listing, sts) != want:
+    """A listing's ``Verified`` if it and its entries' stats still digest to the record
+    ``want``, else None. The walk's check and the forked one alike."""
+    if not sts:
         return None
-    files: list[str] = []
-    dirs: list[str] = []
-    for de, st in zip(listing, sts, strict=True):
-        (dirs if S_ISDIR(st.st_mode) else files).append(de.name)
-    return files, dirs
+    names = [de.name for de in listing]
+    parts = _parts(sts)
+    if _key(names, parts) != want:
+        return None
+    # the folders by the digest's own parts (most folders hold none: no second pass)
+    dirs = ([name for name, part in zip(names, parts, strict=True) if part is _FOLDER]
+            if _FOLDER in parts else [])
+    return len(names) - len(dirs), dirs, not _IGNORE_SET.isdisjoint(names)
 
 
 def verify_folders(root: str, folders: list[str], recs: dict[str, str], shared: mmap,
@@ -563,6 +585,11 @@ def fork_early(workspace: str, stat_path: str) -> None:
         _IDENTITY.pack_into(shared, _IDENT, *identity)
         return verify_folders(workspace, recorded_folders(recs, trees), recs, shared,
                               from_back=False)
+
+    # before the fork: the child parses the stat cache header with it, this process
+    # imports it anyway (the store, the CLI's output), and ``json`` brings ``re``, ``enum``
+    # and ``functools``; imported after the fork, both processes paid for them (~3 ms)
+    import json  # noqa: F401
 
     _early = _fork(workspace, stat_path, child)
     if _early is not None:

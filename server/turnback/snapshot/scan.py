@@ -33,7 +33,6 @@ from .build import TreeBuilding
 from .nodes import Built, DirNode, Pending, Progress, ScanResult
 
 _DIR_FLAGS = os.O_RDONLY | O_DIRECTORY | O_CLOEXEC
-_IGNORE_SET = frozenset(IGNORE_FILES)
 
 
 class Scanner(TreeBuilding):
@@ -286,7 +285,7 @@ class Scanner(TreeBuilding):
     ) -> DirNode:
         """``_list`` of a folder listed with its entries' stats, or verified (``pre``)."""
         if pre is not None:
-            has_rules = not (_IGNORE_SET.isdisjoint(pre[0]) and _IGNORE_SET.isdisjoint(pre[1]))
+            has_rules = pre[2]
         else:
             has_rules = any(de.name in IGNORE_FILES for de in listing)
         if not has_rules:
@@ -434,14 +433,14 @@ class Scanner(TreeBuilding):
             cache.new_dirrecs[rel_dir] = listing_key(listing, seen_st)
         return node
 
-    def _reuse(self, node: DirNode, rel_dir: str, want: str, files: list[str], dirs: list[str],
+    def _reuse(self, node: DirNode, rel_dir: str, want: str, files: int, dirs: list[str],
                pending: list[Pending], skipped: list[dict[str, object]]) -> DirNode:
-        """A folder whose listing matched its record: its files as the last full scan saw
-        them (no look-up one by one); its subfolders are listed in turn."""
+        """A folder whose listing matched its record: its ``files`` as the last full scan
+        saw them (no look-up one by one); its subfolders are listed in turn."""
         cache = self.statcache
         cache.new_dirrecs[rel_dir] = want
-        node.reused = files
-        node.hits = len(files)
+        node.reused = True
+        node.hits = files
         for name in dirs:
             rel = f"{rel_dir}/{name}" if rel_dir else name
             if rel not in cache.dirsigs:

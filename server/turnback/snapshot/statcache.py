@@ -7,7 +7,6 @@ rule: a file written in the same instant as that read is hashed again).
 
 from __future__ import annotations
 
-import logging
 import os
 import struct
 import time
@@ -25,8 +24,6 @@ from ..fs.jsonl import dumps, loads
 from ..fs.reading import open_regular
 from .prescan import HEADER_MAX, MAGIC, Identity, header_fits
 from .prescan import U32 as _U32
-
-log = logging.getLogger("turnback.store")
 
 # path -> packed (size, mtime_ns, ctime_ns, ino, mode, scan_ns, 32-byte hash). Rows stay
 # packed in memory: loading 50,000 of them makes 50,000 small objects instead of 400,000.
@@ -202,7 +199,9 @@ class StatCache:
         if key in _told:
             return
         _told.add(key)
-        log.warning(
+        import logging  # here: a checkpoint that logs nothing does not import it (~3 ms)
+
+        logging.getLogger("turnback.store").warning(
             "the stat cache %s is not read: its header says %d bytes, more than its file "
             "(%d bytes) or %d MiB can hold. This checkpoint reads every file and writes "
             "the cache anew; nothing is lost. If this comes back, something else writes "

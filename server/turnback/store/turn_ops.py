@@ -5,17 +5,15 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
 
 from ..errors import NotFound, TurnbackError, imported_late
-from ..events import JSON, Event, Kind
 from ..fs.folders import open_dir, open_root
 from ..fs.paths import normalize
 from ..fs.reading import read_regular
-from ..models import Change, Checkpoint, SessionLog
+from ..models import Checkpoint
 from ..objects.objectstore import BLOB
 from ..objects.trees import DIR, LINK, Entry
-from ..sessions.files import FileSessions, ReadLog
+from ..sessions.files import FileSessions
 from ..snapshot import changes as changes_mod
 from .checkpoint_ops import CheckpointOps
 
@@ -24,113 +22,20 @@ if TYPE_CHECKING:
     # imported where turns are built: the checkpoints that open the store most often (the
     # CLI's, a server's first) need none of it
     from ..sessions.turns import Step, Turn, TurnBuilder
+    from .turn_views import (
+        CheckpointsAt,
+        EventMarks,
+        FileVersion,
+        SessionView,
+        TurnChanges,
+        TurnPage,
+    )
 
-MAX_TURN_CHANGES = 2000  # changed files listed per turn; the count stays exact
-
-
-@dataclass(slots=True)
-class TurnChanges:
-    """What a turn changed: its ``before`` checkpoint against its ``after``."""
-
-    files: int
-    added: int
-    removed: int
-    changes: list[Change] = field(default_factory=list)
-
-    def to_json(self, with_list: bool) -> JSON:
-        out: JSON = {"files": self.files, "linesAdded": self.added, "linesRemoved": self.removed}
-        if with_list:
-            out["changes"] = [c.to_json() for c in self.changes]
-        return out
-
-
-@dataclass(slots=True)
-class TurnPage:
-    turns: list[Turn]
-    total: int
-    offset: int
-    changes: dict[str, TurnChanges]  # by turn id, for the turns that have both ends
-
-
-@dataclass(slots=True)
-class FileVersion:
-    """One checkpoint where a file changed, and the one holding the version before."""
-
-    checkpoint: Checkpoint
-    previous: Checkpoint | None
-    status: str  # added | modified | deleted
-    lines_added: int = 0
-    lines_removed: int = 0
-    binary: bool = False
-    turn_id: str | None = None
-    turn_prompt: str = ""
-    agent: str = ""
-    # a rewind's or undo's safety checkpoint: the files as they were before it, kept so that
-    # it can be undone (the only copy of edits made since the checkpoint before)
-    safety: bool = False
-
-    def to_json(self) -> JSON:
-        return {
-            "checkpoint": self.checkpoint.to_json(),
-            "previous": self.previous.id if self.previous else None,
-            "previousLabel": self.previous.label if self.previous else None,
-            "status": self.status,
-            "linesAdded": self.lines_added,
-            "linesRemoved": self.lines_removed,
-            "binary": self.binary,
-            "sessionId": self.checkpoint.session_id,
-            "turnId": self.turn_id,
-            "turnPrompt": self.turn_prompt,
-            "agent": self.agent,
-            "safety": self.safety,
-        }
-
-
-if TYPE_CHECKING:  # ``Turn`` is imported for the type checker only (sessions.turns is lazy)
     # a session's event → turn map, its turns by id, its agent, its rewinds' safety checkpoints
     _TurnLabels = tuple[dict[str, str], dict[str, Turn], str, frozenset[str]]
 
+MAX_TURN_CHANGES = 2000  # changed files listed per turn; the count stays exact
 _CACHED_SESSIONS = 4  # sessions whose events and turns are kept between calls
-
-
-@dataclass(slots=True, frozen=True)
-class _View:
-    key: tuple[object, ...]  # the checkpoint list's length and last id
-    log: SessionLog
-    checkpoint_at: dict[str, str]
-    turns: list[Turn]
-    owner: dict[str, str]  # event id → its turn's id (grows with the builder)
-    read: ReadLog | None  # where the session file was read to (None: not a file)
-    builder: TurnBuilder
-    marks: _Marks
-    at: _At
-
-
-@dataclass(slots=True, frozen=True)
-class _At:
-    """What ``checkpoint_at`` was made from, so that after new checkpoints it is continued
-    rather than made again over every checkpoint."""
-
-    cps: list[Checkpoint]  # the index's list
-    known: frozenset[str]  # their ids
-    pending: frozenset[str]  # checkpoints named by checkpoint events, not in the list
-
-
-@dataclass(slots=True, frozen=True)
-class _Marks:
-    """What of a session's events ties them to checkpoints, gathered as they are read."""
-
-    safety: frozenset[str]  # rewinds' safety checkpoints
-    cp_events: tuple[tuple[str, str], ...]  # (event id, checkpoint id) of checkpoint events
-
-    def more(self, events: list[Event]) -> _Marks:
-        safety = {e.data.get("safetyCheckpoint") for e in events if e.kind == Kind.REWIND}
-        cps = [(e.id, cid) for e in events if e.kind == Kind.CHECKPOINT
-               and isinstance(cid := e.data.get("checkpoint"), str)]
-        if not safety and not cps:
-            return self
-        return _Marks(self.safety | {s for s in safety if isinstance(s, str)},
-                      self.cp_events + tuple(cps))
 
 
 class TurnOps(CheckpointOps):
@@ -145,11 +50,11 @@ class TurnOps(CheckpointOps):
     event already seen (``_checkpoint_at``).
     """
 
-    _views: OrderedDict[str, _View]
+    _views: OrderedDict[str, SessionView]
     _views_lock: threading.Lock
     _session_locks: dict[str, threading.Lock]
 
-    def _view(self, session_id: str) -> _View:
+    def _view(self, session_id: str) -> SessionView:
         if "_views" not in self.__dict__:
             self._views = OrderedDict()
             self._views_lock = threading.Lock()
@@ -169,7 +74,10 @@ class TurnOps(CheckpointOps):
                         self._session_locks.pop(gone, None)
             return view
 
-    def _refresh(self, session_id: str, hit: _View | None) -> _View:
+    def _refresh(self, session_id: str, hit: SessionView | None) -> SessionView:
+        with imported_late("turnback.store.turn_views"):
+            from .turn_views import EventMarks, SessionView
+
         cps = self.index.all()
         key = (len(cps), cps[-1].id if cps else None)
         if isinstance(self.backend, FileSessions):
@@ -180,7 +88,7 @@ class TurnOps(CheckpointOps):
         if hit is not None and known and hit.read is read and hit.key == key:
             return hit  # nothing appended, no checkpoint added or dropped
         if hit is None or not known:
-            marks = _Marks(frozenset(), ()).more(log.events)
+            marks = EventMarks(frozenset(), ()).more(log.events)
         else:
             marks = hit.marks.more(log.events[known:])
         made = self._checkpoint_at(session_id, cps, marks, hit if known else None)
@@ -196,11 +104,11 @@ class TurnOps(CheckpointOps):
 
             builder = TurnBuilder()
             builder.feed(log.events, at)
-        return _View(key, log, at, builder.turns(log.head), builder.owner, read, builder,
+        return SessionView(key, log, at, builder.turns(log.head), builder.owner, read, builder,
                      marks, made[1])
 
-    def _checkpoint_at(self, session_id: str, cps: list[Checkpoint], marks: _Marks,
-                       hit: _View | None) -> tuple[dict[str, str], _At]:
+    def _checkpoint_at(self, session_id: str, cps: list[Checkpoint], marks: EventMarks,
+                       hit: SessionView | None) -> tuple[dict[str, str], CheckpointsAt]:
         """Event id → checkpoint id, from the index and from ``checkpoint`` events' data
         (the index's first, then each event's first checkpoint the index holds).
 
@@ -213,6 +121,9 @@ class TurnOps(CheckpointOps):
         earlier event named before the index held it, its map is continued with the new
         checkpoints and events alone: the same map, without a pass over every checkpoint
         (on every new checkpoint of a live session)."""
+        with imported_late("turnback.store.turn_views"):
+            from .turn_views import CheckpointsAt
+
         safety = marks.safety
         if hit is not None:
             old, m = hit.at, len(hit.at.cps)
@@ -232,7 +143,7 @@ class TurnOps(CheckpointOps):
                     for c in new:  # the index's, over any event's (and the later one)
                         if c.session_id == session_id and c.event_id and c.id not in safety:
                             out[c.event_id] = c.id
-                    return out, _At(cps, known, old.pending | pending if pending
+                    return out, CheckpointsAt(cps, known, old.pending | pending if pending
                                     else old.pending)
         out = {c.event_id: c.id for c in cps
                if c.session_id == session_id and c.event_id and c.id not in safety}
@@ -244,7 +155,7 @@ class TurnOps(CheckpointOps):
                     out.setdefault(eid, cid)
             else:
                 pending.add(cid)
-        return out, _At(cps, known, frozenset(pending))
+        return out, CheckpointsAt(cps, known, frozenset(pending))
 
     def turns(self, session_id: str) -> list[Turn]:
         """Every turn of the session, in append order (prompt → everything until the next)."""
@@ -252,6 +163,9 @@ class TurnOps(CheckpointOps):
 
     def turn_page(self, session_id: str, offset: int | None, limit: int) -> TurnPage:
         """A page of turns with what each changed; ``offset`` None: the latest page."""
+        with imported_late("turnback.store.turn_views"):
+            from .turn_views import TurnPage
+
         every = self.turns(session_id)
         start = max(0, len(every) - limit) if offset is None else offset
         page = every[start : start + limit]
@@ -271,6 +185,9 @@ class TurnOps(CheckpointOps):
 
     def turn_changes(self, turn: Turn, with_list: bool = True) -> TurnChanges | None:
         """The turn's start ↔ end; None when it lacks a checkpoint at either end."""
+        with imported_late("turnback.store.turn_views"):
+            from .turn_views import TurnChanges
+
         if turn.before is None or turn.after is None or turn.before == turn.after:
             return None
         found = self.changes(turn.before, turn.after)
@@ -344,6 +261,9 @@ class TurnOps(CheckpointOps):
         A partial checkpoint (an importer's) that neither holds the file nor knows it
         absent says nothing about it and is passed over.
         """
+        with imported_late("turnback.store.turn_views"):
+            from .turn_views import FileVersion
+
         rel = normalize(path, "path")
         ordered = self.checkpoints()  # by time, ties in the order they were taken
         found: list[tuple[Checkpoint, Checkpoint | None, Entry | None, Entry | None]] = []
