@@ -206,6 +206,10 @@ def one_size(files: int, work: Path, code: Path, keep: bool, rounds: int,
     row["foldersKept"], row["foldersAll"] = folders(ws)
     env = {**os.environ, "PYTHONPATH": str(code)}
     env.pop("TURNBACK_STORE", None)
+    # the CLI rows are the CLI's own work: no background server left by one call to take
+    # the next (since daemon16 a call that no server took starts one); the server rows below
+    # start theirs
+    env["TURNBACK_BACKGROUND"] = "0"
     cli = [sys.executable, "-m", "turnback.cli.main", "checkpoint", "-m", "bench"]
     git = ShadowGit(gitdir, ws)
     git.init()
