@@ -451,6 +451,34 @@ def test_a_replaced_version_goes_before_a_tree_not_used_since_it_was_read(
     assert reads == [subs[3]]
 
 
+def test_a_look_up_leaves_a_replaced_version_first_to_go(
+    objs: ObjectStore, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A path looked up in a replaced version (a server's read-ahead, in a safety
+    checkpoint a rewind has left) does not make it "in use again": past the bound it still
+    goes before the trees read since; a whole read (a diff) does."""
+    import turnback.objects.trees as trees_mod
+
+    monkeypatch.setattr(trees_mod, "CACHE_ENTRIES", 100)
+    _, subs = _folders(objs, 8, 10)
+    reader = TreeReader(objs)
+    for s in subs[:3]:
+        reader.get(s)  # 60 held
+    patched = dict(reader.get(subs[0]))
+    patched["new"] = Entry(FILE, "cd" * 32, 1)
+    reader.name(patched, subs[0], {"new"})  # 82 held: subs[0] replaced
+    assert reader.lookup(subs[0], "f0-1") is not None
+    reader.get(subs[3])  # past the bound: the replaced version goes, looked up or not
+    reads: list[str] = []
+    real_get = objs.get
+    monkeypatch.setattr(objs, "get", lambda kind, name: reads.append(name) or real_get(kind, name))
+    reader.get(subs[1])
+    reader.get(subs[2])
+    assert reads == []
+    reader.get(subs[0])
+    assert reads == [subs[0]]
+
+
 def test_a_tree_dropped_by_another_thread_while_read_is_still_returned(
     objs: ObjectStore,
 ) -> None:

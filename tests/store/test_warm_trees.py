@@ -77,3 +77,49 @@ def test_a_damaged_tree_stops_the_warm_up_without_an_error(
         monkeypatch.setattr(store.objects, "get", get)
         assert store.warm_trees() == 0
         assert not store.walked
+
+
+def test_at_once_rounds_after_the_tree_cache_filled_read_no_tree_back(
+    ws: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A server's rounds (a checkpoint, a rewind to it, the read-ahead) with its tree cache
+    full: the superseded versions go, not the folders the next rewind diffs against.
+
+    The read-ahead looks up the changed paths in the last checkpoint, after a rewind its
+    safety checkpoint; had that look-up made the safety folders "in use again", they would
+    stay and the rewind's target (the last checkpoint, replaced by the safety checkpoint)
+    would go first: read back from the store by every rewind's diff."""
+    import turnback.objects.trees as trees_mod
+
+    _workspace(ws)
+    files = sorted(p.relative_to(ws).as_posix() for p in ws.rglob("*.txt"))
+    with Store.open(ws) as store:
+        store.checkpoint()
+    # room for every folder of a walk and a few rounds' new versions, then full
+    monkeypatch.setattr(trees_mod, "CACHE_ENTRIES", 260)  # the walk: 152
+    reads: list[str] = []
+    with Store.open(ws) as store:
+        store.checkpoint()
+        assert store.warm_trees() > 0
+        real_get = store.objects.get
+
+        def get(kind: str, name: str) -> bytes:
+            if kind == TREE:
+                reads.append(name)
+            return real_get(kind, name)
+
+        monkeypatch.setattr(store.objects, "get", get)
+        for n in range(12):
+            first = [files[(7 * n) % len(files)], files[(7 * n + 29) % len(files)]]
+            for p in first:
+                (ws / p).write_text(f"round {n}")
+            cp = store.checkpoint(dirty=first)
+            then = [files[(5 * n + 11) % len(files)], files[(5 * n + 41) % len(files)]]
+            for p in then:
+                (ws / p).write_text(f"then {n}")
+            reads.clear()
+            store.rewind(cp.id, dirty=then, finish_later=True)
+            assert reads == [], f"round {n}: the rewind read {len(reads)} trees back"
+            store.finish_rewind()
+            assert store.prepare(then)
+        assert store.trees.held > 200, "the cache filled"

@@ -431,15 +431,17 @@ class TreeReader:
         """Entries held in the cached trees and their kept encodings."""
         return self._held
 
-    def get(self, name: str, remember: bool = True) -> Tree:
-        """A tree; ``remember=False``: read once and not cached (a full scan's)."""
+    def get(self, name: str, remember: bool = True, revive: bool = True) -> Tree:
+        """A tree; ``remember=False``: read once and not cached (a full scan's).
+
+        ``revive=False``: a replaced version stays first to go (a look-up of one path)."""
         tree = self._cache.get(name)
         if tree is not None:
             try:
                 self._cache.move_to_end(name)  # the most recently used now
             except KeyError:
                 return tree  # dropped by another thread meanwhile: still this tree
-            if self._replaced:
+            if self._replaced and revive:
                 self._replaced.pop(name, None)  # in use again (a rewind's target)
             return tree
         data = self.objects.get(TREE, name)
@@ -552,8 +554,15 @@ class TreeReader:
                 yield path, entry
 
     def lookup(self, root: str, path: str) -> Entry | None:
-        """The entry at ``path`` (``a/b/c``) in tree ``root``, or None."""
-        tree = self.get(root)
+        """The entry at ``path`` (``a/b/c``) in tree ``root``, or None.
+
+        The folders read stay replaced if they were: a server's read-ahead looks up the
+        previous versions of the changed paths in the last checkpoint, which after a rewind
+        is its safety checkpoint, superseded. Revived by that, every at-once rewind's ~35
+        safety folders stayed cached at the others' expense: once the cache had filled, the
+        next rewind read its target's folders back out of packs (~40 trees, +2.5 ms of CPU;
+        bench/RESULTS.md, issue 16, branch ``atonce16d``)."""
+        tree = self.get(root, revive=False)
         parts = [p for p in path.split("/") if p]
         for i, part in enumerate(parts):
             entry = tree.get(part)
@@ -563,7 +572,7 @@ class TreeReader:
                 return entry
             if entry.mode != DIR:
                 return None
-            tree = self.get(entry.hash)
+            tree = self.get(entry.hash, revive=False)
         return Entry(DIR, root, 0)
 
     def flatten(self, root: str) -> dict[str, Entry]:
