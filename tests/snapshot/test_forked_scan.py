@@ -673,3 +673,51 @@ def test_a_verified_folder_is_its_file_count_its_folders_and_whether_it_has_rule
     assert check("0" * 32) is None
     write(tmp_path, ".turnbackignore", "*.log\n")
     assert check(None) == (4, ["sub"], True)
+
+
+def _change_after_the_check(ws: Path, change: str) -> None:
+    """One change made after the early child verified every folder, before the scan."""
+    if change == "file added":
+        write(ws, "a/x/new.txt", "new")
+    elif change == "file removed":
+        (ws / "b/y/f2.txt").unlink()
+    elif change == "same size and mtime":  # rewritten in place, its mtime put back
+        p = ws / "c/z/f1.txt"
+        st = p.stat()
+        p.write_text("c/z 9")
+        os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+    elif change == "case-only rename":
+        (ws / "d/f0.txt").rename(ws / "d/F0.txt")
+    elif change == "ignore file added":  # a verified folder without rules gets some
+        write(ws, "c/.gitignore", "f*.txt\n")
+    elif change == "folder replaced by a link":
+        os.rename(ws / "a/x", ws / "a/x-old")
+        os.symlink("x-old", ws / "a/x")
+    else:
+        raise AssertionError(change)
+
+
+@pytest.mark.parametrize("change", ["file added", "file removed", "same size and mtime",
+                                    "case-only rename", "ignore file added",
+                                    "folder replaced by a link"])
+def test_a_change_after_the_early_check_is_in_the_next_checkpoint(
+        ws: Path, monkeypatch: pytest.MonkeyPatch, change: str) -> None:
+    """Red-team (branch redteam11): the early child hands back each verified folder's
+    file count, not its names, and the walk takes the files from the recorded tree. A
+    change made after the child checked (before the scan) leaves the first checkpoint the
+    workspace as the command was given (never a mix of the two states, nor a file of
+    the record the listing lacks), and the next checkpoint the workspace as it is."""
+    _workspace(ws)
+    given = _plain_tree(ws)
+    took = _taken(monkeypatch)
+    prescan.fork_early(str(ws.resolve()), _stat_path(ws.resolve()))
+    _early_has(_stat_path(ws.resolve()), checked_all=True)
+    _change_after_the_check(ws, change)
+    with _cold(ws) as s:
+        first = s.checkpoint()
+    assert took == [True]
+    assert first.tree == given
+    with _cold(ws) as s:
+        second = s.checkpoint()
+    assert second.tree == _plain_tree(ws) != given
+    _no_child_left()
