@@ -242,3 +242,30 @@ def test_record_picks_no_session_file_that_is_a_fifo_or_a_link(
     event_id = _run(ws, "record", "note", "--text", "picked").strip()
     assert event_id in (root / "sessions" / "mine.jsonl").read_text().splitlines()[-1]
     assert outside.read_bytes() == before
+
+
+def test_record_does_not_count_a_big_session_to_pick_it(
+        much: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Red-team (branch redteam11): a newest session with more than ``COUNT_TO_PICK``
+    bytes not counted (a planted sparse file of 1 GiB: 4.5 s and 2 GB to count) is not
+    counted to pick it: its last lines alone say it is open."""
+    from turnback.sessions.files import FileSessions
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    root = _own_and_newer(ws, None)
+    big = root / "sessions" / "big.jsonl"
+    big.write_bytes(orjson.dumps({"type": "session", "id": "big", "title": "b",
+                                  "started": "2026-02-01T00:00:00.000Z"}) + b"\n")
+    os.truncate(big, 4096)
+    monkeypatch.setattr(session_ops, "COUNT_TO_PICK", 1024)
+
+    def counted(self: FileSessions, session_id: str) -> None:
+        raise AssertionError(f"{session_id} counted to pick it")
+
+    monkeypatch.setattr(FileSessions, "summary", counted)
+    with Store.open(ws) as store:
+        assert store.newest_open_session() == "big"
+        monkeypatch.setattr(session_ops, "COUNT_TO_PICK", 1 << 20)
+        with pytest.raises(AssertionError, match="big counted"):
+            store.newest_open_session()
