@@ -112,7 +112,7 @@ class _Spy:
         real_pre = scan_mod.Scanner._preverify
         child_checks = [0]  # counted in the child's copy: each fork starts at 0
 
-        def theirs(root_fd: int, rel: str, want: str | None) -> Any:
+        def theirs(root_fd: int, rel: str, want: str | None, held: int | None) -> Any:
             assert self._pipes is not None
             child_checks[0] += 1
             if child_checks[0] == split + 1:
@@ -122,19 +122,19 @@ class _Spy:
                 if child == "hang":
                     time.sleep(60)  # stuck: this process kills it, long before
                 _await_line(self._pipes[2])
-            return real_one(root_fd, rel, want)
+            return real_one(root_fd, rel, want, held)
 
-        def one(root_fd: int, rel: str, want: str | None) -> Any:
+        def one(root_fd: int, rel: str, want: str | None, held: int | None = None) -> Any:
             if self.scans != 1:  # (the child's copy was made during the first)
-                return real_one(root_fd, rel, want)
+                return real_one(root_fd, rel, want, held)
             if os.getpid() != self.pid:
-                return theirs(root_fd, rel, want)
+                return theirs(root_fd, rel, want, held)
             assert self._pipes is not None
             if self.boundary is None:
                 self.boundary = _await_line(self._pipes[0])
                 assert self.boundary is not None, "the child never reached its split"
             self.mine.append(rel)
-            got = real_one(root_fd, rel, want)
+            got = real_one(root_fd, rel, want, held)
             if rel == self.boundary:
                 os.write(self._pipes[3], b"done\n")
             return got
@@ -720,4 +720,33 @@ def test_a_change_after_the_early_check_is_in_the_next_checkpoint(
     with _cold(ws) as s:
         second = s.checkpoint()
     assert second.tree == _plain_tree(ws) != given
+    _no_child_left()
+
+
+def test_a_link_swapped_in_above_a_folder_during_the_early_check_is_not_followed(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Red-team (branch redteam11): a folder moved away and a link to it put at its name
+    (``mv a a-old; ln -s a-old a``) while the early child checks, a real folder back at
+    the name (a copy, then edited) before the scan. The child opened ``a/x`` by its path,
+    which follows a link part-way along it: it verified ``a-old/x`` as ``a/x``, and the
+    first checkpoint recorded the old ``a/x`` under the new ``a`` (a tree the workspace
+    never held: ``a`` was a link then, a folder with other files now). Opened from the
+    folder above without following a link (as the server's worker does), ``a/x`` is
+    left to the walk."""
+    import shutil
+
+    _workspace(ws)
+    os.rename(ws / "a", ws / "a-old")
+    os.symlink("a-old", ws / "a")
+    took = _taken(monkeypatch)
+    prescan.fork_early(str(ws.resolve()), _stat_path(ws.resolve()))
+    _early_has(_stat_path(ws.resolve()), checked_all=True)
+    (ws / "a").unlink()
+    shutil.copytree(ws / "a-old", ws / "a", symlinks=True)
+    write(ws, "a/x/f1.txt", "edited in the copy")
+    write(ws, "a/x/new.txt", "new in the copy")
+    with _cold(ws) as s:
+        first = s.checkpoint()
+    assert took == [True]
+    assert first.tree == _plain_tree(ws)
     _no_child_left()

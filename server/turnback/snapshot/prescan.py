@@ -191,15 +191,22 @@ def verify_folders(root: str, folders: list[str], recs: dict[str, str], shared: 
     between (harmless). The back side (this process) stops only where the front's
     finished checks begin, so every folder is checked by one or the other. ``before(rel)``
     is called before each folder is listed; False from it leaves the folder to the walk.
-    ``opened(rel)``, if given, opens each folder instead: the descriptor to list (its own
-    to close), or None, which leaves the folder to the walk.
+    ``opened(rel)`` opens each folder: the descriptor to list (its own to close), or None,
+    which leaves the folder to the walk; by default, from the folder above without
+    following a link (``_Below``).
     """
     out: dict[str, Verified] = {}
     unpack, pack = _INT.unpack_from, _INT.pack_into
     try:
-        root_fd = os.open(root, _DIR_FLAGS)
+        below = _Below(root)
     except OSError:
         return out
+    if opened is None:
+        # each folder opened from the one above, no link followed: by its path, a link
+        # swapped in above it and out again before the walk had a folder outside (the
+        # one moved away) verified as this one (docs/RELIABILITY.md, redteam11)
+        opened = below.open
+    root_fd = below.root
     try:
         if from_back:
             for i in range(len(folders) - 1, -1, -1):
@@ -219,17 +226,15 @@ def verify_folders(root: str, folders: list[str], recs: dict[str, str], shared: 
                     out[rel] = got
                 pack(shared, _FRONT, i + 1)
     finally:
-        os.close(root_fd)
+        below.close()
     return out
 
 
 def _verify(root_fd: int, rel: str, want: str | None,
             before: Callable[[str], bool | None] | None,
-            opened: Callable[[str], int | None] | None) -> Verified | None:
+            opened: Callable[[str], int | None]) -> Verified | None:
     if before is not None and before(rel) is False:
         return None
-    if opened is None:
-        return verify_one(root_fd, rel, want)
     held = opened(rel)
     return None if held is None else verify_one(root_fd, rel, want, held)
 
@@ -501,6 +506,7 @@ class _Below:
 
     def __init__(self, workspace: str) -> None:
         self._path: list[tuple[str, int]] = [("", os.open(workspace, _DIR_FLAGS))]
+        self.root = self._path[0][1]  # the workspace's descriptor (until ``close``)
 
     def open(self, rel: str) -> int | None:
         """The descriptor of folder ``rel`` (held until the next ``open``), or None."""
