@@ -510,20 +510,23 @@ class _Below:
 
     def open(self, rel: str) -> int | None:
         """The descriptor of folder ``rel`` (held until the next ``open``), or None."""
-        parts = rel.split("/") if rel else []
-        keep = 1
-        while (keep < len(self._path) and keep <= len(parts)
-               and self._path[keep][0] == "/".join(parts[:keep])):
-            keep += 1
-        self._drop(keep)
-        for depth in range(keep, len(parts) + 1):
+        path = self._path
+        while len(path) > 1:  # keep the folders above ``rel`` (and itself)
+            top = path[-1][0]
+            if rel == top or (rel.startswith(top) and rel[len(top)] == "/"):
+                break
+            os.close(path.pop()[1])
+        done = path[-1][0]
+        if rel == done:
+            return path[-1][1]
+        for name in (rel[len(done) + 1:] if done else rel).split("/"):
             try:
-                fd = os.open(parts[depth - 1], _DIR_FLAGS | getattr(os, "O_NOFOLLOW", 0),
-                             dir_fd=self._path[-1][1])
+                fd = os.open(name, _DIR_FLAGS | getattr(os, "O_NOFOLLOW", 0),
+                             dir_fd=path[-1][1])
             except (OSError, ValueError):  # a link, gone, a NUL in a planted name
                 return None
-            self._path.append(("/".join(parts[:depth]), fd))
-        return self._path[-1][1]
+            path.append((f"{path[-1][0]}/{name}" if path[-1][0] else name, fd))
+        return path[-1][1]
 
     def _drop(self, keep: int) -> None:
         while len(self._path) > keep:
