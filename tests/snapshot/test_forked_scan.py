@@ -750,3 +750,32 @@ def test_a_link_swapped_in_above_a_folder_during_the_early_check_is_not_followed
     assert took == [True]
     assert first.tree == _plain_tree(ws)
     _no_child_left()
+
+
+def test_folders_whose_names_are_not_utf8_are_handed_back_and_taken_from_records(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Red-team (branch redteam11): the early child hands back its verified folders'
+    folder names (``marshal``); one whose name is not UTF-8 (a surrogate once decoded)
+    comes back whole, is taken from its record, and a file added in it after the check
+    is in the next checkpoint."""
+    _workspace(ws)
+    odd = os.fsdecode(b"c/z/\xff\xfe-dir")
+    os.mkdir(ws / odd)
+    for i in range(3):
+        write(ws, f"{odd}/g{i}.txt", f"odd {i}")
+    age_tree(ws)
+    with Store.open(ws) as s:
+        s.checkpoint()
+        s.checkpoint()  # its files matched their rows: the odd folder gets a record
+    took = _taken(monkeypatch)
+    prescan.fork_early(str(ws.resolve()), _stat_path(ws.resolve()))
+    _early_has(_stat_path(ws.resolve()), checked_all=True)
+    listed = _listed(monkeypatch)
+    with _cold(ws) as s:
+        first = s.checkpoint()
+    assert took == [True] and listed == [], "every folder taken from its record"
+    assert first.tree == _plain_tree(ws)
+    write(ws, f"{odd}/new.txt", "new")
+    with _cold(ws) as s:
+        assert s.checkpoint().tree == _plain_tree(ws) != first.tree
+    _no_child_left()
