@@ -144,7 +144,7 @@ def test_record_picks_the_newest_open_session_without_counting(
         much: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``record`` with no ``--session`` on a store with much to count: the newest session
     whose end is not written (its end read from the meta line at its file's end) gets the
-    event, and no session file is counted for it."""
+    event, and no session file but the one picked is counted for it."""
     from turnback.sessions.files import FileSessions
 
     ws = tmp_path / "ws"
@@ -168,3 +168,104 @@ def test_record_picks_the_newest_open_session_without_counting(
     lines = (root / "sessions" / "older.jsonl").read_text().splitlines()
     assert event_id in lines[-1] and "picked" in lines[-1]
     assert "picked" not in (root / "sessions" / "ended.jsonl").read_text()
+
+
+def _own_and_newer(ws: Path, newer: str | None) -> Path:
+    """An open session ``mine`` and a newer one made as ``newer`` says (its events later
+    too); ``index/`` removed (a store never listed)."""
+    from turnback.events import Event, SessionHeader
+
+    with Store.open(ws, create=True) as store:
+        store.start_session(title="mine", agent="codex", session_id="mine",
+                            started="2026-01-01T00:00:00.000Z")
+        store.append("mine", Kind.PROMPT, {"text": "x"}, ts="2026-01-01T00:00:01.000Z")
+        if newer is None:
+            pass
+        elif newer == "pulled":  # as ``pull`` writes a teammate's open session
+            store.backend.create(SessionHeader(
+                "theirs@laptop", "theirs", "codex", None, "2026-01-05T00:00:00.000Z", None,
+                "pulled", None, {"origin": {"machine": "laptop", "session": "theirs"}}))
+            store.backend.append("theirs@laptop", lambda head, _ids: [Event(
+                "e1", "theirs@laptop", head, "2026-01-05T00:00:01.000Z", Kind.PROMPT,
+                {"text": "z"})])
+        else:  # ended, then events recorded into it: its end is far from its file's end
+            store.start_session(title="ended", agent="codex", session_id="ended",
+                                started="2026-01-05T00:00:00.000Z")
+            store.end_session("ended", "2026-01-05T01:00:00.000Z")
+            for _ in range(40):
+                store.append("ended", Kind.PROMPT, {"text": "y" * 200},
+                             ts="2026-01-05T02:00:00.000Z")
+        root = store.root
+    shutil.rmtree(root / "index")
+    return root
+
+
+@pytest.mark.parametrize("count", ["much", "little"])
+@pytest.mark.parametrize("newer", ["pulled", "ended long ago"])
+def test_record_picks_neither_a_pulled_session_nor_one_ended_before_its_last_events(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, count: str, newer: str) -> None:
+    """Red-team (branch redteam11): ``record`` without ``--session`` appends to the user's
+    own newest open session. A newer session pulled from a teammate (read-only) made
+    every such ``record`` fail; one ended before more than ``TAIL`` bytes of events (its
+    end not among its last meta lines) was taken as open on a store with much to count,
+    though the full listing says it ended."""
+    if count == "much":
+        monkeypatch.setattr(session_ops, "COUNT_BEFORE_ANSWER", 100)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    root = _own_and_newer(ws, newer)
+    monkeypatch.delenv("TURNBACK_SESSION", raising=False)
+    event_id = _run(ws, "record", "note", "--text", "picked").strip()
+    assert event_id in (root / "sessions" / "mine.jsonl").read_text().splitlines()[-1]
+    for other in ("theirs@laptop", "ended"):
+        path = root / "sessions" / f"{other}.jsonl"
+        assert not path.exists() or "picked" not in path.read_text()
+
+
+@pytest.mark.parametrize("plant", ["fifo", "link"])
+def test_record_picks_no_session_file_that_is_a_fifo_or_a_link(
+        much: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plant: str) -> None:
+    """Red-team (branch redteam11): a session file planted as a FIFO or as a link to a
+    file outside (whose header would be the newest) is neither read nor appended to."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    root = _own_and_newer(ws, None)
+    outside = tmp_path / "outside.jsonl"
+    outside.write_bytes(orjson.dumps({"type": "session", "id": "planted", "title": "p",
+                                      "started": "2026-02-01T00:00:00.000Z"}) + b"\n")
+    if plant == "fifo":
+        os.mkfifo(root / "sessions" / "planted.jsonl")
+    else:
+        (root / "sessions" / "planted.jsonl").symlink_to(outside)
+    before = outside.read_bytes()
+    monkeypatch.delenv("TURNBACK_SESSION", raising=False)
+    event_id = _run(ws, "record", "note", "--text", "picked").strip()
+    assert event_id in (root / "sessions" / "mine.jsonl").read_text().splitlines()[-1]
+    assert outside.read_bytes() == before
+
+
+def test_record_does_not_count_a_big_session_to_pick_it(
+        much: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Red-team (branch redteam11): a newest session with more than ``COUNT_TO_PICK``
+    bytes not counted (a planted sparse file of 1 GiB: 4.5 s and 2 GB to count) is not
+    counted to pick it: its last lines alone say it is open."""
+    from turnback.sessions.files import FileSessions
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    root = _own_and_newer(ws, None)
+    big = root / "sessions" / "big.jsonl"
+    big.write_bytes(orjson.dumps({"type": "session", "id": "big", "title": "b",
+                                  "started": "2026-02-01T00:00:00.000Z"}) + b"\n")
+    os.truncate(big, 4096)
+    monkeypatch.setattr(session_ops, "COUNT_TO_PICK", 1024)
+
+    def counted(self: FileSessions, session_id: str) -> None:
+        raise AssertionError(f"{session_id} counted to pick it")
+
+    monkeypatch.setattr(FileSessions, "summary", counted)
+    with Store.open(ws) as store:
+        assert store.newest_open_session() == "big"
+        monkeypatch.setattr(session_ops, "COUNT_TO_PICK", 1 << 20)
+        with pytest.raises(AssertionError, match="big counted"):
+            store.newest_open_session()

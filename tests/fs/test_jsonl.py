@@ -101,3 +101,31 @@ def test_file_lock_waits_then_names_the_lock(tmp_path: Path) -> None:
         t = time.monotonic()
         with file_lock(target, timeout=5):  # taken as soon as the holder lets go
             assert time.monotonic() - t < 2
+
+
+@pytest.mark.parametrize("torn", [False, True])
+def test_a_line_past_the_bound_is_skipped_without_being_held(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, torn: bool) -> None:
+    """Red-team (branch redteam11): a session file planted as a header and 1 GiB of
+    nothing (a sparse file: one torn tail) was read whole by every count, a server's full
+    listing among them (2.2 GB, 5.7 s). A line longer than ``MAX_LINE`` is reported and
+    skipped a bounded piece at a time; the lines around it are read."""
+    import tracemalloc
+
+    from turnback.fs import jsonl
+
+    monkeypatch.setattr(jsonl, "MAX_LINE", 4096, raising=False)
+    p = tmp_path / "s.jsonl"
+    long = b"\0" * (8 << 20)
+    p.write_bytes(b'{"n":1}\n' + long + (b"" if torn else b'\n{"n":2}\n'))
+    problems: list[Problem] = []
+    tracemalloc.start()
+    try:
+        got = values(p, problems)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert got == ([{"n": 1}] if torn else [{"n": 1}, {"n": 2}])
+    assert peak < 1 << 20, f"{peak} bytes held reading a line of {len(long)}"
+    assert [(x.line, x.message) for x in problems] == (
+        [] if torn else [(2, "longer than 4096 bytes: not read")])

@@ -112,7 +112,7 @@ class _Spy:
         real_pre = scan_mod.Scanner._preverify
         child_checks = [0]  # counted in the child's copy: each fork starts at 0
 
-        def theirs(root_fd: int, rel: str, want: str | None) -> Any:
+        def theirs(root_fd: int, rel: str, want: str | None, held: int | None) -> Any:
             assert self._pipes is not None
             child_checks[0] += 1
             if child_checks[0] == split + 1:
@@ -122,19 +122,19 @@ class _Spy:
                 if child == "hang":
                     time.sleep(60)  # stuck: this process kills it, long before
                 _await_line(self._pipes[2])
-            return real_one(root_fd, rel, want)
+            return real_one(root_fd, rel, want, held)
 
-        def one(root_fd: int, rel: str, want: str | None) -> Any:
+        def one(root_fd: int, rel: str, want: str | None, held: int | None = None) -> Any:
             if self.scans != 1:  # (the child's copy was made during the first)
-                return real_one(root_fd, rel, want)
+                return real_one(root_fd, rel, want, held)
             if os.getpid() != self.pid:
-                return theirs(root_fd, rel, want)
+                return theirs(root_fd, rel, want, held)
             assert self._pipes is not None
             if self.boundary is None:
                 self.boundary = _await_line(self._pipes[0])
                 assert self.boundary is not None, "the child never reached its split"
             self.mine.append(rel)
-            got = real_one(root_fd, rel, want)
+            got = real_one(root_fd, rel, want, held)
             if rel == self.boundary:
                 os.write(self._pipes[3], b"done\n")
             return got
@@ -673,3 +673,109 @@ def test_a_verified_folder_is_its_file_count_its_folders_and_whether_it_has_rule
     assert check("0" * 32) is None
     write(tmp_path, ".turnbackignore", "*.log\n")
     assert check(None) == (4, ["sub"], True)
+
+
+def _change_after_the_check(ws: Path, change: str) -> None:
+    """One change made after the early child verified every folder, before the scan."""
+    if change == "file added":
+        write(ws, "a/x/new.txt", "new")
+    elif change == "file removed":
+        (ws / "b/y/f2.txt").unlink()
+    elif change == "same size and mtime":  # rewritten in place, its mtime put back
+        p = ws / "c/z/f1.txt"
+        st = p.stat()
+        p.write_text("c/z 9")
+        os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+    elif change == "case-only rename":
+        (ws / "d/f0.txt").rename(ws / "d/F0.txt")
+    elif change == "ignore file added":  # a verified folder without rules gets some
+        write(ws, "c/.gitignore", "f*.txt\n")
+    elif change == "folder replaced by a link":
+        os.rename(ws / "a/x", ws / "a/x-old")
+        os.symlink("x-old", ws / "a/x")
+    else:
+        raise AssertionError(change)
+
+
+@pytest.mark.parametrize("change", ["file added", "file removed", "same size and mtime",
+                                    "case-only rename", "ignore file added",
+                                    "folder replaced by a link"])
+def test_a_change_after_the_early_check_is_in_the_next_checkpoint(
+        ws: Path, monkeypatch: pytest.MonkeyPatch, change: str) -> None:
+    """Red-team (branch redteam11): the early child hands back each verified folder's
+    file count, not its names, and the walk takes the files from the recorded tree. A
+    change made after the child checked (before the scan) leaves the first checkpoint the
+    workspace as the command was given (never a mix of the two states, nor a file of
+    the record the listing lacks), and the next checkpoint the workspace as it is."""
+    _workspace(ws)
+    given = _plain_tree(ws)
+    took = _taken(monkeypatch)
+    prescan.fork_early(str(ws.resolve()), _stat_path(ws.resolve()))
+    _early_has(_stat_path(ws.resolve()), checked_all=True)
+    _change_after_the_check(ws, change)
+    with _cold(ws) as s:
+        first = s.checkpoint()
+    assert took == [True]
+    assert first.tree == given
+    with _cold(ws) as s:
+        second = s.checkpoint()
+    assert second.tree == _plain_tree(ws) != given
+    _no_child_left()
+
+
+def test_a_link_swapped_in_above_a_folder_during_the_early_check_is_not_followed(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Red-team (branch redteam11): a folder moved away and a link to it put at its name
+    (``mv a a-old; ln -s a-old a``) while the early child checks, a real folder back at
+    the name (a copy, then edited) before the scan. The child opened ``a/x`` by its path,
+    which follows a link part-way along it: it verified ``a-old/x`` as ``a/x``, and the
+    first checkpoint recorded the old ``a/x`` under the new ``a`` (a tree the workspace
+    never held: ``a`` was a link then, a folder with other files now). Opened from the
+    folder above without following a link (as the server's worker does), ``a/x`` is
+    left to the walk."""
+    import shutil
+
+    _workspace(ws)
+    os.rename(ws / "a", ws / "a-old")
+    os.symlink("a-old", ws / "a")
+    took = _taken(monkeypatch)
+    prescan.fork_early(str(ws.resolve()), _stat_path(ws.resolve()))
+    _early_has(_stat_path(ws.resolve()), checked_all=True)
+    (ws / "a").unlink()
+    shutil.copytree(ws / "a-old", ws / "a", symlinks=True)
+    write(ws, "a/x/f1.txt", "edited in the copy")
+    write(ws, "a/x/new.txt", "new in the copy")
+    with _cold(ws) as s:
+        first = s.checkpoint()
+    assert took == [True]
+    assert first.tree == _plain_tree(ws)
+    _no_child_left()
+
+
+def test_folders_whose_names_are_not_utf8_are_handed_back_and_taken_from_records(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Red-team (branch redteam11): the early child hands back its verified folders'
+    folder names (``marshal``); one whose name is not UTF-8 (a surrogate once decoded)
+    comes back whole, is taken from its record, and a file added in it after the check
+    is in the next checkpoint."""
+    _workspace(ws)
+    odd = os.fsdecode(b"c/z/\xff\xfe-dir")
+    os.mkdir(ws / odd)
+    for i in range(3):
+        write(ws, f"{odd}/g{i}.txt", f"odd {i}")
+    age_tree(ws)
+    with Store.open(ws) as s:
+        s.checkpoint()
+        s.checkpoint()  # its files matched their rows: the odd folder gets a record
+    took = _taken(monkeypatch)
+    prescan.fork_early(str(ws.resolve()), _stat_path(ws.resolve()))
+    _early_has(_stat_path(ws.resolve()), checked_all=True)
+    listed = _listed(monkeypatch)
+    with _cold(ws) as s:
+        first = s.checkpoint()
+    assert took == [True] and listed == [], "every folder taken from its record"
+    assert first.tree == _plain_tree(ws)
+    write(ws, f"{odd}/new.txt", "new")
+    with _cold(ws) as s:
+        assert s.checkpoint().tree == _plain_tree(ws) != first.tree
+    _no_child_left()

@@ -14,7 +14,8 @@ from .common import Ctx, emit, parse_json_arg, pass_ctx
 
 
 def default_session(store: Store, given: str | None) -> str:
-    """--session, else $TURNBACK_SESSION, else the newest session that has not ended."""
+    """--session, else $TURNBACK_SESSION, else the newest session of this machine's that
+    has not ended (``Store.newest_open_session``)."""
     if given:
         return given
     env = os.environ.get("TURNBACK_SESSION")
@@ -126,7 +127,7 @@ def session_end(ctx: Ctx, session_id: str) -> None:
 @click.command("record")
 @click.argument("kind")
 @click.option("--session", "session_id", default=None, help="Session id (default: "
-              "$TURNBACK_SESSION, else the newest open session).")
+              "$TURNBACK_SESSION, else the newest open session not pulled from another machine).")
 @click.option("--data", default=None, help="Event data as a JSON object, or - to read stdin.")
 @click.option("--text", default=None, help="Shorthand for --data '{\"text\": TEXT}'.")
 @click.option("--parent", default=None, help="Parent event id (default: the session head).")

@@ -152,13 +152,22 @@ def append_lines(path: Path, objs: Iterable[Any], *, fsync: bool = False) -> int
             os.close(fd)
 
 
+# The longest line read back (a session's event, an op-log entry): twice the longest
+# transcript line an import takes (``importers/inputs.py``), so every line Turnback writes
+# is read. A longer one is planted or damaged: reported and skipped a piece at a time, not
+# held (a planted sparse session file's 1 GiB tail was read whole by every count, a
+# server's full listing among them: 2.2 GB, 5.7 s; bench/RESULTS.md, branch redteam11).
+MAX_LINE = 128 << 20
+
+
 def read_lines(
     path: Path, *, start: int = 0, first_line: int = 1, problems: list[Problem] | None = None
 ) -> Iterator[Line]:
     """Yield parsed lines from byte ``start``; bad lines go to ``problems``.
 
     A final line without a newline is a write in progress or a torn tail: it is
-    skipped silently here (an append repairs it).
+    skipped silently here (an append repairs it). A line longer than ``MAX_LINE`` is a
+    bad line.
     """
     try:
         f = os.fdopen(open_regular(path), "rb")  # the generator owns the handle
@@ -168,12 +177,29 @@ def read_lines(
         f.seek(start)
         offset = start
         number = first_line - 1
-        for raw in f:
-            number += 1
+        skipping = False  # in a line past ``MAX_LINE``: its pieces are not kept
+        # a file holding no more than MAX_LINE bytes from ``start`` cannot hold a longer
+        # line: iterated as it is (a call of ``readline`` a line was ~4 % of a count)
+        pieces: Iterable[bytes] = (
+            f if os.fstat(f.fileno()).st_size - start <= MAX_LINE
+            else iter(lambda: f.readline(MAX_LINE), b""))
+        for raw in pieces:
             line_offset = offset
             offset += len(raw)
-            if not raw.endswith(b"\n"):
-                break  # torn or in-progress tail
+            whole = raw.endswith(b"\n")
+            if not skipping:
+                number += 1
+            if not whole:
+                if len(raw) < MAX_LINE:
+                    break  # torn or in-progress tail (a long one too: silent as any)
+                skipping = True
+                continue
+            if skipping:  # that long line's end
+                skipping = False
+                if problems is not None:
+                    problems.append(Problem(str(path), number,
+                                            f"longer than {MAX_LINE} bytes: not read"))
+                continue
             value = parse_object(raw, path, number, problems)
             if value is not None:
                 yield Line(number, line_offset, value, offset)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import os
+import stat
 import threading
 from array import array
 from collections import OrderedDict
@@ -638,6 +639,21 @@ class FileSessions:
                     if more_than is not None and total > more_than:
                         break
         return total
+
+    def left_to_count(self, session_id: str) -> int | None:
+        """How many bytes of one session's file its count would read (``bytes_to_count``'s
+        rule for that file alone); None if no regular file is there."""
+        try:
+            st = os.lstat(self.path(session_id))
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        with self._lock:
+            entry = self._load_index().get(session_id)
+        done = (entry["size"] if entry is not None and entry["ino"] == st.st_ino
+                and entry["size"] <= st.st_size else 0)
+        return int(st.st_size - done)
 
     def at_hand(self, exact: set[str]) -> list[SessionSummary]:
         """Every session, without counting: its summary where the index holds one that

@@ -191,15 +191,22 @@ def verify_folders(root: str, folders: list[str], recs: dict[str, str], shared: 
     between (harmless). The back side (this process) stops only where the front's
     finished checks begin, so every folder is checked by one or the other. ``before(rel)``
     is called before each folder is listed; False from it leaves the folder to the walk.
-    ``opened(rel)``, if given, opens each folder instead: the descriptor to list (its own
-    to close), or None, which leaves the folder to the walk.
+    ``opened(rel)`` opens each folder: the descriptor to list (its own to close), or None,
+    which leaves the folder to the walk; by default, from the folder above without
+    following a link (``_Below``).
     """
     out: dict[str, Verified] = {}
     unpack, pack = _INT.unpack_from, _INT.pack_into
     try:
-        root_fd = os.open(root, _DIR_FLAGS)
+        below = _Below(root)
     except OSError:
         return out
+    if opened is None:
+        # each folder opened from the one above, no link followed: by its path, a link
+        # swapped in above it and out again before the walk had a folder outside (the
+        # one moved away) verified as this one (docs/RELIABILITY.md, redteam11)
+        opened = below.open
+    root_fd = below.root
     try:
         if from_back:
             for i in range(len(folders) - 1, -1, -1):
@@ -219,17 +226,15 @@ def verify_folders(root: str, folders: list[str], recs: dict[str, str], shared: 
                     out[rel] = got
                 pack(shared, _FRONT, i + 1)
     finally:
-        os.close(root_fd)
+        below.close()
     return out
 
 
 def _verify(root_fd: int, rel: str, want: str | None,
             before: Callable[[str], bool | None] | None,
-            opened: Callable[[str], int | None] | None) -> Verified | None:
+            opened: Callable[[str], int | None]) -> Verified | None:
     if before is not None and before(rel) is False:
         return None
-    if opened is None:
-        return verify_one(root_fd, rel, want)
     held = opened(rel)
     return None if held is None else verify_one(root_fd, rel, want, held)
 
@@ -501,23 +506,27 @@ class _Below:
 
     def __init__(self, workspace: str) -> None:
         self._path: list[tuple[str, int]] = [("", os.open(workspace, _DIR_FLAGS))]
+        self.root = self._path[0][1]  # the workspace's descriptor (until ``close``)
 
     def open(self, rel: str) -> int | None:
         """The descriptor of folder ``rel`` (held until the next ``open``), or None."""
-        parts = rel.split("/") if rel else []
-        keep = 1
-        while (keep < len(self._path) and keep <= len(parts)
-               and self._path[keep][0] == "/".join(parts[:keep])):
-            keep += 1
-        self._drop(keep)
-        for depth in range(keep, len(parts) + 1):
+        path = self._path
+        while len(path) > 1:  # keep the folders above ``rel`` (and itself)
+            top = path[-1][0]
+            if rel == top or (rel.startswith(top) and rel[len(top)] == "/"):
+                break
+            os.close(path.pop()[1])
+        done = path[-1][0]
+        if rel == done:
+            return path[-1][1]
+        for name in (rel[len(done) + 1:] if done else rel).split("/"):
             try:
-                fd = os.open(parts[depth - 1], _DIR_FLAGS | getattr(os, "O_NOFOLLOW", 0),
-                             dir_fd=self._path[-1][1])
+                fd = os.open(name, _DIR_FLAGS | getattr(os, "O_NOFOLLOW", 0),
+                             dir_fd=path[-1][1])
             except (OSError, ValueError):  # a link, gone, a NUL in a planted name
                 return None
-            self._path.append(("/".join(parts[:depth]), fd))
-        return self._path[-1][1]
+            path.append((f"{path[-1][0]}/{name}" if path[-1][0] else name, fd))
+        return path[-1][1]
 
     def _drop(self, keep: int) -> None:
         while len(self._path) > keep:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..errors import Conflict, InvalidInput, NotFound
+from ..errors import Conflict, InvalidInput, NotFound, StoreDamaged
 from ..events import (
     JSON,
     Event,
@@ -25,6 +25,11 @@ WORKSPACE_SESSION = "workspace"
 # measured, bench/RESULTS.md "Issue 16 … never listed"). A new or small store is listed
 # in full, exactly; a bigger one not yet counted answers from its header lines first.
 COUNT_BEFORE_ANSWER = 16 << 20
+# The most ``record``'s pick counts of one session not counted yet whose last lines show
+# no end (an end before them is found so): as much as a listing counts before it answers.
+# A count of a planted 1 GiB sparse file cost 4.5 s of CPU and 2 GB (bench/RESULTS.md,
+# branch redteam11); past this, the last lines alone say whether it ended.
+COUNT_TO_PICK = COUNT_BEFORE_ANSWER
 
 
 class _Head:
@@ -42,6 +47,12 @@ def filter_sessions(summaries: list[SessionSummary], query: str) -> list[Session
         if q in s.header.id.lower() or q in s.header.title.lower()
         or q in s.header.agent.lower() or q in (s.header.model or "").lower()
     ]
+
+
+def _recordable(header: SessionHeader) -> bool:
+    """Whether ``record`` told no session may append to this one."""
+    return (header.id != WORKSPACE_SESSION and header.source != "pulled"
+            and not header.ended)
 
 
 def listing_order(summary: SessionSummary) -> tuple[str, str]:
@@ -251,22 +262,40 @@ class SessionOps(StoreState):
         return page, len(every)
 
     def newest_open_session(self) -> str | None:
-        """The id of the newest session that has not ended (the workspace's own aside), or
-        None: what ``record`` appends to when told no session. On a store ``much_to_count``
-        it is picked from the sessions at hand (header start times, ends from the meta
-        lines at each file's end, read 64 sessions at a time) instead of counting every
-        session file first, which took 33-65 s on 10,000 sessions never listed."""
+        """The id of the newest session ``record`` may append to, or None: what it appends
+        to when told no session. Not the workspace's own, not one pulled from another
+        machine (read-only: every such ``record`` failed), not one that ended. On a store
+        ``much_to_count`` it is picked from the sessions at hand (header start times, ends
+        from the meta lines at each file's end, read 64 sessions at a time) instead of
+        counting every session file first, which took 33-65 s on 10,000 sessions never
+        listed; a session whose end is not among its last lines (events recorded after it)
+        is counted alone before it is picked, as the full listing would count it, if that
+        count reads at most ``COUNT_TO_PICK`` bytes."""
         if not self.much_to_count() or not isinstance(self.backend, FileSessions):
-            listed = self.sessions()[0]
-        else:
-            at_hand = [s for s in self.sessions_at_hand() if s.header.id != WORKSPACE_SESSION]
-            for i in range(0, len(at_hand), 64):
-                for s in self.backend.with_latest_meta(at_hand[i : i + 64]):
-                    if not s.header.ended:
+            return next((s.header.id for s in self.sessions()[0] if _recordable(s.header)),
+                        None)
+        files = self.backend
+        at_hand = [s for s in self.sessions_at_hand() if _recordable(s.header)]
+        for i in range(0, len(at_hand), 64):
+            for s in files.with_latest_meta(at_hand[i : i + 64]):
+                if not _recordable(s.header):
+                    continue
+                if not s.counted:
+                    left = files.left_to_count(s.header.id)
+                    if left is None:
+                        continue  # gone, or no regular file: nothing to append to
+                    if left > COUNT_TO_PICK:
+                        # a count this big (a planted 1 GiB file: 4.5 s, 2 GB) is not
+                        # worth the pick: its end is taken from its last lines alone
                         return s.header.id
-            return None
-        for s in listed:
-            if s.header.id != WORKSPACE_SESSION and not s.header.ended:
+                    try:
+                        s = files.summary(s.header.id)
+                    except (StoreDamaged, NotFound, InvalidInput):
+                        continue  # left out, as the full listing leaves it out
+                    if self._still_here():
+                        files.save_index()  # the next pick counts only what is new
+                    if not _recordable(s.header):
+                        continue
                 return s.header.id
         return None
 
