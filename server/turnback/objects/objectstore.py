@@ -722,10 +722,10 @@ class ObjectStore:
                 sizes[pack] = self.packs.path_of(pack).stat().st_size
             except FileNotFoundError:
                 continue  # a pack removed while its index stayed: fsck names it
-        logs = {p: n for p, n in sizes.items() if p.startswith("log-")}
+        logs = {p: len(by_pack[p]) for p in sizes if p.startswith("log-")}
         if not logs:
             return None
-        packs = {p: n for p, n in sizes.items() if not p.startswith("log-")}
+        packs = {p: (len(by_pack[p]), n) for p, n in sizes.items() if not p.startswith("log-")}
         dirty = merging.choose(logs, packs)
         self._rewrite(dirty, by_pack, None, fsync)
         return len(logs), len(dirty) - len(logs)
@@ -748,7 +748,9 @@ class ObjectStore:
         try:
             for pack in dirty:
                 rows = by_pack[pack]
-                for name in sorted(rows):
+                # in the order of their bytes: a block is inflated once, not again for
+                # each object further in it (``PackReader.read`` inflates up to an object)
+                for name in sorted(rows, key=lambda n: (rows[n].block_off, rows[n].off)):
                     if (keep is not None and name not in keep) or name in given:
                         continue
                     try:
