@@ -160,14 +160,32 @@ def cli(scratch: Path, n: int, src: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TURNBACK_")}
     env |= {"PYTHONPATH": str(src), "TURNBACK_BACKGROUND": "0"}
     seen = []
+    merging: list[tuple[float, float]] = []  # (CPU, wall) ms of the calls that merged
+    plain: list[tuple[float, float]] = []
+    print(f"load before: {loadavg()}", file=sys.stderr)
     for i in range(n + 1):
         if i:
             edit(ws, f"hook {i}")
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        w0 = time.perf_counter()
         subprocess.run([sys.executable, "-m", "turnback.cli.main", "-C", str(ws), "checkpoint",
                         "--auto", "-m", f"hook {i}"], capture_output=True, check=True, env=env)
-        seen.append(counts(ws)[0])
-    print(json.dumps({"side": side_name(src), "n": n, "logsAfterEach": seen,
-                      "mostLogs": max(seen), "logs": seen[-1], "packs": counts(ws)[1]}))
+        w1 = time.perf_counter()
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000
+        now = counts(ws)[0]
+        if i:
+            (merging if seen and now < seen[-1] else plain).append((cpu, (w1 - w0) * 1000))
+        seen.append(now)
+    print(f"load after: {loadavg()}", file=sys.stderr)
+    out: dict[str, object] = {"side": side_name(src), "n": n, "logsAfterEach": seen,
+                              "mostLogs": max(seen), "logs": seen[-1], "packs": counts(ws)[1]}
+    for name, calls in (("merging", merging), ("plain", plain)):
+        if calls:
+            out[name] = {"calls": len(calls),
+                         "cpuMs": round(statistics.median(c for c, _ in calls), 1),
+                         "wallMs": round(statistics.median(w for _, w in calls), 1)}
+    print(json.dumps(out))
     shutil.rmtree(ws)
 
 

@@ -15,17 +15,22 @@ bytes every merge folded the whole last pack again (122 ms of CPU at the 23rd me
 growing, bench/RESULTS.md). The packs left then grow at least threefold from one to the
 next, so their count stays near log3 of the store's objects. A pack over ``PACK_MAX``
 bytes or ``PACK_OBJECTS`` objects (a first checkpoint's, an import's, a merge's that
-reached it) is left to gc: the merge a hook pays for is bounded (~30 us an object, so
-at most ~0.2 s; measured in bench/RESULTS.md), and such packs add one per few hundred
-hooks, each an index the store's objects need anyway.
+reached it) is left to gc: the merge a hook pays for is bounded (~30 us an object;
+measured in bench/RESULTS.md), and such packs add one per several hundred hooks, each a
+sorted index the store's objects need anyway.
 """
 
 from __future__ import annotations
 
+from .packs import SORTED_MIN
+
 MERGE_AT = 16  # more logs than this: the process that wrote one merges them
 GROWTH = 2
 PACK_MAX = 16 << 20  # bytes: bigger packs are merged by gc only
-PACK_OBJECTS = 2048  # objects: a merge then folds at most ~3 times that
+# objects: a pack this large is read as its sorted index's bytes (``packs.SORTED_MIN``),
+# a smaller one as a dict entry a row, by every process's first batch; a merge then folds
+# at most ~3 times that
+PACK_OBJECTS = SORTED_MIN
 
 
 def choose(logs: dict[str, int], packs: dict[str, tuple[int, int]]) -> list[str]:
