@@ -98,8 +98,12 @@ def build(scratch: Path, n: int, src: Path) -> None:
     if merges:
         cpu = [m["cpuMs"] for m in merges]
         wall = [m["wallMs"] for m in merges]
-        out |= {"mergeCpuMs": {"median": statistics.median(cpu), "max": max(cpu)},
-                "mergeWallMs": {"median": statistics.median(wall), "max": max(wall)},
+        def spread(xs: list[float]) -> dict[str, float]:
+            q = statistics.quantiles(xs, n=20) if len(xs) > 1 else xs * 19
+            return {"median": round(statistics.median(xs), 2), "p95": round(q[18], 2),
+                    "max": max(xs), "over100": sum(x > 100 for x in xs)}
+
+        out |= {"mergeCpuMs": spread(cpu), "mergeWallMs": spread(wall),
                 "packsFolded": sorted({m["packs"] for m in merges})}
     print(json.dumps(out))
 
