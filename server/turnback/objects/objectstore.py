@@ -749,9 +749,12 @@ class ObjectStore:
         try:
             for pack in dirty:
                 rows = by_pack[pack]
-                # in the order of their bytes: a block is inflated once, not again for
-                # each object further in it (``PackReader.read`` inflates up to an object)
-                for name in sorted(rows, key=lambda n: (rows[n].block_off, rows[n].off)):
+                # block by block, each from its last object: ``PackReader.read`` inflates
+                # a block up to the object asked for (64 KiB further at least) and again
+                # from its start for one further in, so the last one first inflates it
+                # once (a merge's reads in name order: 10,965 inflations for 29,785
+                # objects, 0.4 s of the 2.4 s of 54 merges)
+                for name in sorted(rows, key=lambda n: (rows[n].block_off, -rows[n].off)):
                     if (keep is not None and name not in keep) or name in given:
                         continue
                     try:
