@@ -15,9 +15,9 @@ bytes every merge folded the whole last pack again (122 ms of CPU at the 23rd me
 growing, bench/RESULTS.md). The packs left then grow at least threefold from one to the
 next, so their count stays near log3 of the store's objects. A pack over ``PACK_MAX``
 bytes or ``PACK_OBJECTS`` objects (a first checkpoint's, an import's, a merge's that
-reached it) is left to gc: the merge a hook pays for is bounded (~30 us an object;
-measured in bench/RESULTS.md), and such packs add one per several hundred hooks, each a
-sorted index the store's objects need anyway.
+reached it) is left to gc: the merge a hook pays for stays small (at most 60 ms of CPU
+over 10,000 hooks, bench/RESULTS.md), and such packs add one per several hundred hooks,
+each a sorted index the store's objects need anyway.
 """
 
 from __future__ import annotations
