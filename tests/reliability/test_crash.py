@@ -20,6 +20,7 @@ import pytest
 
 from shared_data import need_transcripts
 from turnback import Store
+from turnback.objects import packlog
 from wsutil import Picture, journal_left, picture
 
 from .crashkit import Ack, Outcome, run_child, tally
@@ -315,6 +316,67 @@ def check_gc(ws: Path, out: Outcome, rng: random.Random) -> str:
     return "dropped" if len(remaining) < len(before) else "kept all"
 
 
+# -- merging the object logs -----------------------------------------------------------------
+
+MERGED: dict[Path, tuple[dict[str, dict[str, bytes]], int, int]] = {}
+
+
+def setup_merge(ws: Path, rng: random.Random) -> Callable[[Ack], None]:
+    """Checkpoints by fresh processes, one log each (a first one's objects in a pack, some
+    earlier logs already merged into a small pack), then some of their lines lost from
+    checkpoints.jsonl (a power cut): the merge (store/logmerge.py) puts those back, syncs
+    the file, writes the pack and removes the logs; killed at any step."""
+    make_workspace(ws, rng, files=8)
+    Store.open(ws).checkpoint(label="base")
+    for i in range(rng.randint(0, 3)):
+        edit_workspace(ws, rng, n=3)
+        Store.open(ws).checkpoint(label=f"early{i}")
+    if rng.random() < 0.5:
+        assert Store.open(ws).merge_logs(at_least=0) is not None
+    index = ws / ".turnback" / "checkpoints.jsonl"
+    kept = index.stat().st_size
+    for i in range(rng.randint(2, 5)):
+        edit_workspace(ws, rng, n=3)
+        Store.open(ws).checkpoint(label=f"hook{i}")
+    store = Store.open(ws)
+    MERGED[ws] = ({c.id: {p: store.objects.get(b"blob", e.hash)
+                          for p, e in store.trees.walk(c.tree)}
+                   for c in store.checkpoints()}, kept,
+                  len(packlog.log_names(ws / ".turnback" / "objects" / "log")))
+    if rng.random() < 0.5:
+        size = index.stat().st_size
+        os.truncate(index, rng.randint(kept, size))
+
+    def run(ack: Ack) -> None:
+        done = Store.open(ws).merge_logs(at_least=0)
+        ack(repr(done))
+
+    return run
+
+
+def check_merge(ws: Path, out: Outcome, rng: random.Random) -> str:
+    """Every checkpoint listed before is listed after, byte for byte; with a power cut
+    after the kill too: the lines appended since the last sync of checkpoints.jsonl may
+    go while no log was removed (the merge syncs the file before its first removal:
+    tests/store/test_log_merge.py), and are put back from the logs."""
+    before, kept, logs_before = MERGED.pop(ws)
+    root = ws / ".turnback"
+    logs_left = len(packlog.log_names(root / "objects" / "log"))
+    index = root / "checkpoints.jsonl"
+    if logs_left == logs_before and rng.random() < 0.5:
+        size = index.stat().st_size
+        os.truncate(index, rng.randint(kept, size))  # nothing removed: a cut may take lines
+    store = Store.open(ws)
+    fsck_clean(store)
+    got = {c.id: {p: store.objects.get(b"blob", e.hash) for p, e in store.trees.walk(c.tree)}
+           for c in store.checkpoints()}
+    assert got == before, "a checkpoint was lost or changed by a merge killed midway"
+    Store.open(ws).merge_logs(at_least=0)  # the next merge finishes what the kill cut
+    assert packlog.log_names(root / "objects" / "log") == []
+    fsck_clean(Store.open(ws))
+    return "merged" if out.acks else ("killed, logs left" if logs_left else "killed after")
+
+
 # -- import ----------------------------------------------------------------------------------
 
 SOURCES = [("claude-code", "claude-code/marot+spotter/tool_heavy.jsonl"),
@@ -373,6 +435,7 @@ SCENARIOS = {
     "rewind": (setup_rewind, check_rewind, 50, True),
     "undo": (setup_undo, check_undo, 30, True),
     "gc": (setup_gc, check_gc, 30, True),
+    "merge": (setup_merge, check_merge, 40, True),
     "import": (setup_import, check_import, 20, True),
 }
 
@@ -429,3 +492,25 @@ def test_a_gc_killed_after_removing_objects_leaves_no_cache_naming_them(
     with Store.open(ws) as store:
         cp = store.checkpoint()
         assert store.read_file(cp.id, "logs/old/kept.txt") == b"tracked now\n"
+
+
+def test_a_merge_killed_at_each_of_its_last_steps(tmp_path: Path) -> None:
+    """The random trials above rarely land between the merge's last sync and its removals
+    (the open and the pack are most of its mutations): here a kill at each of its last
+    16 mutations (syncs of checkpoints.jsonl, the pack, its index and folder; each log's
+    removal), then the same checks, a power cut included while no log is gone."""
+    outcomes = set()
+    for back in range(16):
+        seed = zlib.crc32(f"merge-last:{back}".encode())
+        steps = calibrate(lambda ws, _rng, s=seed: setup_merge(ws, random.Random(s)),
+                          tmp_path / f"c{back}")
+        rng = random.Random(seed)
+        ws = tmp_path / f"t{back}" / "ws"
+        fn = setup_merge(ws, rng)
+        out = run_child(fn, seed=seed, kill_at=max(1, steps - back))
+        assert out.error is None, out.error
+        try:
+            outcomes.add(check_merge(ws, out, rng))
+        except AssertionError as exc:
+            raise AssertionError(f"killed {back} mutations before the end: {exc}") from exc
+    assert "killed after" in outcomes  # some kills did land after the first removal

@@ -21,7 +21,7 @@ from .common import Ctx, emit, pass_ctx, print_out, progress_bar
 @pass_ctx
 def checkpoint(ctx: Ctx, label: str | None, session_id: str | None, auto: bool) -> None:
     """Checkpoint every file of the workspace (minus ignores)."""
-    store = ctx.open(create=True)
+    store = ctx.open(create=True, merge_logs=True)
     with progress_bar("checkpoint") as bar:
         cp = store.checkpoint(label=label, session_id=session_id, auto=auto, progress=bar)
     store.close()

@@ -35,14 +35,26 @@ class Ctx:
                 return d
         return cwd
 
-    def open(self, create: bool = False) -> Store:
+    def open(self, create: bool = False, merge_logs: bool = False) -> Store:
+        """The store; ``merge_logs``: a command that may store objects, after which the
+        object logs are merged if they are many (``direct.merge_logs_after``)."""
         store = Store.open(self.find_workspace(), store_dir=self.store_dir,
                            create=create or bool(os.environ.get("TURNBACK_AUTO_INIT")))
         # a one-shot process: a full scan may fork a child to check folders on another core
         store.scanner.fork_verify = True
         # closed when the command ends, however it ends: close saves the summaries index and
-        # the stat cache, and records a rewind whose journal is still open
-        click.get_current_context().call_on_close(store.close)
+        # the stat cache, and records a rewind whose journal is still open; the command's
+        # output is printed (and flushed: click.echo) by then
+        if merge_logs:
+            from .direct import merge_logs_after
+
+            def close() -> None:
+                store.close()
+                merge_logs_after(store)
+
+            click.get_current_context().call_on_close(close)
+        else:
+            click.get_current_context().call_on_close(store.close)
         return store
 
 

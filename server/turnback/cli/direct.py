@@ -61,6 +61,8 @@ def run(req: Request) -> int | None:
                 store.close()  # closed, then printed, as the click command does
             _write(sys.stdout, out)
             _write(sys.stderr, err)
+            store.close()  # its log's descriptor too, before the logs are merged
+            merge_logs_after(store)
         finally:
             store.close()  # a second close does nothing
     except (TurnbackError, OSError) as exc:
@@ -71,6 +73,19 @@ def run(req: Request) -> int | None:
         _write(sys.stderr, "\nAborted!\n")  # as click says it
         return 1
     return 0
+
+
+def merge_logs_after(store: Store) -> None:
+    """Once the answer is printed: merge the object logs if they are many
+    (``Store.merge_logs``), so that a store served only by fresh processes keeps a bounded
+    number of them. A failure leaves them for a later process; the command's result
+    stands either way."""
+    from ..errors import TurnbackError
+
+    try:
+        store.merge_logs()
+    except (TurnbackError, OSError):
+        pass
 
 
 def _do(store: Store, req: Request) -> Printed:

@@ -123,6 +123,9 @@ def _checkpoint(ctx: Ctx, agent: str, event: str, payload: str | None) -> str:
         store.checkpoint(label=label, session_id=sid, auto=True)
     finally:
         store.close()
+    from .direct import merge_logs_after
+
+    merge_logs_after(store)  # the hook prints nothing: its answer is its exit
     background.start(watcher)
     return ""
 

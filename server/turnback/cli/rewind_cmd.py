@@ -23,7 +23,7 @@ def _report(ctx: Ctx, res: RewindResult, verb: str) -> None:
 def rewind(ctx: Ctx, checkpoint: str, paths: tuple[str, ...], mode: str, dry_run: bool) -> None:
     """Make the workspace (all files, or PATHS) equal to CHECKPOINT. A safety checkpoint is
     taken first, so 'turnback undo' reverts it."""
-    store = ctx.open()
+    store = ctx.open(merge_logs=True)
     res = store.rewind(checkpoint, list(paths) or None, mode, dry_run)
     _report(ctx, res, "rewind" if not dry_run else "dry run")
 
@@ -33,5 +33,5 @@ def rewind(ctx: Ctx, checkpoint: str, paths: tuple[str, ...], mode: str, dry_run
 @pass_ctx
 def undo(ctx: Ctx, dry_run: bool) -> None:
     """Revert the last rewind (or undo: undo twice is redo)."""
-    store = ctx.open()
+    store = ctx.open(merge_logs=True)
     _report(ctx, store.undo(dry_run), "undo")

@@ -209,6 +209,23 @@ def file_lock(path: Path, timeout: float = 30.0) -> FileLock:
 
 
 @contextmanager
+def try_rw_lock(path: Path, *, exclusive: bool) -> Iterator[bool]:
+    """``rw_lock`` taken only if it is free now: yields whether it is held. For work that
+    may be left to a later process (merging the object logs) and must never make a
+    caller wait behind a writer or a gc."""
+    fd = _open_lock_file(str(path))
+    try:
+        held = backend().try_lock(fd, exclusive)
+        try:
+            yield held
+        finally:
+            if held:
+                backend().unlock(fd, exclusive)
+    finally:
+        os.close(fd)
+
+
+@contextmanager
 def rw_lock(path: Path, *, exclusive: bool) -> Iterator[None]:
     """Hold ``path`` as a shared (writers of new objects) or exclusive (gc) lock, waiting
     as long as it takes."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,11 +23,11 @@ from ..errors import NotFound, StoreDamaged
 from ..fs.atomic import TMP_PREFIX, fsync_all, syncfs
 from ..fs.privacy import create_file, make_dir
 from ..fs.reading import open_regular, read_regular
-from . import packlog
+from . import merging, packlog
 from .packlog import FRAME_MAX, FRAME_OVERHEAD, LOG_ID, LogFile, log_names
 from .packlog import frames as log_frames
 from .packlog import verify as verify_frame
-from .packs import PackReader, PackWriter
+from .packs import Loc, PackReader, PackWriter, read_index
 
 BLOB = b"blob"
 TREE = b"tree"
@@ -686,6 +687,54 @@ class ObjectStore:
                  if p.startswith("log-") or any(n not in keep for n in rows)]
         if len(by_pack) > 8:
             dirty = list(by_pack)  # many small packs: merge them all into one
+        return self._rewrite(dirty, by_pack, keep, fsync)
+
+    def merge_logs(self, fsync: bool, stray_age: float) -> tuple[int, int] | None:
+        """Fold every log, and the small packs a merge would leave beside a larger one
+        (``merging.choose``), into one new pack, keeping every object; the (logs, packs)
+        folded, or None when there was no log with a frame. The caller holds the gc lock
+        exclusively (no frame is being written) and has put every record of the logs
+        into ``checkpoints.jsonl`` durably first (``Store.merge_logs``). No object is
+        removed, so no gc mark: a process whose index still places an object in a log
+        merged away reads the folder again when the read misses, and stores it again
+        (a second copy, harmless) when a write's look finds the log gone
+        (``_in_pack``).
+
+        A log with no complete frame older than ``stray_age`` seconds (its writer was
+        killed in its first write, or it was put there by hand) is removed, as gc does:
+        else it would count toward every later merge's trigger."""
+        self.packs.refresh()
+        listing = self.packs.listing(packs=False)
+        now = time.time()
+        for log, rows in listing.items():
+            if rows:
+                continue
+            path = self.packs.path_of(log)
+            try:
+                if now - os.lstat(path).st_mtime > stray_age:
+                    path.unlink()
+            except OSError:
+                pass
+        by_pack = {p: rows for p, rows in listing.items() if rows}
+        logs = {p: len(rows) for p, rows in by_pack.items()}
+        if not logs:
+            return None
+        # the packs chosen by their files' sizes, and only their indexes read: a store
+        # of 10,000 hooks' objects has ~30 packs, ~75,000 rows (38 ms a merge, read all)
+        dirty = merging.choose(logs, self.packs.sizes())
+        for pack in dirty[len(logs):]:
+            try:
+                by_pack[pack] = read_index(self.root / "pack" / f"{pack}.idx")
+            except (OSError, StoreDamaged):
+                by_pack[pack] = {}  # unreadable: left as it is (fsck names it)
+        dirty = [p for p in dirty if by_pack[p]]
+        self._rewrite(dirty, by_pack, None, fsync)
+        return len(logs), len(dirty) - len(logs)
+
+    def _rewrite(self, dirty: list[str], by_pack: dict[str, dict[str, Loc]],
+                 keep: set[str] | None, fsync: bool) -> int:
+        """Copy the objects of the ``dirty`` packs and logs that are in ``keep`` (None:
+        all of them) into one new pack, then remove them; return the bytes freed."""
         if not dirty:
             return 0
         folder = self.root / "pack"
@@ -700,8 +749,13 @@ class ObjectStore:
         try:
             for pack in dirty:
                 rows = by_pack[pack]
-                for name in sorted(rows):
-                    if name not in keep or name in given:
+                # block by block, each from its last object: ``PackReader.read`` inflates
+                # a block up to the object asked for (64 KiB further at least) and again
+                # from its start for one further in, so the last one first inflates it
+                # once (a merge's reads in name order: 10,965 inflations for 29,785
+                # objects, 0.4 s of the 2.4 s of 54 merges)
+                for name in sorted(rows, key=lambda n: (rows[n].block_off, -rows[n].off)):
+                    if (keep is not None and name not in keep) or name in given:
                         continue
                     try:
                         raw = self.packs.read(rows[name])
@@ -719,16 +773,24 @@ class ObjectStore:
         # damaged bytes are never copied into a new pack; a pack holding an object no
         # other copy gave (nor a pack left as it is holds) stays as it is, for fsck to
         # report (copies of its good objects are harmless)
-        elsewhere = given.union(*(rows for p, rows in by_pack.items() if p not in dirty))
-        kept_whole = [p for p, names in failed.items()
-                      if any(n not in elsewhere for n in names)]
+        kept_whole: list[str] = []
+        if failed:  # damage only: every copy of every pack and log, read now
+            elsewhere = given.union(*(rows for p, rows in self.packs.listing().items()
+                                      if p not in dirty))
+            kept_whole = [p for p, names in failed.items()
+                          if any(n not in elsewhere for n in names)]
         after = writer.path.stat().st_size if index else 0
         before = sum(n for p, n in sizes.items() if p not in kept_whole)
         for pack in dirty:
             if pack in kept_whole:
                 continue
             if pack.startswith("log-"):
-                self.packs.path_of(pack).unlink(missing_ok=True)
+                try:
+                    self.packs.path_of(pack).unlink(missing_ok=True)
+                except OSError:
+                    # open elsewhere where that forbids it (Windows): its objects are in
+                    # the new pack too, a second copy; the next merge takes it again
+                    pass
                 continue
             (folder / f"{pack}.idx").unlink(missing_ok=True)  # index first: readers stop here
             (folder / f"{pack}.pack").unlink(missing_ok=True)

@@ -477,15 +477,36 @@ class PackReader:
                 self._log_ends[log] = end
             self._loaded.add(log)
 
-    def listing(self) -> dict[str, dict[str, Loc]]:
+    def sizes(self) -> dict[str, tuple[int, int]]:
+        """Each pack's object count and bytes, from its files' sizes alone (an index is
+        a fixed header and a row an object; ``_check_index`` holds it to that when read):
+        what a merge of the logs chooses by without reading every index."""
+        out: dict[str, tuple[int, int]] = {}
+        try:
+            names = os.listdir(self.folder)
+        except FileNotFoundError:
+            return out
+        for n in names:
+            if not n.endswith(".idx") or PACK_ID.fullmatch(n[:-4]) is None:
+                continue
+            try:
+                rows = (os.lstat(self.folder / n).st_size - _IDX_START) // _ENTRY.size
+                out[n[:-4]] = (rows, os.lstat(self.folder / f"{n[:-4]}.pack").st_size)
+            except OSError:
+                continue  # a pack removed while its index stayed: fsck names it
+        return out
+
+    def listing(self, packs: bool = True) -> dict[str, dict[str, Loc]]:
         """Every pack's and log's own rows, read from disk now: the index above keeps one
         place an object, the last read, so a copy held twice (two processes that stored
         it at once, a log copied back) is listed here under each. For gc and for a read
         whose copy was damaged (``ObjectStore._other_copy``), never on a hot path. A pack
-        or log that cannot be read is left out (fsck names it)."""
+        or log that cannot be read is left out (fsck names it). ``packs=False``: the
+        logs' only (a merge of the logs)."""
         out: dict[str, dict[str, Loc]] = {}
         try:
-            idx = sorted(n[:-4] for n in os.listdir(self.folder) if n.endswith(".idx"))
+            idx = (sorted(n[:-4] for n in os.listdir(self.folder) if n.endswith(".idx"))
+                   if packs else [])
         except FileNotFoundError:
             idx = []
         for pack in idx:

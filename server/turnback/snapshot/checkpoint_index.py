@@ -15,12 +15,16 @@ import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from ..errors import InvalidInput, NotFound
+from ..errors import InvalidInput, NotFound, StoreDamaged
 from ..events import is_id
 from ..fs.jsonl import append_lines, loads, parse_object
 from ..fs.reading import open_regular
 from ..models import Checkpoint, Problem
 from ..objects.objectstore import is_hash
+
+# restore looks for each log's last record among the lines in this many bytes at the
+# file's end before reading it all: ~200 records, far more than the logs a merge leaves
+TAIL_BYTES = 64 << 10
 
 
 def bad_ids(cp: Checkpoint) -> str | None:
@@ -139,27 +143,41 @@ class CheckpointIndex:
         A record is checked as a line read here is, and its tree must be ``stored``; one
         that fails is left out (fsck names the log frame if its bytes are damaged).
         Returns how many were appended."""
-        with self._lock:
-            self._refresh()
-            seen = set(self._seen)
+        tail = self._tail_ids()
+        full: set[str] | None = None
+
+        def held(cp_id: object) -> bool:
+            """Whether a line holds ``cp_id``: first among the file's last lines (where
+            the last record of every log is, unless a crash lost it), the whole file
+            read only when it is not there (1,000 checkpoints: ~5 ms at every open)."""
+            nonlocal full
+            if cp_id in tail:
+                return True
+            if full is None:
+                with self._lock:
+                    self._refresh()
+                    full = set(self._seen)
+            return cp_id in full
 
         def missing(raw: bytes) -> bool:
             try:
                 v = loads(raw)
             except ValueError:
                 return True  # not a record: read on (its frame's hash will tell)
-            return not (isinstance(v, dict) and v.get("id") in seen)
+            return not (isinstance(v, dict) and held(v.get("id")))
 
         found: list[tuple[Checkpoint, dict[str, object]]] = []
+        taken: set[str] = set()
         for raw in logged(missing):
             try:
                 v = loads(raw)
                 cp = Checkpoint.from_json(v) if isinstance(v, dict) else None
             except (KeyError, TypeError, ValueError):
                 continue
-            if cp is None or cp.id in seen or bad_ids(cp) is not None or not stored(cp.tree):
+            if (cp is None or cp.id in taken or held(cp.id) or bad_ids(cp) is not None
+                    or not stored(cp.tree)):
                 continue
-            seen.add(cp.id)
+            taken.add(cp.id)
             found.append((cp, v))
         if found:
             found.sort(key=lambda f: f[0].ts)
@@ -167,6 +185,38 @@ class CheckpointIndex:
             # Turnback's, which readers ignore) is put back with the rest
             append_lines(self.path, [v for _, v in found], fsync=fsync)
         return len(found)
+
+    def _tail_ids(self) -> set[str]:
+        """The ids that the complete lines in the file's last ``TAIL_BYTES`` hold, each
+        taken as ``_refresh`` takes it (a valid record's, a drop's): a subset of what
+        reading the whole file gives. A torn last line holds none."""
+        try:
+            fd = open_regular(self.path)
+        except (OSError, StoreDamaged):
+            return set()
+        try:
+            size = os.fstat(fd).st_size
+            start = max(0, size - TAIL_BYTES)
+            data = os.pread(fd, size - start, start)
+        finally:
+            os.close(fd)
+        if start:
+            data = data[data.find(b"\n") + 1:] if b"\n" in data else b""
+        out: set[str] = set()
+        for raw in data[: data.rfind(b"\n") + 1].split(b"\n")[:-1]:
+            v = parse_object(raw, self.path, 0, None)
+            if v is None:
+                continue
+            if v.get("type") == "drop":
+                out.add(str(v.get("id")))
+                continue
+            try:
+                cp = Checkpoint.from_json(v)
+            except (KeyError, TypeError, ValueError):
+                continue
+            if bad_ids(cp) is None:
+                out.add(cp.id)
+        return out
 
     def drop(self, ids: list[str], *, fsync: bool) -> None:
         if ids:

@@ -17,6 +17,7 @@ from ..fs import privacy
 from ..fs.locks import rw_lock
 from ..fs.namefold import EXACT, NameRules, probe, probe_store
 from ..fs.paths import expand_home
+from ..objects.merging import MERGE_AT
 from ..sessions.backend import MemorySessions
 from ..sessions.files import FileSessions
 from .config import FORMAT_VERSION, StoreConfig, default_store_dir, load_config, save_config
@@ -180,6 +181,16 @@ class Store(TurnOps, RewindOps):
 
         return collect(self, dry_run=dry_run, keep_last=keep_last, keep_days=keep_days,
                        quota_bytes=quota_bytes)
+
+    def merge_logs(self, at_least: int = MERGE_AT) -> tuple[int, int] | None:
+        """Merge the object logs (and the small packs beside them) into one pack when
+        there are more than ``at_least``, if no writer or gc holds the gc lock now; the
+        (logs, packs) merged, or None. For a moment no answer waits for (the CLI calls it
+        after printing); it touches none of this object's caches, so it may follow
+        ``close``. See ``store/logmerge.py``."""
+        from .logmerge import merge_logs
+
+        return merge_logs(self, at_least)
 
     def fsck(self) -> Any:
         from .fsck import check

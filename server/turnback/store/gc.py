@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..events import parse_iso
-from ..fs.atomic import TMP_PREFIX, atomic_write
+from ..fs.atomic import TMP_PREFIX, atomic_write, fsync_file
 from ..fs.locks import rw_lock
 from ..models import Checkpoint, GcResult
 
@@ -98,6 +98,10 @@ def collect(store: StoreState, *, dry_run: bool = False, keep_last: int | None =
             # the logs are merged and removed below: every record they hold must be in
             # checkpoints.jsonl first, and its objects reachable
             store.restore_records_locked()
+            if cfg.fsync_commits and store.index.path.exists():
+                # lines appended without a wait (a log frame holds each): synced before
+                # the logs that would put them back are merged away below
+                fsync_file(store.index.path)
         items = store.index.all()
         plan = _retention(store, items, keep_last, keep_days)
         keep = plan.keep
