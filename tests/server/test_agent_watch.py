@@ -165,3 +165,31 @@ def test_stop_is_prompt(home: Path) -> None:
     t0 = time.monotonic()
     watch.stop()
     assert time.monotonic() - t0 < 5
+
+
+def test_a_process_holding_many_descriptors_still_watches(home: Path,
+                                                          stop: list[AgentWatch]) -> None:
+    """With 1,100 descriptors open (a long-lived server, a process holding many stores),
+    the watcher's own get numbers past 1,024, which ``select`` refused: the watch fell back
+    to re-reads. It waits with ``poll`` now (``fs/ready.py``) and reports as usual."""
+    import resource
+
+    if not AgentWatch.inotify():
+        pytest.skip("no inotify here")
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 1200:
+        pytest.skip(f"this process may open {soft} descriptors, the test needs 1,200")
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        root = home / "many"
+        root.mkdir()
+        f = root / "s.jsonl"
+        f.write_text("{}\n")
+        watch, seen = started([WatchRoot(root)], home)
+        stop.append(watch)
+        with f.open("a") as fh:
+            fh.write('{"a": 1}\n')
+        seen.wait_for(lambda p: f in p)
+    finally:
+        for fd in held:
+            os.close(fd)

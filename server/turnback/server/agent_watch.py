@@ -36,11 +36,11 @@ from __future__ import annotations
 
 import logging
 import os
-import select
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from ..fs import ready
 from ..importers.live import WatchRoot
 
 log = logging.getLogger("turnback.server.agents")
@@ -196,7 +196,7 @@ class AgentWatch:
             arm()
             self.ready.set()
             while not self._stop.is_set():
-                readable, _, _ = select.select([ino.fileno(), wake_r], [], [])
+                readable = ready.readable([ino.fileno(), wake_r], None)
                 if self._stop.is_set():
                     break
                 changed: set[Path] = set()

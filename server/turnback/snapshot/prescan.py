@@ -47,6 +47,8 @@ from stat import S_ISDIR, S_ISREG
 
 import blake3
 
+from ..fs import ready
+
 TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -404,10 +406,8 @@ class Worker:
         try:
             os.set_blocking(self._job, False)
             while out:
-                import select
-
                 left = deadline - time.monotonic()
-                if left <= 0 or not select.select([], [self._job], [], left)[1]:
+                if left <= 0 or not ready.writable(self._job, left):
                     raise TimeoutError
                 out = out[os.write(self._job, out):]
         except (OSError, TimeoutError):
@@ -631,13 +631,11 @@ def drop_early() -> None:
 
 def _read_child(fd: int, timeout: float) -> bytes | None:
     """Everything the child writes before it closes its end; None if it takes too long."""
-    import select
-
     chunks: list[bytes] = []
     deadline = time.monotonic() + timeout
     while True:
         left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
+        if left <= 0 or not ready.readable([fd], left):
             return None
         chunk = os.read(fd, 1 << 20)
         if not chunk:
