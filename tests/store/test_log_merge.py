@@ -13,7 +13,7 @@ import pytest
 from turnback import Store
 from turnback.errors import StoreDamaged
 from turnback.fs.locks import rw_lock
-from turnback.objects import merging, packlog
+from turnback.objects import merging, objectstore, packlog
 from wsutil import age_tree, run_cli, write
 
 
@@ -176,12 +176,14 @@ def test_records_a_crash_took_are_put_back_and_synced_before_the_logs_go(
         order.append(f"fsync {Path(path).name}")
         real_fsync_file(path)
 
-    def unlink(self: Path, missing_ok: bool = False) -> None:
+    def unlink(self: Path, missing_ok: bool = True) -> None:
         order.append(f"unlink {self.name}")
         real_unlink(self, missing_ok=missing_ok)
 
     monkeypatch.setattr(logmerge, "fsync_file", fsync_file)
+    # the object store removes its files through objfolder.py, the rest by path
     monkeypatch.setattr(Path, "unlink", unlink)
+    monkeypatch.setattr(objectstore, "unlink_object_file", unlink)
     # the merge's own restore (this object was opened before the cut)
     assert store.merge_logs(at_least=0) is not None
     assert {cp.id for cp in Store.open(ws).checkpoints()} == want
