@@ -94,6 +94,29 @@ async def test_rewind_never_writes_through_a_symlink(with_store: TurnbackClient,
     assert (ws / "src" / "app.py").read_text() == "print('hello')\n"
 
 
+async def test_a_link_swapped_into_the_objects_is_refused_and_the_server_stays_up(
+        with_store: TurnbackClient, ws: Path) -> None:
+    """objects/log/ replaced by a link to a folder outside while the server holds the store:
+    the checkpoint fails naming it, nothing is written there, the server answers on, and
+    checkpoints again once the link is gone (tests/store/test_swapped_links.py: each
+    folder)."""
+    client = with_store
+    await client.call("turnback/createCheckpoint", {})
+    outside = ws.parent / "outside"
+    outside.mkdir()
+    log = ws / ".turnback" / "objects" / "log"
+    for f in log.iterdir():
+        f.unlink()
+    log.rmdir()
+    log.symlink_to(outside, target_is_directory=True)
+    (ws / "src" / "app.py").write_text("print('swapped')\n")
+    await client.fails("turnback/createCheckpoint", {}, UNSAFE, "objects/log")
+    assert list(outside.iterdir()) == [], "nothing was written through the link"
+    assert (await client.call("turnback/status", {}))["exists"] is True
+    log.unlink()
+    await client.call("turnback/createCheckpoint", {})
+
+
 async def test_damaged_store_is_reported(tmp_path: Path) -> None:
     ws = make_workspace(tmp_path / "ws")
     (ws / ".turnback").mkdir()

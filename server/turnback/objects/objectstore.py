@@ -21,9 +21,9 @@ import zstandard
 
 from ..errors import NotFound, StoreDamaged
 from ..fs.atomic import TMP_PREFIX, fsync_all, syncfs
-from ..fs.privacy import create_file, make_dir
 from ..fs.reading import open_regular, read_regular
 from . import merging, packlog
+from .objfolder import create_in, object_folder, unlink_object_file
 from .packlog import FRAME_MAX, FRAME_OVERHEAD, LOG_ID, LogFile, log_names
 from .packlog import frames as log_frames
 from .packlog import verify as verify_frame
@@ -285,9 +285,8 @@ class ObjectStore:
             self.sync(keep_held=True)
         return self._log_frame(w, record)
 
-    def _tmp(self, final: Path) -> Path:
-        make_dir(final.parent)
-        return final.parent / f"{TMP_PREFIX}{final.name[:8]}.{os.getpid()}.{os.urandom(4).hex()}"
+    def _tmp(self, final: Path) -> str:
+        return f"{TMP_PREFIX}{final.name[:8]}.{os.getpid()}.{os.urandom(4).hex()}"
 
     # -- writing -------------------------------------------------------------------
     def put(self, kind: bytes, data: bytes, name: str | None = None) -> str:
@@ -307,10 +306,11 @@ class ObjectStore:
         if self._in_pack(name) or final.exists():
             return name
         payload = self._cctx().compress(kind + b"\0" + data)
-        tmp = self._tmp(final)
-        with os.fdopen(create_file(tmp), "wb") as f:
-            f.write(payload)
-        os.replace(tmp, final)
+        with object_folder(final.parent) as folder:  # no link followed (objfolder.py)
+            tmp = self._tmp(final)
+            with os.fdopen(create_in(folder, tmp), "wb") as f:
+                f.write(payload)
+            folder.rename(tmp, final.name)
         self._wrote(final)
         return name
 
@@ -330,19 +330,22 @@ class ObjectStore:
         tmp = self._tmp(final)
         # Re-hash while compressing, so a file changed between the passes is caught.
         check = blake3.blake3(BLOB + b"\0")
-        with (
-            os.fdopen(open_regular(path), "rb") as src,
-            os.fdopen(create_file(tmp), "wb") as dst,
-            self._cctx().stream_writer(dst, closefd=False) as w,
-        ):
-            w.write(BLOB + b"\0")
-            while chunk := src.read(CHUNK):
-                check.update(chunk)
-                w.write(chunk)
+        with object_folder(final.parent) as folder:  # no link followed (objfolder.py)
+            with (
+                os.fdopen(open_regular(path), "rb") as src,
+                os.fdopen(create_in(folder, tmp), "wb") as dst,
+                self._cctx().stream_writer(dst, closefd=False) as w,
+            ):
+                w.write(BLOB + b"\0")
+                while chunk := src.read(CHUNK):
+                    check.update(chunk)
+                    w.write(chunk)
+            if check.hexdigest() == name:
+                folder.rename(tmp, final.name)
+            else:
+                folder.unlink(tmp)
         if check.hexdigest() != name:
-            os.unlink(tmp)
             return self.put_file(path, os.stat(path).st_size)  # changed under us: once more
-        os.replace(tmp, final)
         self._wrote(final)
         return name
 
@@ -712,7 +715,7 @@ class ObjectStore:
             path = self.packs.path_of(log)
             try:
                 if now - os.lstat(path).st_mtime > stray_age:
-                    path.unlink()
+                    unlink_object_file(path)
             except OSError:
                 pass
         by_pack = {p: rows for p, rows in listing.items() if rows}
@@ -786,14 +789,14 @@ class ObjectStore:
                 continue
             if pack.startswith("log-"):
                 try:
-                    self.packs.path_of(pack).unlink(missing_ok=True)
+                    unlink_object_file(self.packs.path_of(pack))
                 except OSError:
                     # open elsewhere where that forbids it (Windows): its objects are in
                     # the new pack too, a second copy; the next merge takes it again
                     pass
                 continue
-            (folder / f"{pack}.idx").unlink(missing_ok=True)  # index first: readers stop here
-            (folder / f"{pack}.pack").unlink(missing_ok=True)
+            unlink_object_file(folder / f"{pack}.idx")  # index first: readers stop here
+            unlink_object_file(folder / f"{pack}.pack")
         self.packs.refresh()
         return before - after
 
@@ -801,7 +804,7 @@ class ObjectStore:
         p = self.path(name)
         try:
             size = p.stat().st_size
-            p.unlink()
+            unlink_object_file(p, missing_ok=False)
             return size
         except FileNotFoundError:
             return 0

@@ -36,9 +36,10 @@ import blake3
 
 from ..errors import StoreDamaged
 from ..fs.atomic import fsync_all, fsync_file
-from ..fs.osflags import O_BINARY
-from ..fs.privacy import FILE_MODE, make_dir
+from ..fs.osflags import O_BINARY, O_CLOEXEC
+from ..fs.privacy import FILE_MODE
 from ..fs.reading import open_regular
+from .objfolder import object_folder
 
 LOG_MAGIC = b"TBLOG01\n"  # as long as a pack's magic: a block never starts before byte 8
 LOG_ID = re.compile(r"log-[0-9]+-[0-9a-f]{16}")
@@ -203,12 +204,13 @@ class LogFile:
     """This process's log, appended to by one frame at a time (the caller serialises)."""
 
     def __init__(self, folder: Path) -> None:
-        make_dir(folder)
         self.folder = folder
         self.pid = os.getpid()
         self.id = f"log-{self.pid}-{os.urandom(8).hex()}"
         self.path = folder / self.id
-        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL | O_BINARY, FILE_MODE)
+        with object_folder(folder) as held:  # made there, through no link (objfolder.py)
+            self._fd = held.open(self.id, os.O_RDWR | os.O_CREAT | os.O_EXCL | O_BINARY
+                                 | O_CLOEXEC, FILE_MODE)
         self._ino = os.fstat(self._fd).st_ino
         self.end = 0
         self.named = False  # whether the folder's entry for it was synced

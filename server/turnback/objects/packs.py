@@ -36,10 +36,11 @@ from typing import BinaryIO, NamedTuple
 import zstandard
 
 from ..errors import StoreDamaged
-from ..fs.atomic import atomic_write, fsync_dir
+from ..fs.atomic import fsync_dir
 from ..fs.osflags import O_BINARY
-from ..fs.privacy import create_file, make_dir
 from ..fs.reading import open_regular, read_regular
+from ..fs.replacing import replace_file
+from .objfolder import create_in, object_folder, unlink_object_file
 from .packlog import LOG_ID, LOG_MAGIC, frames, log_names
 from .packlog import _rebase as rebase_rows
 
@@ -193,8 +194,7 @@ class PackWriter:
     """
 
     def __init__(self, folder: Path, level: int, in_memory: bool = False) -> None:
-        make_dir(folder)
-        self.folder = folder
+        self.folder = folder  # made, if missing, with the pack's file (objfolder.py)
         self.id = f"pack-{os.getpid()}-{os.urandom(8).hex()}"
         self.path = folder / f"{self.id}.pack"
         # the file is made on the first object: a checkpoint that stores nothing new
@@ -244,19 +244,24 @@ class PackWriter:
                 self._spill()
             return
         if self._f is None:
-            self._f = os.fdopen(create_file(self.path), "wb")  # closed in finish/abort
+            self._f = self._create()  # closed in finish/abort
             self._f.write(PACK_MAGIC)
         self._f.write(block)
 
     def _spill(self) -> None:
         """Too much for a log frame: the blocks kept in memory become a pack's start."""
         mem, self._mem = self._mem or [], None
-        self._f = os.fdopen(create_file(self.path), "wb")  # closed in finish/abort
+        self._f = self._create()  # closed in finish/abort
         self._f.write(PACK_MAGIC)
         for block in mem:
             self._f.write(block)
         self._index = bytearray(rebase_rows(bytes(self._index), len(PACK_MAGIC)))
         self._pos += len(PACK_MAGIC)
+
+    def _create(self) -> BinaryIO:
+        """The pack's file, made in its folder reached without following a link."""
+        with object_folder(self.folder) as folder:
+            return os.fdopen(create_in(folder, self.path.name), "wb")
 
     def seal(self) -> bool:
         """Compress what waits; True when everything is still in memory (for a log frame:
@@ -341,7 +346,7 @@ class PackWriter:
                 os.fsync(self._f.fileno())
             self._f.close()
             if not self.count:
-                self.path.unlink()
+                unlink_object_file(self.path)
                 return b""
             self._names = set()  # not needed any more: let it go before the sort
             out = bytearray(IDX_MAGIC + struct.pack(">I", self.count))
@@ -349,7 +354,8 @@ class PackWriter:
             self._index = bytearray()
             data = bytes(out)
             del out
-            atomic_write(self.folder / f"{self.id}.idx", data, fsync=fsync)
+            with object_folder(self.folder) as folder:
+                replace_file(folder, f"{self.id}.idx", data, fsync=fsync)
             if fsync:
                 fsync_dir(self.folder)
             return data
@@ -361,10 +367,7 @@ class PackWriter:
             try:
                 self._f.close()
             finally:
-                try:
-                    self.path.unlink()
-                except FileNotFoundError:
-                    pass
+                unlink_object_file(self.path)
 
 
 def _sort_rows(index: bytearray, out: bytearray) -> None:

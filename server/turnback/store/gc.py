@@ -19,6 +19,7 @@ from ..events import parse_iso
 from ..fs.atomic import TMP_PREFIX, atomic_write, fsync_file
 from ..fs.locks import rw_lock
 from ..models import Checkpoint, GcResult
+from ..objects.objfolder import unlink_in_store
 
 if TYPE_CHECKING:
     from .state import StoreState
@@ -141,7 +142,7 @@ def collect(store: StoreState, *, dry_run: bool = False, keep_last: int | None =
             for tmp in stray_temps(store):
                 try:
                     if now - tmp.stat().st_mtime > STRAY_AGE_S:
-                        tmp.unlink()
+                        unlink_in_store(store.root, tmp)  # through no link swapped in
                 except OSError:
                     pass
         return GcResult(len(garbage), freed, dropped, dry_run,
