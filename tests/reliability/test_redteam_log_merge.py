@@ -1,0 +1,102 @@
+"""Red-team pass over the object logs' merge (store/logmerge.py, branch redteam12): the
+one mechanism that removes files holding objects while other processes use them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from turnback import Store
+from turnback.objects import packlog
+from wsutil import age_tree, write
+
+
+def edit(ws: Path, tag: str) -> None:
+    for i in range(3):
+        write(ws, f"d{i}/f{i}.txt", f"{tag} {i}\n" * 20)
+    age_tree(ws)
+
+
+def log_records(root: Path) -> list[bytes]:
+    return list(packlog.records(root / "objects" / "log", lambda raw: True))
+
+
+def test_a_merge_by_a_process_that_opened_earlier_puts_back_a_record_first(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hook killed (or failing on ``checkpoints.jsonl``) after its frame was synced
+    leaves a durable record every open puts back. A process that opened before that frame
+    merged the logs with its own, older index: the record's tree looked unstored, so
+    restore skipped it, and the log holding it was then removed. Fails before the fix."""
+    root = ws / ".turnback"
+    edit(ws, "base")
+    Store.open(ws).checkpoint(label="base")
+    merger = Store.open(ws)  # a hook, opened (its index read) before the other's frame
+    edit(ws, "merger")
+    merger.checkpoint(label="merger")
+
+    killed = Store.open(ws)
+    edit(ws, "killed")
+
+    def lost(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")  # the line never reaches the file
+
+    monkeypatch.setattr(killed.index, "add", lost)
+    with pytest.raises(OSError):
+        killed.checkpoint(label="killed")
+    killed.close()
+    monkeypatch.undo()
+    ids = {rec.split(b'"id":"')[1].split(b'"')[0].decode() for rec in log_records(root)}
+
+    merger.close()
+    assert merger.merge_logs(at_least=0) is not None
+    assert packlog.log_names(root / "objects" / "log") == []
+
+    after = Store.open(ws)
+    labels = {cp.label for cp in after.checkpoints()}
+    assert "killed" in labels, labels
+    assert ids <= {cp.id for cp in after.checkpoints()}
+    cp = next(c for c in after.checkpoints() if c.label == "killed")
+    assert after.objects.get(b"blob", after.trees.lookup(cp.tree, "d0/f0.txt").hash) \
+        == b"killed 0\n" * 20
+    assert after.fsck().ok
+
+
+def test_a_rewinds_safety_record_lost_after_its_journal_survives_a_merge(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rewind stopped (killed, a full disk) after its journal and safety frame were
+    synced but before the safety's line reached ``checkpoints.jsonl``: the next open puts
+    the record back before it recovers the journal. A merge by a process that opened
+    before the rewind dropped that record with the log (its tree unknown to the merger's
+    index): the work the rewind would overwrite, which undo needs, had no checkpoint.
+    Fails before the fix."""
+    root = ws / ".turnback"
+    edit(ws, "v1")
+    target = Store.open(ws).checkpoint(label="v1")
+    merger = Store.open(ws)  # a hook: its checkpoint read the index, before the rewind
+    edit(ws, "hook")
+    merger.checkpoint(label="hook")
+    edit(ws, "unsaved work")
+
+    rewinder = Store.open(ws)
+
+    def lost(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(rewinder.index, "add", lost)
+    with pytest.raises(OSError):
+        rewinder.rewind(target.id)
+    monkeypatch.undo()
+    rewinder.close()
+    assert (ws / "d0/f0.txt").read_bytes() == b"unsaved work 0\n" * 20
+
+    merger.close()
+    assert merger.merge_logs(at_least=0) is not None
+    assert packlog.log_names(root / "objects" / "log") == []
+
+    after = Store.open(ws)  # recovers the rewind the journal names
+    safety = [cp for cp in after.checkpoints() if cp.label.startswith("before rewind")]
+    assert safety, [cp.label for cp in after.checkpoints()]
+    entry = after.trees.lookup(safety[0].tree, "d0/f0.txt")
+    assert after.objects.get(b"blob", entry.hash) == b"unsaved work 0\n" * 20
+    assert after.fsck().ok
