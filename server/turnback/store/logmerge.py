@@ -44,11 +44,6 @@ def merge_logs(store: StoreState, at_least: int = MERGE_AT) -> tuple[int, int] |
     with try_rw_lock(store.root / "locks" / "gc", exclusive=True) as held:
         if not held:
             return None  # a writer or a gc now: a later process merges
-        # the index read now, not at this process's open: a record lost from a frame
-        # another process wrote since (a hook killed after its sync) has its tree there,
-        # and restore skips a record whose tree it does not find (then merged away for
-        # good: tests/reliability/test_redteam_log_merge.py)
-        store.objects.packs.refresh()
         store.restore_records_locked()
         fsync = store.config.fsync_commits
         if fsync and store.index.path.exists():
