@@ -100,3 +100,36 @@ def test_a_rewinds_safety_record_lost_after_its_journal_survives_a_merge(
     entry = after.trees.lookup(safety[0].tree, "d0/f0.txt")
     assert after.objects.get(b"blob", entry.hash) == b"unsaved work 0\n" * 20
     assert after.fsck().ok
+
+
+def test_a_log_damaged_in_its_middle_is_kept_with_the_frames_past_the_damage(
+        ws: Path) -> None:
+    """A frame whose structure is broken (a flipped byte in its head) ends the forward
+    read of its log: the merge copied the frames before it and removed the log, the
+    intact frames after it with it, so the checkpoints whose objects they held could never
+    be read again, not even by hand. The log is kept whole (fsck names it) and the frames
+    before the damage are copied as before. Fails before the fix."""
+    root = ws / ".turnback"
+    store = Store.open(ws)
+    for tag in ("first", "second", "third"):
+        edit(ws, tag)
+        store.checkpoint(label=tag)
+    store.close()
+    (log,) = packlog.log_names(root / "objects" / "log")
+    path = root / "objects" / "log" / log
+    data = bytearray(path.read_bytes())
+    second = data.index(packlog.HEAD_MAGIC, data.index(packlog.HEAD_MAGIC) + 1)
+    data[second] ^= 0xFF  # the second frame's head: the forward read stops there
+    path.write_bytes(bytes(data))
+    before = path.read_bytes()
+
+    merger = Store.open(ws)
+    merger.merge_logs(at_least=0)
+    assert path.exists() and path.read_bytes() == before
+
+    after = Store.open(ws)
+    by_label = {cp.label: cp for cp in after.checkpoints()}
+    first = by_label["first"]
+    entry = after.trees.lookup(first.tree, "d0/f0.txt")
+    assert after.objects.get(b"blob", entry.hash) == b"first 0\n" * 20
+    assert after.objects.packs.locate(entry.hash).pack.startswith("pack-")

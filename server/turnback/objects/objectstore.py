@@ -779,6 +779,10 @@ class ObjectStore:
                                       if p not in dirty))
             kept_whole = [p for p, names in failed.items()
                           if any(n not in elsewhere for n in names)]
+        # a log read up to a broken frame with intact frames after it (damage in its
+        # middle, not a write that did not finish): what lies past the damage was never
+        # read, so the log stays as it is (fsck names it) rather than going with them
+        kept_whole += [p for p in dirty if p.startswith("log-") and self._unread_frames(p)]
         after = writer.path.stat().st_size if index else 0
         before = sum(n for p, n in sizes.items() if p not in kept_whole)
         for pack in dirty:
@@ -796,6 +800,26 @@ class ObjectStore:
             (folder / f"{pack}.pack").unlink(missing_ok=True)
         self.packs.refresh()
         return before - after
+
+    def _unread_frames(self, log: str) -> bool:
+        """Whether ``log`` ends in a complete frame past where its frames were read from
+        its start (``PackReader.refresh``): a frame in between is broken, so the frames
+        after it were never read. A log that cannot be opened counts as one."""
+        end = self.packs.log_end(log)
+        try:
+            fd = open_regular(self.packs.path_of(log))
+        except (OSError, StoreDamaged):
+            return True
+        try:
+            size = os.fstat(fd).st_size
+            if size <= end:
+                return False
+            if size > packlog.READ_MAX:
+                return True  # bytes no reader takes: left for fsck to name
+            frame = packlog.frame_ending_at(fd, size)
+            return frame is not None and frame.pos >= end
+        finally:
+            os.close(fd)
 
     def remove(self, name: str) -> int:
         p = self.path(name)
