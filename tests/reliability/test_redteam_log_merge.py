@@ -133,3 +133,45 @@ def test_a_log_damaged_in_its_middle_is_kept_with_the_frames_past_the_damage(
     entry = after.trees.lookup(first.tree, "d0/f0.txt")
     assert after.objects.get(b"blob", entry.hash) == b"first 0\n" * 20
     assert after.objects.packs.locate(entry.hash).pack.startswith("pack-")
+
+
+def test_a_record_lost_before_more_than_the_tail_of_other_lines_is_put_back(
+        ws: Path) -> None:
+    """A killed hook's record is missing from ``checkpoints.jsonl`` (its line torn, then
+    cut by the next append), and a live server appends more than ``TAIL_BYTES`` of lines
+    after it, interleaved with the hook's own earlier ones, before any process restores:
+    the open that reads only the file's end finds the record not there, reads it whole,
+    and puts it back, and a merge then keeps its objects."""
+    from turnback.snapshot.checkpoint_index import TAIL_BYTES
+
+    root = ws / ".turnback"
+    index = root / "checkpoints.jsonl"
+    server = Store.open(ws)
+    hook = Store.open(ws)
+    for i in range(3):  # the hook's lines and the server's, interleaved
+        edit(ws, f"hook{i}")
+        hook.checkpoint(label=f"hook{i}")
+        edit(ws, f"server{i}")
+        server.checkpoint(label=f"server{i}")
+    edit(ws, "lost")
+    lost = hook.checkpoint(label="lost")
+    hook.close()
+    lines = index.read_bytes().splitlines(keepends=True)
+    assert lost.id.encode() in lines[-1]
+    index.write_bytes(b"".join(lines[:-1]) + lines[-1][:40])  # torn by a power cut
+    n = 0
+    while index.stat().st_size < 2 * TAIL_BYTES:  # the server goes on (and cuts the tail)
+        n += 1
+        server.index.drop([f"{n:026d}"], fsync=False)
+    assert lost.id.encode() not in index.read_bytes()
+
+    after = Store.open(ws)
+    assert lost.id in {cp.id for cp in after.checkpoints()}
+    after.close()
+    server.close()
+    assert after.merge_logs(at_least=0) is not None
+    merged = Store.open(ws)
+    cp = next(c for c in merged.checkpoints() if c.id == lost.id)
+    entry = merged.trees.lookup(cp.tree, "d0/f0.txt")
+    assert merged.objects.get(b"blob", entry.hash) == b"lost 0\n" * 20
+    assert merged.fsck().ok
