@@ -225,3 +225,39 @@ def test_a_log_that_cannot_be_removed_is_not_copied_again_by_every_merge(
     assert held.exists()
     # the first merge copies the server's log once; later ones only the hooks' few objects
     assert max(grown[1:]) < held.stat().st_size // 4, (grown, held.stat().st_size)
+
+
+def test_a_disk_full_while_the_pack_is_written_leaves_every_log(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pack's write fails (ENOSPC) after some of its blocks went to disk: the merge
+    stops with the error (the CLI passes over it: its answer is out), no pack is left
+    half written, and every log, record and object is there as before."""
+    from turnback.objects import packs as packs_mod
+
+    root = ws / ".turnback"
+    for i in range(4):
+        edit(ws, f"c{i}")
+        store = Store.open(ws)
+        store.checkpoint(label=f"c{i}")
+        store.close()
+    before = sorted(packlog.log_names(root / "objects" / "log"))
+    listed = [cp.id for cp in Store.open(ws).checkpoints()]
+    real = packs_mod.PackWriter.finish
+
+    def full(self: packs_mod.PackWriter, fsync: bool) -> bytes:
+        self._flush_block(self._blobs)  # some of its bytes on disk first
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(packs_mod.PackWriter, "finish", full)
+    with pytest.raises(OSError):
+        Store.open(ws).merge_logs(at_least=0)
+    monkeypatch.setattr(packs_mod.PackWriter, "finish", real)
+    assert sorted(packlog.log_names(root / "objects" / "log")) == before
+    folder = root / "objects" / "pack"
+    assert all((folder / f"{n[:-5]}.idx").exists()  # no pack without its index left
+               for n in os.listdir(folder) if n.endswith(".pack"))
+    after = Store.open(ws)
+    assert [cp.id for cp in after.checkpoints()] == listed
+    assert after.fsck().ok
+    assert after.merge_logs(at_least=0) is not None  # the next one finishes
+    assert packlog.log_names(root / "objects" / "log") == []
