@@ -261,3 +261,34 @@ def test_a_disk_full_while_the_pack_is_written_leaves_every_log(
     assert after.fsck().ok
     assert after.merge_logs(at_least=0) is not None  # the next one finishes
     assert packlog.log_names(root / "objects" / "log") == []
+
+
+@pytest.mark.parametrize("by", ["merge", "gc"])
+def test_a_log_whose_first_frame_is_damaged_is_not_taken_for_a_stray(
+        ws: Path, by: str) -> None:
+    """A log whose first frame's head is broken reads as holding no frame: an hour old, the
+    merge and gc took it for the leftover of a writer killed in its first write and
+    removed it, with every intact frame after the first. Fails before the fix."""
+    root = ws / ".turnback"
+    store = Store.open(ws)
+    for tag in ("first", "second", "third"):
+        edit(ws, tag)
+        store.checkpoint(label=tag)
+    store.close()
+    (log,) = packlog.log_names(root / "objects" / "log")
+    edit(ws, "other")  # another log, so that there is something to merge
+    other = Store.open(ws)
+    other.checkpoint(label="other")
+    other.close()
+    path = root / "objects" / "log" / log
+    data = bytearray(path.read_bytes())
+    data[data.index(packlog.HEAD_MAGIC)] ^= 0xFF
+    path.write_bytes(bytes(data))
+    old = os.stat(path).st_mtime - 7200
+    os.utime(path, (old, old))
+
+    if by == "merge":
+        Store.open(ws).merge_logs(at_least=0)
+    else:
+        Store.open(ws).gc()
+    assert path.exists() and path.read_bytes() == bytes(data)

@@ -702,12 +702,15 @@ class ObjectStore:
 
         A log with no complete frame older than ``stray_age`` seconds (its writer was
         killed in its first write, or it was put there by hand) is removed, as gc does:
-        else it would count toward every later merge's trigger."""
+        else it would count toward every later merge's trigger; not one whose first frame
+        is broken and that ends in a complete frame (``_unread_frames``)."""
         self.packs.refresh()
         listing = self.packs.listing(packs=False)
         now = time.time()
         for log, rows in listing.items():
-            if rows:
+            # a log that reads as no frame but ends in a complete one has its first frame
+            # damaged: not a writer's leftover, kept with the frames after it
+            if rows or self._unread_frames(log):
                 continue
             path = self.packs.path_of(log)
             try:
