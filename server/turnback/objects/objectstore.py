@@ -705,12 +705,15 @@ class ObjectStore:
 
         A log with no complete frame older than ``stray_age`` seconds (its writer was
         killed in its first write, or it was put there by hand) is removed, as gc does:
-        else it would count toward every later merge's trigger."""
+        else it would count toward every later merge's trigger; not one whose first frame
+        is broken and that ends in a complete frame (``_unread_frames``)."""
         self.packs.refresh()
         listing = self.packs.listing(packs=False)
         now = time.time()
         for log, rows in listing.items():
-            if rows:
+            # a log that reads as no frame but ends in a complete one has its first frame
+            # damaged: not a writer's leftover, kept with the frames after it
+            if rows or self._unread_frames(log):
                 continue
             path = self.packs.path_of(log)
             try:
@@ -782,6 +785,10 @@ class ObjectStore:
                                       if p not in dirty))
             kept_whole = [p for p, names in failed.items()
                           if any(n not in elsewhere for n in names)]
+        # a log read up to a broken frame with intact frames after it (damage in its
+        # middle, not a write that did not finish): what lies past the damage was never
+        # read, so the log stays as it is (fsck names it) rather than going with them
+        kept_whole += [p for p in dirty if p.startswith("log-") and self._unread_frames(p)]
         after = writer.path.stat().st_size if index else 0
         before = sum(n for p, n in sizes.items() if p not in kept_whole)
         for pack in dirty:
@@ -799,6 +806,26 @@ class ObjectStore:
             unlink_object_file(folder / f"{pack}.pack")
         self.packs.refresh()
         return before - after
+
+    def _unread_frames(self, log: str) -> bool:
+        """Whether ``log`` ends in a complete frame past where its frames were read from
+        its start (``PackReader.refresh``): a frame in between is broken, so the frames
+        after it were never read. A log that cannot be opened counts as one."""
+        end = self.packs.log_end(log)
+        try:
+            fd = open_regular(self.packs.path_of(log))
+        except (OSError, StoreDamaged):
+            return True
+        try:
+            size = os.fstat(fd).st_size
+            if size <= end:
+                return False
+            if size > packlog.READ_MAX:
+                return True  # bytes no reader takes: left for fsck to name
+            frame = packlog.frame_ending_at(fd, size)
+            return frame is not None and frame.pos >= end
+        finally:
+            os.close(fd)
 
     def remove(self, name: str) -> int:
         p = self.path(name)

@@ -130,6 +130,21 @@ def log_names(folder: Path) -> list[str]:
         return []
 
 
+def frame_ending_at(fd: int, size: int) -> Frame | None:
+    """The complete frame whose trailer ends at ``size`` (a log's end), if there is one:
+    one read of the trailer, two of the frame."""
+    if size < len(LOG_MAGIC) + _TAIL.size:
+        return None
+    tail = os.pread(fd, _TAIL.size, size - _TAIL.size)
+    if len(tail) != _TAIL.size:
+        return None
+    _, magic, length = _TAIL.unpack(tail)
+    if magic != TAIL_MAGIC or not len(LOG_MAGIC) <= size - length < size:
+        return None
+    frame = _frame_at(fd, size - length, size)
+    return frame if frame is not None and frame.pos + frame.length == size else None
+
+
 def _newest_first(fd: int, size: int) -> Iterator[Frame]:
     """A log's complete frames from its end back: from the trailer at the end of the file,
     three reads a frame; a log whose end is not a frame's (a write that did not finish) is

@@ -480,6 +480,11 @@ class PackReader:
                 self._log_ends[log] = end
             self._loaded.add(log)
 
+    def log_end(self, log: str) -> int:
+        """Where the last frame read of ``log`` ends (0: none read)."""
+        with self._lock:
+            return self._log_ends.get(log, 0)
+
     def sizes(self) -> dict[str, tuple[int, int]]:
         """Each pack's object count and bytes, from its files' sizes alone (an index is
         a fixed header and a row an object; ``_check_index`` holds it to that when read):
