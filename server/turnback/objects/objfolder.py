@@ -29,6 +29,17 @@ from ..fs.privacy import DIR_MODE, FILE_MODE
 
 NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_CLOEXEC | O_BINARY
 
+# The stores whose place the user named (``--store DIR``, ``TURNBACK_STORE``): a link in
+# their layout is the user's own choice (objects on another disk), followed at open
+# (``privacy.refuse_foreign``) and here alike.
+_CHOSEN: set[str] = set()
+
+
+def follow_links_in(store: Path) -> None:
+    """Let the object files of the store at ``store`` (its root, resolved) be written
+    through links in its layout: the user named that store."""
+    _CHOSEN.add(str(store))
+
 
 @contextmanager
 def object_folder(folder: Path, *, create: bool = True) -> Iterator[Folder]:
@@ -43,6 +54,15 @@ def object_folder(folder: Path, *, create: bool = True) -> Iterator[Folder]:
 def store_subfolder(store: Path, folder: Path, *, create: bool) -> Iterator[Folder]:
     """``folder``, a folder below the store's root ``store``, opened as ``object_folder``
     says."""
+    if str(store) in _CHOSEN:
+        if create:
+            os.makedirs(folder, DIR_MODE, exist_ok=True)
+        held = open_root(str(folder))  # FileNotFoundError when missing, as below
+        try:
+            yield held
+        finally:
+            held.close()
+        return
     parts = list(folder.relative_to(store).parts)
     top = open_root(str(store))
     try:

@@ -18,6 +18,7 @@ from ..fs.locks import rw_lock
 from ..fs.namefold import EXACT, NameRules, probe, probe_store
 from ..fs.paths import expand_home
 from ..objects.merging import MERGE_AT
+from ..objects.objfolder import follow_links_in
 from ..sessions.backend import MemorySessions
 from ..sessions.files import FileSessions
 from .config import FORMAT_VERSION, StoreConfig, default_store_dir, load_config, save_config
@@ -60,7 +61,10 @@ class Store(TurnOps, RewindOps):
         root = expand_home(store_dir).resolve() if store_dir else default_store_dir(ws)
         if ws == root or ws.is_relative_to(root):
             raise InvalidInput(f"store {root} cannot contain the workspace it records")
-        privacy.refuse_foreign(root, chosen=bool(store_dir or os.environ.get("TURNBACK_STORE")))
+        chosen = bool(store_dir or os.environ.get("TURNBACK_STORE"))
+        privacy.refuse_foreign(root, chosen=chosen)
+        if chosen:
+            follow_links_in(root)
         exists = (root / "config.json").exists()
         if not exists and not create:
             raise NotFound(f"no Turnback store at {root}; create one with 'turnback init'")
