@@ -18,18 +18,25 @@ from .folders import Folder, open_dir, open_root
 from .privacy import DIR_MODE
 
 
+def open_store_folder(root: Path, parts: list[str], *, create: bool) -> Folder:
+    """The folder ``parts`` of the store at ``root``, made 0700 if missing (``create``;
+    else ``FileNotFoundError``), opened without following a link below ``root``:
+    ``Unsafe`` naming the link (or file) in the way. The caller closes it."""
+    top = open_root(str(root))
+    try:
+        return open_dir(top, parts, create=create, mode=DIR_MODE)
+    finally:
+        top.close()
+
+
 @contextmanager
 def store_folder(root: Path, parts: list[str]) -> Iterator[Folder]:
     """The folder ``parts`` of the store at ``root``, made if missing (0700), opened
     without following a link below ``root``: ``OSError`` if one is there."""
-    top = open_root(str(root))
     try:
-        try:
-            folder = open_dir(top, parts, create=True, mode=DIR_MODE)
-        except Unsafe as exc:  # a link or a file on the way: a cache not written
-            raise OSError(str(exc)) from None
-    finally:
-        top.close()
+        folder = open_store_folder(root, parts, create=True)
+    except Unsafe as exc:  # a link or a file on the way: a cache not written
+        raise OSError(str(exc)) from None
     try:
         yield folder
     finally:

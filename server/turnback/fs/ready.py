@@ -17,8 +17,7 @@ def readable(fds: list[int], timeout: float | None) -> set[int]:
     poller = select.poll()
     for fd in fds:
         poller.register(fd, select.POLLIN | select.POLLPRI)
-    ms = None if timeout is None else max(0, int(timeout * 1000 + 0.999))
-    return {fd for fd, _events in poller.poll(ms)}
+    return {fd for fd, _events in poller.poll(None if timeout is None else _ms(timeout))}
 
 
 def writable(fd: int, timeout: float) -> bool:
@@ -30,4 +29,9 @@ def writable(fd: int, timeout: float) -> bool:
         return bool(select.select([], [fd], [], timeout)[1])
     poller = select.poll()
     poller.register(fd, select.POLLOUT)
-    return bool(poller.poll(max(0, int(timeout * 1000 + 0.999))))
+    return bool(poller.poll(_ms(timeout)))
+
+
+def _ms(timeout: float) -> int:
+    """``timeout`` seconds as poll's whole milliseconds, rounded up (never early)."""
+    return max(0, int(timeout * 1000 + 0.999))

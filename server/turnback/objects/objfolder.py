@@ -23,7 +23,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import Unsafe
-from ..fs.folders import Folder, open_dir, open_root
+from ..fs.folders import Folder, open_root
+from ..fs.instore import open_store_folder
 from ..fs.osflags import O_BINARY, O_CLOEXEC
 from ..fs.privacy import DIR_MODE, FILE_MODE
 
@@ -63,19 +64,14 @@ def store_subfolder(store: Path, folder: Path, *, create: bool) -> Iterator[Fold
         finally:
             held.close()
         return
-    parts = list(folder.relative_to(store).parts)
-    top = open_root(str(store))
     try:
-        try:
-            held = open_dir(top, parts, create=create, mode=DIR_MODE)
-        except Unsafe as exc:
-            raise Unsafe(
-                f"{exc.message} (in the store {store}): it was put there after the store "
-                "was opened, and Turnback writes and removes nothing through it, so "
-                "nothing was stored or removed. Remove it (see what it points to first), "
-                "then try again") from None
-    finally:
-        top.close()
+        held = open_store_folder(store, list(folder.relative_to(store).parts), create=create)
+    except Unsafe as exc:
+        raise Unsafe(
+            f"{exc.message} (in the store {store}): it was put there after the store "
+            "was opened, and Turnback writes and removes nothing through it, so "
+            "nothing was stored or removed. Remove it (see what it points to first), "
+            "then try again") from None
     try:
         yield held
     finally:
