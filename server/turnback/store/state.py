@@ -83,6 +83,7 @@ class StoreState:
         # why the journal of an interrupted rewind was not applied (see recover())
         self.journal_problem: str | None = None
         self._temporary: list[Path] = []  # Store.memory()'s folders, removed by close()
+        self._guard: str | None = None  # fs/storeroots.py's token of this open
         self._mutex = threading.RLock()
 
     def _gc_generation(self) -> str:
