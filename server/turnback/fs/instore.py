@@ -26,7 +26,7 @@ from pathlib import Path
 
 from ..errors import LinkedInStore, Unsafe
 from . import storeroots
-from .folders import Folder, identity, open_dir, open_root
+from .folders import Folder, again, identity, open_dir, open_root
 from .privacy import DIR_MODE, make_dir
 
 
@@ -81,7 +81,7 @@ def folder_of(path: Path | str, *, create: bool) -> Folder | None:
 
 def _open_parent(root: str, parts: list[str], path: Path | str, *, create: bool) -> Folder:
     try:
-        return open_store_folder(root, parts, create=create)
+        return _held_or_opened(root, parts, create=create)
     except LinkedInStore:
         raise
     except Unsafe as exc:
@@ -90,6 +90,35 @@ def _open_parent(root: str, parts: list[str], path: Path | str, *, create: bool)
             "after the store was opened, and Turnback writes and removes nothing through "
             "it, so nothing was written or removed. Remove it (see what it points to "
             "first), then try again") from None
+
+
+def _held_or_opened(root: str, parts: list[str], *, create: bool) -> Folder:
+    """``open_store_folder``, or the folder held since the last time its path led to it,
+    lent: the path ``lstat``-ed (the root: ``stat``-ed) and compared with the held
+    folder's identity, which no other folder can take while it is held open. One ``stat``
+    instead of an ``open`` and a ``close`` a name on the way (a session event's append
+    opens two folders: its lock's and its file's). A link or another folder swapped in
+    shows as another identity: the folder is opened again, and refused there. What a
+    swap between the look and the write can do: write in the store's own folder,
+    wherever it was moved (never in one the link names)."""
+    names = tuple(parts)
+    kept = storeroots.held(root, names)
+    if kept is not None:
+        try:
+            now = identity(os.lstat(kept.path) if parts else os.stat(root))
+        except OSError:
+            now = None
+        if now == kept.ident:
+            return kept.lend()
+        storeroots.drop(root, names, kept)
+    opened = open_store_folder(root, parts, create=create)
+    try:
+        storeroots.hold(root, names, storeroots.Kept(
+            again(opened), identity(opened.stat_self()), os.path.join(root, *parts)))
+    except BaseException:
+        opened.close()
+        raise
+    return opened
 
 
 def make_folder(path: Path | str) -> bool:

@@ -12,14 +12,68 @@ another folder, put in place of ``.turnback``): refused too. A store the user na
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
+
+from .folders import FdFolder, Folder, again
 
 # root -> (st_dev, st_ino) at the open; root -> opens not closed yet
 _IDENT: dict[str, tuple[int, int]] = {}
 _OPENS: dict[str, int] = {}
+# root -> {names below it: the folder held there}: fs/instore.py's, closed with the
+# store's last close
+_HELD: dict[str, dict[tuple[str, ...], Kept]] = {}
+_LOCK = threading.Lock()
 # the deepest a store's own file lies below its root (objects/<xx>/<name>, index/acc/<id>)
 _DEPTH = 4
 
+
+class Kept:
+    """A folder of an open store held open, lent to one caller at a time or many: each
+    borrower's ``close`` gives it back, and it is closed once dropped and given back by
+    all (a borrower never finds its descriptor closed, or reused for another file)."""
+
+    def __init__(self, folder: Folder, ident: tuple[int, int], path: str) -> None:
+        self.folder = folder
+        self.ident = ident
+        self.path = path  # what must still lead to it: the root, or the folder's path
+        self._lent = 0
+        self._dropped = False
+
+    def lend(self) -> Folder:
+        if not isinstance(self.folder, FdFolder):
+            return again(self.folder)  # a path and an identity: nothing to share
+        with _LOCK:
+            self._lent += 1
+        return _Lent(self)
+
+    def give_back(self) -> None:
+        with _LOCK:
+            self._lent -= 1
+            done = self._dropped and self._lent == 0
+        if done:
+            self.folder.close()
+
+    def drop(self) -> None:
+        with _LOCK:
+            self._dropped = True
+            done = self._lent == 0
+        if done:
+            self.folder.close()
+
+
+class _Lent(FdFolder):
+    """A kept folder's descriptor as one borrower sees it: ``close`` gives it back."""
+
+    def __init__(self, kept: Kept) -> None:
+        assert isinstance(kept.folder, FdFolder)
+        super().__init__(kept.folder.fd, kept.folder.path)
+        self._kept: Kept | None = kept
+
+    def close(self) -> None:
+        kept, self._kept = self._kept, None
+        if kept is not None:
+            kept.give_back()
 
 def opened(root: Path) -> str:
     """Record the store at ``root`` (resolved, not a link) as open; the token to pass to
@@ -28,6 +82,7 @@ def opened(root: Path) -> str:
     st = os.stat(key)
     _IDENT[key] = (st.st_dev, st.st_ino)
     _OPENS[key] = _OPENS.get(key, 0) + 1
+    _HELD.setdefault(key, {})
     return key
 
 
@@ -38,6 +93,8 @@ def closed(token: str) -> None:
     else:
         _OPENS.pop(token, None)
         _IDENT.pop(token, None)
+        for kept in _HELD.pop(token, {}).values():
+            kept.drop()
 
 
 def identity(root: str) -> tuple[int, int] | None:
@@ -62,3 +119,31 @@ def find(path: Path | str) -> tuple[str, list[str]] | None:
             names.reverse()
             return here, names
     return None
+
+
+def held(root: str, names: tuple[str, ...]) -> Kept | None:
+    """The folder ``names`` of the open store at ``root`` held open, or None."""
+    return _HELD.get(root, {}).get(names)
+
+
+def hold(root: str, names: tuple[str, ...], kept: Kept) -> None:
+    """Keep ``kept`` as ``names`` of the open store at ``root`` (dropped when the store is
+    closed, or when replaced). Dropped at once if no store at ``root`` is open."""
+    with _LOCK:
+        folders = _HELD.get(root) if root in _IDENT else None
+        old = None if folders is None else folders.get(names)
+        if folders is not None:
+            folders[names] = kept
+    if folders is None:
+        kept.drop()
+    if old is not None:
+        old.drop()
+
+
+def drop(root: str, names: tuple[str, ...], kept: Kept) -> None:
+    """Stop holding ``kept`` as ``names`` of ``root`` (its path leads elsewhere now)."""
+    with _LOCK:
+        folders = _HELD.get(root, {})
+        if folders.get(names) is kept:
+            del folders[names]
+    kept.drop()

@@ -8,6 +8,7 @@ undo). It knows nothing of the server or the CLI.
 from __future__ import annotations
 
 import os
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +82,8 @@ class Store(TurnOps, RewindOps):
             if guard is not None:
                 storeroots.closed(guard)
             raise
-        store._guard = guard
+        if guard is not None:  # released by close, or once the Store is collected unclosed
+            store._guard = weakref.finalize(store, storeroots.closed, guard)
         store.restore_records()  # before recovery: a journal may name a restored record
         store.recover()
         return store
@@ -136,8 +138,7 @@ class Store(TurnOps, RewindOps):
         finally:
             self.objects.close()  # its log's descriptor: one a Store, else they pile up
             if self._guard is not None:
-                storeroots.closed(self._guard)
-                self._guard = None
+                self._guard()  # once: a second close releases nothing
 
     def _close(self) -> None:
         self.finish_rewind()
