@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -105,10 +106,12 @@ def _held_or_opened(root: str, parts: list[str], *, create: bool) -> Folder:
     kept = storeroots.held(root, names)
     if kept is not None:
         try:
-            now = identity(os.lstat(kept.path) if parts else os.stat(root))
+            st = os.lstat(kept.path) if parts else os.stat(root)
         except OSError:
-            now = None
-        if now == kept.ident:
+            st = None
+        # a folder, not a link that took a removed folder's inode number (with no
+        # descriptor held, as PathFolder holds none, the number is free for reuse)
+        if st is not None and stat.S_ISDIR(st.st_mode) and identity(st) == kept.ident:
             return kept.lend()
         storeroots.drop(root, names, kept)
     opened = open_store_folder(root, parts, create=create)
