@@ -112,7 +112,9 @@ def _held_or_opened(root: str, parts: list[str], *, create: bool) -> Folder:
         # a folder, not a link that took a removed folder's inode number (with no
         # descriptor held, as PathFolder holds none, the number is free for reuse)
         if st is not None and stat.S_ISDIR(st.st_mode) and identity(st) == kept.ident:
-            return kept.lend()
+            lent = kept.lend()
+            if lent is not None:
+                return lent
         storeroots.drop(root, names, kept)
     opened = open_store_folder(root, parts, create=create)
     try:

@@ -40,12 +40,15 @@ class Kept:
         self._lent = 0
         self._dropped = False
 
-    def lend(self) -> Folder:
-        if not isinstance(self.folder, FdFolder):
-            return again(self.folder)  # a path and an identity: nothing to share
+    def lend(self) -> Folder | None:
+        """The folder for one borrower, or None if it was dropped meanwhile (by another
+        thread: its descriptor may be closed)."""
+        shared = isinstance(self.folder, FdFolder)  # else a path and an identity: copied
         with _LOCK:
-            self._lent += 1
-        return _Lent(self)
+            if self._dropped:
+                return None
+            self._lent += shared
+        return _Lent(self) if shared else again(self.folder)
 
     def give_back(self) -> None:
         with _LOCK:
@@ -55,7 +58,10 @@ class Kept:
             self.folder.close()
 
     def drop(self) -> None:
+        """Close it now, or when the last borrower gives it back; once."""
         with _LOCK:
+            if self._dropped:
+                return
             self._dropped = True
             done = self._lent == 0
         if done:
