@@ -7,9 +7,10 @@ every write by path would then land in the folder the link names (session lines,
 named by input such as ``index/acc/<session id>.json``, the rewind's journal), and a
 removal would remove a file there. Each such write of a store this process opened
 (``fs/storeroots.py``) goes through a folder this module opens for it: ``dir_fd``-relative
-calls, or ``PathFolder``'s identity checks where there is no ``dir_fd``. Opened for each
-write, not held: a folder held open would keep writing into the original folder wherever
-it was moved, and the opening costs ~15 µs (bench/RESULTS.md, issue 17, ``trust17``).
+calls, or ``PathFolder``'s identity checks where there is no ``dir_fd``. Held once
+reached and lent to each write after one ``stat`` of its path matches it (opening the lock's
+and the file's folders for every session event cost +18-24 µs of ~68; held, +9-16:
+bench/RESULTS.md, issue 17, ``trust17``).
 
 The root itself is opened by its path and compared with its identity at the open: a link
 or another folder put in place of ``.turnback`` is refused (not written into, and the
