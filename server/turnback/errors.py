@@ -50,6 +50,13 @@ class Unsafe(TurnbackError):
     code = -32004
 
 
+class LinkedInStore(Unsafe, OSError):
+    """A link (or another folder) found in an open store's layout, where a write or a
+    removal would have gone through it: nothing was written or removed. An ``OSError`` too,
+    so a cache's best-effort write (``except OSError``) is skipped as on a full disk,
+    while a request's write is answered with ``Unsafe``'s code."""
+
+
 class CodeChanged(TurnbackError):
     """Turnback's own code could not be imported where it was first needed: its files
     changed or went missing since the process started (an upgrade while a server ran)."""

@@ -117,6 +117,28 @@ async def test_a_link_swapped_into_the_objects_is_refused_and_the_server_stays_u
     await client.call("turnback/createCheckpoint", {})
 
 
+async def test_a_link_swapped_for_the_locks_is_refused_and_the_server_stays_up(
+        with_store: TurnbackClient, ws: Path) -> None:
+    """locks/ replaced by a link while the server holds the store: the checkpoint fails
+    naming it, no lock file is made where it points, the server answers on, and checkpoints
+    again once the link is gone (tests/store/test_swapped_store_links.py: each folder)."""
+    client = with_store
+    await client.call("turnback/createCheckpoint", {})
+    outside = ws.parent / "outside"
+    outside.mkdir()
+    locks = ws / ".turnback" / "locks"
+    for f in locks.iterdir():
+        f.unlink()
+    locks.rmdir()
+    locks.symlink_to(outside, target_is_directory=True)
+    (ws / "src" / "app.py").write_text("print('swapped')\n")
+    await client.fails("turnback/createCheckpoint", {}, UNSAFE, "'locks' is a symlink")
+    assert list(outside.iterdir()) == [], "nothing was made through the link"
+    assert (await client.call("turnback/status", {}))["exists"] is True
+    locks.unlink()
+    await client.call("turnback/createCheckpoint", {})
+
+
 async def test_damaged_store_is_reported(tmp_path: Path) -> None:
     ws = make_workspace(tmp_path / "ws")
     (ws / ".turnback").mkdir()

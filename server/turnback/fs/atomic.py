@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from pathlib import Path
 
+from . import instore
+from .folders import FdFolder, Folder
 from .osflags import O_BINARY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK
 from .privacy import FILE_MODE, make_dir
 
@@ -166,20 +168,23 @@ def atomic_write_chunks(path: Path, chunks: Iterable[bytes | memoryview], *, fsy
     made of parts (the stat cache's, 70 MB at 500,000 files) is never joined in memory.
     ``keep_open``: returns a descriptor open on the file written (for reading; the caller
     closes it), whatever is renamed over ``path`` later."""
+    flags = os.O_RDWR if keep_open else os.O_WRONLY
+    folder = instore.folder_of(path, create=True)
+    if folder is not None:  # a store's file: through its folder, never through a link
+        try:
+            return _write_in(folder, path, chunks, flags, fsync=fsync, mode=mode,
+                             keep_open=keep_open, sync_with=sync_with)
+        finally:
+            folder.close()
     if private_dirs:
         make_dir(path.parent)
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f"{TMP_PREFIX}{path.name}.{os.getpid()}.{os.urandom(4).hex()}"
-    flags = os.O_RDWR if keep_open else os.O_WRONLY
     fd = os.open(tmp, flags | os.O_CREAT | os.O_EXCL | O_BINARY, mode)
     closed = False
     try:
-        for chunk in chunks:
-            view = memoryview(chunk)
-            while view:
-                n = os.write(fd, view)
-                view = view[n:]
+        _write_all(fd, chunks)
         if fsync and sync_with:
             fsync_all([tmp, *sync_with])
         elif fsync:
@@ -198,4 +203,35 @@ def atomic_write_chunks(path: Path, chunks: Iterable[bytes | memoryview], *, fsy
         raise
     if fsync:
         fsync_dir(path.parent)
+    return fd if keep_open else None
+
+
+def _write_all(fd: int, chunks: Iterable[bytes | memoryview]) -> None:
+    for chunk in chunks:
+        view = memoryview(chunk)
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
+
+
+def _write_in(folder: Folder, path: Path, chunks: Iterable[bytes | memoryview], flags: int,
+              *, fsync: bool, mode: int, keep_open: bool, sync_with: Sequence[Path]) -> int | None:
+    """``atomic_write_chunks`` through ``folder`` (``fs/instore.py``), which holds ``path``."""
+    def write(fd: int) -> None:
+        _write_all(fd, chunks)
+        if fsync:
+            fsync_all(sync_with, meanwhile=partial(os.fsync, fd))
+
+    tmp = f"{TMP_PREFIX}{path.name}.{os.getpid()}.{os.urandom(4).hex()}"
+    fd = instore.replace_in(folder, path, tmp, flags | O_BINARY, mode, write)
+    if not keep_open:
+        os.close(fd)
+    if fsync:
+        if isinstance(folder, FdFolder):
+            try:
+                os.fsync(folder.fd)
+            except OSError:
+                pass
+        else:
+            fsync_dir(Path(folder.path))
     return fd if keep_open else None

@@ -410,6 +410,11 @@ def _refusal(here: Folder, parts: list[str], i: int, exc: OSError) -> BaseExcept
     return error(f"'{'/'.join(parts[: i + 1])}' is {what}; refusing to write through it")
 
 
+def again(folder: Folder) -> Folder:
+    """A second handle on ``folder`` (the caller closes each)."""
+    return _again(folder)
+
+
 def _again(folder: Folder) -> Folder:
     """A second handle on ``folder`` (the caller closes each)."""
     if isinstance(folder, FdFolder):

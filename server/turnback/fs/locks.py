@@ -33,8 +33,9 @@ from types import ModuleType, TracebackType
 from typing import Protocol
 
 from ..errors import Conflict
+from . import instore
 from .osflags import O_CLOEXEC as _CLOEXEC
-from .privacy import FILE_MODE, make_dir
+from .privacy import FILE_MODE
 
 
 class _Backend(Protocol):
@@ -141,12 +142,9 @@ def backend() -> _Backend:
 
 
 def _open_lock_file(path: str) -> int:
-    """The lock file, created (with its folder) if missing."""
-    try:
-        return os.open(path, os.O_RDWR | os.O_CREAT | _CLOEXEC, FILE_MODE)
-    except FileNotFoundError:
-        make_dir(Path(os.path.dirname(path) or "."))
-        return os.open(path, os.O_RDWR | os.O_CREAT | _CLOEXEC, FILE_MODE)
+    """The lock file, created (with its folder) if missing; in a store this process
+    opened, through its folder opened without following a link (``fs/instore.py``)."""
+    return instore.open_file(path, os.O_RDWR | os.O_CREAT | _CLOEXEC, FILE_MODE, make_dirs=True)
 
 
 def _poll(lock: _Backend, fd: int, exclusive: bool, timeout: float | None,

@@ -18,6 +18,7 @@ import os
 import stat
 from pathlib import Path
 
+from . import storeroots
 from .folders import Folder, chmod_fd, is_link, open_root
 from .osflags import O_BINARY, O_CLOEXEC, O_NONBLOCK, POSIX_MODES
 
@@ -118,7 +119,13 @@ def _refuse_inner_links(root: Path) -> None:
 
 
 def make_dir(path: Path) -> None:
-    """``path`` and its missing parents, each 0700 (``mkdir -p`` would make parents 0755)."""
+    """``path`` and its missing parents, each 0700 (``mkdir -p`` would make parents 0755);
+    in a store this process opened, without following a link (``fs/instore.py``)."""
+    if storeroots.find(path) is not None:
+        from . import instore  # it imports this module
+
+        instore.make_folder(path)
+        return
     try:
         os.mkdir(path, DIR_MODE)
     except FileExistsError:

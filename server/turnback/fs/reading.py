@@ -17,6 +17,7 @@ import stat
 from pathlib import Path
 
 from ..errors import StoreDamaged
+from . import instore
 from .folders import Folder, open_path_nofollow
 from .osflags import DESCRIPTORS, O_BINARY, O_CLOEXEC, O_NONBLOCK
 from .osflags import O_NOFOLLOW as NOFOLLOW
@@ -54,7 +55,15 @@ def open_append(path: Path | str, *, create: int | None = None) -> int:
     link (a planted ``checkpoints.jsonl -> ~/.profile`` must not get Turnback's lines);
     created with mode ``create`` when given and absent."""
     flags = os.O_RDWR | os.O_APPEND | O_CLOEXEC | O_BINARY
-    return _open_checked(path, flags | (os.O_CREAT if create is not None else 0), create or 0)
+    flags |= os.O_CREAT if create is not None else 0
+    folder = instore.folder_of(path, create=False)  # a store's file: no link on the way
+    if folder is None:
+        return _open_checked(path, flags, create or 0)
+    try:
+        fd = _open_checked(os.path.basename(path), flags, create or 0, folder=folder)
+    finally:
+        folder.close()
+    return fd
 
 
 def open_regular(path: Path | str, *, follow: bool = False, folder: Folder | None = None) -> int:

@@ -15,7 +15,8 @@ from typing import Any
 
 import orjson
 
-from ..errors import Conflict, StoreDamaged
+from ..errors import Conflict, LinkedInStore, StoreDamaged
+from ..fs import instore
 from ..fs.atomic import fsync_all
 from ..fs.jsonl import append_lines, dumps, last_line, loads, read_lines
 from ..fs.osflags import O_BINARY, O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK
@@ -81,11 +82,11 @@ class OpLog:
         overwritten."""
         flags = os.O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_BINARY | O_CLOEXEC
         try:
-            return os.open(self.journal, flags | os.O_CREAT | os.O_EXCL, FILE_MODE), True
+            return instore.open_file(self.journal, flags | os.O_CREAT | os.O_EXCL, FILE_MODE), True
         except FileExistsError:
             pass
         try:
-            fd = os.open(self.journal, flags)
+            fd = instore.open_file(self.journal, flags)
         except OSError:
             fd = -1  # a symlink (ELOOP), a FIFO, a folder: replaced below
         if fd >= 0:
@@ -104,12 +105,14 @@ class OpLog:
                 return fd, False
             os.close(fd)
         try:
-            os.unlink(self.journal)
+            instore.unlink(self.journal, missing_ok=False)
+        except LinkedInStore:
+            raise
         except OSError as exc:
             raise StoreDamaged(
                 f"{self.journal} is not a file Turnback wrote ({exc.strerror}); nothing was "
                 "changed: move it away and rewind again") from None
-        return os.open(self.journal, flags | os.O_CREAT | os.O_EXCL, FILE_MODE), True
+        return instore.open_file(self.journal, flags | os.O_CREAT | os.O_EXCL, FILE_MODE), True
 
     def pending(self) -> dict[str, Any] | None:
         """The journal's record, or None when no rewind is pending (no file, an empty one,
@@ -134,7 +137,7 @@ class OpLog:
         open finish a rewind already finished, which it notices). Anything other than the
         file ``begin`` writes is unlinked, as every journal was before format 3."""
         try:
-            fd = os.open(self.journal, os.O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_BINARY
+            fd = instore.open_file(self.journal, os.O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_BINARY
                          | O_CLOEXEC)
         except FileNotFoundError:
             return
@@ -149,7 +152,7 @@ class OpLog:
             finally:
                 os.close(fd)
         try:
-            os.unlink(self.journal)
+            instore.unlink(self.journal, missing_ok=False)
         except FileNotFoundError:
             pass
 

@@ -26,6 +26,7 @@ import stat
 import time
 from pathlib import Path
 
+from ..fs import instore
 from ..fs.heldfolder import HeldFolder
 from ..fs.osflags import O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK
 from ..store import background_lock
@@ -115,8 +116,8 @@ def _log_to_store(root: Path) -> None:
     from . import logs
 
     try:
-        fd = os.open(root / "run" / LOG_NAME, os.O_WRONLY | os.O_APPEND | os.O_CREAT
-                     | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
+        fd = instore.open_file(root / "run" / LOG_NAME, os.O_WRONLY | os.O_APPEND
+                               | os.O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
     except OSError:
         logs.setup_stderr()
         return

@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 
 from ..errors import InvalidInput
-from ..fs import privacy, sockets
+from ..fs import instore, privacy, sockets
+from ..fs.folders import FdFolder, open_root
 from ..interchange import cli_text
 from ..models import RewindResult
 from ..store import background_lock
@@ -148,7 +149,7 @@ class HandoffListener:
             with contextlib.suppress(OSError):
                 st = os.lstat(path)
                 if (st.st_dev, st.st_ino) == (dev, ino):
-                    os.unlink(path)
+                    instore.unlink(path)  # through no link swapped in for run/
         server, self._server = self._server, None
         if server is not None:
             try:
@@ -324,34 +325,46 @@ def _bind(path: str) -> socket.socket | None:
     """A listening socket at ``path``, or None when a live server already has it.
 
     ``run/`` is made private; whatever sits at ``path`` that is not a live server's
-    socket (a stale socket, a planted file or link) is removed first.
+    socket (a stale socket, a planted file or link) is removed first. All of it through
+    ``run/`` opened from the store's root without following a link (``fs/instore.py``):
+    a link swapped in for ``run/`` gets no socket, removal or mode change where it points.
     """
-    run = os.path.dirname(path)
+    run, name = os.path.split(path)
     privacy.make_dir(Path(run))
-    st = os.lstat(run)
-    if not stat.S_ISDIR(st.st_mode) or not sockets.private_owned(st, stat.S_IFDIR):
-        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid():
-            os.chmod(run, privacy.DIR_MODE)  # ours, too open: tightened
-        else:
-            raise OSError(f"{run} is not a private folder of yours; remove it")
-    try:
-        old = os.lstat(path)
-    except FileNotFoundError:
-        old = None
-    if old is not None:
-        if stat.S_ISSOCK(old.st_mode) and _alive(path):
-            return None
-        os.unlink(path)
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        sock.bind(path)  # made under the process umask, in a folder only we can enter
-        os.chmod(path, privacy.FILE_MODE)
-        sock.listen(MAX_CLIENTS)
-        sock.setblocking(False)
-    except BaseException:
-        sock.close()
-        raise
-    return sock
+    with instore.folder_of(path, create=False) or open_root(run) as folder:
+        st = folder.stat_self()
+        if not stat.S_ISDIR(st.st_mode) or not sockets.private_owned(st, stat.S_IFDIR):
+            if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid():
+                folder.chmod_self(privacy.DIR_MODE)  # ours, too open: tightened
+            else:
+                raise OSError(f"{run} is not a private folder of yours; remove it")
+        try:
+            old = folder.lstat(name)
+        except FileNotFoundError:
+            old = None
+        if old is not None:
+            if stat.S_ISSOCK(old.st_mode) and _alive(path):
+                return None
+            folder.unlink(name)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            # made under the process umask, in a folder only we can enter
+            if isinstance(folder, FdFolder) and os.path.isdir(_PROC_FD):
+                # the folder held, by a name the kernel resolves to it: no link on the way
+                sock.bind(f"{_PROC_FD}/{folder.fd}/{name}")
+                os.chmod(name, privacy.FILE_MODE, dir_fd=folder.fd)
+            else:
+                sock.bind(path)
+                os.chmod(path, privacy.FILE_MODE)
+            sock.listen(MAX_CLIENTS)
+            sock.setblocking(False)
+        except BaseException:
+            sock.close()
+            raise
+        return sock
+
+
+_PROC_FD = "/proc/self/fd"
 
 
 def _ask_to_leave(path: str, workspace: str, root: str) -> bool:

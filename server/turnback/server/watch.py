@@ -30,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
+from ..fs import instore
 from ..snapshot.prescan import Worker
 from ..store.watchlimit import WatchLimit
 from .dirty import DirtyTracker
@@ -225,7 +226,8 @@ class FolderWatcher(Watcher):
             seq = self._seq
         cookie = self.store_root / f"{self._cookie}{seq}"
         try:
-            fd = os.open(cookie, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # store: private
+            # store: private; through no link swapped in (fs/instore.py)
+            fd = instore.open_file(cookie, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             os.close(fd)
         except OSError as exc:
             log.warning("cannot write watcher cookie %s: %s", cookie, exc)
@@ -238,7 +240,7 @@ class FolderWatcher(Watcher):
                 )
         finally:
             try:
-                os.unlink(cookie)
+                instore.unlink(cookie)
             except OSError:
                 pass
 

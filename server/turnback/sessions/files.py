@@ -26,6 +26,7 @@ import orjson
 
 from ..errors import Conflict, InvalidInput, NotFound, StoreDamaged, imported_late
 from ..events import Event, SessionHeader, check_id, is_id
+from ..fs import instore
 from ..fs.atomic import atomic_write
 from ..fs.folders import open_root
 from ..fs.instore import store_folder
@@ -515,7 +516,7 @@ class FileSessions:
                 if e is not None and e.get("_acc") is acc and sid not in self._acc_dirty:
                     del e["_acc"]
         try:
-            (self.index_path.parent / LEGACY_INDEX).unlink()
+            instore.unlink(self.index_path.parent / LEGACY_INDEX, missing_ok=False)
         except OSError:
             pass
 

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from ..errors import Unsafe
-from ..fs import privacy
+from ..fs import instore, privacy
 from ..fs.locks import rw_lock
 from ..fs.reading import open_append, open_regular, read_regular
 from .gitrun import out, run
@@ -51,7 +51,7 @@ class ShareRepo:
             self._refuse_links()
             self._check_config()
             return
-        self.map_path.unlink(missing_ok=True)  # it names objects of a repository now gone
+        instore.unlink(self.map_path)  # it names objects of a repository now gone
         if not self.folder.exists():
             privacy.make_dir(self.folder)
         # 0600 files, 0700 folders, as every store file: it holds the workspace's contents
@@ -171,14 +171,14 @@ class ShareRepo:
         """Forget every entry whose key starts with one of ``prefixes`` (a chain replaced)."""
         keep = {k: v for k, v in self.load_map().items() if not k.startswith(prefixes)}
         tmp = self.map_path.with_name("objmap.tmp")
-        tmp.unlink(missing_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        instore.unlink(tmp)  # these three through no link swapped in (fs/instore.py)
+        fd = instore.open_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             os.write(fd, "".join(f"{k} {v}\n" for k, v in keep.items()).encode())
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.replace(tmp, self.map_path)
+        instore.rename(tmp, self.map_path)
 
     def add_map(self, items: dict[str, str]) -> None:
         if not items:

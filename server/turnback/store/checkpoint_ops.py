@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..errors import InvalidInput, NotFound, TurnbackError
+from ..errors import InvalidInput, LinkedInStore, NotFound, TurnbackError
 from ..events import (
     JSON,
     Kind,
@@ -83,7 +83,10 @@ class CheckpointOps(SessionOps):
             if save_later:
                 self._cache_unsaved = True
             else:
-                self.scanner.save_cache()
+                try:
+                    self.scanner.save_cache()
+                except LinkedInStore:  # a link in cache/: the recorded checkpoint stands
+                    self._statcache.discard()
             return cp
 
     def save_scan_cache(self) -> None:

@@ -8,12 +8,13 @@ undo). It knows nothing of the server or the CLI.
 from __future__ import annotations
 
 import os
+import weakref
 from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput, NotFound, TurnbackError
 from ..events import JSON
-from ..fs import privacy
+from ..fs import privacy, storeroots
 from ..fs.locks import rw_lock
 from ..fs.namefold import EXACT, NameRules, probe, probe_store
 from ..fs.paths import expand_home
@@ -69,13 +70,33 @@ class Store(TurnOps, RewindOps):
         if not exists and not create:
             raise NotFound(f"no Turnback store at {root}; create one with 'turnback init'")
         file_cfg, version = load_config(root)
+        if not exists:
+            # private from the first byte: root and folders 0700, files 0600 (privacy.py)
+            privacy.make_root(root)
+        # from here every write below root goes through folders opened from it without
+        # following a link, and root itself must stay this folder (fs/storeroots.py)
+        guard = None if chosen else storeroots.opened(root)
+        try:
+            store = cls._open_made(ws, root, exists, config, file_cfg, version)
+        except BaseException:
+            if guard is not None:
+                storeroots.closed(guard)
+            raise
+        if guard is not None:  # released by close, or once the Store is collected unclosed
+            store._guard = weakref.finalize(store, storeroots.closed, guard)
+        store.restore_records()  # before recovery: a journal may name a restored record
+        store.recover()
+        return store
+
+    @classmethod
+    def _open_made(cls, ws: Path, root: Path, exists: bool,
+                   config: StoreConfig | dict[str, Any] | None, file_cfg: StoreConfig,
+                   version: int) -> Store:
         if isinstance(config, dict):
             cfg = file_cfg.merged(config)
         else:
             cfg = (config or file_cfg).validate()
         if not exists:
-            # private from the first byte: root and folders 0700, files 0600 (privacy.py)
-            privacy.make_root(root)
             for sub in ("sessions", "objects", "index", "cache", "locks"):
                 privacy.make_dir(root / sub)
             privacy.write_gitignore(root)
@@ -95,10 +116,7 @@ class Store(TurnOps, RewindOps):
         cfg.filesystem = file_cfg.filesystem  # kept when the config is saved again
         backend = FileSessions(root / "sessions", root / "index" / "summaries.json",
                                fsync_appends=cfg.fsync_appends)
-        store = cls(ws, root, cfg, backend, version, names)
-        store.restore_records()  # before recovery: a journal may name a restored record
-        store.recover()
-        return store
+        return cls(ws, root, cfg, backend, version, names)
 
     @classmethod
     def memory(cls, workspace: str | os.PathLike[str] | None = None) -> Store:
@@ -119,6 +137,8 @@ class Store(TurnOps, RewindOps):
             self._close()
         finally:
             self.objects.close()  # its log's descriptor: one a Store, else they pile up
+            if self._guard is not None:
+                self._guard()  # once: a second close releases nothing
 
     def _close(self) -> None:
         self.finish_rewind()

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..events import parse_iso
+from ..fs import instore
 from ..fs.atomic import TMP_PREFIX, atomic_write, fsync_file
 from ..fs.locks import rw_lock
 from ..models import Checkpoint, GcResult
@@ -83,7 +84,7 @@ def forget_caches(store: StoreState) -> None:
 
     The file goes, and the generation mark tells running processes to drop theirs.
     """
-    store.scanner.statcache.path.unlink(missing_ok=True)
+    instore.unlink(store.scanner.statcache.path)  # through no link swapped in
     gen = store.root / "cache" / "gc-generation"
     atomic_write(gen, f"{time.time_ns()}-{os.getpid()}".encode(), fsync=False)
 

@@ -26,8 +26,9 @@ from ..events import (
     new_id,
     now_iso,
 )
-from ..fs import winnames
+from ..fs import instore, winnames
 from ..fs.atomic import fsync_all, syncfs
+from ..fs.folders import open_root
 from ..fs.jsonl import dumps
 from ..fs.locks import file_lock, rw_lock
 from ..fs.namefold import collisions, probe_store
@@ -328,9 +329,11 @@ class RewindOps(CheckpointOps):
     def _can_symlink(self) -> bool:
         if self._symlinks is None:
             probe = self.root / "cache" / f"symlink-probe-{os.getpid()}"
-            try:
-                os.symlink("target", probe)
-                os.unlink(probe)
+            try:  # in cache/ opened without following a link (fs/instore.py)
+                with instore.folder_of(probe, create=True) or open_root(
+                        str(probe.parent)) as folder:
+                    folder.symlink("target", probe.name)
+                    folder.unlink(probe.name)
                 self._symlinks = True
             except OSError:
                 self._symlinks = False

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..errors import Conflict, NotFound, StoreDamaged, Unsafe
@@ -83,6 +83,8 @@ class StoreState:
         # why the journal of an interrupted rewind was not applied (see recover())
         self.journal_problem: str | None = None
         self._temporary: list[Path] = []  # Store.memory()'s folders, removed by close()
+        # releases this open in fs/storeroots.py (its held folders closed with the last)
+        self._guard: Callable[[], object] | None = None
         self._mutex = threading.RLock()
 
     def _gc_generation(self) -> str:

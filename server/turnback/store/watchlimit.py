@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 from ..errors import StoreDamaged
+from ..fs import instore
 from ..fs.atomic import atomic_write
 from ..fs.reading import open_regular
 
@@ -96,7 +97,7 @@ def write_note(store_root: Path, limit: WatchLimit | None) -> None:
     path = store_root / NOTE
     try:
         if limit is None:
-            path.unlink(missing_ok=True)
+            instore.unlink(path)  # through no link swapped in
         elif store_root.is_dir():
             atomic_write(path, orjson.dumps({
                 "kind": limit.kind, "watched": limit.watched, "missing": limit.missing,
