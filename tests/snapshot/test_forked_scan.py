@@ -831,3 +831,40 @@ def test_the_early_child_reads_the_stat_cache_without_importing_json(ws: Path) -
     (files,) = prescan.U32.unpack_from(raw, start + hlen)
     assert header["dirrecs"], "the workspace's folders are recorded"
     assert records == repr((header["dirrecs"], header["dirtrees"], files))
+
+
+def test_the_two_ends_cover_every_folder_and_agree_where_they_meet(ws: Path) -> None:
+    """The child checks from the front and this process from the back, each stopping short
+    of what the other has finished (``verify_folders``): wherever they meet, every folder
+    is checked by one side or both, and the one both may check merges to the same answer
+    (``Checker.finish``: ``{**found, **verified}``) as one process checking them all."""
+    from mmap import mmap
+
+    _workspace(ws)
+    got = prescan.read_records(_stat_path(ws))
+    assert got is not None
+    recs = got[1]
+    folders = prescan.recorded_folders(recs, got[2])
+
+    def one_side(from_back: bool, other: int) -> dict[str, prescan.Verified]:
+        shared = mmap(-1, prescan._SHARED_SIZE)
+        try:
+            # the other side's counter, as it stands: the front's finished count, or
+            # the lowest index the back has finished
+            prescan._INT.pack_into(shared, prescan._FRONT if from_back else prescan._BACK,
+                                   other)
+            return prescan.verify_folders(str(ws), folders, recs, shared, from_back)
+        finally:
+            shared.close()
+
+    alone = one_side(False, prescan._NOT_STARTED)
+    assert sorted(alone) == sorted(folders), "a no-op: every recorded folder verified"
+    for meet in range(len(folders) + 1):
+        # the back has finished folders[meet:]; the front has finished folders[:meet - 1]
+        # and is checking folders[meet - 1] when the back reads its counter
+        front = one_side(False, meet)
+        back = one_side(True, max(meet - 1, 0))
+        assert set(front) == set(folders[:meet])
+        assert set(back) == set(folders[max(meet - 1, 0):])
+        assert set(front) & set(back) == set(folders[max(meet - 1, 0):meet])
+        assert {**front, **back} == alone
