@@ -779,3 +779,92 @@ def test_folders_whose_names_are_not_utf8_are_handed_back_and_taken_from_records
     with _cold(ws) as s:
         assert s.checkpoint().tree == _plain_tree(ws) != first.tree
     _no_child_left()
+
+
+@pytest.mark.parametrize("raw", [
+    b'{"dirrecs": {"a": "0f"}, "dirtrees": {"a": ["h", 1, 2, 3]}, "n": [1, -2.5, 3e5]}',
+    b' \n\t{"t": true, "f": false, "z": null, "s": "\\u00e9\\ud800\\n"}\r\n',
+    b"[NaN, Infinity, -Infinity]",
+    b'"alone"',
+])
+def test_the_early_childs_json_reads_what_json_reads(raw: bytes) -> None:
+    """``prescan.json_loads`` (the early child's, without importing ``json``) gives what
+    ``json.loads`` gives: the child's records must be the scan's."""
+    import json
+
+    assert repr(prescan.json_loads(raw)) == repr(json.loads(raw))
+
+
+@pytest.mark.parametrize("raw", [b"", b"  ", b"{} x", b'{"a": 1}{}', b"{", b"[1,]", b"tru",
+                                 b"\xff{}", b'{"a": "\x01"}'])
+def test_the_early_childs_json_refuses_what_json_refuses(raw: bytes) -> None:
+    import json
+
+    with pytest.raises(ValueError):
+        json.loads(raw)
+    with pytest.raises((ValueError, StopIteration)):
+        prescan.json_loads(raw)
+
+
+def test_the_early_child_reads_the_stat_cache_without_importing_json(ws: Path) -> None:
+    """The header of a real stat cache, read as the early child reads it, in a process
+    that has imported nothing else (``json`` and its ``re``, ``enum``, ``functools`` are
+    ~6 ms of CPU the CLI spent before its fork): the records ``json`` reads, and
+    ``json`` not imported."""
+    import json
+    import subprocess
+
+    _workspace(ws)
+    path = _stat_path(ws)
+    code = ("import sys; from turnback.snapshot import prescan; "
+            f"got = prescan.read_records({path!r}); "
+            "print(sorted(m for m in ('json', 're', 'enum') if m in sys.modules)); "
+            "print(repr(got[1:]) if got else None)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    imported, records = out.stdout.splitlines()
+    assert imported == "[]"
+    raw = Path(path).read_bytes()
+    (hlen,) = prescan.U32.unpack_from(raw, len(prescan.MAGIC))
+    start = len(prescan.MAGIC) + prescan.U32.size
+    header = json.loads(raw[start:start + hlen])
+    (files,) = prescan.U32.unpack_from(raw, start + hlen)
+    assert header["dirrecs"], "the workspace's folders are recorded"
+    assert records == repr((header["dirrecs"], header["dirtrees"], files))
+
+
+def test_the_two_ends_cover_every_folder_and_agree_where_they_meet(ws: Path) -> None:
+    """The child checks from the front and this process from the back, each stopping short
+    of what the other has finished (``verify_folders``): wherever they meet, every folder
+    is checked by one side or both, and the one both may check merges to the same answer
+    (``Checker.finish``: ``{**found, **verified}``) as one process checking them all."""
+    from mmap import mmap
+
+    _workspace(ws)
+    got = prescan.read_records(_stat_path(ws))
+    assert got is not None
+    recs = got[1]
+    folders = prescan.recorded_folders(recs, got[2])
+
+    def one_side(from_back: bool, other: int) -> dict[str, prescan.Verified]:
+        shared = mmap(-1, prescan._SHARED_SIZE)
+        try:
+            # the other side's counter, as it stands: the front's finished count, or
+            # the lowest index the back has finished
+            prescan._INT.pack_into(shared, prescan._FRONT if from_back else prescan._BACK,
+                                   other)
+            return prescan.verify_folders(str(ws), folders, recs, shared, from_back)
+        finally:
+            shared.close()
+
+    alone = one_side(False, prescan._NOT_STARTED)
+    assert sorted(alone) == sorted(folders), "a no-op: every recorded folder verified"
+    for meet in range(len(folders) + 1):
+        # the back has finished folders[meet:]; the front has finished folders[:meet - 1]
+        # and is checking folders[meet - 1] when the back reads its counter
+        front = one_side(False, meet)
+        back = one_side(True, max(meet - 1, 0))
+        assert set(front) == set(folders[:meet])
+        assert set(back) == set(folders[max(meet - 1, 0):])
+        assert set(front) & set(back) == set(folders[max(meet - 1, 0):meet])
+        assert {**front, **back} == alone

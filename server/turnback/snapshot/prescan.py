@@ -37,6 +37,7 @@ checking within a few milliseconds.
 
 from __future__ import annotations
 
+import _json
 import marshal
 import os
 import struct
@@ -52,6 +53,7 @@ from ..fs import ready
 TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
+    from typing import Any
 
 # A full scan of a workspace of at least this many files (as many as the stat cache knows)
 # has its folder records checked by two processes at once: below it, the fork costs more
@@ -543,8 +545,6 @@ _early: Checker | None = None
 def read_records(path: str) -> tuple[Identity, dict[str, str], dict[str, object], int] | None:
     """(identity, folder records, folder trees, files) from a stat cache file's header (and
     the row count after it), or None."""
-    import json
-
     try:
         # not a link nor a FIFO (an open of one would wait for a writer forever): anything
         # may be planted in the store's folder; a regular file only
@@ -560,18 +560,49 @@ def read_records(path: str) -> tuple[Identity, dict[str, str], dict[str, object]
             (hlen,) = U32.unpack_from(head, len(MAGIC))
             if not header_fits(hlen, st.st_size):
                 return None  # not read into memory: the walk's store says so in the log
-            header = json.loads(f.read(hlen))
+            header = json_loads(f.read(hlen))
             (files,) = U32.unpack(f.read(U32.size))
         recs = header.get("dirrecs") or {}
         trees = header.get("dirtrees") or {}
         if not isinstance(recs, dict) or not isinstance(trees, dict):
             return None
-    except (OSError, ValueError, TypeError, AttributeError, struct.error, RecursionError):
+    except (OSError, ValueError, TypeError, AttributeError, struct.error, RecursionError,
+            StopIteration):  # StopIteration: no JSON value where one must begin
         # RecursionError: a planted header nested deeper than ``json`` goes (``[[[...]]]``);
         # uncaught, it ended the server's worker before it said it waits for a job, and
         # the first checkpoint waited ``JOB_WAIT_S`` for it
         return None
     return (st.st_ino, st.st_size, st.st_mtime_ns), recs, trees, files
+
+
+class _Scanning:
+    """What ``json``'s C scanner reads of its decoder: ``json.loads``'s defaults."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"),
+                      "NaN": float("nan")}.__getitem__
+
+
+_JSON_SPACE = " \t\n\r"
+
+
+def json_loads(raw: bytes) -> Any:
+    """``json.loads`` of UTF-8 text, by the very C scanner ``json`` uses, without importing
+    ``json``: it brings ``re``, ``enum``, ``functools`` and ``collections`` (~6 ms of CPU),
+    which the CLI's early child would otherwise import before it forks (serial time, the
+    child's start that much later) or the child after it (the same CPU twice). Raises
+    ValueError (bad UTF-8 or JSON, data after the value), StopIteration (no value where
+    one begins) or RecursionError (nested too deep), as ``json`` does inside."""
+    text = raw.decode("utf-8")
+    begin = len(text) - len(text.lstrip(_JSON_SPACE))
+    value, end = _json.make_scanner(_Scanning)(text, begin)  # type: ignore[arg-type]
+    if text[end:].strip(_JSON_SPACE):
+        raise ValueError(f"data after the JSON value at {end}")
+    return value
 
 
 def fork_early(workspace: str, stat_path: str) -> None:
@@ -594,11 +625,6 @@ def fork_early(workspace: str, stat_path: str) -> None:
         _IDENTITY.pack_into(shared, _IDENT, *identity)
         return verify_folders(workspace, recorded_folders(recs, trees), recs, shared,
                               from_back=False)
-
-    # before the fork: the child parses the stat cache header with it, this process
-    # imports it anyway (the store, the CLI's output), and ``json`` brings ``re``, ``enum``
-    # and ``functools``; imported after the fork, both processes paid for them (~3 ms)
-    import json  # noqa: F401
 
     _early = _fork(workspace, stat_path, child)
     if _early is not None:
