@@ -4,7 +4,7 @@ Runs ``Store.checkpoint(dirty=…, save_later=True)`` (what the server runs for 
 changed, asked at once") round after round on ``--workspace``, alternating the given level
 pairs round by round, so that every pair sees the same load and the same store:
 
-    python bench/block_levels.py --workspace bench/work/ws --rounds 120 1,99 -1,1
+    python bench/block_levels.py --workspace bench/work/ws --rounds 120 -- 1,99 -1,1
 
 A pair is ``TREE_LEVEL,HELD_LEVEL`` (``objects/packs.py``; a held level of 99 lowers no
 block: the configured level, 3, as before branch ``atonce16e``). Prints each pair's median
