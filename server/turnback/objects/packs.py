@@ -51,7 +51,9 @@ IDX_MAGIC = b"TBIDX1\n"
 # on the benchmark's source files). Packs written with other sizes read the same.
 BLOCK_RAW = 256 << 10
 CACHE_BYTES = 16 << 20  # decompressed blocks kept for the next reads
-TREE_LEVEL = 1  # zstd level of tree blocks (see PackWriter)
+TREE_LEVEL = -1  # zstd level of tree blocks (see PackWriter)
+# The most a log frame's last, partial file block is compressed at (see PackWriter._level)
+HELD_LEVEL = 1
 _ENTRY = struct.Struct(">32sQIII")
 _IDX_START = len(IDX_MAGIC) + 4
 # indexes with more entries stay as bytes (bisected); smaller ones go into one dict
@@ -188,9 +190,10 @@ class _Block:
 class PackWriter:
     """Appends objects to a new pack; ``finish`` makes it visible (index written last).
 
-    Trees and blobs fill separate blocks: a tree is mostly hex hashes, which zstd level 1
-    compresses 2.4x faster than level 3 and smaller too (35 trees of the benchmark: 160 KB
-    to 82 KB in 0.55 ms, against 87 KB in 1.3 ms); files keep the configured level.
+    Trees and blobs fill separate blocks: a tree is mostly raw hashes, which zstd's fast
+    level -1 packs as small as level 1 and faster (35 binary trees of the benchmark, 110 KB:
+    83.7 KB either way, 175 against 209 us); files keep the configured level, except a log
+    frame's last partial block (``_level``).
     """
 
     def __init__(self, folder: Path, level: int, in_memory: bool = False) -> None:
@@ -227,10 +230,21 @@ class PackWriter:
             if blk.size >= BLOCK_RAW:
                 self._flush_block(blk)
 
+    def _level(self, blk: _Block) -> int:
+        """``blk``'s level, at most ``HELD_LEVEL`` for a partial block of a batch still in
+        memory: a small checkpoint's ~50 KB of files, on the answer's path, at level 1
+        rather than 3 (~0.14 ms less CPU, ~2 KB more in its frame, bench/RESULTS.md, branch
+        ``atonce16e``). A log's objects are packed again at the configured level when a
+        merge folds the log; full blocks (a large batch) keep it from the start."""
+        level = blk.level
+        if self._mem is not None and blk.size < BLOCK_RAW and (level > HELD_LEVEL or level == 0):
+            return HELD_LEVEL  # zstd's level 0 is its default, 3
+        return level
+
     def _flush_block(self, blk: _Block) -> None:
         if not blk.buf:
             return
-        block = _compressor(blk.level).compress(b"".join(blk.buf))
+        block = _compressor(self._level(blk)).compress(b"".join(blk.buf))
         pack, pos, blen, index = _ENTRY.pack, self._pos, len(block), self._index
         for name, off, ln in blk.pending:
             index += pack(bytes.fromhex(name), pos, blen, off, ln)

@@ -10,7 +10,8 @@ next checkpoint walks everything again.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 # How long a checkpoint (or a preparation) waits for the watcher to confirm that every
@@ -42,13 +43,30 @@ class DirtyTracker:
         self._unwatched: frozenset[str] = frozenset()
         self.reason = "start-up"  # why the next checkpoint walks (for the log)
         self.on_add: Callable[[], None] | None = None  # called (unlocked) after paths are added
+        self._taking = threading.local()  # ``on``: this thread's adds go to its own take
+
+    @contextmanager
+    def taking(self) -> Iterator[None]:
+        """Paths this thread adds meanwhile (its flush of the watcher) call no ``on_add``.
+
+        A checkpoint or a preparation flushes the watcher and then takes the set: the
+        paths are read at once, so the preparer's quiet period (``prepare.py``) would
+        only wake the event loop in the middle of the checkpoint, and again when it
+        found nothing to prepare (bench/RESULTS.md, branch ``atonce16e``). Paths added
+        by another thread (the watcher's own drain) still call it.
+        """
+        self._taking.on = True
+        try:
+            yield
+        finally:
+            self._taking.on = False
 
     # -- fed by the watcher thread -------------------------------------------------
     def add(self, paths: set[str]) -> None:
         with self._lock:
             self._paths |= paths
         hook = self.on_add
-        if hook is not None and paths:
+        if hook is not None and paths and not getattr(self._taking, "on", False):
             hook()
 
     def watching(self, live: bool, reason: str = "") -> None:

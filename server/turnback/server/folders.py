@@ -250,7 +250,8 @@ def with_dirty(
     # Untrusted, the checkpoint walks anyway: no need to wait for the watcher.
     # Why it walks is read before take(), which makes the tracker trusted again.
     trusted, reason = folder.tracker.trusted, folder.tracker.reason
-    flushed = watcher is not None and trusted and watcher.flush(FLUSH_TIMEOUT_S)
+    with folder.tracker.taking():  # the paths are read now: the preparer need not know
+        flushed = watcher is not None and trusted and watcher.flush(FLUSH_TIMEOUT_S)
     ticket = folder.tracker.take(walk=not flushed)
     # A watcher that waits for a walk to lay its watches (at start) gets this one's.
     hook = watcher.walk_hook() if watcher is not None and ticket.paths is None else None

@@ -54,8 +54,11 @@ def prepare_folder(folder: Folder, store: Store) -> bool:
     tracker if nothing was prepared, so the next checkpoint still reads them.
     """
     watcher = folder.watcher
-    if watcher is None or not folder.tracker.trusted or not watcher.flush(FLUSH_TIMEOUT_S):
+    if watcher is None or not folder.tracker.trusted:
         return False
+    with folder.tracker.taking():
+        if not watcher.flush(FLUSH_TIMEOUT_S):
+            return False
     paths = folder.tracker.take_to_prepare()
     if not paths:  # nothing, or untrusted meanwhile (the checkpoint walks)
         return False

@@ -1,0 +1,88 @@
+"""The server's at-once checkpoint as ``run.py``'s at-once phase asks it, without the git side.
+
+Per round: 10 files edited, ``createCheckpoint`` asked at once, then 0.25 s of quiet (about
+git's own at-once commit in ``run.py``, when the server does what follows an answer). Prints
+medians of the wall time, the server's CPU in the request (``cpuMs``, every thread, as
+``server_rounds.py``) and its event loop thread's part (``loopCpuMs``), and how often the
+event loop's thread went to sleep and woke (voluntary context switches, from
+``/proc/<pid>/task/<pid>/status``) during the request and over the whole round: counts,
+which do not move with the machine's load. Linux only.
+
+    python bench/atonce_wakeups.py --workspace bench/work/ws --rounds 30 [--ref main]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from edits import Editor
+from server_rounds import cpu_ns
+from turnback_side import Turnback, use_ref
+
+HERE = Path(__file__).resolve().parent
+
+
+def switches(pid: int) -> int:
+    """Voluntary context switches of ``pid``'s main thread (the event loop's) so far."""
+    with open(f"/proc/{pid}/task/{pid}/status") as f:
+        for line in f:
+            if line.startswith("voluntary_ctxt_switches"):
+                return int(line.split()[1])
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--workspace", type=Path, default=HERE / "work" / "ws")
+    ap.add_argument("--rounds", type=int, default=30)
+    ap.add_argument("--ref", default=None)
+    a = ap.parse_args(argv)
+    if a.ref:
+        use_ref(a.ref, HERE / "work")
+    tb = Turnback(a.workspace)
+    if not tb.store.exists():
+        tb.checkpoint_cli("first")
+    ed = Editor(tb.workspace, seed=int(time.time()))
+    tb.start_server(1.0)
+    tb.checkpoint_server("after start")  # the walk that makes the watcher's set trusted
+    pid = tb.server_pid()
+    wall: list[float] = []
+    cpu: list[float] = []
+    loop: list[float] = []
+    in_request: list[int] = []
+    in_round: list[int] = []
+    load = [os.getloadavg()[0]]
+    try:
+        for i in range(a.rounds):
+            ed.edit(10)
+            c0, m0, v0 = cpu_ns(pid), cpu_ns(pid, only=pid), switches(pid)
+            secs, _ = tb.checkpoint_server(f"at once {i}")
+            cpu.append((cpu_ns(pid) - c0) / 1e6)
+            loop.append((cpu_ns(pid, only=pid) - m0) / 1e6)
+            in_request.append(switches(pid) - v0)
+            wall.append(secs * 1000)
+            time.sleep(0.25)
+            in_round.append(switches(pid) - v0)
+    finally:
+        tb.stop_server()
+    load.append(os.getloadavg()[0])
+    print(json.dumps({
+        "ref": a.ref or "work tree", "load": [round(x, 2) for x in load],
+        "wallMs": round(statistics.median(wall), 2), "cpuMs": round(statistics.median(cpu), 2),
+        "loopCpuMs": round(statistics.median(loop), 2),
+        "loopSwitchesRequest": [statistics.median(in_request),
+                                round(statistics.mean(in_request), 2)],
+        "loopSwitchesRound": [statistics.median(in_round), round(statistics.mean(in_round), 2)],
+    }))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,57 @@
+"""Which zstd level a block is compressed at (``PackWriter._level``): a small checkpoint's
+log frame compresses its last partial file block fast; a pack keeps the configured level."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from unittest import mock
+
+import zstandard
+
+from turnback.objects import packs
+from turnback.objects.packs import BLOCK_RAW, HELD_LEVEL, TREE_LEVEL, PackWriter
+
+
+def _levels_used(writer: PackWriter, payloads: list[bytes]) -> list[int]:
+    used: list[int] = []
+    real = packs._compressor
+
+    def spy(level: int) -> zstandard.ZstdCompressor:
+        used.append(level)
+        return real(level)
+
+    with mock.patch.object(packs, "_compressor", spy):
+        for p in payloads:
+            writer.add(os.urandom(32).hex(), p)
+        writer.seal()
+    return used
+
+
+def _blob(n: int) -> bytes:
+    return b"blob\0" + os.urandom(n // 2).hex().encode()[:n]
+
+
+def test_a_small_held_batch_compresses_its_files_at_the_fast_level(tmp_path: Path) -> None:
+    used = _levels_used(PackWriter(tmp_path, 3, in_memory=True), [_blob(5000)] * 3)
+    assert used == [HELD_LEVEL]
+    used = _levels_used(PackWriter(tmp_path, 3, in_memory=True), [b"tree\0" + b"t" * 100])
+    assert used == [TREE_LEVEL]
+
+
+def test_full_blocks_and_packs_keep_the_configured_level(tmp_path: Path) -> None:
+    # a full block flushed while the batch is held (a first checkpoint's) keeps level 3
+    big = [_blob(BLOCK_RAW // 4 + 1) for _ in range(4)]
+    used = _levels_used(PackWriter(tmp_path, 3, in_memory=True), big)
+    assert used == [3]
+    writer = PackWriter(tmp_path, 3)  # a pack written from the start (a merge's)
+    try:
+        assert _levels_used(writer, [_blob(5000)]) == [3]
+    finally:
+        writer.abort()
+
+
+def test_a_configured_level_below_the_fast_one_is_kept(tmp_path: Path) -> None:
+    assert _levels_used(PackWriter(tmp_path, -5, in_memory=True), [_blob(5000)]) == [-5]
+    # zstd's level 0 is its default, 3: lowered too
+    assert _levels_used(PackWriter(tmp_path, 0, in_memory=True), [_blob(5000)]) == [HELD_LEVEL]
