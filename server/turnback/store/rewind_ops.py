@@ -230,7 +230,7 @@ class RewindOps(CheckpointOps):
                 applier.release()  # before the journal ends: a crash leaves them to recovery
                 if self.config.fsync_commits:
                     syncfs(self.workspace)  # the files are down before the rewind is recorded
-                head = self._finish(record)
+                head = self._finish_or_retry(record)
             return RewindResult(sorted(plan.write), sorted(plan.create), plan.remove, safety.id,
                                 False, mode, label_id, head)
 
@@ -264,6 +264,8 @@ class RewindOps(CheckpointOps):
         (``save_scan_cache``) is saved first.
         """
         self.save_scan_cache()
+        if self._record_refused:
+            self._record_from_journal()
         if self._unfinished is None:
             return
         with file_lock(self.root / "locks" / "rewind"), self._mutex:
@@ -277,7 +279,26 @@ class RewindOps(CheckpointOps):
             applier.release()  # before the sync, which then commits the frees as well
             if self.config.fsync_commits:
                 syncfs(self.workspace)
-            self._finish(record)
+            self._finish_or_retry(record)
+
+    def _finish_or_retry(self, record: JSON) -> str | None:
+        """``_finish``; if refused, retried from the journal before the next write."""
+        try:
+            return self._finish(record)
+        except BaseException:
+            self._record_refused = True
+            raise
+
+    def _record_from_journal(self) -> None:
+        """Record this open's rewind whose record was refused, as the next open would
+        (``recover``: idempotent, its files already in place); kept for the next write
+        while its journal stays (refused again: ``journal_problem`` says why)."""
+        self._record_refused = False
+        with self._mutex:
+            try:
+                self.recover()
+            finally:
+                self._record_refused = self.oplog.holds_journal()
 
     def _plan(self, current: str, target: str, sel: list[str] | None, partial: bool,
               absent: list[str], unknown: list[str], label: str) -> Plan:
