@@ -65,3 +65,29 @@ def test_a_rewind_refused_its_record_is_recorded_once_the_link_is_gone(
         ops = [op["op"] for op in store.oplog.all()]
         assert ops[-2:] == ["rewind", "undo"]
         assert sum(e.kind == Kind.REWIND for e in store.backend.load("s1").events) == 2
+
+
+def test_a_file_set_back_before_the_record_is_retried_is_left_as_it_is(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The retry records the rewind; it does not apply its plan again (recovery from the
+    journal would: a file that holds its safety checkpoint's content again is rewound)."""
+    ws = tmp_path / "ws"
+    write(ws, "a.txt", "one\n")
+    age_tree(ws)
+    with Store.open(ws) as store:
+        store.start_session(title="t", session_id="s1")
+        first = store.checkpoint(session_id="s1")
+        write(ws, "a.txt", "two\n")
+        age_tree(ws)
+        sessions, aside = store.root / "sessions", tmp_path / "aside"
+        _swap_during_apply(monkeypatch, sessions, aside)
+        with pytest.raises(Unsafe, match="sessions"):
+            store.rewind(first.id)
+        os.unlink(sessions)
+        shutil.move(aside, sessions)
+        write(ws, "a.txt", "two\n")  # the user's editor puts back what was there
+        age_tree(ws)
+        store.checkpoint(session_id="s1")  # the next write records the rewind
+        assert not store.oplog.holds_journal()
+        assert [op["op"] for op in store.oplog.all()][-1:] == ["rewind"]
+        assert (ws / "a.txt").read_text() == "two\n"
