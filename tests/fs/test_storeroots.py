@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from turnback import Store
+from turnback.errors import Unsafe
 from turnback.fs import instore, storeroots
 from turnback.fs.folders import DESCRIPTORS, open_root
 
@@ -73,3 +74,44 @@ def test_a_path_of_no_open_store_is_written_by_path(tmp_path: Path) -> None:
     assert (tmp_path / "made" / "f").exists()
     instore.unlink(tmp_path / "made" / "f")
     assert not (tmp_path / "made" / "f").exists()
+
+
+def test_a_link_swapped_in_above_a_held_folder_whose_inode_number_was_reused(
+        tmp_path: Path) -> None:
+    """``index/`` removed (``index/acc`` with it), a folder ``acc`` made outside, and
+    ``index`` made a link there. The file system gives a new folder the removed one's
+    inode number within a few tries (ext4 does), so a look at ``index/acc``'s path, which follows
+    the link at ``index``, matched the held folder's identity: with no descriptor held
+    (``PathFolder``: Windows, ``TURNBACK_FS_PATHS=1``) the next write by that path went
+    into the folder outside. With a descriptor the number is not free: opened again,
+    refused."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    with Store.open(ws) as store:
+        acc = store.root / "index" / "acc"
+        os.close(instore.open_file(acc / "s1.json", os.O_WRONLY | os.O_CREAT, 0o600,
+                                   make_dirs=True))
+        assert storeroots.held(str(store.root), ("index", "acc")) is not None
+        was = os.stat(acc).st_ino
+        for name in os.listdir(acc):
+            os.unlink(acc / name)
+        os.rmdir(acc)
+        reused = False
+        for i in range(200):  # the attacker makes folders until one has that number
+            (outside / f"try{i}").mkdir()
+            if os.stat(outside / f"try{i}").st_ino == was:
+                os.rename(outside / f"try{i}", outside / "acc")
+                reused = True
+                break
+        else:
+            (outside / "acc").mkdir()
+        os.rename(store.root / "index", tmp_path / "index-aside")
+        os.symlink(outside, store.root / "index")
+        with pytest.raises(Unsafe, match="'index' is a symlink"):
+            os.close(instore.open_file(acc / "s2.json", os.O_WRONLY | os.O_CREAT, 0o600))
+        assert os.listdir(outside / "acc") == []  # nothing written outside
+        if not reused and not DESCRIPTORS:  # with a descriptor held it never is
+            pytest.skip("the file system gave the new folder another inode number: the "
+                        "look at the path could not match (checked above all the same)")

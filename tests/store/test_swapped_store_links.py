@@ -209,3 +209,20 @@ def test_the_error_is_an_oserror_too() -> None:
 
     err = LinkedInStore("x")
     assert isinstance(err, OSError) and err.code == Unsafe.code
+
+
+def test_the_store_put_back_after_a_replacement_is_written_again(
+        store: Store, ws: Path, outside: Path) -> None:
+    """Refused for as long as another folder stands in its place, not after: the original
+    moved back, the next writes go on (no restart, nothing refused for ever)."""
+    moved = ws.parent / "moved-store"
+    store.root.rename(moved)
+    shutil.copytree(moved, store.root, symlinks=True)
+    with pytest.raises(Unsafe, match="no longer the folder"):
+        store.append("s1", Kind.PROMPT, {"text": "while replaced"})
+    shutil.rmtree(store.root)
+    moved.rename(store.root)
+    store.append("s1", Kind.PROMPT, {"text": "put back"})
+    _edit(ws, "back")
+    assert store.checkpoint(dirty={"d0/f0.txt"}) is not None
+    assert [e.data.get("text") for e in store.backend.load("s1").events][-1] == "put back"

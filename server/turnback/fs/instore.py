@@ -28,7 +28,7 @@ from pathlib import Path
 
 from ..errors import LinkedInStore, Unsafe
 from . import storeroots
-from .folders import Folder, again, identity, open_dir, open_root
+from .folders import FdFolder, Folder, again, identity, open_dir, open_root
 from .privacy import DIR_MODE, make_dir
 
 
@@ -112,7 +112,8 @@ def _held_or_opened(root: str, parts: list[str], *, create: bool) -> Folder:
             st = None
         # a folder, not a link that took a removed folder's inode number (with no
         # descriptor held, as PathFolder holds none, the number is free for reuse)
-        if st is not None and stat.S_ISDIR(st.st_mode) and identity(st) == kept.ident:
+        if st is not None and stat.S_ISDIR(st.st_mode) and identity(st) == kept.ident and (
+                isinstance(kept.folder, FdFolder) or _no_link_above(root, parts)):
             lent = kept.lend()
             if lent is not None:
                 return lent
@@ -125,6 +126,25 @@ def _held_or_opened(root: str, parts: list[str], *, create: bool) -> Folder:
         opened.close()
         raise
     return opened
+
+
+def _no_link_above(root: str, parts: list[str]) -> bool:
+    """Whether the root (as opened) and each folder above ``parts``' last are folders, not
+    links. Only for a folder held by path (``PathFolder``): its inode number is free for
+    reuse once it is removed, and ext4 gives it to a new folder within a few tries, so a
+    link put in place of ``index`` above a new ``acc`` with the old number passed the look
+    at the path, and the write went through the link (redteam13). A descriptor pins the
+    number: no look needed (one ``lstat`` a level here)."""
+    try:
+        st = os.lstat(root)
+        if stat.S_ISLNK(st.st_mode) or identity(st) != storeroots.identity(root):
+            return False
+        for i in range(1, len(parts)):
+            if not stat.S_ISDIR(os.lstat(os.path.join(root, *parts[:i])).st_mode):
+                return False
+    except OSError:
+        return False
+    return True
 
 
 def make_folder(path: Path | str) -> bool:

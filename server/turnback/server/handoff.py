@@ -37,6 +37,7 @@ from typing import Protocol, TypeVar
 from ..errors import InvalidInput
 from ..fs import instore, privacy, sockets
 from ..fs.folders import FdFolder, open_root
+from ..fs.osflags import O_CLOEXEC, O_NOFOLLOW
 from ..interchange import cli_text
 from ..models import RewindResult
 from ..store import background_lock
@@ -352,10 +353,10 @@ def _bind(path: str) -> socket.socket | None:
             if isinstance(folder, FdFolder) and os.path.isdir(_PROC_FD):
                 # the folder held, by a name the kernel resolves to it: no link on the way
                 sock.bind(f"{_PROC_FD}/{folder.fd}/{name}")
-                os.chmod(name, privacy.FILE_MODE, dir_fd=folder.fd)
+                _make_private(path, folder.fd, name)
             else:
                 sock.bind(path)
-                os.chmod(path, privacy.FILE_MODE)
+                _make_private(path, None, path)
             sock.listen(MAX_CLIENTS)
             sock.setblocking(False)
         except BaseException:
@@ -365,6 +366,34 @@ def _bind(path: str) -> socket.socket | None:
 
 
 _PROC_FD = "/proc/self/fd"
+
+
+def _make_private(path: str, dir_fd: int | None, name: str) -> None:
+    """Set the socket just bound at ``path`` to 0600. Where descriptors reach it, through
+    one opened without following a link (``O_PATH``), its kind checked, then set through
+    ``/proc``: a link swapped in after the bind keeps its target's mode (a ``chmod`` by
+    name set ``~/bin/tool`` 0755 to 0600). Elsewhere a look, then the ``chmod`` by name:
+    a swap between the two is not caught."""
+    o_path = getattr(os, "O_PATH", 0)
+    if dir_fd is None or not o_path:
+        if not stat.S_ISSOCK(os.lstat(name).st_mode):
+            raise _replaced(path)
+        os.chmod(name, privacy.FILE_MODE)
+        return
+    fd = os.open(name, o_path | O_NOFOLLOW | O_CLOEXEC, dir_fd=dir_fd)
+    try:
+        if not stat.S_ISSOCK(os.fstat(fd).st_mode):
+            raise _replaced(path)
+        os.chmod(f"{_PROC_FD}/{fd}", privacy.FILE_MODE)
+    finally:
+        os.close(fd)
+
+
+def _replaced(path: str) -> OSError:
+    return OSError(
+        f"{path} was replaced (by a link?) right after Turnback bound its socket there; "
+        "nothing was changed through it. Remove it (see what it points to first), then "
+        "restart the server ('turnback serve --stop')")
 
 
 def _ask_to_leave(path: str, workspace: str, root: str) -> bool:

@@ -47,6 +47,7 @@ class ShareRepo:
         self.map_path = self.folder / "objmap"
 
     def ensure(self) -> None:
+        self._refuse_swapped()
         if (self.git_dir / "HEAD").exists():
             self._refuse_links()
             self._check_config()
@@ -55,8 +56,22 @@ class ShareRepo:
         if not self.folder.exists():
             privacy.make_dir(self.folder)
         # 0600 files, 0700 folders, as every store file: it holds the workspace's contents
+        self._refuse_swapped()
         run(["init", "--quiet", "--bare", "--shared=0600", str(self.git_dir)],
             what="git init (the store's sharing repository)")
+
+    def _refuse_swapped(self) -> None:
+        """Refuse ``share/`` or ``share/git`` swapped for a link since the store was opened
+        (``LinkedInStore``, naming it): git runs on the path and would write the workspace's
+        contents, refs and config in the folder the link names. A store the user named is
+        not checked (``fs/instore.py``). A swap between this look and git's run is not
+        caught: git takes no folder descriptor."""
+        try:
+            folder = instore.folder_of(self.git_dir / "HEAD", create=False)
+        except FileNotFoundError:
+            return  # no repository yet (a dangling link is ELOOP, refused above)
+        if folder is not None:
+            folder.close()
 
     def _refuse_links(self) -> None:
         """Refuse a repository holding a symbolic link (git makes none in it): a copied

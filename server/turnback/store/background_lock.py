@@ -20,7 +20,8 @@ import os
 import stat
 from pathlib import Path
 
-from ..fs import locks, privacy
+from ..errors import Unsafe
+from ..fs import instore, locks, privacy
 from ..fs.osflags import O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK
 
 RUN_DIR = "run"  # fs/sockets.RUN_DIR: the store's private folder of live processes
@@ -40,12 +41,22 @@ def take(root: Path) -> int | None:
         raise OSError(f"the store {root} is a link or not a folder of yours; "
                       "no background server is started for it")
     run = root / RUN_DIR
-    privacy.make_dir(run)
-    st = os.lstat(run)
-    if not stat.S_ISDIR(st.st_mode) or not _of_this_user(st):
-        raise OSError(f"{run} is not a folder of yours; remove it")
-    fd = os.open(lock_path(root), os.O_RDWR | os.O_CREAT | O_CLOEXEC | O_NOFOLLOW,
-                 privacy.FILE_MODE)
+    # opened once, without following a link, and the lock made in it: a look at run/ by
+    # path and an open by path let a link swapped in between get the lock file (made, or
+    # one of that name truncated to the pid) where it pointed
+    try:
+        folder = instore.open_store_folder(root, [RUN_DIR], create=True)
+    except Unsafe as exc:
+        raise OSError(f"{exc.message}: no background server is started for {root}; "
+                      f"remove {run}") from None
+    try:
+        st = folder.stat_self()
+        if not stat.S_ISDIR(st.st_mode) or not _of_this_user(st):
+            raise OSError(f"{run} is not a folder of yours; remove it")
+        fd = folder.open(LOCK_NAME, os.O_RDWR | os.O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+                         privacy.FILE_MODE)
+    finally:
+        folder.close()
     try:
         if not _ours(fd):
             raise OSError(f"{lock_path(root)} is not a regular file of yours with one name "

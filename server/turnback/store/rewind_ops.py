@@ -230,7 +230,7 @@ class RewindOps(CheckpointOps):
                 applier.release()  # before the journal ends: a crash leaves them to recovery
                 if self.config.fsync_commits:
                     syncfs(self.workspace)  # the files are down before the rewind is recorded
-                head = self._finish(record)
+                head = self._finish_or_retry(record)
             return RewindResult(sorted(plan.write), sorted(plan.create), plan.remove, safety.id,
                                 False, mode, label_id, head)
 
@@ -264,6 +264,8 @@ class RewindOps(CheckpointOps):
         (``save_scan_cache``) is saved first.
         """
         self.save_scan_cache()
+        if self._refused_record is not None:
+            self._record_refused()
         if self._unfinished is None:
             return
         with file_lock(self.root / "locks" / "rewind"), self._mutex:
@@ -277,6 +279,50 @@ class RewindOps(CheckpointOps):
             applier.release()  # before the sync, which then commits the frees as well
             if self.config.fsync_commits:
                 syncfs(self.workspace)
+            self._finish_or_retry(record)
+
+    def _finish_or_retry(self, record: JSON) -> str | None:
+        """``_finish``; if refused, retried before the next write (``_record_refused``)."""
+        try:
+            return self._finish(record)
+        except BaseException:
+            self._refused_record = record
+            raise
+
+    def _record_refused(self) -> None:
+        """Record this open's rewind whose files are in place but whose record was refused,
+        as the next open's ``recover`` would, without applying its plan again (a file set
+        back since is left as it is). Refused again: kept for the next write, which goes on
+        (rewinds are refused meanwhile: the journal stays, ``journal_problem`` says why)."""
+        with file_lock(self.root / "locks" / "rewind"), self._mutex:
+            record, self._refused_record = self._refused_record, None
+            if record is None:
+                return
+            pending = self.oplog.pending()
+            if pending is None or pending.get("id") != record["id"]:
+                return  # another process opened the store and recorded it (recover)
+            try:
+                self._record_applied(record)
+            except (TurnbackError, OSError) as exc:
+                self._refused_record = record
+                self.journal_problem = (
+                    f"{self.oplog.journal} (a rewind of this session): its files are in "
+                    f"place but it could not be recorded: {getattr(exc, 'message', exc)}. "
+                    "It is tried again at the next write; undo reverts it once recorded")
+
+    def _record_applied(self, record: JSON) -> None:
+        """Record a rewind whose files are in place, whatever part of its record a failed
+        try (or a crash) already wrote: op log, then its event, then the journal's end."""
+        last = self.oplog.last()
+        if last is not None and last.get("id") == record["id"]:
+            self.oplog.end()  # already recorded; only the journal was left
+            return
+        log = self.backend.load(record["session"])
+        if any(e.id == f"rw-{record['id']}" for e in log.events):
+            op = {k: v for k, v in record.items() if k != "plan"}
+            self.oplog.add(op, fsync=True)
+            self.oplog.end()
+        else:
             self._finish(record)
 
     def _plan(self, current: str, target: str, sel: list[str] | None, partial: bool,
@@ -481,15 +527,8 @@ class RewindOps(CheckpointOps):
             if last is not None and last.get("id") == record["id"]:
                 self.oplog.end()  # already recorded; only the journal was left
                 return str(record["id"])
-            sid = record["session"]
             try:
-                log = self.backend.load(sid)
-                if any(e.id == f"rw-{record['id']}" for e in log.events):
-                    op = {k: v for k, v in record.items() if k != "plan"}
-                    self.oplog.add(op, fsync=True)
-                    self.oplog.end()
-                else:
-                    self._finish(record)
+                self._record_applied(record)
             except TurnbackError as exc:  # its session damaged: the store still opens
                 self.journal_problem = (
                     f"{self.oplog.journal} (an interrupted rewind): its files are in place but "

@@ -80,6 +80,10 @@ class StoreState:
         self._prepared_skipped: list[JSON] = []
         # a rewind's record and the files it replaced (not yet unlinked), for finish_rewind()
         self._unfinished: tuple[JSON, Applier] | None = None
+        # this open's rewind whose files are in place but whose record was refused (a link
+        # swapped in for sessions/, a full disk): recorded before the next write
+        # (finish_rewind), not only by the next open's recovery
+        self._refused_record: JSON | None = None
         # why the journal of an interrupted rewind was not applied (see recover())
         self.journal_problem: str | None = None
         self._temporary: list[Path] = []  # Store.memory()'s folders, removed by close()
