@@ -85,6 +85,12 @@ def _lstat_or_none(dfd: Folder, name: str) -> os.stat_result | None:
         return None
 
 
+def _is_file(dfd: Folder, name: str) -> bool:
+    """Whether a regular file stands at ``name`` (not followed if a link)."""
+    st = _lstat_or_none(dfd, name)
+    return st is not None and stat.S_ISREG(st.st_mode)
+
+
 def _same(now: Entry | None, want: Entry | None) -> bool:
     if now is None or want is None:
         return now is want
@@ -191,7 +197,15 @@ class Applier:
                 # the folder looked in is the one written to: opened once, not again by _put
                 folder = _open_folder(root, path)
                 try:
-                    now = None if folder is None else disk_entry(folder, path.split("/")[-1])
+                    name = path.split("/")[-1]
+                    if strict and folder is not None and _is_file(folder, name):
+                        # looked at once replaced, by its second name (``_put``): a write
+                        # landing before the rename is seen there, not lost
+                        self._put(root, path, entry, folder,
+                                  expect=(plan.before.get(path),))
+                        self.done.append(path)
+                        continue
+                    now = None if folder is None else disk_entry(folder, name)
                     if self._decide(path, now, entry, plan.before.get(path), strict, kept):
                         self._put(root, path, entry, folder)
                         self.done.append(path)
@@ -320,10 +334,18 @@ class Applier:
                 ) from None
             raise
 
-    def _put(self, root: Folder, path: str, entry: Entry, folder: Folder | None = None
-             ) -> None:
+    def _put(self, root: Folder, path: str, entry: Entry, folder: Folder | None = None,
+             expect: tuple[Entry | None] | None = None) -> None:
         """Write ``entry`` at ``path`` through ``folder`` (its folder, open: the caller
-        closes it), or through its folder opened (made where missing) here."""
+        closes it), or through its folder opened (made where missing) here.
+
+        ``expect``: what the file replaced must hold (``plan.before``'s entry), looked at
+        after the rename in the file kept by its second name, or right before the rename
+        where it has none. Anything else (a write since the safety scan, through a
+        descriptor held open or by name, or a save renamed over it) is put back in place
+        and the rewind stops (``Changed``); a look before the rename would miss a write
+        landing after it, which the rename's freed file then lost.
+        """
         parts = path.split("/")
         dfd = folder if folder is not None else self._parent(root, parts, path)
         name = parts[-1]
@@ -361,6 +383,9 @@ class Applier:
                 finally:
                     os.close(fd)
             kept = self._keep_replaced(dfd, name)
+            if expect is not None and kept is None:
+                # nothing to look at after the rename: looked at now, as the plan's check
+                self._decide(path, disk_entry(dfd, name), entry, expect[0], True, [])
             try:
                 dfd.rename(tmp, name)
             except BaseException:
@@ -368,6 +393,8 @@ class Applier:
                     _unlink_quietly(dfd, kept)
                 raise
             if kept is not None:
+                if expect is not None:
+                    self._check_replaced(dfd, name, kept, path, entry, expect[0])
                 self.replaced.append(("/".join(parts[:-1]), kept))
         except BaseException:
             _unlink_quietly(dfd, tmp)
@@ -375,6 +402,31 @@ class Applier:
         finally:
             if folder is None:
                 dfd.close()
+
+    @staticmethod
+    def _check_replaced(dfd: Folder, name: str, kept: str, path: str, entry: Entry,
+                        was: Entry | None) -> None:
+        """The file just replaced at ``name``, still held as ``kept``, must hold ``was``
+        (or already the target). Else it goes back in place, its inode and all (a
+        descriptor held open on it writes on into the file at ``name``), and the rewind
+        stops with ``Changed``. Where it cannot go back, it is given a name no clean-up
+        removes, which the error names."""
+        now = disk_entry(dfd, kept)
+        if _same(now, was) or _same(now, entry):
+            return
+        try:
+            dfd.rename(kept, name)
+        except OSError as exc:
+            saved = f"{name}.turnback-saved-{os.urandom(4).hex()}"
+            try:
+                dfd.rename(kept, saved)
+            except OSError:
+                saved = kept  # a temporary name: a roll-back's clean-up may remove it
+            raise Unsafe(
+                f"'{path}' changed while the rewind ran and could not be put back ({exc}): "
+                f"what it held is in '{os.path.join(dfd.path, saved)}'; move it back to "
+                f"'{path}'") from None
+        raise Changed([path])
 
     def _keep_replaced(self, dfd: Folder, name: str) -> str | None:
         """Give the regular file ``name`` a second, temporary name before a rename replaces
