@@ -12,6 +12,8 @@ each phase's median wall and CPU time with the load average. Each phase is marke
     python bench/atonce_parts.py --summarize trace.txt
 
 The workspace's store (``.turnback``) is made by a first checkpoint when missing.
+``--profile PHASE`` prints cProfile's 40 first entries by cumulative time, or by the sort
+``PROF_SORT`` names (``tottime``: where the time is spent itself).
 """
 
 from __future__ import annotations
@@ -87,7 +89,7 @@ def run(workspace: Path, rounds: int, profile: str | None) -> None:
 
     print(f"{turnback.__file__}: {rounds} rounds, load {load[0]:.2f} -> {load[1]:.2f}")
     if prof is not None:
-        pstats.Stats(prof).sort_stats("cumulative").print_stats(40)
+        pstats.Stats(prof).sort_stats(os.environ.get("PROF_SORT", "cumulative")).print_stats(40)
     for phase in PHASES:
         print(f"  {phase:10s} wall {statistics.median(wall[phase]) * 1000:7.2f} ms  "
               f"cpu {statistics.median(cpu[phase]) * 1000:7.2f} ms (medians)")
