@@ -37,11 +37,11 @@ def _rewind_with_a_write_before_the_rename(
     real = rw.Applier._keep_replaced
     fired: list[str] = []
 
-    def before_the_rename(self: rw.Applier, dfd: Folder, name: str) -> str | None:
+    def before_the_rename(self: rw.Applier, dfd: Folder, name: str, *rest: str) -> str | None:
         if name == "z.txt" and not fired:
             fired.append(name)
             late_write()
-        return real(self, dfd, name)
+        return real(self, dfd, name, *rest)
 
     monkeypatch.setattr(rw.Applier, "_keep_replaced", before_the_rename)
     with pytest.raises(rw.Changed, match=r"z\.txt"):
@@ -144,10 +144,10 @@ def test_a_late_write_that_cannot_be_put_back_is_kept_under_a_name_it_names(
     write(ws, "z.txt", "z2\n")
     real = rw.Applier._keep_replaced
 
-    def before_the_rename(self: rw.Applier, dfd: Folder, name: str) -> str | None:
+    def before_the_rename(self: rw.Applier, dfd: Folder, name: str, *rest: str) -> str | None:
         if name == "z.txt":
             by_name()
-        return real(self, dfd, name)
+        return real(self, dfd, name, *rest)
 
     monkeypatch.setattr(rw.Applier, "_keep_replaced", before_the_rename)
     with pytest.raises(rw.Unsafe, match=r"z\.txt\.turnback-saved-[0-9a-f]{8}"):
