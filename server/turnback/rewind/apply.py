@@ -88,7 +88,8 @@ def _lstat_or_none(dfd: Folder, name: str) -> os.stat_result | None:
 def kept_name(op: str, path: str) -> str:
     """The 8 hex digits that name the second name of ``path``'s replaced file in rewind
     ``op``: found again by ``Applier.restore_late`` after a crash."""
-    return blake3.blake3(f"{op}\0{path}".encode()).hexdigest()[:8]
+    # fsencode: a name that is no UTF-8 is held with surrogate escapes, which encode() refuses
+    return blake3.blake3(op.encode() + b"\0" + os.fsencode(path)).hexdigest()[:8]
 
 
 def _is_file(dfd: Folder, name: str) -> bool:
