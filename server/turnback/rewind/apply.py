@@ -212,8 +212,7 @@ class Applier:
                     if strict and folder is not None and _is_file(folder, name):
                         # looked at once replaced, by its second name (``_put``): a write
                         # landing before the rename is seen there, not lost
-                        self._put(root, path, entry, folder,
-                                  expect=(plan.before.get(path),))
+                        self._put(root, path, entry, folder, (plan.before.get(path),))
                         self.done.append(path)
                         continue
                     now = None if folder is None else disk_entry(folder, name)
