@@ -12,6 +12,8 @@ each phase's median wall and CPU time with the load average. Each phase is marke
     python bench/atonce_parts.py --summarize trace.txt
 
 The workspace's store (``.turnback``) is made by a first checkpoint when missing.
+``--profile PHASE`` prints cProfile's 40 first entries by cumulative time, or by the sort
+``PROF_SORT`` names (``tottime``: where the time is spent itself).
 """
 
 from __future__ import annotations
@@ -47,13 +49,13 @@ def mark(phase: str) -> None:
     os.access(f"/@@{phase}", os.F_OK)
 
 
-def run(workspace: Path, rounds: int, profile: str | None) -> None:
+def run(workspace: Path, rounds: int, profile: str | None, seed: int | None = None) -> None:
     store = Store.open(workspace)
     store.checkpoint(label="walk")  # the full scan the server's start does
     warm = getattr(store, "warm_trees", None)  # what the server does after it (not at the base)
     if warm is not None:
         warm()
-    ed = Editor(workspace, seed=int(time.time()))
+    ed = Editor(workspace, seed=int(time.time()) if seed is None else seed)
     wall: dict[str, list[float]] = defaultdict(list)
     cpu: dict[str, list[float]] = defaultdict(list)
     load = [os.getloadavg()[0]]
@@ -87,8 +89,8 @@ def run(workspace: Path, rounds: int, profile: str | None) -> None:
 
     print(f"{turnback.__file__}: {rounds} rounds, load {load[0]:.2f} -> {load[1]:.2f}")
     if prof is not None:
-        pstats.Stats(prof).sort_stats("cumulative").print_stats(40)
-    for phase in PHASES:
+        pstats.Stats(prof).sort_stats(os.environ.get("PROF_SORT", "cumulative")).print_stats(40)
+    for phase in PHASES if rounds else ():
         print(f"  {phase:10s} wall {statistics.median(wall[phase]) * 1000:7.2f} ms  "
               f"cpu {statistics.median(cpu[phase]) * 1000:7.2f} ms (medians)")
 
@@ -141,11 +143,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="cProfile this phase (wall time, the callers' cumulative)")
     ap.add_argument("--src", default=None, help="a server/ folder to import turnback from")
     ap.add_argument("--summarize", type=Path, default=None, help="a trace to summarize")
+    ap.add_argument("--seed", type=int, default=None,
+                    help="the edits' seed (default: the time): the same edits for callgrind")
     a = ap.parse_args(argv)
     if a.summarize is not None:
         summarize(a.summarize)
     else:
-        run(a.workspace, a.rounds, a.profile)
+        run(a.workspace, a.rounds, a.profile, a.seed)
     return 0
 
 

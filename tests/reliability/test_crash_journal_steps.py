@@ -21,9 +21,10 @@ import pytest
 
 from turnback import Store
 from turnback.objects import packs
-from turnback.rewind.apply import Applier
+from turnback.rewind.apply import Applier, Changed
 from wsutil import journal_left, picture, write
 
+from . import crashkit
 from .crashkit import Ack, run_child
 from .wsgen import tracked
 
@@ -190,3 +191,73 @@ def test_a_rewind_never_overwrites_a_journal_left_pending(tmp_path: Path) -> Non
         with pytest.raises(Exception, match="another process left unfinished"):
             store.rewind(cp)
         assert left.read_bytes() == b'{"id": "0123456789abcdef"}\n'
+
+
+LATE = b"z3, written through a descriptor held open, late\n"
+
+
+def _late_prepared(ws: Path) -> str:
+    write(ws, "a.txt", "one\n")
+    write(ws, "z.txt", "z1\n")
+    with Store.open(ws, create=True) as store:
+        cp = store.checkpoint(label="A")
+    write(ws, "a.txt", "two\n")
+    write(ws, "z.txt", "z2\n")
+    return cp.id
+
+
+def _rewind_with_a_late_write(ws: Path, cp: str, fd: int) -> Callable[[Ack], None]:
+    """The rewind, with a write into z.txt (through ``fd``, held open since before it)
+    landing right before z.txt's replacement; acknowledged "late" once written."""
+    def run(ack: Ack) -> None:
+        real = Applier._keep_replaced
+
+        def late(self: Applier, dfd: object, name: str, *rest: str) -> str | None:
+            if name == "z.txt":
+                os.lseek(fd, 0, os.SEEK_SET)
+                crashkit._REAL_WRITE(fd, LATE)  # not a step: the kill lands around it
+                ack("late")
+            return real(self, dfd, name, *rest)  # type: ignore[arg-type]
+
+        Applier._keep_replaced = late  # type: ignore[method-assign]
+        with Store.open(ws) as store:
+            try:
+                store.rewind(cp)
+            except Changed:
+                ack("changed")
+    return run
+
+
+def test_a_write_before_a_replacement_is_kept_wherever_the_rewind_is_killed(
+        tmp_path: Path) -> None:
+    """A write landing after the safety scan and before z.txt's rename is in z.txt after
+    the next open, wherever the rewind was killed: before the rename (it went into z.txt),
+    between the rename and the look at the replaced file (its second name holds it, and
+    the open puts it back: ``Applier.restore_late``), or after (the rewind put it back)."""
+    def once(ws: Path, kill_at: int | None) -> crashkit.Outcome:
+        cp = _late_prepared(ws)
+        fd = os.open(ws / "z.txt", os.O_WRONLY)
+        try:
+            return run_child(_rewind_with_a_late_write(ws, cp, fd), kill_at=kill_at)
+        finally:
+            os.close(fd)
+
+    out = once(tmp_path / "count" / "ws", None)
+    assert out.error is None, out.error
+    assert "late" in out.acks and "changed" in out.acks, out
+    steps = out.steps
+    assert steps and steps > 10, out
+    late_seen = 0
+    for k in range(1, steps + 1):
+        ws = tmp_path / f"k{k}" / "ws"
+        out = once(ws, k)
+        assert out.error is None, f"step {k}: {out.error}"
+        with Store.open(ws) as store:
+            assert store.journal_problem is None, f"step {k}: {store.journal_problem}"
+            assert not journal_left(store.root), f"step {k}: the journal was left"
+            if "late" in out.acks:
+                late_seen += 1
+                assert (ws / "z.txt").read_bytes() == LATE, f"step {k}: the late write was lost"
+            assert store.fsck().ok, f"step {k}: {store.fsck().damaged}"
+            assert not [n for n in os.listdir(ws) if n.startswith(".turnback-tmp-")], k
+    assert late_seen > 2

@@ -47,9 +47,12 @@ from .packlog import _rebase as rebase_rows
 PACK_MAGIC = b"TBPACK1\n"
 IDX_MAGIC = b"TBIDX1\n"
 # Raw bytes per block: a read decompresses its block up to the object it wants, so
-# smaller blocks make reads cheaper at some cost in ratio (256 KiB: ~8% more than 1 MiB
-# on the benchmark's source files). Packs written with other sizes read the same.
-BLOCK_RAW = 256 << 10
+# smaller blocks make reads cheaper at some cost in ratio. A rewind's targets are mostly
+# originals from the first checkpoint's pack, one cold block each: on SPEC's workspace a
+# cold read costs 0.08 ms of CPU with 64 KiB blocks against 0.14-0.18 ms with 256 KiB, for
+# a store 5.7% larger (133.3 MB against 126.1; bench/block_size.py, bench/RESULTS.md).
+# Packs written with other sizes (256 KiB, 1 MiB before) read the same.
+BLOCK_RAW = 64 << 10
 CACHE_BYTES = 16 << 20  # decompressed blocks kept for the next reads
 TREE_LEVEL = -1  # zstd level of tree blocks (see PackWriter)
 # The most a log frame's last, partial file block is compressed at (see PackWriter._level)
@@ -60,8 +63,8 @@ _IDX_START = len(IDX_MAGIC) + 4
 MAX_INDEX = 1 << 30  # an index of 20 million objects; a larger one is no index of ours
 SORTED_MIN = 4096
 # The most a block may inflate to, and so the end of any object in it: writers close a block
-# at BLOCK_RAW (1 MiB in earlier versions) plus at most one object under 512 KiB. A damaged
-# index or block costs a reader at most this much memory.
+# at BLOCK_RAW (256 KiB and 1 MiB in earlier versions) plus at most one object under 512 KiB.
+# A damaged index or block costs a reader at most this much memory.
 BLOCK_MAX = 16 << 20
 PACK_ID = re.compile(r"pack-[0-9]+-[0-9a-f]{16}")  # PackWriter's ids; names of .pack and .idx
 # A writer's blocks stay in memory up to this many compressed bytes and SORTED_MIN objects

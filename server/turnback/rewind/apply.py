@@ -85,6 +85,19 @@ def _lstat_or_none(dfd: Folder, name: str) -> os.stat_result | None:
         return None
 
 
+def kept_name(op: str, path: str) -> str:
+    """The 8 hex digits that name the second name of ``path``'s replaced file in rewind
+    ``op``: found again by ``Applier.restore_late`` after a crash."""
+    # fsencode: a name that is no UTF-8 is held with surrogate escapes, which encode() refuses
+    return blake3.blake3(op.encode() + b"\0" + os.fsencode(path)).hexdigest()[:8]
+
+
+def _is_file(dfd: Folder, name: str) -> bool:
+    """Whether a regular file stands at ``name`` (not followed if a link)."""
+    st = _lstat_or_none(dfd, name)
+    return st is not None and stat.S_ISREG(st.st_mode)
+
+
 def _same(now: Entry | None, want: Entry | None) -> bool:
     if now is None or want is None:
         return now is want
@@ -134,10 +147,14 @@ PRELOAD_BYTES = 16 << 20
 
 
 class Applier:
-    def __init__(self, workspace: str, objects: ObjectStore, fsync: bool) -> None:
+    def __init__(self, workspace: str, objects: ObjectStore, fsync: bool,
+                 op: str | None = None) -> None:
         self.workspace = workspace
         self.objects = objects
         self.fsync = fsync
+        # the journal's op id: the second names of replaced files derive from it and the
+        # path (``kept_name``), so that the next open finds them after a crash
+        self.op = op
         self.done: list[str] = []
         self._loaded: dict[str, bytes] = {}  # blobs ``preload`` read, checked, by name
         # files a write replaced, still held by a temporary name (``_put``): (folder, name)
@@ -191,7 +208,14 @@ class Applier:
                 # the folder looked in is the one written to: opened once, not again by _put
                 folder = _open_folder(root, path)
                 try:
-                    now = None if folder is None else disk_entry(folder, path.split("/")[-1])
+                    name = path.split("/")[-1]
+                    if strict and folder is not None and _is_file(folder, name):
+                        # looked at once replaced, by its second name (``_put``): a write
+                        # landing before the rename is seen there, not lost
+                        self._put(root, path, entry, folder, (plan.before.get(path),))
+                        self.done.append(path)
+                        continue
+                    now = None if folder is None else disk_entry(folder, name)
                     if self._decide(path, now, entry, plan.before.get(path), strict, kept):
                         self._put(root, path, entry, folder)
                         self.done.append(path)
@@ -320,10 +344,18 @@ class Applier:
                 ) from None
             raise
 
-    def _put(self, root: Folder, path: str, entry: Entry, folder: Folder | None = None
-             ) -> None:
+    def _put(self, root: Folder, path: str, entry: Entry, folder: Folder | None = None,
+             expect: tuple[Entry | None] | None = None) -> None:
         """Write ``entry`` at ``path`` through ``folder`` (its folder, open: the caller
-        closes it), or through its folder opened (made where missing) here."""
+        closes it), or through its folder opened (made where missing) here.
+
+        ``expect``: what the file replaced must hold (``plan.before``'s entry), looked at
+        after the rename in the file kept by its second name, or right before the rename
+        where it has none. Anything else (a write since the safety scan, through a
+        descriptor held open or by name, or a save renamed over it) is put back in place
+        and the rewind stops (``Changed``); a look before the rename would miss a write
+        landing after it, which the rename's freed file then lost.
+        """
         parts = path.split("/")
         dfd = folder if folder is not None else self._parent(root, parts, path)
         name = parts[-1]
@@ -360,7 +392,10 @@ class Applier:
                         os.fsync(fd)
                 finally:
                     os.close(fd)
-            kept = self._keep_replaced(dfd, name)
+            kept = self._keep_replaced(dfd, name, path)
+            if expect is not None and kept is None:
+                # nothing to look at after the rename: looked at now, as the plan's check
+                self._decide(path, disk_entry(dfd, name), entry, expect[0], True, [])
             try:
                 dfd.rename(tmp, name)
             except BaseException:
@@ -368,6 +403,8 @@ class Applier:
                     _unlink_quietly(dfd, kept)
                 raise
             if kept is not None:
+                if expect is not None:
+                    self._check_replaced(dfd, name, kept, path, entry, expect[0])
                 self.replaced.append(("/".join(parts[:-1]), kept))
         except BaseException:
             _unlink_quietly(dfd, tmp)
@@ -376,7 +413,65 @@ class Applier:
             if folder is None:
                 dfd.close()
 
-    def _keep_replaced(self, dfd: Folder, name: str) -> str | None:
+    @staticmethod
+    def _check_replaced(dfd: Folder, name: str, kept: str, path: str, entry: Entry,
+                        was: Entry | None) -> None:
+        """The file just replaced at ``name``, still held as ``kept``, must hold ``was``
+        (or already the target). Else it goes back in place, its inode and all (a
+        descriptor held open on it writes on into the file at ``name``), and the rewind
+        stops with ``Changed``. Where it cannot go back, it is given a name no clean-up
+        removes, which the error names."""
+        now = disk_entry(dfd, kept)
+        if _same(now, was) or _same(now, entry):
+            return
+        try:
+            dfd.rename(kept, name)
+        except OSError as exc:
+            saved = f"{name}.turnback-saved-{os.urandom(4).hex()}"
+            try:
+                dfd.rename(kept, saved)
+            except OSError:
+                saved = kept  # a temporary name: a roll-back's clean-up may remove it
+            raise Unsafe(
+                f"'{path}' changed while the rewind ran and could not be put back ({exc}): "
+                f"what it held is in '{os.path.join(dfd.path, saved)}'; move it back to "
+                f"'{path}'") from None
+        raise Changed([path])
+
+    def restore_late(self, plan: Plan) -> list[str]:
+        """After a crash: put back in place each replaced file, still held by its second
+        name (``kept_name``), that holds neither what the plan expected there nor the
+        target: a write that landed before the rename of a rewind killed before its look
+        at the replaced file (``_check_replaced``). Returns those paths, kept as they were.
+        Called before ``release`` and ``remove_temps``, which would remove them."""
+        if self.op is None:
+            return []
+        late: list[str] = []
+        with open_root(self.workspace) as root:
+            for path, entry in sorted({**plan.write, **plan.create}.items()):
+                folder = _open_folder(root, path)
+                if folder is None:
+                    continue
+                with folder:
+                    suffix = "-" + kept_name(self.op, path)
+                    try:
+                        names = [n for n in folder.listdir()
+                                 if _is_temp(n) and n.endswith(suffix)]
+                    except OSError:
+                        continue
+                    for kept in names:
+                        now = disk_entry(folder, kept)
+                        if now is None or _same(now, plan.before.get(path)) or _same(
+                                now, entry):
+                            continue
+                        try:
+                            folder.rename(kept, path.split("/")[-1])
+                        except OSError:
+                            continue  # left to the clean-up: nothing better to do here
+                        late.append(path)
+        return late
+
+    def _keep_replaced(self, dfd: Folder, name: str, path: str = "") -> str | None:
         """Give the regular file ``name`` a second, temporary name before a rename replaces
         it, so the rename does not free its blocks: on ext4 freeing a replaced file's
         blocks was most of a rename's cost, 0.79 ms a file against 0.05 ms this way
@@ -393,7 +488,8 @@ class Applier:
             return None
         if not stat.S_ISREG(st.st_mode):
             return None
-        kept = f"{TMP_PREFIX}{os.getpid()}-{os.urandom(4).hex()}"
+        tag = os.urandom(4).hex() if self.op is None else kept_name(self.op, path)
+        kept = f"{TMP_PREFIX}{os.getpid()}-{tag}"
         try:
             dfd.link(name, kept)
         except OSError:

@@ -187,7 +187,7 @@ class RewindOps(CheckpointOps):
                 }
                 with imported_late("turnback.rewind.apply"):
                     from ..rewind.apply import Applier
-                applier = Applier(str(self.workspace), self.objects, False)
+                applier = Applier(str(self.workspace), self.objects, False, op_id)
                 # one wait for the journal and the safety checkpoint: its log frame (which
                 # holds its record), or its record in checkpoints.jsonl when it went to a
                 # pack (its objects synced before); no file changes before it returns, and
@@ -508,9 +508,11 @@ class RewindOps(CheckpointOps):
                 return None
             with imported_late("turnback.rewind.apply"):
                 from ..rewind.apply import Applier
-            applier = Applier(str(self.workspace), self.objects, True)
+            applier = Applier(str(self.workspace), self.objects, True, str(record["id"]))
             try:
                 kept = applier.apply(plan, strict=False)
+                # a write that landed before a replacement the crash left unchecked
+                kept += [p for p in applier.restore_late(plan) if p not in kept]
             except (TurnbackError, OSError) as exc:
                 try:
                     self._roll_back(record, plan.reverse(), exc)
