@@ -10,7 +10,7 @@ from unittest import mock
 import zstandard
 
 from turnback.objects import packs
-from turnback.objects.packs import BLOCK_RAW, HELD_LEVEL, TREE_LEVEL, PackWriter
+from turnback.objects.packs import BLOCK_RAW, HELD_BYTES, HELD_LEVEL, TREE_LEVEL, PackWriter
 
 
 def _levels_used(writer: PackWriter, payloads: list[bytes]) -> list[int]:
@@ -39,11 +39,19 @@ def test_a_small_held_batch_compresses_its_files_at_the_fast_level(tmp_path: Pat
     assert used == [TREE_LEVEL]
 
 
+def test_a_small_held_batch_compresses_its_full_blocks_fast_too(tmp_path: Path) -> None:
+    # ten files of ~6.5 KB: one full 64 KiB block and a partial one, both on the answer's path
+    used = _levels_used(PackWriter(tmp_path, 3, in_memory=True), [_blob(6_600)] * 10 +
+                        [_blob(6_600)])
+    assert used == [HELD_LEVEL, HELD_LEVEL]
+
+
 def test_full_blocks_and_packs_keep_the_configured_level(tmp_path: Path) -> None:
-    # a full block flushed while the batch is held (a first checkpoint's) keeps level 3
-    big = [_blob(BLOCK_RAW // 4 + 1) for _ in range(4)]
+    # a large held batch (a first checkpoint's): its blocks past HELD_BYTES keep level 3
+    big = [_blob(BLOCK_RAW + 1) for _ in range(4 * HELD_BYTES // BLOCK_RAW + 4)]
     used = _levels_used(PackWriter(tmp_path, 3, in_memory=True), big)
-    assert used == [3]
+    assert used[0] == HELD_LEVEL and used[-1] == 3
+    assert used.count(HELD_LEVEL) <= 2 * HELD_BYTES // BLOCK_RAW
     writer = PackWriter(tmp_path, 3)  # a pack written from the start (a merge's)
     try:
         assert _levels_used(writer, [_blob(5000)]) == [3]

@@ -57,6 +57,9 @@ CACHE_BYTES = 16 << 20  # decompressed blocks kept for the next reads
 TREE_LEVEL = -1  # zstd level of tree blocks (see PackWriter)
 # The most a log frame's last, partial file block is compressed at (see PackWriter._level)
 HELD_LEVEL = 1
+# ... and so are its other file blocks while the batch's blocks so far stay under this: a small
+# checkpoint's ~65 KB of files fill one 64 KiB block and start a second
+HELD_BYTES = 256 << 10
 _ENTRY = struct.Struct(">32sQIII")
 _IDX_START = len(IDX_MAGIC) + 4
 # indexes with more entries stay as bytes (bisected); smaller ones go into one dict
@@ -234,13 +237,15 @@ class PackWriter:
                 self._flush_block(blk)
 
     def _level(self, blk: _Block) -> int:
-        """``blk``'s level, at most ``HELD_LEVEL`` for a partial block of a batch still in
-        memory: a small checkpoint's ~50 KB of files, on the answer's path, at level 1
-        rather than 3 (~0.14 ms less CPU, ~2 KB more in its frame, bench/RESULTS.md, branch
-        ``atonce16e``). A log's objects are packed again at the configured level when a
-        merge folds the log; full blocks (a large batch) keep it from the start."""
+        """``blk``'s level, at most ``HELD_LEVEL`` for a block of a batch still in memory
+        whose blocks so far stay under ``HELD_BYTES``: a small checkpoint's files, on the
+        answer's path, at level 1 rather than 3 (~0.14 ms less CPU, ~2 KB more in its frame,
+        bench/RESULTS.md, branch ``atonce16e``). A log's objects are packed again at the
+        configured level when a merge folds the log; a large batch's blocks past the first
+        ``HELD_BYTES`` keep it."""
         level = blk.level
-        if self._mem is not None and blk.size < BLOCK_RAW and (level > HELD_LEVEL or level == 0):
+        if (self._mem is not None and self._mem_bytes < HELD_BYTES
+                and (level > HELD_LEVEL or level == 0)):
             return HELD_LEVEL  # zstd's level 0 is its default, 3
         return level
 
