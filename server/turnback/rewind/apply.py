@@ -23,6 +23,7 @@ from ..fs.paths import refuse_protected_path
 from ..objects.objectstore import BLOB, CHUNK, ObjectStore, hash_bytes
 from ..objects.trees import LINK, STAT_MODES, Entry, permissions
 from .plan import Plan
+from .putback import put_back, save_aside
 
 UNREADABLE = Entry("?", "unreadable", 0)  # equal to no entry a plan holds
 
@@ -107,13 +108,21 @@ def _same(now: Entry | None, want: Entry | None) -> bool:
 class Changed(Conflict):
     """A path changed between the plan and its write: the rewind keeps it and stops."""
 
-    def __init__(self, paths: list[str]) -> None:
+    def __init__(self, paths: list[str], saved: str | None = None) -> None:
         shown = ", ".join(f"'{p}'" for p in paths[:5]) + (" …" if len(paths) > 5 else "")
-        super().__init__(
-            f"{shown} changed while the rewind ran (saved by an editor or an agent); the new "
-            "content is kept and the rewind was undone: nothing was lost. Rewind again once "
-            "the workspace is quiet")
+        if saved is None:
+            super().__init__(
+                f"{shown} changed while the rewind ran (saved by an editor or an agent); the "
+                "new content is kept and the rewind was undone: nothing was lost. Rewind again "
+                "once the workspace is quiet")
+        else:
+            super().__init__(
+                f"{shown} changed twice while the rewind ran (saved by an editor or an agent): "
+                f"the newest content is kept in place, and what it held before that is in "
+                f"'{saved}'; the rewind was undone: nothing was lost. Keep what you need of "
+                "that file, then rewind again once the workspace is quiet")
         self.paths = paths
+        self.saved = saved
 
 
 def _remove_empty_folders(dfd: Folder, name: str) -> bool:
@@ -209,10 +218,17 @@ class Applier:
                 folder = _open_folder(root, path)
                 try:
                     name = path.split("/")[-1]
-                    if strict and folder is not None and _is_file(folder, name):
+                    if folder is not None and _is_file(folder, name):
                         # looked at once replaced, by its second name (``_put``): a write
-                        # landing before the rename is seen there, not lost
-                        self._put(root, path, entry, folder, (plan.before.get(path),))
+                        # landing before the rename is seen there, not lost; a roll-back
+                        # and a recovery look too, and keep the path
+                        try:
+                            self._put(root, path, entry, folder, (plan.before.get(path),))
+                        except Changed:
+                            if strict:
+                                raise
+                            kept.append(path)
+                            continue
                         self.done.append(path)
                         continue
                     now = None if folder is None else disk_entry(folder, name)
@@ -425,25 +441,27 @@ class Applier:
         if _same(now, was) or _same(now, entry):
             return
         try:
-            dfd.rename(kept, name)
+            # over the rewind's own write only: a save renamed over it since is newer
+            saved = put_back(dfd, kept, name, _same(disk_entry(dfd, name), entry))
         except OSError as exc:
-            saved = f"{name}.turnback-saved-{os.urandom(4).hex()}"
             try:
-                dfd.rename(kept, saved)
+                saved = save_aside(dfd, kept, name)
             except OSError:
                 saved = kept  # a temporary name: a roll-back's clean-up may remove it
             raise Unsafe(
                 f"'{path}' changed while the rewind ran and could not be put back ({exc}): "
                 f"what it held is in '{os.path.join(dfd.path, saved)}'; move it back to "
                 f"'{path}'") from None
-        raise Changed([path])
+        raise Changed([path], None if saved is None else os.path.join(dfd.path, saved))
 
     def restore_late(self, plan: Plan) -> list[str]:
         """After a crash: put back in place each replaced file, still held by its second
         name (``kept_name``), that holds neither what the plan expected there nor the
         target: a write that landed before the rename of a rewind killed before its look
-        at the replaced file (``_check_replaced``). Returns those paths, kept as they were.
-        Called before ``release`` and ``remove_temps``, which would remove them."""
+        at the replaced file (``_check_replaced``). Only over the rewind's own write: what
+        the user saved there since the crash stays, and the older file is saved aside
+        (``putback.py``). Returns those paths, kept as they were. Called before ``apply``
+        (a recovery that fails is rolled back, and its clean-up would remove them)."""
         if self.op is None:
             return []
         late: list[str] = []
@@ -459,13 +477,16 @@ class Applier:
                                  if _is_temp(n) and n.endswith(suffix)]
                     except OSError:
                         continue
+                    name = path.split("/")[-1]
                     for kept in names:
+                        if not _is_file(folder, kept):
+                            continue  # a link or a folder so named: never one of ours
                         now = disk_entry(folder, kept)
                         if now is None or _same(now, plan.before.get(path)) or _same(
                                 now, entry):
                             continue
                         try:
-                            folder.rename(kept, path.split("/")[-1])
+                            put_back(folder, kept, name, _same(disk_entry(folder, name), entry))
                         except OSError:
                             continue  # left to the clean-up: nothing better to do here
                         late.append(path)

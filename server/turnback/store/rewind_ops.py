@@ -510,9 +510,11 @@ class RewindOps(CheckpointOps):
                 from ..rewind.apply import Applier
             applier = Applier(str(self.workspace), self.objects, True, str(record["id"]))
             try:
+                # first, a write that landed before a replacement the crash left unchecked:
+                # a recovery rolled back removes the names that hold it
+                late = applier.restore_late(plan)
                 kept = applier.apply(plan, strict=False)
-                # a write that landed before a replacement the crash left unchecked
-                kept += [p for p in applier.restore_late(plan) if p not in kept]
+                kept += [p for p in late if p not in kept]
             except (TurnbackError, OSError) as exc:
                 try:
                     self._roll_back(record, plan.reverse(), exc)
