@@ -200,7 +200,8 @@ class Applier:
         journal that does not describe this workspace) and is never overwritten. Strict
         (a rewind being made): that stops the rewind with ``Changed``. Otherwise
         (recovery, roll-back): it is kept, and returned among the paths left as they are.
-        ``self.done`` lists the paths changed so far.
+        A file replaced is looked at again after the rename, in the file replaced
+        (``_put``), a rewind's only look at it. ``self.done`` lists the paths changed so far.
         """
         for path in plan.paths():
             # the last gate, whoever made the plan: nothing is touched if one path is a
@@ -218,23 +219,24 @@ class Applier:
                 folder = _open_folder(root, path)
                 try:
                     name = path.split("/")[-1]
-                    if folder is not None and _is_file(folder, name):
-                        # looked at once replaced, by its second name (``_put``): a write
-                        # landing before the rename is seen there, not lost; a roll-back
-                        # and a recovery look too, and keep the path
-                        try:
-                            self._put(root, path, entry, folder, (plan.before.get(path),))
-                        except Changed:
-                            if strict:
-                                raise
-                            kept.append(path)
+                    was = plan.before.get(path)
+                    held = folder is not None and _is_file(folder, name)
+                    if not (strict and held):
+                        # looked at first: a recovery or a roll-back leaves a path already
+                        # so, or changed, without a write
+                        now = None if folder is None else disk_entry(folder, name)
+                        if not self._decide(path, now, entry, was, strict, kept):
                             continue
-                        self.done.append(path)
+                    try:
+                        # a file replaced is looked at once replaced, by its second name
+                        # (``_put``): a write landing before the rename is seen there
+                        self._put(root, path, entry, folder, (was,) if held else None)
+                    except Changed:
+                        if strict:
+                            raise
+                        kept.append(path)
                         continue
-                    now = None if folder is None else disk_entry(folder, name)
-                    if self._decide(path, now, entry, plan.before.get(path), strict, kept):
-                        self._put(root, path, entry, folder)
-                        self.done.append(path)
+                    self.done.append(path)
                 finally:
                     if folder is not None:
                         folder.close()
