@@ -466,32 +466,41 @@ class Applier:
         (a recovery that fails is rolled back, and its clean-up would remove them)."""
         if self.op is None:
             return []
+        targets = {**plan.write, **plan.create}
+        # by folder, by second name's tag: one listing a folder, not one a path
+        by_folder: dict[str, dict[str, list[str]]] = {}
+        for path in sorted(targets):
+            tags = by_folder.setdefault(path.rpartition("/")[0], {})
+            tags.setdefault(kept_name(self.op, path), []).append(path)
         late: list[str] = []
         with open_root(self.workspace) as root:
-            for path, entry in sorted({**plan.write, **plan.create}.items()):
-                folder = _open_folder(root, path)
+            for _folder, tags in sorted(by_folder.items()):
+                folder = _open_folder(root, next(iter(tags.values()))[0])
                 if folder is None:
                     continue
                 with folder:
-                    suffix = "-" + kept_name(self.op, path)
                     try:
-                        names = [n for n in folder.listdir()
-                                 if _is_temp(n) and n.endswith(suffix)]
+                        names = sorted(n for n in folder.listdir() if _is_temp(n))
                     except OSError:
                         continue
-                    name = path.split("/")[-1]
                     for kept in names:
-                        if not _is_file(folder, kept):
-                            continue  # a link or a folder so named: never one of ours
+                        paths = tags.get(kept[-8:])
+                        if paths is None or not _is_file(folder, kept):
+                            continue  # not of this rewind; or a link or a folder so named
                         now = disk_entry(folder, kept)
-                        if now is None or _same(now, plan.before.get(path)) or _same(
-                                now, entry):
+                        if now is None or any(_same(now, plan.before.get(p)) or _same(
+                                now, targets[p]) for p in paths):
                             continue
+                        name = paths[0].split("/")[-1]
                         try:
-                            put_back(folder, kept, name, _same(disk_entry(folder, name), entry))
+                            if len(paths) == 1:
+                                put_back(folder, kept, name,
+                                         _same(disk_entry(folder, name), targets[paths[0]]))
+                            else:  # two paths' tags alike (1 in 2**32 a pair): whose is unknown
+                                save_aside(folder, kept, name)
                         except OSError:
                             continue  # left to the clean-up: nothing better to do here
-                        late.append(path)
+                        late += [p for p in paths if p not in late]
         return late
 
     def _keep_replaced(self, dfd: Folder, name: str, path: str = "") -> str | None:
