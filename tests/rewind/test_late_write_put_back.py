@@ -304,3 +304,27 @@ def test_two_paths_whose_second_names_tie_are_not_swapped_by_the_next_open(
         assert not journal_left(again.root)
     assert (ws / "a.txt").read_text() == "a1\n"
     assert (ws / "b.txt").read_text() == "b1\n"
+
+
+def test_a_file_made_where_the_rewind_creates_one_is_kept(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """b.txt is absent at the plan, which creates it; the user makes it before the rewind
+    gets there: it is held and looked at after the rename like a replaced file."""
+    ws = tmp_path / "ws"
+    store, cp = _prepared(ws, {"b.txt": "b1\n"})
+    (ws / "b.txt").unlink()
+    real_preload = rw.Applier.preload
+
+    def user_makes_it(self: rw.Applier, plan: rw.Plan) -> None:
+        assert "b.txt" in plan.create
+        (ws / "b.txt").write_text("b, the user's new file\n")
+        real_preload(self, plan)
+
+    monkeypatch.setattr(rw.Applier, "preload", user_makes_it)
+    with pytest.raises(rw.Changed, match=r"'b\.txt' changed while the rewind ran"):
+        store.rewind(cp)
+    assert (ws / "b.txt").read_text() == "b, the user's new file\n"
+    assert (ws / "a.txt").read_text() == "a2\n"
+    assert (ws / "z.txt").read_text() == "z2\n"
+    assert not journal_left(store.root)
+    store.close()
