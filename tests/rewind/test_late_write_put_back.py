@@ -39,7 +39,22 @@ def _saved(ws: Path, name: str) -> list[bytes]:
                 ".turnback-saved-")]
 
 
+def _needs_second_names(ws: Path) -> None:
+    """Skip where the file system has no hard links (the case-folding test mount): no
+    second name is made there, and the look is before the rename."""
+    probe = ws / "probe"
+    probe.write_bytes(b"")
+    try:
+        os.link(probe, ws / "probe2")
+        os.unlink(ws / "probe2")
+    except OSError:
+        pytest.skip("no hard links on this file system: no second names")
+    finally:
+        probe.unlink()
+
+
 def _prepared(ws: Path, extra: dict[str, str] | None = None) -> tuple[Store, str]:
+    _needs_second_names(ws)
     write(ws, "a.txt", "a1\n")
     write(ws, "z.txt", "z1\n")
     for path, text in (extra or {}).items():
@@ -84,10 +99,9 @@ def _late_write_then_kill(ws: Path, monkeypatch: pytest.MonkeyPatch, store: Stor
 
 
 def test_the_next_open_keeps_an_edit_made_after_the_crash(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The user edits z.txt after the crash, before the next open: restore_late put the
     older late write over it (the edit was lost)."""
-    ws = tmp_path / "ws"
     store, cp = _prepared(ws)
     _late_write_then_kill(ws, monkeypatch, store, cp)
     (ws / "z.txt").write_bytes(W2)
@@ -100,11 +114,10 @@ def test_the_next_open_keeps_an_edit_made_after_the_crash(
 
 
 def test_the_next_open_keeps_a_late_write_when_its_recovery_is_rolled_back(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Recovery fails on another path (a file now stands where the plan makes a folder)
     and is rolled back: the roll-back's clean-up deleted the late write's file, which
     restore_late, run after a successful apply only, had not yet put back."""
-    ws = tmp_path / "ws"
     store, cp = _prepared(ws, {"sub/new.txt": "new\n"})
     (ws / "sub" / "new.txt").unlink()
     (ws / "sub").rmdir()
@@ -119,11 +132,10 @@ def test_the_next_open_keeps_a_late_write_when_its_recovery_is_rolled_back(
 
 
 def test_a_save_after_the_rename_is_not_overwritten_by_the_put_back(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """W1 lands before the rename (through a descriptor), then an editor saves W2 by a
     rename over z.txt before the look at the replaced file: the put back renamed W1 over
     W2 (the newest was lost)."""
-    ws = tmp_path / "ws"
     store, cp = _prepared(ws)
     fd = os.open(ws / "z.txt", os.O_WRONLY)
     real_keep = rw.Applier._keep_replaced
@@ -159,10 +171,10 @@ def test_a_save_after_the_rename_is_not_overwritten_by_the_put_back(
 
 
 def test_a_late_write_under_a_long_name_that_cannot_be_put_back_is_kept(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The put back fails and ``<name>.turnback-saved-<hex>`` is over NAME_MAX: the file
     kept its temporary name, which the roll-back's clean-up then deleted."""
-    ws = tmp_path / "ws"
+    _needs_second_names(ws)
     long = "z" * 240 + ".txt"
     write(ws, "a.txt", "a1\n")
     write(ws, long, "z1\n")
@@ -195,10 +207,9 @@ def test_a_late_write_under_a_long_name_that_cannot_be_put_back_is_kept(
 
 
 def test_a_saved_name_never_replaces_a_file_standing_there(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The saved name's hex digits drawn again where a file of that name stands (planted
     or the user's): that file stays."""
-    ws = tmp_path / "ws"
     store, cp = _prepared(ws, {"z.txt.turnback-saved-00000000": "the user's own\n"})
     tags = iter(["00000000", "00000000", "11111111"])
     monkeypatch.setattr(putback, "saved_tag", lambda: next(tags))
@@ -227,10 +238,9 @@ def test_a_saved_name_never_replaces_a_file_standing_there(
 
 
 def test_a_planted_kept_name_never_replaces_a_users_file(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """After a crash, a file named as z.txt's second name is planted (the op id read from
     the journal) while z.txt holds the user's edit: the next open keeps the edit in place."""
-    ws = tmp_path / "ws"
     store, cp = _prepared(ws)
     _late_write_then_kill(ws, monkeypatch, store, cp)
     for n in os.listdir(ws):
@@ -247,11 +257,10 @@ def test_a_planted_kept_name_never_replaces_a_users_file(
 
 
 def test_a_write_during_the_undo_after_changed_is_kept(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """z.txt changed, so the rewind stops and puts a.txt back; a write into a.txt landing
     right before that put back's rename was in the file it replaced, freed after: lost
     (the roll-back looked only before the rename)."""
-    ws = tmp_path / "ws"
     store, cp = _prepared(ws)
     real_keep = rw.Applier._keep_replaced
     seen: list[str] = []
@@ -278,11 +287,11 @@ def test_a_write_during_the_undo_after_changed_is_kept(
 
 
 def test_two_paths_whose_second_names_tie_are_not_swapped_by_the_next_open(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two paths of one folder whose derived tags are alike (8 hex digits: 1 in 2**32 a
     pair, 1% for a rewind of 10,000 files in one folder): after a crash, the next open took
     a.txt's second name for b.txt's and put a.txt's old bytes over b.txt."""
-    ws = tmp_path / "ws"
+    _needs_second_names(ws)
     write(ws, "a.txt", "a1\n")
     write(ws, "b.txt", "b1\n")
     store = Store.open(ws)
@@ -307,10 +316,9 @@ def test_two_paths_whose_second_names_tie_are_not_swapped_by_the_next_open(
 
 
 def test_a_file_made_where_the_rewind_creates_one_is_kept(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """b.txt is absent at the plan, which creates it; the user makes it before the rewind
     gets there: it is held and looked at after the rename like a replaced file."""
-    ws = tmp_path / "ws"
     store, cp = _prepared(ws, {"b.txt": "b1\n"})
     (ws / "b.txt").unlink()
     real_preload = rw.Applier.preload
