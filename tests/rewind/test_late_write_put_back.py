@@ -336,3 +336,42 @@ def test_a_file_made_where_the_rewind_creates_one_is_kept(
     assert (ws / "z.txt").read_text() == "z2\n"
     assert not journal_left(store.root)
     store.close()
+
+
+def test_a_write_during_the_undo_is_kept_when_the_undo_is_killed(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As above, and the process dies between the undo's rename of a.txt and its look: the
+    undo's second names had random digits, which the next open removed unread (the write
+    lost); they derive from the op id and the path now, so the next open finds it."""
+    store, cp = _prepared(ws)
+    real_keep = rw.Applier._keep_replaced
+    real_check = rw.Applier._check_replaced
+    seen: list[str] = []
+
+    def before_the_rename(self: rw.Applier, dfd: Folder, name: str, *rest: str) -> str | None:
+        seen.append(name)
+        if name == "z.txt" and seen.count("z.txt") == 1:
+            (ws / "z.txt").write_bytes(W1)  # stops the rewind
+        if name == "a.txt" and seen.count("a.txt") == 2:  # the roll-back's
+            with open(ws / "a.txt", "r+b") as f:
+                f.write(b"a3, written during the undo\n")
+        return real_keep(self, dfd, name, *rest)
+
+    def killed(dfd: Folder, name: str, *rest: object) -> None:
+        if name == "a.txt" and seen.count("a.txt") == 2:
+            raise _Killed
+        real_check(dfd, name, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rw.Applier, "_keep_replaced", before_the_rename)
+    monkeypatch.setattr(rw.Applier, "_check_replaced", staticmethod(killed))
+    with pytest.raises(_Killed):
+        store.rewind(cp)
+    monkeypatch.undo()
+    assert journal_left(store.root)
+    store.close()
+    with Store.open(ws) as again:
+        assert not journal_left(again.root)
+    kept = [(ws / "a.txt").read_bytes(), *_saved(ws, "a.txt")]
+    assert b"a3, written during the undo\n" in kept, kept
+    assert (ws / "z.txt").read_bytes() == W1
+    assert not [n for n in os.listdir(ws) if n.startswith(rw.TMP_PREFIX)]
