@@ -278,7 +278,11 @@ class Applier:
         by_folder: dict[str, list[str]] = {}
         for folder, name in replaced:
             by_folder.setdefault(folder, []).append(name)
-        with open_root(self.workspace) as root:
+        try:
+            root = open_root(self.workspace)
+        except OSError:
+            return  # the workspace gone: a roll-back calling this first goes on to say so
+        with root:
             for folder, names in sorted(by_folder.items()):
                 try:
                     dfd = open_dir(root, folder.split("/") if folder else [], create=False)
