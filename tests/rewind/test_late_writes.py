@@ -120,6 +120,8 @@ def test_no_late_write_the_rewind_goes_ahead_and_frees_what_it_replaced(
     store.close()
 
 
+@pytest.mark.skipif(os.environ.get("TURNBACK_FS_PATHS") == "1",
+                    reason="no second name where folders are reached by path: nothing to put back")
 def test_a_late_write_that_cannot_be_put_back_is_kept_under_a_name_it_names(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ws = tmp_path / "ws"

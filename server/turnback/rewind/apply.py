@@ -23,6 +23,7 @@ from ..fs.paths import refuse_protected_path
 from ..objects.objectstore import BLOB, CHUNK, ObjectStore, hash_bytes
 from ..objects.trees import LINK, STAT_MODES, Entry, permissions
 from .plan import Plan
+from .putback import put_back, save_aside
 
 UNREADABLE = Entry("?", "unreadable", 0)  # equal to no entry a plan holds
 
@@ -107,13 +108,21 @@ def _same(now: Entry | None, want: Entry | None) -> bool:
 class Changed(Conflict):
     """A path changed between the plan and its write: the rewind keeps it and stops."""
 
-    def __init__(self, paths: list[str]) -> None:
+    def __init__(self, paths: list[str], saved: str | None = None) -> None:
         shown = ", ".join(f"'{p}'" for p in paths[:5]) + (" …" if len(paths) > 5 else "")
-        super().__init__(
-            f"{shown} changed while the rewind ran (saved by an editor or an agent); the new "
-            "content is kept and the rewind was undone: nothing was lost. Rewind again once "
-            "the workspace is quiet")
+        if saved is None:
+            super().__init__(
+                f"{shown} changed while the rewind ran (saved by an editor or an agent); the "
+                "new content is kept and the rewind was undone: nothing was lost. Rewind again "
+                "once the workspace is quiet")
+        else:
+            super().__init__(
+                f"{shown} changed twice while the rewind ran (saved by an editor or an agent): "
+                f"the newest content is kept in place, and what it held before that is in "
+                f"'{saved}'; the rewind was undone: nothing was lost. Keep what you need of "
+                "that file, then rewind again once the workspace is quiet")
         self.paths = paths
+        self.saved = saved
 
 
 def _remove_empty_folders(dfd: Folder, name: str) -> bool:
@@ -191,7 +200,8 @@ class Applier:
         journal that does not describe this workspace) and is never overwritten. Strict
         (a rewind being made): that stops the rewind with ``Changed``. Otherwise
         (recovery, roll-back): it is kept, and returned among the paths left as they are.
-        ``self.done`` lists the paths changed so far.
+        A file replaced is looked at again after the rename, in the file replaced
+        (``_put``), a rewind's only look at it. ``self.done`` lists the paths changed so far.
         """
         for path in plan.paths():
             # the last gate, whoever made the plan: nothing is touched if one path is a
@@ -209,16 +219,24 @@ class Applier:
                 folder = _open_folder(root, path)
                 try:
                     name = path.split("/")[-1]
-                    if strict and folder is not None and _is_file(folder, name):
-                        # looked at once replaced, by its second name (``_put``): a write
-                        # landing before the rename is seen there, not lost
-                        self._put(root, path, entry, folder, (plan.before.get(path),))
-                        self.done.append(path)
+                    was = plan.before.get(path)
+                    held = folder is not None and _is_file(folder, name)
+                    if not (strict and held):
+                        # looked at first: a recovery or a roll-back leaves a path already
+                        # so, or changed, without a write
+                        now = None if folder is None else disk_entry(folder, name)
+                        if not self._decide(path, now, entry, was, strict, kept):
+                            continue
+                    try:
+                        # a file replaced is looked at once replaced, by its second name
+                        # (``_put``): a write landing before the rename is seen there
+                        self._put(root, path, entry, folder, (was,) if held else None)
+                    except Changed:
+                        if strict:
+                            raise
+                        kept.append(path)
                         continue
-                    now = None if folder is None else disk_entry(folder, name)
-                    if self._decide(path, now, entry, plan.before.get(path), strict, kept):
-                        self._put(root, path, entry, folder)
-                        self.done.append(path)
+                    self.done.append(path)
                 finally:
                     if folder is not None:
                         folder.close()
@@ -260,7 +278,11 @@ class Applier:
         by_folder: dict[str, list[str]] = {}
         for folder, name in replaced:
             by_folder.setdefault(folder, []).append(name)
-        with open_root(self.workspace) as root:
+        try:
+            root = open_root(self.workspace)
+        except OSError:
+            return  # the workspace gone: a roll-back calling this first goes on to say so
+        with root:
             for folder, names in sorted(by_folder.items()):
                 try:
                     dfd = open_dir(root, folder.split("/") if folder else [], create=False)
@@ -425,50 +447,64 @@ class Applier:
         if _same(now, was) or _same(now, entry):
             return
         try:
-            dfd.rename(kept, name)
+            # over the rewind's own write only: a save renamed over it since is newer
+            saved = put_back(dfd, kept, name, _same(disk_entry(dfd, name), entry))
         except OSError as exc:
-            saved = f"{name}.turnback-saved-{os.urandom(4).hex()}"
             try:
-                dfd.rename(kept, saved)
+                saved = save_aside(dfd, kept, name)
             except OSError:
                 saved = kept  # a temporary name: a roll-back's clean-up may remove it
             raise Unsafe(
                 f"'{path}' changed while the rewind ran and could not be put back ({exc}): "
                 f"what it held is in '{os.path.join(dfd.path, saved)}'; move it back to "
                 f"'{path}'") from None
-        raise Changed([path])
+        raise Changed([path], None if saved is None else os.path.join(dfd.path, saved))
 
     def restore_late(self, plan: Plan) -> list[str]:
         """After a crash: put back in place each replaced file, still held by its second
         name (``kept_name``), that holds neither what the plan expected there nor the
         target: a write that landed before the rename of a rewind killed before its look
-        at the replaced file (``_check_replaced``). Returns those paths, kept as they were.
-        Called before ``release`` and ``remove_temps``, which would remove them."""
+        at the replaced file (``_check_replaced``). Only over the rewind's own write: what
+        the user saved there since the crash stays, and the older file is saved aside
+        (``putback.py``). Returns those paths, kept as they were. Called before ``apply``
+        (a recovery that fails is rolled back, and its clean-up would remove them)."""
         if self.op is None:
             return []
+        targets = {**plan.write, **plan.create}
+        # by folder, by second name's tag: one listing a folder, not one a path
+        by_folder: dict[str, dict[str, list[str]]] = {}
+        for path in sorted(targets):
+            tags = by_folder.setdefault(path.rpartition("/")[0], {})
+            tags.setdefault(kept_name(self.op, path), []).append(path)
         late: list[str] = []
         with open_root(self.workspace) as root:
-            for path, entry in sorted({**plan.write, **plan.create}.items()):
-                folder = _open_folder(root, path)
+            for _folder, tags in sorted(by_folder.items()):
+                folder = _open_folder(root, next(iter(tags.values()))[0])
                 if folder is None:
                     continue
                 with folder:
-                    suffix = "-" + kept_name(self.op, path)
                     try:
-                        names = [n for n in folder.listdir()
-                                 if _is_temp(n) and n.endswith(suffix)]
+                        names = sorted(n for n in folder.listdir() if _is_temp(n))
                     except OSError:
                         continue
                     for kept in names:
+                        paths = tags.get(kept[-8:])
+                        if paths is None or not _is_file(folder, kept):
+                            continue  # not of this rewind; or a link or a folder so named
                         now = disk_entry(folder, kept)
-                        if now is None or _same(now, plan.before.get(path)) or _same(
-                                now, entry):
+                        if now is None or any(_same(now, plan.before.get(p)) or _same(
+                                now, targets[p]) for p in paths):
                             continue
+                        name = paths[0].split("/")[-1]
                         try:
-                            folder.rename(kept, path.split("/")[-1])
+                            if len(paths) == 1:
+                                put_back(folder, kept, name,
+                                         _same(disk_entry(folder, name), targets[paths[0]]))
+                            else:  # two paths' tags alike (1 in 2**32 a pair): whose is unknown
+                                save_aside(folder, kept, name)
                         except OSError:
                             continue  # left to the clean-up: nothing better to do here
-                        late.append(path)
+                        late += [p for p in paths if p not in late]
         return late
 
     def _keep_replaced(self, dfd: Folder, name: str, path: str = "") -> str | None:

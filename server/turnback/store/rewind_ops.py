@@ -218,6 +218,9 @@ class RewindOps(CheckpointOps):
             try:
                 applier.apply(plan)
             except (TurnbackError, OSError) as exc:
+                # its second names held what the plan expected (looked at): freed, so that
+                # the roll-back's own take those names (``_roll_back``)
+                applier.release()
                 self._roll_back(record, plan.reverse(applier.done), exc)
                 raise
             finally:
@@ -414,7 +417,10 @@ class RewindOps(CheckpointOps):
         the rewind wrote it is kept, never overwritten (and named in the error)."""
         with imported_late("turnback.rewind.apply"):
             from ..rewind.apply import Applier
-        applier = Applier(str(self.workspace), self.objects, self.config.fsync_commits)
+        # second names derived from the op id, as the rewind's: a kill in the middle leaves
+        # a write that landed before a rename where the next open looks (``restore_late``)
+        applier = Applier(str(self.workspace), self.objects, self.config.fsync_commits,
+                          str(record["id"]))
         try:
             kept = applier.apply(back, strict=False)
             applier.release()
@@ -510,10 +516,13 @@ class RewindOps(CheckpointOps):
                 from ..rewind.apply import Applier
             applier = Applier(str(self.workspace), self.objects, True, str(record["id"]))
             try:
+                # first, a write that landed before a replacement the crash left unchecked:
+                # a recovery rolled back removes the names that hold it
+                late = applier.restore_late(plan)
                 kept = applier.apply(plan, strict=False)
-                # a write that landed before a replacement the crash left unchecked
-                kept += [p for p in applier.restore_late(plan) if p not in kept]
+                kept += [p for p in late if p not in kept]
             except (TurnbackError, OSError) as exc:
+                applier.release()  # as in _rewind_files
                 try:
                     self._roll_back(record, plan.reverse(), exc)
                 except Conflict:
