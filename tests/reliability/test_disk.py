@@ -210,6 +210,9 @@ def test_read_only_store(tmp_path: Path) -> None:
     cp = store.checkpoint(session_id=s.id)
     write(ws, "a.txt", "changed\n")
     before = picture(ws)
+    # closed first: an open store's folders are held (fs/storeroots.py), and a descriptor held
+    # from before the bind mount below still reaches the writable mount under it
+    store.close()
     with read_only(store.root) as how:
         ro = Store.open(ws)  # opens
         assert [e.kind for e in ro.session("s").events] == ["prompt", "checkpoint"]
@@ -230,6 +233,7 @@ def test_read_only_store(tmp_path: Path) -> None:
         assert b"Traceback" not in proc.stderr
         out = run_cli(ws, "--json", "session", "show", "s").stdout
         assert b'"prompt"' in out
+        ro.close()  # its held folders were opened through the read-only mount
     store = Store.open(ws)
     assert len(store.session("s").events) == 2 and store.fsck().ok
     store.append("s", "note", {"text": "writable again"})
