@@ -44,9 +44,11 @@ def _rewind_with_a_write_before_the_rename(
         return real(self, dfd, name, *rest)
 
     monkeypatch.setattr(rw.Applier, "_keep_replaced", before_the_rename)
-    with pytest.raises(rw.Changed, match=r"z\.txt"):
+    with pytest.raises(rw.Changed, match=r"z\.txt") as info:
         store.rewind(cp.id)
     assert fired == ["z.txt"]
+    # rolled back, not recorded: the message keeps the user from an undo of the operation before
+    assert "nothing of it to undo" in str(info.value)
     return store
 
 

@@ -113,13 +113,15 @@ class Changed(Conflict):
         if saved is None:
             super().__init__(
                 f"{shown} changed while the rewind ran (saved by an editor or an agent); the "
-                "new content is kept and the rewind was undone: nothing was lost. Rewind again "
-                "once the workspace is quiet")
+                "new content is kept and the rewind was rolled back: nothing was lost, and "
+                "there is nothing of it to undo (undo would undo the operation before it). "
+                "Rewind again once the workspace is quiet")
         else:
             super().__init__(
                 f"{shown} changed twice while the rewind ran (saved by an editor or an agent): "
                 f"the newest content is kept in place, and what it held before that is in "
-                f"'{saved}'; the rewind was undone: nothing was lost. Keep what you need of "
+                f"'{saved}'; the rewind was rolled back: nothing was lost, and there is nothing of "
+                "it to undo (undo would undo the operation before it). Keep what you need of "
                 "that file, then rewind again once the workspace is quiet")
         self.paths = paths
         self.saved = saved
