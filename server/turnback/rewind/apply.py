@@ -99,6 +99,12 @@ def _is_file(dfd: Folder, name: str) -> bool:
     return st is not None and stat.S_ISREG(st.st_mode)
 
 
+def _one_file(dfd: Folder, name: str, other: str) -> bool:
+    """Whether ``name`` and ``other`` are two names of one file (a hard link)."""
+    a, b = _lstat_or_none(dfd, name), _lstat_or_none(dfd, other)
+    return a is not None and b is not None and (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
 def _same(now: Entry | None, want: Entry | None) -> bool:
     if now is None or want is None:
         return now is want
@@ -497,6 +503,9 @@ class Applier:
                         if now is None or any(_same(now, plan.before.get(p)) or _same(
                                 now, targets[p]) for p in paths):
                             continue
+                        if any(_one_file(folder, kept, p.split("/")[-1]) for p in paths):
+                            continue  # killed before the rename: the path is this file, and
+                            # what changed it (an edit in place since) is there already
                         name = paths[0].split("/")[-1]
                         try:
                             if len(paths) == 1:
