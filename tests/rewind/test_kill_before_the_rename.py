@@ -13,8 +13,10 @@ import os
 from pathlib import Path
 
 import pytest
+from tests.rewind.test_late_write_put_back import W1, W2, _late_write_then_kill, _prepared, _saved
 
 import turnback.rewind.apply as rw
+import turnback.rewind.putback as putback
 from turnback import Store
 from turnback.fs.folders import Folder
 from wsutil import journal_left, write
@@ -77,3 +79,30 @@ def test_an_edit_in_place_after_a_kill_before_the_rename_is_not_saved_aside(
     assert (ws / "a.txt").read_text() == "a1\n"  # the rewind finished on the rest
     assert not [n for n in names if ".turnback-saved-" in n], names  # no copy of z.txt
     assert not [n for n in names if n.startswith(rw.TMP_PREFIX)], names
+
+
+def test_a_kill_in_the_middle_of_a_save_aside_leaves_one_saved_file(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The open after a crash saves a late write aside (``link`` to the saved name, then
+    ``unlink`` of the second name) and is killed between the two: the open after it saved
+    the same file aside again, a second saved name, a hard link to the first."""
+    store, cp = _prepared(ws)
+    _late_write_then_kill(ws, monkeypatch, store, cp)
+    (ws / "z.txt").write_bytes(W2)  # the user's edit after the crash: W1 is saved aside
+    real_move = putback._move_no_replace
+
+    def killed_between(dfd: Folder, src: str, dst: str) -> None:
+        if putback.SAVED_INFIX in dst:
+            dfd.link(src, dst)
+            raise _Killed  # linked, not yet unlinked
+        real_move(dfd, src, dst)
+
+    monkeypatch.setattr(putback, "_move_no_replace", killed_between)
+    with pytest.raises(_Killed):
+        Store.open(ws)
+    monkeypatch.undo()
+    with Store.open(ws) as again:
+        assert not journal_left(again.root)
+    assert (ws / "z.txt").read_bytes() == W2
+    assert _saved(ws, "z.txt") == [W1]  # once
+    assert not [n for n in os.listdir(ws) if n.startswith(rw.TMP_PREFIX)]

@@ -23,7 +23,7 @@ from ..fs.paths import refuse_protected_path
 from ..objects.objectstore import BLOB, CHUNK, ObjectStore, hash_bytes
 from ..objects.trees import LINK, STAT_MODES, Entry, permissions
 from .plan import Plan
-from .putback import put_back, save_aside
+from .putback import SAVED_INFIX, put_back, save_aside
 
 UNREADABLE = Entry("?", "unreadable", 0)  # equal to no entry a plan holds
 
@@ -492,9 +492,11 @@ class Applier:
                     continue
                 with folder:
                     try:
-                        names = sorted(n for n in folder.listdir() if _is_temp(n))
+                        listed = folder.listdir()
                     except OSError:
                         continue
+                    names = sorted(n for n in listed if _is_temp(n))
+                    saved = [n for n in listed if SAVED_INFIX in n]
                     for kept in names:
                         paths = tags.get(kept[-8:])
                         if paths is None or not _is_file(folder, kept):
@@ -503,9 +505,12 @@ class Applier:
                         if now is None or any(_same(now, plan.before.get(p)) or _same(
                                 now, targets[p]) for p in paths):
                             continue
-                        if any(_one_file(folder, kept, p.split("/")[-1]) for p in paths):
-                            continue  # killed before the rename: the path is this file, and
-                            # what changed it (an edit in place since) is there already
+                        if any(_one_file(folder, kept, other) for other in
+                               [p.split("/")[-1] for p in paths] + saved):
+                            # the path's own file (killed before the rename: an edit in place
+                            # since is there already), or one a put back killed between its
+                            # link and its unlink moved already: the clean-up frees this name
+                            continue
                         name = paths[0].split("/")[-1]
                         try:
                             if len(paths) == 1:
