@@ -23,7 +23,7 @@ from ..fs.paths import refuse_protected_path
 from ..objects.objectstore import BLOB, CHUNK, ObjectStore, hash_bytes
 from ..objects.trees import LINK, STAT_MODES, Entry, permissions
 from .plan import Plan
-from .putback import put_back, save_aside
+from .putback import SAVED_INFIX, put_back, save_aside
 
 UNREADABLE = Entry("?", "unreadable", 0)  # equal to no entry a plan holds
 
@@ -97,6 +97,12 @@ def _is_file(dfd: Folder, name: str) -> bool:
     """Whether a regular file stands at ``name`` (not followed if a link)."""
     st = _lstat_or_none(dfd, name)
     return st is not None and stat.S_ISREG(st.st_mode)
+
+
+def _one_file(dfd: Folder, name: str, other: str) -> bool:
+    """Whether ``name`` and ``other`` are two names of one file (a hard link)."""
+    a, b = _lstat_or_none(dfd, name), _lstat_or_none(dfd, other)
+    return a is not None and b is not None and (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
 
 def _same(now: Entry | None, want: Entry | None) -> bool:
@@ -486,9 +492,11 @@ class Applier:
                     continue
                 with folder:
                     try:
-                        names = sorted(n for n in folder.listdir() if _is_temp(n))
+                        listed = folder.listdir()
                     except OSError:
                         continue
+                    names = sorted(n for n in listed if _is_temp(n))
+                    saved = [n for n in listed if SAVED_INFIX in n]
                     for kept in names:
                         paths = tags.get(kept[-8:])
                         if paths is None or not _is_file(folder, kept):
@@ -496,6 +504,12 @@ class Applier:
                         now = disk_entry(folder, kept)
                         if now is None or any(_same(now, plan.before.get(p)) or _same(
                                 now, targets[p]) for p in paths):
+                            continue
+                        if any(_one_file(folder, kept, other) for other in
+                               [p.split("/")[-1] for p in paths] + saved):
+                            # the path's own file (killed before the rename: an edit in place
+                            # since is there already), or one a put back killed between its
+                            # link and its unlink moved already: the clean-up frees this name
                             continue
                         name = paths[0].split("/")[-1]
                         try:
