@@ -13,13 +13,20 @@ import os
 from pathlib import Path
 
 import pytest
-from tests.rewind.test_late_write_put_back import W1, W2, _late_write_then_kill, _prepared, _saved
+from tests.rewind.test_late_write_put_back import (
+    W1,
+    W2,
+    _Killed,
+    _late_write_then_kill,
+    _prepared,
+    _saved,
+)
 
 import turnback.rewind.apply as rw
 import turnback.rewind.putback as putback
 from turnback import Store
 from turnback.fs.folders import Folder
-from wsutil import journal_left, write
+from wsutil import journal_left
 
 # second names are made only where folders are held by descriptors (not TURNBACK_FS_PATHS=1)
 pytestmark = pytest.mark.skipif(os.environ.get("TURNBACK_FS_PATHS") == "1",
@@ -28,31 +35,9 @@ pytestmark = pytest.mark.skipif(os.environ.get("TURNBACK_FS_PATHS") == "1",
 EDIT = b"a line the user appended in place after the crash\n"
 
 
-class _Killed(BaseException):
-    """The process dies here: no roll-back, the journal stays for the next open."""
-
-
-def _hard_links_or_skip(ws: Path) -> None:
-    probe = ws / "probe"
-    probe.write_bytes(b"")
-    try:
-        os.link(probe, ws / "probe2")
-        os.unlink(ws / "probe2")
-    except OSError:
-        pytest.skip("no hard links on this file system: no second names")
-    finally:
-        probe.unlink()
-
-
 def test_an_edit_in_place_after_a_kill_before_the_rename_is_not_saved_aside(
         ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _hard_links_or_skip(ws)
-    write(ws, "a.txt", "a1\n")
-    write(ws, "z.txt", "z1\n")
-    store = Store.open(ws)
-    cp = store.checkpoint()
-    write(ws, "a.txt", "a2\n")
-    write(ws, "z.txt", "z2\n")
+    store, cp = _prepared(ws)
     real_keep = rw.Applier._keep_replaced
 
     def killed_after(self: rw.Applier, dfd: Folder, name: str, *rest: str) -> str | None:
@@ -64,7 +49,7 @@ def test_an_edit_in_place_after_a_kill_before_the_rename_is_not_saved_aside(
 
     monkeypatch.setattr(rw.Applier, "_keep_replaced", killed_after)
     with pytest.raises(_Killed):
-        store.rewind(cp.id)
+        store.rewind(cp)
     monkeypatch.undo()
     assert journal_left(store.root)
     store.close()
