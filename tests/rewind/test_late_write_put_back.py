@@ -11,6 +11,7 @@ older one is kept beside it under a name that says so (``<name>.turnback-saved-<
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -256,14 +257,10 @@ def test_a_planted_kept_name_never_replaces_a_users_file(
     assert (ws / "z.txt").read_bytes() == W2
 
 
-def test_a_write_during_the_undo_after_changed_is_kept(
-        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """z.txt changed, so the rewind stops and puts a.txt back; a write into a.txt landing
-    right before that put back's rename was in the file it replaced, freed after: lost
-    (the roll-back looked only before the rename)."""
-    store, cp = _prepared(ws)
+def _a_write_during_the_undo(ws: Path, seen: list[str]) -> Callable[..., str | None]:
+    """A ``_keep_replaced`` that writes W1 into z.txt before its rename (the rewind stops),
+    then into a.txt before the roll-back's rename of it; ``seen`` lists the names kept."""
     real_keep = rw.Applier._keep_replaced
-    seen: list[str] = []
 
     def before_the_rename(self: rw.Applier, dfd: Folder, name: str, *rest: str) -> str | None:
         seen.append(name)
@@ -273,6 +270,18 @@ def test_a_write_during_the_undo_after_changed_is_kept(
             with open(ws / "a.txt", "r+b") as f:
                 f.write(b"a3, written during the undo\n")
         return real_keep(self, dfd, name, *rest)
+
+    return before_the_rename
+
+
+def test_a_write_during_the_undo_after_changed_is_kept(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """z.txt changed, so the rewind stops and puts a.txt back; a write into a.txt landing
+    right before that put back's rename was in the file it replaced, freed after: lost
+    (the roll-back looked only before the rename)."""
+    store, cp = _prepared(ws)
+    seen: list[str] = []
+    before_the_rename = _a_write_during_the_undo(ws, seen)
 
     monkeypatch.setattr(rw.Applier, "_keep_replaced", before_the_rename)
     with pytest.raises(rw.Conflict, match=r"except 'a\.txt', changed again") as err:
@@ -344,18 +353,9 @@ def test_a_write_during_the_undo_is_kept_when_the_undo_is_killed(
     undo's second names had random digits, which the next open removed unread (the write
     lost); they derive from the op id and the path now, so the next open finds it."""
     store, cp = _prepared(ws)
-    real_keep = rw.Applier._keep_replaced
     real_check = rw.Applier._check_replaced
     seen: list[str] = []
-
-    def before_the_rename(self: rw.Applier, dfd: Folder, name: str, *rest: str) -> str | None:
-        seen.append(name)
-        if name == "z.txt" and seen.count("z.txt") == 1:
-            (ws / "z.txt").write_bytes(W1)  # stops the rewind
-        if name == "a.txt" and seen.count("a.txt") == 2:  # the roll-back's
-            with open(ws / "a.txt", "r+b") as f:
-                f.write(b"a3, written during the undo\n")
-        return real_keep(self, dfd, name, *rest)
+    before_the_rename = _a_write_during_the_undo(ws, seen)
 
     def killed(dfd: Folder, name: str, *rest: object) -> None:
         if name == "a.txt" and seen.count("a.txt") == 2:
