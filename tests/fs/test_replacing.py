@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from turnback.fs import replacing
-from turnback.fs.atomic import TMP_PREFIX
 from turnback.fs.folders import open_root
+from turnback.fs.tempnames import TMP_PREFIX
 
 
 @pytest.fixture
