@@ -1,10 +1,7 @@
 """Atomic file writes: temp file in the same folder, optional fsync, rename.
 
 A reader sees the old content or the new, never a torn mix; a crash leaves at
-worst a stray ``.tmp-*`` file that ``fsck``/``gc`` remove. The file is replaced by
-``fs/replacing.py``'s ``write_over``, through the folder ``fs/instore.py`` opens for a file
-of an open store, else through its folder opened by path; here: missing folders made,
-syncs grouped, a descriptor kept open on request.
+worst a stray ``.tmp-*`` file that ``fsck``/``gc`` remove.
 """
 
 from __future__ import annotations
@@ -16,10 +13,11 @@ from functools import partial
 from pathlib import Path
 
 from . import instore
-from .folders import FdFolder, Folder, open_root
+from .folders import FdFolder, Folder
 from .osflags import O_BINARY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK
 from .privacy import FILE_MODE, make_dir
 from .replacing import write_over
+from .tempnames import temp_name
 
 _syncfs: Callable[[int], int] | None = None
 
@@ -172,19 +170,43 @@ def atomic_write_chunks(path: Path, chunks: Iterable[bytes | memoryview], *, fsy
     ``keep_open``: returns a descriptor open on the file written (for reading; the caller
     closes it), whatever is renamed over ``path`` later."""
     flags = os.O_RDWR if keep_open else os.O_WRONLY
-    # a store's file: through its folder, never through a link
     folder = instore.folder_of(path, create=True)
-    if folder is None:  # in no store this process opened: its folder reached by path
-        if private_dirs:
-            make_dir(path.parent)
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        folder = open_root(str(path.parent))
+    if folder is not None:  # a store's file: through its folder, never through a link
+        try:
+            return _write_in(folder, path, chunks, flags, fsync=fsync, mode=mode,
+                             keep_open=keep_open, sync_with=sync_with)
+        finally:
+            folder.close()
+    # by path, not through its folder opened for ``replacing.write_over``: with folders
+    # reached by path (Windows) that doubled this write's CPU (bench/RESULTS.md, branch tidy)
+    if private_dirs:
+        make_dir(path.parent)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / temp_name(path.name)
+    fd = os.open(tmp, flags | os.O_CREAT | os.O_EXCL | O_BINARY, mode)
+    closed = False
     try:
-        return _write_in(folder, path, chunks, flags, fsync=fsync, mode=mode,
-                         keep_open=keep_open, sync_with=sync_with)
-    finally:
-        folder.close()
+        _write_all(fd, chunks)
+        if fsync and sync_with:
+            fsync_all([tmp, *sync_with])
+        elif fsync:
+            os.fsync(fd)
+        if not keep_open:
+            closed = True
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        if not closed:
+            os.close(fd)
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    if fsync:
+        fsync_dir(path.parent)
+    return fd if keep_open else None
 
 
 def _write_all(fd: int, chunks: Iterable[bytes | memoryview]) -> None:
@@ -197,7 +219,7 @@ def _write_all(fd: int, chunks: Iterable[bytes | memoryview]) -> None:
 
 def _write_in(folder: Folder, path: Path, chunks: Iterable[bytes | memoryview], flags: int,
               *, fsync: bool, mode: int, keep_open: bool, sync_with: Sequence[Path]) -> int | None:
-    """``atomic_write_chunks`` through ``folder``, which holds ``path``."""
+    """``atomic_write_chunks`` through ``folder`` (``fs/instore.py``), which holds ``path``."""
     def write(fd: int) -> None:
         _write_all(fd, chunks)
         if fsync:
