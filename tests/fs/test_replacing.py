@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from turnback.fs import replacing
-from turnback.fs.atomic import TMP_PREFIX
 from turnback.fs.folders import open_root
+from turnback.fs.tempnames import TMP_PREFIX
 
 
 @pytest.fixture
@@ -122,3 +122,30 @@ def test_the_held_folder_renamed_away_mid_write_gets_the_file(
     _put(here, "index.json", b"new")
     assert (moved / "index.json").read_bytes() == b"new"
     assert not here.exists() and _left(moved) == []
+
+
+def test_write_over_keeping_the_descriptor_hands_it_back_open_or_closes_it_on_failure(
+        here: Path) -> None:
+    """``atomic.py``'s ``keep_open``: the descriptor reads the file written; when the rename
+    fails (a folder at the name) it is closed and the temporary file removed."""
+    (here / "taken").mkdir()
+    opened: list[int] = []
+
+    def write(fd: int) -> None:
+        opened.append(fd)
+        os.write(fd, b"ours")
+
+    with open_root(str(here)) as f:
+        with pytest.raises(OSError):
+            replacing.write_over(f, "taken", os.O_RDWR, 0o600, write, keep_open=True)
+        with pytest.raises(OSError):
+            os.fstat(opened[0])  # closed (before any other open can take its number)
+        assert _left(here) == []
+        fd = replacing.write_over(f, "cache.bin", os.O_RDWR, 0o600, write, keep_open=True)
+    assert fd is not None
+    try:
+        os.lseek(fd, 0, os.SEEK_SET)
+        assert os.read(fd, 16) == b"ours"
+    finally:
+        os.close(fd)
+    assert (here / "cache.bin").read_bytes() == b"ours" and _left(here) == []

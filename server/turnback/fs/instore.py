@@ -22,8 +22,8 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import LinkedInStore, Unsafe
@@ -213,19 +213,3 @@ def rename(src: Path | str, dst: Path | str) -> None:
     finally:
         folder.close()
 
-
-def replace_in(folder: Folder, path: Path, tmp_name: str, flags: int, mode: int,
-               write: Callable[[int], None]) -> int:
-    """``write`` a new file ``tmp_name`` in ``folder`` (``flags`` | create, exclusive),
-    rename it over ``path``'s name; the descriptor, left open (the caller closes it). The
-    temporary file is removed on failure."""
-    fd = folder.open(tmp_name, flags | os.O_CREAT | os.O_EXCL, mode)
-    try:
-        write(fd)
-        folder.rename(tmp_name, path.name)
-    except BaseException:
-        os.close(fd)
-        with suppress(OSError):
-            folder.unlink(tmp_name)
-        raise
-    return fd

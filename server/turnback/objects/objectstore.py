@@ -20,8 +20,9 @@ import blake3
 import zstandard
 
 from ..errors import NotFound, StoreDamaged
-from ..fs.atomic import TMP_PREFIX, fsync_all, syncfs
+from ..fs.atomic import fsync_all, syncfs
 from ..fs.reading import open_regular, read_regular
+from ..fs.tempnames import TMP_PREFIX, temp_name
 from . import merging, packlog
 from .objfolder import create_in, object_folder, unlink_object_file
 from .packlog import FRAME_MAX, FRAME_OVERHEAD, LOG_ID, LogFile, log_names
@@ -286,7 +287,7 @@ class ObjectStore:
         return self._log_frame(w, record)
 
     def _tmp(self, final: Path) -> str:
-        return f"{TMP_PREFIX}{final.name[:8]}.{os.getpid()}.{os.urandom(4).hex()}"
+        return temp_name(final.name[:8])
 
     # -- writing -------------------------------------------------------------------
     def put(self, kind: bytes, data: bytes, name: str | None = None) -> str:

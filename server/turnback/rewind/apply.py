@@ -50,6 +50,11 @@ def disk_entry(dfd: Folder, name: str) -> Entry | None:
         return Entry(LINK, hash_bytes(BLOB, raw), len(raw))
     if not stat.S_ISREG(st.st_mode):
         return None
+    return _file_entry(dfd, name)
+
+
+def _file_entry(dfd: Folder, name: str) -> Entry | None:
+    """``disk_entry`` of ``name``, which an ``lstat`` just found a regular file."""
     try:
         fd = dfd.open(name, os.O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_BINARY)
     except FileNotFoundError:
@@ -499,9 +504,12 @@ class Applier:
                     saved = [n for n in listed if SAVED_INFIX in n]
                     for kept in names:
                         paths = tags.get(kept[-8:])
-                        if paths is None or not _is_file(folder, kept):
-                            continue  # not of this rewind; or a link or a folder so named
-                        now = disk_entry(folder, kept)
+                        if paths is None:
+                            continue  # not of this rewind
+                        st = _lstat_or_none(folder, kept)
+                        if st is None or not stat.S_ISREG(st.st_mode):
+                            continue  # a link or a folder so named: never moved
+                        now = _file_entry(folder, kept)  # one lstat a name, not two
                         if now is None or any(_same(now, plan.before.get(p)) or _same(
                                 now, targets[p]) for p in paths):
                             continue

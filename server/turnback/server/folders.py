@@ -26,6 +26,7 @@ from urllib.parse import unquote, urlparse
 
 from ..errors import InvalidInput, NotFound
 from ..fs.paths import expand_home
+from ..models import RewindResult
 from ..store.config import default_store_dir
 from ..store.facade import Store
 from .dirty import FLUSH_TIMEOUT_S, DirtyTracker, Ticket
@@ -283,6 +284,18 @@ def with_dirty(
         # the walk laid no whole set of watches: the next checkpoint walks (and lays) again
         folder.tracker.invalidate("the watches are laid by the next walk")
     return result, ticket
+
+
+def rewind_with_dirty(folder: Folder,
+                      fn: Callable[[frozenset[str] | None], RewindResult]) -> RewindResult:
+    """``with_dirty`` for a rewind or an undo (a request's, a hand-off's, a continue's):
+    the paths go back to the tracker when it took no safety checkpoint (a rewind of the
+    conversation only reads no file)."""
+    return with_dirty(folder, fn, _took_safety)[0]
+
+
+def _took_safety(res: RewindResult) -> bool:
+    return res.safety_checkpoint is not None
 
 
 class Folders:

@@ -42,7 +42,7 @@ from ..interchange import cli_text
 from ..models import RewindResult
 from ..store import background_lock
 from ..store.facade import WORKSPACE_SESSION, Store
-from .folders import Folder, with_dirty
+from .folders import Folder, rewind_with_dirty, with_dirty
 
 log = logging.getLogger("turnback.server")
 
@@ -262,8 +262,8 @@ class HandoffListener:
             if req.verb == "undo":
                 if dry_run:
                     return store.undo(dry_run=True)
-                return with_dirty(folder, lambda dirty: store.undo(
-                    dirty=dirty, finish_later=True), _took_safety)[0]
+                return rewind_with_dirty(folder, lambda dirty: store.undo(
+                    dirty=dirty, finish_later=True))
             ref, paths = req.args[0], req.args[1:] or None
             mode = req.options.get("mode", "files")
 
@@ -272,16 +272,12 @@ class HandoffListener:
 
             if dry_run or mode == "conversation":
                 return go(None)
-            return with_dirty(folder, go, _took_safety)[0]
+            return rewind_with_dirty(folder, go)
 
         res = await self._ls.write(folder, job, checkpoints=not dry_run,
                                    after=Store.finish_rewind)
         verb = "dry run" if dry_run else req.verb
         return cli_text.rewind(res.to_json(), verb, req.as_json)
-
-
-def _took_safety(res: RewindResult) -> bool:
-    return res.safety_checkpoint is not None
 
 
 class _Request:

@@ -26,6 +26,16 @@ async def find_session(
     raise NotFound(f"{method}: no session {session_id!r} (param 'sessionId')")
 
 
+async def session_or_folder(
+    ls: TurnbackServer, folder_uri: str | None, session_id: str | None, method: str
+) -> Folder:
+    """``find_session`` when the request names a session; else the folder it names (or the
+    only one open)."""
+    if session_id is not None:
+        return await find_session(ls, folder_uri, session_id, method)
+    return await ls.folder(folder_uri, method)
+
+
 async def find_checkpoint(
     ls: TurnbackServer, folder_uri: str | None, ref: str, name: str, method: str
 ) -> Folder:

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING
 
 from ..events import parse_iso
 from ..fs import instore
-from ..fs.atomic import TMP_PREFIX, atomic_write, fsync_file
+from ..fs.atomic import atomic_write, fsync_file
 from ..fs.locks import rw_lock
+from ..fs.tempnames import TMP_PREFIX
 from ..models import Checkpoint, GcResult
 from ..objects.objfolder import unlink_in_store
 

@@ -11,7 +11,7 @@ from ..core import TurnbackServer
 from ..dirty import Ticket
 from ..errors import about_param, rpc_method
 from ..folders import Folder, with_dirty
-from ..lookup import find_checkpoint, find_session
+from ..lookup import find_checkpoint, session_or_folder
 from ..params import Params
 from ..progress import WorkProgress
 
@@ -51,11 +51,7 @@ def register(ls: TurnbackServer) -> None:
     async def checkpoints(ls: TurnbackServer, params: Any) -> JSON:
         p = Params(params, methods.CHECKPOINTS)
         sid = p.ident("sessionId")
-        folder_uri = p.string("folder")
-        if sid is not None:
-            folder = await find_session(ls, folder_uri, sid, methods.CHECKPOINTS)
-        else:
-            folder = await ls.folder(folder_uri, methods.CHECKPOINTS)
+        folder = await session_or_folder(ls, p.string("folder"), sid, methods.CHECKPOINTS)
 
         def job(store: Store) -> JSON:
             return {"checkpoints": [c.to_json() for c in store.checkpoints(sid)]}
@@ -71,11 +67,7 @@ def register(ls: TurnbackServer) -> None:
         sid = p.ident("sessionId")
         label = p.string("label", max_len=1000)
         auto = p.boolean("auto")
-        folder_uri = p.string("folder")
-        if sid is not None:
-            folder = await find_session(ls, folder_uri, sid, methods.CREATE_CHECKPOINT)
-        else:
-            folder = await ls.folder(folder_uri, methods.CREATE_CHECKPOINT)
+        folder = await session_or_folder(ls, p.string("folder"), sid, methods.CREATE_CHECKPOINT)
         # A walk of the whole tree may take a while: show it (the watcher's
         # incremental checkpoints take milliseconds and would only flash a bar). The walk
         # does not wait for the client's progress token: with a client answering in 100 ms,

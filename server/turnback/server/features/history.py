@@ -13,7 +13,7 @@ from ...store.facade import Store
 from .. import methods
 from ..core import TurnbackServer
 from ..errors import about_param, rpc_method
-from ..folders import with_dirty
+from ..folders import rewind_with_dirty
 from ..lookup import find_session
 from ..params import MAX_LIMIT, Params
 from ..work import run_blocking
@@ -104,11 +104,6 @@ def register(ls: TurnbackServer) -> None:
     register_continue(ls)
 
 
-
-def _took_safety(res: RewindResult) -> bool:
-    return res.safety_checkpoint is not None
-
-
 def register_continue(ls: TurnbackServer) -> None:
     @ls.feature(methods.CONTINUE)
     @rpc_method(methods.CONTINUE)
@@ -140,8 +135,8 @@ def register_continue(ls: TurnbackServer) -> None:
             if before is not None and dry_run:
                 res = store.rewind(before, None, "files", dry_run=True)
             elif before is not None:
-                res = with_dirty(folder, lambda dirty: store.rewind(
-                    before, None, "files", dirty=dirty, finish_later=True), _took_safety)[0]
+                res = rewind_with_dirty(folder, lambda dirty: store.rewind(
+                    before, None, "files", dirty=dirty, finish_later=True))
             if not dry_run:
                 write_fork(plan, actx)
             return {**plan.to_json(), "dryRun": dry_run,

@@ -9,16 +9,11 @@ from ...store.facade import MODES, Store
 from .. import methods
 from ..core import TurnbackServer
 from ..errors import about_param, rpc_method
-from ..folders import with_dirty
+from ..folders import rewind_with_dirty
 from ..lookup import find_checkpoint
 from ..params import Params
 
 JSON = dict[str, Any]
-
-
-def _took_safety(res: RewindResult) -> bool:
-    """A files rewind checkpoints first; a conversation-only one reads no file."""
-    return res.safety_checkpoint is not None
 
 
 def register(ls: TurnbackServer) -> None:
@@ -43,7 +38,7 @@ def register(ls: TurnbackServer) -> None:
 
             if dry_run or mode == "conversation":
                 return go(None)  # no safety checkpoint: the dirty paths stay for the next one
-            return with_dirty(folder, go, _took_safety)[0]
+            return rewind_with_dirty(folder, go)
 
         res = await ls.write(folder, job, checkpoints=not dry_run, after=Store.finish_rewind)
         return {**res.to_json(), "folder": folder.uri}
@@ -57,8 +52,8 @@ def register(ls: TurnbackServer) -> None:
         def job(store: Store) -> RewindResult:
             if dry_run:
                 return store.undo(dry_run=True)
-            return with_dirty(folder, lambda dirty: store.undo(dirty=dirty, finish_later=True),
-                              _took_safety)[0]
+            return rewind_with_dirty(
+                folder, lambda dirty: store.undo(dirty=dirty, finish_later=True))
 
         res = await ls.write(folder, job, checkpoints=not dry_run, after=Store.finish_rewind)
         return {**res.to_json(), "folder": folder.uri}
