@@ -15,12 +15,16 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from turnback import Store
 from turnback.snapshot import prescan
+from turnback.snapshot import scan as scan_mod
+from wsutil import age, age_tree, plain_scan, write
 
 compiled = pytest.importorskip("turnback.snapshot._folderparts",
                                reason="the compiled check was not built here")
@@ -298,3 +302,58 @@ def test_verify_one_answers_alike_on_both_paths(tmp_path: Path,
     finally:
         os.close(root)
     assert answers == [(6, ["sub"], True), None] * 2
+
+
+# -- the walk's own compiled check (``Scanner._compiled_check``) -----------------------------
+def _walk_lists(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The folders a walk lists in Python (those the compiled check did not take)."""
+    listed: list[str] = []
+    real = scan_mod.Scanner._open_listing
+
+    def open_listing(abs_dir: str, rel_dir: str, skipped: list[dict[str, object]]) -> Any:
+        listed.append(rel_dir)
+        return real(abs_dir, rel_dir, skipped)
+
+    monkeypatch.setattr(scan_mod.Scanner, "_open_listing", staticmethod(open_listing))
+    return listed
+
+
+def _recorded(ws: Path) -> None:
+    for d in ("", "a", "a/b", "c"):
+        for i in range(3):
+            write(ws, f"{d}/f{i}" if d else f"f{i}", f"{d} {i}")
+    write(ws, "c/.gitignore", "")
+    age_tree(ws)
+    with Store.open(ws) as s:
+        s.checkpoint()
+        s.checkpoint()  # every folder recorded
+
+
+def test_a_walk_takes_unchanged_folders_from_the_compiled_check(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _recorded(ws)
+    age(write(ws, "a/f1", "changed"))
+    listed = _walk_lists(monkeypatch)
+    with Store.open(ws) as s:  # no fork: the walk alone checks every record
+        cp = s.checkpoint()
+    walked = list(listed)  # (the plain scan below lists every folder)
+    assert cp.tree == plain_scan(ws).tree
+    assert walked == ["a"], "only the changed folder listed in Python"
+
+
+def test_a_folder_whose_ignore_rules_changed_is_listed_though_its_record_holds(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A record says nothing of the rules above a folder: the compiled check may verify
+    ``a/b`` while the rules that now ignore its files changed in ``a``."""
+    _recorded(ws)
+    age(write(ws, "a/.gitignore", "f0\n"))
+    listed = _walk_lists(monkeypatch)
+    with Store.open(ws) as s:
+        before = s.resolve_checkpoint("latest", "from").id
+        cp = s.checkpoint()
+        tree = cp.tree
+        paths = {c.path for c in s.changes(before, cp.id)}
+    walked = list(listed)
+    assert tree == plain_scan(ws).tree
+    assert {"a/f0", "a/b/f0"} <= paths
+    assert sorted(walked) == ["a", "a/b"]

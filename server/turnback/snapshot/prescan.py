@@ -182,7 +182,8 @@ def _compiled() -> Callable[[int], Parts | None] | None:
     return folder_parts
 
 
-folder_parts = _compiled() or python_parts
+compiled_parts = _compiled()  # None: not built here, or names not decoded as UTF-8
+folder_parts = compiled_parts or python_parts
 
 
 def verify_one(root_fd: int, rel: str, want: str | None, held: int | None = None
