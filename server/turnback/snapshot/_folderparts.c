@@ -44,7 +44,7 @@ static void listing_free(Listing *l) {
     free(l->is_dir);
 }
 
-/* 0, or -1 when memory ran out (errno ENOMEM) */
+/* 0, or -1 when memory ran out */
 static int listing_add(Listing *l, const char *name, size_t len) {
     if (l->count == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 64;
@@ -79,7 +79,8 @@ static int listing_add(Listing *l, const char *name, size_t len) {
 
 /* Every name in the folder of descriptor fd, in readdir's order, "." and ".." left out:
  * os.scandir(fd)'s own way (a duplicate opened with fdopendir, rewound before it is
- * closed, since it shares its offset with fd). 0, or -1 with errno set. */
+ * closed, since it shares its offset with fd). 0; -1 when a system call failed (Python's
+ * OSError: not verified); -2 when this listing's own memory ran out (MemoryError). */
 static int list_folder(int fd, Listing *l) {
     int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
     if (dup_fd < 0) return -1;
@@ -95,24 +96,20 @@ static int list_folder(int fd, Listing *l) {
         errno = 0;
         struct dirent *de = readdir(dir);
         if (de == NULL) {
-            if (errno != 0) failed = errno;
+            if (errno != 0) failed = -1;
             break;
         }
         const char *name = de->d_name;
         if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')))
             continue;
         if (listing_add(l, name, strlen(name)) < 0) {
-            failed = errno;
+            failed = -2;
             break;
         }
     }
     rewinddir(dir);
     closedir(dir);
-    if (failed) {
-        errno = failed;
-        return -1;
-    }
-    return 0;
+    return failed;
 }
 
 static void put_u64(unsigned char *p, uint64_t v) {
@@ -172,9 +169,10 @@ static PyObject *folder_parts(PyObject *module, PyObject *arg) {
     size_t used = 0;
     int failed = 0, no_memory = 0;
     Py_BEGIN_ALLOW_THREADS
-    if (list_folder(fd, &l) < 0) {
+    int listed = list_folder(fd, &l);
+    if (listed < 0) {
         failed = 1;
-        no_memory = errno == ENOMEM;
+        no_memory = listed == -2;
     } else {
         /* the names joined by NUL (no NUL after the last), then every part */
         size_t cap = l.names_len;
