@@ -29,6 +29,10 @@ Where the child comes from:
   given. The only write before the scan, finishing an interrupted rewind
   (``Store.recover``), drops it first.
 
+Each folder is listed and its entries stat-ed by ``folder_parts``: one C call where the
+install built ``_folderparts.c`` (no Python object an entry), else ``python_parts``; both
+give the bytes the folder's record digests, so either checks any record.
+
 Forks happen only on Linux, only with no other thread (``can_fork``), and a failed fork
 or child (killed if stuck) only costs its folders being checked by the walk. This
 module imports nothing of Turnback's and little else, so that the early child starts
