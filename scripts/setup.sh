@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up the Python side: .venv/ at the repository root with Turnback installed
-# (editable) and its pinned dev tools. Idempotent: a stamp of pyproject.toml's
+# (editable; its one optional C extension built in place when a compiler is there) and
+# its pinned dev tools. Idempotent: a stamp of pyproject.toml's
 # hash skips the install when nothing changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,7 +19,8 @@ if [[ ! -x .venv/bin/python ]]; then
   fi
 fi
 stamp=.venv/.turnback-setup
-want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+# setup.py and the C source too: the optional compiled check is built by this install
+want="$(cat pyproject.toml setup.py server/turnback/snapshot/_folderparts.c | sha256sum | cut -d' ' -f1)"
 if [[ ! -f $stamp || "$(cat "$stamp")" != "$want" ]]; then
   echo "setup: installing Python dependencies into .venv" >&2
   .venv/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v -i warning >&2 || true

@@ -181,10 +181,13 @@ def split_common(staged: dict[str, Path], libs: Path) -> None:
 
 
 def copy_package() -> None:
-    """bundled/tool/turnback: the server's sources as they are now."""
+    """bundled/tool/turnback: the server's sources as they are now. Not the optional
+    compiled folder check an editable install built in place (``snapshot/_folderparts``:
+    one CPython version, this machine's platform): the bundle runs its Python path."""
     dest = BUNDLED / "tool" / "turnback"
     shutil.rmtree(dest, ignore_errors=True)
-    shutil.copytree(SOURCE, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copytree(SOURCE, dest, ignore=shutil.ignore_patterns(
+        "__pycache__", "*.pyc", "*.so", "*.pyd", "*.c"))
 
 
 def find_interpreter(version: str) -> str | None:

@@ -166,9 +166,12 @@ class _Spy:
 
 
 def _listed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Records the folders the walk lists (those not taken from a verified record)."""
+    """Records the folders the walk lists (those not taken from a verified record). The
+    walk's own compiled check of a record (``Scanner._compiled_check``) is turned off:
+    every folder the forked checks left is listed (``test_folder_parts.py`` tests it)."""
     listed: list[str] = []
     real_open = scan_mod.Scanner._open_listing
+    monkeypatch.setattr(scan_mod.Scanner, "_compiled_check", lambda *_: None)
 
     def open_listing(abs_dir: str, rel_dir: str, skipped: list[dict[str, object]]) -> Any:
         listed.append(rel_dir)

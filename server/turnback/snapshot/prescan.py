@@ -29,6 +29,10 @@ Where the child comes from:
   given. The only write before the scan, finishing an interrupted rewind
   (``Store.recover``), drops it first.
 
+Each folder is listed and its entries stat-ed by ``folder_parts``: one C call where the
+install built ``_folderparts.c`` (no Python object an entry), else ``python_parts``; both
+give the bytes the folder's record digests, so either checks any record.
+
 Forks happen only on Linux, only with no other thread (``can_fork``), and a failed fork
 or child (killed if stuck) only costs its folders being checked by the walk. This
 module imports nothing of Turnback's and little else, so that the early child starts
@@ -142,13 +146,57 @@ def can_fork() -> bool:
             and (threading is None or threading.active_count() == 1))
 
 
+# A folder's digest input and what ``Verified`` needs of it: (the names joined by NUL,
+# then each entry's part; how many entries; its folders' names; whether an ignore file
+# is there). ``python_parts`` makes it, or ``_folderparts.folder_parts`` in C (built by
+# the install where a compiler is: no DirEntry nor stat_result an entry, ~40-60 ms of a
+# no-op's CPU on SPEC's workspace, bench/RESULTS.md "ccheck16").
+Parts = tuple[bytes, int, list[str], bool]
+
+
+def python_parts(fd: int) -> Parts | None:
+    """The ``Parts`` of the folder of descriptor ``fd`` (left open), or None if it or an
+    entry cannot be read. Listed through a duplicate of ``fd``, read from its start; the
+    entries stat-ed relative to it (``fstatat``), cheaper than by path."""
+    try:
+        with os.scandir(fd) as it:
+            listing = list(it)
+        sts = [de.stat(follow_symlinks=False) for de in listing]
+        parts = _parts(sts)
+    except (OSError, struct.error):  # struct.error: a time past 2262 (as C's answer)
+        return None
+    names = [de.name for de in listing]
+    dirs = ([name for name, part in zip(names, parts, strict=True) if part is _FOLDER]
+            if _FOLDER in parts else [])
+    data = "\0".join(names).encode("utf-8", "surrogateescape") + b"".join(parts)
+    return data, len(names), dirs, not _IGNORE_SET.isdisjoint(names)
+
+
+def _compiled() -> Callable[[int], Parts | None] | None:
+    """The C ``folder_parts`` where it was built and hashes what Python would: names
+    decoded as UTF-8 with surrogate escapes (Python's own encoding of them back is then
+    the bytes on disk, which C hashes)."""
+    if (sys.getfilesystemencoding() != "utf-8"
+            or sys.getfilesystemencodeerrors() != "surrogateescape"):
+        return None
+    try:  # by name: import-linter takes a module with no .py file for a foreign package
+        module = __import__(f"{__package__}._folderparts", fromlist=["folder_parts"])
+    except ImportError:  # not built (no compiler at install, not Linux): Python's path
+        return None
+    found: Callable[[int], Parts | None] | None = getattr(module, "folder_parts", None)
+    return found
+
+
+compiled_parts = _compiled()  # None: not built here, or names not decoded as UTF-8
+folder_parts = compiled_parts or python_parts
+
+
 def verify_one(root_fd: int, rel: str, want: str | None, held: int | None = None
                ) -> Verified | None:
     """A folder's ``Verified`` if its listing still matches its record
     ``want``, else None. Opened relative to the workspace's descriptor, without following
     a last symlink: what a walk would reach (it does not follow links either); or
-    ``held``, that folder opened already (left open). Its entries are stat-ed relative to
-    its descriptor (``fstatat``), cheaper than by path."""
+    ``held``, that folder opened already (left open)."""
     if held is None:
         try:
             fd = os.open(rel or ".", _DIR_FLAGS | getattr(os, "O_NOFOLLOW", 0), dir_fd=root_fd)
@@ -157,15 +205,20 @@ def verify_one(root_fd: int, rel: str, want: str | None, held: int | None = None
     else:
         fd = held
     try:
-        with os.scandir(fd) as it:  # a duplicate of ``fd``, read from its start
-            listing = list(it)
-        sts = [de.stat(follow_symlinks=False) for de in listing]
-    except OSError:
-        return None
+        got = folder_parts(fd)
     finally:
         if held is None:
             os.close(fd)
-    return matching(listing, sts, want)
+    return parts_matching(got, want)
+
+
+def parts_matching(got: Parts | None, want: str | None) -> Verified | None:
+    """A folder's ``Verified`` if its ``Parts`` digest to the record ``want``, else None
+    (an empty folder has no record)."""
+    if got is None or not got[1] or blake3.blake3(got[0]).hexdigest()[:32] != want:
+        return None
+    _data, entries, dirs, has_ignore = got
+    return entries - len(dirs), dirs, has_ignore
 
 
 def matching(listing: list[os.DirEntry[str]], sts: list[os.stat_result],

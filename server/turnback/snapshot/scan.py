@@ -195,6 +195,8 @@ class Scanner(TreeBuilding):
         pre = self._verified.pop(rel_dir, None) if self._verified else None
         if stale:
             pre = None  # listed again here
+        if pre is None and full and dirty_paths is None and self._write:
+            pre = self._compiled_check(abs_dir, rel_dir)
         listing: list[os.DirEntry[str]] = []
         sts: list[os.stat_result | None] = []
         if pre is None:
@@ -204,6 +206,25 @@ class Scanner(TreeBuilding):
             listing, sts = got
         return self._list_in(node, rel_dir, abs_dir, base_tree, full, dirty_paths, dirty_dirs,
                              pending, skipped, listing, sts, pre)
+
+    def _compiled_check(self, abs_dir: str, rel_dir: str) -> Verified | None:
+        """A recorded folder checked by the compiled ``folder_parts`` before any listing
+        in Python (``prescan``): its ``Verified`` if its record still holds, else None
+        (the walk then lists it). Where that module was not built, always None."""
+        compiled = prescan.compiled_parts
+        cache = self.statcache
+        want = cache.dirrecs.get(rel_dir)
+        if (compiled is None or not DESCRIPTORS or want is None
+                or rel_dir not in cache.dirtrees):
+            return None
+        try:
+            fd = os.open(abs_dir, _DIR_FLAGS)  # as ``_open_listing`` opens it
+        except OSError:
+            return None  # the listing says what is wrong
+        try:
+            return prescan.parts_matching(compiled(fd), want)
+        finally:
+            os.close(fd)
 
     @staticmethod
     def _open_listing(abs_dir: str, rel_dir: str, skipped: list[dict[str, object]]

@@ -1,0 +1,3 @@
+# The compiled check of one folder (_folderparts.c); Linux only, optional.
+
+def folder_parts(fd: int, /) -> tuple[bytes, int, list[str], bool] | None: ...
