@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
 
 from .nodes import HashedRow, Pending, Progress, ScanState
-from .statcache import ROW
+from .statcache import pack_row
 
 WORKERS = max(2, min(8, (os.cpu_count() or 2) * 2))
 INLINE_MAX = 64  # at most this many files to read: the small ones are read inline
@@ -146,8 +146,7 @@ class Hashing(ScanState):
                 digest = self.objects.put_file(Path(path), st.st_size)
             else:
                 digest = _hash_file_only(path, st.st_size)
-            row = ROW.pack(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino,
-                           st.st_mode, started, bytes.fromhex(digest)) if write else None
+            row = pack_row(st, started, digest) if write else None
             return p.rel, (digest, st.st_mode, st.st_size), row
         except (FileNotFoundError, IsADirectoryError, NotRegular):
             # gone, or no regular file now (a folder, a link, a FIFO swapped in after the

@@ -102,20 +102,27 @@ _NOT_STARTED = 2**31 - 1
 _LENGTH = struct.Struct("<Q")  # before what the child sends
 
 
-def listing_key(listing: list[os.DirEntry[str]], sts: list[os.stat_result]) -> str:
-    """A digest of a folder's names and its files' stats (folders count by name only)."""
-    return _key([de.name for de in listing], _parts(sts))
+def listing_key(listing: list[os.DirEntry[str]], sts: list[os.stat_result]) -> str | None:
+    """A digest of a folder's names and its files' stats (folders count by name only), or
+    None where a stat cannot be packed (then the folder gets no record)."""
+    parts = _parts(sts)
+    return None if parts is None else _key([de.name for de in listing], parts)
 
 
 _FOLDER = b"d"  # a folder's part of the digest: its name only
 
 
-def _parts(sts: list[os.stat_result]) -> list[bytes]:
-    """Each entry's part of the digest: a file's stat packed, or ``_FOLDER`` itself."""
+def _parts(sts: list[os.stat_result]) -> list[bytes] | None:
+    """Each entry's part of the digest: a file's stat packed, or ``_FOLDER`` itself. None
+    if a time does not fit 64 bits of nanoseconds (past 2262, or before 1677: any file's
+    times are the user's to set): such a folder is never verified, as in the C check."""
     pack = _STATKEY.pack
-    return [_FOLDER if S_ISDIR(st.st_mode)
-            else pack(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode)
-            for st in sts]
+    try:
+        return [_FOLDER if S_ISDIR(st.st_mode)
+                else pack(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode)
+                for st in sts]
+    except struct.error:
+        return None
 
 
 def _key(names: list[str], parts: list[bytes]) -> str:
@@ -162,8 +169,10 @@ def python_parts(fd: int) -> Parts | None:
         with os.scandir(fd) as it:
             listing = list(it)
         sts = [de.stat(follow_symlinks=False) for de in listing]
-        parts = _parts(sts)
-    except (OSError, struct.error):  # struct.error: a time past 2262 (as C's answer)
+    except OSError:
+        return None
+    parts = _parts(sts)
+    if parts is None:  # a time past 2262 (as C's answer)
         return None
     names = [de.name for de in listing]
     dirs = ([name for name, part in zip(names, parts, strict=True) if part is _FOLDER]
@@ -229,7 +238,7 @@ def matching(listing: list[os.DirEntry[str]], sts: list[os.stat_result],
         return None
     names = [de.name for de in listing]
     parts = _parts(sts)
-    if _key(names, parts) != want:
+    if parts is None or _key(names, parts) != want:
         return None
     # the folders by the digest's own parts (most folders hold none: no second pass)
     dirs = ([name for name, part in zip(names, parts, strict=True) if part is _FOLDER]

@@ -451,7 +451,9 @@ class Scanner(TreeBuilding):
         if recordable:
             # every file here matched its row (or is ignored): the next full scan may take
             # them all from one digest
-            cache.new_dirrecs[rel_dir] = listing_key(listing, seen_st)
+            key = listing_key(listing, seen_st)
+            if key is not None:
+                cache.new_dirrecs[rel_dir] = key
         return node
 
     def _reuse(self, node: DirNode, rel_dir: str, want: str, files: int, dirs: list[str],

@@ -29,6 +29,19 @@ from .prescan import U32 as _U32
 # packed in memory: loading 50,000 of them makes 50,000 small objects instead of 400,000.
 ROW = struct.Struct("<QqqQIq32s")
 _RAW_ROW = struct.Struct(f"{ROW.size}s")
+
+
+def pack_row(st: os.stat_result, scan_ns: int, digest: str) -> bytes | None:
+    """``st``'s row, or None if a time does not fit it (past 2262: a file's times are its
+    owner's to set). Such a file gets no row and is read at every scan, as a file changed
+    within the last tick is; it never stops a checkpoint."""
+    try:
+        return ROW.pack(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode,
+                        scan_ns, bytes.fromhex(digest))
+    except struct.error:
+        return None
+
+
 # File times come from a coarse kernel clock that can trail time.time_ns() by a
 # tick; a margin keeps a write in the same tick as the read from being trusted.
 RACY_MARGIN_NS = 50_000_000
@@ -392,8 +405,9 @@ class StatCache:
 
     def record(self, rel: str, st: os.stat_result, digest: str, scan_ns: int) -> None:
         """Remember ``rel``'s hash as read by a scan that started at ``scan_ns``."""
-        self.record_row(rel, ROW.pack(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino,
-                                      st.st_mode, scan_ns, bytes.fromhex(digest)))
+        row = pack_row(st, scan_ns, digest)
+        if row is not None:
+            self.record_row(rel, row)
 
     def record_row(self, rel: str, row: bytes) -> None:
         """``record`` with the row packed already (``ROW``, by a hashing thread)."""
