@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..errors import InvalidInput, LinkedInStore, NotFound, TurnbackError
+from ..errors import InvalidInput, LinkedInStore, TurnbackError
 from ..events import (
     JSON,
     Kind,
@@ -65,7 +65,7 @@ class CheckpointOps(SessionOps):
         if session_id is not None:
             check_id(session_id, "session id")
             if not self.backend.exists(session_id):
-                raise NotFound(f"no session {session_id!r}")
+                raise self.backend.missing(session_id)
         if label is not None and not isinstance(label, str):
             raise InvalidInput("label must be a string")
         with self._mutex, rw_lock(self.root / "locks" / "gc", exclusive=False):
