@@ -17,6 +17,7 @@ server``) for A/B runs; ``--build`` makes the store first (slow: N checkpoints):
 
     python bench/index_repair.py --dir /work/benchdata/trust18/repair --checkpoints 10000 --build
     python bench/index_repair.py --dir … --measure list [--src base/server]
+    python bench/index_repair.py --dir …/hooks --build-hooks 17   # a copy, its logs merged
 """
 
 from __future__ import annotations
@@ -45,6 +46,22 @@ def build(ws: Path, n: int) -> None:
         for i in range(n):
             (ws / "a.txt").write_text(f"version {i}\n")
             store.checkpoint(label=f"v{i}", dirty=["a.txt"])
+
+
+def build_hooks(ws: Path, hooks: int) -> None:
+    """The store's logs merged, then ``hooks`` processes that each take one checkpoint (one
+    one-frame log each): what a merge after a run of agent hooks finds."""
+    from turnback import Store
+
+    with Store.open(ws) as store:
+        store.merge_logs(at_least=0)
+    for i in range(hooks):
+        subprocess.run([sys.executable, "-c", (
+            "import sys; sys.path.insert(0, sys.argv[1]); from pathlib import Path; "
+            "from turnback import Store; ws = Path(sys.argv[2]); "
+            "(ws / 'a.txt').write_text(f'hook {sys.argv[3]}\\n'); "
+            "s = Store.open(ws); s.checkpoint(label='hook', dirty=['a.txt']); s.close()"),
+            sys.path[0], str(ws), str(i)], check=True)
 
 
 def _zero_middle(index: Path) -> bytes:
@@ -92,6 +109,8 @@ def main() -> int:
     ap.add_argument("--dir", type=Path, required=True)
     ap.add_argument("--checkpoints", type=int, default=10_000)
     ap.add_argument("--build", action="store_true")
+    ap.add_argument("--build-hooks", type=int, default=0, metavar="N",
+                    help="merge the logs, then N processes of one checkpoint each")
     ap.add_argument("--measure", choices=["open", "list", "damaged", "merge"])
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--src", default=None)
@@ -101,12 +120,14 @@ def main() -> int:
     ws = a.dir / "ws"
     if a.build:
         build(ws, a.checkpoints)
+    if a.build_hooks:
+        build_hooks(ws, a.build_hooks)
     if a.measure is None:
         return 0
     if a.once:
         print(f"{measure(ws, a.measure) * 1000:.2f}")
         return 0
-    load0 = open("/proc/loadavg").read().split()[0]
+    load0 = Path("/proc/loadavg").read_text().split()[0]
     runs = []
     for _ in range(a.repeat):
         cmd = [sys.executable, __file__, "--dir", str(a.dir), "--measure", a.measure, "--once"]
@@ -115,7 +136,7 @@ def main() -> int:
         out = subprocess.run(cmd, check=True, capture_output=True, text=True,
                              env={**os.environ, "TURNBACK_BACKGROUND": "0"}).stdout
         runs.append(float(out.split()[-1]))
-    load1 = open("/proc/loadavg").read().split()[0]
+    load1 = Path("/proc/loadavg").read_text().split()[0]
     print(f"{a.measure} {a.src or 'branch'}: median {statistics.median(runs):.2f} ms CPU "
           f"(runs {', '.join(f'{r:.2f}' for r in runs)}), load {load0} -> {load1}")
     return 0

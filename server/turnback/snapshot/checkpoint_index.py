@@ -148,7 +148,7 @@ class CheckpointIndex:
         bytes are damaged). ``every``: a repair, each log read whole (lines lost from the
         file's middle; also when a line of its last ``TAIL_BYTES`` is damaged); what it
         put back is counted in ``repaired``. Returns how many were appended."""
-        tail = set() if every else self._tail_ids()
+        tail = self._tail_ids()  # the whole file read only for a record not among its lines
         if tail is None:
             every, tail = True, set()
         full: set[str] | None = None
