@@ -19,6 +19,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import orjson
 from tests.reliability.crashkit import Ack, run_child
 
 from turnback import Kind, Store
@@ -200,3 +201,36 @@ def test_the_journal_of_a_refused_record_says_its_files_are_in_place(tmp_path: P
         assert signing.check(pending) is None
     finally:
         store.close()
+
+
+def test_a_recovery_that_cannot_record_does_not_apply_again_at_the_next_open(
+        tmp_path: Path) -> None:
+    """A rewind cut short after its files were written (its journal not marked), the session
+    it records into damaged: the open's recovery applies the plan, cannot record it, and
+    marks the journal; the user works on; the open after the session is repaired records the
+    rewind without applying the plan a second time."""
+    ws = tmp_path / "ws"
+    first = _prepared(ws)
+    held: dict[str, Any] = {}
+
+    def dies(ack: Ack) -> None:
+        _refused_rewind(ws, first, held)
+        os._exit(0)
+
+    run_child(dies)
+    journal = ws / ".turnback" / "journal.json"
+    record = orjson.loads(journal.read_bytes())
+    record.pop("applied")
+    record.pop(signing.FIELD)
+    journal.write_bytes(orjson.dumps(signing.sign(record)) + b"\n")  # as a crash leaves it
+    session = ws / ".turnback" / "sessions" / "s1.jsonl"
+    kept = session.read_bytes()
+    session.write_bytes(b'{"id": 1}\n')  # its header lost
+    with Store.open(ws) as store:
+        assert store.journal_problem is not None and "could not be recorded" in (
+            store.journal_problem)
+        pending = store.oplog.pending()
+        assert pending is not None and pending.get("applied") is True
+    _users_work(ws)
+    session.write_bytes(kept)  # repaired
+    _check_recorded_once(ws, "after the session was repaired")

@@ -552,6 +552,10 @@ class RewindOps(CheckpointOps):
             try:
                 self._record_applied(record)
             except TurnbackError as exc:  # its session damaged: the store still opens
+                try:  # its files are in place: the open that records it applies nothing
+                    self.oplog.mark_applied(record, fsync=True)
+                except (TurnbackError, OSError):
+                    pass
                 self.journal_problem = (
                     f"{self.oplog.journal} (an interrupted rewind): its files are in place but "
                     f"it could not be recorded: {exc.message}. Run 'turnback fsck'; once the "
