@@ -101,10 +101,12 @@ def _install(switch: _Switch) -> None:
 
 
 def run_child(fn: Callable[[Ack], None], *, kill_at: int | None = None,
-              kill_after: float | None = None, seed: int = 0, timeout: float = 60.0
-              ) -> Outcome:
+              kill_after: float | None = None, seed: int = 0, timeout: float = 60.0,
+              before: Callable[[Ack], None] | None = None) -> Outcome:
     """Run ``fn(ack)`` in a forked child; kill it at mutation ``kill_at`` or after
-    ``kill_after`` seconds (neither: let it finish and count its mutations)."""
+    ``kill_after`` seconds (neither: let it finish and count its mutations). ``before``:
+    run first in the child, its mutations neither counted nor killed (a state that only a
+    process's memory holds, set up for ``fn``)."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # child
@@ -116,6 +118,8 @@ def run_child(fn: Callable[[Ack], None], *, kill_at: int | None = None,
             def ack(msg: str) -> None:
                 _REAL_WRITE(w, (msg.replace("\n", " ") + "\n").encode())
 
+            if before is not None:
+                before(ack)
             _install(switch)
             fn(ack)
             sys.setprofile(None)

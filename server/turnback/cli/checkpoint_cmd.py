@@ -35,6 +35,10 @@ def checkpoints(ctx: Ctx, session_id: str | None) -> None:
     """List checkpoints, oldest first."""
     store = ctx.open()
     items = store.checkpoints(session_id)
+    if store.index.repaired:  # on stderr: the listing on stdout stays what scripts read
+        click.echo(f"turnback: {store.index.path} was damaged (lines unreadable or lost): "
+                   f"{store.index.repaired} checkpoint record(s) put back from the object "
+                   "logs that hold them; 'turnback fsck' lists the damaged lines", err=True)
 
     def human() -> None:
         for c in items:

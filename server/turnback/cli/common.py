@@ -124,10 +124,23 @@ def progress_bar(desc: str, unit: str = "file") -> Iterator[Callable[[int, int],
 class TurnbackGroup(click.Group):
     """Maps Turnback errors to a message on stderr and exit codes 1 (failed) / 2 (usage)."""
 
+    def _verb(self, ctx: click.Context, rest: list[str]) -> str | None:
+        """The command that ran, with its own subcommand (``session start``; ``rest``, the
+        arguments after the command's name): named in a system error's message."""
+        name = ctx.invoked_subcommand
+        if name is None:
+            return None
+        if isinstance(self.get_command(ctx, name), click.Group):
+            sub = next((a for a in rest if not a.startswith("-")), None)
+            if sub is not None:
+                return f"{name} {sub}"
+        return name
+
     def invoke(self, ctx: click.Context) -> Any:
+        rest = list(ctx.args)  # emptied by the invoke
         try:
             return super().invoke(ctx)
         except (TurnbackError, OSError) as exc:
-            code, text = cli_text.error(exc) or (1, str(exc))
+            code, text = cli_text.error(exc, self._verb(ctx, rest)) or (1, str(exc))
             click.echo(text, err=True, nl=False)
             ctx.exit(code)

@@ -66,7 +66,7 @@ def run(req: Request) -> int | None:
         finally:
             store.close()  # a second close does nothing
     except (TurnbackError, OSError) as exc:
-        code, text = cli_text.error(exc) or (1, str(exc))
+        code, text = cli_text.error(exc, req.verb) or (1, str(exc))
         _write(sys.stderr, text)
         return code
     except KeyboardInterrupt:

@@ -92,6 +92,17 @@ class Folder(Protocol):
     def __exit__(self, *exc: object) -> None: ...
 
 
+def _named(exc: OSError, folder: str, *, both: bool = False, second: bool = False) -> None:
+    """Give ``exc`` (re-raised: its type, number and traceback kept) the names a call
+    through a folder's descriptor gave it, joined to that folder's path: ``both`` for a
+    rename or a link (two names in the folder), ``second`` for a symlink (its target is
+    the user's)."""
+    if (both or not second) and isinstance(exc.filename, str):
+        exc.filename = os.path.join(folder, exc.filename)
+    if (both or second) and isinstance(exc.filename2, str):
+        exc.filename2 = os.path.join(folder, exc.filename2)
+
+
 class FdFolder:
     """A folder held by a descriptor (POSIX)."""
 
@@ -106,36 +117,79 @@ class FdFolder:
     def listdir(self) -> list[str]:
         return os.listdir(self.fd)
 
+    # Each call's error names the file by its folder's path too: the system names only
+    # what it was given, a bare name, and "No such file or directory ('objmap.tmp')" told
+    # a user of the CLI nothing (``_named``)
     def lstat(self, name: str) -> os.stat_result:
-        return os.lstat(name, dir_fd=self.fd)
+        try:
+            return os.lstat(name, dir_fd=self.fd)
+        except OSError as exc:
+            _named(exc, self.path)
+            raise
 
     def open(self, name: str, flags: int, mode: int = 0o777) -> int:
-        return os.open(name, flags | _NOFOLLOW, mode, dir_fd=self.fd)
+        try:
+            return os.open(name, flags | _NOFOLLOW, mode, dir_fd=self.fd)
+        except OSError as exc:
+            _named(exc, self.path)
+            raise
 
     def readlink(self, name: str) -> str:
-        return os.readlink(name, dir_fd=self.fd)
+        try:
+            return os.readlink(name, dir_fd=self.fd)
+        except OSError as exc:
+            _named(exc, self.path)
+            raise
 
     def symlink(self, target: str | bytes, name: str) -> None:
-        os.symlink(target, name, dir_fd=self.fd)
+        try:
+            os.symlink(target, name, dir_fd=self.fd)
+        except OSError as exc:
+            _named(exc, self.path, second=True)
+            raise
 
     def mkdir(self, name: str, mode: int) -> None:
-        os.mkdir(name, mode, dir_fd=self.fd)
+        try:
+            os.mkdir(name, mode, dir_fd=self.fd)
+        except OSError as exc:
+            _named(exc, self.path)
+            raise
 
     def unlink(self, name: str) -> None:
-        os.unlink(name, dir_fd=self.fd)
+        try:
+            os.unlink(name, dir_fd=self.fd)
+        except OSError as exc:
+            _named(exc, self.path)
+            raise
 
     def rmdir(self, name: str) -> None:
-        os.rmdir(name, dir_fd=self.fd)
+        try:
+            os.rmdir(name, dir_fd=self.fd)
+        except OSError as exc:
+            _named(exc, self.path)
+            raise
 
     def rename(self, src: str, dst: str) -> None:
-        os.rename(src, dst, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+        try:
+            os.rename(src, dst, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+        except OSError as exc:
+            _named(exc, self.path, both=True)
+            raise
 
     def link(self, src: str, dst: str) -> None:
         """A second name for the file ``src`` (a link itself, never what it points to)."""
-        os.link(src, dst, src_dir_fd=self.fd, dst_dir_fd=self.fd, follow_symlinks=False)
+        try:
+            os.link(src, dst, src_dir_fd=self.fd, dst_dir_fd=self.fd, follow_symlinks=False)
+        except OSError as exc:
+            _named(exc, self.path, both=True)
+            raise
 
     def child(self, name: str) -> FdFolder:
-        fd = os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=self.fd)
+        try:
+            fd = os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=self.fd)
+        except OSError as exc:
+            _named(exc, self.path)
+            raise
         return FdFolder(fd, os.path.join(self.path, name))
 
     def stat_self(self) -> os.stat_result:

@@ -106,14 +106,34 @@ def size(n: int) -> str:
     return f"{n} B"
 
 
-def error(exc: BaseException) -> tuple[int, str] | None:
+def error(exc: BaseException, verb: str | None = None) -> tuple[int, str] | None:
     """The exit code and stderr line for a failure the CLI reports (2: bad input, 1: it
-    failed), or None for one it does not expect (a bug: the traceback is wanted)."""
+    failed), or None for one it does not expect (a bug: the traceback is wanted).
+    ``verb``: the command that failed, named with a system error (which says what failed,
+    not what the command was doing: "No such file or directory" alone told nothing)."""
     if isinstance(exc, InvalidInput):
         return 2, f"turnback: {one_line(exc.message)}\n"
     if isinstance(exc, TurnbackError):
         return 1, f"turnback: {one_line(exc.message)}\n"
     if isinstance(exc, OSError):
-        where = f" ({quote(os.fsdecode(exc.filename))})" if exc.filename else ""
-        return 1, f"turnback: {one_line(str(exc.strerror or exc))}{where}\n"
+        return 1, f"turnback: {one_line(os_error(exc, verb))}\n"
     return None
+
+
+def os_error(exc: OSError, verb: str | None = None) -> str:
+    """A system error as a sentence: what failed, on which path (both, for a rename or a
+    link), in which command, and what to do."""
+    names = [quote(_name(f)) for f in (exc.filename, exc.filename2) if f not in (None, "")]
+    doing = f"'turnback {verb}'" if verb else "the command"
+    said = str(exc.strerror or exc)
+    if names:
+        return (f"{doing} stopped: {said}: {' -> '.join(names)}. Look at that path (removed "
+                f"or changed by another program meanwhile?), then run {doing} again")
+    return (f"{doing} stopped: {said} (the system named no file). Run it again; if it fails "
+            "the same way, 'turnback fsck' checks the store")
+
+
+def _name(filename: object) -> str:
+    if isinstance(filename, int):
+        return f"descriptor {filename}"
+    return os.fsdecode(filename)  # type: ignore[arg-type]

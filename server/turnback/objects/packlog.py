@@ -185,11 +185,14 @@ def _synced(fd: int, path: Path) -> bool:
         return False
 
 
-def records(folder: Path, missing: Callable[[bytes], bool]) -> Iterator[bytes]:
+def records(folder: Path, missing: Callable[[bytes], bool], *,
+            every: bool = False) -> Iterator[bytes]:
     """The records of every log that ``missing`` asks for, newest first in each log, each
     only if its frame's hash holds. A log is read back from its end until a record that
     is not missing: a process appends its records to ``checkpoints.jsonl`` in the order of
-    its frames, so a crash that took lines took the last ones."""
+    its frames, so a crash that took lines took the last ones. ``every``: read each log
+    whole, for a line lost from the middle of the file while later ones of its log
+    stayed (a page a power cut did not write back, a disk full, a hand)."""
     for name in log_names(folder):
         try:
             fd = open_regular(folder / name)
@@ -201,6 +204,8 @@ def records(folder: Path, missing: Callable[[bytes], bool]) -> Iterator[bytes]:
                 if not frame.record:
                     continue
                 if not missing(frame.record):
+                    if every:
+                        continue
                     break
                 if verify(fd, frame):
                     if not synced:

@@ -17,7 +17,7 @@ import orjson
 
 from ..errors import Conflict, LinkedInStore, StoreDamaged
 from ..fs import instore
-from ..fs.atomic import fsync_all
+from ..fs.atomic import atomic_write, fsync_all
 from ..fs.jsonl import append_lines, dumps, last_line, loads, read_lines
 from ..fs.osflags import O_BINARY, O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK
 from ..fs.privacy import FILE_MODE
@@ -27,6 +27,8 @@ from . import signing
 # a journal names each path a rewind changes (about 200 bytes a path): far more than
 # MAX_FILES paths' worth is no journal Turnback wrote
 MAX_JOURNAL = 1 << 30
+# the journal's mark of a rewind whose files are all in place, whose record is still to write
+APPLIED = "applied"
 
 
 class OpLog:
@@ -73,6 +75,15 @@ class OpLog:
         if fsync:
             dirs = [*sync_dirs, self.journal.parent] if made else list(sync_dirs)
             fsync_all([self.journal, *sync_with], dirs, meanwhile=meanwhile)
+
+    def mark_applied(self, record: dict[str, Any], *, fsync: bool) -> None:
+        """Replace the journal of a rewind whose files are all in place by the same record
+        marked ``applied``, signed again: the open that finds it records the rewind and
+        applies nothing (the plan applied again would undo what the user did since: a
+        refused record is retried for as long as a server lives). Replaced whole, by a
+        rename: a kill in between leaves the journal as it was, never an empty one."""
+        atomic_write(self.journal, dumps(signing.sign({**record, APPLIED: True})) + b"\n",
+                     fsync=fsync)
 
     def _open_for_writing(self) -> tuple[int, bool]:
         """The journal file opened to be written in place, and whether it was just made

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable
 from typing import Protocol
 
-from ..errors import Conflict, NotFound
+from ..errors import Conflict, NotFound, TurnbackError
 from ..events import Event, SessionHeader
 from ..models import SessionLog, SessionPage, SessionSummary
 from .stats import StatsAccumulator
@@ -24,6 +24,7 @@ EventFactory = Callable[[str | None, set[str] | None], list[Event]]
 class SessionBackend(Protocol):
     def create(self, header: SessionHeader) -> None: ...
     def exists(self, session_id: str) -> bool: ...
+    def missing(self, session_id: str, hint: str = "") -> TurnbackError: ...
     def ids(self) -> list[str]: ...
     def append(self, session_id: str, make: EventFactory, *, need_ids: bool = False,
                fsync: bool = False) -> list[Event]: ...
@@ -58,6 +59,9 @@ class MemorySessions:
 
     def exists(self, session_id: str) -> bool:
         return session_id in self._logs
+
+    def missing(self, session_id: str, hint: str = "") -> TurnbackError:
+        return NotFound(f"no session {session_id!r}{hint}")
 
     def ids(self) -> list[str]:
         with self._lock:

@@ -24,7 +24,15 @@ from typing import Any
 
 import orjson
 
-from ..errors import Conflict, InvalidInput, NotFound, StoreDamaged, imported_late
+from ..errors import (
+    Conflict,
+    InvalidInput,
+    LinkedInStore,
+    NotFound,
+    StoreDamaged,
+    TurnbackError,
+    imported_late,
+)
 from ..events import Event, SessionHeader, check_id, is_id
 from ..fs import instore
 from ..fs.atomic import atomic_write
@@ -169,6 +177,22 @@ class FileSessions:
     def exists(self, session_id: str) -> bool:
         return self.path(session_id).exists()
 
+    def missing(self, session_id: str, hint: str = "") -> TurnbackError:
+        """The error for a session whose file is not there: ``LinkedInStore`` naming the link
+        when the way to it holds one (``sessions/`` swapped for a link after the store was
+        opened: the session is in the folder moved aside, and a start is refused too), else
+        ``NotFound`` with ``hint``, what to do."""
+        path = self.path(session_id)
+        try:
+            folder = instore.folder_of(path, create=False)
+        except LinkedInStore as exc:
+            return exc
+        except OSError:
+            folder = None  # no folder at all: no session
+        if folder is not None:
+            folder.close()
+        return NotFound(f"no session {session_id!r}{hint}")
+
     def ids(self) -> list[str]:
         if not self.root.exists():
             return []
@@ -196,7 +220,7 @@ class FileSessions:
                fsync: bool = False) -> list[Event]:
         path = self.path(session_id)
         if not path.exists():
-            raise NotFound(f"no session {session_id!r}; start one with 'turnback session start'")
+            raise self.missing(session_id, "; start one with 'turnback session start'")
         with file_lock(path):
             head = _head_of(last_line(path))
             ids = self._event_ids_locked(session_id, path) if need_ids else None
@@ -229,7 +253,7 @@ class FileSessions:
     def has_event(self, session_id: str, event_id: str) -> bool:
         path = self.path(session_id)
         if not path.exists():
-            raise NotFound(f"no session {session_id!r}")
+            raise self.missing(session_id)
         with file_lock(path):
             return event_id in self._event_ids_locked(session_id, path)
 
@@ -237,7 +261,7 @@ class FileSessions:
                  keep_head: bool = True) -> None:
         path = self.path(session_id)
         if not path.exists():
-            raise NotFound(f"no session {session_id!r}")
+            raise self.missing(session_id)
         with file_lock(path):
             current = _head_of(last_line(path))
             obj["head"] = current if keep_head else head
@@ -264,7 +288,7 @@ class FileSessions:
     def head(self, session_id: str) -> str | None:
         path = self.path(session_id)
         if not path.exists():
-            raise NotFound(f"no session {session_id!r}")
+            raise self.missing(session_id)
         return _head_of(last_line(path))
 
     # -- reading -----------------------------------------------------------------
@@ -342,13 +366,13 @@ class FileSessions:
         mark = data[max(0, end - MARK) : end] if end else (before.mark if before else b"")
         return ReadLog(log, st.st_ino, st.st_size, st.st_mtime_ns, stop, number, mark), known
 
-    @staticmethod
-    def _open(session_id: str, path: Path) -> int:
-        """``path`` (the session's file) open for reading as a regular file, or NotFound."""
+    def _open(self, session_id: str, path: Path) -> int:
+        """``path`` (the session's file) open for reading as a regular file, or NotFound
+        (``missing``)."""
         try:
             return open_regular(path)
         except FileNotFoundError:
-            raise NotFound(f"no session {session_id!r}") from None
+            raise self.missing(session_id) from None
 
     def page(self, session_id: str, offset: int, limit: int) -> SessionPage:
         """``load(session_id)``'s events[offset:offset + limit], head, count and problems.
@@ -749,7 +773,7 @@ class FileSessions:
         try:
             st = path.stat()
         except FileNotFoundError:
-            raise NotFound(f"no session {session_id!r}") from None
+            raise self.missing(session_id) from None
         with self._lock:
             index = self._load_index()
             entry = index.get(session_id)

@@ -88,6 +88,8 @@ def run(
 
     ``remote``: the command talks to a remote; it is stopped (``GitStalled``) when git
     says nothing for ``stall_seconds()``."""
+    if what == "git" and args:  # named by its verb and repository: "git failed" said neither
+        what = f"git {args[0]}" + (f" (in {git_dir})" if git_dir is not None else "")
     cmd = [git_binary(), *_FIXED]
     if git_dir is not None:
         cmd += ["--git-dir", str(git_dir)]

@@ -54,6 +54,9 @@ class CheckpointIndex:
         self._end = 0  # bytes read: the end of the last complete line
         self._lines = 0  # lines read (for the line numbers of problems)
         self.problems: list[Problem] = []
+        # records a repair (``restore(every=True)``) put back: said to the user (the CLI's
+        # listing, fsck) as damage found and mended
+        self.repaired = 0
 
     def _refresh(self) -> None:
         try:
@@ -135,15 +138,19 @@ class CheckpointIndex:
     def add(self, cp: Checkpoint, *, fsync: bool) -> None:
         append_lines(self.path, [cp.to_json()], fsync=fsync)
 
-    def restore(self, logged: Callable[[Callable[[bytes], bool]], Iterable[bytes]],
-                stored: Callable[[str], bool], *, fsync: bool) -> int:
+    def restore(self, logged: Callable[[Callable[[bytes], bool], bool], Iterable[bytes]],
+                stored: Callable[[str], bool], *, fsync: bool, every: bool = False) -> int:
         """Append the logged records whose id no line holds, nor a drop: lines a crash
         took from the file's unsynced tail after their log frames were on disk.
-        ``logged(missing)`` yields the records ``missing`` asks for (``packlog.records``).
-        A record is checked as a line read here is, and its tree must be ``stored``; one
-        that fails is left out (fsck names the log frame if its bytes are damaged).
-        Returns how many were appended."""
-        tail = self._tail_ids()
+        ``logged(missing, every)`` yields the records ``missing`` asks for
+        (``packlog.records``). A record is checked as a line read here is, and its tree
+        must be ``stored``; one that fails is left out (fsck names the log frame if its
+        bytes are damaged). ``every``: a repair, each log read whole (lines lost from the
+        file's middle; also when a line of its last ``TAIL_BYTES`` is damaged); what it
+        put back is counted in ``repaired``. Returns how many were appended."""
+        tail = self._tail_ids()  # the whole file read only for a record not among its lines
+        if tail is None:
+            every, tail = True, set()
         full: set[str] | None = None
 
         def held(cp_id: object) -> bool:
@@ -168,7 +175,7 @@ class CheckpointIndex:
 
         found: list[tuple[Checkpoint, dict[str, object]]] = []
         taken: set[str] = set()
-        for raw in logged(missing):
+        for raw in logged(missing, every):
             try:
                 v = loads(raw)
                 cp = Checkpoint.from_json(v) if isinstance(v, dict) else None
@@ -184,12 +191,24 @@ class CheckpointIndex:
             # the record as its writer wrote it: a key this version does not know (a newer
             # Turnback's, which readers ignore) is put back with the rest
             append_lines(self.path, [v for _, v in found], fsync=fsync)
+            if every:
+                self.repaired += len(found)
         return len(found)
 
-    def _tail_ids(self) -> set[str]:
+    def problem_count(self) -> int:
+        """How many lines of the file could not be read (garbage or zeros a power cut left
+        in its middle, a line cut short and then followed, a hand), the whole file read:
+        the lines lost there may be records whose logs hold later ones too, which a
+        ``restore`` reading each log from its end stops before (``every``)."""
+        with self._lock:
+            self._refresh()
+            return len(self.problems)
+
+    def _tail_ids(self) -> set[str] | None:
         """The ids that the complete lines in the file's last ``TAIL_BYTES`` hold, each
         taken as ``_refresh`` takes it (a valid record's, a drop's): a subset of what
-        reading the whole file gives. A torn last line holds none."""
+        reading the whole file gives. A torn last line holds none. None when one of those
+        lines cannot be read (damage: ``restore`` then reads every record)."""
         try:
             fd = open_regular(self.path)
         except (OSError, StoreDamaged):
@@ -206,6 +225,8 @@ class CheckpointIndex:
         for raw in data[: data.rfind(b"\n") + 1].split(b"\n")[:-1]:
             v = parse_object(raw, self.path, 0, None)
             if v is None:
+                if raw.strip():
+                    return None  # not JSON, or not an object: a damaged line
                 continue
             if v.get("type") == "drop":
                 out.add(str(v.get("id")))

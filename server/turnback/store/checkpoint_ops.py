@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..errors import InvalidInput, LinkedInStore, NotFound, TurnbackError
+from ..errors import InvalidInput, LinkedInStore, TurnbackError
 from ..events import (
     JSON,
     Kind,
@@ -65,7 +65,7 @@ class CheckpointOps(SessionOps):
         if session_id is not None:
             check_id(session_id, "session id")
             if not self.backend.exists(session_id):
-                raise NotFound(f"no session {session_id!r}")
+                raise self.backend.missing(session_id)
         if label is not None and not isinstance(label, str):
             raise InvalidInput("label must be a string")
         with self._mutex, rw_lock(self.root / "locks" / "gc", exclusive=False):
@@ -399,13 +399,17 @@ class CheckpointOps(SessionOps):
         return out
 
     def checkpoints(self, session_id: str | None = None) -> list[Checkpoint]:
-        """By time; checkpoints of one millisecond in the order they were taken."""
+        """By time; checkpoints of one millisecond in the order they were taken. A
+        damaged ``checkpoints.jsonl`` is mended first from the object logs
+        (``repair_index``): a checkpoint whose line was lost is listed again."""
+        self.repair_index()
         items = self.index.all()
         if session_id is not None:
             items = [c for c in items if c.session_id == session_id]
         return items
 
     def resolve_checkpoint(self, ref: object, where: str = "checkpoint") -> Checkpoint:
+        self.repair_index()  # as for a listing: a rewind to a checkpoint whose line was lost
         return self.index.resolve(ref, where)
 
     def _working_tree(self) -> str:

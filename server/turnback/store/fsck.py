@@ -69,6 +69,14 @@ def check(store: StoreState) -> FsckReport:
                             "recoverable": "delete the file if no rewind was interrupted here "
                                            "(it was not applied); rewinds are refused until "
                                            "then"})
+    # every record the object logs hold put back first (each log read whole: a line lost
+    # from the middle of checkpoints.jsonl while later ones stayed), and said
+    put_back = store.restore_records(every=True)
+    if put_back:
+        rep.damaged.append({"what": "checkpoint index", "id": str(store.index.path),
+                            "problem": f"{put_back} checkpoint record(s) held by the object "
+                                       "logs were missing (lines lost or damaged)",
+                            "recoverable": "yes: put back now from those logs"})
     checkpoints = store.index.all()  # reads the index first: its problems are known after
     for p in store.index.problems:
         rep.damaged.append({"what": "checkpoint index", "id": f"{p.file}:{p.line}",

@@ -99,8 +99,9 @@ def collect(store: StoreState, *, dry_run: bool = False, keep_last: int | None =
     with rw_lock(store.root / "locks" / "gc", exclusive=True):
         if not dry_run:
             # the logs are merged and removed below: every record they hold must be in
-            # checkpoints.jsonl first, and its objects reachable
-            store.restore_records_locked()
+            # checkpoints.jsonl first (each log read whole: a line lost from the file's
+            # middle too), and its objects reachable
+            store.restore_records_locked(every=True)
             if cfg.fsync_commits and store.index.path.exists():
                 # lines appended without a wait (a log frame holds each): synced before
                 # the logs that would put them back are merged away below

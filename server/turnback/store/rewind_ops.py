@@ -36,6 +36,7 @@ from ..fs.paths import display, normalize, quote
 from ..models import Checkpoint, RewindResult
 from ..objects.trees import DIR, LINK, Entry
 from ..rewind import signing
+from ..rewind.oplog import APPLIED
 from ..rewind.plan import Plan, diff_plan, make_plan
 from ..snapshot import prescan
 from .checkpoint_ops import CheckpointOps
@@ -290,6 +291,10 @@ class RewindOps(CheckpointOps):
             return self._finish(record)
         except BaseException:
             self._refused_record = record
+            try:  # the files are in place: an open after this process must not apply again
+                self.oplog.mark_applied(record, fsync=self.config.fsync_commits)
+            except (TurnbackError, OSError):
+                pass  # the journal as it was: the next open applies it (any crash's case)
             raise
 
     def _record_refused(self) -> None:
@@ -321,8 +326,10 @@ class RewindOps(CheckpointOps):
             self.oplog.end()  # already recorded; only the journal was left
             return
         log = self.backend.load(record["session"])
-        if any(e.id == f"rw-{record['id']}" for e in log.events):
+        event_id = f"rw-{record['id']}"
+        if any(e.id == event_id for e in log.events):
             op = {k: v for k, v in record.items() if k != "plan"}
+            op["newHead"] = event_id  # as ``_finish`` writes it
             self.oplog.add(op, fsync=True)
             self.oplog.end()
         else:
@@ -506,6 +513,8 @@ class RewindOps(CheckpointOps):
                     return None
                 plan = self._journal_plan(record)
                 record.pop(signing.FIELD, None)  # checked: the records that follow need it not
+                # signed: a rewind whose files were all in place, its record refused
+                applied = record.pop(APPLIED, None) is True
             except TurnbackError as exc:  # damaged, missing, or unsafe (a crafted tree)
                 self.journal_problem = (
                     f"{self.oplog.journal} (an interrupted rewind) was not applied: "
@@ -519,7 +528,9 @@ class RewindOps(CheckpointOps):
                 # first, a write that landed before a replacement the crash left unchecked:
                 # a recovery rolled back removes the names that hold it
                 late = applier.restore_late(plan)
-                kept = applier.apply(plan, strict=False)
+                # applied already: again would undo what the user did since (set a file
+                # back, deleted one it made), for a record retried as long as a server lived
+                kept = [] if applied else applier.apply(plan, strict=False)
                 kept += [p for p in late if p not in kept]
             except (TurnbackError, OSError) as exc:
                 applier.release()  # as in _rewind_files
@@ -541,6 +552,10 @@ class RewindOps(CheckpointOps):
             try:
                 self._record_applied(record)
             except TurnbackError as exc:  # its session damaged: the store still opens
+                try:  # its files are in place: the open that records it applies nothing
+                    self.oplog.mark_applied(record, fsync=True)
+                except (TurnbackError, OSError):
+                    pass
                 self.journal_problem = (
                     f"{self.oplog.journal} (an interrupted rewind): its files are in place but "
                     f"it could not be recorded: {exc.message}. Run 'turnback fsck'; once the "

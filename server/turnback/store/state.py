@@ -86,6 +86,8 @@ class StoreState:
         self._refused_record: JSON | None = None
         # why the journal of an interrupted rewind was not applied (see recover())
         self.journal_problem: str | None = None
+        # damaged lines of checkpoints.jsonl a repair_index looked past already
+        self._index_problems = 0
         self._temporary: list[Path] = []  # Store.memory()'s folders, removed by close()
         # releases this open in fs/storeroots.py (its held folders closed with the last)
         self._guard: Callable[[], object] | None = None
@@ -139,19 +141,32 @@ class StoreState:
         self._packs_gen = self._gc_seen
         return True
 
-    def restore_records(self) -> int:
+    def restore_records(self, every: bool = False) -> int:
         """Put back into ``checkpoints.jsonl`` the records a crash lost there whose log
-        frames are on disk (``CheckpointIndex.restore``). Under the gc lock: a gc,
-        which restores them first itself, must not drop a record and see it put back
-        after. A read-only store is left as it is (its listings miss those records)."""
+        frames are on disk (``CheckpointIndex.restore``; ``every``: each log read whole).
+        Under the gc lock: a gc, which restores them first itself, must not drop a record
+        and see it put back after. A read-only store is left as it is (its listings miss
+        those records)."""
         try:
             with rw_lock(self.root / "locks" / "gc", exclusive=False):
-                return self.restore_records_locked()
+                return self.restore_records_locked(every)
         except OSError:
             return 0
 
-    def restore_records_locked(self) -> int:
-        """``restore_records`` for a caller holding the gc lock (gc, fsck)."""
+    def repair_index(self) -> int:
+        """Put back every logged record missing from ``checkpoints.jsonl`` once a damaged
+        line was found in it (read whole: a listing, a look-up), each time more are found:
+        the line lost there may be a record whose log holds later ones, which the open's
+        restore, reading each log from its end, stops before. An undamaged file costs
+        nothing more: its whole read is the listing's own."""
+        seen = self.index.problem_count()
+        if seen <= self._index_problems:
+            return 0
+        self._index_problems = seen
+        return self.restore_records(every=True)
+
+    def restore_records_locked(self, every: bool = False) -> int:
+        """``restore_records`` for a caller holding the gc lock (gc, fsck, the merge)."""
         folder = self.objects.root / "log"
         looked: list[bool] = []
 
@@ -166,8 +181,9 @@ class StoreState:
                 looked.append(True)
             return self.objects.exists(name)
 
-        return self.index.restore(lambda missing: logged_records(folder, missing),
-                                  stored, fsync=self.config.fsync_commits)
+        return self.index.restore(
+            lambda missing, whole: logged_records(folder, missing, every=whole),
+            stored, fsync=self.config.fsync_commits, every=every)
 
     def disk_usage(self) -> int:
         total = 0
