@@ -61,7 +61,7 @@ class StoreState:
         self.backend = sessions
         self.objects = ObjectStore(root / "objects", config.compression_level)
         self.trees = TreeReader(self.objects)
-        self.index = CheckpointIndex(root / "checkpoints.jsonl")
+        self.index = CheckpointIndex(root / "checkpoints.jsonl", root / "cache" / "index-mended")
         self.oplog = OpLog(root)
         self.ignore = IgnoreRules(workspace, root, config.ignores)
         self._statcache = StatCache(root / "cache" / "stat.bin")
