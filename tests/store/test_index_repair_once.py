@@ -121,3 +121,19 @@ def test_a_planted_mark_leaves_the_merge_and_gc_reading_every_log(ws: Path) -> N
         assert store.merge_logs(at_least=0) is not None
     with Store.open(ws) as store:
         assert ids[1] in {c.id for c in store.checkpoints()}
+
+
+def test_new_damage_seen_by_the_process_that_repaired_is_mended_too(ws: Path) -> None:
+    """A server: its listing repairs, then a later line is lost, then it lists again."""
+    ids = _five(ws)
+    _zero(ws, ids[1])
+    _pad_beyond_the_tail(ws)
+    with Store.open(ws) as store:
+        assert ids[1] in {c.id for c in store.checkpoints()}
+        write(ws, "a.txt", "later\n")
+        age_tree(ws)
+        later = store.checkpoint(label="later").id
+        _pad_beyond_the_tail(ws)  # the lost line far from the end: only a listing sees it
+        _zero(ws, later)
+        assert later in {c.id for c in store.checkpoints()}
+        assert store.index.repaired == 2

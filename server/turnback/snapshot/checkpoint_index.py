@@ -239,10 +239,13 @@ class CheckpointIndex:
         """How many lines of the file could not be read (garbage or zeros a power cut left
         in its middle, a line cut short and then followed, a hand), the whole file read:
         the lines lost there may be records whose logs hold later ones too, which a
-        ``restore`` reading each log from its end stops before (``every``)."""
+        ``restore`` reading each log from its end stops before (``every``). Those a
+        whole repair covered already (``_mended_through``) are not counted."""
         with self._lock:
             self._refresh()
             problems = self.problems
+        if not problems:
+            return 0  # the mark is read only where there is damage: a listing's cost stays
         try:
             _, lines = self._mended_through(self.path.lstat())
         except OSError:
