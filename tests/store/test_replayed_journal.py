@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 
 from turnback import Store
+from turnback.rewind.oplog import OpLog
 from turnback.store.rewind_ops import RewindOps
 from wsutil import age_tree, write
 
@@ -89,3 +91,38 @@ def test_a_replayed_journal_not_marked_is_not_recorded_again(
         assert ops.count(first["id"]) == 1, ops
         assert store.oplog.last() == last
     assert (ws / "a.txt").read_text() == "two\n"  # the user's last rewind, not undone
+
+
+@pytest.mark.parametrize("tampered", [False, True])
+def test_the_applied_mark_is_signed(ws: Path, monkeypatch: pytest.MonkeyPatch,
+                                    tampered: bool) -> None:
+    """(Sound as merged.) A journal whose rewind must be finished, 'applied' added by hand
+    without the user's key: refused whole (its signature covers the mark), never taken for
+    a rewind done and recorded with its files left unwritten."""
+    with Store.open(ws, create=True) as store:
+        one = _checkpoint(store, ws, "one\n")
+        _checkpoint(store, ws, "two\n")
+        journal = store.oplog.journal
+        ops = store.oplog.all()
+
+        def refuse(*_args: object, **_kw: object) -> None:
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(RewindOps, "_finish", refuse)
+        monkeypatch.setattr(OpLog, "mark_applied", refuse)
+        with pytest.raises(OSError):
+            store.rewind(one)
+        monkeypatch.undo()
+        store._refused_record = None  # the process dies here
+    write(ws, "a.txt", "two\n")  # as if the crash came before the files were written
+    if tampered:
+        record = orjson.loads(journal.read_bytes())
+        journal.write_bytes(orjson.dumps({**record, "applied": True}) + b"\n")
+    with Store.open(ws) as store:
+        if tampered:
+            assert store.journal_problem and "signature" in store.journal_problem
+            assert store.oplog.all() == ops  # nothing recorded
+            assert (ws / "a.txt").read_text() == "two\n"  # nothing written either
+        else:
+            assert store.journal_problem is None
+            assert (ws / "a.txt").read_text() == "one\n"  # finished
