@@ -343,7 +343,7 @@ class RewindOps(CheckpointOps):
         last = self.oplog.last()
         if last is not None and last.get("id") == op_id:
             return True
-        return any(op.get("id") == op_id for op in self.oplog.all())
+        return self.oplog.holds(op_id)
 
     def _plan(self, current: str, target: str, sel: list[str] | None, partial: bool,
               absent: list[str], unknown: list[str], label: str) -> Plan:
