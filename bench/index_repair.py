@@ -11,6 +11,10 @@ load average before and after:
   repair reads the log whole and puts the record back (the file is restored after);
 - ``merge``: ``merge_logs(at_least=0)`` on a copy of the store (the merge reads each log
   whole since trust18).
+- ``reopen`` (redteam17): a line in the file's last 64 KiB zeroed and left there, one open
+  (the repair, untimed), then the open of a later process, timed: the damaged line stays in
+  the append-only file;
+- ``relist`` (redteam17): the same with a middle line and a listing (open + ``checkpoints()``).
 
 ``--src DIR`` imports ``turnback`` from another commit's ``server/`` (``git archive REF
 server``) for A/B runs; ``--build`` makes the store first (slow: N checkpoints):
@@ -64,10 +68,10 @@ def build_hooks(ws: Path, hooks: int) -> None:
             sys.path[0], str(ws), str(i)], check=True)
 
 
-def _zero_middle(index: Path) -> bytes:
+def _zero_middle(index: Path, at_end: bool = False) -> bytes:
     data = index.read_bytes()
     lines = data.splitlines(keepends=True)
-    at = len(lines) // 2
+    at = len(lines) - 5 if at_end else len(lines) // 2
     lines[at] = b"\0" * (len(lines[at]) - 1) + b"\n"
     index.write_bytes(b"".join(lines))
     return data
@@ -82,11 +86,17 @@ def measure(ws: Path, what: str) -> float:
         shutil.rmtree(copy, ignore_errors=True)
         shutil.copytree(ws, copy, symlinks=True)
         ws = copy
-    saved = _zero_middle(index) if what == "damaged" else None
+    saved = (_zero_middle(index, at_end=what == "reopen")
+             if what in ("damaged", "reopen", "relist") else None)
+    mark = ws / ".turnback" / "cache" / "index-mended"
     try:
+        if what in ("reopen", "relist"):
+            mark.unlink(missing_ok=True)
+            with Store.open(ws) as first:  # the repair, made by an earlier process
+                first.checkpoints()
         t0 = time.process_time()
         store = Store.open(ws)
-        if what in ("list", "damaged"):
+        if what in ("list", "damaged", "relist"):
             store.checkpoints()
         if what == "merge":
             store.merge_logs(at_least=0)
@@ -98,6 +108,7 @@ def measure(ws: Path, what: str) -> float:
     finally:
         if saved is not None:
             index.write_bytes(saved)
+            mark.unlink(missing_ok=True)
         if what == "merge":
             shutil.rmtree(ws)
     return spent
@@ -111,7 +122,7 @@ def main() -> int:
     ap.add_argument("--build", action="store_true")
     ap.add_argument("--build-hooks", type=int, default=0, metavar="N",
                     help="merge the logs, then N processes of one checkpoint each")
-    ap.add_argument("--measure", choices=["open", "list", "damaged", "merge"])
+    ap.add_argument("--measure", choices=["open", "list", "damaged", "merge", "reopen", "relist"])
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--src", default=None)
     ap.add_argument("--once", action="store_true", help=argparse.SUPPRESS)

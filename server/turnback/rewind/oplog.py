@@ -42,6 +42,11 @@ class OpLog:
     def all(self) -> list[dict[str, Any]]:
         return [line.value for line in read_lines(self.path)]
 
+    def holds(self, op_id: object) -> bool:
+        """Whether any record of the log is the operation ``op_id``: read line by line,
+        not kept (the log grows by a line a rewind for as long as the store lives)."""
+        return any(line.value.get("id") == op_id for line in read_lines(self.path))
+
     def add(self, op: dict[str, Any], *, fsync: bool) -> None:
         append_lines(self.path, [op], fsync=fsync)
 

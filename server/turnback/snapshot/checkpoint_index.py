@@ -15,10 +15,11 @@ import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from ..errors import InvalidInput, NotFound, StoreDamaged
+from ..errors import InvalidInput, NotFound, StoreDamaged, TurnbackError
 from ..events import is_id
+from ..fs.atomic import atomic_write
 from ..fs.jsonl import append_lines, loads, parse_object
-from ..fs.reading import open_regular
+from ..fs.reading import open_regular, read_regular
 from ..models import Checkpoint, Problem
 from ..objects.objectstore import is_hash
 
@@ -42,8 +43,11 @@ def bad_ids(cp: Checkpoint) -> str | None:
 
 
 class CheckpointIndex:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, mended: Path | None = None) -> None:
         self.path = path
+        # the mark of the last whole repair (``_mended_through``): the damaged lines it
+        # covered stay in this append-only file, and made every later process repair again
+        self.mended = mended
         self._lock = threading.Lock()
         self._cache: list[Checkpoint] = []  # by time; within a millisecond, as appended
         self._seq: dict[str, int] = {}  # id → the number of the line its record is on
@@ -152,6 +156,12 @@ class CheckpointIndex:
         if tail is None:
             every, tail = True, set()
         full: set[str] | None = None
+        covered: tuple[int, int, int] | None = None
+        if every:  # what this repair reads of the file: damage up to there is covered
+            with self._lock:
+                self._refresh()
+                full = set(self._seen)
+                covered = (self._ino, self._end, self._lines)
 
         def held(cp_id: object) -> bool:
             """Whether a line holds ``cp_id``: first among the file's last lines (where
@@ -193,16 +203,54 @@ class CheckpointIndex:
             append_lines(self.path, [v for _, v in found], fsync=fsync)
             if every:
                 self.repaired += len(found)
+        if covered is not None:
+            self._mark_mended(covered)
         return len(found)
+
+    def _mark_mended(self, covered: tuple[int, int, int]) -> None:
+        """Note that every log was read whole against the file's first ``end`` bytes
+        (``lines`` lines) while it had inode ``ino``: a damaged line there needs no repair
+        again (a cache: lost or unwritable, the next process repairs once more)."""
+        if self.mended is None:
+            return
+        ino, end, lines = covered
+        try:
+            atomic_write(self.mended, f"{ino} {end} {lines}\n".encode(), fsync=False)
+        except (OSError, TurnbackError):
+            pass
+
+    def _mended_through(self, st: os.stat_result) -> tuple[int, int]:
+        """The bytes and lines of the file (``st``) a whole repair read already, (0, 0)
+        when none did. The mark is input: one naming another inode or past the file's end
+        (the file replaced or cut) is ignored; a planted one can stop only the open's and a
+        listing's repair, never the merge's or gc's, which always read every log."""
+        if self.mended is None:
+            return 0, 0
+        try:
+            parts = read_regular(self.mended, limit=64).split()
+            ino, end, lines = (int(p) for p in parts) if len(parts) == 3 else (-1, 0, 0)
+        except (OSError, StoreDamaged, ValueError):
+            return 0, 0
+        if ino != st.st_ino or not 0 <= end <= st.st_size or lines < 0:
+            return 0, 0
+        return end, lines
 
     def problem_count(self) -> int:
         """How many lines of the file could not be read (garbage or zeros a power cut left
         in its middle, a line cut short and then followed, a hand), the whole file read:
         the lines lost there may be records whose logs hold later ones too, which a
-        ``restore`` reading each log from its end stops before (``every``)."""
+        ``restore`` reading each log from its end stops before (``every``). Those a
+        whole repair covered already (``_mended_through``) are not counted."""
         with self._lock:
             self._refresh()
-            return len(self.problems)
+            problems = self.problems
+        if not problems:
+            return 0  # the mark is read only where there is damage: a listing's cost stays
+        try:
+            _, lines = self._mended_through(self.path.lstat())
+        except OSError:
+            lines = 0
+        return sum(1 for p in problems if p.line > lines)
 
     def _tail_ids(self) -> set[str] | None:
         """The ids that the complete lines in the file's last ``TAIL_BYTES`` hold, each
@@ -214,19 +262,26 @@ class CheckpointIndex:
         except (OSError, StoreDamaged):
             return set()
         try:
-            size = os.fstat(fd).st_size
+            st = os.fstat(fd)
+            size = st.st_size
             start = max(0, size - TAIL_BYTES)
             data = os.pread(fd, size - start, start)
         finally:
             os.close(fd)
         if start:
-            data = data[data.find(b"\n") + 1:] if b"\n" in data else b""
+            skip = data.find(b"\n") + 1 if b"\n" in data else len(data)
+            data, start = data[skip:], start + skip
+        mended: int | None = None
         out: set[str] = set()
         for raw in data[: data.rfind(b"\n") + 1].split(b"\n")[:-1]:
+            start += len(raw) + 1  # the end of this line
             v = parse_object(raw, self.path, 0, None)
             if v is None:
                 if raw.strip():
-                    return None  # not JSON, or not an object: a damaged line
+                    if mended is None:
+                        mended, _ = self._mended_through(st)
+                    if start > mended:
+                        return None  # not JSON, or not an object: a damaged line
                 continue
             if v.get("type") == "drop":
                 out.add(str(v.get("id")))

@@ -321,8 +321,7 @@ class RewindOps(CheckpointOps):
     def _record_applied(self, record: JSON) -> None:
         """Record a rewind whose files are in place, whatever part of its record a failed
         try (or a crash) already wrote: op log, then its event, then the journal's end."""
-        last = self.oplog.last()
-        if last is not None and last.get("id") == record["id"]:
+        if self._logged(record["id"]):
             self.oplog.end()  # already recorded; only the journal was left
             return
         log = self.backend.load(record["session"])
@@ -334,6 +333,17 @@ class RewindOps(CheckpointOps):
             self.oplog.end()
         else:
             self._finish(record)
+
+    def _logged(self, op_id: object) -> bool:
+        """Whether the op log holds the operation ``op_id`` anywhere, not only last: a
+        journal put back after its rewind was recorded and others followed (a backup, a
+        sync tool, a hand) was recorded again after them, and 'undo' then reverted it, not
+        the user's last. Read whole only while a journal is pending (rare, and one line a
+        rewind)."""
+        last = self.oplog.last()
+        if last is not None and last.get("id") == op_id:
+            return True
+        return self.oplog.holds(op_id)
 
     def _plan(self, current: str, target: str, sel: list[str] | None, partial: bool,
               absent: list[str], unknown: list[str], label: str) -> Plan:
@@ -521,6 +531,11 @@ class RewindOps(CheckpointOps):
                     f"{exc.message}. Nothing was changed. If no rewind was interrupted here, "
                     "delete that file; 'turnback fsck' reports it until then")
                 return None
+            if self._logged(record["id"]):
+                # recorded already: a crash before the journal's end, or a journal kept and
+                # put back since; its plan applied again would undo what came after it
+                self.oplog.end()
+                return str(record["id"])
             with imported_late("turnback.rewind.apply"):
                 from ..rewind.apply import Applier
             applier = Applier(str(self.workspace), self.objects, True, str(record["id"]))
@@ -545,10 +560,6 @@ class RewindOps(CheckpointOps):
             applier.remove_temps(plan)
             if kept:
                 record["kept"] = kept  # changed since the rewind began: left as they are
-            last = self.oplog.last()
-            if last is not None and last.get("id") == record["id"]:
-                self.oplog.end()  # already recorded; only the journal was left
-                return str(record["id"])
             try:
                 self._record_applied(record)
             except TurnbackError as exc:  # its session damaged: the store still opens

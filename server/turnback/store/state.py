@@ -61,7 +61,7 @@ class StoreState:
         self.backend = sessions
         self.objects = ObjectStore(root / "objects", config.compression_level)
         self.trees = TreeReader(self.objects)
-        self.index = CheckpointIndex(root / "checkpoints.jsonl")
+        self.index = CheckpointIndex(root / "checkpoints.jsonl", root / "cache" / "index-mended")
         self.oplog = OpLog(root)
         self.ignore = IgnoreRules(workspace, root, config.ignores)
         self._statcache = StatCache(root / "cache" / "stat.bin")
@@ -162,8 +162,10 @@ class StoreState:
         seen = self.index.problem_count()
         if seen <= self._index_problems:
             return 0
-        self._index_problems = seen
-        return self.restore_records(every=True)
+        put_back = self.restore_records(every=True)
+        # 0 once the repair's mark covers them; else those seen, not repaired again here
+        self._index_problems = min(seen, self.index.problem_count())
+        return put_back
 
     def restore_records_locked(self, every: bool = False) -> int:
         """``restore_records`` for a caller holding the gc lock (gc, fsck, the merge)."""
