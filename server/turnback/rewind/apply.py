@@ -54,7 +54,9 @@ def disk_entry(dfd: Folder, name: str) -> Entry | None:
 
 
 def _file_entry(dfd: Folder, name: str) -> Entry | None:
-    """``disk_entry`` of ``name``, which an ``lstat`` just found a regular file."""
+    """``disk_entry`` of ``name``, which an ``lstat`` just found a regular file. What was
+    opened is looked at before it is read: a FIFO swapped in since is no file (read, it
+    gave another program's data as the file's, tests/rewind/test_file_swapped_for_a_fifo.py)."""
     try:
         fd = dfd.open(name, os.O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_BINARY)
     except FileNotFoundError:
@@ -62,12 +64,14 @@ def _file_entry(dfd: Folder, name: str) -> Entry | None:
     except OSError:
         return UNREADABLE
     try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
         h = blake3.blake3(BLOB + b"\0")
         size = 0
         while chunk := os.read(fd, CHUNK):
             h.update(chunk)
             size += len(chunk)
-        st = os.fstat(fd)
     except OSError:
         return UNREADABLE
     finally:

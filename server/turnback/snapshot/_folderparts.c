@@ -118,11 +118,17 @@ static void put_u64(unsigned char *p, uint64_t v) {
 
 /* a timestamp in nanoseconds, as Python's st_mtime_ns; 0 when it does not fit in the
  * int64 the part holds (Python's struct.pack raises there: such a folder never had a
- * record, so it is not verified) */
+ * record, so it is not verified). A negative second is taken one up first: in 1677's
+ * last second before the limit, seconds * 10**9 alone overflows where the sum does not
+ * (Python packs it; refused here, such a folder was listed again at every checkpoint). */
 static int time_ns(const struct timespec *t, int64_t *out) {
-    int64_t ns;
-    if (__builtin_mul_overflow((int64_t)t->tv_sec, (int64_t)1000000000, &ns)) return 0;
-    if (__builtin_add_overflow(ns, (int64_t)t->tv_nsec, &ns)) return 0;
+    int64_t sec = (int64_t)t->tv_sec, nsec = (int64_t)t->tv_nsec, ns;
+    if (sec < 0 && nsec > 0) {
+        sec += 1;
+        nsec -= 1000000000;
+    }
+    if (__builtin_mul_overflow(sec, (int64_t)1000000000, &ns)) return 0;
+    if (__builtin_add_overflow(ns, nsec, &ns)) return 0;
     *out = ns;
     return 1;
 }
