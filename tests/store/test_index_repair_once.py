@@ -11,21 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.store.test_index_repair import _five
 
 from turnback import Store
 from turnback.snapshot.checkpoint_index import TAIL_BYTES
 from turnback.store import state
 from wsutil import age_tree, write
-
-
-def _five(ws: Path) -> list[str]:
-    ids = []
-    with Store.open(ws, create=True) as store:
-        for i in range(5):
-            write(ws, "a.txt", f"version {i}\n")
-            age_tree(ws)
-            ids.append(store.checkpoint(label=f"v{i}").id)
-    return ids
 
 
 def _index(ws: Path) -> Path:

@@ -126,6 +126,18 @@ def test_the_user_s_work_after_a_refused_record_survives_the_process_s_death(
     _check_recorded_once(ws, "after the death")
 
 
+def _dies_after_refusal(ws: Path, first: str) -> None:
+    """A child process whose rewind to ``first`` had its record refused, killed before any
+    retry (no close)."""
+    held: dict[str, Any] = {}
+
+    def dies(ack: Ack) -> None:
+        _refused_rewind(ws, first, held)
+        os._exit(0)
+
+    run_child(dies)
+
+
 def _retry(held: dict[str, Any]) -> Any:
     def run(ack: Ack) -> None:
         held["store"].checkpoint(session_id="s1")  # the next write retries the record
@@ -156,14 +168,7 @@ def test_a_kill_at_every_step_of_the_retry_keeps_the_user_s_work(tmp_path: Path)
 def test_a_kill_at_every_step_of_the_open_after_keeps_the_user_s_work(
         tmp_path: Path) -> None:
     def dead_after_refusal(ws: Path) -> None:
-        first = _prepared(ws)
-        held: dict[str, Any] = {}
-
-        def dies(ack: Ack) -> None:
-            _refused_rewind(ws, first, held)
-            os._exit(0)
-
-        run_child(dies)
+        _dies_after_refusal(ws, _prepared(ws))
         _users_work(ws)
 
     def opens(ws: Path) -> Any:
@@ -210,14 +215,7 @@ def test_a_recovery_that_cannot_record_does_not_apply_again_at_the_next_open(
     marks the journal; the user works on; the open after the session is repaired records the
     rewind without applying the plan a second time."""
     ws = tmp_path / "ws"
-    first = _prepared(ws)
-    held: dict[str, Any] = {}
-
-    def dies(ack: Ack) -> None:
-        _refused_rewind(ws, first, held)
-        os._exit(0)
-
-    run_child(dies)
+    _dies_after_refusal(ws, _prepared(ws))
     journal = ws / ".turnback" / "journal.json"
     record = orjson.loads(journal.read_bytes())
     record.pop("applied")
