@@ -18,9 +18,12 @@ A log is ``TBLOG01\\n`` then frames, each::
     BLAKE3-256 of the frame up to here, "TBFE", u32 frame length
 
 A frame whose structure does not hold (lengths, magics) ends what is read of its log:
-the rest is a write that did not finish (or damage). The hash is checked where a frame's
-record is taken back (``records``) and by ``fsck`` (``verify``); objects read from a
-frame are checked against their names like any others.
+the rest is a write that did not finish (or damage). So does a frame without an object (no
+row): no writer writes one (a batch with no object is never written, ``ObjectStore.batch``),
+and a log planted full of them (60 bytes a frame, the smallest there is) was walked whole at
+every open (bench/RESULTS.md, ``logs18``); ``fsck`` names it (``refused_at``). The hash is
+checked where a frame's record is taken back (``records``) and by ``fsck`` (``verify``);
+objects read from a frame are checked against their names like any others.
 """
 
 from __future__ import annotations
@@ -55,6 +58,9 @@ LOG_ROLL = 256 << 20  # past this size a writer starts a new log
 # past it are never read, so a planted log costs an open at most what the largest real one
 # does (a planted 1 GiB of empty frames: 2 preads a frame, ~100 s of CPU, bench/RESULTS.md)
 READ_MAX = LOG_ROLL + FRAME_MAX
+# a walk back from a torn end holds one segment of frames at a time (``_backward_by_segments``)
+SEGMENT_FRAMES = 4096
+SEGMENT_BYTES = 16 << 20
 
 
 class Frame(NamedTuple):
@@ -74,13 +80,15 @@ def encode(pos: int, blocks: list[bytes], rows: bytes, record: bytes) -> bytes:
     return body + _TAIL.pack(blake3.blake3(body).digest(), TAIL_MAGIC, length)
 
 
-def _frame_at(fd: int, pos: int, size: int) -> Frame | None:
-    """The frame at ``pos`` if its structure holds (its hash is not checked), else None."""
+def _frame_at(fd: int, pos: int, size: int, *, objectless: bool = False) -> Frame | None:
+    """The frame at ``pos`` if its structure holds and it holds an object (its hash is not
+    checked), else None. ``objectless``: the frame only if it holds none (``refused_at``)."""
     head = os.pread(fd, _HEAD.size, pos)
     if len(head) != _HEAD.size:
         return None
     magic, length, blen, count, rlen = _HEAD.unpack(head)
     if (magic != HEAD_MAGIC or length > FRAME_MAX or pos + length > size
+            or (count == 0) != objectless
             or length != _HEAD.size + blen + count * _ROW + rlen + _TAIL.size):
         return None
     meta = os.pread(fd, length - _HEAD.size - blen, pos + _HEAD.size + blen)
@@ -102,15 +110,31 @@ def frames(fd: int, start: int, size: int) -> tuple[list[Frame], int]:
         if os.pread(fd, len(LOG_MAGIC), 0) != LOG_MAGIC:
             return [], 0
         start = len(LOG_MAGIC)
-    out = []
+    out = list(_forward(fd, start, size))
+    return out, (out[-1].pos + out[-1].length if out else start)
+
+
+def _forward(fd: int, start: int, size: int) -> Iterator[Frame]:
+    """``frames``, one at a time (nothing held)."""
+    size = min(size, READ_MAX)
+    if start < len(LOG_MAGIC):
+        if os.pread(fd, len(LOG_MAGIC), 0) != LOG_MAGIC:
+            return
+        start = len(LOG_MAGIC)
     pos = start
     while pos < size:
         frame = _frame_at(fd, pos, size)
         if frame is None:
-            break
-        out.append(frame)
+            return
+        yield frame
         pos += frame.length
-    return out, pos
+
+
+def refused_at(fd: int, pos: int, size: int) -> bool:
+    """Whether a frame whole in its structure but with no object (which no writer writes)
+    is at ``pos``, where the read of a log stopped: a planted log's, named by ``fsck`` and
+    kept by a merge (never a writer's leftover to remove)."""
+    return _frame_at(fd, max(pos, len(LOG_MAGIC)), min(size, READ_MAX), objectless=True) is not None
 
 
 def verify(fd: int, frame: Frame) -> bool:
@@ -164,8 +188,28 @@ def _newest_first(fd: int, size: int) -> Iterator[Frame]:
     else:
         return
     if pos == size:  # a torn end: the frames before it, forward
-        found, _ = frames(fd, 0, size)
-        yield from reversed(found)
+        yield from _backward_by_segments(fd, size)
+
+
+def _backward_by_segments(fd: int, size: int) -> Iterator[Frame]:
+    """A log's frames newest first, for a log whose end is not a frame's: read forward
+    keeping only where each segment of frames starts, then each segment again, held and
+    given back reversed. Holding every frame cost ~120 bytes a frame (84 MiB at an open for
+    a planted 32 MiB log of empty frames, bench/RESULTS.md ``logs18``); now at most a
+    segment's, for twice the reads."""
+    starts: list[int] = []
+    end = 0
+    count = held = 0
+    for frame in _forward(fd, 0, size):
+        if not starts or count >= SEGMENT_FRAMES or held >= SEGMENT_BYTES:
+            starts.append(frame.pos)
+            count = held = 0
+        count += 1
+        held += frame.length
+        end = frame.pos + frame.length
+    for i in range(len(starts) - 1, -1, -1):
+        stop = starts[i + 1] if i + 1 < len(starts) else end
+        yield from reversed(list(_forward(fd, starts[i], stop)))
 
 
 def _synced(fd: int, path: Path) -> bool:
