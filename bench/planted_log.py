@@ -75,6 +75,10 @@ def once(ws: Path) -> None:
     print(f"{cpu * 1000:.1f} {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}")
 
 
+def _load() -> str:
+    return Path("/proc/loadavg").read_text().split()[0] if os.path.exists("/proc/loadavg") else "?"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -93,7 +97,7 @@ def main() -> None:
     if a.once:
         once(a.dir)
         return
-    before = Path("/proc/loadavg").read_text().split()[0] if os.path.exists("/proc/loadavg") else "?"
+    before = _load()
     cpu, rss = [], []
     for _ in range(a.repeat):
         cmd = [sys.executable, __file__, "--dir", str(a.dir), "--once"]
@@ -102,7 +106,7 @@ def main() -> None:
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.split()
         cpu.append(float(out[0]))
         rss.append(int(out[1]))
-    after = Path("/proc/loadavg").read_text().split()[0] if os.path.exists("/proc/loadavg") else "?"
+    after = _load()
     print(f"open {a.src or 'branch'}: median {statistics.median(cpu):.1f} ms CPU "
           f"(runs {', '.join(f'{c:.1f}' for c in cpu)}), peak RSS {max(rss) / 1024:.1f} MiB, "
           f"load {before} -> {after}")

@@ -43,6 +43,7 @@ from ..fs.osflags import O_BINARY, O_CLOEXEC
 from ..fs.privacy import FILE_MODE
 from ..fs.reading import open_regular
 from .objfolder import object_folder
+from .walkedlogs import DEEP, WalkedLogs
 
 LOG_MAGIC = b"TBLOG01\n"  # as long as a pack's magic: a block never starts before byte 8
 LOG_ID = re.compile(r"log-[0-9]+-[0-9a-f]{16}")
@@ -230,21 +231,35 @@ def _synced(fd: int, path: Path) -> bool:
 
 
 def records(folder: Path, missing: Callable[[bytes], bool], *,
-            every: bool = False) -> Iterator[bytes]:
+            every: bool = False, walked: WalkedLogs | None = None) -> Iterator[bytes]:
     """The records of every log that ``missing`` asks for, newest first in each log, each
     only if its frame's hash holds. A log is read back from its end until a record that
     is not missing: a process appends its records to ``checkpoints.jsonl`` in the order of
     its frames, so a crash that took lines took the last ones. ``every``: read each log
     whole, for a line lost from the middle of the file while later ones of its log
-    stayed (a page a power cut did not write back, a disk full, a hand)."""
-    for name in log_names(folder):
+    stayed (a page a power cut did not write back, a disk full, a hand). ``walked``: the
+    logs an earlier walk read whole without finding a record (``walkedlogs.py``), not read
+    past ``DEEP`` frames again; never with ``every``."""
+    names = log_names(folder)
+    for name in names:
         try:
             fd = open_regular(folder / name)
         except (OSError, StoreDamaged):  # gone, or a link or FIFO put there: never read
             continue
         try:
             synced = False
-            for frame in _newest_first(fd, min(os.fstat(fd).st_size, READ_MAX)):
+            st = os.fstat(fd)
+            size = min(st.st_size, READ_MAX)
+            cache = None if every else walked  # looked at only past DEEP, or a torn end
+            if cache is not None and frame_ending_at(fd, size) is None:
+                # a torn end walked whole before: not read forward again
+                size = cache.end(name, st) or size
+            seen = end = 0
+            for frame in _newest_first(fd, size):
+                end = end or frame.pos + frame.length
+                seen += 1
+                if seen == DEEP and cache is not None and cache.end(name, st) is not None:
+                    break
                 if not frame.record:
                     continue
                 if not missing(frame.record):
@@ -260,8 +275,13 @@ def records(folder: Path, missing: Callable[[bytes], bool], *,
                             break
                         synced = True
                     yield frame.record
+            else:
+                if seen >= DEEP and cache is not None and not synced:
+                    cache.note(name, st, end)  # walked whole, past DEEP, nothing taken back
         finally:
             os.close(fd)
+    if walked is not None:
+        walked.save(names)
 
 
 class LogFile:
