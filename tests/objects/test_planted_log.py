@@ -179,3 +179,34 @@ def test_a_forged_walked_mark_delays_only_records_past_deep_frames_until_fsck(
         assert listed >= len(kept) - 6 + 3, listed  # the newest frames' records: put back
         store.fsck()
         assert len(store.checkpoints()) == len(kept)
+
+
+def test_a_forged_end_before_a_torn_logs_newest_frame_is_ignored(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A torn log noted as walked starts its walk where its last frame ended; a line naming
+    an earlier frame's end (identity right) would skip the newest frames, whose records a
+    crash takes first: a complete frame starts there, so the line is ignored."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with Store.open(ws) as store:
+        for i in range(3):
+            (ws / "a.txt").write_text(f"v{i}\n")
+            store.checkpoint()
+        lines = store.root / "checkpoints.jsonl"
+        (log,) = (p for p in (store.root / "objects" / "log").iterdir())
+        cache = store.root / "cache" / "logs-walked"
+    kept = lines.read_bytes().splitlines(keepends=True)
+    fd = os.open(log, os.O_RDONLY)
+    try:
+        last = packlog.frame_ending_at(fd, log.stat().st_size)
+    finally:
+        os.close(fd)
+    assert last is not None
+    with open(log, "ab") as f:
+        f.write(b"TBFR\0\0")  # a torn end
+    st = log.stat()
+    cache.write_text(f"{log.name} {st.st_dev} {st.st_ino} {st.st_size} {st.st_mtime_ns} "
+                     f"{st.st_ctime_ns} {last.pos}\n")  # the end of the frame before it
+    lines.write_bytes(b"".join(kept[:-1]))  # a crash took the last line
+    with Store.open(ws) as store:
+        assert len(store.checkpoints()) == len(kept)

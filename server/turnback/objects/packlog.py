@@ -252,8 +252,12 @@ def records(folder: Path, missing: Callable[[bytes], bool], *,
             size = min(st.st_size, READ_MAX)
             cache = None if every else walked  # looked at only past DEEP, or a torn end
             if cache is not None and frame_ending_at(fd, size) is None:
-                # a torn end walked whole before: not read forward again
-                size = cache.end(name, st) or size
+                # a torn end walked whole before: not read forward again, from where its
+                # last frame ended if no frame starts there (a line naming an earlier
+                # frame's end would skip the newest frames, whose records a crash takes)
+                noted = cache.end(name, st)
+                if noted and _frame_at(fd, noted, size) is None:
+                    size = noted
             seen = end = 0
             for frame in _newest_first(fd, size):
                 end = end or frame.pos + frame.length
