@@ -170,10 +170,11 @@ def frame_ending_at(fd: int, size: int) -> Frame | None:
     return frame if frame is not None and frame.pos + frame.length == size else None
 
 
-def _newest_first(fd: int, size: int) -> Iterator[Frame]:
+def _newest_first(fd: int, size: int,
+                  torn: Callable[[], int | None] | None = None) -> Iterator[Frame]:
     """A log's complete frames from its end back: from the trailer at the end of the file,
     three reads a frame; a log whose end is not a frame's (a write that did not finish) is
-    read from its start instead."""
+    read from its start instead, unless ``torn`` gives where its last frame ends."""
     pos = size
     while pos > len(LOG_MAGIC):
         tail = os.pread(fd, _TAIL.size, pos - _TAIL.size)
@@ -189,7 +190,11 @@ def _newest_first(fd: int, size: int) -> Iterator[Frame]:
     else:
         return
     if pos == size:  # a torn end: the frames before it, forward
-        yield from _backward_by_segments(fd, size)
+        end = torn() if torn is not None else None
+        if end is not None and 0 < end < size:
+            yield from _newest_first(fd, end)
+        else:
+            yield from _backward_by_segments(fd, size)
 
 
 def _backward_by_segments(fd: int, size: int) -> Iterator[Frame]:
@@ -251,15 +256,19 @@ def records(folder: Path, missing: Callable[[bytes], bool], *,
             st = os.fstat(fd)
             size = min(st.st_size, READ_MAX)
             cache = None if every else walked  # looked at only past DEEP, or a torn end
-            if cache is not None and frame_ending_at(fd, size) is None:
+
+            def torn(cache: WalkedLogs | None = cache, fd: int = fd,
+                     st: os.stat_result = st, name: str = name) -> int | None:
                 # a torn end walked whole before: not read forward again, from where its
                 # last frame ended if no frame starts there (a line naming an earlier
                 # frame's end would skip the newest frames, whose records a crash takes)
-                noted = cache.end(name, st)
-                if noted and _frame_at(fd, noted, size) is None:
-                    size = noted
+                noted = cache.end(name, st) if cache is not None else None
+                if noted and _frame_at(fd, noted, min(st.st_size, READ_MAX)) is None:
+                    return noted
+                return None
+
             seen = end = 0
-            for frame in _newest_first(fd, size):
+            for frame in _newest_first(fd, size, torn):
                 end = end or frame.pos + frame.length
                 seen += 1
                 if seen == DEEP and cache is not None and cache.end(name, st) is not None:
