@@ -32,6 +32,7 @@ import os
 import re
 import struct
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import NamedTuple
 
@@ -235,6 +236,16 @@ def _synced(fd: int, path: Path) -> bool:
         return False
 
 
+def _noted_end(cache: WalkedLogs, name: str, fd: int, st: os.stat_result) -> int | None:
+    """Where a torn log walked whole before had its last frame end, so that it is not read
+    forward again; only if no frame starts there (a line naming an earlier frame's end
+    would skip the newest frames, whose records a crash takes)."""
+    noted = cache.end(name, st)
+    if noted and _frame_at(fd, noted, min(st.st_size, READ_MAX)) is None:
+        return noted
+    return None
+
+
 def records(folder: Path, missing: Callable[[bytes], bool], *,
             every: bool = False, walked: WalkedLogs | None = None) -> Iterator[bytes]:
     """The records of every log that ``missing`` asks for, newest first in each log, each
@@ -256,17 +267,7 @@ def records(folder: Path, missing: Callable[[bytes], bool], *,
             st = os.fstat(fd)
             size = min(st.st_size, READ_MAX)
             cache = None if every else walked  # looked at only past DEEP, or a torn end
-
-            def torn(cache: WalkedLogs | None = cache, fd: int = fd,
-                     st: os.stat_result = st, name: str = name) -> int | None:
-                # a torn end walked whole before: not read forward again, from where its
-                # last frame ended if no frame starts there (a line naming an earlier
-                # frame's end would skip the newest frames, whose records a crash takes)
-                noted = cache.end(name, st) if cache is not None else None
-                if noted and _frame_at(fd, noted, min(st.st_size, READ_MAX)) is None:
-                    return noted
-                return None
-
+            torn = None if cache is None else partial(_noted_end, cache, name, fd, st)
             seen = end = 0
             for frame in _newest_first(fd, size, torn):
                 end = end or frame.pos + frame.length
