@@ -7,7 +7,8 @@ of a head): the torn end makes the open's walk back read the log forward first.
 writer writes one); ``--frames row``: one row and a byte of block each (113 bytes, what a
 writer's invariants still allow). Each run is a fresh process that opens and closes the
 store and prints its CPU time (``time.process_time``) and peak RSS (``ru_maxrss``); the
-median of ``--repeat`` and the load average before and after are printed.
+median of ``--repeat`` and the load average before and after are printed. ``--read``: the
+CPU of the process's first object read after the open instead (``read_file``).
 
 ``--src DIR`` imports ``turnback`` from another commit's ``server/`` (``git archive REF
 server``) for A/B runs:
@@ -65,12 +66,15 @@ def build(ws: Path, mib: int, kind: str) -> None:
     print(f"planted {n} {kind} frames, {pos} bytes")
 
 
-def once(ws: Path) -> None:
+def once(ws: Path, read: bool) -> None:
     from turnback import Store
 
     t = time.process_time()
-    with Store.open(ws):
-        pass
+    with Store.open(ws) as store:
+        if read:  # the process's first object read: every log's frames taken into the index
+            cp = store.checkpoints()[0]
+            t = time.process_time()
+            store.read_file(cp.id, "a.txt")
     cpu = time.process_time() - t
     print(f"{cpu * 1000:.1f} {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}")
 
@@ -88,6 +92,8 @@ def main() -> None:
     ap.add_argument("--build", action="store_true")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--src", default=None)
+    ap.add_argument("--read", action="store_true",
+                    help="time a first object read after the open instead of the open")
     ap.add_argument("--once", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     _import(a.src)
@@ -95,19 +101,21 @@ def main() -> None:
         build(a.dir, a.mib, a.frames)
         return
     if a.once:
-        once(a.dir)
+        once(a.dir, a.read)
         return
     before = _load()
     cpu, rss = [], []
     for _ in range(a.repeat):
-        cmd = [sys.executable, __file__, "--dir", str(a.dir), "--once"]
+        cmd = [sys.executable, __file__, "--dir", str(a.dir), "--once"] + (
+            ["--read"] if a.read else [])
         if a.src:
             cmd += ["--src", a.src]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.split()
         cpu.append(float(out[0]))
         rss.append(int(out[1]))
     after = _load()
-    print(f"open {a.src or 'branch'}: median {statistics.median(cpu):.1f} ms CPU "
+    what = "read" if a.read else "open"
+    print(f"{what} {a.src or 'branch'}: median {statistics.median(cpu):.1f} ms CPU "
           f"(runs {', '.join(f'{c:.1f}' for c in cpu)}), peak RSS {max(rss) / 1024:.1f} MiB, "
           f"load {before} -> {after}")
 
