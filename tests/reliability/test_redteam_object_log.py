@@ -16,7 +16,7 @@ import pytest
 from turnback import Store
 from turnback.errors import NotFound
 from turnback.objects import packlog
-from turnback.objects.objectstore import BLOB
+from turnback.objects.objectstore import BLOB, hash_bytes
 from turnback.objects.packlog import LogFile
 from turnback.objects.packs import PackWriter
 
@@ -105,8 +105,11 @@ def test_a_record_put_back_from_its_log_keeps_keys_this_version_does_not_know(
         lines = store.root / "checkpoints.jsonl"
     record = {**json.loads(lines.read_bytes().splitlines()[-1]), "id": "feedfacecafe",
               "eventId": None, "future": {"kept": [1, 2]}}
+    w = PackWriter(folder.parent / "pack", 3, in_memory=True)  # a writer's frame holds one
+    w.add(hash_bytes(BLOB, b"a\n"), BLOB + b"\0" + b"a\n")
+    assert w.seal()
     log = LogFile(folder)  # a newer writer's frame whose line the crash took
-    log.append([], b"", json.dumps(record).encode())
+    log.append(*w.frame_parts(), json.dumps(record).encode())
     log.close()
     with Store.open(ws) as store:
         assert store.read_file("feedfacecafe", "a.txt") == b"a\n"

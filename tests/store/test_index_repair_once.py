@@ -42,9 +42,9 @@ def whole_reads(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     seen: list[bool] = []
     real = state.logged_records
 
-    def spy(folder: Path, missing: object, *, every: bool = False) -> object:
+    def spy(folder: Path, missing: object, *, every: bool = False, **kw: object) -> object:
         seen.append(every)
-        return real(folder, missing, every=every)  # type: ignore[arg-type]
+        return real(folder, missing, every=every, **kw)  # type: ignore[arg-type]
 
     monkeypatch.setattr(state, "logged_records", spy)
     return seen

@@ -663,7 +663,12 @@ class ObjectStore:
                     out.append((name, f"is {size} bytes, longer than any log Turnback writes "
                                       f"({packlog.READ_MAX}): nothing past that is read; move it "
                                       "out of the store if you did not put it there"))
-                found, _ = log_frames(fd, 0, size)
+                found, end = log_frames(fd, 0, size)
+                if packlog.refused_at(fd, end, size):
+                    out.append((name, f"the frame at byte {max(end, len(packlog.LOG_MAGIC))} "
+                                      "holds no object, which no Turnback writes: nothing from "
+                                      "there on is read; move the log out of the store if you "
+                                      "did not put it there"))
                 for frame in found:
                     if not verify_frame(fd, frame):
                         out.append((name, f"the frame at byte {frame.pos} does not match its "
@@ -821,8 +826,8 @@ class ObjectStore:
             size = os.fstat(fd).st_size
             if size <= end:
                 return False
-            if size > packlog.READ_MAX:
-                return True  # bytes no reader takes: left for fsck to name
+            if size > packlog.READ_MAX or packlog.refused_at(fd, end, size):
+                return True  # bytes no reader takes, or frames no writer makes: for fsck
             frame = packlog.frame_ending_at(fd, size)
             return frame is not None and frame.pos >= end
         finally:

@@ -18,9 +18,12 @@ A log is ``TBLOG01\\n`` then frames, each::
     BLAKE3-256 of the frame up to here, "TBFE", u32 frame length
 
 A frame whose structure does not hold (lengths, magics) ends what is read of its log:
-the rest is a write that did not finish (or damage). The hash is checked where a frame's
-record is taken back (``records``) and by ``fsck`` (``verify``); objects read from a
-frame are checked against their names like any others.
+the rest is a write that did not finish (or damage). So does a frame without an object (no
+row): no writer writes one (a batch with no object is never written, ``ObjectStore.batch``),
+and a log planted full of them (60 bytes a frame, the smallest there is) was walked whole at
+every open (bench/RESULTS.md, ``logs18``); ``fsck`` names it (``refused_at``). The hash is
+checked where a frame's record is taken back (``records``) and by ``fsck`` (``verify``);
+objects read from a frame are checked against their names like any others.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import os
 import re
 import struct
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import NamedTuple
 
@@ -40,6 +44,7 @@ from ..fs.osflags import O_BINARY, O_CLOEXEC
 from ..fs.privacy import FILE_MODE
 from ..fs.reading import open_regular
 from .objfolder import object_folder
+from .walkedlogs import DEEP, WalkedLogs
 
 LOG_MAGIC = b"TBLOG01\n"  # as long as a pack's magic: a block never starts before byte 8
 LOG_ID = re.compile(r"log-[0-9]+-[0-9a-f]{16}")
@@ -55,6 +60,9 @@ LOG_ROLL = 256 << 20  # past this size a writer starts a new log
 # past it are never read, so a planted log costs an open at most what the largest real one
 # does (a planted 1 GiB of empty frames: 2 preads a frame, ~100 s of CPU, bench/RESULTS.md)
 READ_MAX = LOG_ROLL + FRAME_MAX
+# a walk back from a torn end holds one segment of frames at a time (``_backward_by_segments``)
+SEGMENT_FRAMES = 4096
+SEGMENT_BYTES = 16 << 20
 
 
 class Frame(NamedTuple):
@@ -74,13 +82,15 @@ def encode(pos: int, blocks: list[bytes], rows: bytes, record: bytes) -> bytes:
     return body + _TAIL.pack(blake3.blake3(body).digest(), TAIL_MAGIC, length)
 
 
-def _frame_at(fd: int, pos: int, size: int) -> Frame | None:
-    """The frame at ``pos`` if its structure holds (its hash is not checked), else None."""
+def _frame_at(fd: int, pos: int, size: int, *, objectless: bool = False) -> Frame | None:
+    """The frame at ``pos`` if its structure holds and it holds an object (its hash is not
+    checked), else None. ``objectless``: the frame only if it holds none (``refused_at``)."""
     head = os.pread(fd, _HEAD.size, pos)
     if len(head) != _HEAD.size:
         return None
     magic, length, blen, count, rlen = _HEAD.unpack(head)
     if (magic != HEAD_MAGIC or length > FRAME_MAX or pos + length > size
+            or (count == 0) != objectless
             or length != _HEAD.size + blen + count * _ROW + rlen + _TAIL.size):
         return None
     meta = os.pread(fd, length - _HEAD.size - blen, pos + _HEAD.size + blen)
@@ -102,15 +112,31 @@ def frames(fd: int, start: int, size: int) -> tuple[list[Frame], int]:
         if os.pread(fd, len(LOG_MAGIC), 0) != LOG_MAGIC:
             return [], 0
         start = len(LOG_MAGIC)
-    out = []
+    out = list(_forward(fd, start, size))
+    return out, (out[-1].pos + out[-1].length if out else start)
+
+
+def _forward(fd: int, start: int, size: int) -> Iterator[Frame]:
+    """``frames``, one at a time (nothing held)."""
+    size = min(size, READ_MAX)
+    if start < len(LOG_MAGIC):
+        if os.pread(fd, len(LOG_MAGIC), 0) != LOG_MAGIC:
+            return
+        start = len(LOG_MAGIC)
     pos = start
     while pos < size:
         frame = _frame_at(fd, pos, size)
         if frame is None:
-            break
-        out.append(frame)
+            return
+        yield frame
         pos += frame.length
-    return out, pos
+
+
+def refused_at(fd: int, pos: int, size: int) -> bool:
+    """Whether a frame whole in its structure but with no object (which no writer writes)
+    is at ``pos``, where the read of a log stopped: a planted log's, named by ``fsck`` and
+    kept by a merge (never a writer's leftover to remove)."""
+    return _frame_at(fd, max(pos, len(LOG_MAGIC)), min(size, READ_MAX), objectless=True) is not None
 
 
 def verify(fd: int, frame: Frame) -> bool:
@@ -145,10 +171,11 @@ def frame_ending_at(fd: int, size: int) -> Frame | None:
     return frame if frame is not None and frame.pos + frame.length == size else None
 
 
-def _newest_first(fd: int, size: int) -> Iterator[Frame]:
+def _newest_first(fd: int, size: int,
+                  torn: Callable[[], int | None] | None = None) -> Iterator[Frame]:
     """A log's complete frames from its end back: from the trailer at the end of the file,
     three reads a frame; a log whose end is not a frame's (a write that did not finish) is
-    read from its start instead."""
+    read from its start instead, unless ``torn`` gives where its last frame ends."""
     pos = size
     while pos > len(LOG_MAGIC):
         tail = os.pread(fd, _TAIL.size, pos - _TAIL.size)
@@ -164,8 +191,32 @@ def _newest_first(fd: int, size: int) -> Iterator[Frame]:
     else:
         return
     if pos == size:  # a torn end: the frames before it, forward
-        found, _ = frames(fd, 0, size)
-        yield from reversed(found)
+        end = torn() if torn is not None else None
+        if end is not None and 0 < end < size:
+            yield from _newest_first(fd, end)
+        else:
+            yield from _backward_by_segments(fd, size)
+
+
+def _backward_by_segments(fd: int, size: int) -> Iterator[Frame]:
+    """A log's frames newest first, for a log whose end is not a frame's: read forward
+    keeping only where each segment of frames starts, then each segment again, held and
+    given back reversed. Holding every frame cost ~120 bytes a frame (84 MiB at an open for
+    a planted 32 MiB log of empty frames, bench/RESULTS.md ``logs18``); now at most a
+    segment's, for twice the reads."""
+    starts: list[int] = []
+    end = 0
+    count = held = 0
+    for frame in _forward(fd, 0, size):
+        if not starts or count >= SEGMENT_FRAMES or held >= SEGMENT_BYTES:
+            starts.append(frame.pos)
+            count = held = 0
+        count += 1
+        held += frame.length
+        end = frame.pos + frame.length
+    for i in range(len(starts) - 1, -1, -1):
+        stop = starts[i + 1] if i + 1 < len(starts) else end
+        yield from reversed(list(_forward(fd, starts[i], stop)))
 
 
 def _synced(fd: int, path: Path) -> bool:
@@ -185,22 +236,44 @@ def _synced(fd: int, path: Path) -> bool:
         return False
 
 
+def _noted_end(cache: WalkedLogs, name: str, fd: int, st: os.stat_result) -> int | None:
+    """Where a torn log walked whole before had its last frame end, so that it is not read
+    forward again; only if no frame starts there (a line naming an earlier frame's end
+    would skip the newest frames, whose records a crash takes)."""
+    noted = cache.end(name, st)
+    if noted and _frame_at(fd, noted, min(st.st_size, READ_MAX)) is None:
+        return noted
+    return None
+
+
 def records(folder: Path, missing: Callable[[bytes], bool], *,
-            every: bool = False) -> Iterator[bytes]:
+            every: bool = False, walked: WalkedLogs | None = None) -> Iterator[bytes]:
     """The records of every log that ``missing`` asks for, newest first in each log, each
     only if its frame's hash holds. A log is read back from its end until a record that
     is not missing: a process appends its records to ``checkpoints.jsonl`` in the order of
     its frames, so a crash that took lines took the last ones. ``every``: read each log
     whole, for a line lost from the middle of the file while later ones of its log
-    stayed (a page a power cut did not write back, a disk full, a hand)."""
-    for name in log_names(folder):
+    stayed (a page a power cut did not write back, a disk full, a hand). ``walked``: the
+    logs an earlier walk read whole without finding a record (``walkedlogs.py``), not read
+    past ``DEEP`` frames again; never with ``every``."""
+    names = log_names(folder)
+    for name in names:
         try:
             fd = open_regular(folder / name)
         except (OSError, StoreDamaged):  # gone, or a link or FIFO put there: never read
             continue
         try:
             synced = False
-            for frame in _newest_first(fd, min(os.fstat(fd).st_size, READ_MAX)):
+            st = os.fstat(fd)
+            size = min(st.st_size, READ_MAX)
+            cache = None if every else walked  # looked at only past DEEP, or a torn end
+            torn = None if cache is None else partial(_noted_end, cache, name, fd, st)
+            seen = end = 0
+            for frame in _newest_first(fd, size, torn):
+                end = end or frame.pos + frame.length
+                seen += 1
+                if seen == DEEP and cache is not None and cache.end(name, st) is not None:
+                    break
                 if not frame.record:
                     continue
                 if not missing(frame.record):
@@ -216,8 +289,13 @@ def records(folder: Path, missing: Callable[[bytes], bool], *,
                             break
                         synced = True
                     yield frame.record
+            else:
+                if seen >= DEEP and cache is not None and not synced:
+                    cache.note(name, st, end)  # walked whole, past DEEP, nothing taken back
         finally:
             os.close(fd)
+    if walked is not None:
+        walked.save(names)
 
 
 class LogFile:

@@ -24,6 +24,7 @@ from ..models import Checkpoint
 from ..objects.objectstore import ObjectStore
 from ..objects.packlog import records as logged_records
 from ..objects.trees import DIR, TreeReader
+from ..objects.walkedlogs import WalkedLogs
 from ..rewind.oplog import OpLog
 from ..sessions.backend import SessionBackend
 from ..snapshot.checkpoint_index import CheckpointIndex
@@ -184,7 +185,9 @@ class StoreState:
             return self.objects.exists(name)
 
         return self.index.restore(
-            lambda missing, whole: logged_records(folder, missing, every=whole),
+            lambda missing, whole: logged_records(
+                folder, missing, every=whole,
+                walked=None if whole else WalkedLogs(self.root / "cache" / "logs-walked")),
             stored, fsync=self.config.fsync_commits, every=every)
 
     def disk_usage(self) -> int:
