@@ -46,7 +46,8 @@ def test_a_kept_logs_objects_are_not_copied_again_at_every_merge(
             before = _pack_rows(root)
             assert store.merge_logs(at_least=0) is not None
             grown.append(_pack_rows(root) - before)
-            assert store.read_file(store.checkpoints()[0].id, "f0.txt") == (ws / "f0.txt").read_bytes()
+            first = store.checkpoints()[0].id
+            assert store.read_file(first, "f0.txt") == (ws / "f0.txt").read_bytes()
     assert (log.parent / PLANTED).exists()  # kept, for fsck to name
     # the first merge takes the writer's own log (its 40 objects, a tree); later ones a
     # checkpoint's new blob and tree only

@@ -72,3 +72,27 @@ def test_a_forged_end_near_a_torn_logs_start_does_not_end_the_restore(
     _forge(cache, log, end)
     with Store.open(ws) as store:
         assert len(store.checkpoints()) == len(kept)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link", "huge", "folder", "garbage"])
+def test_a_cache_that_is_no_file_of_ours_is_passed_over(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    """A FIFO (an open that blocked on it would hang), a link to an endless device, 1 MiB,
+    a folder, lines of garbage: read as no line, each open puts the lost record back (or
+    finds it there) and returns."""
+    monkeypatch.setattr(packlog, "DEEP", 2, raising=False)
+    ws, log, cache, kept = _torn_store(tmp_path, 4)
+    cache.parent.mkdir(exist_ok=True)
+    if kind == "fifo":
+        os.mkfifo(cache)
+    elif kind == "link":
+        cache.symlink_to("/dev/zero")
+    elif kind == "huge":
+        cache.write_bytes(b"x" * (1 << 20))
+    elif kind == "folder":
+        cache.mkdir()
+    else:
+        cache.write_bytes(b"\xff\0 1 2\n%s 1 2 3 4 5 -6 7 8\n" % log.name.encode() * 100)
+    for _ in range(2):
+        with Store.open(ws) as store:
+            assert len(store.checkpoints()) == len(kept)
