@@ -65,9 +65,9 @@ def test_a_forged_end_inside_a_torn_logs_newest_frame_hides_no_record(
 def test_a_forged_end_near_a_torn_logs_start_does_not_end_the_restore(
         tmp_path: Path, end: int) -> None:
     """A noted end before any frame could end (under the magic and a trailer's 48 bytes)
-    made the walk back read at a negative offset: an OSError (EINVAL) that
+    made the walk back read at a negative offset under 40, an OSError (EINVAL) that
     ``restore_records`` swallows, ending the restore of this log and of every log after
-    it (on main: 1 checkpoint listed of 2)."""
+    it; from 40 it hid every frame (on main: 1 checkpoint listed of 2)."""
     ws, log, cache, kept = _torn_store(tmp_path, 2)
     _forge(cache, log, end)
     with Store.open(ws) as store:
