@@ -238,10 +238,13 @@ def _synced(fd: int, path: Path) -> bool:
 
 def _noted_end(cache: WalkedLogs, name: str, fd: int, st: os.stat_result) -> int | None:
     """Where a torn log walked whole before had its last frame end, so that it is not read
-    forward again; only if no frame starts there (a line naming an earlier frame's end
-    would skip the newest frames, whose records a crash takes)."""
+    forward again; only if a complete frame ends there and none starts there (a line naming
+    an earlier frame's end, or a byte inside the newest frame, would skip the newest
+    frames, whose records a crash takes; one under 40 bytes made the walk read at a
+    negative offset, an OSError that ended the open's restore of every log)."""
     noted = cache.end(name, st)
-    if noted and _frame_at(fd, noted, min(st.st_size, READ_MAX)) is None:
+    if (noted and frame_ending_at(fd, noted) is not None
+            and _frame_at(fd, noted, min(st.st_size, READ_MAX)) is None):
         return noted
     return None
 

@@ -11,8 +11,9 @@ stops there. A log whose end is torn was read forward whole before its walk back
 start (``packlog._backward_by_segments``): noted, its walk starts at that frame's end.
 
 The file is input. A forged line can only stop an open's walk of a log after ``DEEP``
-frames; what it could hide there (records lost from ``checkpoints.jsonl`` more than
-``DEEP`` frames back) is put back by the next merge, gc or ``fsck``, which read every log
+frames, or start a torn log's where a complete frame ends and none starts (a frame-like
+end inside a stored block is not ruled out); what it could hide there (records lost from
+``checkpoints.jsonl``) is put back by the next merge, gc or ``fsck``, which read every log
 whole and never look here. A crash that loses the file's last lines loses those of the
 newest frames, which every walk reads before it looks here.
 """
