@@ -105,8 +105,8 @@ _LENGTH = struct.Struct("<Q")  # before what the child sends
 def listing_key(listing: list[os.DirEntry[str]], sts: list[os.stat_result]) -> str | None:
     """A digest of a folder's names and its files' stats (folders count by name only), or
     None where a stat cannot be packed (then the folder gets no record)."""
-    parts = _parts(sts)
-    return None if parts is None else _key([de.name for de in listing], parts)
+    got = listing_parts(listing, sts)
+    return None if got is None else _digest(got[0])
 
 
 _FOLDER = b"d"  # a folder's part of the digest: its name only
@@ -125,10 +125,9 @@ def _parts(sts: list[os.stat_result]) -> list[bytes] | None:
         return None
 
 
-def _key(names: list[str], parts: list[bytes]) -> str:
-    h = blake3.blake3("\0".join(names).encode("utf-8", "surrogateescape"))
-    h.update(b"".join(parts))
-    return h.hexdigest()[:32]
+def _digest(data: bytes) -> str:
+    """A folder record: the digest of its ``Parts``' first member."""
+    return blake3.blake3(data).hexdigest()[:32]
 
 
 def header_fits(hlen: int, size: int) -> bool:
@@ -171,10 +170,17 @@ def python_parts(fd: int) -> Parts | None:
         sts = [de.stat(follow_symlinks=False) for de in listing]
     except OSError:
         return None
+    return listing_parts(listing, sts)
+
+
+def listing_parts(listing: list[os.DirEntry[str]], sts: list[os.stat_result]) -> Parts | None:
+    """The ``Parts`` of a folder listed and stat-ed already, or None if a stat cannot be
+    packed (a time past 2262, as C's answer)."""
     parts = _parts(sts)
-    if parts is None:  # a time past 2262 (as C's answer)
+    if parts is None:
         return None
     names = [de.name for de in listing]
+    # the folders by the digest's own parts (most folders hold none: no second pass)
     dirs = ([name for name, part in zip(names, parts, strict=True) if part is _FOLDER]
             if _FOLDER in parts else [])
     data = "\0".join(names).encode("utf-8", "surrogateescape") + b"".join(parts)
@@ -224,7 +230,7 @@ def verify_one(root_fd: int, rel: str, want: str | None, held: int | None = None
 def parts_matching(got: Parts | None, want: str | None) -> Verified | None:
     """A folder's ``Verified`` if its ``Parts`` digest to the record ``want``, else None
     (an empty folder has no record)."""
-    if got is None or not got[1] or blake3.blake3(got[0]).hexdigest()[:32] != want:
+    if got is None or not got[1] or _digest(got[0]) != want:
         return None
     _data, entries, dirs, has_ignore = got
     return entries - len(dirs), dirs, has_ignore
@@ -234,16 +240,7 @@ def matching(listing: list[os.DirEntry[str]], sts: list[os.stat_result],
              want: str | None) -> Verified | None:
     """A listing's ``Verified`` if it and its entries' stats still digest to the record
     ``want``, else None. The walk's check and the forked one alike."""
-    if not sts:
-        return None
-    names = [de.name for de in listing]
-    parts = _parts(sts)
-    if parts is None or _key(names, parts) != want:
-        return None
-    # the folders by the digest's own parts (most folders hold none: no second pass)
-    dirs = ([name for name, part in zip(names, parts, strict=True) if part is _FOLDER]
-            if _FOLDER in parts else [])
-    return len(names) - len(dirs), dirs, not _IGNORE_SET.isdisjoint(names)
+    return parts_matching(listing_parts(listing, sts), want)
 
 
 def verify_folders(root: str, folders: list[str], recs: dict[str, str], shared: mmap,
