@@ -153,6 +153,30 @@ def test_a_log_walked_whole_without_a_record_is_not_walked_again(
     assert len(looked) >= 500
 
 
+def _logged(tmp_path: Path, checkpoints: int) -> tuple[Path, Path, Path, Path, list[bytes]]:
+    """A store of ``checkpoints`` checkpoints in its one object log: (the workspace, its
+    ``checkpoints.jsonl``, the log, ``cache/logs-walked``, the file's lines)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with Store.open(ws) as store:
+        for i in range(checkpoints):
+            (ws / "a.txt").write_text(f"v{i}\n")
+            store.checkpoint()
+        lines = store.root / "checkpoints.jsonl"
+        (log,) = (p for p in (store.root / "objects" / "log").iterdir())
+        cache = store.root / "cache" / "logs-walked"
+    return ws, lines, log, cache, lines.read_bytes().splitlines(keepends=True)
+
+
+def _note(cache: Path, log: Path, end: int) -> None:
+    """A line naming ``log`` as it is now (what anyone who can stat it writes), its last
+    frame said to end at ``end``."""
+    st = log.stat()
+    cache.parent.mkdir(exist_ok=True)
+    cache.write_text(f"{log.name} {st.st_dev} {st.st_ino} {st.st_size} {st.st_mtime_ns} "
+                     f"{st.st_ctime_ns} {end}\n")
+
+
 def test_a_forged_walked_mark_delays_only_records_past_deep_frames_until_fsck(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The cache is input: a line naming a writer's real log, identity right, does not stop
@@ -160,19 +184,8 @@ def test_a_forged_walked_mark_delays_only_records_past_deep_frames_until_fsck(
     back (here 3 of the 6 a crash took) come back with the next fsck, which never reads the
     cache (as a merge and gc). A guard: it passes on main, which has no cache."""
     monkeypatch.setattr(packlog, "DEEP", 4, raising=False)
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    with Store.open(ws) as store:
-        for i in range(8):
-            (ws / "a.txt").write_text(f"v{i}\n")
-            store.checkpoint()
-        lines = store.root / "checkpoints.jsonl"
-        (log,) = (p for p in (store.root / "objects" / "log").iterdir())
-        cache = store.root / "cache" / "logs-walked"
-    kept = lines.read_bytes().splitlines(keepends=True)
-    st = log.stat()
-    cache.write_text(f"{log.name} {st.st_dev} {st.st_ino} {st.st_size} {st.st_mtime_ns} "
-                     f"{st.st_ctime_ns} {st.st_size}\n")
+    ws, lines, log, cache, kept = _logged(tmp_path, 8)
+    _note(cache, log, log.stat().st_size)
     lines.write_bytes(b"".join(kept[:-6]))  # a crash took the last six lines
     with Store.open(ws) as store:
         listed = len(store.checkpoints())
@@ -186,16 +199,7 @@ def test_a_forged_end_before_a_torn_logs_newest_frame_is_ignored(
     """A torn log noted as walked starts its walk where its last frame ended; a line naming
     an earlier frame's end (identity right) would skip the newest frames, whose records a
     crash takes first: a complete frame starts there, so the line is ignored."""
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    with Store.open(ws) as store:
-        for i in range(3):
-            (ws / "a.txt").write_text(f"v{i}\n")
-            store.checkpoint()
-        lines = store.root / "checkpoints.jsonl"
-        (log,) = (p for p in (store.root / "objects" / "log").iterdir())
-        cache = store.root / "cache" / "logs-walked"
-    kept = lines.read_bytes().splitlines(keepends=True)
+    ws, lines, log, cache, kept = _logged(tmp_path, 3)
     fd = os.open(log, os.O_RDONLY)
     try:
         last = packlog.frame_ending_at(fd, log.stat().st_size)
@@ -204,9 +208,7 @@ def test_a_forged_end_before_a_torn_logs_newest_frame_is_ignored(
     assert last is not None
     with open(log, "ab") as f:
         f.write(b"TBFR\0\0")  # a torn end
-    st = log.stat()
-    cache.write_text(f"{log.name} {st.st_dev} {st.st_ino} {st.st_size} {st.st_mtime_ns} "
-                     f"{st.st_ctime_ns} {last.pos}\n")  # the end of the frame before it
+    _note(cache, log, last.pos)  # the end of the frame before it
     lines.write_bytes(b"".join(kept[:-1]))  # a crash took the last line
     with Store.open(ws) as store:
         assert len(store.checkpoints()) == len(kept)

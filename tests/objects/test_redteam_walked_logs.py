@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+from tests.objects.test_planted_log import _logged, _note
 
 from turnback import Store
 from turnback.objects import packlog
@@ -14,28 +15,11 @@ from turnback.objects import packlog
 
 def _torn_store(tmp_path: Path, checkpoints: int) -> tuple[Path, Path, Path, list[bytes]]:
     """A store whose one log ends torn (a crash mid-write) and lost its last record line."""
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    with Store.open(ws) as store:
-        for i in range(checkpoints):
-            (ws / "a.txt").write_text(f"v{i}\n")
-            store.checkpoint()
-        lines = store.root / "checkpoints.jsonl"
-        (log,) = (p for p in (store.root / "objects" / "log").iterdir())
-        cache = store.root / "cache" / "logs-walked"
-    kept = lines.read_bytes().splitlines(keepends=True)
+    ws, lines, log, cache, kept = _logged(tmp_path, checkpoints)
     with open(log, "ab") as f:
         f.write(b"TBFR\0\0")  # a torn end
     lines.write_bytes(b"".join(kept[:-1]))  # a crash took the last line
     return ws, log, cache, kept
-
-
-def _forge(cache: Path, log: Path, end: int) -> None:
-    """A line naming ``log`` as it is now (what anyone who can stat it writes)."""
-    st = log.stat()
-    cache.parent.mkdir(exist_ok=True)
-    cache.write_text(f"{log.name} {st.st_dev} {st.st_ino} {st.st_size} {st.st_mtime_ns} "
-                     f"{st.st_ctime_ns} {end}\n")
 
 
 def _newest_frame(log: Path) -> packlog.Frame:
@@ -56,7 +40,7 @@ def test_a_forged_end_inside_a_torn_logs_newest_frame_hides_no_record(
     ws, log, cache, kept = _torn_store(tmp_path, 3)
     newest = _newest_frame(log)
     at = newest.pos + (inside if inside > 0 else newest.length + inside)
-    _forge(cache, log, at)
+    _note(cache, log, at)
     with Store.open(ws) as store:
         assert len(store.checkpoints()) == len(kept)
 
@@ -69,7 +53,7 @@ def test_a_forged_end_near_a_torn_logs_start_does_not_end_the_restore(
     ``restore_records`` swallows, ending the restore of this log and of every log after
     it; from 40 it hid every frame (on main: 1 checkpoint listed of 2)."""
     ws, log, cache, kept = _torn_store(tmp_path, 2)
-    _forge(cache, log, end)
+    _note(cache, log, end)
     with Store.open(ws) as store:
         assert len(store.checkpoints()) == len(kept)
 
