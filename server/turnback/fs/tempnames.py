@@ -1,20 +1,53 @@
-"""The names of the store's temporary files: ``.tmp-<name>.<pid>.<8 hex>``, made beside the
-file they will replace (``fs/atomic.py``, ``fs/replacing.py``, ``objects/objectstore.py``).
+"""The names of the store's temporary files: ``.tmp-<name>.<pid>.<4 hex><4 hex mark>``, made
+beside the file they will replace (``fs/atomic.py``, ``fs/replacing.py``,
+``objects/objectstore.py``).
 
-A crash leaves at worst one, which gc and fsck find by ``TMP_PREFIX`` alone: the rest only
-tells a person which file it was for and which process made it. The rewind's own temporary
-names in the workspace are another family (``rewind/apply.py``: no name in them, recognised
-whole).
+A crash leaves at worst one. In the store gc and fsck find it by ``TMP_PREFIX`` alone. In the
+user's folders (an agent's hook settings in the workspace, an export) nothing else would:
+the next write of the same file removes it (``leftovers``), but only one that is certainly
+ours. Its name is the one ``temp_name`` gives that file, down to the mark (4 hex of a hash
+of the rest: a look-alike name a person or a tool made passes 1 time in 65,536); the
+process named in it is gone; the file is ours (our uid), a regular file, and older than
+``LEFTOVER_AGE_S`` (a writer in another pid namespace, whose pid we cannot see, has long
+renamed it by then). The rewind's own temporary names in the workspace are another family
+(``rewind/apply.py``: no name in them, recognised whole).
 """
 
 from __future__ import annotations
 
 import os
+import re
+import stat
+import sys
+import time
+
+import blake3
 
 TMP_PREFIX = ".tmp-"
 # the longest name ext4, XFS, btrfs and APFS take, in bytes; NTFS counts UTF-16 units, of
 # which a name never has more than its UTF-8 bytes
 NAME_MAX = 255
+# a leftover younger than this is never removed: a write takes milliseconds
+LEFTOVER_AGE_S = 60
+_TAIL = re.compile(r"\.([0-9]{1,10})\.([0-9a-f]{4})([0-9a-f]{4})")
+
+
+def _mark(part: str, pid: int, digits: str) -> str:
+    """4 hex that only ``temp_name`` puts after ``digits`` in a name for ``part``."""
+    raw = os.fsencode(f"{TMP_PREFIX}{part}.{pid}.{digits}")
+    return blake3.blake3(raw).hexdigest()[:4]
+
+
+def _part(name: str, pid: int) -> str:
+    """``name``, cut (at a character's end) so that the whole temporary name fits
+    ``NAME_MAX`` with this pid."""
+    room = NAME_MAX - len(TMP_PREFIX) - len(f".{pid}.") - 8
+    raw = os.fsencode(name)
+    if len(raw) > room:
+        # the bytes of a character cut in two, or of a name held with surrogate escapes
+        # (not UTF-8), are dropped: what is left is a name every file system takes
+        return raw[:room].decode("utf-8", "ignore")
+    return name
 
 
 def temp_name(name: str) -> str:
@@ -22,11 +55,42 @@ def temp_name(name: str) -> str:
     make it unused in practice, and the caller creates it exclusively. ``name``'s part is
     cut (at a character's end) where the whole would be longer than ``NAME_MAX``: a
     255-byte name could not be written at all."""
-    tail = f".{os.getpid()}.{os.urandom(4).hex()}"
-    room = NAME_MAX - len(TMP_PREFIX) - len(tail)
-    raw = os.fsencode(name)
-    if len(raw) > room:
-        # the bytes of a character cut in two, or of a name held with surrogate escapes
-        # (not UTF-8), are dropped: what is left is a name every file system takes
-        name = raw[:room].decode("utf-8", "ignore")
-    return f"{TMP_PREFIX}{name}{tail}"
+    pid = os.getpid()
+    part = _part(name, pid)
+    digits = os.urandom(2).hex()
+    return f"{TMP_PREFIX}{part}.{pid}.{digits}{_mark(part, pid, digits)}"
+
+
+def _gone(pid: int) -> bool:
+    """Whether no process has this pid (one another user runs, or a pid reused, counts as
+    there: its file is left)."""
+    if pid <= 0 or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def is_leftover(name: str, candidate: str, st: os.stat_result, now: float | None = None) -> bool:
+    """Whether ``candidate`` (its ``lstat`` in ``st``), beside ``name``, is a temporary file
+    ``temp_name(name)`` made whose writer died before its rename: see the module's note."""
+    if sys.platform == "win32":
+        return False  # no signal-0 probe of a pid there (os.kill would end the process)
+    if not candidate.startswith(TMP_PREFIX):
+        return False
+    m = _TAIL.search(candidate)
+    if m is None or m.end() != len(candidate):
+        return False
+    pid = int(m.group(1))
+    part = candidate[len(TMP_PREFIX): m.start()]
+    if part != _part(name, pid) or m.group(3) != _mark(part, pid, m.group(2)):
+        return False
+    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+        return False
+    if (time.time() if now is None else now) - st.st_mtime < LEFTOVER_AGE_S:
+        return False
+    return _gone(pid)
