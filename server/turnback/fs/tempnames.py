@@ -20,8 +20,7 @@ import re
 import stat
 import sys
 import time
-
-import blake3
+import zlib
 
 TMP_PREFIX = ".tmp-"
 # the longest name ext4, XFS, btrfs and APFS take, in bytes; NTFS counts UTF-16 units, of
@@ -32,22 +31,23 @@ LEFTOVER_AGE_S = 60
 _TAIL = re.compile(r"\.([0-9]{1,10})\.([0-9a-f]{4})([0-9a-f]{4})")
 
 
-def _mark(part: str, pid: int, digits: str) -> str:
-    """4 hex that only ``temp_name`` puts after ``digits`` in a name for ``part``."""
-    raw = os.fsencode(f"{TMP_PREFIX}{part}.{pid}.{digits}")
-    return blake3.blake3(raw).hexdigest()[:4]
+def _mark(raw_part: bytes, tail: str) -> str:
+    """4 hex that only ``temp_name`` puts after ``tail`` (``.<pid>.<4 hex>``) in a name for
+    ``raw_part`` (its bytes): a check, not a secret (a CRC; blake3 cost each store write
+    1.1 us more, bench/RESULTS.md ``trust19``)."""
+    return f"{zlib.crc32(tail.encode('ascii'), zlib.crc32(raw_part)) & 0xFFFF:04x}"
 
 
-def _part(name: str, pid: int) -> str:
-    """``name``, cut (at a character's end) so that the whole temporary name fits
+def _cut(name: str, pid: int) -> bytes:
+    """``name``'s bytes, cut (at a character's end) so that the whole temporary name fits
     ``NAME_MAX`` with this pid."""
-    room = NAME_MAX - len(TMP_PREFIX) - len(f".{pid}.") - 8
+    room = NAME_MAX - len(TMP_PREFIX) - len(str(pid)) - 10
     raw = os.fsencode(name)
     if len(raw) > room:
         # the bytes of a character cut in two, or of a name held with surrogate escapes
         # (not UTF-8), are dropped: what is left is a name every file system takes
-        return raw[:room].decode("utf-8", "ignore")
-    return name
+        return raw[:room].decode("utf-8", "ignore").encode("utf-8")
+    return raw
 
 
 def temp_name(name: str) -> str:
@@ -56,9 +56,9 @@ def temp_name(name: str) -> str:
     cut (at a character's end) where the whole would be longer than ``NAME_MAX``: a
     255-byte name could not be written at all."""
     pid = os.getpid()
-    part = _part(name, pid)
-    digits = os.urandom(2).hex()
-    return f"{TMP_PREFIX}{part}.{pid}.{digits}{_mark(part, pid, digits)}"
+    raw = _cut(name, pid)
+    tail = f".{pid}.{os.urandom(2).hex()}"
+    return f"{TMP_PREFIX}{os.fsdecode(raw)}{tail}{_mark(raw, tail)}"
 
 
 def _gone(pid: int) -> bool:
@@ -85,12 +85,12 @@ def is_leftover(name: str, candidate: str, st: os.stat_result, now: float | None
     m = _TAIL.search(candidate)
     if m is None or m.end() != len(candidate):
         return False
-    pid = int(m.group(1))
-    part = candidate[len(TMP_PREFIX): m.start()]
-    if part != _part(name, pid) or m.group(3) != _mark(part, pid, m.group(2)):
+    raw = _cut(name, int(m.group(1)))
+    if (candidate[len(TMP_PREFIX): m.start()] != os.fsdecode(raw)
+            or m.group(3) != _mark(raw, candidate[m.start(): m.end(2)])):
         return False
     if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
         return False
     if (time.time() if now is None else now) - st.st_mtime < LEFTOVER_AGE_S:
         return False
-    return _gone(pid)
+    return _gone(int(m.group(1)))
