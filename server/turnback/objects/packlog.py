@@ -192,10 +192,34 @@ def _newest_first(fd: int, size: int,
         return
     if pos == size:  # a torn end: the frames before it, forward
         end = torn() if torn is not None else None
-        if end is not None and 0 < end < size:
+        if end is not None and 0 < end < size and _chained(fd, end, DEEP):
             yield from _newest_first(fd, end)
         else:
             yield from _backward_by_segments(fd, size)
+
+
+def _chained(fd: int, end: int, limit: int) -> bool:
+    """Whether the frames ending at ``end`` chain back, each one's start the previous one's
+    end, to the log's first byte after its magic, or for ``limit`` frames: what no frame
+    inside a stored block does unless ``limit`` of them are forged one after another.
+
+    A chain that reaches the start is the log's own: the first frame's head is the real
+    one, so is its length, so is the next frame's start, and on. A noted end (``_noted_end``)
+    that is a fake frame's inside a stored block (a workspace file's bytes kept raw) has no
+    frame ending where it starts; without this the walk took it, and the newest frames'
+    records, lost from ``checkpoints.jsonl`` in the crash that tore the log, stayed hidden
+    until a merge. Checked before any frame is given: a fake frame's record already in the
+    file would stop the walk at it. Three reads a frame, at most ``limit`` (``DEEP``) frames:
+    a torn log noted costs each open up to that once more (bench/RESULTS.md, ``trust19``)."""
+    pos = end
+    for _ in range(limit):
+        if pos == len(LOG_MAGIC):
+            return True
+        frame = frame_ending_at(fd, pos)
+        if frame is None:
+            return False
+        pos = frame.pos
+    return True
 
 
 def _backward_by_segments(fd: int, size: int) -> Iterator[Frame]:
