@@ -33,6 +33,7 @@ import re
 import struct
 from collections.abc import Callable, Iterator
 from functools import partial
+from itertools import islice
 from pathlib import Path
 from typing import NamedTuple
 
@@ -103,16 +104,17 @@ def _frame_at(fd: int, pos: int, size: int, *, objectless: bool = False) -> Fram
     return Frame(pos, length, meta[:rows_end], meta[rows_end: rows_end + rlen])
 
 
-def frames(fd: int, start: int, size: int) -> tuple[list[Frame], int]:
+def frames(fd: int, start: int, size: int,
+           most: int | None = None) -> tuple[list[Frame], int]:
     """The complete frames from ``start`` (a frame's start, or 0 for the log's start) to
     ``size``, and where the last one ends: bounded reads, two a frame, none past
-    ``READ_MAX``."""
+    ``READ_MAX``. ``most``: no more frames than that (the rest for a later call)."""
     size = min(size, READ_MAX)
     if start < len(LOG_MAGIC):
         if os.pread(fd, len(LOG_MAGIC), 0) != LOG_MAGIC:
             return [], 0
         start = len(LOG_MAGIC)
-    out = list(_forward(fd, start, size))
+    out = list(islice(_forward(fd, start, size), most))
     return out, (out[-1].pos + out[-1].length if out else start)
 
 
