@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from lsprotocol import types
+
 from ...models import GcResult
 from ...store.config import FORMAT_VERSION
 from ...store.facade import Store
@@ -48,9 +50,16 @@ def register(ls: TurnbackServer) -> None:
             }
 
         def present(store: Store) -> JSON:
-            return {**store.status(), "exists": True}
+            return {**store.status(), "exists": True,
+                    "setAside": [n.to_json() for n in store.notices()],
+                    "untold": [n.message for n in store.untold_notices("server")]}
 
         out = await ls.read_or(folder, present, missing)
+        out.setdefault("setAside", [])
+        # what the store set aside, shown once for each cause (store/notices.py)
+        for message in out.pop("untold", []):
+            ls.window_show_message(types.ShowMessageParams(
+                type=types.MessageType.Warning, message=f"Turnback: {message}"))
         out["uri"] = folder.uri
         out["watching"] = folder.watching
         # Paths changed since this server's last checkpoint; null when unknown.
