@@ -56,12 +56,16 @@ def _refused_here(folder: str, name: str) -> bool:
         os.close(fd)
 
 
-def current(store: StoreState) -> list[Notice]:
-    """The causes present now: a refused log still there, a repair this process made."""
+def current(store: StoreState, probe: bool = True) -> list[Notice]:
+    """The causes present now: a refused log still there, a repair this process made.
+    ``probe``: each log's first frame read too, for a log planted since the open, whose
+    walk found the others (``StoreState.refused_logs``): 165-212 us at 19 logs, for a
+    server's status; a CLI command, just opened, passes False."""
     out: list[Notice] = []
     folder = store.objects.root / "log"
-    for name in log_names(folder):
-        if name in store.refused_logs or _refused_here(str(folder), name):
+    names = log_names(folder) if probe else sorted(store.refused_logs)
+    for name in names:
+        if name in store.refused_logs or (probe and _refused_here(str(folder), name)):
             try:
                 ino = os.lstat(folder / name).st_ino
             except OSError:
@@ -98,7 +102,7 @@ def untold(store: StoreState, channel: str) -> list[Notice]:
     cannot be written tells them again next time: better twice than never)."""
     if channel not in CHANNELS:
         raise ValueError(f"unknown notice channel {channel!r}: one of {', '.join(CHANNELS)}")
-    found = current(store)
+    found = current(store, probe=channel != "cli")
     if not found:
         return []
     path = store.root / "cache" / "notices-told"
