@@ -200,12 +200,12 @@ class Store(TurnOps, RewindOps):
 
         return list(current(self))
 
-    def untold_notices(self, channel: str) -> list[Any]:
-        """``notices`` that ``channel`` (``cli``, ``server``) has not told the user yet,
-        now noted told: once for each cause."""
+    def untold_notices(self, channel: str, found: list[Any] | None = None) -> list[Any]:
+        """``notices`` (or ``found``, those just asked for) that ``channel`` (``cli``,
+        ``server``) has not told the user yet, now noted told: once for each cause."""
         from .notices import untold
 
-        return list(untold(self, channel))
+        return list(untold(self, channel, found))
 
     def log(self) -> list[JSON]:
         """The operation log (rewinds and undos), oldest first."""

@@ -97,12 +97,14 @@ def _told(path: Path) -> list[str]:
     return [line for line in text.decode("ascii", "replace").splitlines() if line][-MAX_LINES:]
 
 
-def untold(store: StoreState, channel: str) -> list[Notice]:
-    """The causes present that ``channel`` has not told yet, now noted told (a store that
-    cannot be written tells them again next time: better twice than never)."""
+def untold(store: StoreState, channel: str, found: list[Notice] | None = None) -> list[Notice]:
+    """The causes present (``found``, else ``current``) that ``channel`` has not told yet,
+    now noted told (a store that cannot be written tells them again next time: better
+    twice than never; the server keeps its own once in memory too)."""
     if channel not in CHANNELS:
         raise ValueError(f"unknown notice channel {channel!r}: one of {', '.join(CHANNELS)}")
-    found = current(store, probe=channel != "cli")
+    if found is None:
+        found = current(store, probe=channel != "cli")
     if not found:
         return []
     path = store.root / "cache" / "notices-told"
