@@ -153,3 +153,15 @@ def test_an_export_by_path_removes_an_earlier_exports_leftover_only(
     target.write_text("new")
     assert remove_leftovers_at(target) == [ours]
     assert _left(target.parent) == {users}
+
+
+def test_a_name_that_itself_looks_like_a_temporary_tail_is_recognised(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pid and digits are the name's last ones, whatever the name holds."""
+    target = tmp_path / "v.123.abcdabcd.json"
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    ours = _name_of(int(proc.stdout), target.name, monkeypatch)
+    (tmp_path / ours).write_text("x")
+    _age(tmp_path / ours)
+    assert remove_leftovers_at(target) == [ours]

@@ -28,7 +28,7 @@ TMP_PREFIX = ".tmp-"
 NAME_MAX = 255
 # a leftover younger than this is never removed: a write takes milliseconds
 LEFTOVER_AGE_S = 60
-_TAIL = re.compile(r"\.([0-9]{1,10})\.([0-9a-f]{4})([0-9a-f]{4})")
+_TAIL = re.compile(r"\.([0-9]{1,10})\.([0-9a-f]{4})([0-9a-f]{4})\Z")  # the last one
 
 
 def _mark(raw_part: bytes, tail: str) -> str:
@@ -83,7 +83,7 @@ def is_leftover(name: str, candidate: str, st: os.stat_result, now: float | None
     if not candidate.startswith(TMP_PREFIX):
         return False
     m = _TAIL.search(candidate)
-    if m is None or m.end() != len(candidate):
+    if m is None:
         return False
     raw = _cut(name, int(m.group(1)))
     if (candidate[len(TMP_PREFIX): m.start()] != os.fsdecode(raw)
