@@ -146,6 +146,10 @@ def test_a_log_walked_whole_without_a_record_is_not_walked_again(
         Store.open(ws).close()
         opens.append(len(looked))
     assert opens[0] >= 500 and opens[1] < 50 and opens[2] < 50, opens
+    planted.touch()  # its times only (trust19: on main a walk whole again, 500 looks)
+    looked.clear()
+    Store.open(ws).close()
+    assert len(looked) < 50, len(looked)
     with open(planted, "ab") as f:
         f.write(b"\0")  # a new identity: not the log that was walked
     looked.clear()

@@ -80,3 +80,42 @@ def test_a_cache_that_is_no_file_of_ours_is_passed_over(
     for _ in range(2):
         with Store.open(ws) as store:
             assert len(store.checkpoints()) == len(kept)
+
+
+def test_a_forged_end_at_a_fake_frame_inside_a_stored_block_hides_no_record(
+        tmp_path: Path) -> None:
+    """A workspace file holding a frame whose structure and hash hold, stored raw (random
+    bytes around it: zstd keeps the block as it is), puts a frame-like end inside the
+    log's first frame. A line noting that end for the torn log (its identity right) was
+    taken: the walk started there, and the newest frame's record, which the crash took
+    from ``checkpoints.jsonl``, stayed hidden until a merge (on main: 2 listed of 3).
+    redteam18 left it open; the noted end must now chain back to the log's start."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    row = os.urandom(32) + (8).to_bytes(8, "big") + (1).to_bytes(4, "big") + bytes(8)
+    fake = packlog.encode(0, [os.urandom(2000)], row, b"")
+    (ws / "planted.bin").write_bytes(os.urandom(4096) + fake + os.urandom(4096))
+    with Store.open(ws) as store:
+        for i in range(3):
+            (ws / "a.txt").write_text(f"v{i}\n")
+            store.checkpoint()
+        lines = store.root / "checkpoints.jsonl"
+        (log,) = (store.root / "objects" / "log").iterdir()
+        cache = store.root / "cache" / "logs-walked"
+    kept = lines.read_bytes().splitlines(keepends=True)
+    data = log.read_bytes()
+    assert data.count(fake) == 1  # stored raw, inside the first frame's block
+    fake_end = data.index(fake) + len(fake)
+    fd = os.open(log, os.O_RDONLY)
+    try:
+        first = packlog.frames(fd, 0, len(data))[0][0]
+        assert packlog.frame_ending_at(fd, fake_end) is not None  # what the note leans on
+    finally:
+        os.close(fd)
+    assert first.pos < fake_end < first.pos + first.length
+    with open(log, "ab") as f:
+        f.write(b"TBFR\0\0")  # a torn end
+    lines.write_bytes(b"".join(kept[:-1]))  # a crash took the last line
+    _note(cache, log, fake_end)
+    with Store.open(ws) as store:
+        assert len(store.checkpoints()) == len(kept)

@@ -42,6 +42,7 @@ class Ctx:
                            create=create or bool(os.environ.get("TURNBACK_AUTO_INIT")))
         # a one-shot process: a full scan may fork a child to check folders on another core
         store.scanner.fork_verify = True
+        _tell(store)
         # closed when the command ends, however it ends: close saves the summaries index and
         # the stat cache, and records a rewind whose journal is still open; the command's
         # output is printed (and flushed: click.echo) by then
@@ -56,6 +57,16 @@ class Ctx:
         else:
             click.get_current_context().call_on_close(store.close)
         return store
+
+
+def _tell(store: Store) -> None:
+    """Say on stderr, once for each cause, what the store found and set aside (a refused
+    object log, a repaired checkpoints.jsonl): ``store/notices.py``."""
+    try:
+        for notice in store.untold_notices("cli"):
+            click.echo(f"turnback: {notice.message}", err=True)
+    except OSError:
+        pass  # a warning never stops the command
 
 
 pass_ctx = click.make_pass_decorator(Ctx)

@@ -8,6 +8,7 @@ import sys
 import click
 
 from ..fs.atomic import atomic_write
+from ..fs.leftovers import remove_leftovers_at
 from ..fs.paths import expand_home, quote
 from ..interchange.export import export_jsonl, export_markdown
 from .common import Ctx, emit, pass_ctx
@@ -44,6 +45,7 @@ def export_cmd(ctx: Ctx, session_id: str, fmt: str, output: str | None) -> None:
     target = expand_home(output)
     # a file the user asked for, outside the store: the usual modes (umask applies)
     atomic_write(target, data, fsync=True, mode=0o644, private_dirs=False)
+    remove_leftovers_at(target)  # an earlier export's, killed before its rename
     if ctx.as_json:  # through orjson: a file name holding '"' or a newline stays valid JSON
         emit(ctx, {"session": session_id, "file": str(target), "events": count})
     else:

@@ -46,6 +46,7 @@ from typing import Any
 
 from ..errors import InvalidInput, Unsafe
 from ..fs.folders import open_dir, open_root
+from ..fs.leftovers import remove_leftovers
 from ..fs.replacing import replace_file
 from .inputs import read_regular
 
@@ -232,6 +233,9 @@ def _write(workspace: Path, rel: str, text: str | None) -> None:
                 mode = None
             # a new file gets what the umask leaves of 0666, as an editor would make it
             replace_file(folder, name, text.encode("utf-8"), mode=mode, fsync=True)
+            # a kill of an earlier write between its temporary file and the rename left
+            # that file in the user's folder: nothing else would ever remove it
+            remove_leftovers(folder, name)
 
 
 # -- JSON hooks (Claude Code, Gemini CLI) ---------------------------------------------------------

@@ -147,7 +147,10 @@ class ObjectStore:
         for w in (self._writer, self._held):
             if w is not None and w.has(name):
                 return True
-        return self.path(name).exists()
+        if self.path(name).exists():
+            return True
+        # exact: a rewind, fsck, a pull ask this (a write's look, ``_in_pack``, is not)
+        return self.packs.read_rest() and self.packs.locate(name) is not None
 
     @contextmanager
     def batch(self, fsync: bool, refresh: bool = True, hold: bool = False) -> Iterator[None]:
@@ -406,6 +409,8 @@ class ObjectStore:
                         return own
             if attempt == 0:
                 self.packs.refresh()
+                if self.packs.locate(name) is None:
+                    self.packs.read_rest()  # a log's frames past LOG_EAGER (packs.py)
         return None
 
     def _raw(self, name: str) -> bytes:
@@ -594,7 +599,7 @@ class ObjectStore:
         """
         if not self.root.exists():
             return
-        self.packs.refresh()
+        self.packs.refresh(whole=True)  # gc and fsck: every log's objects
         packed = self.packs.names()
         raw_total: dict[str, int] = {}
         for loc in packed.values():
@@ -713,7 +718,7 @@ class ObjectStore:
         killed in its first write, or it was put there by hand) is removed, as gc does:
         else it would count toward every later merge's trigger; not one whose first frame
         is broken and that ends in a complete frame (``_unread_frames``)."""
-        self.packs.refresh()
+        self.packs.refresh(whole=True)  # where each log's frames end (``_unread_frames``)
         listing = self.packs.listing(packs=False)
         now = time.time()
         for log, rows in listing.items():
@@ -764,6 +769,7 @@ class ObjectStore:
         all of them) into one new pack, then remove them; return the bytes freed."""
         if not dirty:
             return 0
+        self.packs.refresh(whole=True)  # where each log's frames end (``_unread_frames``)
         folder = self.root / "pack"
         try:
             sizes = {p: self.packs.path_of(p).stat().st_size for p in dirty}

@@ -73,6 +73,11 @@ PACK_ID = re.compile(r"pack-[0-9]+-[0-9a-f]{16}")  # PackWriter's ids; names of 
 # A writer's blocks stay in memory up to this many compressed bytes and SORTED_MIN objects
 # (a small checkpoint: ~50-200 KB, ~70 objects); past either it writes a pack instead
 LOG_BYTES = 8 << 20
+# frames of a log a refresh takes in at its first look: the rest only once an object is
+# asked for and found nowhere else (``read_rest``). A server's log holds a frame a
+# checkpoint (~1 KB), a hook's one; a log planted with 297,000 one-object frames (32 MiB)
+# cost every process's first object read 1.3 s and 165 MiB (bench/RESULTS.md, trust19)
+LOG_EAGER = 4096
 assert len(LOG_MAGIC) == len(PACK_MAGIC)  # a block starts at byte 8 or later in both
 
 
@@ -420,6 +425,7 @@ class PackReader:
         self.folder = folder
         self.log_folder = log_folder or folder.parent / "log"
         self._log_ends: dict[str, int] = {}  # a log's bytes read: where its last frame ends
+        self._cut: set[str] = set()  # logs with frames past _log_ends not read (LOG_EAGER)
         self._lock = threading.Lock()
         self._index: dict[str, Loc] = {}  # entries of the small packs
         self._sorted: dict[str, _SortedIndex] = {}  # the large packs' indexes
@@ -429,8 +435,9 @@ class PackReader:
         self._dctx = threading.local()
         self.damaged: dict[str, str] = {}  # pack id -> what is wrong with its index
 
-    def refresh(self) -> None:
-        """Load the indexes of packs written since the last look (by any process)."""
+    def refresh(self, whole: bool = False) -> None:
+        """Load the indexes of packs written since the last look (by any process).
+        ``whole``: every log's frames to its end, past ``LOG_EAGER`` (``read_rest``)."""
         try:
             names = {n[:-4] for n in os.listdir(self.folder) if n.endswith(".idx")}
         except FileNotFoundError:
@@ -446,8 +453,9 @@ class PackReader:
                     self.damaged.pop(pack, None)
                     self._sorted.pop(pack, None)
                     self._log_ends.pop(pack, None)
+                    self._cut.discard(pack)
             for log in logs:
-                self._read_log(log)
+                self._read_log(log, whole)
             for pack in sorted(names - self._loaded):
                 path = self.folder / f"{pack}.idx"
                 if PACK_ID.fullmatch(pack) is None:
@@ -467,10 +475,13 @@ class PackReader:
                     self.damaged[pack] = exc.message
                 self._loaded.add(pack)
 
-    def _read_log(self, log: str) -> None:
-        """Take in the frames a log gained since the last look (any process's). The caller
-        holds the lock. Frames are not hash-checked here (that reads every block): their
-        objects are, when read."""
+    def _read_log(self, log: str, whole: bool) -> None:
+        """Take in the frames a log gained since the last look (any process's), at most
+        ``LOG_EAGER`` unless ``whole``; a log cut there is not read further until
+        ``read_rest``. The caller holds the lock. Frames are not hash-checked here (that
+        reads every block): their objects are, when read."""
+        if log in self._cut and not whole:
+            return
         try:
             fd = open_regular(self.log_folder / log)
         except (OSError, StoreDamaged) as exc:  # gone (a gc), or a link, a FIFO: never read
@@ -482,15 +493,30 @@ class PackReader:
             start = self._log_ends.get(log, 0)
             if size <= start:
                 return
-            found, end = frames(fd, start, size)
+            found, end = frames(fd, start, size, None if whole else LOG_EAGER)
         finally:
             os.close(fd)
+        if len(found) == LOG_EAGER and not whole:
+            self._cut.add(log)
+        else:
+            self._cut.discard(log)
         for frame in found:
             self._index.update(
                 (raw.hex(), Loc(log, bo, bl, off, ln))
                 for raw, bo, bl, off, ln in _ENTRY.iter_unpack(frame.rows))
         self._log_ends[log] = end
         self._loaded.add(log)
+
+    def read_rest(self) -> bool:
+        """Take in the frames of the logs cut at ``LOG_EAGER``; whether there were any. For
+        a name found nowhere else (a read, ``exists``): a look-up that misses for a write
+        only stores the object once more, harmlessly, so a log nobody asks objects of (a
+        planted one) costs a process ``LOG_EAGER`` frames, not all of them."""
+        with self._lock:
+            if not self._cut:
+                return False
+        self.refresh(whole=True)
+        return True
 
     def add_log_rows(self, log: str, rows: bytes, end: int) -> None:
         """Take in a frame this process appended to its log (``LogFile.append``)."""

@@ -193,6 +193,20 @@ class Store(TurnOps, RewindOps):
             "pendingRewind": self.oplog.holds_journal(),
         }
 
+    def notices(self) -> list[Any]:
+        """What the store found and set aside (a refused object log, a repaired
+        ``checkpoints.jsonl``): ``store/notices.py``."""
+        from .notices import current
+
+        return list(current(self))
+
+    def untold_notices(self, channel: str, found: list[Any] | None = None) -> list[Any]:
+        """``notices`` (or ``found``, those just asked for) that ``channel`` (``cli``,
+        ``server``) has not told the user yet, now noted told: once for each cause."""
+        from .notices import untold
+
+        return list(untold(self, channel, found))
+
     def log(self) -> list[JSON]:
         """The operation log (rewinds and undos), oldest first."""
         return self.oplog.all()

@@ -89,6 +89,9 @@ class StoreState:
         self.journal_problem: str | None = None
         # damaged lines of checkpoints.jsonl a repair_index looked past already
         self._index_problems = 0
+        # object logs the walks found holding what no writer writes (store/notices.py)
+        self.refused_logs: set[str] = set()
+        self.index_damaged = 0  # the most damaged lines of checkpoints.jsonl a listing saw
         self._temporary: list[Path] = []  # Store.memory()'s folders, removed by close()
         # releases this open in fs/storeroots.py (its held folders closed with the last)
         self._guard: Callable[[], object] | None = None
@@ -161,6 +164,7 @@ class StoreState:
         restore, reading each log from its end, stops before. An undamaged file costs
         nothing more: its whole read is the listing's own."""
         seen = self.index.problem_count()
+        self.index_damaged = max(self.index_damaged, seen)
         if seen <= self._index_problems:
             return 0
         put_back = self.restore_records(every=True)
@@ -184,11 +188,15 @@ class StoreState:
                 looked.append(True)
             return self.objects.exists(name)
 
-        return self.index.restore(
-            lambda missing, whole: logged_records(
-                folder, missing, every=whole,
-                walked=None if whole else WalkedLogs(self.root / "cache" / "logs-walked")),
-            stored, fsync=self.config.fsync_commits, every=every)
+        refused: list[str] = []
+        try:
+            return self.index.restore(
+                lambda missing, whole: logged_records(
+                    folder, missing, every=whole, refused=refused,
+                    walked=None if whole else WalkedLogs(self.root / "cache" / "logs-walked")),
+                stored, fsync=self.config.fsync_commits, every=every)
+        finally:
+            self.refused_logs.update(refused)
 
     def disk_usage(self) -> int:
         total = 0

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from lsprotocol import types
+
 from ...models import GcResult
 from ...store.config import FORMAT_VERSION
 from ...store.facade import Store
@@ -15,6 +17,8 @@ from ..params import Params
 from ..progress import WorkProgress
 
 JSON = dict[str, Any]
+# causes shown by this server, by store: once even where cache/notices-told cannot be written
+_TOLD: dict[str, set[str]] = {}
 
 
 def following(folder: Folder) -> JSON:
@@ -48,9 +52,21 @@ def register(ls: TurnbackServer) -> None:
             }
 
         def present(store: Store) -> JSON:
-            return {**store.status(), "exists": True}
+            found = store.notices()
+            return {**store.status(), "exists": True,
+                    "setAside": [n.to_json() for n in found],
+                    "untold": [n.to_json() for n in store.untold_notices("server", found)]}
 
         out = await ls.read_or(folder, present, missing)
+        out.setdefault("setAside", [])
+        # what the store set aside, shown once for each cause (store/notices.py)
+        told = _TOLD.setdefault(str(folder.store_root), set())
+        for notice in out.pop("untold", []):
+            if notice["key"] in told:
+                continue  # a store whose cache cannot be written: once in this server
+            told.add(notice["key"])
+            ls.window_show_message(types.ShowMessageParams(
+                type=types.MessageType.Warning, message=f"Turnback: {notice['message']}"))
         out["uri"] = folder.uri
         out["watching"] = folder.watching
         # Paths changed since this server's last checkpoint; null when unknown.

@@ -1,0 +1,45 @@
+"""What the store found and set aside is said on stderr once for each cause (trust19): a
+log it refuses (only ``fsck`` named it) and a repair of ``checkpoints.jsonl`` at the open.
+On main a command said nothing of either."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from turnback.objects.packlog import LOG_MAGIC, encode
+from wsutil import run_cli
+
+PLANTED = "log-1-0123456789abcdef"
+
+
+def _stderr(ws: Path, *args: str) -> str:
+    return run_cli(ws, *args).stderr.decode()
+
+
+def test_a_refused_log_is_named_once_with_what_to_do(ws: Path) -> None:
+    (ws / "a.txt").write_text("a\n")
+    run_cli(ws, "checkpoint")
+    planted = ws / ".turnback" / "objects" / "log" / PLANTED
+    planted.write_bytes(LOG_MAGIC + encode(8, [], b"", b"") * 50)  # frames with no object
+    first = _stderr(ws, "status")
+    assert PLANTED in first and "turnback fsck" in first, first
+    assert PLANTED not in _stderr(ws, "checkpoints")  # told once, not at each command
+    assert PLANTED not in _stderr(ws, "status")
+    fsck = run_cli(ws, "fsck", check=None).stdout.decode()
+    assert PLANTED in fsck  # fsck still names it, every time
+
+
+def test_a_repair_of_the_checkpoint_file_at_the_open_is_said_once(ws: Path) -> None:
+    (ws / "a.txt").write_text("a\n")
+    run_cli(ws, "checkpoint")
+    (ws / "a.txt").write_text("b\n")
+    run_cli(ws, "checkpoint")
+    index = ws / ".turnback" / "checkpoints.jsonl"
+    lines = index.read_bytes().splitlines(keepends=True)
+    # a page of zeros a power cut left where the last line was: read as damage
+    index.write_bytes(b"".join(lines[:-1]) + b"\0" * 64 + b"\n")
+    first = _stderr(ws, "status")
+    assert "was damaged" in first and "put back" in first and "turnback fsck" in first, first
+    assert "was damaged" not in _stderr(ws, "status")
+    assert len(json.loads(run_cli(ws, "--json", "checkpoints").stdout)["checkpoints"]) == 2

@@ -1,0 +1,167 @@
+"""A write of a file among the user's killed between its temporary file and the rename: the
+next write of that file removes the leftover, and nothing that is not certainly ours.
+
+Kill trials: a child process installs an agent's hooks (``importers/hooks.py``, the file
+``.claude/settings.local.json`` in the workspace) and is killed with SIGKILL once its
+temporary file is written, before the rename. On main the leftover stayed for good."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from turnback.fs.leftovers import remove_leftovers_at
+from turnback.fs.tempnames import LEFTOVER_AGE_S, TMP_PREFIX, temp_name
+from turnback.importers import hooks
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL, a pid probe")
+
+_CHILD = """
+import os, sys
+from pathlib import Path
+from turnback.fs import folders
+from turnback.importers import hooks
+
+ready = sys.argv[2]
+def stall(self, src, dst):  # the temporary file is written and closed: signal, then wait
+    with open(ready, "w") as f:
+        f.write(src)
+    sys.stdin.read()  # until killed
+folders.FdFolder.rename = stall
+folders.PathFolder.rename = stall
+hooks.install(Path(sys.argv[1]), "claude-code", ["turnback"])
+"""
+
+SETTINGS = ".claude/settings.local.json"
+
+
+def _killed_write(ws: Path, scratch: Path) -> tuple[str, int]:
+    """The temporary name a child left, killed between its write and its rename; its pid."""
+    ready = scratch / "ready"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    child = subprocess.Popen([sys.executable, "-c", _CHILD, str(ws), str(ready)],
+                             stdin=subprocess.PIPE, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while not (ready.exists() and ready.read_text()):  # a condition, not a fixed wait
+            assert child.poll() is None, "the child ended before its rename"
+            assert time.monotonic() < deadline, "the child never reached its rename"
+            time.sleep(0.01)
+        child.send_signal(signal.SIGKILL)
+    finally:
+        child.wait()
+        assert child.stdin is not None
+        child.stdin.close()
+    return ready.read_text(), child.pid
+
+
+def _left(folder: Path) -> set[str]:
+    return {n for n in os.listdir(folder) if n.startswith(TMP_PREFIX)}
+
+
+def _age(path: Path) -> None:
+    old = time.time() - LEFTOVER_AGE_S - 5
+    os.utime(path, (old, old), follow_symlinks=False)
+
+
+def _name_of(pid: int, name: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """What ``temp_name`` gives ``name`` in a process of ``pid``."""
+    with monkeypatch.context() as m:
+        m.setattr(os, "getpid", lambda: pid)
+        return temp_name(name)
+
+
+def test_a_killed_hook_write_leaves_a_leftover_the_next_write_removes_and_nothing_else(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    tmp, dead = _killed_write(ws, scratch)
+    folder = ws / ".claude"
+    assert _left(folder) == {tmp}
+    assert tmp.startswith(f"{TMP_PREFIX}settings.local.json.{dead}.")
+    assert '"hooks"' in (folder / tmp).read_text()  # the whole new content, never renamed
+    assert not (folder / "settings.local.json").exists()
+
+    # look-alikes that are not certainly ours: each must survive every later write
+    mine_alive = _name_of(os.getpid(), "settings.local.json", monkeypatch)  # a live pid
+    parent_alive = _name_of(os.getppid(), "settings.local.json", monkeypatch)
+    wrong_mark = f"{TMP_PREFIX}settings.local.json.{dead}.{tmp[-8:-4]}0000"
+    if wrong_mark == tmp:
+        wrong_mark = f"{TMP_PREFIX}settings.local.json.{dead}.{tmp[-8:-4]}0001"
+    other_file = _name_of(dead, "settings.json", monkeypatch)  # another file's
+    users = f"{TMP_PREFIX}settings.local.json.notes"
+    as_folder = _name_of(dead, "settings.local.json", monkeypatch)  # a folder, not a file
+    kept = {mine_alive, parent_alive, wrong_mark, other_file, users}
+    for n in kept:
+        (folder / n).write_text("the user's")
+        _age(folder / n)
+    (folder / as_folder).mkdir()
+    _age(folder / as_folder)
+    kept.add(as_folder)
+
+    # the next write, at once: the leftover is too young to be certainly a dead write's
+    assert hooks.install(ws, "claude-code", ["turnback"])
+    assert _left(folder) == {tmp, *kept}
+
+    _age(folder / tmp)
+    assert hooks.uninstall(ws, "claude-code")  # the file removed: the next install writes it
+    assert hooks.install(ws, "claude-code", ["turnback"])
+    assert _left(folder) == kept
+    for n in kept - {as_folder}:
+        assert (folder / n).read_text() == "the user's"
+    assert hooks.status(ws, "claude-code").installed
+
+
+def test_three_kill_trials_in_a_row_leave_nothing_after_the_next_write(
+        tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    left = []
+    for i in range(3):
+        scratch = tmp_path / f"s{i}"
+        scratch.mkdir()
+        left.append(_killed_write(ws, scratch)[0])
+    folder = ws / ".claude"
+    assert _left(folder) == set(left) and len(set(left)) == 3
+    for n in left:
+        _age(folder / n)
+    assert hooks.install(ws, "claude-code", ["turnback"])
+    assert _left(folder) == set()
+    assert hooks.status(ws, "claude-code").installed
+
+
+def test_an_export_by_path_removes_an_earlier_exports_leftover_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "out" / "session.jsonl"
+    target.parent.mkdir()
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    dead = int(proc.stdout)  # a pid that has ended (reaped by run)
+    ours = _name_of(dead, target.name, monkeypatch)
+    users = _name_of(dead, "notes.txt", monkeypatch)
+    for n in (ours, users):
+        (target.parent / n).write_text("x")
+        _age(target.parent / n)
+    target.write_text("new")
+    assert remove_leftovers_at(target) == [ours]
+    assert _left(target.parent) == {users}
+
+
+def test_a_name_that_itself_looks_like_a_temporary_tail_is_recognised(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pid and digits are the name's last ones, whatever the name holds."""
+    target = tmp_path / "v.123.abcdabcd.json"
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    ours = _name_of(int(proc.stdout), target.name, monkeypatch)
+    (tmp_path / ours).write_text("x")
+    _age(tmp_path / ours)
+    assert remove_leftovers_at(target) == [ours]

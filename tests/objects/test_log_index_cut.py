@@ -1,0 +1,68 @@
+"""A process's first object read takes in at most ``packs.LOG_EAGER`` frames of a log; the
+rest only when an object is found nowhere else (trust19). A planted log of one-object
+frames (what a writer's invariants allow) was read whole, every row an entry in the index,
+by every process's first read: 1.3 s and 165 MiB at 32 MiB (bench/RESULTS.md). A log that
+is legitimately long still gives every object it holds, and a merge takes it whole."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.objects.test_planted_log import PLANTED, _counting, _plant, _row
+
+from turnback import Store
+from turnback.objects import packs
+from turnback.objects.packlog import encode
+
+
+def test_a_planted_logs_frames_past_the_first_few_are_not_read_by_an_object_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On main the read looked at every one of the 3,000 planted frames (and took each
+    row into the index)."""
+    monkeypatch.setattr(packs, "LOG_EAGER", 64, raising=False)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("a\n")
+    with Store.open(ws) as store:
+        cp = store.checkpoint()
+        planted = store.root / "objects" / "log" / PLANTED
+    _plant(planted, 3000, lambda n, pos: encode(pos, [b"\0"], _row(n, pos), b""))
+    looked = _counting(monkeypatch)
+    for _ in range(2):  # each process pays it: a touch changes nothing here
+        with Store.open(ws) as store:
+            looked.clear()
+            assert store.read_file(cp.id, "a.txt") == b"a\n"
+            assert len(looked) < 200, len(looked)
+            assert len(store.objects.packs.names()) < 200  # the index holds the cut only
+        planted.touch()
+
+
+def test_a_long_real_log_gives_every_object_and_a_merge_takes_it_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(packs, "LOG_EAGER", 4, raising=False)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    made = []
+    with Store.open(ws) as store:
+        for i in range(20):
+            (ws / "a.txt").write_text(f"v{i}\n")
+            made.append(store.checkpoint())
+        (log,) = (store.root / "objects" / "log").iterdir()
+    with Store.open(ws) as store:
+        # the newest checkpoint's objects lie past the first 4 frames: read all the same
+        assert store.read_file(made[-1].id, "a.txt") == b"v19\n"
+        assert all(store.read_file(c.id, "a.txt") == f"v{i}\n".encode()
+                   for i, c in enumerate(made))
+    with Store.open(ws) as store:
+        store.objects.packs.refresh()  # a fresh process's look: cut after 4 frames
+        assert len(store.objects.packs.names()) < 4 * 3
+        assert store.objects.exists(made[-1].tree)  # exact: a rewind or fsck asks this
+    with Store.open(ws) as store:
+        store.objects.packs.refresh()
+        assert store.merge_logs(at_least=0) is not None
+        assert not log.exists()
+    with Store.open(ws) as store:
+        assert all(store.read_file(c.id, "a.txt") == f"v{i}\n".encode()
+                   for i, c in enumerate(made))
+        assert store.fsck().ok
