@@ -68,6 +68,15 @@ export interface StatusResult {
   following?: Following;
   /** Set while the kernel's inotify limit keeps folders unwatched (checkpoints walk them). */
   watchLimit?: WatchLimit | null;
+  /** What the store found and set aside (a refused object log, a repaired index); empty when nothing. */
+  setAside?: SetAside[];
+}
+
+/** One thing the store set aside; `message` is the sentence to show, ending in what to do. */
+export interface SetAside {
+  kind: 'log' | 'index';
+  key: string;
+  message: string;
 }
 
 export interface Following {

@@ -10,7 +10,7 @@ import * as vscode from 'vscode';
 import type { StoreCache } from './cache';
 import type { ServerState } from './client';
 import { activeFolder, folderId } from './folders';
-import type { Checkpoint, Following, WatchLimit } from './protocol';
+import type { Checkpoint, Following, SetAside, WatchLimit } from './protocol';
 import { statusText } from './statusText';
 
 const TICK_MS = 30_000;
@@ -25,6 +25,7 @@ export class StatusBar implements vscode.Disposable {
         folderName: string;
         following: Following | undefined;
         watchLimit: WatchLimit | null;
+        setAside: readonly SetAside[];
       }
     | undefined;
   private generation = 0;
@@ -81,6 +82,7 @@ export class StatusBar implements vscode.Disposable {
         folderName: folder.name,
         following: status.following,
         watchLimit: status.watchLimit ?? null,
+        setAside: status.setAside ?? [],
       };
       this.item.command = 'turnback.showView';
       this.redraw();
@@ -96,8 +98,8 @@ export class StatusBar implements vscode.Disposable {
     if (this.last === undefined) {
       return;
     }
-    const { checkpoints, folderName, following, watchLimit } = this.last;
-    const { text, tooltip } = statusText(checkpoints, folderName, Date.now(), following, watchLimit);
+    const { checkpoints, folderName, following, watchLimit, setAside } = this.last;
+    const { text, tooltip } = statusText(checkpoints, folderName, Date.now(), following, watchLimit, setAside);
     this.item.text = text;
     this.item.tooltip = tooltip;
     this.item.show();

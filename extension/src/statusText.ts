@@ -3,7 +3,7 @@
  */
 
 import { countOf, formatAge, formatShortAge } from './format';
-import type { Checkpoint, Following, WatchLimit } from './protocol';
+import type { Checkpoint, Following, SetAside, WatchLimit } from './protocol';
 import { checkpointTitle } from './tree/labels';
 
 /** The icon shown while agents are followed, by the server's state. */
@@ -15,7 +15,8 @@ const FOLLOW_ICONS: Partial<Record<Following['state'], string>> = {
 /**
  * Text and tooltip of the item: the newest checkpoint's age and the count, what is
  * followed (the server's own sentence, `following.summary`), and a warning first while
- * the kernel's watch limit keeps folders unwatched.
+ * the kernel's watch limit keeps folders unwatched or the store has set something aside
+ * (the server's sentences, which say what to do).
  */
 export function statusText(
   checkpoints: readonly Checkpoint[],
@@ -23,15 +24,20 @@ export function statusText(
   now: number,
   following?: Following,
   watchLimit?: WatchLimit | null,
+  setAside?: readonly SetAside[],
 ): { text: string; tooltip: string } {
   let { text, tooltip } = checkpointText(checkpoints, folderName, now);
   if (following !== undefined) {
     text += FOLLOW_ICONS[following.state] ?? '';
     tooltip = `${tooltip}\nTurnback is ${following.summary}.`;
   }
-  if (watchLimit !== undefined && watchLimit !== null) {
+  const warnings = [
+    ...(watchLimit !== undefined && watchLimit !== null ? [watchLimit.message] : []),
+    ...(setAside ?? []).map((s) => s.message),
+  ];
+  if (warnings.length > 0) {
     text = `$(warning) ${text}`;
-    tooltip = `${watchLimit.message}\n\n${tooltip}`;
+    tooltip = `${warnings.join('\n\n')}\n\n${tooltip}`;
   }
   return {
     text,

@@ -103,4 +103,24 @@ describe('status bar text', () => {
     assert.ok(s.tooltip.startsWith(message));
     assert.equal(statusText([], 'demo', now, undefined, null).text, '$(history) no checkpoints');
   });
+
+  it('warns first while the store has set something aside, with each sentence the server sent', () => {
+    const log =
+      "the object log /w/.turnback/objects/log/x holds frames no Turnback writes (planted, or damaged): " +
+      "the store reads nothing of it from there on. Run 'turnback fsck' to see what is wrong";
+    const index = "/w/.turnback/index/checkpoints.jsonl was damaged (lines unreadable or lost). Run 'turnback fsck'";
+    const s = statusText([], 'demo', now, undefined, null, [
+      { kind: 'log', key: 'log:x:1', message: log },
+      { kind: 'index', key: 'index:2:1', message: index },
+    ]);
+    assert.equal(s.text, '$(warning) $(history) no checkpoints');
+    assert.ok(s.tooltip.startsWith(`${log}\n\n${index}\n\n`));
+    assert.ok(s.tooltip.endsWith('demo has no checkpoints yet. Click to show the Turnback view.'));
+    const both = statusText([], 'demo', now, undefined, {
+      kind: 'watches', watched: 1, missing: 2, allowed: 3, raiseTo: 4, message: 'limit',
+    }, [{ kind: 'index', key: 'k', message: index }]);
+    assert.equal(both.text, '$(warning) $(history) no checkpoints', 'one warning icon for both');
+    assert.ok(both.tooltip.startsWith(`limit\n\n${index}\n\n`));
+    assert.equal(statusText([], 'demo', now, undefined, null, []).text, '$(history) no checkpoints');
+  });
 });
