@@ -84,6 +84,20 @@ def probe(folder: Path) -> NameRules | None:
             pass
 
 
+# the identity of the folders a probe depends on: the workspace's and the store's device
+# and inode numbers (``probe_site``)
+Site = tuple[int, int, int, int]
+
+
+def probe_site(workspace: Path, store_root: Path) -> Site:
+    """What ``probe_store``'s answer depends on: the file systems of the workspace and the
+    store and the folders themselves (a folder made again may be case-folded where the old
+    one was not: ext4's ``+F`` is set on an empty folder only). Two ``stat`` calls, where a
+    probe makes and removes a file."""
+    ws, store = workspace.stat(), store_root.stat()
+    return (ws.st_dev, ws.st_ino, store.st_dev, store.st_ino)
+
+
 def probe_store(workspace: Path, store_root: Path) -> NameRules | None:
     """``probe`` where it leaves no trace in the workspace: in the store when it is on the
     workspace's file system, else in the workspace itself."""

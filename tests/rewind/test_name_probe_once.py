@@ -1,0 +1,78 @@
+"""The name-rule probe before a rewind writes is made again only when the workspace's or
+the store's folder is another one (``RewindOps._confirm_names``): it made and removed a file
+at every rewind."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import turnback.store.rewind_ops as ops
+from turnback import Store
+from turnback.fs.namefold import NameRules
+from wsutil import write
+
+PATHS = ("d/e/a.txt", "d/e/b.txt", "d/e/c.txt")
+
+
+def _edited(ws: Path) -> tuple[Store, str]:
+    """A store whose checkpoint holds PATHS as v1, the workspace holding v2."""
+    for p in PATHS:
+        write(ws, p, "v1\n")
+    store = Store.open(ws)
+    cp = store.checkpoint()
+    for p in PATHS:
+        write(ws, p, "v2\n")
+    return store, cp.id
+
+
+def test_the_name_probe_is_made_once_while_the_folders_stay(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two rewinds: one probe (it made and removed a file at every rewind); names set
+    from elsewhere between them (a planted ``config.json`` read again) are replaced by
+    this process's probe, never used."""
+    ws = tmp_path / "ws"
+    store, cp = _edited(ws)
+    probes: list[NameRules | None] = []
+    real = ops.probe_store
+
+    def counted(workspace: Path, root: Path) -> NameRules | None:
+        probes.append(real(workspace, root))
+        return probes[-1]
+
+    monkeypatch.setattr(ops, "probe_store", counted)
+    try:
+        store.rewind(cp)
+        assert len(probes) == 1
+        fresh = store.names
+        store.names = NameRules(not fresh.case_insensitive, not fresh.normalizing)
+        store.undo()
+        assert len(probes) == 1
+        assert store.names == fresh
+    finally:
+        store.close()
+
+
+def test_the_name_probe_is_made_again_for_another_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workspace or the store made again, or moved to another file system: its
+    identity changes, and the next rewind probes again."""
+    ws = tmp_path / "ws"
+    store, cp = _edited(ws)
+    probes: list[NameRules | None] = []
+    real = ops.probe_store
+
+    def counted(workspace: Path, root: Path) -> NameRules | None:
+        probes.append(real(workspace, root))
+        return probes[-1]
+
+    sites = iter([(1, 1, 1, 1), (1, 1, 1, 2)])
+    monkeypatch.setattr(ops, "probe_store", counted)
+    monkeypatch.setattr(ops, "probe_site", lambda _ws, _root: next(sites))
+    try:
+        store.rewind(cp)
+        store.undo()
+        assert len(probes) == 2
+    finally:
+        store.close()
