@@ -44,6 +44,16 @@ class Pending:
     size: int
 
 
+@dataclass(slots=True)
+class Looked(Pending):
+    """A file an incremental scan found changed, with the ``lstat`` it took of it: the
+    reader opens it without looking again (10 changed files: 10 ``lstat``s fewer). Only
+    a few are made at a time, so keeping the ``stat_result`` costs nothing that matters;
+    its row is made from this stat, taken before the read, as any row must be."""
+
+    st: os.stat_result
+
+
 # What a scan keeps of a file it read, until its folder's tree is built:
 # (hash, mode, size); None when it could not be read as a regular file.
 Hashed = tuple[str, int, int]
