@@ -313,8 +313,8 @@ class ObjectStore:
         self._ensure_index()
         w = self._writer
         if w is not None and len(data) < LOOSE_THRESHOLD:
-            if not self._in_pack(name) and not w.has(name):
-                w.add(name, kind + b"\0" + data)
+            if not self._in_pack(name):
+                w.add(name, kind + b"\0" + data)  # which skips a name it holds already
             return name
         final = self.path(name)
         if self._in_pack(name) or final.exists():
