@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from turnback import Store
+from turnback.snapshot import scan
+from turnback.snapshot.hashing import INLINE_MAX
 
 
 def _edit(ws: Path, rng: random.Random, files: list[str]) -> set[str]:
@@ -123,3 +125,31 @@ def test_a_changed_file_is_looked_at_once_and_its_row_kept(
     assert res.tree == cp.tree
     assert res.read == 0
     again.close()
+
+
+@pytest.mark.parametrize("changed", [10, INLINE_MAX + 6])
+def test_only_a_few_changed_files_keep_their_stat(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, changed: int) -> None:
+    """A stat kept until the read is 0.6 KB: an incremental scan keeps one for each of a few
+    changed files only (``INLINE_MAX`` dirty paths), the others are looked at again when
+    read, and both build the tree a full scan builds."""
+    ws = tmp_path / "ws"
+    (ws / "d").mkdir(parents=True)
+    for i in range(changed):
+        (ws / "d" / f"f{i}.txt").write_text(f"file {i}")
+    store = Store.open(ws)
+    store.checkpoint()
+    for i in range(changed):
+        (ws / "d" / f"f{i}.txt").write_text(f"changed {i}")
+    made: list[str] = []
+
+    class Counted(scan.Looked):
+        def __init__(self, rel: str, size: int, st: os.stat_result) -> None:
+            made.append(rel)
+            super().__init__(rel, size, st)
+
+    monkeypatch.setattr(scan, "Looked", Counted)
+    cp = store.checkpoint(dirty={f"d/f{i}.txt" for i in range(changed)})
+    assert len(made) == (changed if changed <= INLINE_MAX else 0)
+    assert cp.tree == Store.open(ws).scanner.scan(write=False).tree
+    store.close()

@@ -46,10 +46,11 @@ class Pending:
 
 @dataclass(slots=True)
 class Looked(Pending):
-    """A file an incremental scan found changed, with the ``lstat`` it took of it: the
-    reader opens it without looking again (10 changed files: 10 ``lstat``s fewer). Only
-    a few are made at a time, so keeping the ``stat_result`` costs nothing that matters;
-    its row is made from this stat, taken before the read, as any row must be."""
+    """A file an incremental scan of a few changed paths found changed, with the ``lstat``
+    it took of it: the reader opens it without looking again (10 changed files: 10
+    ``lstat``s fewer), and its row is made from this stat, taken before the read as any
+    row's must be. Made only for a few (``hashing.INLINE_MAX`` changed paths at most): a
+    ``stat_result`` is 0.6 KB."""
 
     st: os.stat_result
 
