@@ -10,14 +10,7 @@ from unittest import mock
 import zstandard
 
 from turnback.objects import packs
-from turnback.objects.packs import (
-    BLOCK_RAW,
-    HELD_BYTES,
-    HELD_LEVEL,
-    HELD_TREE_LEVEL,
-    TREE_LEVEL,
-    PackWriter,
-)
+from turnback.objects.packs import BLOCK_RAW, HELD_BYTES, HELD_LEVEL, TREE_LEVEL, PackWriter
 
 
 def _levels_used(writer: PackWriter, payloads: list[bytes]) -> list[int]:
@@ -42,21 +35,8 @@ def _blob(n: int) -> bytes:
 def test_a_small_held_batch_compresses_its_files_at_the_fast_level(tmp_path: Path) -> None:
     used = _levels_used(PackWriter(tmp_path, 3, in_memory=True), [_blob(5000)] * 3)
     assert used == [HELD_LEVEL]
-
-
-def test_a_small_held_batch_compresses_its_trees_faster_still(tmp_path: Path) -> None:
     used = _levels_used(PackWriter(tmp_path, 3, in_memory=True), [b"tree\0" + b"t" * 100])
-    assert used == [HELD_TREE_LEVEL] and HELD_TREE_LEVEL < TREE_LEVEL
-    # a pack written from the start (a merge's, gc's) keeps the tree level
-    writer = PackWriter(tmp_path, 3)
-    try:
-        assert _levels_used(writer, [b"tree\0" + b"t" * 100]) == [TREE_LEVEL]
-    finally:
-        writer.abort()
-    # past HELD_BYTES (a first checkpoint's trees) too
-    trees = [b"tree\0" + os.urandom(BLOCK_RAW // 2) for _ in range(4 * HELD_BYTES // BLOCK_RAW)]
-    used = _levels_used(PackWriter(tmp_path, 3, in_memory=True), trees)
-    assert used[0] == HELD_TREE_LEVEL and used[-1] == TREE_LEVEL
+    assert used == [TREE_LEVEL]
 
 
 def test_a_small_held_batch_compresses_its_full_blocks_fast_too(tmp_path: Path) -> None:

@@ -60,11 +60,6 @@ HELD_LEVEL = 1
 # ... and so are its other file blocks while the batch's blocks so far stay under this: a small
 # checkpoint's ~65 KB of files fill one 64 KiB block and start a second
 HELD_BYTES = 256 << 10
-# The most the tree blocks of such a batch are compressed at: a tree is mostly raw hashes,
-# which no level packs, so a fast level gives up only what its names would save: an at-once
-# checkpoint's ~35 trees 0.07-0.16 ms less CPU, its frame ~7-13 KB (7-12%) larger until a
-# merge packs it again (bench/RESULTS.md, branch ``trees16``)
-HELD_TREE_LEVEL = -10
 _ENTRY = struct.Struct(">32sQIII")
 _IDX_START = len(IDX_MAGIC) + 4
 # indexes with more entries stay as bytes (bisected); smaller ones go into one dict
@@ -245,15 +240,12 @@ class PackWriter:
         """``blk``'s level, at most ``HELD_LEVEL`` for a block of a batch still in memory
         whose blocks so far stay under ``HELD_BYTES``: a small checkpoint's files, on the
         answer's path, at level 1 rather than 3 (~0.14 ms less CPU, ~2 KB more in its frame,
-        bench/RESULTS.md, branch ``atonce16e``); its trees at ``HELD_TREE_LEVEL``. A log's
-        objects are packed again at the configured level when a merge folds the log; a large
-        batch's blocks past the first ``HELD_BYTES`` keep it."""
+        bench/RESULTS.md, branch ``atonce16e``). A log's objects are packed again at the
+        configured level when a merge folds the log; a large batch's blocks past the first
+        ``HELD_BYTES`` keep it."""
         level = blk.level
-        if self._mem is None or self._mem_bytes >= HELD_BYTES:
-            return level
-        if blk is self._trees:
-            return min(level, HELD_TREE_LEVEL)
-        if level > HELD_LEVEL or level == 0:
+        if (self._mem is not None and self._mem_bytes < HELD_BYTES
+                and (level > HELD_LEVEL or level == 0)):
             return HELD_LEVEL  # zstd's level 0 is its default, 3
         return level
 
