@@ -23,6 +23,8 @@ from turnback.objects.trees import (
     Entry,
     Tree,
     TreeReader,
+    _encode_named,
+    _patched,
     decode,
     encode,
 )
@@ -101,6 +103,19 @@ def test_streamed_large_file(objs: ObjectStore, tmp_path: Path) -> None:
     finally:
         os.close(fd)
     assert out.read_bytes() == data
+
+
+@pytest.mark.parametrize("seen", [0, 1, 99, 100, 101, 5000])
+def test_a_small_file_is_stored_whole_whatever_size_was_seen(
+        objs: ObjectStore, tmp_path: Path, seen: int) -> None:
+    """``put_file`` reads a small file to its end, not to the size the caller saw: a file
+    that grew or shrank since it was looked at is stored as it is when read."""
+    src = tmp_path / "f.txt"
+    for data in (b"", b"x" * 100, os.urandom(3 * 1024 * 1024 + 5)):
+        src.write_bytes(data)
+        name = objs.put_file(str(src), seen)
+        assert name == hash_bytes(BLOB, data)
+        assert objs.get(BLOB, name) == data
 
 
 def test_copy_blob_detects_altered_content(objs: ObjectStore, tmp_path: Path) -> None:
@@ -328,6 +343,35 @@ def test_a_patched_tree_encodes_exactly_as_a_whole_one(
     assert h == hash_bytes(TREE, encode(tree))
     again, _ = reader.name(dict(tree), h, [])  # and a patch of the patch
     assert again == h
+    back, back_data = reader.name(dict(base), h, [*edits, *untouched])
+    assert (back, back_data) == (base_hash, base_data)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(_names, _entries, min_size=1, max_size=30),
+       st.dictionaries(_names, st.one_of(st.none(), _entries), max_size=10))
+def test_a_patch_leaves_its_base_names_as_they_were(
+        base: dict[str, Entry], edits: dict[str, Entry | None]) -> None:
+    """The kept names a patch starts from are shared, not copied, while no name goes in or
+    out (the base's own list, unchanged, is the patched tree's too); a patch that adds or
+    removes a name works on a copy, so the base's list never changes."""
+    kept, data = _encode_named(base)
+    if kept is None:
+        return  # a name that is not strict UTF-8: never patched
+    before = list(kept)
+    tree = dict(base)
+    for n, e in edits.items():
+        if e is None:
+            tree.pop(n, None)
+        else:
+            tree[n] = e
+    got = _patched(kept, data, tree, list(edits))
+    assert kept == before
+    if got is not None:
+        assert got[1] == encode(tree)
+        assert got[0] == sorted(tree)
+        if sorted(tree) == before:
+            assert got[0] is kept
 
 
 @pytest.mark.parametrize("stored", [encode, encode_text])

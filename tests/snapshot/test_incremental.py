@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from turnback import Store
+from turnback.snapshot import scan
+from turnback.snapshot.hashing import INLINE_MAX
 
 
 def _edit(ws: Path, rng: random.Random, files: list[str]) -> set[str]:
@@ -86,3 +88,68 @@ def test_incremental_equals_full(tmp_path: Path, seed: int) -> None:
         assert (inc.files, inc.bytes) == (full.files, full.bytes)
         noop = store.checkpoint(dirty=set())  # nothing changed since: no scan at all
         assert (noop.tree, noop.files, noop.bytes) == (inc.tree, inc.files, inc.bytes)
+
+
+def test_a_changed_file_is_looked_at_once_and_its_row_kept(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An incremental checkpoint reads a changed file with the ``lstat`` it took to find
+    it (one, not one more before the read), and that stat makes its stat cache row: the
+    next full scan, in a fresh process, reads nothing."""
+    ws = tmp_path / "ws"
+    (ws / "a" / "b").mkdir(parents=True)
+    for i in range(3):
+        f = ws / "a" / "b" / f"f{i}.txt"
+        f.write_text(f"file {i}")
+        past = f.stat().st_mtime_ns - 10_000_000_000  # not racy: its row is trusted
+        os.utime(f, ns=(past, past))
+    store = Store.open(ws)
+    store.checkpoint()
+    changed = ws / "a" / "b" / "f1.txt"
+    changed.write_text("changed, and longer than before")
+    past = changed.stat().st_mtime_ns - 10_000_000_000  # not racy: its row is trusted
+    os.utime(changed, ns=(past, past))
+    looked: list[str] = []
+    real = os.lstat
+
+    def lstat(path: str | os.PathLike[str], *args: object, **kwargs: object) -> os.stat_result:
+        looked.append(os.fspath(path))
+        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "lstat", lstat)
+    cp = store.checkpoint(dirty={"a/b/f1.txt"})
+    monkeypatch.undo()
+    assert looked.count(str(changed)) == 1, looked
+    store.close()
+    again = Store.open(ws)
+    res = again.scanner.scan()
+    assert res.tree == cp.tree
+    assert res.read == 0
+    again.close()
+
+
+@pytest.mark.parametrize("changed", [10, INLINE_MAX + 6])
+def test_only_a_few_changed_files_keep_their_stat(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, changed: int) -> None:
+    """A stat kept until the read is 0.6 KB: an incremental scan keeps one for each of a few
+    changed files only (``INLINE_MAX`` dirty paths), the others are looked at again when
+    read, and both build the tree a full scan builds."""
+    ws = tmp_path / "ws"
+    (ws / "d").mkdir(parents=True)
+    for i in range(changed):
+        (ws / "d" / f"f{i}.txt").write_text(f"file {i}")
+    store = Store.open(ws)
+    store.checkpoint()
+    for i in range(changed):
+        (ws / "d" / f"f{i}.txt").write_text(f"changed {i}")
+    made: list[str] = []
+
+    class Counted(scan.Looked):
+        def __init__(self, rel: str, size: int, st: os.stat_result) -> None:
+            made.append(rel)
+            super().__init__(rel, size, st)
+
+    monkeypatch.setattr(scan, "Looked", Counted)
+    cp = store.checkpoint(dirty={f"d/f{i}.txt" for i in range(changed)})
+    assert len(made) == (changed if changed <= INLINE_MAX else 0)
+    assert cp.tree == Store.open(ws).scanner.scan(write=False).tree
+    store.close()

@@ -55,6 +55,19 @@ def hash_bytes(kind: bytes, data: bytes) -> str:
     return h.hexdigest()
 
 
+def _read_to_end(fd: int, size: int) -> bytes:
+    """What is left of ``fd``, asked for in one read of the ``size`` seen plus one byte
+    (the next read finds the end). A file object's ``read()`` would first ``fstat`` it
+    twice and seek: 3 system calls more a file of a small checkpoint."""
+    chunks = []
+    ask = size + 1  # small: a read allocates what it asks for before it shrinks it
+    while chunk := os.read(fd, ask):
+        chunks.append(chunk)
+        if len(chunk) == ask:
+            ask = CHUNK  # it grew since it was seen: read on in big steps
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
 def is_hash(value: object) -> bool:
     """True for an object name: 64 lowercase hex digits (what may become a path)."""
     return isinstance(value, str) and _NAME.fullmatch(value) is not None
@@ -303,8 +316,8 @@ class ObjectStore:
         self._ensure_index()
         w = self._writer
         if w is not None and len(data) < LOOSE_THRESHOLD:
-            if not self._in_pack(name) and not w.has(name):
-                w.add(name, kind + b"\0" + data)
+            if not self._in_pack(name):
+                w.add(name, kind + b"\0" + data)  # which skips a name it holds already
             return name
         final = self.path(name)
         if self._in_pack(name) or final.exists():
@@ -318,11 +331,15 @@ class ObjectStore:
         self._wrote(final)
         return name
 
-    def put_file(self, path: Path, size: int) -> str:
+    def put_file(self, path: Path | str, size: int) -> str:
         """Store the file at ``path`` as a blob, streaming when it is large."""
         if size < STREAM_THRESHOLD:
-            with os.fdopen(open_regular(path), "rb", buffering=0) as f:
-                return self.put(BLOB, f.read())
+            fd = open_regular(path)
+            try:
+                data = _read_to_end(fd, size)
+            finally:
+                os.close(fd)
+            return self.put(BLOB, data)
         h = blake3.blake3(BLOB + b"\0")
         with os.fdopen(open_regular(path), "rb") as f:
             while chunk := f.read(CHUNK):

@@ -153,7 +153,7 @@ def _patched(names: list[str], data: bytes, tree: Tree, changed: Iterable[str]
     UTF-8 names) with only the ``changed`` names redone, written into a copy of ``data``;
     None when that does not give ``tree`` (the caller said less than changed) or a new
     name is not strict UTF-8."""
-    names = list(names)
+    copied = False  # ``names`` is the kept list: copied before a name goes in or out
     out = bytearray(data or BINARY_TAG + _COUNT.pack(0))
     for c in changed:
         n = len(names)
@@ -179,11 +179,15 @@ def _patched(names: list[str], data: bytes, tree: Tree, changed: Iterable[str]
             n_at = _HEAD + _ROW * n + _name_offset(names, i)
             out[n_at:n_at] = name
             out[c_at:c_at], out[s_at:s_at], out[h_at:h_at] = code, size, raw
+            if not copied:
+                names, copied = list(names), True
             names.insert(i, c)
         elif here:
             n_at = _HEAD + _ROW * n + _name_offset(names, i)
             del out[n_at:n_at + len(c.encode("utf-8")) + 1]
             del out[c_at:c_at + 2], out[s_at:s_at + 8], out[h_at:h_at + 32]
+            if not copied:
+                names, copied = list(names), True
             del names[i]
         else:
             continue
@@ -390,14 +394,21 @@ class TreeReader:
     def _remember(self, name: str, tree: Tree) -> None:
         """Cache a tree as the most recently used, within the bounds."""
         with self._guard:
-            try:
-                self._cache.move_to_end(name)
-                self._replaced.pop(name, None)
-            except KeyError:
-                self._held += len(tree)
-                self._cache[name] = tree
-            if len(self._cache) > CACHE_MAX or self._held > CACHE_ENTRIES:
-                self._shrink()
+            self._remember_held(name, tree)
+
+    def _remember_held(self, name: str, tree: Tree) -> None:
+        """``_remember`` with ``_guard`` held. A tree new to the cache (every folder a
+        checkpoint names) is looked for, not moved and caught: an exception a folder cost
+        ~1 us."""
+        cache = self._cache
+        if name in cache:
+            cache.move_to_end(name)
+            self._replaced.pop(name, None)
+        else:
+            self._held += len(tree)
+            cache[name] = tree
+        if len(cache) > CACHE_MAX or self._held > CACHE_ENTRIES:
+            self._shrink()
 
     def _shrink(self) -> None:
         # Called with ``_guard`` held. Lookups on other threads (the server's read pool)
@@ -505,17 +516,17 @@ class TreeReader:
         name = hash_bytes(TREE, data)
         if not remember:
             return name, data
-        if names is not None:
-            with self._guard:
+        with self._guard:  # taken once for all three
+            if names is not None:
                 if name not in self._kept:
                     self._held += len(names)
                 self._kept[name] = (names, data)
-        if base is not None and base != name and base in self._cache:
-            # the version this one replaces: dropped before any other tree when room is
-            # needed (the oldest replaced first), so a long-lived server's cache keeps the
-            # folders it has not touched since a walk rather than superseded versions
-            self._replaced[base] = None
-        self._remember(name, tree)  # after the encoding: dropping a tree drops it
+            if base is not None and base != name and base in self._cache:
+                # the version this one replaces: dropped before any other tree when room is
+                # needed (the oldest replaced first), so a long-lived server's cache keeps
+                # the folders it has not touched since a walk rather than superseded versions
+                self._replaced[base] = None
+            self._remember_held(name, tree)  # after the encoding: dropping a tree drops it
         return name, data
 
     def put_encoded(self, name: str, data: bytes) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import blake3
@@ -17,7 +16,7 @@ from ..objects.trees import STAT_MODES, Entry
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
 
-from .nodes import HashedRow, Pending, Progress, ScanState
+from .nodes import HashedRow, Looked, Pending, Progress, ScanState
 from .statcache import pack_row
 
 WORKERS = max(2, min(8, (os.cpu_count() or 2) * 2))
@@ -139,11 +138,12 @@ class Hashing(ScanState):
         result per file until the trees are built)."""
         path = self._prefix + p.rel
         try:
-            st = os.lstat(path)
+            # an incremental scan's file was looked at just now (``Looked``): not again
+            st = p.st if isinstance(p, Looked) else os.lstat(path)
             if not stat.S_ISREG(st.st_mode):
                 return p.rel, None, None
             if write:
-                digest = self.objects.put_file(Path(path), st.st_size)
+                digest = self.objects.put_file(path, st.st_size)
             else:
                 digest = _hash_file_only(path, st.st_size)
             row = pack_row(st, started, digest) if write else None
