@@ -165,3 +165,28 @@ def test_a_name_that_itself_looks_like_a_temporary_tail_is_recognised(
     (tmp_path / ours).write_text("x")
     _age(tmp_path / ours)
     assert remove_leftovers_at(target) == [ours]
+
+
+@pytest.mark.parametrize("pid", [2**31, 2**32 - 1, 9_999_999_999])
+def test_a_marked_name_with_a_pid_no_process_can_have_fails_no_write(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pid: int) -> None:
+    """redteam19: the mark is a CRC anyone can compute, and the tail takes 10 digits. A
+    name made for a pid past a C int (a file planted in the workspace, checked out by git)
+    made ``os.kill`` raise ``OverflowError``, which the sweep did not catch: every later
+    hook install and export ended in a traceback after its write. It is no writer's: left."""
+    ws = tmp_path / "ws"
+    (ws / ".claude").mkdir(parents=True)
+    planted = _name_of(pid, "settings.local.json", monkeypatch)
+    (ws / ".claude" / planted).write_text("planted")
+    _age(ws / ".claude" / planted)
+    assert hooks.install(ws, "claude-code", ["turnback"])
+    assert hooks.status(ws, "claude-code").installed
+    assert _left(ws / ".claude") == {planted}
+
+    target = tmp_path / "out.jsonl"
+    exported = _name_of(pid, target.name, monkeypatch)
+    (tmp_path / exported).write_text("planted")
+    _age(tmp_path / exported)
+    target.write_text("new")
+    assert remove_leftovers_at(target) == []
+    assert (tmp_path / exported).read_text() == "planted"
