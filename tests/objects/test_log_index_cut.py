@@ -66,3 +66,32 @@ def test_a_long_real_log_gives_every_object_and_a_merge_takes_it_whole(
         assert all(store.read_file(c.id, "a.txt") == f"v{i}\n".encode()
                    for i, c in enumerate(made))
         assert store.fsck().ok
+
+
+def test_a_log_cut_at_its_very_end_is_not_read_again_at_every_miss(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """redteam19: a log of exactly ``LOG_EAGER`` frames (or one that gained exactly that
+    many since the last look) was noted cut, and ``read_rest``, finding nothing past the
+    cut, left it noted: every later miss (``exists`` of an absent name: a pull's look-ups)
+    listed the folders and opened every log again, and ``refresh`` never read the frames
+    its writer (a server) appended later."""
+    monkeypatch.setattr(packs, "LOG_EAGER", 4, raising=False)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    made = []
+    with Store.open(ws) as server:  # one process's log, still appended to
+        for i in range(4):
+            (ws / "a.txt").write_text(f"v{i}\n")
+            made.append(server.checkpoint())
+        with Store.open(ws) as store:
+            reader = store.objects.packs
+            reader.refresh()
+            assert reader.read_rest()  # cut at 4: the rest looked at once
+            assert not store.objects.exists("0" * 64)
+            assert not reader.read_rest()  # nothing is cut now: a miss lists nothing
+            (ws / "a.txt").write_text("later\n")
+            later = server.checkpoint()  # the 5th frame of the same log
+            reader.refresh()  # an ordinary look takes it in
+            assert reader.locate(later.tree) is not None
+            assert all(store.read_file(c.id, "a.txt") == f"v{i}\n".encode()
+                       for i, c in enumerate(made))

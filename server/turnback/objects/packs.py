@@ -482,6 +482,10 @@ class PackReader:
         reads every block): their objects are, when read."""
         if log in self._cut and not whole:
             return
+        # uncut before anything can return: a log cut at its very end (or one no longer
+        # opened) stayed cut for good, each miss read every log again and no refresh read
+        # the frames its writer added later (redteam19); a new cut is noted below
+        self._cut.discard(log)
         try:
             fd = open_regular(self.log_folder / log)
         except (OSError, StoreDamaged) as exc:  # gone (a gc), or a link, a FIFO: never read
@@ -498,8 +502,6 @@ class PackReader:
             os.close(fd)
         if len(found) == LOG_EAGER and not whole:
             self._cut.add(log)
-        else:
-            self._cut.discard(log)
         for frame in found:
             self._index.update(
                 (raw.hex(), Loc(log, bo, bl, off, ln))
