@@ -8,8 +8,8 @@ number larger than any log: main before trust19). Printed: each hook's new log's
 rows (objects it stored), and the sum. Counts and bytes do not depend on load.
 
     python bench/cut_rewrites.py --dir /work/benchdata/redteam19/cut --build --server 4500
-    python bench/cut_rewrites.py --dir /work/benchdata/redteam19/cut --hooks 10 [--eager 1000000000] \\
-        [--src /work/benchdata/redteam19/base/server]
+    python bench/cut_rewrites.py --dir /work/benchdata/redteam19/cut --hooks 10 \\
+        [--eager 1000000000] [--src /work/benchdata/redteam19/base/server]
 
 Each ``--hooks`` run works on a copy of the built workspace (``<dir>/run``), removed after.
 """

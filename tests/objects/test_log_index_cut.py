@@ -6,6 +6,8 @@ is legitimately long still gives every object it holds, and a merge takes it who
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -95,3 +97,63 @@ def test_a_log_cut_at_its_very_end_is_not_read_again_at_every_miss(
             assert reader.locate(later.tree) is not None
             assert all(store.read_file(c.id, "a.txt") == f"v{i}\n".encode()
                        for i, c in enumerate(made))
+
+
+class _ListingsWithAMergeBetween:
+    """``os`` for ``packs.py`` whose pack-folder listing, with ``packs.log_names``, counts
+    as one of a refresh's two listings: ``between`` runs before the second, once."""
+
+    def __init__(self, between: Callable[[], object]) -> None:
+        self.between: Callable[[], object] | None = between
+        self.listings = 0
+
+    def listing(self) -> None:
+        self.listings += 1
+        if self.listings == 2 and self.between is not None:
+            between, self.between = self.between, None
+            between()
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(os, name)
+
+    def listdir(self, path: str | Path) -> list[str]:
+        self.listing()
+        return os.listdir(path)
+
+
+def test_an_object_past_the_cut_is_found_when_another_process_merges_the_log_meanwhile(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """redteam19: a read of an object past a log's cut lists the folders again; a merge by
+    another process (a hook's: the pack written, then the log removed) that ended between
+    the refresh's listing of the packs and its listing of the logs left neither the log
+    nor the pack in the index, and ``read_rest`` had nothing cut to read: "object …
+    is missing", a stored checkpoint looking lost. Listed logs first, a log gone before
+    the pack listing means its pack is there to list."""
+    monkeypatch.setattr(packs, "LOG_EAGER", 4, raising=False)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with Store.open(ws) as server:
+        for i in range(8):
+            (ws / "a.txt").write_text(f"v{i}\n")
+            newest = server.checkpoint()
+    with Store.open(ws) as store:
+        store.objects.warm(newest.tree)  # the first look: cut at 4 frames, the newest not read
+        assert store.objects.packs.locate(newest.tree) is None
+
+        def merge() -> None:
+            with Store.open(ws) as hook:
+                assert hook.merge_logs(at_least=0) is not None
+
+        fake = _ListingsWithAMergeBetween(merge)
+        real_log_names = packs.log_names
+
+        def log_names(folder: Path) -> list[str]:
+            fake.listing()
+            return real_log_names(folder)
+
+        monkeypatch.setattr(packs, "os", fake)
+        monkeypatch.setattr(packs, "log_names", log_names)
+        data = store.read_file(newest.id, "a.txt")
+        monkeypatch.undo()
+        assert fake.between is None  # the merge ran inside the read's refresh
+        assert data == b"v7\n"

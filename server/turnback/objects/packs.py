@@ -438,11 +438,15 @@ class PackReader:
     def refresh(self, whole: bool = False) -> None:
         """Load the indexes of packs written since the last look (by any process).
         ``whole``: every log's frames to its end, past ``LOG_EAGER`` (``read_rest``)."""
+        # the logs listed before the packs: a merge writes its pack, then removes the logs
+        # it holds, so a log gone by the packs' listing has its pack in it. The other way a
+        # merge ending between the two listings left an object in neither ("missing":
+        # tests/objects/test_log_index_cut.py, redteam19)
+        logs = log_names(self.log_folder)
         try:
             names = {n[:-4] for n in os.listdir(self.folder) if n.endswith(".idx")}
         except FileNotFoundError:
             names = set()
-        logs = log_names(self.log_folder)
         with self._lock:
             gone = self._loaded - names - set(logs)
             if gone:  # repacked by gc: forget their entries
