@@ -15,6 +15,7 @@ from tests.objects.test_planted_log import PLANTED, _counting, _plant, _row
 
 from turnback import Store
 from turnback.objects import packs
+from turnback.objects.objectstore import LOOSE_THRESHOLD
 from turnback.objects.packlog import encode
 
 
@@ -38,6 +39,28 @@ def test_a_planted_logs_frames_past_the_first_few_are_not_read_by_an_object_read
             assert len(looked) < 200, len(looked)
             assert len(store.objects.packs.names()) < 200  # the index holds the cut only
         planted.touch()
+
+
+def test_a_planted_log_is_not_read_whole_by_the_read_of_a_loose_object(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """redteam19: an object of ``LOOSE_THRESHOLD`` or more is a loose file, looked for in
+    the packs first; that miss read every cut log whole (``read_rest``) before the loose
+    file was tried: each process's first read of a large file (a rewind, a diff, ``show``)
+    paid a planted log as main did (3,002 frame looks here)."""
+    monkeypatch.setattr(packs, "LOG_EAGER", 64, raising=False)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    big = os.urandom(LOOSE_THRESHOLD + 1)
+    (ws / "big.bin").write_bytes(big)
+    with Store.open(ws) as store:
+        cp = store.checkpoint()
+        planted = store.root / "objects" / "log" / PLANTED
+    _plant(planted, 3000, lambda n, pos: encode(pos, [b"\0"], _row(n, pos), b""))
+    looked = _counting(monkeypatch)
+    with Store.open(ws) as store:
+        looked.clear()
+        assert store.read_file(cp.id, "big.bin") == big
+        assert len(looked) < 200, len(looked)
 
 
 def test_a_long_real_log_gives_every_object_and_a_merge_takes_it_whole(
