@@ -190,3 +190,47 @@ def test_a_marked_name_with_a_pid_no_process_can_have_fails_no_write(
     target.write_text("new")
     assert remove_leftovers_at(target) == []
     assert (tmp_path / exported).read_text() == "planted"
+
+
+def test_the_sweep_in_a_workspace_of_any_file_system_removes_only_its_own(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """redteam19: the workspace fixture, so that ``scripts/test-portable.sh``'s
+    case-insensitive, normalization-insensitive file system runs it too. A look-alike for
+    the same file under another case (the same file there) is not a name Turnback gives:
+    left."""
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    dead = int(proc.stdout)
+    folder = ws / ".claude"
+    folder.mkdir()
+    ours = _name_of(dead, "settings.local.json", monkeypatch)
+    other_case = _name_of(dead, "SETTINGS.local.json", monkeypatch)
+    for n in (ours, other_case):
+        (folder / n).write_text("x")
+        _age(folder / n)
+    assert hooks.install(ws, "claude-code", ["turnback"])
+    assert _left(folder) == {other_case}
+
+
+def test_a_link_named_like_a_leftover_is_left_and_so_is_its_target(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """redteam19: a symbolic link and a hard link to the user's file, each under a name
+    only Turnback gives. The symbolic link is no regular file: left. The hard link is one
+    (ours; old, as the file is): its name may go, never the data, which keeps its own name."""
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    dead = int(proc.stdout)
+    ws = tmp_path / "ws"
+    folder = ws / ".claude"
+    folder.mkdir(parents=True)
+    users = tmp_path / "notes.txt"
+    users.write_text("the user's")
+    _age(users)
+    symlinked = _name_of(dead, "settings.local.json", monkeypatch)
+    hardlinked = _name_of(dead + 1, "settings.local.json", monkeypatch)
+    os.symlink(users, folder / symlinked)
+    os.link(users, folder / hardlinked)
+    _age(folder / symlinked)
+    assert hooks.install(ws, "claude-code", ["turnback"])
+    assert symlinked in _left(folder)
+    assert users.read_text() == "the user's" and os.stat(users).st_nlink >= 1
