@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from turnback.fs import leftovers
 from turnback.fs.leftovers import remove_leftovers_at
 from turnback.fs.tempnames import LEFTOVER_AGE_S, TMP_PREFIX, temp_name
 from turnback.importers import hooks
@@ -234,3 +235,33 @@ def test_a_link_named_like_a_leftover_is_left_and_so_is_its_target(
     assert hooks.install(ws, "claude-code", ["turnback"])
     assert symlinked in _left(folder)
     assert users.read_text() == "the user's" and os.stat(users).st_nlink >= 1
+
+
+def test_an_exports_folder_swapped_for_a_link_during_the_sweep_removes_nothing_there(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """redteam19: the export's sweep listed, looked at and unlinked by path: a folder on
+    the way swapped for a link between the look and the unlink made it remove the
+    same-named file in the folder the link points to. Now all three go through the folder
+    opened once."""
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    name = _name_of(int(proc.stdout), "session.jsonl", monkeypatch)
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    for d in (out, elsewhere):
+        d.mkdir()
+        (d / name).write_text(f"in {d.name}")
+        _age(d / name)
+    real = leftovers.is_leftover
+
+    def then_swapped(*args: object, **kw: object) -> bool:
+        found = real(*args, **kw)  # type: ignore[arg-type]
+        out.rename(tmp_path / "moved")
+        out.symlink_to(elsewhere)
+        return found
+
+    monkeypatch.setattr(leftovers, "is_leftover", then_swapped)
+    removed = remove_leftovers_at(out / "session.jsonl")
+    assert (elsewhere / name).read_text() == "in elsewhere"
+    # by descriptor the leftover went from the folder looked at; with folders reached by
+    # path (Windows, TURNBACK_FS_PATHS) the swap is seen and nothing is removed
+    assert removed == ([] if (tmp_path / "moved" / name).exists() else [name])
