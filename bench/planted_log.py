@@ -8,7 +8,9 @@ writer writes one); ``--frames row``: one row and a byte of block each (113 byte
 writer's invariants still allow). Each run is a fresh process that opens and closes the
 store and prints its CPU time (``time.process_time``) and peak RSS (``ru_maxrss``); the
 median of ``--repeat`` and the load average before and after are printed. ``--read``: the
-CPU of the process's first object read after the open instead (``read_file``).
+CPU of the process's first object read after the open instead (``read_file`` of ``--path``;
+``--build --big``: the store also holds ``big.bin``, 1 MiB of random bytes, a loose object:
+redteam19).
 
 ``--src DIR`` imports ``turnback`` from another commit's ``server/`` (``git archive REF
 server``) for A/B runs:
@@ -36,12 +38,14 @@ def _import(src: str | None) -> None:
     sys.path.insert(0, src or str(HERE.parent / "server"))
 
 
-def build(ws: Path, mib: int, kind: str) -> None:
+def build(ws: Path, mib: int, kind: str, big: bool) -> None:
     from turnback import Store
     from turnback.objects.packlog import LOG_MAGIC, encode
 
     ws.mkdir(parents=True, exist_ok=True)
     (ws / "a.txt").write_text("a\n")
+    if big:
+        (ws / "big.bin").write_bytes(os.urandom(1 << 20))
     with Store.open(ws, create=True) as store:
         store.checkpoint()
         folder = store.root / "objects" / "log"
@@ -66,7 +70,7 @@ def build(ws: Path, mib: int, kind: str) -> None:
     print(f"planted {n} {kind} frames, {pos} bytes")
 
 
-def once(ws: Path, read: bool) -> None:
+def once(ws: Path, read: bool, path: str) -> None:
     from turnback import Store
 
     t = time.process_time()
@@ -74,7 +78,7 @@ def once(ws: Path, read: bool) -> None:
         if read:  # the process's first object read: every log's frames taken into the index
             cp = store.checkpoints()[0]
             t = time.process_time()
-            store.read_file(cp.id, "a.txt")
+            store.read_file(cp.id, path)
     cpu = time.process_time() - t
     print(f"{cpu * 1000:.1f} {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}")
 
@@ -94,20 +98,22 @@ def main() -> None:
     ap.add_argument("--src", default=None)
     ap.add_argument("--read", action="store_true",
                     help="time a first object read after the open instead of the open")
+    ap.add_argument("--path", default="a.txt", help="the file --read reads")
+    ap.add_argument("--big", action="store_true", help="--build: a 1 MiB loose file too")
     ap.add_argument("--once", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     _import(a.src)
     if a.build:
-        build(a.dir, a.mib, a.frames)
+        build(a.dir, a.mib, a.frames, a.big)
         return
     if a.once:
-        once(a.dir, a.read)
+        once(a.dir, a.read, a.path)
         return
     before = _load()
     cpu, rss = [], []
     for _ in range(a.repeat):
         cmd = [sys.executable, __file__, "--dir", str(a.dir), "--once"] + (
-            ["--read"] if a.read else [])
+            ["--read", "--path", a.path] if a.read else [])
         if a.src:
             cmd += ["--src", a.src]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.split()

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from turnback.fs import leftovers
 from turnback.fs.leftovers import remove_leftovers_at
 from turnback.fs.tempnames import LEFTOVER_AGE_S, TMP_PREFIX, temp_name
 from turnback.importers import hooks
@@ -165,3 +166,102 @@ def test_a_name_that_itself_looks_like_a_temporary_tail_is_recognised(
     (tmp_path / ours).write_text("x")
     _age(tmp_path / ours)
     assert remove_leftovers_at(target) == [ours]
+
+
+@pytest.mark.parametrize("pid", [2**31, 2**32 - 1, 9_999_999_999])
+def test_a_marked_name_with_a_pid_no_process_can_have_fails_no_write(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pid: int) -> None:
+    """redteam19: the mark is a CRC anyone can compute, and the tail takes 10 digits. A
+    name made for a pid past a C int (a file planted in the workspace, checked out by git)
+    made ``os.kill`` raise ``OverflowError``, which the sweep did not catch: every later
+    hook install and export ended in a traceback after its write. It is no writer's: left."""
+    ws = tmp_path / "ws"
+    (ws / ".claude").mkdir(parents=True)
+    planted = _name_of(pid, "settings.local.json", monkeypatch)
+    (ws / ".claude" / planted).write_text("planted")
+    _age(ws / ".claude" / planted)
+    assert hooks.install(ws, "claude-code", ["turnback"])
+    assert hooks.status(ws, "claude-code").installed
+    assert _left(ws / ".claude") == {planted}
+
+    target = tmp_path / "out.jsonl"
+    exported = _name_of(pid, target.name, monkeypatch)
+    (tmp_path / exported).write_text("planted")
+    _age(tmp_path / exported)
+    target.write_text("new")
+    assert remove_leftovers_at(target) == []
+    assert (tmp_path / exported).read_text() == "planted"
+
+
+def test_the_sweep_in_a_workspace_of_any_file_system_removes_only_its_own(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """redteam19: the workspace fixture, so that ``scripts/test-portable.sh``'s
+    case-insensitive, normalization-insensitive file system runs it too. A look-alike for
+    the same file under another case (the same file there) is not a name Turnback gives:
+    left."""
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    dead = int(proc.stdout)
+    folder = ws / ".claude"
+    folder.mkdir()
+    ours = _name_of(dead, "settings.local.json", monkeypatch)
+    other_case = _name_of(dead, "SETTINGS.local.json", monkeypatch)
+    for n in (ours, other_case):
+        (folder / n).write_text("x")
+        _age(folder / n)
+    assert hooks.install(ws, "claude-code", ["turnback"])
+    assert _left(folder) == {other_case}
+
+
+def test_a_link_named_like_a_leftover_is_left_and_so_is_its_target(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """redteam19: a symbolic link and a hard link to the user's file, each under a name
+    only Turnback gives. The symbolic link is no regular file: left. The hard link is one
+    (ours; old, as the file is): its name may go, never the data, which keeps its own name."""
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    dead = int(proc.stdout)
+    ws = tmp_path / "ws"
+    folder = ws / ".claude"
+    folder.mkdir(parents=True)
+    users = tmp_path / "notes.txt"
+    users.write_text("the user's")
+    _age(users)
+    symlinked = _name_of(dead, "settings.local.json", monkeypatch)
+    hardlinked = _name_of(dead + 1, "settings.local.json", monkeypatch)
+    os.symlink(users, folder / symlinked)
+    os.link(users, folder / hardlinked)
+    _age(folder / symlinked)
+    assert hooks.install(ws, "claude-code", ["turnback"])
+    assert symlinked in _left(folder)
+    assert users.read_text() == "the user's" and os.stat(users).st_nlink >= 1
+
+
+def test_an_exports_folder_swapped_for_a_link_during_the_sweep_removes_nothing_there(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """redteam19: the export's sweep listed, looked at and unlinked by path: a folder on
+    the way swapped for a link between the look and the unlink made it remove the
+    same-named file in the folder the link points to. Now all three go through the folder
+    opened once."""
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    name = _name_of(int(proc.stdout), "session.jsonl", monkeypatch)
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    for d in (out, elsewhere):
+        d.mkdir()
+        (d / name).write_text(f"in {d.name}")
+        _age(d / name)
+    real = leftovers.is_leftover
+
+    def then_swapped(*args: object, **kw: object) -> bool:
+        found = real(*args, **kw)  # type: ignore[arg-type]
+        out.rename(tmp_path / "moved")
+        out.symlink_to(elsewhere)
+        return found
+
+    monkeypatch.setattr(leftovers, "is_leftover", then_swapped)
+    removed = remove_leftovers_at(out / "session.jsonl")
+    assert (elsewhere / name).read_text() == "in elsewhere"
+    # by descriptor the leftover went from the folder looked at; with folders reached by
+    # path (Windows, TURNBACK_FS_PATHS) the swap is seen and nothing is removed
+    assert removed == ([] if (tmp_path / "moved" / name).exists() else [name])

@@ -13,10 +13,9 @@ one of 1,000 (bench/RESULTS.md, ``trust19``).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-from .folders import Folder
+from .folders import Folder, open_root
 from .tempnames import TMP_PREFIX, is_leftover
 
 
@@ -42,19 +41,15 @@ def remove_leftovers(folder: Folder, name: str) -> list[str]:
 
 
 def remove_leftovers_at(path: Path) -> list[str]:
-    """``remove_leftovers`` for a file written by path (``fs/atomic.atomic_write``)."""
-    removed: list[str] = []
+    """``remove_leftovers`` for a file written by path (``fs/atomic.atomic_write``): its
+    folder opened once (a link there is the user's choice), then listed, looked at and
+    unlinked through it. By path, a folder swapped for a link between the look and the
+    unlink made the unlink remove the same-named file where the link points (redteam19)."""
     try:
-        names = os.listdir(path.parent)
+        folder = open_root(str(path.parent))
     except OSError:
-        return removed
-    for candidate in names:
-        if not candidate.startswith(TMP_PREFIX):
-            continue
-        try:
-            if is_leftover(path.name, candidate, os.lstat(path.parent / candidate)):
-                os.unlink(path.parent / candidate)
-                removed.append(candidate)
-        except OSError:
-            continue
-    return removed
+        return []
+    try:
+        return remove_leftovers(folder, path.name)
+    finally:
+        folder.close()

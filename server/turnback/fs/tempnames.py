@@ -28,6 +28,9 @@ TMP_PREFIX = ".tmp-"
 NAME_MAX = 255
 # a leftover younger than this is never removed: a write takes milliseconds
 LEFTOVER_AGE_S = 60
+# a pid_t is a C int: a larger pid in a name is no writer's (and os.kill raised OverflowError
+# for it, which failed the write that swept: redteam19)
+PID_MAX = 2**31 - 1
 _TAIL = re.compile(r"\.([0-9]{1,10})\.([0-9a-f]{4})([0-9a-f]{4})\Z")  # the last one
 
 
@@ -63,8 +66,8 @@ def temp_name(name: str) -> str:
 
 def _gone(pid: int) -> bool:
     """Whether no process has this pid (one another user runs, or a pid reused, counts as
-    there: its file is left)."""
-    if pid <= 0 or pid == os.getpid():
+    there: its file is left; so does one no process can have, past ``PID_MAX``)."""
+    if not 0 < pid <= PID_MAX or pid == os.getpid():
         return False
     try:
         os.kill(pid, 0)

@@ -438,11 +438,15 @@ class PackReader:
     def refresh(self, whole: bool = False) -> None:
         """Load the indexes of packs written since the last look (by any process).
         ``whole``: every log's frames to its end, past ``LOG_EAGER`` (``read_rest``)."""
+        # the logs listed before the packs: a merge writes its pack, then removes the logs
+        # it holds, so a log gone by the packs' listing has its pack in it. The other way a
+        # merge ending between the two listings left an object in neither ("missing":
+        # tests/objects/test_log_index_cut.py, redteam19)
+        logs = log_names(self.log_folder)
         try:
             names = {n[:-4] for n in os.listdir(self.folder) if n.endswith(".idx")}
         except FileNotFoundError:
             names = set()
-        logs = log_names(self.log_folder)
         with self._lock:
             gone = self._loaded - names - set(logs)
             if gone:  # repacked by gc: forget their entries
@@ -482,6 +486,10 @@ class PackReader:
         reads every block): their objects are, when read."""
         if log in self._cut and not whole:
             return
+        # uncut before anything can return: a log cut at its very end (or one no longer
+        # opened) stayed cut for good, each miss read every log again and no refresh read
+        # the frames its writer added later (redteam19); a new cut is noted below
+        self._cut.discard(log)
         try:
             fd = open_regular(self.log_folder / log)
         except (OSError, StoreDamaged) as exc:  # gone (a gc), or a link, a FIFO: never read
@@ -498,8 +506,6 @@ class PackReader:
             os.close(fd)
         if len(found) == LOG_EAGER and not whole:
             self._cut.add(log)
-        else:
-            self._cut.discard(log)
         for frame in found:
             self._index.update(
                 (raw.hex(), Loc(log, bo, bl, off, ln))

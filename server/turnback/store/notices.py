@@ -15,6 +15,7 @@ is read only when there is a cause, at most ``MAX_BYTES``, and keeps ``MAX_LINES
 from __future__ import annotations
 
 import os
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,10 @@ from .state import StoreState
 
 MAX_BYTES = 16 << 10
 MAX_LINES = 128
+# refused logs named one by one up to this many; more are one notice (a cause of its own:
+# their set). 200 planted logs were 200 window/showMessage at one status, and more causes
+# than MAX_LINES were told again at every command (redteam19)
+LOGS_NAMED = 4
 CHANNELS = ("cli", "server")
 
 
@@ -56,6 +61,17 @@ def _refused_here(folder: str, name: str) -> bool:
         os.close(fd)
 
 
+def _folded(folder: Path, logs: list[Notice]) -> Notice:
+    """One notice for many refused logs, keyed by their set: told again only when it
+    changes (a log planted or removed)."""
+    keys = "\n".join(sorted(n.key for n in logs)).encode("utf-8", "replace")
+    return Notice("log", f"logs:{len(logs)}:{zlib.crc32(keys):08x}", (
+        f"{len(logs)} object logs in {folder} hold frames no Turnback writes (planted, or "
+        "damaged): the store reads nothing of them from there on. Run 'turnback fsck' to "
+        "list them and what is wrong, then move them out of the store if you did not put "
+        "them there"))
+
+
 def current(store: StoreState, probe: bool = True) -> list[Notice]:
     """The causes present now: a refused log still there, a repair this process made.
     ``probe``: each log's first frame read too, for a log planted since the open, whose
@@ -75,6 +91,8 @@ def current(store: StoreState, probe: bool = True) -> list[Notice]:
                 "damaged): the store reads nothing of it from there on. Run 'turnback fsck' "
                 "to see what is wrong, then move the log out of the store if you did not "
                 "put it there")))
+    if len(out) > LOGS_NAMED:
+        out = [_folded(folder, out)]
     put_back, damaged = store.index.repaired, store.index_damaged
     if put_back or damaged:
         try:
