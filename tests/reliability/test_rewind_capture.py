@@ -72,8 +72,8 @@ def test_an_unreadable_file_is_skipped_not_absent(ws: Path,
     store = Store.open(ws)
     real = ObjectStore.put_file
 
-    def denied(self: ObjectStore, path: Path, size: int) -> str:
-        if path.name == "out.js":
+    def denied(self: ObjectStore, path: Path | str, size: int) -> str:
+        if Path(path).name == "out.js":
             raise PermissionError(13, "Permission denied", str(path))
         return real(self, path, size)
 
@@ -98,8 +98,8 @@ def test_a_file_unreadable_now_is_not_overwritten(ws: Path,
     write(ws, "build/out.js", "generated 2\n")
     real_put, real_entry = ObjectStore.put_file, rw.disk_entry
 
-    def denied(self: ObjectStore, path: Path, size: int) -> str:
-        if path.name == "out.js":
+    def denied(self: ObjectStore, path: Path | str, size: int) -> str:
+        if Path(path).name == "out.js":
             raise PermissionError(13, "Permission denied", str(path))
         return real_put(self, path, size)
 

@@ -226,8 +226,8 @@ def test_unchanged_files_not_opened(store: Store, ws: Path, monkeypatch: pytest.
     opened: list[str] = []
     real = store.objects.put_file
 
-    def spy(path: Path, size: int) -> str:
-        opened.append(path.name)
+    def spy(path: Path | str, size: int) -> str:
+        opened.append(Path(path).name)
         return real(path, size)
 
     monkeypatch.setattr(store.objects, "put_file", spy)

@@ -35,7 +35,7 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     put_file = ObjectStore.put_file
 
-    def counted(self: ObjectStore, path: Path, size: int) -> str:
+    def counted(self: ObjectStore, path: Path | str, size: int) -> str:
         seen.append(Path(path).name)
         return put_file(self, path, size)
 
