@@ -153,3 +153,32 @@ def test_only_a_few_changed_files_keep_their_stat(
     assert len(made) == (changed if changed <= INLINE_MAX else 0)
     assert cp.tree == Store.open(ws).scanner.scan(write=False).tree
     store.close()
+
+
+def test_a_file_made_huge_between_the_look_and_the_read_is_stored_as_seen(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A changed file an incremental scan looked at small and that is then made huge (here
+    a sparse 64 MB; 100 GB costs the same system call) before it is read: stored at the
+    size seen, not read into memory to its new end, and the next checkpoint finds it over
+    the size cap (its row, the earlier stat, does not hide the change)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "log.txt").write_text("first")
+    store = Store.open(ws)
+    store.config.size_cap_bytes = 1 << 20
+    store.scanner.size_cap = 1 << 20
+    store.checkpoint()
+    (ws / "log.txt").write_text("second")
+    real = store.objects.put_file
+
+    def grown_first(path: Path | str, size: int) -> str:
+        os.truncate(path, 64 << 20)  # between the scan's lstat and the read
+        return real(path, size)
+
+    monkeypatch.setattr(store.objects, "put_file", grown_first)
+    cp = store.checkpoint(dirty={"log.txt"})
+    monkeypatch.undo()
+    assert store.read_file(cp.id, "log.txt") == b"second"
+    nxt = store.checkpoint(dirty={"log.txt"})
+    assert [s["path"] for s in nxt.skipped] == ["log.txt"]
+    store.close()
