@@ -55,17 +55,24 @@ def hash_bytes(kind: bytes, data: bytes) -> str:
     return h.hexdigest()
 
 
-def _read_to_end(fd: int, size: int) -> bytes:
-    """What is left of ``fd``, asked for in one read of the ``size`` seen plus one byte
-    (the next read finds the end). A file object's ``read()`` would first ``fstat`` it
-    twice and seek: 3 system calls more a file of a small checkpoint."""
-    chunks = []
-    ask = size + 1  # small: a read allocates what it asks for before it shrinks it
-    while chunk := os.read(fd, ask):
+def _read_seen(fd: int, size: int) -> bytes:
+    """``fd``'s first ``size`` bytes (fewer if it shrank), in one ``os.read`` unless the
+    system returns less. Never past ``size``: the stat that saw it makes the file's stat
+    cache row (so a file grown since is read again by the next scan) and held it under the
+    size cap; read to its end, a small file made a sparse 100 GB between the look and the
+    read was read whole into memory (tests/objects, tests/snapshot). A file object's
+    ``read()`` would first ``fstat`` it twice and seek: 3 system calls more."""
+    if size <= 0:
+        return b""
+    chunk = os.read(fd, size)
+    if len(chunk) == size or not chunk:
+        return chunk
+    chunks = [chunk]
+    got = len(chunk)
+    while got < size and (chunk := os.read(fd, size - got)):
         chunks.append(chunk)
-        if len(chunk) == ask:
-            ask = CHUNK  # it grew since it was seen: read on in big steps
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        got += len(chunk)
+    return b"".join(chunks)
 
 
 def is_hash(value: object) -> bool:
@@ -332,11 +339,12 @@ class ObjectStore:
         return name
 
     def put_file(self, path: Path | str, size: int) -> str:
-        """Store the file at ``path`` as a blob, streaming when it is large."""
+        """Store the file at ``path`` as a blob, streaming when it is large. ``size``: as
+        its ``lstat`` saw it; a small file is stored up to that size (``_read_seen``)."""
         if size < STREAM_THRESHOLD:
             fd = open_regular(path)
             try:
-                data = _read_to_end(fd, size)
+                data = _read_seen(fd, size)
             finally:
                 os.close(fd)
             return self.put(BLOB, data)
