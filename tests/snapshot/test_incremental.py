@@ -182,3 +182,49 @@ def test_a_file_made_huge_between_the_look_and_the_read_is_stored_as_seen(
     nxt = store.checkpoint(dirty={"log.txt"})
     assert [s["path"] for s in nxt.skipped] == ["log.txt"]
     store.close()
+
+
+@pytest.mark.parametrize("race", ["written before the read", "replaced before the read",
+                                  "written after the read", "replaced after the read"])
+def test_a_change_around_the_read_is_not_hidden_by_the_looked_row(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, race: str) -> None:
+    """The row of a file an incremental scan looked at is made from that earlier ``lstat``,
+    the content from a later read. A write or a replacement by another inode (same size,
+    the mtime set back to the one looked at, as anyone writing the workspace can) between
+    the look and the read, or just after the read, is never hidden: the next full scan, in
+    a fresh process, finds the file's last content (ctime and inode are in the row)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    f = ws / "f.txt"
+    f.write_text("aaaa")
+    store = Store.open(ws)
+    store.checkpoint()
+    f.write_text("bbbb")
+    past = f.stat().st_mtime_ns - 10_000_000_000  # not racy: its row would be trusted
+    os.utime(f, ns=(past, past))
+    real = store.objects.put_file
+
+    def change() -> None:
+        if race.startswith("written"):
+            f.write_text("cccc")
+        else:
+            (ws / "new").write_text("cccc")
+            os.replace(ws / "new", f)
+        os.utime(f, ns=(past, past))
+
+    def racing(path: Path | str, size: int) -> str:
+        if race.endswith("before the read"):
+            change()
+            return real(path, size)
+        got = real(path, size)
+        change()
+        return got
+
+    monkeypatch.setattr(store.objects, "put_file", racing)
+    store.checkpoint(dirty={"f.txt"})
+    monkeypatch.undo()
+    store.close()
+    again = Store.open(ws)
+    cp = again.checkpoint()
+    assert again.read_file(cp.id, "f.txt") == b"cccc"
+    again.close()
