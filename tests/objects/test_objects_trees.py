@@ -132,6 +132,36 @@ def test_a_small_file_made_huge_after_its_look_is_not_read_to_its_end(
     assert objs.get(BLOB, name) == b"0123456789"
 
 
+def test_a_large_file_appended_while_streamed_is_stored_as_seen_in_one_go(
+        objs: ObjectStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large file (a build log) appended to while it is streamed: both passes (the hash,
+    then the compressed copy checked against it) read the size seen, so they agree and the
+    file is stored once, as seen. Read to their ends, each pass saw another length and the
+    file was read again (a log appended to all along: again and again, until Python's
+    recursion limit failed the checkpoint)."""
+    import turnback.objects.objectstore as objectstore
+
+    src = tmp_path / "build.log"
+    data = os.urandom(STREAM_THRESHOLD + 5)
+    src.write_bytes(data)
+    opens: list[str] = []
+    real = objectstore.open_regular
+
+    def appended(path: Path | str, **kwargs: object) -> int:
+        opens.append(os.fspath(path))
+        if len(opens) <= 3:
+            with open(src, "ab") as f:
+                f.write(b"one more line\n")
+        return real(path, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(objectstore, "open_regular", appended)
+    name = objs.put_file(src, len(data))
+    monkeypatch.undo()
+    assert len(opens) == 2
+    assert name == hash_bytes(BLOB, data)
+    assert objs.get(BLOB, name) == data
+
+
 def test_copy_blob_detects_altered_content(objs: ObjectStore, tmp_path: Path) -> None:
     a = objs.put(BLOB, b"aaaa")
     b = objs.put(BLOB, b"bbbb")

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from turnback import Store
-from turnback.snapshot import scan
+from turnback.objects.objectstore import BLOB, hash_bytes
+from turnback.snapshot import hashing, scan
 from turnback.snapshot.hashing import INLINE_MAX
 
 
@@ -228,3 +229,13 @@ def test_a_change_around_the_read_is_not_hidden_by_the_looked_row(
     cp = again.checkpoint()
     assert again.read_file(cp.id, "f.txt") == b"cccc"
     again.close()
+
+
+def test_a_file_only_hashed_is_hashed_as_far_as_the_size_seen(tmp_path: Path) -> None:
+    """A scan that stores nothing (``write=False``) hashes a file as a checkpoint stores it:
+    up to the size its look saw, not a sparse 64 MB grown since (a hash that differed from
+    the stored one, and a read with no bound)."""
+    f = tmp_path / "f.txt"
+    f.write_bytes(b"0123456789")
+    os.truncate(f, 64 << 20)
+    assert hashing._hash_file_only(str(f), 10) == hash_bytes(BLOB, b"0123456789")
