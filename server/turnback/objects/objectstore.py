@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 import blake3
 import zstandard
@@ -73,6 +74,17 @@ def _read_seen(fd: int, size: int) -> bytes:
         chunks.append(chunk)
         got += len(chunk)
     return b"".join(chunks)
+
+
+def seen_chunks(f: BinaryIO, size: int) -> Iterator[bytes]:
+    """``f``'s first ``size`` bytes (fewer if it shrank) in ``CHUNK``s: a large file read
+    as far as the stat that saw it, as ``_read_seen`` reads a small one. Both passes of a
+    stream then agree on a log appended to meanwhile (read to its end, each saw another
+    length and the file was read again, and again while the appending went on)."""
+    left = size
+    while left > 0 and (chunk := f.read(min(CHUNK, left))):
+        left -= len(chunk)
+        yield chunk
 
 
 def is_hash(value: object) -> bool:
@@ -350,7 +362,7 @@ class ObjectStore:
             return self.put(BLOB, data)
         h = blake3.blake3(BLOB + b"\0")
         with os.fdopen(open_regular(path), "rb") as f:
-            while chunk := f.read(CHUNK):
+            for chunk in seen_chunks(f, size):
                 h.update(chunk)
         name = h.hexdigest()
         final = self.path(name)
@@ -366,7 +378,7 @@ class ObjectStore:
                 self._cctx().stream_writer(dst, closefd=False) as w,
             ):
                 w.write(BLOB + b"\0")
-                while chunk := src.read(CHUNK):
+                for chunk in seen_chunks(src, size):
                     check.update(chunk)
                     w.write(chunk)
             if check.hexdigest() == name:
