@@ -106,16 +106,60 @@ def test_streamed_large_file(objs: ObjectStore, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("seen", [0, 1, 99, 100, 101, 5000])
-def test_a_small_file_is_stored_whole_whatever_size_was_seen(
+def test_a_small_file_is_stored_as_far_as_the_size_seen(
         objs: ObjectStore, tmp_path: Path, seen: int) -> None:
-    """``put_file`` reads a small file to its end, not to the size the caller saw: a file
-    that grew or shrank since it was looked at is stored as it is when read."""
+    """``put_file`` reads a small file up to the size the caller saw (its stat, which makes
+    the file's stat cache row), never past it: a file that grew since it was looked at is
+    stored as it was then (an appended log: exactly so), and the row's size makes the next
+    scan read it again; one that shrank is stored as it is."""
     src = tmp_path / "f.txt"
     for data in (b"", b"x" * 100, os.urandom(3 * 1024 * 1024 + 5)):
         src.write_bytes(data)
         name = objs.put_file(str(src), seen)
-        assert name == hash_bytes(BLOB, data)
-        assert objs.get(BLOB, name) == data
+        assert name == hash_bytes(BLOB, data[:seen])
+        assert objs.get(BLOB, name) == data[:seen]
+
+
+def test_a_small_file_made_huge_after_its_look_is_not_read_to_its_end(
+        objs: ObjectStore, tmp_path: Path) -> None:
+    """A file seen at 10 bytes and made a sparse 64 MB before the read (100 GB is the same
+    one system call) is stored as the 10 bytes seen: read to its end, a server held all of
+    it in memory (and stored it past the size cap)."""
+    src = tmp_path / "f.txt"
+    src.write_bytes(b"0123456789")
+    os.truncate(src, 64 << 20)
+    name = objs.put_file(src, 10)
+    assert objs.get(BLOB, name) == b"0123456789"
+
+
+def test_a_large_file_appended_while_streamed_is_stored_as_seen_in_one_go(
+        objs: ObjectStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large file (a build log) appended to while it is streamed: both passes (the hash,
+    then the compressed copy checked against it) read the size seen, so they agree and the
+    file is stored once, as seen. Read to their ends, each pass saw another length and the
+    file was read again (a log appended to all along: again and again, until Python's
+    recursion limit failed the checkpoint)."""
+    import turnback.objects.objectstore as objectstore
+
+    src = tmp_path / "build.log"
+    data = os.urandom(STREAM_THRESHOLD + 5)
+    src.write_bytes(data)
+    opens: list[str] = []
+    real = objectstore.open_regular
+
+    def appended(path: Path | str, **kwargs: object) -> int:
+        opens.append(os.fspath(path))
+        if len(opens) <= 3:
+            with open(src, "ab") as f:
+                f.write(b"one more line\n")
+        return real(path, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(objectstore, "open_regular", appended)
+    name = objs.put_file(src, len(data))
+    monkeypatch.undo()
+    assert len(opens) == 2
+    assert name == hash_bytes(BLOB, data)
+    assert objs.get(BLOB, name) == data
 
 
 def test_copy_blob_detects_altered_content(objs: ObjectStore, tmp_path: Path) -> None:

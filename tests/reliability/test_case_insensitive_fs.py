@@ -157,3 +157,32 @@ def test_a_planted_config_claiming_exact_names_does_not_let_a_rewind_fold(
             store.rewind(cp.id)
     assert "'A.txt' and 'a.txt'" in err.value.message
     assert picture(backing) == before
+
+
+def test_a_folding_mount_over_the_workspace_is_probed_again_by_a_process_that_probed(
+        tmp_path: Path) -> None:
+    """A process keeps its name probe while the workspace and the store are the same
+    folders (``probe_site``): a case-folding file system mounted over the workspace's path
+    afterwards (the store, named by the user, elsewhere) is another device, so the next
+    rewind probes again and refuses the two names, where the kept "exact" would have let it
+    write ``A.txt`` over ``a.txt``."""
+    ws, backing = tmp_path / "ws", tmp_path / "backing"
+    write(ws, "a.txt", "lower\n")
+    write(ws, "A.txt", "upper\n")
+    backing.mkdir()
+    store = Store.open(ws, store_dir=tmp_path / "store")
+    try:
+        cp = store.checkpoint()
+        write(ws, "a.txt", "edited\n")
+        store.rewind(cp.id)  # probed: exact names, kept
+        assert store.names == NameRules(False, False)
+        write(backing, "a.txt", "edited\n")
+        with mounted(backing, ws):
+            before = picture(backing)
+            with pytest.raises(Conflict) as err:
+                store.rewind(cp.id)
+            assert "'A.txt' and 'a.txt'" in err.value.message
+            assert store.names == NameRules(True, True)
+            assert picture(backing) == before
+    finally:
+        store.close()

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from turnback import Store
-from turnback.snapshot import scan
+from turnback.objects.objectstore import BLOB, hash_bytes
+from turnback.snapshot import hashing, scan
 from turnback.snapshot.hashing import INLINE_MAX
 
 
@@ -153,3 +154,88 @@ def test_only_a_few_changed_files_keep_their_stat(
     assert len(made) == (changed if changed <= INLINE_MAX else 0)
     assert cp.tree == Store.open(ws).scanner.scan(write=False).tree
     store.close()
+
+
+def test_a_file_made_huge_between_the_look_and_the_read_is_stored_as_seen(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A changed file an incremental scan looked at small and that is then made huge (here
+    a sparse 64 MB; 100 GB costs the same system call) before it is read: stored at the
+    size seen, not read into memory to its new end, and the next checkpoint finds it over
+    the size cap (its row, the earlier stat, does not hide the change)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "log.txt").write_text("first")
+    store = Store.open(ws)
+    store.config.size_cap_bytes = 1 << 20
+    store.scanner.size_cap = 1 << 20
+    store.checkpoint()
+    (ws / "log.txt").write_text("second")
+    real = store.objects.put_file
+
+    def grown_first(path: Path | str, size: int) -> str:
+        os.truncate(path, 64 << 20)  # between the scan's lstat and the read
+        return real(path, size)
+
+    monkeypatch.setattr(store.objects, "put_file", grown_first)
+    cp = store.checkpoint(dirty={"log.txt"})
+    monkeypatch.undo()
+    assert store.read_file(cp.id, "log.txt") == b"second"
+    nxt = store.checkpoint(dirty={"log.txt"})
+    assert [s["path"] for s in nxt.skipped] == ["log.txt"]
+    store.close()
+
+
+@pytest.mark.parametrize("race", ["written before the read", "replaced before the read",
+                                  "written after the read", "replaced after the read"])
+def test_a_change_around_the_read_is_not_hidden_by_the_looked_row(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, race: str) -> None:
+    """The row of a file an incremental scan looked at is made from that earlier ``lstat``,
+    the content from a later read. A write or a replacement by another inode (same size,
+    the mtime set back to the one looked at, as anyone writing the workspace can) between
+    the look and the read, or just after the read, is never hidden: the next full scan, in
+    a fresh process, finds the file's last content (ctime and inode are in the row)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    f = ws / "f.txt"
+    f.write_text("aaaa")
+    store = Store.open(ws)
+    store.checkpoint()
+    f.write_text("bbbb")
+    past = f.stat().st_mtime_ns - 10_000_000_000  # not racy: its row would be trusted
+    os.utime(f, ns=(past, past))
+    real = store.objects.put_file
+
+    def change() -> None:
+        if race.startswith("written"):
+            f.write_text("cccc")
+        else:
+            (ws / "new").write_text("cccc")
+            os.replace(ws / "new", f)
+        os.utime(f, ns=(past, past))
+
+    def racing(path: Path | str, size: int) -> str:
+        if race.endswith("before the read"):
+            change()
+            return real(path, size)
+        got = real(path, size)
+        change()
+        return got
+
+    monkeypatch.setattr(store.objects, "put_file", racing)
+    store.checkpoint(dirty={"f.txt"})
+    monkeypatch.undo()
+    store.close()
+    again = Store.open(ws)
+    cp = again.checkpoint()
+    assert again.read_file(cp.id, "f.txt") == b"cccc"
+    again.close()
+
+
+def test_a_file_only_hashed_is_hashed_as_far_as_the_size_seen(tmp_path: Path) -> None:
+    """A scan that stores nothing (``write=False``) hashes a file as a checkpoint stores it:
+    up to the size its look saw, not a sparse 64 MB grown since (a hash that differed from
+    the stored one, and a read with no bound)."""
+    f = tmp_path / "f.txt"
+    f.write_bytes(b"0123456789")
+    os.truncate(f, 64 << 20)
+    assert hashing._hash_file_only(str(f), 10) == hash_bytes(BLOB, b"0123456789")

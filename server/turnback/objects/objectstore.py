@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 import blake3
 import zstandard
@@ -55,17 +56,35 @@ def hash_bytes(kind: bytes, data: bytes) -> str:
     return h.hexdigest()
 
 
-def _read_to_end(fd: int, size: int) -> bytes:
-    """What is left of ``fd``, asked for in one read of the ``size`` seen plus one byte
-    (the next read finds the end). A file object's ``read()`` would first ``fstat`` it
-    twice and seek: 3 system calls more a file of a small checkpoint."""
-    chunks = []
-    ask = size + 1  # small: a read allocates what it asks for before it shrinks it
-    while chunk := os.read(fd, ask):
+def _read_seen(fd: int, size: int) -> bytes:
+    """``fd``'s first ``size`` bytes (fewer if it shrank), in one ``os.read`` unless the
+    system returns less. Never past ``size``: the stat that saw it makes the file's stat
+    cache row (so a file grown since is read again by the next scan) and held it under the
+    size cap; read to its end, a small file made a sparse 100 GB between the look and the
+    read was read whole into memory (tests/objects, tests/snapshot). A file object's
+    ``read()`` would first ``fstat`` it twice and seek: 3 system calls more."""
+    if size <= 0:
+        return b""
+    chunk = os.read(fd, size)
+    if len(chunk) == size or not chunk:
+        return chunk
+    chunks = [chunk]
+    got = len(chunk)
+    while got < size and (chunk := os.read(fd, size - got)):
         chunks.append(chunk)
-        if len(chunk) == ask:
-            ask = CHUNK  # it grew since it was seen: read on in big steps
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def seen_chunks(f: BinaryIO, size: int) -> Iterator[bytes]:
+    """``f``'s first ``size`` bytes (fewer if it shrank) in ``CHUNK``s: a large file read
+    as far as the stat that saw it, as ``_read_seen`` reads a small one. Both passes of a
+    stream then agree on a log appended to meanwhile (read to its end, each saw another
+    length and the file was read again, and again while the appending went on)."""
+    left = size
+    while left > 0 and (chunk := f.read(min(CHUNK, left))):
+        left -= len(chunk)
+        yield chunk
 
 
 def is_hash(value: object) -> bool:
@@ -332,17 +351,18 @@ class ObjectStore:
         return name
 
     def put_file(self, path: Path | str, size: int) -> str:
-        """Store the file at ``path`` as a blob, streaming when it is large."""
+        """Store the file at ``path`` as a blob, streaming when it is large. ``size``: as
+        its ``lstat`` saw it; a small file is stored up to that size (``_read_seen``)."""
         if size < STREAM_THRESHOLD:
             fd = open_regular(path)
             try:
-                data = _read_to_end(fd, size)
+                data = _read_seen(fd, size)
             finally:
                 os.close(fd)
             return self.put(BLOB, data)
         h = blake3.blake3(BLOB + b"\0")
         with os.fdopen(open_regular(path), "rb") as f:
-            while chunk := f.read(CHUNK):
+            for chunk in seen_chunks(f, size):
                 h.update(chunk)
         name = h.hexdigest()
         final = self.path(name)
@@ -358,7 +378,7 @@ class ObjectStore:
                 self._cctx().stream_writer(dst, closefd=False) as w,
             ):
                 w.write(BLOB + b"\0")
-                while chunk := src.read(CHUNK):
+                for chunk in seen_chunks(src, size):
                     check.update(chunk)
                     w.write(chunk)
             if check.hexdigest() == name:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import blake3
 
 from ..fs.reading import NotRegular, open_regular
-from ..objects.objectstore import BLOB, CHUNK, hash_bytes
+from ..objects.objectstore import BLOB, hash_bytes, seen_chunks
 from ..objects.trees import STAT_MODES, Entry
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ def _wait(futures: list[Future[Any]]) -> None:
 def _hash_file_only(path: str, size: int) -> str:
     h = blake3.blake3(BLOB + b"\0")
     with os.fdopen(open_regular(path), "rb") as f:
-        while chunk := f.read(CHUNK):
+        for chunk in seen_chunks(f, size):  # as far as the size seen, as put_file stores
             h.update(chunk)
     return h.hexdigest()
 
