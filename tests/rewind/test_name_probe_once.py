@@ -67,11 +67,41 @@ def test_the_name_probe_is_made_again_for_another_folder(
         probes.append(real(workspace, root))
         return probes[-1]
 
-    sites = iter([(1, 1, 1, 1), (1, 1, 1, 2)])
+    sites = iter([(1, 1, 1, 1, 1), (1, 1, 1, 1, 1), (1, 1, 1, 1, 2), (1, 1, 1, 1, 2)])
     monkeypatch.setattr(ops, "probe_store", counted)
     monkeypatch.setattr(ops, "probe_site", lambda _ws, _root: next(sites))
     try:
         store.rewind(cp)
+        store.undo()
+        assert len(probes) == 2
+    finally:
+        store.close()
+
+
+def test_the_name_probe_is_made_again_once_the_probed_folder_was_emptied_and_filled(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workspace's root (where the probe is made when the store is on another file
+    system) can be made case-folding (``chattr +F``) in place, its inode kept, only while
+    empty: emptied and filled again, its ctime moves, and the next rewind probes again
+    rather than trust the answer of the folder as it was. A name made and removed there
+    stands in for it (this kernel cannot make a case-folding folder)."""
+    ws = tmp_path / "ws"
+    store, cp = _edited(ws)
+    probes: list[NameRules | None] = []
+    real = ops.probe_store
+
+    def counted(workspace: Path, root: Path) -> NameRules | None:
+        probes.append(real(workspace, root))
+        return probes[-1]
+
+    monkeypatch.setattr(ops, "probe_store", counted)
+    try:
+        store.rewind(cp)
+        assert len(probes) == 1
+        before = ops.probe_site(store.workspace, store.root)
+        (ws / "new.txt").write_text("x\n")  # a name made in the root: its ctime moves
+        (ws / "new.txt").unlink()
+        assert ops.probe_site(store.workspace, store.root) != before
         store.undo()
         assert len(probes) == 2
     finally:

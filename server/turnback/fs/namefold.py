@@ -86,16 +86,20 @@ def probe(folder: Path) -> NameRules | None:
 
 # the identity of the folders a probe depends on: the workspace's and the store's device
 # and inode numbers (``probe_site``)
-Site = tuple[int, int, int, int]
+Site = tuple[int, int, int, int, int]
 
 
 def probe_site(workspace: Path, store_root: Path) -> Site:
     """What ``probe_store``'s answer depends on: the file systems of the workspace and the
-    store and the folders themselves (a folder made again may be case-folded where the old
-    one was not: ext4's ``+F`` is set on an empty folder only). Two ``stat`` calls, where a
-    probe makes and removes a file."""
+    store and the folders themselves. A folder is made case-folding (ext4's and f2fs'
+    ``chattr +F``) only while empty: made again, it is another inode; the workspace's
+    root, where the probe is made when the store is on another file system, may also be
+    emptied and filled again in place, which moves its ctime (so does any name made or
+    removed in it: a probe more). The store's root is never emptied while in use, and its
+    ctime moves at every journal and index write. Two ``stat`` calls, where a probe
+    makes and removes a file."""
     ws, store = workspace.stat(), store_root.stat()
-    return (ws.st_dev, ws.st_ino, store.st_dev, store.st_ino)
+    return (ws.st_dev, ws.st_ino, ws.st_ctime_ns, store.st_dev, store.st_ino)
 
 
 def probe_store(workspace: Path, store_root: Path) -> NameRules | None:

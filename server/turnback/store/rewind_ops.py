@@ -387,7 +387,9 @@ class RewindOps(CheckpointOps):
         fresh = probe_store(self.workspace, self.root)
         if fresh is not None:
             self.names = fresh
-            self._names_probed = (site, fresh)
+            # taken again: the probe's own file, made and removed in the workspace's
+            # root when the store is elsewhere, moved its ctime
+            self._names_probed = (probe_site(self.workspace, self.root), fresh)
 
     def _refuse_unportable(self, plan: Plan, label: str) -> None:
         """On Windows: refuse, naming the file, a plan writing a name Windows cannot hold
