@@ -21,6 +21,7 @@ sys.path.insert(0, str(BENCH))
 from edits import Editor, text_files  # noqa: E402
 from gen_workspace import MARKER, SYMLINKS, Plan, generate  # noqa: E402
 from shadow_git import ShadowGit, dir_size  # noqa: E402
+from toc import contents, rewritten  # noqa: E402
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -163,3 +164,17 @@ def test_plot_reads_the_sweep_medians() -> None:
 
     got = sweep({"sweep.10.git": [0.5, 0.3, 0.4], "sweep.10.warm": [0.01], "noop.git": [1.0]})
     assert got == {"git": {10: 0.4}, "warm": {10: 0.01}}
+
+
+def test_toc_lists_level_two_headings_with_githubs_anchors() -> None:
+    text = ("# Title\n<!-- toc -->\nold\n<!-- /toc -->\n## Results\n```\n## not a heading\n```\n"
+            "### Results\n## Issue 16: the head (`b94cac4`), and 1,000 → 2\n## Results\n")
+    block = contents(text)
+    assert block.splitlines()[2:] == [
+        "- [Results](#results)",
+        "- [Issue 16: the head (`b94cac4`), and 1,000 → 2](#issue-16-the-head-b94cac4-and-1000--2)",
+        "- [Results](#results-2)",  # the "### Results" took results-1, as on GitHub
+    ]
+    new = rewritten(text)
+    assert "old" not in new and new.endswith("## Results\n")
+    assert rewritten(new) == new
