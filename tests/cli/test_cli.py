@@ -271,3 +271,19 @@ def test_text_output_quotes_names_with_control_characters(ws: Path) -> None:
     # --json: the names themselves, JSON-escaped
     got = {c["path"] for c in j(ws, "changes", cp)["changes"]}
     assert got == set(ODD)
+
+
+@pytest.mark.parametrize("verb", [["status"], ["rewind", "nope1234"]])
+def test_auto_init_is_on_for_1_and_off_for_0(ws: Path, verb: list[str]) -> None:
+    """``TURNBACK_AUTO_INIT=0`` turned it on, as any non-empty value did: a command in a
+    folder without a store made one. ``0`` and empty now leave it off (as
+    ``TURNBACK_BACKGROUND=0``), ``1`` on; through click (``status``) and the fast path
+    that does a plain rewind line without it (``cli/direct.py``)."""
+    from wsutil import cli_env
+
+    for value in ("0", ""):
+        p = run_cli(ws, *verb, check=None, env={**cli_env(), "TURNBACK_AUTO_INIT": value})
+        assert p.returncode == 1 and b"no Turnback store" in p.stderr, (value, p.stderr)
+        assert not (ws / ".turnback").exists()
+    run_cli(ws, *verb, check=None, env={**cli_env(), "TURNBACK_AUTO_INIT": "1"})
+    assert (ws / ".turnback" / "config.json").is_file()

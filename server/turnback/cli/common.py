@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -38,8 +37,10 @@ class Ctx:
     def open(self, create: bool = False, merge_logs: bool = False) -> Store:
         """The store; ``merge_logs``: a command that may store objects, after which the
         object logs are merged if they are many (``direct.merge_logs_after``)."""
+        from .direct import auto_init
+
         store = Store.open(self.find_workspace(), store_dir=self.store_dir,
-                           create=create or bool(os.environ.get("TURNBACK_AUTO_INIT")))
+                           create=create or auto_init())
         # a one-shot process: a full scan may fork a child to check folders on another core
         store.scanner.fork_verify = True
         _tell(store)

@@ -29,6 +29,13 @@ if TYPE_CHECKING:
 VERBS = ("checkpoint", "rewind", "undo")
 
 
+def auto_init() -> bool:
+    """Whether ``TURNBACK_AUTO_INIT`` asks a command that finds no store to make one: set,
+    and not ``0`` (as ``TURNBACK_BACKGROUND=0`` and ``TURNBACK_HANDOFF=0`` turn theirs off;
+    ``0`` turned it on, as any non-empty value did)."""
+    return os.environ.get("TURNBACK_AUTO_INIT", "") not in ("", "0")
+
+
 def run_argv(argv: list[str]) -> int | None:
     """``run`` of the command line ``argv`` if ``handoff.parse`` reads it, else None."""
     req = parse(argv)
@@ -50,8 +57,7 @@ def run(req: Request) -> int | None:
     try:
         store = Store.open(Path(req.workspace) if req.workspace else _find_workspace(),
                            store_dir=req.store,
-                           create=req.verb == "checkpoint"
-                           or bool(os.environ.get("TURNBACK_AUTO_INIT")))
+                           create=req.verb == "checkpoint" or auto_init())
         try:
             # a one-shot process: a full scan may fork a child to check folders on the
             # other core (``Ctx.open`` says the same to click's commands)
