@@ -1,9 +1,11 @@
-"""The name-rule probe before a rewind writes is made again only when the workspace's or
-the store's folder is another one (``RewindOps._confirm_names``): it made and removed a file
-at every rewind."""
+"""The rewind's probes of the file system: the name-rule probe before it writes, made again
+only when the workspace's or the store's folder is another one (``RewindOps._confirm_names``:
+it made and removed a file at every rewind), and Windows' symlink probe
+(``_can_symlink``)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -104,5 +106,21 @@ def test_the_name_probe_is_made_again_once_the_probed_folder_was_emptied_and_fil
         assert ops.probe_site(store.workspace, store.root) != before
         store.undo()
         assert len(probes) == 2
+    finally:
+        store.close()
+
+
+def test_a_leftover_symlink_probe_does_not_refuse_links(tmp_path: Path) -> None:
+    """Windows' check that this user may make a symlink (``_can_symlink``) made
+    ``cache/symlink-probe-<pid>``; one left by a killed process of the same pid (or
+    planted) made the check fail "exists", and a rewind of any link was refused with a
+    word about Developer Mode. Called directly: on Linux a rewind never asks."""
+    ws = tmp_path / "ws"
+    store, _cp = _edited(ws)
+    try:
+        (store.root / "cache").mkdir(exist_ok=True)
+        (store.root / "cache" / f"symlink-probe-{os.getpid()}").write_text("left\n")
+        assert store._can_symlink()
+        assert not (store.root / "cache" / f"symlink-probe-{os.getpid()}").exists()
     finally:
         store.close()

@@ -5,6 +5,7 @@ journal, checked like any input). The plan and its application are in ``turnback
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 from collections.abc import Iterable
@@ -413,6 +414,10 @@ class RewindOps(CheckpointOps):
             try:  # in cache/ opened without following a link (fs/instore.py)
                 with instore.folder_of(probe, create=True) or open_root(
                         str(probe.parent)) as folder:
+                    # a killed process's of the same pid (or a planted one) made the
+                    # symlink fail "exists", and every rewind of a link was refused
+                    with contextlib.suppress(FileNotFoundError):
+                        folder.unlink(probe.name)
                     folder.symlink("target", probe.name)
                     folder.unlink(probe.name)
                 self._symlinks = True
