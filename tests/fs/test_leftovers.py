@@ -265,3 +265,40 @@ def test_an_exports_folder_swapped_for_a_link_during_the_sweep_removes_nothing_t
     # by descriptor the leftover went from the folder looked at; with folders reached by
     # path (Windows, TURNBACK_FS_PATHS) the swap is seen and nothing is removed
     assert removed == ([] if (tmp_path / "moved" / name).exists() else [name])
+
+
+def test_a_file_swapped_in_between_the_look_and_the_removal_is_kept(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """redteam19's open window: the look (``is_leftover``) and the unlink were two calls by
+    name, so a file put under the leftover's name between them was deleted (its data lost
+    had it no other name). The candidate is now moved to a name of our own and looked at
+    there: not the file looked at, it goes back, untouched."""
+    target = tmp_path / "out" / "session.jsonl"
+    target.parent.mkdir()
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    ours = _name_of(int(proc.stdout), target.name, monkeypatch)
+    (target.parent / ours).write_text("a dead write's")
+    _age(target.parent / ours)
+    real = leftovers.is_leftover
+    swapped: list[str] = []
+
+    def swap_after_the_look(name: str, candidate: str, st: os.stat_result) -> bool:
+        found = real(name, candidate, st)
+        if found and not swapped:  # another file under that name, as old (made before the
+            # first is freed: a new file may take a freed inode's number)
+            other = target.parent / "elsewhere"
+            other.write_text("the user's")
+            _age(other)
+            other.replace(target.parent / candidate)
+            swapped.append(candidate)
+        return found
+
+    monkeypatch.setattr(leftovers, "is_leftover", swap_after_the_look)
+    assert remove_leftovers_at(target) == []
+    assert swapped == [ours]
+    assert _left(target.parent) == {ours}, "put back under its name, no other name left"
+    assert (target.parent / ours).read_text() == "the user's"
+    monkeypatch.setattr(leftovers, "is_leftover", real)
+    assert remove_leftovers_at(target) == [ours], "looked at again by the next write: removed"
+    assert _left(target.parent) == set()

@@ -13,10 +13,11 @@ one of 1,000 (bench/RESULTS.md, ``trust19``).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from .folders import Folder, open_root
-from .tempnames import TMP_PREFIX, is_leftover
+from .folders import Folder, identity, open_root
+from .tempnames import TMP_PREFIX, is_leftover, temp_name
 
 
 def remove_leftovers(folder: Folder, name: str) -> list[str]:
@@ -32,19 +33,59 @@ def remove_leftovers(folder: Folder, name: str) -> list[str]:
         if not candidate.startswith(TMP_PREFIX):
             continue
         try:
-            if is_leftover(name, candidate, folder.lstat(candidate)):
-                folder.unlink(candidate)
+            st = folder.lstat(candidate)
+            if is_leftover(name, candidate, st) and _remove_checked(folder, name, candidate,
+                                                                    _same_file(st)):
                 removed.append(candidate)
         except OSError:
             continue
     return removed
 
 
+def _same_file(st: os.stat_result) -> tuple[int, ...]:
+    """What tells the file looked at from another put under its name: its identity, and its
+    size and time of change, which a new file that took a freed inode's number has its own."""
+    return (*identity(st), st.st_size, st.st_mtime_ns)
+
+
+def _remove_checked(folder: Folder, name: str, candidate: str, ident: tuple[int, ...]) -> bool:
+    """Unlink ``candidate`` only if it is still the file looked at (``ident``). A look then
+    an unlink by name deleted a file swapped in under that name between the two (its data
+    lost if it had no other name, redteam19): it is first moved, in one rename, to a name
+    of our own, and looked at there, where no one else puts a file; not the one looked at
+    (or no longer a leftover), it is renamed back. That name is one of ours that our next
+    write's sweep removes once this process is gone, if a crash leaves it."""
+    private = temp_name(name)
+    try:
+        folder.lstat(private)
+    except FileNotFoundError:
+        pass
+    else:
+        return False  # taken (a fresh random name: never in practice): not renamed over
+    folder.rename(candidate, private)
+    try:
+        st = folder.lstat(private)
+        mine = _same_file(st) == ident and is_leftover(name, candidate, st)
+    except OSError:
+        mine = False
+    if mine:
+        folder.unlink(private)
+        return True
+    try:
+        folder.lstat(candidate)
+    except FileNotFoundError:
+        folder.rename(private, candidate)  # as it was
+    # else a third file took the name meanwhile: the one moved stays by our name, whose
+    # sweep leaves it unless it is an old file of ours (checked again, as any leftover)
+    return False
+
+
 def remove_leftovers_at(path: Path) -> list[str]:
     """``remove_leftovers`` for a file written by path (``fs/atomic.atomic_write``): its
     folder opened once (a link there is the user's choice), then listed, looked at and
-    unlinked through it. By path, a folder swapped for a link between the look and the
-    unlink made the unlink remove the same-named file where the link points (redteam19)."""
+    unlinked through it (``_remove_checked``). By path, a folder swapped for a link between
+    the look and the unlink made the unlink remove the same-named file where the link
+    points (redteam19)."""
     try:
         folder = open_root(str(path.parent))
     except OSError:

@@ -17,7 +17,16 @@ from collections.abc import Callable
 import blake3
 
 from ..errors import Conflict, TurnbackError, Unsafe
-from ..fs.folders import FdFolder, Folder, NotAFolder, chmod_fd, is_link, open_dir, open_root
+from ..fs.folders import (
+    FdFolder,
+    Folder,
+    NotAFolder,
+    chmod_fd,
+    identity,
+    is_link,
+    open_dir,
+    open_root,
+)
 from ..fs.osflags import O_BINARY, O_CLOEXEC, O_NONBLOCK
 from ..fs.paths import refuse_protected_path
 from ..objects.objectstore import BLOB, CHUNK, ObjectStore, hash_bytes
@@ -168,6 +177,11 @@ TMP_PREFIX = ".turnback-tmp-"  # a file being written into place, or one replace
 _is_temp = re.compile(re.escape(TMP_PREFIX) + r"[0-9]+-[0-9a-f]{8}").fullmatch
 
 
+# the most folders ``Applier`` holds a descriptor of until ``release`` (one a folder a
+# second name was made in): well under a process's usual 1,024 descriptors; a rewind
+# replacing files in more folders looks the rest up by path, as before
+HELD_FOLDERS = 64
+
 # the most ``Applier.preload`` holds: a rewind of many files reads the rest as it writes
 PRELOAD_BYTES = 16 << 20
 
@@ -183,8 +197,12 @@ class Applier:
         self.op = op
         self.done: list[str] = []
         self._loaded: dict[str, bytes] = {}  # blobs ``preload`` read, checked, by name
-        # files a write replaced, still held by a temporary name (``_put``): (folder, name)
-        self.replaced: list[tuple[str, str]] = []
+        # files a write replaced, still held by a temporary name (``_put``): (folder, name,
+        # the identity ``lstat`` gave that name right after its link)
+        self.replaced: list[tuple[str, str, tuple[int, int]]] = []
+        # a descriptor of each folder a second name was made in, by its path then, up to
+        # ``HELD_FOLDERS``: ``release`` unlinks there even if the folder was renamed since
+        self._made_in: dict[str, FdFolder] = {}
 
     def preload(self, plan: Plan) -> None:
         """Read the blobs ``plan`` writes (each checked against its name), for ``apply``.
@@ -286,31 +304,58 @@ class Applier:
 
     def release(self) -> None:
         """Unlink the replaced files ``_put`` kept, freeing their blocks now (a server
-        calls it after it has answered). Whatever is not unlinked here (a crash, a
-        folder gone) is a temporary name ``remove_temps`` removes, as the journal's
-        recovery does."""
+        calls it after it has answered). Each is unlinked in the folder it was made in,
+        through the descriptor held since (``_made_in``), wherever that folder is now: a
+        folder renamed between a rewind's answer and this (an editor's refactoring, a
+        ``git mv``) kept them for good when they were looked for by path. Only a name
+        still the very file linked is unlinked; anything else standing there is left.
+        Whatever is not unlinked here (a crash, a folder gone) is a temporary name
+        ``remove_temps`` removes, as the journal's recovery does."""
         replaced, self.replaced = self.replaced, []
-        if not replaced:
+        made_in, self._made_in = self._made_in, {}
+        try:
+            self._unlink_kept(replaced, made_in)
+        finally:
+            for held in made_in.values():
+                held.close()
+
+    def _unlink_kept(self, replaced: list[tuple[str, str, tuple[int, int]]],
+                     made_in: dict[str, FdFolder]) -> None:
+        by_folder: dict[str, list[tuple[str, tuple[int, int]]]] = {}
+        for folder, name, ident in replaced:
+            by_folder.setdefault(folder, []).append((name, ident))
+        left: dict[str, list[tuple[str, tuple[int, int]]]] = {}
+        for folder, names in sorted(by_folder.items()):
+            held = made_in.get(folder)
+            rest = names if held is None else [n for n in names if not _unlink_own(held, *n)]
+            if rest:  # past the bound, or (renamed during the rewind) made in another
+                left[folder] = rest
+        if not left:
             return
-        by_folder: dict[str, list[str]] = {}
-        for folder, name in replaced:
-            by_folder.setdefault(folder, []).append(name)
         try:
             root = open_root(self.workspace)
         except OSError:
             return  # the workspace gone: a roll-back calling this first goes on to say so
         with root:
-            for folder, names in sorted(by_folder.items()):
+            for folder, names in sorted(left.items()):
                 try:
                     dfd = open_dir(root, folder.split("/") if folder else [], create=False)
                 except (OSError, Unsafe):
                     continue  # gone or swapped for a link: nothing of ours to unlink there
                 with dfd:
-                    for name in names:
-                        try:
-                            dfd.unlink(name)
-                        except OSError:
-                            pass
+                    for name, ident in names:
+                        _unlink_own(dfd, name, ident)
+
+    def _hold(self, dfd: FdFolder, folder: str) -> None:
+        """Keep a descriptor of ``dfd``, where a second name was just made, for ``release``
+        (one a folder, up to ``HELD_FOLDERS``; past it, looked for by path as before)."""
+        if folder in self._made_in or len(self._made_in) >= HELD_FOLDERS:
+            return
+        try:
+            fd = os.dup(dfd.fd)  # not inherited by a child process (Python's dup)
+        except OSError:
+            return  # out of descriptors: by path, as before
+        self._made_in[folder] = FdFolder(fd, dfd.path)
 
     def remove_temps(self, plan: Plan) -> None:
         """Delete the temporary files a killed rewind left beside the files it was writing."""
@@ -432,6 +477,8 @@ class Applier:
                 finally:
                     os.close(fd)
             kept = self._keep_replaced(dfd, name, path)
+            # the file linked, by identity: ``release`` unlinks that name only if it still is
+            ident = None if kept is None else _ident_or_none(dfd, kept)
             if expect is not None and kept is None:
                 # nothing to look at after the rename: looked at now, as the plan's check
                 self._decide(path, disk_entry(dfd, name), entry, expect[0], True, [])
@@ -444,7 +491,9 @@ class Applier:
             if kept is not None:
                 if expect is not None:
                     self._check_replaced(dfd, name, kept, path, entry, expect[0])
-                self.replaced.append(("/".join(parts[:-1]), kept))
+                if ident is not None and isinstance(dfd, FdFolder):
+                    self.replaced.append(("/".join(parts[:-1]), kept, ident))
+                    self._hold(dfd, "/".join(parts[:-1]))
         except BaseException:
             _unlink_quietly(dfd, tmp)
             raise
@@ -689,6 +738,24 @@ def check_conflicts(workspace: str, plan: Plan, skipped: dict[str, str] | None =
             "Nothing was changed: move those files away (or rewind other paths) and rewind "
             "again"
         )
+
+
+def _ident_or_none(dfd: Folder, name: str) -> tuple[int, int] | None:
+    st = _lstat_or_none(dfd, name)
+    return None if st is None else identity(st)
+
+
+def _unlink_own(dfd: Folder, name: str, ident: tuple[int, int]) -> bool:
+    """Unlink ``name`` in ``dfd`` if it is still the file ``ident`` names; whether it was
+    (or is gone). Another file standing there (a name taken since) is left as it is."""
+    st = _lstat_or_none(dfd, name)
+    if st is None or identity(st) != ident or not stat.S_ISREG(st.st_mode):
+        return False
+    try:
+        dfd.unlink(name)
+    except OSError:
+        return False
+    return True
 
 
 def _unlink_quietly(dfd: Folder, name: str) -> None:

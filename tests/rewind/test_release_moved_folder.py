@@ -1,0 +1,141 @@
+"""A rewind's second names are unlinked where they were made (``Applier.release``), even in a
+folder renamed between the rewind's answer and its ``finish_rewind``: looked up again by
+path, the release found nothing there and the replaced files stayed in the moved folder
+for good, out of reach of recovery, gc and fsck (trust20)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from turnback import Store
+from turnback.fs.osflags import DESCRIPTORS
+from turnback.rewind import apply as rw
+from wsutil import write
+
+
+def _keeps(ws: Path) -> bool:
+    """Whether a rewind keeps replaced files here (descriptors, and hard links: the FUSE
+    file system of scripts/test-portable.sh has none)."""
+    probe = ws / "link-probe"
+    probe.write_bytes(b"")
+    try:
+        os.link(probe, ws / "link-probe-2")
+    except OSError:
+        return False
+    else:
+        (ws / "link-probe-2").unlink()
+        return DESCRIPTORS
+    finally:
+        probe.unlink()
+
+
+def _temps(top: Path) -> list[Path]:
+    return sorted(p for p in top.rglob(".turnback-tmp-*") if ".turnback/" not in p.as_posix())
+
+
+def _held_in(top: Path) -> int:
+    """Descriptors of this process open on a folder of ``top`` (the store's own aside)."""
+    held = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue  # the listing's own descriptor, closed since
+        held += os.path.dirname(target) == str(top) and not os.path.basename(
+            target).startswith(".") and os.path.isdir(target)
+    return held
+
+
+@pytest.fixture
+def keeping(ws: Path) -> None:
+    if not _keeps(ws):
+        pytest.skip("no second names here (no hard links or no folder descriptors)")
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("descriptors are counted in /proc/self/fd")
+
+
+def _rewound_in(store: Store, ws: Path, folders: list[str]) -> None:
+    """Each of ``folders`` holds a file rewound (v2 back to v1), not yet finished."""
+    for f in folders:
+        write(ws, f"{f}/f", "v1")
+    cp = store.checkpoint()
+    for f in folders:
+        write(ws, f"{f}/f", "v2")
+    store.rewind(cp.id, finish_later=True)
+    assert all((ws / f / "f").read_text() == "v1" for f in folders)
+    assert len(_temps(ws)) == len(folders), "each replaced v2 kept by its second name"
+
+
+def test_a_folder_renamed_before_the_release_keeps_no_second_name(
+        store: Store, ws: Path, keeping: None) -> None:
+    _rewound_in(store, ws, ["sub"])
+    (ws / "sub").rename(ws / "moved")  # an editor's refactoring, after the answer
+    store.finish_rewind()
+    assert _temps(ws) == [], "unlinked in the moved folder, where it was made"
+    assert (ws / "moved" / "f").read_text() == "v1"
+
+
+def test_a_folder_moved_out_of_the_workspace_keeps_no_second_name(
+        store: Store, ws: Path, tmp_path: Path, keeping: None) -> None:
+    _rewound_in(store, ws, ["a/sub"])
+    outside = tmp_path / "outside"
+    (ws / "a" / "sub").rename(outside)
+    store.finish_rewind()
+    assert _temps(outside) == [] and _temps(ws) == []
+    assert (outside / "f").read_text() == "v1", "nothing else of it touched"
+
+
+def test_a_second_name_taken_by_another_file_is_left(
+        store: Store, ws: Path, keeping: None) -> None:
+    _rewound_in(store, ws, ["sub", "other"])
+    (ws / "other").rename(ws / "other-moved")
+    for kept in _temps(ws):  # each second name now another file (not the inode linked;
+        # made before the old one is freed, which could give it the same inode number)
+        other = kept.with_name("other-file")
+        other.write_text("someone else's")
+        other.replace(kept)
+    taken = _temps(ws)
+    store.finish_rewind()
+    assert _temps(ws) == taken, "neither unlinked: not the files the rewind linked"
+    assert all(p.read_text() == "someone else's" for p in taken)
+
+
+def test_folders_past_the_bound_are_released_by_path(
+        store: Store, ws: Path, keeping: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rw, "HELD_FOLDERS", 3)
+    folders = [f"d{i}" for i in range(6)]
+    _rewound_in(store, ws, folders)
+    assert _held_in(ws) == 3, "one descriptor a folder, no more than the bound"
+    (ws / "d0").rename(ws / "d0-moved")  # held: found where it went
+    store.finish_rewind()
+    assert _temps(ws) == [], "the held folder's by its descriptor, the rest by path"
+    assert _held_in(ws) == 0 and _held_in(ws / "d0-moved") == 0, "every one closed"
+
+
+def test_no_descriptor_is_left_by_a_rewind_rolled_back(
+        store: Store, ws: Path, keeping: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    for f in ["a", "b"]:
+        write(ws, f"{f}/f", "v1")
+    cp = store.checkpoint()
+    for f in ["a", "b"]:
+        write(ws, f"{f}/f", "v2")
+    real_check = rw.Applier._check_replaced
+
+    def saved_meanwhile(dfd: rw.FdFolder, name: str, kept: str, path: str, *rest: object
+                        ) -> None:
+        if path == "b/f":  # an editor's write landing before the rename, in the file replaced
+            fd = os.open(kept, os.O_WRONLY | os.O_APPEND, dir_fd=dfd.fd)
+            os.write(fd, b" saved")
+            os.close(fd)
+        real_check(dfd, name, kept, path, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rw.Applier, "_check_replaced", staticmethod(saved_meanwhile))
+    with pytest.raises(rw.Changed):
+        store.rewind(cp.id)
+    assert _held_in(ws) == 0, "the descriptors held for the release closed by the roll-back"
+    assert _temps(ws) == []
+    assert (ws / "a" / "f").read_text() == "v2", "rolled back"
+    assert (ws / "b" / "f").read_text() == "v2 saved", "the save kept"
