@@ -164,6 +164,10 @@ def _plain_body(data: Any) -> bytes | None:
         return None
 
 
+_LINE_LIMIT = 2**24  # longest header line held in memory
+_DROPPED = b"(dropped)\r\n"  # neither a header pygls reads nor the blank line ending them
+
+
 class PipeReader:
     """stdin read on the event loop (pygls reads it with a thread per line)."""
 
@@ -178,7 +182,7 @@ class PipeReader:
         if self._fallback is not None:
             return self._fallback
         loop = asyncio.get_running_loop()
-        stream = asyncio.StreamReader(limit=2**24, loop=loop)
+        stream = asyncio.StreamReader(limit=_LINE_LIMIT, loop=loop)
         try:
             mode = os.fstat(self._stdin.fileno()).st_mode
         except (OSError, ValueError, AttributeError):
@@ -200,7 +204,17 @@ class PipeReader:
 
     async def readline(self) -> bytes:
         reader = await self._reader()
-        return await reader.readline()
+        if isinstance(reader, StdinAsyncReader):
+            return await reader.readline()
+        try:
+            return await reader.readline()
+        except ValueError:
+            # a line past the stream's limit (16 MB): pygls's loop let this end the server.
+            # The stream has dropped what it held; the rest of the line comes as more such
+            # lines, each dropped, until a message's headers start again.
+            logger.warning("dropped a header line longer than %d bytes (not a JSON-RPC "
+                           "header: the client's framing is broken)", _LINE_LIMIT)
+            return _DROPPED
 
     async def readexactly(self, n: int) -> bytes:
         reader = await self._reader()
