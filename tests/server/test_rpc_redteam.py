@@ -77,3 +77,13 @@ async def test_a_lone_surrogate_is_refused_by_name(
     await client.fails(method, params, INVALID, f"'{name}'", "surrogate")
     assert (ws / ".turnback" / "checkpoints.jsonl").read_bytes() == before
     await still_answers(client)
+
+
+async def test_a_request_after_shutdown_is_refused_not_left_unanswered(
+    client: TurnbackClient,
+) -> None:
+    """LSP: requests after ``shutdown`` error with InvalidRequest. pygls dropped them
+    unanswered, so a client (a second window's command, a late hover) waited for ever."""
+    await client.call("shutdown")
+    await client.fails("turnback/createCheckpoint", {}, -32600, "shutdown", "exit")
+    assert await client.call("shutdown") is None  # asked again (the fixture's stop does)
