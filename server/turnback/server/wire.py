@@ -17,7 +17,8 @@ from typing import Any, BinaryIO
 
 import orjson
 from cattrs import Converter
-from pygls.exceptions import JsonRpcInternalError
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidRequest
 from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.protocol import (
     JsonRPCNotification,
@@ -26,6 +27,7 @@ from pygls.protocol import (
     LanguageServerProtocol,
     default_converter,
 )
+from pygls.protocol.json_rpc import RPCRequest
 
 from ..fs.jsonl import bounded
 
@@ -81,6 +83,20 @@ class TurnbackProtocol(LanguageServerProtocol):
         super().__init__(*args, **kwargs)
         self._unanswered: set[int | str] = set()  # requests received, no answer written yet
         self._waiting: list[tuple[set[int | str], asyncio.Future[None]]] = []
+
+    def handle_message(self, message: Any) -> None:
+        """pygls's, except that a request after ``shutdown`` is answered, as LSP asks (pygls
+        dropped it: its client waited for ever); ``shutdown`` asked again answers again."""
+        if (self._shutdown and isinstance(message, RPCRequest)
+                and message.jsonrpc == self.VERSION and message.method != types.EXIT):
+            if message.method == types.SHUTDOWN:
+                self._send_response(message.id, None)
+            else:
+                self._send_response(message.id, error=JsonRpcInvalidRequest(
+                    f"{message.method}: the server is shutting down ('shutdown' was received); "
+                    "only 'exit' is accepted now: start a new server"))
+            return
+        super().handle_message(message)
 
     def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
         self._unanswered.add(msg_id)
