@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -272,3 +273,38 @@ async def test_the_editors_server_takes_over_from_a_background_one(ws: Path) -> 
         if pid is not None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+async def test_silent_and_lying_clients_hold_no_write_queue(ws: Path) -> None:
+    """Clients that connect and send nothing, half a frame, or a length of 1 GB: a
+    checkpoint asked over JSON-RPC and one handed off meanwhile are answered, and the
+    lying client is closed unread (checked sound by the rpcfuzz pass)."""
+    with_store(ws)
+    async with started(ws) as client:
+        await client.wait_watching()
+        await wait_socket(ws)
+        path = str(ws / ".turnback" / "run" / "cli.sock")
+        held: list[socket.socket] = []
+        for _ in range(server_handoff.MAX_CLIENTS - 2):  # room left for the hand-off below
+            s = socket.socket(socket.AF_UNIX)
+            s.connect(path)
+            held.append(s)
+        held[0].sendall(b"\x00\x00")  # half a length
+        liar = socket.socket(socket.AF_UNIX)
+        liar.connect(path)
+        held.append(liar)
+        liar.sendall((1 << 30).to_bytes(4, "big"))
+        try:
+            cp = await client.call("turnback/createCheckpoint", {"label": "while held"})
+            assert cp["checkpoint"]["label"] == "while held"
+            code, out, err = await handed(ws, "checkpoint", "-m", "handed while held")
+            assert (code, err) == (0, b"") and b"handed while held" in out
+            liar.settimeout(30)
+            got = b""
+            while chunk := await asyncio.to_thread(liar.recv, 4096):
+                got += chunk  # the greeting, then the end: closed without reading 1 GB
+            assert got == sockets.GREETING
+        finally:
+            for s in held:
+                s.close()
+        assert (await client.call("turnback/status", {}))["checkpoints"] == 2

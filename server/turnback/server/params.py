@@ -58,6 +58,8 @@ class Params:
             )
         if "\x00" in value:
             raise self._bad(name, "a string without NUL characters")
+        if not value.isascii() and not _utf8(value):
+            raise self._bad(name, "text without lone surrogates (\\ud800-\\udfff)")
         return value
 
     def req_string(self, name: str, *, max_len: int = MAX_STR) -> str:
@@ -128,13 +130,26 @@ class Params:
                 f"{self.method}: param '{name}' has {len(value)} items; the limit is {max_items}"
             )
         for i, item in enumerate(value):
-            if not isinstance(item, str) or not item or "\x00" in item:
+            if (not isinstance(item, str) or not item or "\x00" in item
+                    or not (item.isascii() or _utf8(item))):
                 raise InvalidInput(
-                    f"{self.method}: param '{name}[{i}]' must be a non-empty string, got {item!r}"[
+                    f"{self.method}: param '{name}[{i}]' must be a non-empty string (no NUL, "
+                    f"no lone surrogate), got {item!r}"[
                         :200
                     ]
                 )
         return list(value)
+
+
+def _utf8(value: str) -> bool:
+    """Whether ``value`` is text UTF-8 can hold. JSON's ``\\ud800`` escape makes a lone
+    surrogate, which no file name, stored line or printed answer can take: a label so made
+    was stored and then failed ``turnback checkpoints`` (UnicodeEncodeError)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _json_type(value: object) -> str:

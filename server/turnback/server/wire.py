@@ -17,7 +17,8 @@ from typing import Any, BinaryIO
 
 import orjson
 from cattrs import Converter
-from pygls.exceptions import JsonRpcInternalError
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidRequest
 from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.protocol import (
     JsonRPCNotification,
@@ -26,6 +27,7 @@ from pygls.protocol import (
     LanguageServerProtocol,
     default_converter,
 )
+from pygls.protocol.json_rpc import RPCRequest
 
 from ..fs.jsonl import bounded
 
@@ -81,6 +83,20 @@ class TurnbackProtocol(LanguageServerProtocol):
         super().__init__(*args, **kwargs)
         self._unanswered: set[int | str] = set()  # requests received, no answer written yet
         self._waiting: list[tuple[set[int | str], asyncio.Future[None]]] = []
+
+    def handle_message(self, message: Any) -> None:
+        """pygls's, except that a request after ``shutdown`` is answered, as LSP asks (pygls
+        dropped it: its client waited for ever); ``shutdown`` asked again answers again."""
+        if (self._shutdown and isinstance(message, RPCRequest)
+                and message.jsonrpc == self.VERSION and message.method != types.EXIT):
+            if message.method == types.SHUTDOWN:
+                self._send_response(message.id, None)
+            else:
+                self._send_response(message.id, error=JsonRpcInvalidRequest(
+                    f"{message.method}: the server is shutting down ('shutdown' was received); "
+                    "only 'exit' is accepted now: start a new server"))
+            return
+        super().handle_message(message)
 
     def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
         self._unanswered.add(msg_id)
@@ -164,6 +180,10 @@ def _plain_body(data: Any) -> bytes | None:
         return None
 
 
+_LINE_LIMIT = 2**24  # longest header line held in memory
+_DROPPED = b"(dropped)\r\n"  # neither a header pygls reads nor the blank line ending them
+
+
 class PipeReader:
     """stdin read on the event loop (pygls reads it with a thread per line)."""
 
@@ -178,7 +198,7 @@ class PipeReader:
         if self._fallback is not None:
             return self._fallback
         loop = asyncio.get_running_loop()
-        stream = asyncio.StreamReader(limit=2**24, loop=loop)
+        stream = asyncio.StreamReader(limit=_LINE_LIMIT, loop=loop)
         try:
             mode = os.fstat(self._stdin.fileno()).st_mode
         except (OSError, ValueError, AttributeError):
@@ -200,7 +220,17 @@ class PipeReader:
 
     async def readline(self) -> bytes:
         reader = await self._reader()
-        return await reader.readline()
+        if isinstance(reader, StdinAsyncReader):
+            return await reader.readline()
+        try:
+            return await reader.readline()
+        except ValueError:
+            # a line past the stream's limit (16 MB): pygls's loop let this end the server.
+            # The stream has dropped what it held; the rest of the line comes as more such
+            # lines, each dropped, until a message's headers start again.
+            logger.warning("dropped a header line longer than %d bytes (not a JSON-RPC "
+                           "header: the client's framing is broken)", _LINE_LIMIT)
+            return _DROPPED
 
     async def readexactly(self, n: int) -> bytes:
         reader = await self._reader()
