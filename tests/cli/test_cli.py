@@ -287,3 +287,20 @@ def test_auto_init_is_on_for_1_and_off_for_0(ws: Path, verb: list[str]) -> None:
         assert not (ws / ".turnback").exists()
     run_cli(ws, *verb, check=None, env={**cli_env(), "TURNBACK_AUTO_INIT": "1"})
     assert (ws / ".turnback" / "config.json").is_file()
+
+
+def test_a_lone_surrogate_planted_in_a_label_is_shown_not_a_traceback(ws: Path) -> None:
+    """``\\ud800`` in a record of ``checkpoints.jsonl`` (a store file anyone who can write
+    the workspace can plant; no file name decodes to it): ``turnback checkpoints`` ended in
+    a ``UnicodeEncodeError`` traceback (``fs/paths.display``). It shows U+FFFD."""
+    (ws / "f").write_text("x")
+    run_cli(ws, "checkpoint", "-m", "ok")
+    index = ws / ".turnback" / "checkpoints.jsonl"
+    rec = json.loads(index.read_text().splitlines()[-1])
+    rec["label"] = "bad\ud800label"
+    rec["id"] = rec["id"][:-1] + ("0" if rec["id"][-1] != "0" else "1")
+    with index.open("a") as f:
+        f.write(json.dumps(rec) + "\n")
+    p = run_cli(ws, "checkpoints", check=None)
+    assert p.returncode == 0, p.stderr
+    assert "bad\ufffdlabel" in p.stdout.decode("utf-8", "replace")

@@ -17,8 +17,19 @@ MAX_NAME = 255
 
 
 def display(rel: str) -> str:
-    """A path for people and JSON results: undecodable bytes shown as U+FFFD."""
-    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    """A path for people and JSON results: undecodable bytes shown as U+FFFD; so is a
+    lone surrogate no file name decodes to (``\\ud800`` in a store file's JSON, planted:
+    it raised, and ``turnback checkpoints`` ended in a traceback)."""
+    try:
+        raw = rel.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raw = _LONE_SURROGATE.sub("\ufffd", rel).encode("utf-8", "surrogateescape")
+    return raw.decode("utf-8", "replace")
+
+
+# surrogates that are no escaped byte (``surrogateescape`` holds byte b as U+DC00 + b,
+# b >= 0x80)
+_LONE_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
 
 
 # C0 controls, DEL and C1 controls (U+009B is a terminal's CSI): one could end a line
