@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from turnback import Store
+from turnback.fs.osflags import DESCRIPTORS
 from turnback.objects.objectstore import BLOB, hash_bytes
 from turnback.snapshot import hashing, scan
 from turnback.snapshot.hashing import INLINE_MAX
@@ -119,7 +120,9 @@ def test_a_changed_file_is_looked_at_once_and_its_row_kept(
     monkeypatch.setattr(os, "lstat", lstat)
     cp = store.checkpoint(dirty={"a/b/f1.txt"})
     monkeypatch.undo()
-    assert looked.count(str(changed)) == 1, looked
+    # folders reached by path (TURNBACK_FS_PATHS=1, Windows) have no O_NOFOLLOW: the
+    # open itself looks first (fs/reading.open_path_nofollow), so one look more there
+    assert looked.count(str(changed)) == (1 if DESCRIPTORS else 2), looked
     store.close()
     again = Store.open(ws)
     res = again.scanner.scan()
