@@ -284,7 +284,11 @@ class RewindOps(CheckpointOps):
             record, applier = unfinished
             pending = self.oplog.pending()
             if pending is None or pending.get("id") != record["id"]:
-                return  # another process opened the store and finished it (recover)
+                # another process opened the store and finished it (recover): released
+                # still (a name unlinked only if it is yet the very file linked), so that
+                # the descriptors held are closed: each such rewind left up to 64 open
+                applier.release()
+                return
             applier.release()  # before the sync, which then commits the frees as well
             if self.config.fsync_commits:
                 syncfs(self.workspace)
@@ -459,8 +463,10 @@ class RewindOps(CheckpointOps):
         applier = Applier(str(self.workspace), self.objects, self.config.fsync_commits,
                           str(record["id"]))
         try:
-            kept = applier.apply(back, strict=False)
-            applier.release()
+            try:
+                kept = applier.apply(back, strict=False)
+            finally:
+                applier.release()  # failed part-way too: its held descriptors closed
             applier.remove_temps(Plan.from_json(record["plan"], "the rewind's plan"))
         except (TurnbackError, OSError) as again:
             raise StoreDamaged(
