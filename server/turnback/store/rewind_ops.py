@@ -385,7 +385,7 @@ class RewindOps(CheckpointOps):
         kept and used again while the workspace and the store are the same folders on the
         same file systems (``probe_site``, two ``stat`` calls); ``config.json`` is never
         read for it, so planting one changes nothing."""
-        site = probe_site(self.workspace, self.root)
+        site = self._probe_site()
         if self._names_probed is not None and self._names_probed[0] == site:
             self.names = self._names_probed[1]
             return
@@ -394,7 +394,20 @@ class RewindOps(CheckpointOps):
             self.names = fresh
             # taken again: the probe's own file, made and removed in the workspace's
             # root when the store is elsewhere, moved its ctime
-            self._names_probed = (probe_site(self.workspace, self.root), fresh)
+            self._names_probed = (self._probe_site(), fresh)
+
+    def _probe_site(self) -> Site:
+        """``probe_site``; the workspace folder gone (moved or removed while a server ran,
+        the store kept elsewhere) refused by name: its bare FileNotFoundError was a
+        traceback for the CLI and an internal error for the server."""
+        try:
+            return probe_site(self.workspace, self.root)
+        except FileNotFoundError as exc:
+            what = "workspace" if exc.filename == str(self.workspace) else "store"
+            raise NotFound(
+                f"the {what} folder {display(str(exc.filename))} is gone (moved or removed "
+                "since this store was opened): nothing was rewound; open the store again "
+                "where the folder is now (restart the server there)") from None
 
     def _refuse_unportable(self, plan: Plan, label: str) -> None:
         """On Windows: refuse, naming the file, a plan writing a name Windows cannot hold
