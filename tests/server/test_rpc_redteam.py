@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import TurnbackClient
+from .conftest import TurnbackClient, started
 
 INVALID = -32602
 
@@ -87,3 +87,24 @@ async def test_a_request_after_shutdown_is_refused_not_left_unanswered(
     await client.call("shutdown")
     await client.fails("turnback/createCheckpoint", {}, -32600, "shutdown", "exit")
     assert await client.call("shutdown") is None  # asked again (the fixture's stop does)
+
+
+@pytest.mark.parametrize("options", [
+    {"turnback": {"ignores": ["build/", "a\ud800*"]}},
+    {"turnback": {"ignores": ["a\x00b"]}},
+    {"turnback": {"storePath": "store-\udfff"}},
+    {"turnback": {"storePath": "store\x00"}},
+], ids=["ignores-surrogate", "ignores-nul", "storePath-surrogate", "storePath-nul"])
+async def test_a_setting_no_file_name_can_hold_is_refused_by_name(
+    ws: Path, options: dict[str, object]
+) -> None:
+    """The settings are the other way strings reach the store (redteam21): a lone surrogate
+    (or a NUL) in ``turnback.ignores`` or ``turnback.storePath`` failed every checkpoint of
+    the folder with an internal error (UnicodeEncodeError) for as long as the setting
+    stood. The setting is refused as any bad setting is: logged by name, defaults used."""
+    (ws / "f.txt").write_text("x")
+    async with started(ws, options=options) as client:
+        await client.call("turnback/createCheckpoint", {"label": "after"})
+        st = await client.call("turnback/status", {})
+        assert st["checkpoints"] == 1
+        assert st["store"] == str(ws / ".turnback"), "the defaults, not the refused store path"

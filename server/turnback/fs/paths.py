@@ -16,6 +16,17 @@ from ..errors import InvalidInput, Unsafe
 MAX_NAME = 255
 
 
+def utf8_text(value: str) -> bool:
+    """Whether ``value`` is text UTF-8 can hold. JSON's ``\\ud800`` escape makes a lone
+    surrogate, which no file name, stored line or printed answer can take: a label so made
+    was stored and then failed ``turnback checkpoints`` (UnicodeEncodeError)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def display(rel: str) -> str:
     """A path for people and JSON results: undecodable bytes shown as U+FFFD; so is a
     lone surrogate no file name decodes to (``\\ud800`` in a store file's JSON, planted:

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..errors import InvalidInput
 from ..events import check_id
+from ..fs.paths import utf8_text
 
 MAX_STR = 4096  # longest free-text param (a label, a query, a path)
 MAX_LIMIT = 10_000  # largest page a client may ask for
@@ -58,7 +59,7 @@ class Params:
             )
         if "\x00" in value:
             raise self._bad(name, "a string without NUL characters")
-        if not value.isascii() and not _utf8(value):
+        if not value.isascii() and not utf8_text(value):
             raise self._bad(name, "text without lone surrogates (\\ud800-\\udfff)")
         return value
 
@@ -131,7 +132,7 @@ class Params:
             )
         for i, item in enumerate(value):
             if (not isinstance(item, str) or not item or "\x00" in item
-                    or not (item.isascii() or _utf8(item))):
+                    or not (item.isascii() or utf8_text(item))):
                 raise InvalidInput(
                     f"{self.method}: param '{name}[{i}]' must be a non-empty string (no NUL, "
                     f"no lone surrogate), got {item!r}"[
@@ -139,17 +140,6 @@ class Params:
                     ]
                 )
         return list(value)
-
-
-def _utf8(value: str) -> bool:
-    """Whether ``value`` is text UTF-8 can hold. JSON's ``\\ud800`` escape makes a lone
-    surrogate, which no file name, stored line or printed answer can take: a label so made
-    was stored and then failed ``turnback checkpoints`` (UnicodeEncodeError)."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _json_type(value: object) -> str:

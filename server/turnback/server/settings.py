@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
-from ..fs.paths import expand_home
+from ..fs.paths import expand_home, utf8_text
 
 SECTION = "turnback"
 
@@ -131,13 +131,13 @@ def parse(raw: object, where: str) -> Settings:
         return v
 
     store_path = raw.get("storePath")
-    if store_path is not None and not isinstance(store_path, str):
-        raise bad("storePath", "a path string")
+    if store_path is not None and not _name_text(store_path):
+        raise bad("storePath", "a path string (no NUL, no lone surrogate)")
     ignores = raw.get("ignores")
     if ignores is None:
         ignores = []
-    if not isinstance(ignores, list) or not all(isinstance(p, str) for p in ignores):
-        raise bad("ignores", "an array of gitignore patterns")
+    if not isinstance(ignores, list) or not all(_name_text(p) for p in ignores):
+        raise bad("ignores", "an array of gitignore patterns (no NUL, no lone surrogate)")
     size_cap = opt_int(raw, "sizeCapBytes", "sizeCapBytes")
     if size_cap == 0:
         raise bad("sizeCapBytes", "a positive integer")
@@ -183,3 +183,11 @@ def parse(raw: object, where: str) -> Settings:
         watch=flag("watch", True),
         read_only=flag("readOnly", False),
     )
+
+
+def _name_text(value: object) -> bool:
+    """Whether ``value`` is a string a file name or a pattern for one can hold: JSON's
+    ``\\ud800`` (a lone surrogate) or a NUL in ``storePath`` or ``ignores`` failed every
+    checkpoint of the folder with an internal error while the setting stood (redteam21)."""
+    return (isinstance(value, str) and "\x00" not in value
+            and (value.isascii() or utf8_text(value)))

@@ -284,7 +284,11 @@ class RewindOps(CheckpointOps):
             record, applier = unfinished
             pending = self.oplog.pending()
             if pending is None or pending.get("id") != record["id"]:
-                return  # another process opened the store and finished it (recover)
+                # another process opened the store and finished it (recover): released
+                # still (a name unlinked only if it is yet the very file linked), so that
+                # the descriptors held are closed: each such rewind left up to 64 open
+                applier.release()
+                return
             applier.release()  # before the sync, which then commits the frees as well
             if self.config.fsync_commits:
                 syncfs(self.workspace)
@@ -381,7 +385,7 @@ class RewindOps(CheckpointOps):
         kept and used again while the workspace and the store are the same folders on the
         same file systems (``probe_site``, two ``stat`` calls); ``config.json`` is never
         read for it, so planting one changes nothing."""
-        site = probe_site(self.workspace, self.root)
+        site = self._probe_site()
         if self._names_probed is not None and self._names_probed[0] == site:
             self.names = self._names_probed[1]
             return
@@ -390,7 +394,20 @@ class RewindOps(CheckpointOps):
             self.names = fresh
             # taken again: the probe's own file, made and removed in the workspace's
             # root when the store is elsewhere, moved its ctime
-            self._names_probed = (probe_site(self.workspace, self.root), fresh)
+            self._names_probed = (self._probe_site(), fresh)
+
+    def _probe_site(self) -> Site:
+        """``probe_site``; the workspace folder gone (moved or removed while a server ran,
+        the store kept elsewhere) refused by name: its bare FileNotFoundError was a
+        traceback for the CLI and an internal error for the server."""
+        try:
+            return probe_site(self.workspace, self.root)
+        except FileNotFoundError as exc:
+            what = "workspace" if exc.filename == str(self.workspace) else "store"
+            raise NotFound(
+                f"the {what} folder {display(str(exc.filename))} is gone (moved or removed "
+                "since this store was opened): nothing was rewound; open the store again "
+                "where the folder is now (restart the server there)") from None
 
     def _refuse_unportable(self, plan: Plan, label: str) -> None:
         """On Windows: refuse, naming the file, a plan writing a name Windows cannot hold
@@ -459,8 +476,10 @@ class RewindOps(CheckpointOps):
         applier = Applier(str(self.workspace), self.objects, self.config.fsync_commits,
                           str(record["id"]))
         try:
-            kept = applier.apply(back, strict=False)
-            applier.release()
+            try:
+                kept = applier.apply(back, strict=False)
+            finally:
+                applier.release()  # failed part-way too: its held descriptors closed
             applier.remove_temps(Plan.from_json(record["plan"], "the rewind's plan"))
         except (TurnbackError, OSError) as again:
             raise StoreDamaged(
