@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..errors import InvalidInput, LinkedInStore, TurnbackError
+from ..errors import InvalidInput, LinkedInStore, NotFound, TurnbackError
 from ..events import (
     JSON,
     Kind,
@@ -18,7 +18,7 @@ from ..events import (
 from ..fs.folders import open_dir, open_root
 from ..fs.jsonl import dumps
 from ..fs.locks import rw_lock
-from ..fs.paths import normalize
+from ..fs.paths import display, normalize
 from ..fs.reading import read_regular
 from ..models import Change, Checkpoint, FileContent
 from ..objects.objectstore import BLOB
@@ -125,12 +125,15 @@ class CheckpointOps(SessionOps):
         self._own_dirty = set()
         carried, self._prepared_skipped = self._prepared_skipped, []
         try:
+            here = self._workspace_here()
             # a small batch is held for the commit: its objects and the record in one
             # log frame, one disk wait (objects/packlog.py)
             with self.objects.batch(fsync=self.config.fsync_commits,
                                     refresh=self._packs_stale(), hold=True):
                 res = self.scanner.scan(base=base, dirty=dirty if base else None,
                                         progress=progress, save_cache=False)
+                if self._workspace_here() != here:
+                    raise self._workspace_gone()
             self._scan_base = res.tree
             self._walked = self._walked or base is None
             if self.config.fsync_commits:
@@ -144,6 +147,25 @@ class CheckpointOps(SessionOps):
         skipped = (_carry_skipped(carried, res.skipped, dirty or ())
                    if base is not None else res.skipped)
         return res, skipped
+
+    def _workspace_here(self) -> tuple[int, int]:
+        """The workspace folder's identity, or ``NotFound`` naming it when it is gone. A
+        scan lists a missing folder as empty: with the store kept elsewhere (``--store``,
+        ``turnback.storePath``), a checkpoint of a workspace moved or removed under a
+        running server recorded no files, and a rewind to it, once the folder was back,
+        removed every file. Looked at before the scan and after it (a folder moved or
+        removed while it ran): two ``stat`` calls."""
+        try:
+            st = os.stat(self.workspace)
+        except (FileNotFoundError, NotADirectoryError):
+            raise self._workspace_gone() from None
+        return st.st_dev, st.st_ino
+
+    def _workspace_gone(self) -> NotFound:
+        return NotFound(
+            f"the workspace folder {display(str(self.workspace))} is gone (moved or removed "
+            "since this store was opened): no checkpoint was made; open the store again "
+            "where the folder is now (restart the server there)")
 
     def prepare(self, dirty: Iterable[str] | None) -> bool:
         """Do the next checkpoint's reading ahead, without making a checkpoint.
