@@ -60,3 +60,19 @@ def test_a_workspace_moved_while_it_is_scanned_is_not_recorded(
         assert [c.id for c in store.checkpoints()] == [first.id]
     finally:
         store.close()
+
+
+def test_a_prepare_of_a_gone_workspace_leaves_no_empty_base(tmp_path: Path) -> None:
+    """A server reads changed paths ahead (``prepare``) into the next checkpoint's base: of
+    a folder gone, the base would be empty, and a checkpoint once the folder was back,
+    building on it with no new paths, would record no files."""
+    ws, store = _store(tmp_path)
+    try:
+        store.checkpoint()
+        ws.rename(tmp_path / "moved")
+        with pytest.raises(NotFound):
+            store.prepare({"f", "d/g"})
+        (tmp_path / "moved").rename(ws)
+        assert store.checkpoint(dirty=set()).files == 2
+    finally:
+        store.close()

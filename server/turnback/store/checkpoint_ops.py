@@ -164,8 +164,8 @@ class CheckpointOps(SessionOps):
     def _workspace_gone(self) -> NotFound:
         return NotFound(
             f"the workspace folder {display(str(self.workspace))} is gone (moved or removed "
-            "since this store was opened): no checkpoint was made; open the store again "
-            "where the folder is now (restart the server there)")
+            "since this store was opened): no checkpoint was made or prepared; open the store "
+            "again where the folder is now (restart the server there)")
 
     def prepare(self, dirty: Iterable[str] | None) -> bool:
         """Do the next checkpoint's reading ahead, without making a checkpoint.
@@ -197,10 +197,13 @@ class CheckpointOps(SessionOps):
                 return True
             self._own_dirty = set()
             try:
+                here = self._workspace_here()  # a base read from a gone folder: empty
                 with self.objects.batch(fsync=self.config.fsync_commits,
                                         refresh=self._packs_stale()):
                     res = self.scanner.scan(base=base if paths is not None else None,
                                             dirty=paths, save_cache=False)
+                    if self._workspace_here() != here:
+                        raise self._workspace_gone()
                 if self.config.fsync_commits:
                     self.objects.sync()
             except BaseException:
