@@ -29,21 +29,27 @@ def _edited(ws: Path) -> tuple[Store, str]:
     return store, cp.id
 
 
+@pytest.fixture
+def probes(monkeypatch: pytest.MonkeyPatch) -> list[NameRules | None]:
+    """The answers of every name-rule probe a rewind makes, in order."""
+    made: list[NameRules | None] = []
+    real = ops.probe_store
+
+    def counted(workspace: Path, root: Path) -> NameRules | None:
+        made.append(real(workspace, root))
+        return made[-1]
+
+    monkeypatch.setattr(ops, "probe_store", counted)
+    return made
+
+
 def test_the_name_probe_is_made_once_while_the_folders_stay(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, probes: list[NameRules | None]) -> None:
     """Two rewinds: one probe (it made and removed a file at every rewind); names set
     from elsewhere between them (a planted ``config.json`` read again) are replaced by
     this process's probe, never used."""
     ws = tmp_path / "ws"
     store, cp = _edited(ws)
-    probes: list[NameRules | None] = []
-    real = ops.probe_store
-
-    def counted(workspace: Path, root: Path) -> NameRules | None:
-        probes.append(real(workspace, root))
-        return probes[-1]
-
-    monkeypatch.setattr(ops, "probe_store", counted)
     try:
         store.rewind(cp)
         assert len(probes) == 1
@@ -57,20 +63,13 @@ def test_the_name_probe_is_made_once_while_the_folders_stay(
 
 
 def test_the_name_probe_is_made_again_for_another_folder(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, probes: list[NameRules | None],
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """The workspace or the store made again, or moved to another file system: its
     identity changes, and the next rewind probes again."""
     ws = tmp_path / "ws"
     store, cp = _edited(ws)
-    probes: list[NameRules | None] = []
-    real = ops.probe_store
-
-    def counted(workspace: Path, root: Path) -> NameRules | None:
-        probes.append(real(workspace, root))
-        return probes[-1]
-
     sites = iter([(1, 1, 1, 1, 1), (1, 1, 1, 1, 1), (1, 1, 1, 1, 2), (1, 1, 1, 1, 2)])
-    monkeypatch.setattr(ops, "probe_store", counted)
     monkeypatch.setattr(ops, "probe_site", lambda _ws, _root: next(sites))
     try:
         store.rewind(cp)
@@ -81,7 +80,7 @@ def test_the_name_probe_is_made_again_for_another_folder(
 
 
 def test_the_name_probe_is_made_again_once_the_probed_folder_was_emptied_and_filled(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, probes: list[NameRules | None]) -> None:
     """The workspace's root (where the probe is made when the store is on another file
     system) can be made case-folding (``chattr +F``) in place, its inode kept, only while
     empty: emptied and filled again, its ctime moves, and the next rewind probes again
@@ -89,14 +88,6 @@ def test_the_name_probe_is_made_again_once_the_probed_folder_was_emptied_and_fil
     stands in for it (this kernel cannot make a case-folding folder)."""
     ws = tmp_path / "ws"
     store, cp = _edited(ws)
-    probes: list[NameRules | None] = []
-    real = ops.probe_store
-
-    def counted(workspace: Path, root: Path) -> NameRules | None:
-        probes.append(real(workspace, root))
-        return probes[-1]
-
-    monkeypatch.setattr(ops, "probe_store", counted)
     try:
         store.rewind(cp)
         assert len(probes) == 1
