@@ -19,7 +19,10 @@ MAX_NAME = 255
 def utf8_text(value: str) -> bool:
     """Whether ``value`` is text UTF-8 can hold. JSON's ``\\ud800`` escape makes a lone
     surrogate, which no file name, stored line or printed answer can take: a label so made
-    was stored and then failed ``turnback checkpoints`` (UnicodeEncodeError)."""
+    was stored and then failed ``turnback checkpoints`` (UnicodeEncodeError). ASCII, most
+    text, is answered without an encode."""
+    if value.isascii():
+        return True
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:

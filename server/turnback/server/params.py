@@ -59,7 +59,7 @@ class Params:
             )
         if "\x00" in value:
             raise self._bad(name, "a string without NUL characters")
-        if not value.isascii() and not utf8_text(value):
+        if not utf8_text(value):
             raise self._bad(name, "text without lone surrogates (\\ud800-\\udfff)")
         return value
 
@@ -131,8 +131,7 @@ class Params:
                 f"{self.method}: param '{name}' has {len(value)} items; the limit is {max_items}"
             )
         for i, item in enumerate(value):
-            if (not isinstance(item, str) or not item or "\x00" in item
-                    or not (item.isascii() or utf8_text(item))):
+            if not isinstance(item, str) or not item or "\x00" in item or not utf8_text(item):
                 raise InvalidInput(
                     f"{self.method}: param '{name}[{i}]' must be a non-empty string (no NUL, "
                     f"no lone surrogate), got {item!r}"[

@@ -189,5 +189,4 @@ def _name_text(value: object) -> bool:
     """Whether ``value`` is a string a file name or a pattern for one can hold: JSON's
     ``\\ud800`` (a lone surrogate) or a NUL in ``storePath`` or ``ignores`` failed every
     checkpoint of the folder with an internal error while the setting stood (redteam21)."""
-    return (isinstance(value, str) and "\x00" not in value
-            and (value.isascii() or utf8_text(value)))
+    return isinstance(value, str) and "\x00" not in value and utf8_text(value)
