@@ -162,10 +162,7 @@ class CheckpointOps(SessionOps):
         return st.st_dev, st.st_ino
 
     def _workspace_gone(self) -> NotFound:
-        return NotFound(
-            f"the workspace folder {display(str(self.workspace))} is gone (moved or removed "
-            "since this store was opened): no checkpoint was made or prepared; open the store "
-            "again where the folder is now (restart the server there)")
+        return folder_gone("workspace", self.workspace, "no checkpoint was made or prepared")
 
     def prepare(self, dirty: Iterable[str] | None) -> bool:
         """Do the next checkpoint's reading ahead, without making a checkpoint.
@@ -514,3 +511,13 @@ class CheckpointOps(SessionOps):
         if not binary and len(data) <= MAX_TEXT:
             text = data.decode("utf-8")
         return FileContent(rel, True, binary, len(data), text, kind)
+
+
+def folder_gone(what: str, path: object, nothing: str) -> NotFound:
+    """The error for the workspace or store folder ``what`` gone since the store was opened
+    (moved or removed while a server ran, the store kept elsewhere), saying ``nothing`` was
+    done and where to open the store: a checkpoint's, a read-ahead's and a rewind's."""
+    return NotFound(
+        f"the {what} folder {display(str(path))} is gone (moved or removed since this store "
+        f"was opened): {nothing}; open the store again where the folder is now (restart "
+        "the server there)")

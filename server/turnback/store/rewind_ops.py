@@ -40,7 +40,7 @@ from ..rewind import signing
 from ..rewind.oplog import APPLIED
 from ..rewind.plan import Plan, diff_plan, make_plan
 from ..snapshot import prescan
-from .checkpoint_ops import CheckpointOps
+from .checkpoint_ops import CheckpointOps, folder_gone
 from .session_ops import HEAD, _Head
 
 # ``rewind.apply`` is imported where a plan is applied or checked against the files: the
@@ -404,10 +404,7 @@ class RewindOps(CheckpointOps):
             return probe_site(self.workspace, self.root)
         except FileNotFoundError as exc:
             what = "workspace" if exc.filename == str(self.workspace) else "store"
-            raise NotFound(
-                f"the {what} folder {display(str(exc.filename))} is gone (moved or removed "
-                "since this store was opened): nothing was rewound; open the store again "
-                "where the folder is now (restart the server there)") from None
+            raise folder_gone(what, exc.filename, "nothing was rewound") from None
 
     def _refuse_unportable(self, plan: Plan, label: str) -> None:
         """On Windows: refuse, naming the file, a plan writing a name Windows cannot hold
