@@ -195,3 +195,28 @@ def journal_left(store_dir: Path) -> bool:
     between rewinds, emptied when a rewind ends (docs/FORMAT.md)."""
     journal = store_dir / "journal.json"
     return journal.exists() and journal.stat().st_size > 0
+
+
+def second_names(top: Path) -> list[Path]:
+    """The rewind's second names of replaced files (``.turnback-tmp-*``) below ``top``,
+    the store's own aside."""
+    return sorted(p for p in top.rglob(".turnback-tmp-*") if ".turnback/" not in p.as_posix())
+
+
+def keeps_replaced(ws: Path) -> bool:
+    """Whether a rewind keeps replaced files by second names here: folders held by
+    descriptors, and a file system with hard links (the FUSE one of
+    scripts/test-portable.sh has none)."""
+    from turnback.fs.osflags import DESCRIPTORS
+
+    probe = ws / "link-probe"
+    probe.write_bytes(b"")
+    try:
+        os.link(probe, ws / "link-probe-2")
+    except OSError:
+        return False
+    else:
+        (ws / "link-probe-2").unlink()
+        return DESCRIPTORS
+    finally:
+        probe.unlink()

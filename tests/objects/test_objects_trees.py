@@ -365,6 +365,17 @@ _entries = st.builds(Entry, st.sampled_from([FILE, EXEC, LINK, DIR]),
                      st.from_regex(r"[0-9a-f]{64}", fullmatch=True), st.integers(0, 10**12))
 
 
+def _edited(base: dict[str, Entry], edits: dict[str, Entry | None]) -> dict[str, Entry]:
+    """``base`` with ``edits`` made: an entry set, or removed where None."""
+    tree = dict(base)
+    for n, e in edits.items():
+        if e is None:
+            tree.pop(n, None)
+        else:
+            tree[n] = e
+    return tree
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.dictionaries(_names, _entries, max_size=30),
        st.dictionaries(_names, st.one_of(st.none(), _entries), max_size=10),
@@ -375,12 +386,7 @@ def test_a_patched_tree_encodes_exactly_as_a_whole_one(
     reader = TreeReader(ObjectStore(Path(os.devnull)))
     base_hash, base_data = reader.name(dict(base))
     assert base_data == encode(base)
-    tree = dict(base)
-    for n, e in edits.items():
-        if e is None:
-            tree.pop(n, None)
-        else:
-            tree[n] = e
+    tree = _edited(base, edits)
     # names said to change that did not (a folder rescanned to the same entry) are harmless
     h, data = reader.name(tree, base_hash, [*edits, *untouched])
     assert data == encode(tree)
@@ -403,12 +409,7 @@ def test_a_patch_leaves_its_base_names_as_they_were(
     if kept is None:
         return  # a name that is not strict UTF-8: never patched
     before = list(kept)
-    tree = dict(base)
-    for n, e in edits.items():
-        if e is None:
-            tree.pop(n, None)
-        else:
-            tree[n] = e
+    tree = _edited(base, edits)
     got = _patched(kept, data, tree, list(edits))
     assert kept == before
     if got is not None:

@@ -3,12 +3,10 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from turnback import Kind, Store
-from turnback.fs.osflags import DESCRIPTORS
-from wsutil import write
+from wsutil import keeps_replaced, second_names, write
 
 
 def _rewound(store: Store, ws: Path) -> tuple[str, str | None]:
@@ -65,54 +63,34 @@ def test_a_crash_before_finishing_is_finished_by_the_next_open(store: Store, ws:
     assert (ws / "f").read_text() == "v2"
 
 
-def _temps(ws: Path) -> list[Path]:
-    return sorted(p for p in ws.rglob(".turnback-tmp-*") if ".turnback/" not in p.as_posix())
-
-
-def _keeps(ws: Path) -> bool:
-    """Whether a rewind keeps replaced files here: folders held by descriptors, and a file
-    system with hard links (the FUSE one of scripts/test-portable.sh has none)."""
-    probe = ws / "link-probe"
-    probe.write_bytes(b"")
-    try:
-        os.link(probe, ws / "link-probe-2")
-    except OSError:
-        return False
-    else:
-        (ws / "link-probe-2").unlink()
-        return DESCRIPTORS
-    finally:
-        probe.unlink()
-
-
 def test_a_replaced_file_is_kept_by_a_temporary_name_until_the_rewind_is_finished(
         store: Store, ws: Path) -> None:
     """The rename over it does not free its blocks (the cost of a small rewind's renames on
     ext4); the unlink that does comes with finish_rewind, after the answer. Without hard
     links (or descriptors) a plain rename: nothing kept, the same result."""
-    keeps = _keeps(ws)
+    keeps = keeps_replaced(ws)
     write(ws, "sub/f", "v1")
     cp = store.checkpoint()
     write(ws, "sub/f", "v2")
     store.rewind(cp.id, finish_later=True)
     assert (ws / "sub" / "f").read_text() == "v1"
-    kept = _temps(ws)
+    kept = second_names(ws)
     if keeps:
         assert [(k.parent, k.read_text()) for k in kept] == [(ws / "sub", "v2")]
     else:
         assert kept == []
     store.finish_rewind()
-    assert _temps(ws) == []
+    assert second_names(ws) == []
     store.undo()  # not finished later: released before it returns
-    assert (ws / "sub" / "f").read_text() == "v2" and _temps(ws) == []
+    assert (ws / "sub" / "f").read_text() == "v2" and second_names(ws) == []
 
 
 def test_a_crash_before_the_replaced_files_are_released_leaves_none(store: Store, ws: Path
                                                                     ) -> None:
-    keeps = _keeps(ws)
+    keeps = keeps_replaced(ws)
     _rewound(store, ws)
-    assert len(_temps(ws)) == (1 if keeps else 0), "f's replaced version, until finished"
+    assert len(second_names(ws)) == (1 if keeps else 0), "f's replaced version, until finished"
     # the process dies here: the next open finishes the journal and removes what it kept
     Store.open(ws)
-    assert _temps(ws) == []
+    assert second_names(ws) == []
     assert (ws / "f").read_text() == "v1"

@@ -11,29 +11,8 @@ from pathlib import Path
 import pytest
 
 from turnback import Store
-from turnback.fs.osflags import DESCRIPTORS
 from turnback.rewind import apply as rw
-from wsutil import write
-
-
-def _keeps(ws: Path) -> bool:
-    """Whether a rewind keeps replaced files here (descriptors, and hard links: the FUSE
-    file system of scripts/test-portable.sh has none)."""
-    probe = ws / "link-probe"
-    probe.write_bytes(b"")
-    try:
-        os.link(probe, ws / "link-probe-2")
-    except OSError:
-        return False
-    else:
-        (ws / "link-probe-2").unlink()
-        return DESCRIPTORS
-    finally:
-        probe.unlink()
-
-
-def _temps(top: Path) -> list[Path]:
-    return sorted(p for p in top.rglob(".turnback-tmp-*") if ".turnback/" not in p.as_posix())
+from wsutil import keeps_replaced, second_names, write
 
 
 def _held_in(top: Path) -> int:
@@ -51,7 +30,7 @@ def _held_in(top: Path) -> int:
 
 @pytest.fixture
 def keeping(ws: Path) -> None:
-    if not _keeps(ws):
+    if not keeps_replaced(ws):
         pytest.skip("no second names here (no hard links or no folder descriptors)")
     if not os.path.isdir("/proc/self/fd"):
         pytest.skip("descriptors are counted in /proc/self/fd")
@@ -66,7 +45,7 @@ def _rewound_in(store: Store, ws: Path, folders: list[str]) -> None:
         write(ws, f"{f}/f", "v2")
     store.rewind(cp.id, finish_later=True)
     assert all((ws / f / "f").read_text() == "v1" for f in folders)
-    assert len(_temps(ws)) == len(folders), "each replaced v2 kept by its second name"
+    assert len(second_names(ws)) == len(folders), "each replaced v2 kept by its second name"
 
 
 def test_a_folder_renamed_before_the_release_keeps_no_second_name(
@@ -74,7 +53,7 @@ def test_a_folder_renamed_before_the_release_keeps_no_second_name(
     _rewound_in(store, ws, ["sub"])
     (ws / "sub").rename(ws / "moved")  # an editor's refactoring, after the answer
     store.finish_rewind()
-    assert _temps(ws) == [], "unlinked in the moved folder, where it was made"
+    assert second_names(ws) == [], "unlinked in the moved folder, where it was made"
     assert (ws / "moved" / "f").read_text() == "v1"
 
 
@@ -84,7 +63,7 @@ def test_a_folder_moved_out_of_the_workspace_keeps_no_second_name(
     outside = tmp_path / "outside"
     (ws / "a" / "sub").rename(outside)
     store.finish_rewind()
-    assert _temps(outside) == [] and _temps(ws) == []
+    assert second_names(outside) == [] and second_names(ws) == []
     assert (outside / "f").read_text() == "v1", "nothing else of it touched"
 
 
@@ -92,14 +71,14 @@ def test_a_second_name_taken_by_another_file_is_left(
         store: Store, ws: Path, keeping: None) -> None:
     _rewound_in(store, ws, ["sub", "other"])
     (ws / "other").rename(ws / "other-moved")
-    for kept in _temps(ws):  # each second name now another file (not the inode linked;
+    for kept in second_names(ws):  # each second name now another file (not the inode linked;
         # made before the old one is freed, which could give it the same inode number)
         other = kept.with_name("other-file")
         other.write_text("someone else's")
         other.replace(kept)
-    taken = _temps(ws)
+    taken = second_names(ws)
     store.finish_rewind()
-    assert _temps(ws) == taken, "neither unlinked: not the files the rewind linked"
+    assert second_names(ws) == taken, "neither unlinked: not the files the rewind linked"
     assert all(p.read_text() == "someone else's" for p in taken)
 
 
@@ -111,7 +90,7 @@ def test_folders_past_the_bound_are_released_by_path(
     assert _held_in(ws) == 3, "one descriptor a folder, no more than the bound"
     (ws / "d0").rename(ws / "d0-moved")  # held: found where it went
     store.finish_rewind()
-    assert _temps(ws) == [], "the held folder's by its descriptor, the rest by path"
+    assert second_names(ws) == [], "the held folder's by its descriptor, the rest by path"
     assert _held_in(ws) == 0 and _held_in(ws / "d0-moved") == 0, "every one closed"
 
 
@@ -136,6 +115,6 @@ def test_no_descriptor_is_left_by_a_rewind_rolled_back(
     with pytest.raises(rw.Changed):
         store.rewind(cp.id)
     assert _held_in(ws) == 0, "the descriptors held for the release closed by the roll-back"
-    assert _temps(ws) == []
+    assert second_names(ws) == []
     assert (ws / "a" / "f").read_text() == "v2", "rolled back"
     assert (ws / "b" / "f").read_text() == "v2 saved", "the save kept"
