@@ -14,9 +14,9 @@ import pytest
 from turnback import Store
 from turnback.errors import StoreDamaged
 from turnback.rewind import apply as rw
-from wsutil import write
+from wsutil import second_names, write
 
-from .test_release_moved_folder import _held_in, _temps, keeping  # noqa: F401
+from .test_release_moved_folder import _held_in, keeping  # noqa: F401
 
 
 def _two_folders_rewound(store: Store, ws: Path, *, finish_later: bool) -> None:
@@ -36,7 +36,7 @@ def test_a_rewind_another_process_finished_leaves_no_descriptor(
     other.close()
     store.finish_rewind()  # finds it finished
     assert _held_in(ws) == 0, "closed, though the rewind was not this process's to finish"
-    assert _temps(ws) == []
+    assert second_names(ws) == []
     assert (ws / "a" / "f").read_text() == "v1" and (ws / "b" / "f").read_text() == "v1"
 
 
