@@ -4,9 +4,12 @@
 the server's resident memory (``VmRSS``, ``VmHWM``) before and after, and whether an answer
 came for the header. ``rate``: ``--count`` notifications (``$/rpc21``, which no one handles)
 then one request; the server's CPU time (user + system, all threads) for them.
+``fileline``: stdin a regular file holding one ``--mb`` MB line (sparse zeros), then a frame
+that is not JSON; the server's peak memory (``ru_maxrss``) once the file's end has ended it.
 
     .venv/bin/python bench/rpc21_frames.py huge --mb 1024 [--src OTHER/server]
     .venv/bin/python bench/rpc21_frames.py rate --count 20000 [--src OTHER/server]
+    .venv/bin/python bench/rpc21_frames.py fileline --mb 512 [--src OTHER/server]
 
 ``--src`` runs the server of another tree (``git archive REF server | tar -x -C DIR``).
 """
@@ -129,9 +132,26 @@ def rate(server: Server, count: int) -> dict[str, object]:
             "wall_s": round(time.monotonic() - t0, 2)}
 
 
+def fileline(src: Path, cwd: str, mb: int) -> dict[str, object]:
+    path = Path(cwd) / "stdin"
+    with path.open("wb") as f:
+        f.truncate(mb << 20)
+        f.seek(mb << 20)
+        f.write(b"\r\n" + b"Content-Length: 8\r\n\r\nnot json")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TURNBACK_")}
+    env.update(PYTHONPATH=str(src), HOME=cwd, TURNBACK_BACKGROUND="0")
+    with path.open("rb") as stdin:
+        proc = subprocess.Popen([sys.executable, "-m", "turnback.server"], cwd=cwd, env=env,
+                                stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        out = proc.stdout.read() if proc.stdout is not None else b""
+        _, _, usage = os.wait4(proc.pid, 0)
+        proc.returncode = 0
+    return {"line_mb": mb, "peak_kb": usage.ru_maxrss, "answered_32700": b"-32700" in out}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["huge", "rate"])
+    ap.add_argument("what", choices=["huge", "rate", "fileline"])
     ap.add_argument("--src", type=Path, default=REPO / "server")
     ap.add_argument("--mb", type=int, default=1024)
     ap.add_argument("--count", type=int, default=20000)
@@ -139,6 +159,10 @@ def main() -> None:
     args = ap.parse_args()
     load = Path("/proc/loadavg").read_text().split()[0]
     with tempfile.TemporaryDirectory(prefix="rpc21-", dir=args.dir) as cwd:
+        if args.what == "fileline":
+            result = fileline(args.src.resolve(), cwd, args.mb)
+            print(json.dumps({"src": str(args.src), "load_before": load, **result}))
+            return
         server = Server(args.src.resolve(), cwd)
         try:
             result = huge(server, args.mb) if args.what == "huge" else rate(server, args.count)
