@@ -15,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -308,3 +309,39 @@ async def test_silent_and_lying_clients_hold_no_write_queue(ws: Path) -> None:
             for s in held:
                 s.close()
         assert (await client.call("turnback/status", {}))["checkpoints"] == 2
+
+
+async def test_a_client_that_stops_reading_frees_its_slot(ws: Path) -> None:
+    """Clients that send a request and never read its answer (past the socket's buffer: a
+    dry run of 2,000 files, ~300 KB as JSON) held their slot for as long as they stayed
+    connected: with MAX_CLIENTS of them every hand-off was refused for the server's life.
+    The server gives up on one that reads nothing for the client's own IDLE_TIMEOUT_S."""
+    with_store(ws)
+    for i in range(2000):
+        (ws / f"{i:05}-{'n' * 120}.txt").write_text("x")
+    assert cli(ws, "checkpoint", "-m", "many", alone=True).returncode == 0
+    for i in range(2000):
+        (ws / f"{i:05}-{'n' * 120}.txt").unlink()
+    async with started(ws) as client:
+        await client.wait_watching()
+        await wait_socket(ws)
+        path = str(ws / ".turnback" / "run" / "cli.sock")
+        found = handoff.request_for(["-C", str(ws), "--json", "rewind", "latest", "--dry-run"])
+        assert found is not None
+        held: list[socket.socket] = []
+        try:
+            for _ in range(server_handoff.MAX_CLIENTS):
+                s = socket.socket(socket.AF_UNIX)
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                s.connect(path)
+                held.append(s)
+                s.settimeout(30)
+                assert s.recv(len(sockets.GREETING)) == sockets.GREETING  # a slot is taken
+                s.sendall(found[1])
+            deadline = time.monotonic() + sockets.IDLE_TIMEOUT_S * 3
+            while await asyncio.to_thread(handoff.exchange, *found) is None:
+                assert time.monotonic() < deadline, "every slot still held by non-readers"
+                await asyncio.sleep(0.2)
+        finally:
+            for s in held:
+                s.close()

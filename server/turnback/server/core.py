@@ -22,17 +22,19 @@ from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
 from lsprotocol import types
-from pygls.io_ import StdoutWriter, run_async
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
 from ..errors import NotFound
 from ..store.facade import Store
 from .folders import Folder, Folders
+from .framing import serve
 from .notify import ChangeNotifier
 from .progress import WorkProgress
 from .settings import Settings
-from .wire import PipeReader, TurnbackProtocol, plain_json_converter
+from .stdin import StdinReader
+from .wire import TurnbackProtocol, plain_json_converter
 from .work import Pools, run_blocking
 
 log = logging.getLogger("turnback.server")
@@ -281,20 +283,14 @@ class TurnbackServer(LanguageServer):
     def _start_io_async(
         self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None
     ) -> None:
-        """pygls's stdio loop, with stdin read on the event loop (no thread per message)."""
+        """pygls's stdio loop, replaced: stdin read on the event loop (no thread per message),
+        every frame checked and bounded (``framing.py``)."""
         self._stop_event = threading.Event()
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
-        reader = PipeReader(stdin or sys.stdin.buffer)
+        reader = StdinReader(stdin or sys.stdin.buffer)
+        assert isinstance(self.protocol, TurnbackProtocol)  # protocol_cls, above
         try:
-            asyncio.run(
-                run_async(
-                    stop_event=self._stop_event,
-                    reader=reader,
-                    protocol=self.protocol,
-                    logger=_transport_log,
-                    error_handler=self.report_server_error,
-                )
-            )
+            asyncio.run(serve(self._stop_event, reader, self.protocol))
         except BrokenPipeError:
             _transport_log.error("the client closed the pipe; shutting down")
         except (KeyboardInterrupt, SystemExit):

@@ -51,6 +51,7 @@ T = TypeVar("T")
 KEEPALIVE_S = 1.0  # below the client's IDLE_TIMEOUT_S
 REQUEST_TIMEOUT_S = 5.0  # a connected client sends its request at once
 MAX_CLIENTS = 32  # at once; more are closed unanswered (they do the work themselves)
+_PIECE = 1 << 20  # of an answer, each taken within IDLE_TIMEOUT_S (~100 KB/s) or given up
 
 
 class Host(Protocol):
@@ -178,10 +179,8 @@ class HandoffListener:
             while not done:
                 done = bool((await asyncio.wait({task}, timeout=KEEPALIVE_S))[0])
                 if not done:
-                    writer.write(sockets.KEEPALIVE)
-                    await writer.drain()
-            writer.write(task.result())
-            await writer.drain()
+                    await _send(writer, sockets.KEEPALIVE)
+            await _send(writer, task.result())
         except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError):
             pass  # the client went away or sent nothing; it does the work itself
         finally:
@@ -309,6 +308,15 @@ class _Request:
         if options.get("mode", "files") not in ("files", "conversation", "both"):
             raise Declined("unknown mode")
         return cls(verb, fields[2], fields[3], fields[4] == "1", options, args)
+
+
+async def _send(writer: asyncio.StreamWriter, data: bytes) -> None:
+    """Write ``data``, giving up (``TimeoutError``) on a client that takes none of a piece
+    for its own ``IDLE_TIMEOUT_S``: one that sent its request and stopped reading held its
+    slot, one of ``MAX_CLIENTS``, for as long as it stayed connected."""
+    for start in range(0, max(len(data), 1), _PIECE):
+        writer.write(data[start:start + _PIECE])
+        await asyncio.wait_for(writer.drain(), sockets.IDLE_TIMEOUT_S)
 
 
 async def _read_request(reader: asyncio.StreamReader) -> list[str] | None:

@@ -10,16 +10,16 @@ the JSON parser produced.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
-import os
-import stat
-from typing import Any, BinaryIO
+from typing import Any
 
 import orjson
 from cattrs import Converter
 from lsprotocol import types
+from lsprotocol.types import ResponseError
 from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidRequest
-from pygls.io_ import StdinAsyncReader, StdoutWriter
+from pygls.io_ import StdoutWriter
 from pygls.protocol import (
     JsonRPCNotification,
     JsonRPCRequestMessage,
@@ -123,12 +123,25 @@ class TurnbackProtocol(LanguageServerProtocol):
         self._waiting.append((set(self._unanswered), done))
         await done
 
+    def send_error(self, msg_id: int | str | None, code: int, message: str) -> None:
+        """An error answer written as JSON-RPC spells it, ``"id": null`` included (pygls's
+        converter leaves a None out): the framing's answer to what it could not take."""
+        msg = {"jsonrpc": self.VERSION, "id": msg_id, "error": {"code": code, "message": message}}
+        if isinstance(self.writer, StdoutWriter) and self._include_headers:
+            self._send_body(json.dumps(msg).encode("ascii"))  # \\u escapes: any text goes
+        else:
+            self._send_response(msg_id, error=ResponseError(code=code, message=message))
+
     def _send_data(self, data: Any) -> None:
         writer = self.writer
         body = _plain_body(data) if isinstance(writer, StdoutWriter) else None
         if body is None or not self._include_headers:
             super()._send_data(data)
             return
+        self._send_body(body)
+
+    def _send_body(self, body: bytes) -> None:
+        writer = self.writer
         assert isinstance(writer, StdoutWriter)
         if _traffic_log.isEnabledFor(logging.INFO):
             _traffic_log.info("Sending data: %s", body.decode("utf-8", "replace"))
@@ -178,65 +191,3 @@ def _plain_body(data: Any) -> bytes | None:
         return orjson.dumps(bounded_msg)
     except (TypeError, orjson.JSONEncodeError):
         return None
-
-
-_LINE_LIMIT = 2**24  # longest header line held in memory
-_DROPPED = b"(dropped)\r\n"  # neither a header pygls reads nor the blank line ending them
-
-
-class PipeReader:
-    """stdin read on the event loop (pygls reads it with a thread per line)."""
-
-    def __init__(self, stdin: BinaryIO) -> None:
-        self._stdin = stdin
-        self._stream: asyncio.StreamReader | None = None
-        self._fallback: StdinAsyncReader | None = None
-
-    async def _reader(self) -> asyncio.StreamReader | StdinAsyncReader:
-        if self._stream is not None:
-            return self._stream
-        if self._fallback is not None:
-            return self._fallback
-        loop = asyncio.get_running_loop()
-        stream = asyncio.StreamReader(limit=_LINE_LIMIT, loop=loop)
-        try:
-            mode = os.fstat(self._stdin.fileno()).st_mode
-        except (OSError, ValueError, AttributeError):
-            mode = 0
-        # POSIX pipes and sockets only: a file, /dev/null or a terminal cannot be polled,
-        # and Windows' event loop needs overlapped handles, which stdin is not.
-        if os.name != "posix" or not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
-            self._fallback = StdinAsyncReader(self._stdin)
-            return self._fallback
-        try:
-            await loop.connect_read_pipe(
-                lambda: asyncio.StreamReaderProtocol(stream, loop=loop), self._stdin
-            )
-        except (OSError, ValueError):  # a regular file, or no pipe support: read on a thread
-            self._fallback = StdinAsyncReader(self._stdin)
-            return self._fallback
-        self._stream = stream
-        return stream
-
-    async def readline(self) -> bytes:
-        reader = await self._reader()
-        if isinstance(reader, StdinAsyncReader):
-            return await reader.readline()
-        try:
-            return await reader.readline()
-        except ValueError:
-            # a line past the stream's limit (16 MB): pygls's loop let this end the server.
-            # The stream has dropped what it held; the rest of the line comes as more such
-            # lines, each dropped, until a message's headers start again.
-            logger.warning("dropped a header line longer than %d bytes (not a JSON-RPC "
-                           "header: the client's framing is broken)", _LINE_LIMIT)
-            return _DROPPED
-
-    async def readexactly(self, n: int) -> bytes:
-        reader = await self._reader()
-        if isinstance(reader, StdinAsyncReader):
-            return await reader.readexactly(n)
-        try:
-            return await reader.readexactly(n)
-        except asyncio.IncompleteReadError as exc:
-            return exc.partial
