@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, BinaryIO, TypeVar, cast
 
 from lsprotocol import types
 from pygls.io_ import StdoutWriter
@@ -28,6 +28,7 @@ from pygls.lsp.server import LanguageServer
 from .. import __version__
 from ..errors import NotFound
 from ..store.facade import Store
+from . import shortwrite
 from .folders import Folder, Folders
 from .framing import serve
 from .notify import ChangeNotifier
@@ -109,8 +110,14 @@ class TurnbackServer(LanguageServer):
         sessions: set[str] | None = None,
         checkpoints: bool = False,
         after: Callable[[Store], object] | None = None,
+        short: Callable[[Store], T | None] | None = None,
     ) -> T:
         """Run a write on the writes pool, one at a time per folder.
+
+        ``short``: the same write, tried first on the event loop itself when it is
+        certainly short (``shortwrite.py``: it saves the thread hand-offs); it answers
+        None, having done nothing, when it cannot go on without waiting, and ``fn`` then
+        runs on the pool.
 
         ``create`` makes the store if the folder has none. ``sessions`` and
         ``checkpoints`` say what the write changes; they are announced here only
@@ -124,6 +131,7 @@ class TurnbackServer(LanguageServer):
         or a gc costs the next ``turnback/sessions`` its own sessions, not a listing
         of every session. A store opened by the write itself is listed in full.
         """
+        on_loop = short is not None and cancel is None and shortwrite.certainly_short(folder)
         await folder.write_lock.acquire()
         held = True
         try:
@@ -131,7 +139,7 @@ class TurnbackServer(LanguageServer):
 
             written: list[set[str] | None] = [None]
 
-            def job() -> T:
+            def job(fn: Callable[[Store], T | None] = fn) -> T | None:
                 store = folder.open_store(create=create)
                 if store is None:
                     raise NotFound(_no_store(folder))
@@ -144,7 +152,10 @@ class TurnbackServer(LanguageServer):
                     written[0] = store.sessions_written()
 
             try:
-                result = await run_blocking(self.pools.writes, job, cancel)
+                got = job(short) if on_loop and short is not None else None
+                if got is None:
+                    got = await run_blocking(self.pools.writes, job, cancel)
+                result = cast(T, got)
             finally:
                 # read-your-writes for this server's clients
                 touched = written[0]

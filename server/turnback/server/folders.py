@@ -230,19 +230,28 @@ class Folder:
         return self.watcher is not None and self.watcher.ready
 
 
+class WouldWalk(Exception):
+    """``with_dirty(walk=False)`` found the whole workspace to read: nothing was done."""
+
+
 def with_dirty(
     folder: Folder,
     fn: Callable[[frozenset[str] | None], T],
     scanned: Callable[[T], bool] = lambda _res: True,
+    *,
+    walk: bool = True,
 ) -> tuple[T, Ticket]:
     """Run ``fn(dirty)`` with the watcher's changed paths, or None when they are not trusted.
 
     ``fn`` checkpoints the workspace (directly, or as the safety checkpoint of a
     rewind). If it fails, or ``scanned(result)`` says it took no checkpoint after
     all, the paths go back to the tracker for the next one. Runs on a worker
-    thread under the folder's write lock.
+    thread under the folder's write lock (or on the event loop: ``shortwrite.py``,
+    with ``walk`` False: ``WouldWalk``, the ticket given back, where it would walk).
     """
     watcher = folder.watcher
+    if not walk and not folder.tracker.trusted:
+        raise WouldWalk  # nothing taken, no waiting for the watcher: the pool's write does
     if watcher is not None and not folder.tracker.trusted:
         # A watcher still setting up its watches (start-up): wait for it, so this walk is
         # the one that makes the watcher's set trusted. Otherwise the watcher coming up
@@ -254,6 +263,9 @@ def with_dirty(
     with folder.tracker.taking():  # the paths are read now: the preparer need not know
         flushed = watcher is not None and trusted and watcher.flush(FLUSH_TIMEOUT_S)
     ticket = folder.tracker.take(walk=not flushed)
+    if ticket.paths is None and not walk:
+        folder.tracker.give_back(ticket)  # untrusted again: the pool's write walks
+        raise WouldWalk
     # A watcher that waits for a walk to lay its watches (at start) gets this one's.
     hook = watcher.walk_hook() if watcher is not None and ticket.paths is None else None
     scanner = folder.store.scanner if hook is not None and folder.store is not None else None

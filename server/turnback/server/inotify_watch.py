@@ -181,6 +181,28 @@ class InotifyWatcher(Watcher):
             return set(self._ws_wds)
 
     # -- flush -------------------------------------------------------------------------
+    def drains_now(self, limit: int) -> bool:
+        """No drain under way on the watcher's thread (a flush would wait for it to end:
+        a batch of any size) and at most ``limit`` bytes in the kernel's queue (an event
+        is 16 bytes and its name, padded), no orphans to replay."""
+        import array  # here: fcntl and termios are not on Windows, which imports this module
+        import fcntl
+        import termios
+
+        if not self._ready.is_set() or not self._reporting.acquire(blocking=False):
+            return False
+        try:
+            ino = self._ino
+            if ino is None or self._replay:
+                return False
+            queued = array.array("i", [0])
+            fcntl.ioctl(ino.fileno(), termios.FIONREAD, queued)
+            return queued[0] <= limit
+        except (OSError, ValueError):
+            return False
+        finally:
+            self._reporting.release()
+
     def flush(self, timeout: float = 1.0) -> bool:
         """Read every event queued so far: the dirty set then holds every change made
         before this call. False when that cannot be known (not watching)."""

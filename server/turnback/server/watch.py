@@ -136,6 +136,11 @@ class Watcher:
         watches. None when it lays its own (or has them all already)."""
         return None
 
+    def drains_now(self, limit: int) -> bool:
+        """Whether a ``flush`` now would read at most ``limit`` bytes of queued events itself,
+        waiting for no other thread (``shortwrite.py``). Only inotify's watcher can tell."""
+        return False
+
     def flush(self, timeout: float = 1.0) -> bool:
         """Until every change made before this call is in the tracker, and its store changes
         reported; False when that cannot be known (the caller then walks the tree)."""

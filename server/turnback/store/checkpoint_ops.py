@@ -17,7 +17,7 @@ from ..events import (
 )
 from ..fs.folders import open_dir, open_root
 from ..fs.jsonl import dumps
-from ..fs.locks import rw_lock
+from ..fs.locks import rw_lock, try_rw_lock
 from ..fs.paths import display, normalize
 from ..fs.reading import read_regular
 from ..models import Change, Checkpoint, FileContent
@@ -62,32 +62,73 @@ class CheckpointOps(SessionOps):
         crash before it is saved only makes the next process read those files again.
         """
         self.finish_rewind()
+        self._check_checkpoint_args(label, session_id)
+        with self._mutex, rw_lock(self.root / "locks" / "gc", exclusive=False):
+            return self._checkpoint_held(label, session_id, auto, dirty, progress, save_later)
+
+    def checkpoint_now(
+        self,
+        dirty: Iterable[str],
+        label: str | None = None,
+        session_id: str | None = None,
+        auto: bool = False,
+    ) -> Checkpoint | None:
+        """``checkpoint(dirty=dirty, save_later=True)`` if it can go on without waiting for
+        anything; None, with nothing done, if it cannot.
+
+        For a caller that must not block (a server's event loop, ``server/shortwrite.py``):
+        it runs only as an incremental scan (an earlier scan of this object to build on),
+        with nothing left of an earlier write to finish first (a rewind's record, a stat
+        cache to save: those take the rewind lock and sync the disk), and with this
+        object's mutex and the store's cross-process gc lock free at once. If another
+        thread or process holds either, the caller runs ``checkpoint`` where waiting is
+        harmless.
+        """
+        if (self._scan_base is None or self._unfinished is not None
+                or self._refused_record is not None or self._cache_unsaved):
+            return None
+        self._check_checkpoint_args(label, session_id)
+        if not self._mutex.acquire(blocking=False):
+            return None
+        try:
+            with try_rw_lock(self.root / "locks" / "gc", exclusive=False) as held:
+                if not held:
+                    return None
+                return self._checkpoint_held(label, session_id, auto, dirty, None, True)
+        finally:
+            self._mutex.release()
+
+    def _check_checkpoint_args(self, label: str | None, session_id: str | None) -> None:
         if session_id is not None:
             check_id(session_id, "session id")
             if not self.backend.exists(session_id):
                 raise self.backend.missing(session_id)
         if label is not None and not isinstance(label, str):
             raise InvalidInput("label must be a string")
-        with self._mutex, rw_lock(self.root / "locks" / "gc", exclusive=False):
-            res, skipped = self._snapshot(dirty, progress)
+
+    def _checkpoint_held(self, label: str | None, session_id: str | None, auto: bool,
+                         dirty: Iterable[str] | None, progress: Progress | None,
+                         save_later: bool) -> Checkpoint:
+        """The checkpoint itself; the caller holds the mutex and the gc lock."""
+        res, skipped = self._snapshot(dirty, progress)
+        try:
+            cp = self._commit_checkpoint(
+                res.tree, label, session_id, auto, res.files, res.bytes, skipped
+            )
+        except BaseException:
+            self._statcache.discard()
+            self._scan_base = None
+            raise
+        # saved only now: a crash before the commit must not leave a cache file that
+        # names objects no checkpoint holds (the next checkpoint would trust them)
+        if save_later:
+            self._cache_unsaved = True
+        else:
             try:
-                cp = self._commit_checkpoint(
-                    res.tree, label, session_id, auto, res.files, res.bytes, skipped
-                )
-            except BaseException:
+                self.scanner.save_cache()
+            except LinkedInStore:  # a link in cache/: the recorded checkpoint stands
                 self._statcache.discard()
-                self._scan_base = None
-                raise
-            # saved only now: a crash before the commit must not leave a cache file that
-            # names objects no checkpoint holds (the next checkpoint would trust them)
-            if save_later:
-                self._cache_unsaved = True
-            else:
-                try:
-                    self.scanner.save_cache()
-                except LinkedInStore:  # a link in cache/: the recorded checkpoint stands
-                    self._statcache.discard()
-            return cp
+        return cp
 
     def save_scan_cache(self) -> None:
         """Save the stat cache a ``checkpoint(save_later=True)`` or a rewind finished later

@@ -6,11 +6,11 @@ from typing import Any
 
 from ...models import Checkpoint
 from ...store.facade import WORKSPACE_SESSION, Store
-from .. import methods
+from .. import methods, shortwrite
 from ..core import TurnbackServer
 from ..dirty import Ticket
 from ..errors import about_param, rpc_method
-from ..folders import Folder, with_dirty
+from ..folders import Folder, WouldWalk, with_dirty
 from ..lookup import find_checkpoint, session_or_folder
 from ..params import Params
 from ..progress import WorkProgress
@@ -43,6 +43,29 @@ def take_checkpoint(
             save_later=True,
         ),
     )
+
+
+def take_checkpoint_now(
+    folder: Folder,
+    store: Store,
+    *,
+    label: str | None,
+    session_id: str | None,
+    auto: bool,
+) -> tuple[Checkpoint, Ticket] | None:
+    """``take_checkpoint`` on the event loop (``shortwrite.py``), or None with nothing done
+    (the paths back to the tracker) when the flush found many paths or events lost, or
+    the store cannot go on without waiting."""
+    def short(dirty: frozenset[str] | None) -> Checkpoint | None:
+        if dirty is None or not shortwrite.few(dirty):
+            return None
+        return store.checkpoint_now(dirty, label=label, session_id=session_id, auto=auto)
+
+    try:
+        cp, ticket = with_dirty(folder, short, scanned=lambda got: got is not None, walk=False)
+    except WouldWalk:
+        return None
+    return None if cp is None else (cp, ticket)
 
 
 def register(ls: TurnbackServer) -> None:
@@ -88,6 +111,9 @@ def register(ls: TurnbackServer) -> None:
                 sessions={sid or WORKSPACE_SESSION},
                 checkpoints=True,
                 after=Store.save_scan_cache,
+                short=lambda store: take_checkpoint_now(
+                    folder, store, label=label, session_id=sid, auto=auto
+                ),
             )
         finally:
             if work is not None:
