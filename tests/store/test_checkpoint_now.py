@@ -113,3 +113,33 @@ def test_bad_input_is_refused_as_checkpoint_refuses_it(tmp_path: Path) -> None:
         with pytest.raises(Exception, match="no-such-session"):
             store.checkpoint_now({"f1.txt"}, session_id="no-such-session")
         assert _count(store) == 1
+
+
+def test_a_folder_among_the_changed_paths_is_none_and_nothing_done(tmp_path: Path) -> None:
+    # a tree moved in is one changed path, and its scan reads every file under it
+    ws = _workspace(tmp_path / "ws")
+    with Store.open(ws, create=True) as store:
+        store.checkpoint()
+        (ws / "moved_in" / "deep").mkdir(parents=True)
+        for i in range(5):
+            (ws / "moved_in" / "deep" / f"g{i}.txt").write_text(f"g {i}\n")
+        assert store.checkpoint_now({"moved_in"}) is None
+        assert _count(store) == 1
+        cp = store.checkpoint(dirty={"moved_in"})  # the pool's checkpoint takes it
+        assert store.file_content(cp.id, "moved_in/deep/g4.txt").text == "g 4\n"
+
+
+def test_changed_files_past_the_byte_bound_are_none_and_nothing_done(tmp_path: Path) -> None:
+    from turnback.store.checkpoint_ops import NOW_BYTES
+
+    ws = _workspace(tmp_path / "ws")
+    with Store.open(ws, create=True) as store:
+        store.checkpoint()
+        half = NOW_BYTES // 2 + 1
+        (ws / "a.bin").write_bytes(b"a" * half)
+        (ws / "b.bin").write_bytes(b"b" * half)
+        assert store.checkpoint_now({"a.bin", "b.bin"}) is None  # together past it
+        assert _count(store) == 1
+        cp = store.checkpoint_now({"a.bin", "gone.txt"})  # one alone, and a path gone
+        assert cp is not None and _count(store) == 2
+        assert store.file_content(cp.id, "a.bin").size == half
