@@ -201,3 +201,20 @@ def test_a_store_elsewhere_removes_a_killed_probes_file_from_the_workspace(
         assert [(c.path, c.status) for c in store.changes(cp.id)] == [("a.txt", "deleted")]
     finally:
         store.close()
+
+
+def test_a_killed_probe_in_the_store_is_left_to_gc(
+        store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the store on the workspace's file system the probe is made in the store's root,
+    which no probe sweeps (a listing a rewind would pay): gc removes it, as any ``.tmp-``
+    file an hour old, and the workspace never holds it."""
+    from turnback.fs.namefold import probe_store
+    from turnback.store.gc import STRAY_AGE_S
+
+    left, _pid = _killed_probe(store.root, tmp_path)
+    old = time.time() - STRAY_AGE_S - 5
+    os.utime(store.root / left, (old, old))
+    probe_store(store.workspace, store.root)
+    assert left in os.listdir(store.root), "not swept by the probe: left to gc"
+    store.gc()
+    assert left not in os.listdir(store.root)
