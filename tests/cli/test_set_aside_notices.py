@@ -43,3 +43,41 @@ def test_a_repair_of_the_checkpoint_file_at_the_open_is_said_once(ws: Path) -> N
     assert "was damaged" in first and "put back" in first and "turnback fsck" in first, first
     assert "was damaged" not in _stderr(ws, "status")
     assert len(json.loads(run_cli(ws, "--json", "checkpoints").stdout)["checkpoints"]) == 2
+
+
+def _planted(ws: Path) -> None:
+    """A store with one checkpoint and a refused log planted in it."""
+    (ws / "a.txt").write_text("a\n")
+    run_cli(ws, "init")
+    run_cli(ws, "checkpoint", "-m", "first")
+    planted = ws / ".turnback" / "objects" / "log" / PLANTED
+    planted.write_bytes(LOG_MAGIC + encode(8, [], b"", b"") * 50)
+
+
+def test_the_fast_path_tells_it_once_as_click_does(ws: Path) -> None:
+    """``turnback checkpoint`` / ``rewind`` / ``undo`` without a terminal run in-process
+    without click (``cli/direct.py``): they said nothing of it (trust21)."""
+    _planted(ws)
+    first = _stderr(ws, "checkpoint", "-m", "second")
+    assert first.count(PLANTED) == 1 and "turnback fsck" in first, first
+    assert PLANTED not in _stderr(ws, "checkpoint", "-m", "third")
+    assert PLANTED not in _stderr(ws, "status"), "told once for the CLI, whichever path"
+    assert PLANTED not in _stderr(ws, "rewind", "latest~1")
+
+
+def test_a_dry_run_on_the_fast_path_tells_it_too(ws: Path) -> None:
+    _planted(ws)
+    (ws / "a.txt").write_text("b\n")
+    proc = run_cli(ws, "rewind", "latest", "--dry-run")
+    assert PLANTED in proc.stderr.decode() and b"a.txt" in proc.stdout
+
+
+def test_an_agents_hook_tells_it_on_stderr_only(ws: Path) -> None:
+    """The hook (``cli/hook_cmd.py``) opens the store itself; its stdout is the agent's."""
+    _planted(ws)
+    payload = {"session_id": "s-1", "cwd": str(ws), "hook_event_name": "Stop",
+               "transcript_path": str(ws / "none.jsonl")}
+    proc = run_cli(ws, "hook", "claude-code", "Stop", input=json.dumps(payload).encode())
+    assert proc.stdout == b"" and PLANTED in proc.stderr.decode()
+    again = run_cli(ws, "hook", "claude-code", "Stop", input=json.dumps(payload).encode())
+    assert again.stderr == b""

@@ -345,3 +345,38 @@ async def test_a_client_that_stops_reading_frees_its_slot(ws: Path) -> None:
         finally:
             for s in held:
                 s.close()
+
+
+@pytest.mark.parametrize("first", ["command", "hook"])
+async def test_a_handed_off_command_tells_the_stores_notices_once(
+        ws: Path, first: str, capfd: pytest.CaptureFixture[str]) -> None:
+    """A CLI command or an agent's hook handed to a server said nothing of what the store
+    set aside (a refused object log): only the server's ``window/showMessage`` did, which
+    a background server sends to no one (trust21). The answer's stderr tells it once for
+    the CLI, as the CLI working alone does; the hook prints it on stderr only."""
+    from turnback.cli.common import Ctx
+    from turnback.cli.hook_cmd import _handed_off
+    from turnback.objects.packlog import LOG_MAGIC, encode
+
+    with_store(ws)
+    assert cli(ws, "checkpoint", alone=True).returncode == 0
+    planted = "log-1-0123456789abcdef"
+    (ws / ".turnback" / "objects" / "log" / planted).write_bytes(
+        LOG_MAGIC + encode(8, [], b"", b"") * 50)  # frames with no object: refused
+    async with started(ws) as client:
+        await client.wait_watching()
+        await wait_socket(ws)
+        ctx = Ctx(workspace=str(ws), store_dir=None, as_json=False)
+        capfd.readouterr()
+        if first == "hook":
+            assert await asyncio.to_thread(_handed_off, ctx, ws, "new turn", None)
+            hook = capfd.readouterr()
+            assert hook.out == "" and hook.err.count(planted) == 1, hook
+        else:
+            code, _out, err = await handed(ws, "checkpoint", "-m", "handed")
+            assert code == 0 and err.decode().count(planted) == 1, err
+        code, _out, err = await handed(ws, "checkpoint", "-m", "again")
+        assert code == 0 and planted.encode() not in err, "told once"
+        assert await asyncio.to_thread(_handed_off, ctx, ws, "end of turn", None)
+        assert planted not in capfd.readouterr().err
+    assert planted.encode() not in cli(ws, "status", alone=True).stderr, "once for the CLI"

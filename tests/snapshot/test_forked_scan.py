@@ -460,6 +460,9 @@ def test_finishing_an_interrupted_rewind_drops_the_early_child(
             def apply(self, _plan: object) -> None:
                 raise Crash  # the journal is written, no file yet
 
+            def release_failed(self) -> None:
+                pass  # nothing held: no file was written
+
         # the store imports the applier where it applies a plan: patched at its module
         monkeypatch.setattr(apply_mod, "Applier", Dies)
         with pytest.raises(Crash):

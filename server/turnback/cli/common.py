@@ -37,13 +37,13 @@ class Ctx:
     def open(self, create: bool = False, merge_logs: bool = False) -> Store:
         """The store; ``merge_logs``: a command that may store objects, after which the
         object logs are merged if they are many (``direct.merge_logs_after``)."""
-        from .direct import auto_init
+        from .direct import auto_init, tell_notices
 
         store = Store.open(self.find_workspace(), store_dir=self.store_dir,
                            create=create or auto_init())
         # a one-shot process: a full scan may fork a child to check folders on another core
         store.scanner.fork_verify = True
-        _tell(store)
+        tell_notices(store)
         # closed when the command ends, however it ends: close saves the summaries index and
         # the stat cache, and records a rewind whose journal is still open; the command's
         # output is printed (and flushed: click.echo) by then
@@ -58,16 +58,6 @@ class Ctx:
         else:
             click.get_current_context().call_on_close(store.close)
         return store
-
-
-def _tell(store: Store) -> None:
-    """Say on stderr, once for each cause, what the store found and set aside (a refused
-    object log, a repaired checkpoints.jsonl): ``store/notices.py``."""
-    try:
-        for notice in store.untold_notices("cli"):
-            click.echo(f"turnback: {notice.message}", err=True)
-    except OSError:
-        pass  # a warning never stops the command
 
 
 pass_ctx = click.make_pass_decorator(Ctx)

@@ -62,6 +62,7 @@ def run(req: Request) -> int | None:
             # a one-shot process: a full scan may fork a child to check folders on the
             # other core (``Ctx.open`` says the same to click's commands)
             store.scanner.fork_verify = True
+            tell_notices(store)
             out, err = _do(store, req)
             if req.verb == "checkpoint":
                 store.close()  # closed, then printed, as the click command does
@@ -79,6 +80,19 @@ def run(req: Request) -> int | None:
         _write(sys.stderr, "\nAborted!\n")  # as click says it
         return 1
     return 0
+
+
+def tell_notices(store: Store) -> None:
+    """Say on stderr, once for each cause, what the store found and set aside (a refused
+    object log, a repaired checkpoints.jsonl: ``store/notices.py``), on every CLI path that
+    opens the store itself: click's commands (``Ctx.open``), this fast path and the agents'
+    hook (``hook_cmd``), which said nothing before (trust21). Right after the open, before
+    the command's own output; a warning never stops the command."""
+    try:
+        for notice in store.untold_notices("cli"):
+            _write(sys.stderr, f"turnback: {notice.message}\n")
+    except OSError:
+        pass
 
 
 def merge_logs_after(store: Store) -> None:

@@ -114,6 +114,9 @@ def _checkpoint(ctx: Ctx, agent: str, event: str, payload: str | None) -> str:
     store = Store.open(workspace, store_dir=ctx.store_dir, create=True)
     store.scanner.fork_verify = True  # a one-shot process, as `turnback checkpoint`
     try:
+        from .direct import tell_notices
+
+        tell_notices(store)  # on stderr: a hook's stdout is the agent's to read
         if sid is not None and not store.has_session(sid):
             _import_first(store, call)  # the session's own header, title and history
         if sid is not None and not store.has_session(sid):
@@ -147,7 +150,16 @@ def _handed_off(ctx: Ctx, workspace: Path, label: str, sid: str | None) -> bool:
     if found is None:
         return False
     answer = handoff.exchange(*found)
-    return answer is not None and answer[0] == 0
+    if answer is None or answer[0] != 0:
+        return False
+    # the store's notices, told once (the server's ``_notices``), on stderr; not the
+    # checkpoint's own lines (skipped files), which the hook working alone never prints
+    told = b"".join(line for line in answer[2].splitlines(keepends=True)
+                    if line.startswith(b"turnback: "))
+    if told:
+        sys.stderr.buffer.write(told)
+        sys.stderr.flush()
+    return True
 
 
 def _import_first(store: Store, call: HookCall) -> None:

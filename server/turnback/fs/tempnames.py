@@ -78,22 +78,35 @@ def _gone(pid: int) -> bool:
     return False
 
 
-def is_leftover(name: str, candidate: str, st: os.stat_result, now: float | None = None) -> bool:
-    """Whether ``candidate`` (its ``lstat`` in ``st``), beside ``name``, is a temporary file
-    ``temp_name(name)`` made whose writer died before its rename: see the module's note."""
-    if sys.platform == "win32":
-        return False  # no signal-0 probe of a pid there (os.kill would end the process)
+def made_for(name: str, candidate: str) -> bool:
+    """Whether ``candidate`` is a name ``temp_name(name)`` gives, down to its mark (in some
+    process: the file's writer is not looked at here)."""
     if not candidate.startswith(TMP_PREFIX):
         return False
     m = _TAIL.search(candidate)
     if m is None:
         return False
     raw = _cut(name, int(m.group(1)))
-    if (candidate[len(TMP_PREFIX): m.start()] != os.fsdecode(raw)
-            or m.group(3) != _mark(raw, candidate[m.start(): m.end(2)])):
+    return (candidate[len(TMP_PREFIX): m.start()] == os.fsdecode(raw)
+            and m.group(3) == _mark(raw, candidate[m.start(): m.end(2)]))
+
+
+def _writer(candidate: str) -> int:
+    """The pid in a name ``made_for`` accepted."""
+    m = _TAIL.search(candidate)
+    assert m is not None
+    return int(m.group(1))
+
+
+def is_leftover(name: str, candidate: str, st: os.stat_result, now: float | None = None) -> bool:
+    """Whether ``candidate`` (its ``lstat`` in ``st``), beside ``name``, is a temporary file
+    ``temp_name(name)`` made whose writer died before its rename: see the module's note."""
+    if sys.platform == "win32":
+        return False  # no signal-0 probe of a pid there (os.kill would end the process)
+    if not made_for(name, candidate):
         return False
     if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
         return False
     if (time.time() if now is None else now) - st.st_mtime < LEFTOVER_AGE_S:
         return False
-    return _gone(int(m.group(1)))
+    return _gone(_writer(candidate))

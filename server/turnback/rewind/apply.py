@@ -319,6 +319,19 @@ class Applier:
             for held in made_in.values():
                 held.close()
 
+    def release_failed(self) -> None:
+        """``release`` on the way out of a failure, any failure (a ``MemoryError``, a
+        ``KeyboardInterrupt`` in ``apply`` skipped it: the second names stayed in the
+        user's folders and up to ``HELD_FOLDERS`` descriptors open). An error of its own
+        is dropped, so the one being raised is what the caller sees; its descriptors are
+        closed whatever happens (``release``'s ``finally``). Only names ``_put`` looked at
+        are unlinked: one whose look was cut short is left to the journal's recovery
+        (``restore_late``, then ``remove_temps``)."""
+        try:
+            self.release()
+        except Exception:  # the failure being raised is the one to tell
+            pass
+
     def _unlink_kept(self, replaced: list[tuple[str, str, tuple[int, int]]],
                      made_in: dict[str, FdFolder]) -> None:
         by_folder: dict[str, list[tuple[str, tuple[int, int]]]] = {}
@@ -444,6 +457,7 @@ class Applier:
         dfd = folder if folder is not None else self._parent(root, parts, path)
         name = parts[-1]
         tmp = f"{TMP_PREFIX}{os.getpid()}-{os.urandom(4).hex()}"
+        placed = False  # renamed into place: the name ``tmp`` is no longer ours to unlink
         try:
             try:
                 st = dfd.lstat(name)
@@ -485,9 +499,10 @@ class Applier:
             try:
                 dfd.rename(tmp, name)
             except BaseException:
-                if kept is not None:
-                    _unlink_quietly(dfd, kept)
+                if kept is not None and ident is not None:
+                    _unlink_own(dfd, kept, ident)  # only the very file linked
                 raise
+            placed = True
             if kept is not None:
                 if expect is not None:
                     self._check_replaced(dfd, name, kept, path, entry, expect[0])
@@ -495,7 +510,10 @@ class Applier:
                     self.replaced.append(("/".join(parts[:-1]), kept, ident))
                     self._hold(dfd, "/".join(parts[:-1]))
         except BaseException:
-            _unlink_quietly(dfd, tmp)
+            if not placed:
+                # after the rename a file standing at ``tmp`` is someone else's: unlinked
+                # by name, it was lost (a MemoryError in the look at the replaced file)
+                _unlink_quietly(dfd, tmp)
             raise
         finally:
             if folder is None:

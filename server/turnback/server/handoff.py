@@ -200,7 +200,22 @@ class HandoffListener:
                 log.exception("%s: CLI hand-off failed", self._folder.path)
                 return sockets.encode_answer(sockets.DECLINED, b"", b"")
             code, (out, err) = failed[0], ("", failed[1])
-        return sockets.encode_answer(code, out.encode(), err.encode())
+        # with a success only: a hook's hand-off refused (a session the store lacks) does
+        # the work itself, whose own open tells them (``cli/hook_cmd._handed_off``)
+        told = await self._notices() if code == 0 and fields[1:2] != ["leave"] else ""
+        return sockets.encode_answer(code, out.encode(), (told + err).encode())
+
+    async def _notices(self) -> str:
+        """What the CLI's own open says first (``cli/direct.tell_notices``): the causes
+        the store set aside that the CLI's channel has not told yet, once for each,
+        whichever path tells it. Handed off, a command said none (trust21), and a
+        background server's ``window/showMessage`` reaches no one. Never fails the answer."""
+        try:
+            found = await self._ls.read(self._folder, lambda s: s.untold_notices("cli"))
+        except Exception:
+            log.exception("%s: the store's notices for a CLI hand-off", self._folder.path)
+            return ""
+        return "".join(f"turnback: {n.message}\n" for n in found)
 
     async def _run(self, fields: list[str]) -> tuple[int, cli_text.Printed]:
         req = _Request.parse(fields)

@@ -1,7 +1,8 @@
 """Which workspace paths a checkpoint leaves out.
 
 Always: every ``.git`` (also of nested repositories, which are otherwise
-ordinary folders), the store itself and any other ``.turnback`` folder.
+ordinary folders), the store itself and any other ``.turnback`` folder, and the name
+probe's file in the workspace's root (``fs/namefold.is_probe``).
 Then gitignore rules with git's precedence — ``.gitignore`` and
 ``.turnbackignore`` in any folder, deeper files first, the last matching
 line of a file winning; then the repository's ``info/exclude`` and the
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import blake3
 
+from ..fs.namefold import is_probe
 from ..fs.paths import is_protected_name
 from . import gitexclude
 from .prescan import IGNORE_FILES as IGNORE_FILES
@@ -196,6 +198,9 @@ class IgnoreRules:
         """``is_ignored`` for an entry ``name`` of folder ``dir_rel`` (the scanner's hot path)."""
         if name in ALWAYS or is_protected_name(name):
             return True  # a .git or store folder in any spelling (fs/paths.py)
+        if not dir_rel and is_probe(name):
+            return True  # the name probe's file in the workspace's root, live or a killed
+            # probe's leftover (fs/namefold.py): not the user's, never in a checkpoint
         if self.store_rel is not None and rel == self.store_rel:
             return True
         sub = rel + "/" if is_dir else rel

@@ -84,9 +84,25 @@ class Store(TurnOps, RewindOps):
             raise
         if guard is not None:  # released by close, or once the Store is collected unclosed
             store._guard = weakref.finalize(store, storeroots.closed, guard)
-        store.restore_records()  # before recovery: a journal may name a restored record
-        store.recover()
+        try:
+            store.restore_records()  # before recovery: a journal may name a restored record
+            store.recover()
+        except BaseException:
+            # (a MemoryError, a KeyboardInterrupt: recovery keeps TurnbackError and OSError)
+            # the descriptors this open holds, closed: the caller never gets the Store
+            store._let_go()
+            raise
         return store
+
+    def _let_go(self) -> None:
+        """Close what this Store holds open, saving nothing (an open that failed)."""
+        try:
+            self._statcache.close()
+            self._root_held.close()
+        finally:
+            self.objects.close()
+            if self._guard is not None:
+                self._guard()
 
     @classmethod
     def _open_made(cls, ws: Path, root: Path, exists: bool,

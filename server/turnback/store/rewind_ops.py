@@ -223,11 +223,14 @@ class RewindOps(CheckpointOps):
                     self.scanner.save_cache()
             try:
                 applier.apply(plan)
-            except (TurnbackError, OSError) as exc:
+            except BaseException as exc:
                 # its second names held what the plan expected (looked at): freed, so that
-                # the roll-back's own take those names (``_roll_back``)
-                applier.release()
-                self._roll_back(record, plan.reverse(applier.done), exc)
+                # the roll-back's own take those names (``_roll_back``); on any way out (a
+                # MemoryError, a KeyboardInterrupt: no roll-back, the journal's recovery
+                # finishes the rewind at the next open), and the held descriptors closed
+                applier.release_failed()
+                if isinstance(exc, (TurnbackError, OSError)):
+                    self._roll_back(record, plan.reverse(applier.done), exc)
                 raise
             finally:
                 # the next incremental checkpoint looks again at what the rewind changed
@@ -583,8 +586,10 @@ class RewindOps(CheckpointOps):
                 # back, deleted one it made), for a record retried as long as a server lived
                 kept = [] if applied else applier.apply(plan, strict=False)
                 kept += [p for p in late if p not in kept]
-            except (TurnbackError, OSError) as exc:
-                applier.release()  # as in _rewind_files
+            except BaseException as exc:
+                applier.release_failed()  # as in _rewind_files
+                if not isinstance(exc, (TurnbackError, OSError)):
+                    raise  # the journal stays: the next open recovers it again
                 try:
                     self._roll_back(record, plan.reverse(), exc)
                 except Conflict:
