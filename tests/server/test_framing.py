@@ -208,3 +208,30 @@ def test_a_stdin_that_is_a_socket_holds_the_line_bound(tmp_path: Path) -> None:
     assert "Traceback" not in server.stderr()
 
 
+
+
+def test_a_header_line_with_long_runs_of_blanks_costs_linear_time(raw: RawServer) -> None:
+    """The header pattern's ``(.*?)[ \\t]*\\r?\\n\\Z`` backtracked over every run of blanks
+    in a value from each of its bytes: 40 KB of spaces held the event loop 42 s, a 16 MB
+    line (the line bound) for days, every request unanswered. Now split at its colon."""
+    raw.answers(1)
+    raw.send(b"X-Junk: a" + b" " * (100 * 1024) + b"b\r\n" + b"Content-Length: 2\r\n\r\n{}")
+    assert raw.expect(code=INVALID, timeout=20)["id"] is None
+    raw.answers(2)
+
+
+def test_repeated_content_length_headers_are_not_held(raw: RawServer) -> None:
+    """Each ``Content-Length`` line of a frame was kept until its blank line: a client that
+    never sends it grew the server by every byte it sent (96 MB: +95 MB). Now the first
+    is kept, the others counted."""
+    raw.answers(1)
+    before = raw.peak_kb()
+    line = b"Content-Length: " + b"7" * (64 * 1024) + b"\r\n"
+    for _ in range(96):  # 96 MB of headers, no blank line
+        raw.send(line * 16)
+    raw.send(b"\r\n{}")
+    answer = raw.expect(code=PARSE)
+    assert "given 1536 times" in answer["error"]["message"]
+    raw.answers(2)
+    grown_mb = (raw.peak_kb() - before) / 1024
+    assert grown_mb < 48, f"the server's peak memory grew {grown_mb:.0f} MB"
