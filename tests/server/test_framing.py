@@ -235,3 +235,12 @@ def test_repeated_content_length_headers_are_not_held(raw: RawServer) -> None:
     raw.answers(2)
     grown_mb = (raw.peak_kb() - before) / 1024
     assert grown_mb < 48, f"the server's peak memory grew {grown_mb:.0f} MB"
+
+
+def test_exit_without_shutdown_exits_1(raw: RawServer) -> None:
+    """LSP: ``exit`` without ``shutdown`` before it ends the server with code 1, so the
+    editor can tell a crash-like stop from an orderly one. pygls raises SystemExit(1); the
+    stdio loop swallowed it and the process ended 0."""
+    raw.answers(1)
+    raw.send(frame(b'{"jsonrpc": "2.0", "method": "exit"}'))
+    assert raw.proc.wait(20) == 1
