@@ -244,3 +244,24 @@ def test_exit_without_shutdown_exits_1(raw: RawServer) -> None:
     raw.answers(1)
     raw.send(frame(b'{"jsonrpc": "2.0", "method": "exit"}'))
     assert raw.proc.wait(20) == 1
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal (POSIX)")
+def test_a_terminal_hung_up_ends_the_server_as_stdin_ending_does(tmp_path: Path) -> None:
+    """A terminal's read fails (EIO) once its other end is closed: the thread reader let
+    that OSError out of the loop, a traceback and exit code 1 where a pipe's end is a
+    clean stop. Now a stdin that fails to read is a stdin that ended."""
+    import tty
+
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    server = RawServer(tmp_path, stdin=slave)
+    try:
+        os.close(slave)
+        os.write(master, request(1))
+        server.expect(id=1)
+        os.close(master)
+        assert server.proc.wait(20) == 0
+    finally:
+        server.close()
+    assert "Traceback" not in server.stderr()
