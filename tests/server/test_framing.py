@@ -265,3 +265,35 @@ def test_a_terminal_hung_up_ends_the_server_as_stdin_ending_does(tmp_path: Path)
     finally:
         server.close()
     assert "Traceback" not in server.stderr()
+
+
+def _body(msg_id: int) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": "turnback/status",
+                       "params": {}}).encode()
+
+
+def test_every_framing_a_real_client_writes_is_read(raw: RawServer) -> None:
+    """What clients write, each answered: Content-Type before or after the length, LF-only
+    lines, several messages in one write, one message over many writes (one byte each, and
+    cut at the header's end and mid-body). A guard on the reader that replaced pygls's."""
+    typ = b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n"
+    b1, b2, b3, b4 = (_body(i) for i in (1, 2, 3, 4))
+    raw.send(b"Content-Length: %d\r\n" % len(b1) + typ + b"\r\n" + b1)
+    raw.expect(id=1)
+    raw.send(typ + b"Content-Length: %d\r\n\r\n" % len(b2) + b2)
+    raw.expect(id=2)
+    raw.send(b"Content-Length: %d\n\n" % len(b3) + b3)  # LF only
+    raw.expect(id=3)
+    raw.send(b"content-length:%d\r\n\r\n" % len(b4) + b4)  # any case, no blank
+    raw.expect(id=4)
+    raw.send(b"".join(request(i) for i in range(10, 30)))  # twenty in one write
+    for i in range(10, 30):
+        raw.expect(id=i)
+    whole = request(40)
+    for cut in (whole.index(b"\r\n\r\n") + 4, len(whole) - 1):
+        raw.send(whole[:cut])
+        raw.send(whole[cut:])
+        raw.expect(id=40)
+    for byte in request(41):
+        raw.send(bytes([byte]))
+    raw.expect(id=41)
