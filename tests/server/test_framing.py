@@ -64,6 +64,8 @@ NOT_A_REQUEST = {
     "id-an-array": (b'{"jsonrpc": "2.0", "id": [1], "method": "turnback/status"}', None),
     "id-an-object": (b'{"jsonrpc": "2.0", "id": {}, "method": "turnback/status"}', None),
     "id-a-bool": (b'{"jsonrpc": "2.0", "id": true, "method": "turnback/status"}', None),
+    # read as infinity, then answered as "id": Infinity, which is not JSON
+    "id-past-a-float": (b'{"jsonrpc": "2.0", "id": 1e400, "method": "turnback/status"}', None),
     "jsonrpc-1.0": (b'{"jsonrpc": "1.0", "id": 5, "method": "turnback/status"}', 5),
     "no-jsonrpc": (b'{"id": 6, "method": "turnback/status"}', 6),
 }

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 import threading
 from typing import Any, Protocol
@@ -232,8 +233,11 @@ def _refuse(protocol: Messages, msg_id: int | str | None, code: int, why: str) -
 
 
 def _usable_id(value: Any) -> bool:
-    """JSON-RPC's ids: a string, a number or null (a bool is not a number here)."""
-    return value is None or (isinstance(value, (str, int, float)) and not isinstance(value, bool))
+    """JSON-RPC's ids: a string, a number or null (a bool is not a number here, nor 1e400,
+    read as infinity: an answer would carry it as ``Infinity``, which is not JSON)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return value is None or (isinstance(value, (str, int)) and not isinstance(value, bool))
 
 
 def _is_response(doc: dict[str, Any]) -> bool:
@@ -242,6 +246,8 @@ def _is_response(doc: dict[str, Any]) -> bool:
 
 def _kind(value: Any) -> str:
     names = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}
+    if isinstance(value, float) and not math.isfinite(value):
+        return "number past a float's range"
     return names.get(type(value), "number")
 
 
