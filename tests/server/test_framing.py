@@ -64,6 +64,8 @@ NOT_A_REQUEST = {
     "id-an-array": (b'{"jsonrpc": "2.0", "id": [1], "method": "turnback/status"}', None),
     "id-an-object": (b'{"jsonrpc": "2.0", "id": {}, "method": "turnback/status"}', None),
     "id-a-bool": (b'{"jsonrpc": "2.0", "id": true, "method": "turnback/status"}', None),
+    # read as infinity, then answered as "id": Infinity, which is not JSON
+    "id-past-a-float": (b'{"jsonrpc": "2.0", "id": 1e400, "method": "turnback/status"}', None),
     "jsonrpc-1.0": (b'{"jsonrpc": "1.0", "id": 5, "method": "turnback/status"}', 5),
     "no-jsonrpc": (b'{"id": 6, "method": "turnback/status"}', 6),
 }
@@ -208,3 +210,92 @@ def test_a_stdin_that_is_a_socket_holds_the_line_bound(tmp_path: Path) -> None:
     assert "Traceback" not in server.stderr()
 
 
+
+
+def test_a_header_line_with_long_runs_of_blanks_costs_linear_time(raw: RawServer) -> None:
+    """The header pattern's ``(.*?)[ \\t]*\\r?\\n\\Z`` backtracked over every run of blanks
+    in a value from each of its bytes: 40 KB of spaces held the event loop 42 s, a 16 MB
+    line (the line bound) for days, every request unanswered. Now split at its colon."""
+    raw.answers(1)
+    raw.send(b"X-Junk: a" + b" " * (100 * 1024) + b"b\r\n" + b"Content-Length: 2\r\n\r\n{}")
+    assert raw.expect(code=INVALID, timeout=20)["id"] is None
+    raw.answers(2)
+
+
+def test_repeated_content_length_headers_are_not_held(raw: RawServer) -> None:
+    """Each ``Content-Length`` line of a frame was kept until its blank line: a client that
+    never sends it grew the server by every byte it sent (96 MB: +95 MB). Now the first
+    is kept, the others counted."""
+    raw.answers(1)
+    before = raw.peak_kb()
+    line = b"Content-Length: " + b"7" * (64 * 1024) + b"\r\n"
+    for _ in range(96):  # 96 MB of headers, no blank line
+        raw.send(line * 16)
+    raw.send(b"\r\n{}")
+    answer = raw.expect(code=PARSE)
+    assert "given 1536 times" in answer["error"]["message"]
+    raw.answers(2)
+    grown_mb = (raw.peak_kb() - before) / 1024
+    assert grown_mb < 48, f"the server's peak memory grew {grown_mb:.0f} MB"
+
+
+def test_exit_without_shutdown_exits_1(raw: RawServer) -> None:
+    """LSP: ``exit`` without ``shutdown`` before it ends the server with code 1, so the
+    editor can tell a crash-like stop from an orderly one. pygls raises SystemExit(1); the
+    stdio loop swallowed it and the process ended 0."""
+    raw.answers(1)
+    raw.send(frame(b'{"jsonrpc": "2.0", "method": "exit"}'))
+    assert raw.proc.wait(20) == 1
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal (POSIX)")
+def test_a_terminal_hung_up_ends_the_server_as_stdin_ending_does(tmp_path: Path) -> None:
+    """A terminal's read fails (EIO) once its other end is closed: the thread reader let
+    that OSError out of the loop, a traceback and exit code 1 where a pipe's end is a
+    clean stop. Now a stdin that fails to read is a stdin that ended."""
+    import tty
+
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    server = RawServer(tmp_path, stdin=slave)
+    try:
+        os.close(slave)
+        os.write(master, request(1))
+        server.expect(id=1)
+        os.close(master)
+        assert server.proc.wait(20) == 0
+    finally:
+        server.close()
+    assert "Traceback" not in server.stderr()
+
+
+def _body(msg_id: int) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": "turnback/status",
+                       "params": {}}).encode()
+
+
+def test_every_framing_a_real_client_writes_is_read(raw: RawServer) -> None:
+    """What clients write, each answered: Content-Type before or after the length, LF-only
+    lines, several messages in one write, one message over many writes (one byte each, and
+    cut at the header's end and mid-body). A guard on the reader that replaced pygls's."""
+    typ = b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n"
+    b1, b2, b3, b4 = (_body(i) for i in (1, 2, 3, 4))
+    raw.send(b"Content-Length: %d\r\n" % len(b1) + typ + b"\r\n" + b1)
+    raw.expect(id=1)
+    raw.send(typ + b"Content-Length: %d\r\n\r\n" % len(b2) + b2)
+    raw.expect(id=2)
+    raw.send(b"Content-Length: %d\n\n" % len(b3) + b3)  # LF only
+    raw.expect(id=3)
+    raw.send(b"content-length:%d\r\n\r\n" % len(b4) + b4)  # any case, no blank
+    raw.expect(id=4)
+    raw.send(b"".join(request(i) for i in range(10, 30)))  # twenty in one write
+    for i in range(10, 30):
+        raw.expect(id=i)
+    whole = request(40)
+    for cut in (whole.index(b"\r\n\r\n") + 4, len(whole) - 1):
+        raw.send(whole[:cut])
+        raw.send(whole[cut:])
+        raw.expect(id=40)
+    for byte in request(41):
+        raw.send(bytes([byte]))
+    raw.expect(id=41)

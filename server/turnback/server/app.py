@@ -56,4 +56,4 @@ def main() -> int:
     finally:
         saver.cancel()
         codecache.save()
-    return 0
+    return ls.exit_code

@@ -59,6 +59,7 @@ class TurnbackServer(LanguageServer):
         self.folders = Folders()
         self.pools = Pools()
         self.global_settings = Settings()
+        self.exit_code = 0  # the process's: 1 after an ``exit`` with no ``shutdown`` first
         self.notifier: ChangeNotifier | None = None
         self.config_lock = asyncio.Lock()  # settings changes apply one at a time
         self.closing = False  # after shutdown/exit nothing more is sent to the client
@@ -304,8 +305,10 @@ class TurnbackServer(LanguageServer):
             asyncio.run(serve(self._stop_event, reader, self.protocol))
         except BrokenPipeError:
             _transport_log.error("the client closed the pipe; shutting down")
-        except (KeyboardInterrupt, SystemExit):
+        except KeyboardInterrupt:
             pass
+        except SystemExit as stop:  # pygls's ``exit``: 1 when no ``shutdown`` came first (LSP)
+            self.exit_code = stop.code if isinstance(stop.code, int) else 0
         finally:
             self.shutdown()
 

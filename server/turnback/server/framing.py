@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 import threading
 from typing import Any, Protocol
@@ -37,7 +38,9 @@ _SHOWN = 80  # bytes of a refused body quoted in the log
 # "Content-Length: N" ending a line that does not start as a header: the tail of a body
 # longer than its length said, or of a frame refused without one, and the next frame's start
 _LENGTH_AT_END = re.compile(rb"content-length[ \t]*:[ \t]*([^\r\n:]{0,40}?)[ \t]*\r?\n\Z", re.I)
-_HEADER = re.compile(rb"([!#$%&'*+.^_`|~0-9A-Za-z-]+)[ \t]*:[ \t]*(.*?)[ \t]*\r?\n\Z", re.S)
+# a header's name and colon; the value is what follows, stripped (no pattern over the value:
+# a lazy one backtracked over each run of blanks from each of its bytes, O(n^2) in a line)
+_NAME = re.compile(rb"([!#$%&'*+.^_`|~0-9A-Za-z-]+)[ \t]*:")
 
 
 class Messages(Protocol):
@@ -88,7 +91,8 @@ async def _next_body(reader: StdinReader, protocol: Messages) -> bytes | None:
 async def _next_length(reader: StdinReader, protocol: Messages) -> int | None:
     """The next frame's headers read: its length; -1 when refused (answered); None at the
     end of stdin. Lines that are not headers between frames are dropped (logged)."""
-    lengths: list[bytes] = []
+    lengths: list[bytes] = []  # the first value only; ``count`` counts them all
+    count = 0
     in_headers = False
     junk = 0
     while True:
@@ -105,10 +109,12 @@ async def _next_length(reader: StdinReader, protocol: Messages) -> int | None:
                 break
             continue  # blank lines between messages
         else:
-            header = _HEADER.match(line)
-            if header is not None and header.group(1).lower() == b"content-length":
+            header = _header(line)
+            if header is not None and header[0] == b"content-length":
                 in_headers = True
-                lengths.append(header.group(2))
+                count += 1
+                if not lengths:  # a frame of a million such lines holds one
+                    lengths.append(header[1])
                 continue
             tail = _LENGTH_AT_END.search(line, max(0, len(line) - 200))
             if header is not None and tail is None:
@@ -121,13 +127,13 @@ async def _next_length(reader: StdinReader, protocol: Messages) -> int | None:
             _refuse(protocol, None, PARSE_ERROR, "the message's headers could not be read: "
                     "a line that is not a header before the blank line ending them")
         if tail is not None:  # what comes before it is not a header: a new frame starts
-            in_headers, lengths = True, [tail.group(1)]
+            in_headers, lengths, count = True, [tail.group(1)], 1
         else:
-            in_headers, lengths = False, []
+            in_headers, lengths, count = False, [], 0
     if junk:
         log.warning("dropped %d line(s) that were not message headers (the client's "
                     "framing is broken) before the next message", junk)
-    n = _length(lengths)
+    n = _length(lengths, count)
     if isinstance(n, str):
         _refuse(protocol, None, PARSE_ERROR, f"the message's headers could not be read: {n}; "
                 "it was dropped (its body is read as stray lines up to the next "
@@ -136,12 +142,24 @@ async def _next_length(reader: StdinReader, protocol: Messages) -> int | None:
     return n
 
 
-def _length(values: list[bytes]) -> int | str:
-    """The frame's one ``Content-Length``; what is wrong with it, as text, if not usable."""
+def _header(line: bytes) -> tuple[bytes, bytes] | None:
+    """A header line's name, lower-cased, and its value; None for a line that is not one.
+    Linear in the line: a name pattern anchored at its start, then a strip."""
+    if not line.endswith(b"\n"):
+        return None
+    name = _NAME.match(line)
+    if name is None:
+        return None
+    return name.group(1).lower(), line[name.end():].strip(b" \t\r\n")
+
+
+def _length(values: list[bytes], count: int) -> int | str:
+    """The frame's one ``Content-Length`` (``values``: the first of ``count``); what is
+    wrong with it, as text, if not usable."""
     if not values:
         return "no Content-Length header"
-    if len(values) > 1:
-        return f"Content-Length given {len(values)} times"
+    if count > 1:
+        return f"Content-Length given {count} times"
     value = values[0].strip()
     if not value.isdigit() or len(value) > 20:
         return f"Content-Length {value[:40].decode('latin-1')!r} is not a byte count"
@@ -215,8 +233,11 @@ def _refuse(protocol: Messages, msg_id: int | str | None, code: int, why: str) -
 
 
 def _usable_id(value: Any) -> bool:
-    """JSON-RPC's ids: a string, a number or null (a bool is not a number here)."""
-    return value is None or (isinstance(value, (str, int, float)) and not isinstance(value, bool))
+    """JSON-RPC's ids: a string, a number or null (a bool is not a number here, nor 1e400,
+    read as infinity: an answer would carry it as ``Infinity``, which is not JSON)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return value is None or (isinstance(value, (str, int)) and not isinstance(value, bool))
 
 
 def _is_response(doc: dict[str, Any]) -> bool:
@@ -225,6 +246,8 @@ def _is_response(doc: dict[str, Any]) -> bool:
 
 def _kind(value: Any) -> str:
     names = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}
+    if isinstance(value, float) and not math.isfinite(value):
+        return "number past a float's range"
     return names.get(type(value), "number")
 
 

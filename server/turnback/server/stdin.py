@@ -10,12 +10,15 @@ is skipped ``CHUNK`` bytes at a time (``framing.py``).
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import stat
 from typing import BinaryIO
 
 LINE_LIMIT = 2**24  # longest header line held in memory
 CHUNK = 2**20  # what a skip holds at once
+
+log = logging.getLogger("turnback_transport")
 
 
 class StdinReader:
@@ -55,24 +58,29 @@ class StdinReader:
         """The next line with its ``\\n``; b"" at the end; None for a line longer than
         ``LINE_LIMIT``, dropped (from a pipe its last piece may come as the next line)."""
         stream = await self._reader()
-        if stream is None:
-            return await asyncio.get_running_loop().run_in_executor(
-                None, _bounded_line, self._stdin)
         try:
+            if stream is None:
+                return await asyncio.get_running_loop().run_in_executor(
+                    None, _bounded_line, self._stdin)
             return await stream.readline()
         except ValueError:
             # past the stream's limit: the stream has dropped what it held
             return None
+        except OSError as exc:
+            return _failed(exc)
 
     async def readexactly(self, n: int) -> bytes:
         """``n`` bytes, fewer at the end of stdin (the framing bounds ``n``)."""
         stream = await self._reader()
-        if stream is None:
-            return await asyncio.get_running_loop().run_in_executor(None, self._stdin.read, n)
         try:
+            if stream is None:
+                return await asyncio.get_running_loop().run_in_executor(
+                    None, self._stdin.read, n)
             return await stream.readexactly(n)
         except asyncio.IncompleteReadError as exc:
             return exc.partial
+        except OSError as exc:
+            return _failed(exc)
 
     async def skip(self, n: int) -> int:
         """Read and drop ``n`` bytes, ``CHUNK`` at a time; how many there were."""
@@ -82,11 +90,21 @@ class StdinReader:
                 None, _skip_file, self._stdin, n)
         left = n
         while left > 0:
-            got = await stream.read(min(left, CHUNK))
+            try:
+                got = await stream.read(min(left, CHUNK))
+            except OSError as exc:
+                got = _failed(exc)
             if not got:
                 break
             left -= len(got)
         return n - left
+
+
+def _failed(exc: OSError) -> bytes:
+    """A read that failed (a terminal hung up: EIO; a socket reset) is stdin's end: the
+    server stops as when a pipe closes, not with a traceback and exit code 1."""
+    log.warning("reading stdin failed (%s); taking it as its end", exc)
+    return b""
 
 
 def _bounded_line(f: BinaryIO) -> bytes | None:
@@ -103,7 +121,10 @@ def _bounded_line(f: BinaryIO) -> bytes | None:
 def _skip_file(f: BinaryIO, n: int) -> int:
     left = n
     while left > 0:
-        got = f.read(min(left, CHUNK))
+        try:
+            got = f.read(min(left, CHUNK))
+        except OSError as exc:
+            got = _failed(exc)
         if not got:
             break
         left -= len(got)
