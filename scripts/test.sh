@@ -18,6 +18,9 @@ run() {
 }
 
 bash scripts/setup.sh || { echo "set-up failed" >&2; exit 1; }
+# the npm dependencies before pytest: tests/server/test_vscode_client.py drives the server
+# with the editor's own vscode-jsonrpc (it skips, saying why, where they are missing)
+bash scripts/setup-node.sh || { echo "npm set-up failed" >&2; exit 1; }
 run ruff .venv/bin/ruff check server tests bench
 run mypy .venv/bin/mypy
 run layers env PYTHONPATH=server .venv/bin/lint-imports
