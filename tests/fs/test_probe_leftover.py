@@ -175,6 +175,20 @@ def test_the_scan_leaves_the_probe_out_of_every_checkpoint(
     assert not [c for c in store.changes(full.id, None) if is_probe(c.path)]
 
 
+def test_a_folder_by_a_probe_name_is_the_users_and_taken(store: Store, ws: Path) -> None:
+    """The probe only ever makes a file: a folder by its name (planted, or an agent's
+    checkout) holds the user's files, and leaving it out hid its whole tree from every
+    checkpoint (redteam23)."""
+    empty = store.checkpoint()
+    tree = ws / temp_name(PROBE_NAME)
+    (tree / "deep").mkdir(parents=True)
+    (tree / "deep" / "work.txt").write_text("the user's work\n")
+    full = store.checkpoint()
+    files = {c.path for c in store.changes(empty.id, full.id)}
+    assert f"{tree.name}/deep/work.txt" in files
+    assert store.file_content(full.id, f"{tree.name}/deep/work.txt").text == "the user's work\n"
+
+
 @pytest.fixture
 def other_device(ws: Path) -> Iterator[Path]:
     """A store folder on another file system than the workspace: the probe is then made

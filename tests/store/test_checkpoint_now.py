@@ -143,3 +143,109 @@ def test_changed_files_past_the_byte_bound_are_none_and_nothing_done(tmp_path: P
         cp = store.checkpoint_now({"a.bin", "gone.txt"})  # one alone, and a path gone
         assert cp is not None and _count(store) == 2
         assert store.file_content(cp.id, "a.bin").size == half
+
+
+def test_the_session_file_lock_held_by_another_process_is_none_and_nothing_done(
+    tmp_path: Path,
+) -> None:
+    # A process stopped while it appends to the workspace session (^Z on a CLI append)
+    # holds the session's file lock; the checkpoint's event would wait 30 s for it on the
+    # server's event loop, then fail with the checkpoint already in the index.
+    from turnback.store.session_ops import WORKSPACE_SESSION
+
+    ws = _workspace(tmp_path / "ws")
+    with Store.open(ws, create=True) as store:
+        store.checkpoint()
+        (ws / "f1.txt").write_text("changed\n")
+        lock_path = str(store.backend.path(WORKSPACE_SESSION)) + ".lock"  # type: ignore[attr-defined]
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        answered = threading.Event()
+        result: list[object] = []
+
+        def run() -> None:
+            try:
+                result.append(store.checkpoint_now({"f1.txt"}))
+            except Exception as exc:  # before the fix: Conflict after 30 s
+                result.append(exc)
+            answered.set()
+
+        worker = threading.Thread(target=run)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            worker.start()
+            assert answered.wait(5.0), "checkpoint_now waited for the session's file lock"
+            assert result == [None]
+            assert _count(store) == 1
+        finally:
+            os.close(fd)
+            worker.join()
+        assert store.checkpoint_now({"f1.txt"}) is not None  # free again: taken
+        assert _count(store) == 2
+
+
+def _walks(store: Store, monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """One entry per scan run from now on: whether it walked the whole workspace."""
+    walked: list[bool] = []
+    scan = store.scanner.scan
+
+    def counting(*args: object, **kwargs: object) -> object:
+        walked.append(kwargs.get("base") is None)
+        return scan(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store.scanner, "scan", counting)
+    return walked
+
+
+def test_a_gc_by_another_process_since_is_none_and_no_walk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a gc (the CLI's, another window's server) since this object's last checkpoint makes
+    # its next scan walk the whole workspace (cached hashes may name removed objects):
+    # on the server's event loop, a 50,000-file walk froze every folder's requests
+    ws = _workspace(tmp_path / "ws")
+    with Store.open(ws, create=True) as store:
+        store.checkpoint()
+        (ws / "f0.txt").write_text("its first content is garbage once dropped\n")
+        store.checkpoint(dirty={"f0.txt"})
+        with Store.open(ws) as other:
+            assert other.gc(keep_last=1).objects_removed > 0  # objects removed: the mark moves
+        (ws / "f1.txt").write_text("changed\n")
+        walked = _walks(store, monkeypatch)
+        assert store.checkpoint_now({"f1.txt"}) is None
+        assert walked == [] and _count(store) == 1
+        cp = store.checkpoint(dirty={"f1.txt"})  # the pool's checkpoint walks, as before
+        assert walked == [True]
+        assert store.file_content(cp.id, "f1.txt").text == "changed\n"
+
+
+def test_paths_a_rewind_wrote_are_none_and_left_to_the_pool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the next checkpoint after a rewind looks again at every path the rewind wrote
+    # (``_own_dirty``): thousands of them for a large rewind, which the count and byte
+    # bounds of the few changed paths the caller passed never saw
+    ws = _workspace(tmp_path / "ws")
+    with Store.open(ws, create=True) as store:
+        first = store.checkpoint()
+        for i in range(40):
+            (ws / f"n{i}.txt").write_text(f"new {i}\n")
+        store.checkpoint(dirty={f"n{i}.txt" for i in range(40)})
+        store.rewind(first.id)
+        store.save_scan_cache()
+        assert store._own_dirty  # the rewind's 40 paths, still to look at again
+        (ws / "f1.txt").write_text("changed\n")
+        scanned: list[int] = []
+        scan = store.scanner.scan
+
+        def counting(*args: object, **kwargs: object) -> object:
+            dirty = kwargs.get("dirty")
+            scanned.append(-1 if dirty is None else len(dirty))  # type: ignore[arg-type]
+            return scan(*args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(store.scanner, "scan", counting)
+        count = _count(store)
+        assert store.checkpoint_now({"f1.txt"}) is None
+        assert scanned == [] and _count(store) == count
+        cp = store.checkpoint(dirty={"f1.txt"})
+        assert scanned == [41]
+        assert store.file_content(cp.id, "f1.txt").text == "changed\n"

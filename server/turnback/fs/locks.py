@@ -206,6 +206,15 @@ def file_lock(path: Path, timeout: float = 30.0) -> FileLock:
     return FileLock(str(path) + ".lock", timeout)
 
 
+def file_lock_free(path: Path) -> bool:
+    """Whether ``file_lock(path)`` would be taken at once now (taken and let go): for a
+    caller that must not wait (the server's event loop) to decline before it writes
+    anything. Another process may take it right after; that window is microseconds,
+    not the whole time a stopped holder keeps it."""
+    with try_rw_lock(Path(str(path) + ".lock"), exclusive=True) as held:
+        return held
+
+
 @contextmanager
 def try_rw_lock(path: Path, *, exclusive: bool) -> Iterator[bool]:
     """``rw_lock`` taken only if it is free now: yields whether it is held. For work that

@@ -48,7 +48,7 @@ from ..fs.jsonl import (
     parse_object,
     read_lines,
 )
-from ..fs.locks import file_lock
+from ..fs.locks import file_lock, file_lock_free
 from ..fs.privacy import make_dir
 from ..fs.reading import open_append, open_regular, read_regular
 from ..fs.replacing import replace_file
@@ -233,6 +233,11 @@ class FileSessions:
                     st = os.stat(path)
                     self._ids[session_id] = (st.st_ino, st.st_size, ids)
         return events
+
+    def append_free_now(self, session_id: str) -> bool:
+        """Whether ``append`` would take the session's file lock at once (another process
+        appending, or one stopped while holding it, would make it wait up to 30 s)."""
+        return file_lock_free(self.path(session_id))
 
     def _event_ids_locked(self, session_id: str, path: Path) -> set[str]:
         """The session's event ids, reading only what was appended since the last call."""

@@ -2,7 +2,7 @@
 
 Always: every ``.git`` (also of nested repositories, which are otherwise
 ordinary folders), the store itself and any other ``.turnback`` folder, and the name
-probe's file in the workspace's root (``fs/namefold.is_probe``).
+probe's file (not a folder) in the workspace's root (``fs/namefold.is_probe``).
 Then gitignore rules with git's precedence — ``.gitignore`` and
 ``.turnbackignore`` in any folder, deeper files first, the last matching
 line of a file winning; then the repository's ``info/exclude`` and the
@@ -198,9 +198,11 @@ class IgnoreRules:
         """``is_ignored`` for an entry ``name`` of folder ``dir_rel`` (the scanner's hot path)."""
         if name in ALWAYS or is_protected_name(name):
             return True  # a .git or store folder in any spelling (fs/paths.py)
-        if not dir_rel and is_probe(name):
+        if not dir_rel and not is_dir and is_probe(name):
             return True  # the name probe's file in the workspace's root, live or a killed
-            # probe's leftover (fs/namefold.py): not the user's, never in a checkpoint
+            # probe's leftover (fs/namefold.py): not the user's, never in a checkpoint; a
+            # folder by that name is the user's (a probe makes none): its tree was hidden
+            # from every checkpoint (redteam23)
         if self.store_rel is not None and rel == self.store_rel:
             return True
         sub = rel + "/" if is_dir else rel

@@ -27,7 +27,7 @@ from ..objects.trees import DIR, LINK, MAX_DEPTH, Entry, Tree, is_executable
 from ..snapshot import changes as changes_mod
 from ..snapshot.checkpoint_index import bad_ids as _bad_record
 from ..snapshot.nodes import Progress, ScanResult
-from .session_ops import HEAD, SessionOps, _Head
+from .session_ops import HEAD, WORKSPACE_SESSION, SessionOps, _Head
 
 MAX_TEXT = 8 * 1024 * 1024  # fileContent returns text up to this size
 WARM_MAX = 64  # prepare() reads the previous versions of at most this many files
@@ -85,13 +85,16 @@ class CheckpointOps(SessionOps):
         For a caller that must not block (a server's event loop, ``server/shortwrite.py``):
         it runs only as an incremental scan (an earlier scan of this object to build on),
         with nothing left of an earlier write to finish first (a rewind's record, a stat
-        cache to save: those take the rewind lock and sync the disk), and with this
-        object's mutex and the store's cross-process gc lock free at once. If another
-        thread or process holds either, the caller runs ``checkpoint`` where waiting is
-        harmless.
+        cache to save: those take the rewind lock and sync the disk; a rewind's paths to
+        look at again, any number of them), no gc since the last scan (the scan would walk
+        the whole workspace), and with this
+        object's mutex, the store's cross-process gc lock and the session's file lock free
+        at once. If another thread or process holds one, the caller runs ``checkpoint``
+        where waiting is harmless.
         """
         if (self._scan_base is None or self._unfinished is not None
-                or self._refused_record is not None or self._cache_unsaved):
+                or self._refused_record is not None or self._cache_unsaved
+                or self._own_dirty):  # a rewind's paths, to look at again: any number
             return None
         dirty = frozenset(dirty)
         if not self._few_bytes(dirty):
@@ -101,8 +104,12 @@ class CheckpointOps(SessionOps):
             return None
         try:
             with try_rw_lock(self.root / "locks" / "gc", exclusive=False) as held:
-                if not held:
+                # the checkpoint's event takes the session's file lock, waiting up to
+                # 30 s for another process (one stopped holding it: ^Z on an append)
+                if not held or not self.backend.append_free_now(session_id or WORKSPACE_SESSION):
                     return None
+                if self._gc_generation() != self._gc_seen or self._root_held.replaced():
+                    return None  # a gc since (any process's): the scan would walk it all
                 return self._checkpoint_held(label, session_id, auto, dirty, None, True)
         finally:
             self._mutex.release()
