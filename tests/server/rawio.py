@@ -29,10 +29,11 @@ def request(msg_id: int, method: str = "turnback/status", params: Any = None) ->
 class RawServer:
     """``python -m turnback.server`` with its stdout parsed into messages on a thread."""
 
-    def __init__(self, cwd: Path, stdin: int | IO[bytes] | None = subprocess.PIPE) -> None:
+    def __init__(self, cwd: Path, stdin: int | IO[bytes] | None = subprocess.PIPE,
+                 cmd: list[str] | None = None) -> None:
         self.stderr_path = cwd / "server.stderr"
         self._stderr = self.stderr_path.open("wb")
-        self.proc = subprocess.Popen(SERVER_CMD, stdin=stdin, stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen(cmd or SERVER_CMD, stdin=stdin, stdout=subprocess.PIPE,
                                      stderr=self._stderr, env=server_env(), cwd=cwd)
         self.messages: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.seen: list[dict[str, Any]] = []
