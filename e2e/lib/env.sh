@@ -19,6 +19,9 @@ ARTIFACTS_DIR=${ARTIFACTS_DIR:-$TURNBACK_ROOT/artifacts}
 e2e_use_node24() {
   export PATH="$NODE24_HOME/bin:$PATH"
   export npm_config_nodedir="$NODE24_HOME"
+  # npm on Node 24 turns on Node's compile cache, kept in $TMPDIR/node-compile-cache (the
+  # set-up runs before test-e2e.sh's own TMPDIR): left in /tmp after a run, so off
+  export NODE_DISABLE_COMPILE_CACHE=1
 }
 
 e2e_log() { printf '[e2e] %s\n' "$*" >&2; }
