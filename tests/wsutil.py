@@ -220,3 +220,27 @@ def keeps_replaced(ws: Path) -> bool:
         return DESCRIPTORS
     finally:
         probe.unlink()
+
+
+def killed_at(child: str, target: Path, scratch: Path, step: str) -> tuple[str, int]:
+    """Run ``child`` (Python source taking ``target`` and a file to write when it has
+    reached ``step``, then blocking) and SIGKILL it there: what it wrote, and its pid."""
+    import signal
+    import time
+
+    ready = scratch / "ready"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.Popen([sys.executable, "-c", child, str(target), str(ready)],
+                            stdin=subprocess.PIPE, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while not (ready.exists() and ready.read_text()):  # a condition, not a fixed wait
+            assert proc.poll() is None, f"the child ended before its {step}"
+            assert time.monotonic() < deadline, f"the child never reached its {step}"
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait()
+        assert proc.stdin is not None
+        proc.stdin.close()
+    return ready.read_text(), proc.pid

@@ -8,7 +8,6 @@ temporary file is written, before the rename. On main the leftover stayed for go
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -20,6 +19,7 @@ from turnback.fs import leftovers
 from turnback.fs.leftovers import remove_leftovers_at
 from turnback.fs.tempnames import LEFTOVER_AGE_S, TMP_PREFIX, temp_name
 from turnback.importers import hooks
+from wsutil import killed_at
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL, a pid probe")
 
@@ -44,22 +44,7 @@ SETTINGS = ".claude/settings.local.json"
 
 def _killed_write(ws: Path, scratch: Path) -> tuple[str, int]:
     """The temporary name a child left, killed between its write and its rename; its pid."""
-    ready = scratch / "ready"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    child = subprocess.Popen([sys.executable, "-c", _CHILD, str(ws), str(ready)],
-                             stdin=subprocess.PIPE, env=env)
-    try:
-        deadline = time.monotonic() + 60
-        while not (ready.exists() and ready.read_text()):  # a condition, not a fixed wait
-            assert child.poll() is None, "the child ended before its rename"
-            assert time.monotonic() < deadline, "the child never reached its rename"
-            time.sleep(0.01)
-        child.send_signal(signal.SIGKILL)
-    finally:
-        child.wait()
-        assert child.stdin is not None
-        child.stdin.close()
-    return ready.read_text(), child.pid
+    return killed_at(_CHILD, ws, scratch, "rename")
 
 
 def _left(folder: Path) -> set[str]:

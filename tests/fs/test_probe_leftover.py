@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -23,6 +22,7 @@ import pytest
 from turnback import Store
 from turnback.fs.namefold import PROBE_NAME, is_probe, probe
 from turnback.fs.tempnames import LEFTOVER_AGE_S, TMP_PREFIX, temp_name
+from wsutil import killed_at
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL, a pid probe")
 
@@ -43,22 +43,7 @@ namefold.probe(Path(sys.argv[1]))
 
 def _killed_probe(folder: Path, scratch: Path) -> tuple[str, int]:
     """The probe file a child left, killed between its create and its unlink; its pid."""
-    ready = scratch / "ready"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    child = subprocess.Popen([sys.executable, "-c", _CHILD, str(folder), str(ready)],
-                             stdin=subprocess.PIPE, env=env)
-    try:
-        deadline = time.monotonic() + 60
-        while not (ready.exists() and ready.read_text()):  # a condition, not a fixed wait
-            assert child.poll() is None, "the child ended before its unlink"
-            assert time.monotonic() < deadline, "the child never reached its unlink"
-            time.sleep(0.01)
-        child.send_signal(signal.SIGKILL)
-    finally:
-        child.wait()
-        assert child.stdin is not None
-        child.stdin.close()
-    return ready.read_text(), child.pid
+    return killed_at(_CHILD, folder, scratch, "unlink")
 
 
 def _age(path: Path) -> None:
