@@ -49,6 +49,7 @@ def _carry_skipped(before: list[JSON], now: list[JSON], looked: Iterable[str]) -
 # checkpoint is 10 files of ~6 KB)
 NOW_BYTES = 1 << 20
 
+
 class CheckpointOps(SessionOps):
     """Checkpoints of the store (see ``Store``)."""
 
