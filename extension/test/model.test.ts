@@ -20,6 +20,7 @@ import {
   placeEvents,
   sessionNodes,
 } from '../src/tree/model';
+import { liveLinks } from './liveMarkdown';
 
 const FOLDER = 'file:///work/demo';
 const NOW = Date.parse('2026-11-21T12:00:00Z');
@@ -381,6 +382,17 @@ describe('changed files of a checkpoint', () => {
     assert.equal(nodes[2].checkpoint.id, 'cp2');
     assert.equal(nodes[2].key, 'c|f|cp2|p|src/b.py');
     assert.equal(nodes[2].parentKey, 'c|f|cp2');
+  });
+
+  it('shows a hostile path in its tooltip as text, never as a link or an image', () => {
+    const beacon = 'x` ![](https:/evil.example/b.png) `';
+    const nodes = changeNodes(parent({ id: 'cp1', title: 'start' }), [
+      change(`${beacon}/y.py`, 'added'),
+      change('z\n\n[a](https:/evil.example).py', 'added'),
+    ]) as ChangeNode[];
+    for (const n of nodes) {
+      assert.deepEqual(liveLinks(n.tooltip ?? ''), [], n.tooltip);
+    }
   });
 
   it('says the first checkpoint has nothing to compare with', () => {

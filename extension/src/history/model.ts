@@ -5,7 +5,7 @@
 
 import { formatAge, formatCount } from '../format';
 import type { FileHistoryResult, FileVersion } from '../protocol';
-import { escapeMarkdown } from '../tree/labels';
+import { codeSpan, escapeMarkdown } from '../markdown';
 
 export interface VersionRow {
   kind: 'version';
@@ -70,7 +70,7 @@ export function versionRow(folder: string, path: string, v: FileVersion, now: nu
     tip.push(`Saved by Turnback before a rewind or undo, so that it can be undone${during}`, '');
   }
   tip.push(
-    `\`${escapeMarkdown(path)}\` ${v.status} · ${versionStat(v)}`,
+    `${codeSpan(path)} ${v.status} · ${versionStat(v)}`,
     `checkpoint “${escapeMarkdown(title)}” · ${v.checkpoint.ts}`,
   );
   if (v.previous !== null) {

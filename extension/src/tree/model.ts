@@ -17,12 +17,12 @@ import type {
   SessionsResult,
   StatusResult,
 } from '../protocol';
+import { codeSpan, escapeMarkdown } from '../markdown';
 import { basename, dirname } from '../uris';
 import {
   type IconSpec,
   checkpointTitle,
   checkpointTooltip,
-  escapeMarkdown,
   eventLabel,
   eventSummary,
   kindIcon,
@@ -192,7 +192,7 @@ export function folderNode(
   let tooltip = `**${escapeMarkdown(folder.name)}**`;
   if (status) {
     description = `${countOf(status.sessions, 'session')} · ${countOf(status.checkpoints, 'checkpoint')}`;
-    tooltip += `  \nstore: \`${status.store}\``;
+    tooltip += `  \nstore: ${codeSpan(status.store)}`;
   }
   return {
     type: 'folder',
@@ -604,7 +604,7 @@ function changeNode(parent: CheckpointBearing, c: Change): ChangeNode {
     binary: c.binary,
     label: basename(c.path),
     description: dir ? `${dir} · ${stat}` : stat,
-    tooltip: `\`${c.path}\`  \n${verb} in ${escapeMarkdown(parent.checkpoint.title)}${c.binary ? ' (binary)' : ''}`,
+    tooltip: `${codeSpan(c.path)}  \n${verb} in ${escapeMarkdown(parent.checkpoint.title)}${c.binary ? ' (binary)' : ''}`,
     contextValue: `change ${c.status}${c.binary ? ' binary' : ''}`,
     collapsible: 'none',
   };

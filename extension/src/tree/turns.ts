@@ -10,7 +10,7 @@
 
 import { countOf, formatClock, formatCount, formatDuration } from '../format';
 import type { Step, Turn, TurnsResult } from '../protocol';
-import { escapeMarkdown } from './labels';
+import { codeSpan, escapeMarkdown } from '../markdown';
 import {
   type CheckpointRef,
   type StepNode,
@@ -196,7 +196,7 @@ export function stepNodes(turn: TurnNode, steps: readonly Step[], showFolded: bo
       eventId: s.id,
       label: stepLabel(s),
       description: formatClock(s.ts),
-      tooltip: `${escapeMarkdown(stepLabel(s))}  \n${s.ts}  \nevent \`${s.id}\``,
+      tooltip: `${escapeMarkdown(stepLabel(s))}  \n${s.ts}  \nevent ${codeSpan(s.id)}`,
       contextValue: `step ${s.kind}${s.failed === true ? ' failed' : ''}`,
       collapsible: 'none',
       icon: s.failed === true ? { id: 'error', color: 'errorForeground' } : { id: icon },
