@@ -395,6 +395,13 @@ describe('changed files of a checkpoint', () => {
     }
   });
 
+  it('labels a file named with a bidi override or a line break by escapes', () => {
+    const nodes = changeNodes(parent({ id: 'cp1', title: 'start' }), [change('docs\u202e/invoice\u202efdp.exe\nx', 'added')]) as ChangeNode[];
+    assert.equal(nodes[0]?.label, 'invoice\\u202efdp.exe\\u000ax');
+    assert.equal(nodes[0].description, 'docs\\u202e · +3 −1');
+    assert.equal(nodes[0].path, 'docs\u202e/invoice\u202efdp.exe\nx'); // what the commands use, as it is
+  });
+
   it('says the first checkpoint has nothing to compare with', () => {
     const nodes = changeNodes(parent(undefined), undefined);
     assert.equal(nodes.length, 1);

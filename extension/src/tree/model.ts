@@ -7,7 +7,7 @@
  * package.json menus with `viewItem =~ /\bcheckpoint\b/`.
  */
 
-import { countOf, formatAge, formatClock, formatCount, shortId } from '../format';
+import { countOf, formatAge, formatClock, formatCount, shortId, visible } from '../format';
 import type {
   Change,
   Checkpoint,
@@ -602,8 +602,9 @@ function changeNode(parent: CheckpointBearing, c: Change): ChangeNode {
     path: c.path,
     status: c.status,
     binary: c.binary,
-    label: basename(c.path),
-    description: dir ? `${dir} · ${stat}` : stat,
+    // a file name may hold a bidi override or a line break: shown as escapes
+    label: visible(basename(c.path)),
+    description: dir ? `${visible(dir)} · ${stat}` : stat,
     tooltip: `${codeSpan(c.path)}  \n${verb} in ${escapeMarkdown(parent.checkpoint.title)}${c.binary ? ' (binary)' : ''}`,
     contextValue: `change ${c.status}${c.binary ? ' binary' : ''}`,
     collapsible: 'none',

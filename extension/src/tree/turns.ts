@@ -8,7 +8,7 @@
  * fork of its own session file).
  */
 
-import { countOf, formatClock, formatCount, formatDuration } from '../format';
+import { countOf, formatClock, formatCount, formatDuration, oneLine } from '../format';
 import type { Step, Turn, TurnsResult } from '../protocol';
 import { codeSpan, escapeMarkdown } from '../markdown';
 import {
@@ -53,7 +53,8 @@ export function turnLabel(turn: Pick<Turn, 'id' | 'prompt'>): string {
   if (turn.id === 'prelude') {
     return 'Before the first prompt';
   }
-  return turn.prompt || '(empty prompt)';
+  // the server cuts it to one line of 200; a store of another version may not
+  return oneLine(turn.prompt, 200) || '(empty prompt)';
 }
 
 export function turnNode(folder: string, sessionId: string, agent: string, t: Turn): TurnNode {
@@ -168,10 +169,11 @@ const STEP_ICONS: Record<string, string> = {
 /** A tool call and its result in one row: `Bash(pytest -q) ✗ 1 failed`. */
 export function stepLabel(s: Step): string {
   if (s.kind !== 'tool') {
-    return s.label;
+    return oneLine(s.label, 300);
   }
   const mark = s.pending === true ? '…' : s.failed === true ? '✗' : '✓';
-  return s.detail !== undefined && s.detail !== '' ? `${s.label} ${mark} ${s.detail}` : `${s.label} ${mark}`;
+  const label = oneLine(s.label, 100);
+  return s.detail !== undefined && s.detail !== '' ? `${label} ${mark} ${oneLine(s.detail, 200)}` : `${label} ${mark}`;
 }
 
 /**
