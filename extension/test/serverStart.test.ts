@@ -10,7 +10,7 @@
  */
 
 import * as assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -20,6 +20,7 @@ import { after, describe, it } from 'node:test';
 import { StreamMessageReader, StreamMessageWriter, createMessageConnection } from 'vscode-jsonrpc/node';
 
 import { planLaunch, serverArgs, serverEnvironment } from '../src/launch';
+import { launchCommand, parseProbe } from '../src/pythonCandidates';
 import { serverSettings } from '../src/settings';
 import { repoRoot } from './repo';
 
@@ -90,5 +91,27 @@ describe('starting the server in a hostile workspace', { skip: haveServer ? fals
     assert.match(end, /exited \(0\)/);
     const marks = readdirSync(workspace).filter((f) => f.startsWith('PLANTED-'));
     assert.deepEqual(marks, [], `planted modules ran: ${marks.join(', ')}`);
+  });
+});
+
+describe('the interpreter started is the one probed', { skip: haveServer && process.platform !== 'win32' ? false : `no ${python} (run scripts/setup.sh), or Windows` }, () => {
+  // PATH with an empty entry before the interpreter's folder (on Windows the working folder is always
+  // searched first): a bare name is looked up in the folder the server starts in
+  const workspace = mkdtempSync(path.join(tmpdir(), 'turnback-plant-'));
+  after(() => {
+    rmSync(workspace, { recursive: true, force: true });
+  });
+
+  it('does not run a python planted in the workspace when PATH has an empty entry', () => {
+    const name = path.basename(python);
+    writeFileSync(path.join(workspace, name), '#!/bin/sh\n: > PLANTED-python\n', { mode: 0o755 });
+    const env = { ...process.env, PATH: `:${path.dirname(python)}` }; // `export PATH=$EXTRA:$PATH`, EXTRA empty
+    // the probe as python.ts runs it: in the extension's folder, not the workspace
+    const out = execFileSync(name, ['-c', 'import sys; print("%d.%d" % sys.version_info[:2]); print(sys.executable)'], { cwd: root, env, encoding: 'utf8' });
+    const probed = parseProbe(out, name);
+    assert.ok(probed !== undefined, out);
+    const command = launchCommand(name, probed, process.platform);
+    spawnSync(command, ['-c', 'pass'], { cwd: workspace, env });
+    assert.deepEqual(readdirSync(workspace).filter((f) => f.startsWith('PLANTED-')), [], `${command} was the planted one`);
   });
 });
