@@ -190,7 +190,9 @@ export function listPaths(paths: readonly string[], max: number): string {
   if (paths.length === 0) {
     return '';
   }
-  const shown = paths.slice(0, max).map((p) => `  ${p}`);
+  // one line a path: a file named with a line break could add lines of its own to a
+  // rewind's confirmation ("Delete 0 files"), or reorder it with a bidi override
+  const shown = paths.slice(0, max).map((p) => `  ${visible(p)}`);
   if (paths.length > max) {
     shown.push(`  … and ${formatCount(paths.length - max)} more`);
   }
