@@ -70,6 +70,12 @@ describe('folder node', () => {
 });
 
 describe('session nodes', () => {
+  it('shows a hostile agent name on one line, its bidi override as an escape', () => {
+    const s = session('s1', { agent: 'codex\n\n\u202eedoc-edualc' });
+    const [n] = sessionNodes(FOLDER, { sessions: [s], total: 1 }, NOW);
+    assert.equal(n?.description, 'codex \\u202eedoc-edualc · 2 h ago');
+  });
+
   it('shows title, agent and age, with stats in the tooltip', () => {
     const nodes = sessionNodes(FOLDER, { sessions: [session('s1'), session('s2', { title: '', endedAt: null })], total: 2 }, NOW);
     assert.equal(nodes.length, 2);

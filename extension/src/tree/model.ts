@@ -7,7 +7,7 @@
  * package.json menus with `viewItem =~ /\bcheckpoint\b/`.
  */
 
-import { countOf, formatAge, formatClock, formatCount, shortId, visible } from '../format';
+import { countOf, formatAge, formatClock, formatCount, oneLine, shortId, visible } from '../format';
 import type {
   Change,
   Checkpoint,
@@ -211,9 +211,10 @@ export function folderNode(
 
 export function sessionNode(folder: string, s: SessionInfo, now: number): SessionNode {
   const title = sessionTitle(s);
-  const parts = [s.agent || 'unknown', formatAge(s.startedAt, now)];
+  // the agent and a pulled session's user and host are a transcript's or a store's text
+  const parts = [oneLine(s.agent, 40) || 'unknown', formatAge(s.startedAt, now)];
   if (s.origin !== undefined) {
-    parts.push(`from ${s.origin.user ?? '?'}@${s.origin.host ?? s.origin.machine}`);
+    parts.push(`from ${oneLine(s.origin.user ?? '?', 40)}@${oneLine(s.origin.host ?? s.origin.machine, 60)}`);
   } else if (s.counted === false) {
     parts.push('counting…'); // whether it ended is not known before its lines are read
   } else if (!s.endedAt) {
