@@ -71,7 +71,7 @@ export function versionRow(folder: string, path: string, v: FileVersion, now: nu
   }
   tip.push(
     `${codeSpan(path)} ${v.status} · ${versionStat(v)}`,
-    `checkpoint “${escapeMarkdown(title)}” · ${v.checkpoint.ts}`,
+    `checkpoint “${escapeMarkdown(title)}” · ${escapeMarkdown(v.checkpoint.ts)}`,
   );
   if (v.previous !== null) {
     tip.push(`compared with “${escapeMarkdown(v.previousLabel?.split('\n')[0] ?? v.previous)}”`);

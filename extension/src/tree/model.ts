@@ -478,7 +478,7 @@ export function eventNodes(input: EventsInput): TreeNode[] {
       `**${escapeMarkdown(eventLabel(e, cp))}**`,
       '',
       `id: \`${e.id}\``,
-      `time: ${e.ts}`,
+      `time: ${escapeMarkdown(e.ts)}`,
     ];
     if (isHead) {
       tooltipLines.push('the session head: new events attach here');

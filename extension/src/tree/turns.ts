@@ -99,7 +99,7 @@ export function turnNode(folder: string, sessionId: string, agent: string, t: Tu
   if (t.onHeadPath === false) {
     tags.push('offBranch');
   }
-  const tip = [`**${escapeMarkdown(turnLabel(t))}**`, '', `turn ${String(t.index)} · ${t.ts}`];
+  const tip = [`**${escapeMarkdown(turnLabel(t))}**`, '', `turn ${String(t.index)} · ${escapeMarkdown(t.ts)}`]; // times are a transcript's text
   if (tools !== undefined) {
     tip.push(tools);
   }
@@ -198,7 +198,7 @@ export function stepNodes(turn: TurnNode, steps: readonly Step[], showFolded: bo
       eventId: s.id,
       label: stepLabel(s),
       description: formatClock(s.ts),
-      tooltip: `${escapeMarkdown(stepLabel(s))}  \n${s.ts}  \nevent ${codeSpan(s.id)}`,
+      tooltip: `${escapeMarkdown(stepLabel(s))}  \n${escapeMarkdown(s.ts)}  \nevent ${codeSpan(s.id)}`,
       contextValue: `step ${s.kind}${s.failed === true ? ' failed' : ''}`,
       collapsible: 'none',
       icon: s.failed === true ? { id: 'error', color: 'errorForeground' } : { id: icon },
