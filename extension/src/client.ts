@@ -20,7 +20,7 @@ import {
 } from 'vscode-languageclient/node';
 
 import { errorText } from './errors';
-import { type BundleManifest, planLaunch, serverEnvironment, targetName, versionText } from './launch';
+import { type BundleManifest, planLaunch, serverArgs, serverEnvironment, targetName, versionText } from './launch';
 import {
   type DidChangeParams,
   Notifications,
@@ -113,7 +113,7 @@ export class TurnbackClient implements vscode.Disposable {
     );
     const serverOptions: ServerOptions = {
       command: interpreter.command,
-      args: ['-m', 'turnback.server'],
+      args: serverArgs(),
       transport: TransportKind.stdio,
       options: {
         env: serverEnvironment(process.env, plan.pythonPath, path.delimiter),

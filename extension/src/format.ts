@@ -153,10 +153,33 @@ export function shortId(id: string | null | undefined): string {
   return id.length > 8 ? id.slice(0, 8) : id;
 }
 
-/** Collapse whitespace and cut to `width` characters with an ellipsis. */
+/**
+ * Collapse whitespace and cut to `width` characters with an ellipsis; control and bidi
+ * formatting characters are shown as escapes (`visible`). Reads words only until the
+ * cut: labels come from transcripts and stores, where a title may be megabytes of words
+ * (splitting all of it cost 2 s a 10 MB title; bench/RESULTS.md, redteam24).
+ */
 export function oneLine(text: string, width: number): string {
-  const flat = text.split(/\s+/).filter((w) => w.length > 0).join(' ');
+  const words = /\S+/g;
+  let flat = '';
+  for (let m = words.exec(text); m !== null && flat.length <= width; m = words.exec(text)) {
+    const word = visible(m[0].length > width + 1 ? m[0].slice(0, width + 1) : m[0]);
+    flat += flat.length > 0 ? ` ${word}` : word;
+  }
   return flat.length > width ? `${flat.slice(0, Math.max(0, width - 1))}…` : flat;
+}
+
+/**
+ * Text for a label with its invisible characters made visible: C0/C1 controls and the
+ * bidi overrides, embeddings and isolates (U+202A–U+202E, U+2066–U+2069, the marks) as
+ * `\u202e`-style escapes, so that a name cannot reorder what follows it on screen
+ * (`invoice\u202efdp.exe` showing as "invoiceexe.pdf") or hide a line break.
+ */
+export function visible(text: string): string {
+  // eslint-disable-next-line no-control-regex -- control characters are what is shown
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) =>
+    `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 /**
@@ -167,7 +190,9 @@ export function listPaths(paths: readonly string[], max: number): string {
   if (paths.length === 0) {
     return '';
   }
-  const shown = paths.slice(0, max).map((p) => `  ${p}`);
+  // one line a path: a file named with a line break could add lines of its own to a
+  // rewind's confirmation ("Delete 0 files"), or reorder it with a bidi override
+  const shown = paths.slice(0, max).map((p) => `  ${visible(p)}`);
   if (paths.length > max) {
     shown.push(`  … and ${formatCount(paths.length - max)} more`);
   }

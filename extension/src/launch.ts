@@ -120,6 +120,25 @@ export function targetName(platform: string, arch: string): string {
   return `${platform}-${arch}`;
 }
 
+/**
+ * The interpreter's arguments that start the server. Not `-m turnback.server`: `-m` (and
+ * `-c`) put the working folder — the workspace, which the server needs as its working
+ * folder (`startwalk.py`) — first on `sys.path`, so a cloned repository holding a
+ * `turnback/` package, or a `json.py`, ran its own code when the extension started the
+ * server, before any trust was asked (redteam24). `-P`/`PYTHONSAFEPATH` would do it but
+ * need 3.11; this drops the entry before anything is imported, on 3.10 too.
+ */
+export const SERVER_BOOT =
+  "import sys\n" +
+  "if sys.path and sys.path[0] == '':\n" +
+  '    del sys.path[0]\n' +
+  'import runpy\n' +
+  "runpy.run_module('turnback.server', run_name='__main__', alter_sys=True)\n";
+
+export function serverArgs(): string[] {
+  return ['-c', SERVER_BOOT];
+}
+
 /** The environment of the server process: ours first, nothing inherited that could shadow it. */
 export function serverEnvironment(
   base: Readonly<Record<string, string | undefined>>,

@@ -16,7 +16,7 @@ import { PythonExtension } from '@vscode/python-extension';
 import * as vscode from 'vscode';
 
 import { type PythonVersion } from './launch';
-import { type HostFacts, type Probed, parseProbe, systemCandidates, venvInterpreter } from './pythonCandidates';
+import { type HostFacts, type Probed, launchCommand, parseProbe, systemCandidates, venvInterpreter } from './pythonCandidates';
 
 export interface Interpreter {
   command: string;
@@ -27,10 +27,14 @@ export interface Interpreter {
 
 const PROBE = 'import sys; print("%d.%d" % sys.version_info[:2]); print(sys.executable)';
 
-/** Runs the interpreter once to learn its version and path; undefined when it does not run. */
-export function probe(command: string, args: string[] = []): Promise<Probed | undefined> {
+/**
+ * Runs the interpreter once to learn its version and path; undefined when it does not run.
+ * Run in `cwd` (the extension's folder), never the workspace: a bare name is looked up
+ * there first on Windows.
+ */
+export function probe(command: string, cwd: string, args: string[] = []): Promise<Probed | undefined> {
   return new Promise((resolve) => {
-    execFile(command, [...args, '-c', PROBE], { timeout: 15_000, windowsHide: true }, (err, stdout) => {
+    execFile(command, [...args, '-c', PROBE], { cwd, timeout: 15_000, windowsHide: true }, (err, stdout) => {
       resolve(err ? undefined : parseProbe(stdout, command));
     });
   });
@@ -85,7 +89,7 @@ export async function findInterpreter(
   if (setting.length > 0) {
     const expanded = setting.replace(/^~(?=$|[\\/])/, homedir());
     // An explicit choice is not second-guessed: if it does not run, say so.
-    const probed = await probe(expanded);
+    const probed = await probe(expanded, extensionRoot);
     if (probed === undefined) {
       return {
         error:
@@ -93,7 +97,7 @@ export async function findInterpreter(
           'Set it to the path of a Python 3.10+ executable, or clear it to use python3 on PATH.',
       };
     }
-    return { command: expanded, version: probed.version, source: 'the turnback.python setting' };
+    return { command: launchCommand(expanded, probed, process.platform), version: probed.version, source: 'the turnback.python setting' };
   }
   const facts = hostFacts();
   const dev = existsSync(path.join(extensionRoot, 'server', 'turnback')) ? venvInterpreter(extensionRoot, facts) : undefined;
@@ -108,10 +112,10 @@ export async function findInterpreter(
 
   const tried: string[] = [];
   for (const c of candidates) {
-    const probed = await probe(c.command, c.args);
+    const probed = await probe(c.command, extensionRoot, c.args);
     if (probed !== undefined) {
       // `py -3` is a launcher: the server runs with the interpreter it chose
-      const command = c.args.length > 0 ? probed.executable : c.command;
+      const command = c.args.length > 0 ? probed.executable : launchCommand(c.command, probed, process.platform);
       return { command, version: probed.version, source: c.source };
     }
     const shown = [c.command, ...c.args].join(' ');

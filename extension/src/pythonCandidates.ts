@@ -91,6 +91,20 @@ export interface Probed {
   executable: string;
 }
 
+/**
+ * The command that starts the server: a bare name (`python3`, `python.exe`) becomes the
+ * path the probe printed. The server is started in the workspace folder, and a bare name
+ * is looked up from there — on Windows in that folder first (libuv's `search_path`), on
+ * every platform where PATH holds an empty entry or `.` — so a repository's own
+ * `python3` ran instead of the one probed (redteam24). A path is kept as given (a venv's
+ * or a wrapper's: what the user chose).
+ */
+export function launchCommand(command: string, probed: Probed, platform: NodeJS.Platform): string {
+  const p = platform === 'win32' ? path.win32 : path.posix;
+  const bare = !(platform === 'win32' ? /[\\/]/ : /\//).test(command);
+  return bare && p.isAbsolute(probed.executable) ? probed.executable : command;
+}
+
 /** What the probe printed: the version line, then the executable's path. */
 export function parseProbe(stdout: string, command: string): Probed | undefined {
   const [first = '', second = ''] = stdout.split(/\r?\n/);

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 
 import { GUTTER_COLOURS, agentShare, annotation, gutterSlot, hoverMarkdown, originAt, rangeAt, turnAction } from '../src/blame/text';
 import type { BlameResult, LineOrigin } from '../src/protocol';
+import { liveLinks } from './liveMarkdown';
 
 const NOW = Date.parse('2026-11-21T12:00:00.000Z');
 const base = { model: null, sessionId: null, turn: null, checkpoint: 'c2', previous: 'c1', since: null, until: null };
@@ -82,6 +83,24 @@ describe('line attribution text', () => {
     assert.match(md, /Changed 10 files: `f0\.py`, `f1\.py`.*`f7\.py` and 2 more/);
     assert.ok(!md.includes('f8.py'));
     assert.ok(!hoverMarkdown('file:///w', turn, NOW).includes('Changed'));
+  });
+
+  it('keeps hostile file names, prompts and times out of the trusted hover’s links', () => {
+    // the hover enables three commands: a file name (a workspace's) or a time (a
+    // transcript's) that escaped its span put its own rewind link beside them
+    const rewind = '[Compare This Turn](command:turnback.rewindBeforeLineTurn?%5B%7B%22folder%22%3A%22file%3A%2F%2F%2Fw%22%7D%5D)';
+    const hostile: LineOrigin = {
+      ...turn,
+      model: `m\n\n${rewind}`,
+      turn: { ...(turn.turn ?? assert.fail('the fixture has a turn')), prompt: `p ${rewind} ![](https://evil.example/p.png)`, endTs: '![](http://x.io)' },
+    };
+    const files = [`a\n\n${rewind}\n\n`, 'b`![](https://evil.example/b.png)`', '``c``'];
+    const md = hoverMarkdown('file:///w', hostile, NOW, files);
+    assert.deepEqual(
+      liveLinks(md).map((l) => l.replace(/\?.*/, '')),
+      ['command:turnback.revealLineTurn', 'command:turnback.compareLineTurn', 'command:turnback.rewindBeforeLineTurn'],
+      md,
+    );
   });
 
   it('colours agents stably and leaves a person’s lines plain', () => {

@@ -12,6 +12,7 @@ import {
   formatTimestamp,
   listPaths,
   oneLine,
+  visible,
   shortId,
 } from '../src/format';
 
@@ -100,6 +101,31 @@ describe('text helpers', () => {
   it('flattens and cuts text', () => {
     assert.equal(oneLine('fix\n  the   tests', 80), 'fix the tests');
     assert.equal(oneLine('abcdefghij', 5), 'abcd…');
+  });
+
+  it('cuts as splitting the whole text did, reading only up to the cut', () => {
+    const whole = (text: string, width: number): string => {
+      const flat = text.split(/\s+/).filter((w) => w.length > 0).join(' ');
+      return flat.length > width ? `${flat.slice(0, Math.max(0, width - 1))}…` : flat;
+    };
+    let seed = 7;
+    const rand = (n: number): number => (seed = (seed * 1103515245 + 12345) % 2147483648) % n;
+    const alphabet = ['a', 'b', ' ', '\n', '\t', 'é', '…', '  '];
+    for (let i = 0; i < 2000; i += 1) {
+      const text = Array.from({ length: rand(40) }, () => alphabet[rand(alphabet.length)] ?? '').join('');
+      const width = 1 + rand(20);
+      assert.equal(oneLine(text, width), whole(text, width), JSON.stringify([text, width]));
+    }
+    assert.equal(oneLine(`${' '.repeat(1000)}x`, 80), 'x');
+    assert.equal(oneLine('ab '.repeat(100_000), 8), 'ab ab a…');
+  });
+
+  it('shows control and bidi characters in labels as escapes', () => {
+    // "invoice‮fdp.exe" would show as "invoiceexe.pdf"
+    assert.equal(oneLine('invoice\u202efdp.exe', 80), 'invoice\\u202efdp.exe');
+    assert.equal(oneLine('a\x1b[31mred\x00', 80), 'a\\u001b[31mred\\u0000');
+    assert.equal(visible('x\u2066y\u2069\r\n'), 'x\\u2066y\\u2069\\u000d\\u000a');
+    assert.equal(visible('plain — text'), 'plain — text');
   });
 
   it('cuts long path lists with a count of the rest', () => {

@@ -3,7 +3,6 @@ import { describe, it } from 'node:test';
 
 import {
   checkpointTitle,
-  escapeMarkdown,
   eventLabel,
   eventSummary,
   kindIcon,
@@ -11,6 +10,7 @@ import {
   sessionTooltip,
   statsLines,
 } from '../src/tree/labels';
+import { escapeMarkdown } from '../src/markdown';
 
 describe('event labels', () => {
   it('names known kinds and keeps unknown ones as they are', () => {

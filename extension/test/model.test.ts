@@ -20,6 +20,7 @@ import {
   placeEvents,
   sessionNodes,
 } from '../src/tree/model';
+import { liveLinks } from './liveMarkdown';
 
 const FOLDER = 'file:///work/demo';
 const NOW = Date.parse('2026-11-21T12:00:00Z');
@@ -69,6 +70,12 @@ describe('folder node', () => {
 });
 
 describe('session nodes', () => {
+  it('shows a hostile agent name on one line, its bidi override as an escape', () => {
+    const s = session('s1', { agent: 'codex\n\n\u202eedoc-edualc' });
+    const [n] = sessionNodes(FOLDER, { sessions: [s], total: 1 }, NOW);
+    assert.equal(n?.description, 'codex \\u202eedoc-edualc · 2 h ago');
+  });
+
   it('shows title, agent and age, with stats in the tooltip', () => {
     const nodes = sessionNodes(FOLDER, { sessions: [session('s1'), session('s2', { title: '', endedAt: null })], total: 2 }, NOW);
     assert.equal(nodes.length, 2);
@@ -381,6 +388,24 @@ describe('changed files of a checkpoint', () => {
     assert.equal(nodes[2].checkpoint.id, 'cp2');
     assert.equal(nodes[2].key, 'c|f|cp2|p|src/b.py');
     assert.equal(nodes[2].parentKey, 'c|f|cp2');
+  });
+
+  it('shows a hostile path in its tooltip as text, never as a link or an image', () => {
+    const beacon = 'x` ![](https:/evil.example/b.png) `';
+    const nodes = changeNodes(parent({ id: 'cp1', title: 'start' }), [
+      change(`${beacon}/y.py`, 'added'),
+      change('z\n\n[a](https:/evil.example).py', 'added'),
+    ]) as ChangeNode[];
+    for (const n of nodes) {
+      assert.deepEqual(liveLinks(n.tooltip ?? ''), [], n.tooltip);
+    }
+  });
+
+  it('labels a file named with a bidi override or a line break by escapes', () => {
+    const nodes = changeNodes(parent({ id: 'cp1', title: 'start' }), [change('docs\u202e/invoice\u202efdp.exe\nx', 'added')]) as ChangeNode[];
+    assert.equal(nodes[0]?.label, 'invoice\\u202efdp.exe\\u000ax');
+    assert.equal(nodes[0].description, 'docs\\u202e · +3 −1');
+    assert.equal(nodes[0].path, 'docs\u202e/invoice\u202efdp.exe\nx'); // what the commands use, as it is
   });
 
   it('says the first checkpoint has nothing to compare with', () => {

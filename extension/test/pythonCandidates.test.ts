@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { type HostFacts, parseProbe, systemCandidates, venvInterpreter } from '../src/pythonCandidates';
+import { type HostFacts, launchCommand, parseProbe, systemCandidates, venvInterpreter } from '../src/pythonCandidates';
 
 function host(platform: NodeJS.Platform, files: string[], env: Record<string, string> = {}, home = '/home/me'): HostFacts {
   const set = new Set(files);
@@ -90,5 +90,23 @@ describe('python discovery: Linux', () => {
   it('refuses a probe that printed no version', () => {
     assert.equal(parseProbe('Python 3.12\n', 'python3'), undefined);
     assert.deepEqual(parseProbe('3.11\n', 'python3'), { version: { major: 3, minor: 11 }, executable: 'python3' });
+  });
+});
+
+describe('the command that starts the server', () => {
+  const v = { major: 3, minor: 12 };
+  it('is the probed path for a bare name, which would be looked up from the workspace', () => {
+    assert.equal(launchCommand('python3', { version: v, executable: '/usr/bin/python3.12' }, 'linux'), '/usr/bin/python3.12');
+    assert.equal(
+      launchCommand('python.exe', { version: v, executable: 'C:\\Python312\\python.exe' }, 'win32'),
+      'C:\\Python312\\python.exe',
+    );
+  });
+
+  it('keeps a path as given (a venv, a wrapper), and a bare name the probe could not place', () => {
+    assert.equal(launchCommand('/w/.venv/bin/python', { version: v, executable: '/usr/bin/python3.12' }, 'linux'), '/w/.venv/bin/python');
+    assert.equal(launchCommand('C:\\tools\\py.cmd', { version: v, executable: 'C:\\Python312\\python.exe' }, 'win32'), 'C:\\tools\\py.cmd');
+    assert.equal(launchCommand('python3', { version: v, executable: 'python3' }, 'linux'), 'python3');
+    assert.equal(launchCommand('python3', { version: v, executable: 'C:\\Python312\\python.exe' }, 'linux'), 'python3');
   });
 });

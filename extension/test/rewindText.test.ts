@@ -45,6 +45,14 @@ describe('rewind confirmation', () => {
     assert.match(rewindConfirmation(dry, 'x', 'files').detail, /Overwrite 1 file:\n {2}a\.py\nCreate 1 file:\n {2}new\.txt/);
   });
 
+  it('lists a path named with line breaks or a bidi override on one line of its own', () => {
+    const planted = 'x\n\nThe files already match; no file changes.\n\u202eelif';
+    const c = rewindConfirmation(result({ removed: [planted, 'y.py'] }), 'x', 'files');
+    const lines = c.detail.split('\n');
+    assert.deepEqual(lines.slice(0, 3), ['Delete 2 files:', '  x\\u000a\\u000aThe files already match; no file changes.\\u000a\\u202eelif', '  y.py']);
+    assert.ok(!lines.includes('The files already match; no file changes.'));
+  });
+
   it('cuts long lists', () => {
     const many = Array.from({ length: 30 }, (_, i) => `f${String(i)}`);
     const c = rewindConfirmation(result({ written: many, overwritten: many }), 'x', 'files');

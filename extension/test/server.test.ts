@@ -26,7 +26,7 @@ import {
 
 import { binaryNotice } from '../src/diffText';
 import { describeError, errorCode } from '../src/errors';
-import { planLaunch, serverEnvironment, parsePythonVersion } from '../src/launch';
+import { planLaunch, serverArgs, serverEnvironment, parsePythonVersion } from '../src/launch';
 import { type DidChangeParams, ErrorCodes, Notifications } from '../src/protocol';
 import { rewindConfirmation, rewindSummary } from '../src/rewindText';
 import { sendTyped } from '../src/rpc';
@@ -120,7 +120,7 @@ describe('against the real server', { skip: haveServer ? false : `no ${python} (
     );
     assert.ok(plan.ok, JSON.stringify(plan));
     assert.equal(plan.mode, 'development');
-    child = spawn(python, ['-m', 'turnback.server'], {
+    child = spawn(python, serverArgs(), {
       cwd: workspace,
       env: serverEnvironment(process.env, plan.pythonPath, path.delimiter),
       stdio: ['pipe', 'pipe', 'pipe'],

@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 
 import { historyRows, versionStat } from '../src/history/model';
 import type { FileVersion, SessionInfo, Step, Turn } from '../src/protocol';
+import { liveLinks } from './liveMarkdown';
 import { changeSummary, noCheckpointNote, stepLabel, stepNodes, turnNode, turnNodes } from '../src/tree/turns';
 
 const FOLDER = 'file:///work/demo';
@@ -68,6 +69,11 @@ describe('turn rows', () => {
     const note = noCheckpointNote(n);
     assert.equal(note?.label, 'No checkpoint before this turn');
     assert.match(note.description ?? 'none', /nearest: “start”/);
+  });
+
+  it('shows a transcript’s time in the tooltip as text, never as an image', () => {
+    const hostile = turnNode(FOLDER, 's1', 'codex', turn({ ts: '![](https://evil.example/t.png)' }));
+    assert.deepEqual(liveLinks(hostile.tooltip ?? ''), [], hostile.tooltip);
   });
 
   it('keep branches visible', () => {

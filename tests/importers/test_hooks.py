@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -211,3 +212,20 @@ def test_hook_input_of_each_agent() -> None:
     relative = hooks.parse_call("claude-code", "Stop", b'{"cwd": "../../etc"}',
                                 cwd=lambda: Path("/here"))
     assert relative.workspace == Path("/here")  # only an absolute cwd is taken
+
+
+@pytest.mark.skipif(os.name == "nt", reason="a POSIX executable is planted here")
+def test_the_hook_program_is_never_a_turnback_in_the_working_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the server runs in the workspace: with '' in PATH, shutil.which answered a relative
+    # 'turnback' when the workspace held one
+    (tmp_path / "bin").mkdir()
+    for folder in (tmp_path, tmp_path / "bin"):
+        prog = folder / "turnback"
+        prog.write_text("#!/bin/sh\n")
+        prog.chmod(0o755)
+    monkeypatch.delenv("TURNBACK_HOOK_PROGRAM", raising=False)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", os.pathsep.join(["", str(tmp_path / "bin")]))
+    assert hooks.hook_program() == [str(tmp_path / "bin" / "turnback")]

@@ -5,6 +5,7 @@
  */
 
 import { formatAge, oneLine } from '../format';
+import { codeSpan, escapeMarkdown } from '../markdown';
 import type { BlameRange, BlameResult, LineOrigin } from '../protocol';
 
 /** Agent ids as people know them; others are shown as they are. */
@@ -112,10 +113,6 @@ function link(title: string, command: string, arg: unknown): string {
   return `[${title}](command:${command}?${encodeURIComponent(JSON.stringify([arg]))})`;
 }
 
-function escapeMarkdown(text: string): string {
-  return text.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, '\\$&');
-}
-
 /** The hover: who, which prompt, model, when, and (for a turn) its three actions. */
 /** Files listed in the hover before "and N more". */
 const HOVER_FILES = 8;
@@ -127,12 +124,13 @@ const HOVER_FILES = 8;
 export function hoverMarkdown(folder: string, o: LineOrigin, now: number = Date.now(), files?: readonly string[]): string {
   const lines: string[] = [];
   const when = originTime(o);
-  const age = when === undefined ? '' : `${formatAge(when, now)} (${when.slice(0, 16).replace('T', ' ')})`;
+  // the time is the transcript's text: escaped, or 16 characters were an image (a beacon)
+  const age = when === undefined ? '' : `${formatAge(when, now)} (${escapeMarkdown(when.slice(0, 16).replace('T', ' '))})`;
   if (o.kind === 'turn' && o.turn !== null) {
     lines.push(`**${escapeMarkdown(agentName(o.agent))}**${o.model ? ` · ${escapeMarkdown(o.model)}` : ''} · turn ${String(o.turn.index)}`);
     lines.push('', `> ${escapeMarkdown(oneLine(o.turn.prompt, 500))}`, '', age);
     if (files !== undefined && files.length > 0) {
-      const shown = files.slice(0, HOVER_FILES).map((f) => `\`${f.replace(/`/g, "'")}\``);
+      const shown = files.slice(0, HOVER_FILES).map(codeSpan);
       const more = files.length > HOVER_FILES ? ` and ${String(files.length - HOVER_FILES)} more` : '';
       lines.push('', `${files.length === 1 ? 'Changed' : `Changed ${String(files.length)} files:`} ${shown.join(', ')}${more}`);
     }

@@ -5,7 +5,7 @@
 
 import * as vscode from 'vscode';
 
-import { countOf, formatAge } from '../format';
+import { countOf, formatAge, oneLine } from '../format';
 import { pickFolder } from '../folders';
 import { IMPORT_SOURCES, type ImportSource, type SessionInfo } from '../protocol';
 import { checkpointTitle, sessionTitle } from '../tree/labels';
@@ -93,7 +93,7 @@ export function sessionItem(s: SessionInfo, now: number): vscode.QuickPickItem &
       : undefined;
   return {
     label: sessionTitle(s),
-    description: `${s.agent} · ${formatAge(s.startedAt, now)}`,
+    description: `${oneLine(s.agent, 40)} · ${formatAge(s.startedAt, now)}`,
     detail: counts !== undefined ? `${counts} · ${s.id}` : s.id,
     session: s,
   };

@@ -3,9 +3,9 @@
  * first, from turnback/fileHistory. Pure (no VS Code), so labels are unit-tested.
  */
 
-import { formatAge, formatCount } from '../format';
+import { formatAge, formatCount, oneLine } from '../format';
 import type { FileHistoryResult, FileVersion } from '../protocol';
-import { escapeMarkdown } from '../tree/labels';
+import { codeSpan, escapeMarkdown } from '../markdown';
 
 export interface VersionRow {
   kind: 'version';
@@ -52,7 +52,7 @@ export function versionRow(folder: string, path: string, v: FileVersion, now: nu
   const title = checkpointName(v.checkpoint);
   // a safety checkpoint is named for what it is ("before rewind to …"): under its turn's
   // prompt it read like one more version the agent wrote
-  const label = v.turnPrompt !== '' && !v.safety ? v.turnPrompt : title;
+  const label = oneLine(v.turnPrompt !== '' && !v.safety ? v.turnPrompt : title, 200);
   const parts = [versionStat(v)];
   if (v.safety) {
     parts.push('Turnback'); // taken by the rewind, not by the turn's agent
@@ -70,8 +70,8 @@ export function versionRow(folder: string, path: string, v: FileVersion, now: nu
     tip.push(`Saved by Turnback before a rewind or undo, so that it can be undone${during}`, '');
   }
   tip.push(
-    `\`${escapeMarkdown(path)}\` ${v.status} · ${versionStat(v)}`,
-    `checkpoint “${escapeMarkdown(title)}” · ${v.checkpoint.ts}`,
+    `${codeSpan(path)} ${v.status} · ${versionStat(v)}`,
+    `checkpoint “${escapeMarkdown(title)}” · ${escapeMarkdown(v.checkpoint.ts)}`,
   );
   if (v.previous !== null) {
     tip.push(`compared with “${escapeMarkdown(v.previousLabel?.split('\n')[0] ?? v.previous)}”`);

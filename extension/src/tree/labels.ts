@@ -12,6 +12,7 @@ import {
   oneLine,
   shortId,
 } from '../format';
+import { codeSpan, escapeMarkdown } from '../markdown';
 import type { Checkpoint, SessionEvent, SessionInfo, SessionStats } from '../protocol';
 
 /** A codicon id and an optional theme color id. */
@@ -105,11 +106,6 @@ export function sessionTitle(s: Pick<SessionInfo, 'id' | 'title'>): string {
   return title.length > 0 ? oneLine(title, 80) : `session ${shortId(s.id)}`;
 }
 
-/** Escapes text for a Markdown tooltip so that a prompt's `*` or `<` shows as typed. */
-export function escapeMarkdown(text: string): string {
-  return text.replace(/[\\`*_{}[\]()#+\-.!|<>~]/g, (c) => `\\${c}`);
-}
-
 function num(v: unknown): number {
   return typeof v === 'number' && Number.isFinite(v) ? v : 0;
 }
@@ -170,7 +166,7 @@ export function statsLines(stats: Partial<SessionStats> | null | undefined): str
 export function sessionTooltip(s: SessionInfo): string {
   const head = [`**${escapeMarkdown(sessionTitle(s))}**`, ''];
   const meta = [
-    `id: \`${s.id}\``,
+    `id: ${codeSpan(s.id)}`,
     `agent: ${escapeMarkdown(s.agent || 'unknown')}${s.model ? ` (${escapeMarkdown(s.model)})` : ''}`,
     `started: ${formatTimestamp(s.startedAt)}`,
   ];
@@ -191,7 +187,7 @@ export function checkpointTooltip(cp: Checkpoint): string {
   const lines = [
     `**${escapeMarkdown(checkpointTitle(cp))}**`,
     '',
-    `id: \`${cp.id}\``,
+    `id: ${codeSpan(cp.id)}`,
     `taken: ${formatTimestamp(cp.ts)}${cp.auto ? ' (automatic)' : ''}`,
   ];
   if (typeof cp.files === 'number') {

@@ -7,7 +7,7 @@
  * package.json menus with `viewItem =~ /\bcheckpoint\b/`.
  */
 
-import { countOf, formatAge, formatClock, formatCount, shortId } from '../format';
+import { countOf, formatAge, formatClock, formatCount, oneLine, shortId, visible } from '../format';
 import type {
   Change,
   Checkpoint,
@@ -17,12 +17,12 @@ import type {
   SessionsResult,
   StatusResult,
 } from '../protocol';
+import { codeSpan, escapeMarkdown } from '../markdown';
 import { basename, dirname } from '../uris';
 import {
   type IconSpec,
   checkpointTitle,
   checkpointTooltip,
-  escapeMarkdown,
   eventLabel,
   eventSummary,
   kindIcon,
@@ -192,7 +192,7 @@ export function folderNode(
   let tooltip = `**${escapeMarkdown(folder.name)}**`;
   if (status) {
     description = `${countOf(status.sessions, 'session')} · ${countOf(status.checkpoints, 'checkpoint')}`;
-    tooltip += `  \nstore: \`${status.store}\``;
+    tooltip += `  \nstore: ${codeSpan(status.store)}`;
   }
   return {
     type: 'folder',
@@ -211,9 +211,10 @@ export function folderNode(
 
 export function sessionNode(folder: string, s: SessionInfo, now: number): SessionNode {
   const title = sessionTitle(s);
-  const parts = [s.agent || 'unknown', formatAge(s.startedAt, now)];
+  // the agent and a pulled session's user and host are a transcript's or a store's text
+  const parts = [oneLine(s.agent, 40) || 'unknown', formatAge(s.startedAt, now)];
   if (s.origin !== undefined) {
-    parts.push(`from ${s.origin.user ?? '?'}@${s.origin.host ?? s.origin.machine}`);
+    parts.push(`from ${oneLine(s.origin.user ?? '?', 40)}@${oneLine(s.origin.host ?? s.origin.machine, 60)}`);
   } else if (s.counted === false) {
     parts.push('counting…'); // whether it ended is not known before its lines are read
   } else if (!s.endedAt) {
@@ -477,7 +478,7 @@ export function eventNodes(input: EventsInput): TreeNode[] {
       `**${escapeMarkdown(eventLabel(e, cp))}**`,
       '',
       `id: \`${e.id}\``,
-      `time: ${e.ts}`,
+      `time: ${escapeMarkdown(e.ts)}`,
     ];
     if (isHead) {
       tooltipLines.push('the session head: new events attach here');
@@ -602,9 +603,10 @@ function changeNode(parent: CheckpointBearing, c: Change): ChangeNode {
     path: c.path,
     status: c.status,
     binary: c.binary,
-    label: basename(c.path),
-    description: dir ? `${dir} · ${stat}` : stat,
-    tooltip: `\`${c.path}\`  \n${verb} in ${escapeMarkdown(parent.checkpoint.title)}${c.binary ? ' (binary)' : ''}`,
+    // a file name may hold a bidi override or a line break: shown as escapes
+    label: visible(basename(c.path)),
+    description: dir ? `${visible(dir)} · ${stat}` : stat,
+    tooltip: `${codeSpan(c.path)}  \n${verb} in ${escapeMarkdown(parent.checkpoint.title)}${c.binary ? ' (binary)' : ''}`,
     contextValue: `change ${c.status}${c.binary ? ' binary' : ''}`,
     collapsible: 'none',
   };

@@ -8,9 +8,9 @@
  * fork of its own session file).
  */
 
-import { countOf, formatClock, formatCount, formatDuration } from '../format';
+import { countOf, formatClock, formatCount, formatDuration, oneLine } from '../format';
 import type { Step, Turn, TurnsResult } from '../protocol';
-import { escapeMarkdown } from './labels';
+import { codeSpan, escapeMarkdown } from '../markdown';
 import {
   type CheckpointRef,
   type StepNode,
@@ -53,7 +53,8 @@ export function turnLabel(turn: Pick<Turn, 'id' | 'prompt'>): string {
   if (turn.id === 'prelude') {
     return 'Before the first prompt';
   }
-  return turn.prompt || '(empty prompt)';
+  // the server cuts it to one line of 200; a store of another version may not
+  return oneLine(turn.prompt, 200) || '(empty prompt)';
 }
 
 export function turnNode(folder: string, sessionId: string, agent: string, t: Turn): TurnNode {
@@ -98,7 +99,7 @@ export function turnNode(folder: string, sessionId: string, agent: string, t: Tu
   if (t.onHeadPath === false) {
     tags.push('offBranch');
   }
-  const tip = [`**${escapeMarkdown(turnLabel(t))}**`, '', `turn ${String(t.index)} · ${t.ts}`];
+  const tip = [`**${escapeMarkdown(turnLabel(t))}**`, '', `turn ${String(t.index)} · ${escapeMarkdown(t.ts)}`]; // times are a transcript's text
   if (tools !== undefined) {
     tip.push(tools);
   }
@@ -168,10 +169,11 @@ const STEP_ICONS: Record<string, string> = {
 /** A tool call and its result in one row: `Bash(pytest -q) ✗ 1 failed`. */
 export function stepLabel(s: Step): string {
   if (s.kind !== 'tool') {
-    return s.label;
+    return oneLine(s.label, 300);
   }
   const mark = s.pending === true ? '…' : s.failed === true ? '✗' : '✓';
-  return s.detail !== undefined && s.detail !== '' ? `${s.label} ${mark} ${s.detail}` : `${s.label} ${mark}`;
+  const label = oneLine(s.label, 100);
+  return s.detail !== undefined && s.detail !== '' ? `${label} ${mark} ${oneLine(s.detail, 200)}` : `${label} ${mark}`;
 }
 
 /**
@@ -196,7 +198,7 @@ export function stepNodes(turn: TurnNode, steps: readonly Step[], showFolded: bo
       eventId: s.id,
       label: stepLabel(s),
       description: formatClock(s.ts),
-      tooltip: `${escapeMarkdown(stepLabel(s))}  \n${s.ts}  \nevent \`${s.id}\``,
+      tooltip: `${escapeMarkdown(stepLabel(s))}  \n${escapeMarkdown(s.ts)}  \nevent ${codeSpan(s.id)}`,
       contextValue: `step ${s.kind}${s.failed === true ? ' failed' : ''}`,
       collapsible: 'none',
       icon: s.failed === true ? { id: 'error', color: 'errorForeground' } : { id: icon },

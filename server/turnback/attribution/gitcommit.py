@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InvalidInput, NotFound
+from ..fs.programs import find_program
 
 _HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 TIMEOUT_S = 60
@@ -33,8 +34,11 @@ class Commit:
 
 
 def _git(ws: Path, *args: str) -> bytes:
+    git = find_program("git")  # an absolute path: never a git in the working folder
     try:
-        done = subprocess.run(["git", "-C", str(ws), "-c", "core.quotePath=false", *args],
+        if git is None:
+            raise FileNotFoundError("git")
+        done = subprocess.run([git, "-C", str(ws), "-c", "core.quotePath=false", *args],
                               capture_output=True, timeout=TIMEOUT_S, check=False)
     except FileNotFoundError:
         raise NotFound("git is not installed (or not on PATH): Agent Trace export reads the "

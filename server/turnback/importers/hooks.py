@@ -92,9 +92,10 @@ def hook_program() -> list[str]:
     env = os.environ.get("TURNBACK_HOOK_PROGRAM")
     if env:
         return shlex.split(env)
-    import shutil
+    from ..fs.programs import find_program
 
-    found = shutil.which("turnback")
+    # absolute PATH entries only: a relative answer ('' in PATH) named the workspace's own
+    found = find_program("turnback")
     return [found] if found else ["turnback"]
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import threading
 from collections.abc import Mapping, Sequence
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import IO
 
 from ..errors import InvalidInput, NotFound, TurnbackError
+from ..fs.programs import find_program
 
 # the machinery's own commits: no hooks, no signing, objects checked as they arrive.
 # pack.useSparse=false: git's sparse walk (the default since 2.27) compares trees by path,
@@ -66,7 +66,7 @@ def stall_seconds() -> float:
 
 
 def git_binary() -> str:
-    found = shutil.which("git")
+    found = find_program("git")  # never the workspace's own git (fs/programs.py)
     if found is None:
         raise NotFound("git is not installed (or not on PATH); sharing history runs through "
                        "your own git: install it and try again")
