@@ -145,6 +145,77 @@ def test_changed_files_past_the_byte_bound_are_none_and_nothing_done(tmp_path: P
         assert store.file_content(cp.id, "a.bin").size == half
 
 
+def test_a_file_grown_past_the_bound_after_its_look_is_read_only_as_far_as_it_was_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the look that admits a file under the byte bound is the one whose size the read
+    # stops at: a file that grows right after it (an agent's log appended to) is not
+    # read whole on the caller's thread. Two looks (a bound's, then the scan's own) read
+    # what the second saw: 2 MiB on the server's event loop.
+    from turnback.objects.objectstore import ObjectStore
+    from turnback.store.checkpoint_ops import NOW_BYTES
+
+    ws = _workspace(tmp_path / "ws")
+    big = ws / "grows.log"
+    big.write_bytes(b"x" * 1000)
+    with Store.open(ws, create=True) as store:
+        store.checkpoint()
+        big.write_bytes(b"y" * 1000)
+        real_lstat = os.lstat
+        grown: list[int] = []
+
+        def lstat_then_grow(path: object, *args: object, **kwargs: object) -> os.stat_result:
+            st = real_lstat(path, *args, **kwargs)  # type: ignore[arg-type]
+            if str(path).endswith("grows.log") and not grown:
+                with open(big, "ab") as f:  # grown at the seam: right after the first look
+                    f.write(b"z" * (2 * NOW_BYTES))
+                grown.append(st.st_size)
+            return st
+
+        read: list[int] = []
+        put_file = ObjectStore.put_file
+
+        def counting(self: ObjectStore, path: str, size: int) -> str:
+            read.append(size)
+            return put_file(self, path, size)
+
+        monkeypatch.setattr(os, "lstat", lstat_then_grow)
+        monkeypatch.setattr(ObjectStore, "put_file", counting)
+        cp = store.checkpoint_now({"grows.log"})
+        monkeypatch.undo()
+        assert grown == [1000]
+        assert sum(read) <= NOW_BYTES
+        assert cp is not None  # admitted at 1000 bytes: read as far as that
+        content = store.file_content(cp.id, "grows.log")
+        assert content.size == 1000 and content.text == "y" * 1000
+
+
+def test_a_changed_ignore_file_is_none_and_no_walk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a changed .gitignore puts every path in question: the scan walks the whole
+    # workspace, which a caller that must not block (the event loop) must not run
+    ws = _workspace(tmp_path / "ws")
+    with Store.open(ws, create=True) as store:
+        first = store.checkpoint()
+        (ws / ".gitignore").write_text("f2.txt\n")
+        walks: list[str] = []
+        listing = store.scanner._list
+
+        def counting(rel_dir: str, *args: object) -> object:
+            walks.append(rel_dir)
+            return listing(rel_dir, *args)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(store.scanner, "_list", counting)
+        assert store.checkpoint_now({".gitignore"}) is None
+        assert walks == [] and _count(store) == 1
+        cp = store.checkpoint(dirty={".gitignore"})  # the pool's checkpoint walks
+        assert "" in walks
+        # the walk applied the new rule: f2.txt is no longer kept
+        assert {(c.path, c.status) for c in store.changes(first.id, cp.id)} == {
+            (".gitignore", "added"), ("f2.txt", "deleted")}
+
+
 def test_the_session_file_lock_held_by_another_process_is_none_and_nothing_done(
     tmp_path: Path,
 ) -> None:
