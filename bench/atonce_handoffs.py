@@ -23,29 +23,9 @@ import sys
 import time
 from pathlib import Path
 
-from edits import Editor
-from server_rounds import cpu_ns
-from turnback_side import Turnback, use_ref
+from server_bench import cpu_ns, started, switches
 
 HERE = Path(__file__).resolve().parent
-
-
-def switches(pid: int, only: int | None = None) -> int:
-    """Voluntary context switches of every thread of ``pid`` (of thread ``only``) so far."""
-    total = 0
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task") if only is None else [str(only)]
-    except OSError:
-        return 0
-    for tid in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/status") as f:
-                for line in f:
-                    if line.startswith("voluntary_ctxt_switches"):
-                        total += int(line.split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-    return total
 
 
 def med(values: list[float], digits: int = 2) -> float:
@@ -66,15 +46,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="count the server's system calls over the rounds (strace -c -f) into "
                          "FILE; the timings are then strace's, not the server's")
     a = ap.parse_args(argv)
-    if a.ref:
-        use_ref(a.ref, HERE / "work")
-    tb = Turnback(a.workspace)
-    if not tb.store.exists():
-        tb.checkpoint_cli("first")
-    ed = Editor(tb.workspace, seed=int(time.time()))
-    tb.start_server(1.0)
-    tb.checkpoint_server("after start")  # the walk that makes the watcher's set trusted
-    pid = tb.server_pid()
+    tb, ed, pid = started(a.workspace, a.ref, HERE / "work")
     tracer = None
     if a.strace is not None:
         tracer = subprocess.Popen(["strace", "-c", "-f", "-o", str(a.strace), "-p", str(pid)],

@@ -33,26 +33,9 @@ import sys
 import time
 from pathlib import Path
 
-from edits import Editor
-from turnback_side import Turnback, use_ref
+from server_bench import cpu_ns, started
 
 HERE = Path(__file__).resolve().parent
-
-
-def cpu_ns(pid: int, only: int | None = None) -> int:
-    """CPU time of every thread of ``pid`` (of thread ``only``) so far (0 without schedstat)."""
-    total = 0
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task") if only is None else [str(only)]
-    except OSError:
-        return 0
-    for tid in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                total += int(f.read().split()[0])
-        except (OSError, ValueError, IndexError):
-            continue
-    return total
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,27 +46,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ref", default=None)
     ap.add_argument("--spy", type=Path, default=None)
     a = ap.parse_args(argv)
-    if a.ref:
-        use_ref(a.ref, HERE / "work")
-    tb = Turnback(a.workspace)
-    if not tb.store.exists():
-        secs, _ = tb.checkpoint_cli("first")
-        print(f"first checkpoint {secs:.1f}s", flush=True)
-    ed = Editor(tb.workspace, seed=int(time.time()))
-    tb.start_server(1.0)
-    tb.checkpoint_server("after start")  # the walk that makes the watcher's set trusted
+    tb, ed, pid = started(a.workspace, a.ref, HERE / "work")
     spy = None
     if a.spy is not None:
         exe = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
         spy = subprocess.Popen([exe, "record", "-r", "1000", "-f", "raw", "-o", str(a.spy),
-                                "-p", str(tb.server_pid()), "--threads"],
+                                "-p", str(pid), "--threads"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(1.5)
     s: dict[str, list[float]] = {"checkpointAtOnce": [], "rewindAtOnce": [], "noop": [],
                                  "rewindPrepared": []}
     cpu: dict[str, list[float]] = {"checkpointAtOnce": [], "rewindAtOnce": []}
     loop_cpu: list[float] = []
-    pid = tb.server_pid()
     try:
         for i in range(a.rounds):
             ed.edit(10)
