@@ -13,7 +13,6 @@ only. Run twice with two servers (``PYTHONPATH`` or ``--ref``) alternating, for 
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import signal
@@ -23,9 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from server_bench import cpu_ns, started, switches
-
-HERE = Path(__file__).resolve().parent
+from server_bench import arguments, cpu_ns, started, switches
 
 
 def med(values: list[float], digits: int = 2) -> float:
@@ -33,11 +30,7 @@ def med(values: list[float], digits: int = 2) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--workspace", type=Path, default=HERE / "work" / "ws")
-    ap.add_argument("--rounds", type=int, default=20)
-    ap.add_argument("--ref", default=None)
+    ap = arguments(__doc__, rounds=20)
     ap.add_argument("--files", type=int, default=10, help="files edited before each request")
     ap.add_argument("--alternate", action="store_true",
                     help="figures of even and odd rounds apart (a server that alternates two "
@@ -46,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="count the server's system calls over the rounds (strace -c -f) into "
                          "FILE; the timings are then strace's, not the server's")
     a = ap.parse_args(argv)
-    tb, ed, pid = started(a.workspace, a.ref, HERE / "work")
+    tb, ed, pid = started(a)
     tracer = None
     if a.strace is not None:
         tracer = subprocess.Popen(["strace", "-c", "-f", "-o", str(a.strace), "-p", str(pid)],

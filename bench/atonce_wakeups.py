@@ -13,27 +13,19 @@ which do not move with the machine's load. Linux only.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
 import sys
 import time
-from pathlib import Path
 
-from server_bench import cpu_ns, started, switches
-
-HERE = Path(__file__).resolve().parent
+from server_bench import arguments, cpu_ns, started, switches
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--workspace", type=Path, default=HERE / "work" / "ws")
-    ap.add_argument("--rounds", type=int, default=30)
-    ap.add_argument("--ref", default=None)
+    ap = arguments(__doc__, rounds=30)
     a = ap.parse_args(argv)
-    tb, ed, pid = started(a.workspace, a.ref, HERE / "work")
+    tb, ed, pid = started(a)
     wall: list[float] = []
     cpu: list[float] = []
     loop: list[float] = []

@@ -1,10 +1,11 @@
 """The server as the request benchmarks drive it (``server_rounds.py``,
-``atonce_wakeups.py``, ``atonce_handoffs.py``): started on a workspace with its watcher's
-set trusted, and what ``/proc`` says of its threads (CPU time, voluntary context
-switches: Linux only, 0 elsewhere)."""
+``atonce_wakeups.py``, ``atonce_handoffs.py``): their common options, the server started
+on a workspace with its watcher's set trusted, and what ``/proc`` says of its threads (CPU
+time, voluntary context switches: Linux only, 0 elsewhere)."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import time
 from collections.abc import Callable
@@ -13,15 +14,27 @@ from pathlib import Path
 from edits import Editor
 from turnback_side import Turnback, use_ref
 
+HERE = Path(__file__).resolve().parent
 
-def started(workspace: Path, ref: str | None, work: Path) -> tuple[Turnback, Editor, int]:
-    """The workspace's server started (at ``ref``'s package, copied under ``work``, if
-    given), its first checkpoint walked (the walk that makes the watcher's set trusted),
-    an editor for the workspace's files, and the server's pid. A workspace with no store
-    gets one first, by a CLI checkpoint."""
-    if ref:
-        use_ref(ref, work)
-    tb = Turnback(workspace)
+
+def arguments(doc: str | None, rounds: int) -> argparse.ArgumentParser:
+    """The options every one of them takes: ``--workspace``, ``--rounds``, ``--ref``."""
+    ap = argparse.ArgumentParser(description=doc,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--workspace", type=Path, default=HERE / "work" / "ws")
+    ap.add_argument("--rounds", type=int, default=rounds)
+    ap.add_argument("--ref", default=None)
+    return ap
+
+
+def started(a: argparse.Namespace) -> tuple[Turnback, Editor, int]:
+    """``a.workspace``'s server started (at ``a.ref``'s package, copied under
+    ``bench/work``, if given), its first checkpoint walked (the walk that makes the
+    watcher's set trusted), an editor for the workspace's files, and the server's pid. A
+    workspace with no store gets one first, by a CLI checkpoint."""
+    if a.ref:
+        use_ref(a.ref, HERE / "work")
+    tb = Turnback(a.workspace)
     if not tb.store.exists():
         secs, _ = tb.checkpoint_cli("first")
         print(f"first checkpoint {secs:.1f}s", flush=True)

@@ -23,7 +23,6 @@ that starts once the answer is written, often before this client has read it).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -33,20 +32,14 @@ import sys
 import time
 from pathlib import Path
 
-from server_bench import cpu_ns, started
-
-HERE = Path(__file__).resolve().parent
+from server_bench import arguments, cpu_ns, started
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--workspace", type=Path, default=HERE / "work" / "ws")
-    ap.add_argument("--rounds", type=int, default=8)
-    ap.add_argument("--ref", default=None)
+    ap = arguments(__doc__, rounds=8)
     ap.add_argument("--spy", type=Path, default=None)
     a = ap.parse_args(argv)
-    tb, ed, pid = started(a.workspace, a.ref, HERE / "work")
+    tb, ed, pid = started(a)
     spy = None
     if a.spy is not None:
         exe = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))

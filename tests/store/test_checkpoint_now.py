@@ -7,6 +7,7 @@ import fcntl
 import os
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -199,18 +200,11 @@ def test_a_changed_ignore_file_is_none_and_no_walk(
     with Store.open(ws, create=True) as store:
         first = store.checkpoint()
         (ws / ".gitignore").write_text("f2.txt\n")
-        walks: list[str] = []
-        listing = store.scanner._list
-
-        def counting(rel_dir: str, *args: object) -> object:
-            walks.append(rel_dir)
-            return listing(rel_dir, *args)  # type: ignore[arg-type]
-
-        monkeypatch.setattr(store.scanner, "_list", counting)
+        listings = _calls(monkeypatch, store.scanner, "_list")
         assert store.checkpoint_now({".gitignore"}) is None
-        assert walks == [] and _count(store) == 1
+        assert listings == [] and _count(store) == 1
         cp = store.checkpoint(dirty={".gitignore"})  # the pool's checkpoint walks
-        assert "" in walks
+        assert "" in [args[0] for args, _ in listings]
         # the walk applied the new rule: f2.txt is no longer kept
         assert {(c.path, c.status) for c in store.changes(first.id, cp.id)} == {
             (".gitignore", "added"), ("f2.txt", "deleted")}
@@ -254,17 +248,20 @@ def test_the_session_file_lock_held_by_another_process_is_none_and_nothing_done(
         assert _count(store) == 2
 
 
-def _walks(store: Store, monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """One entry per scan run from now on: whether it walked the whole workspace."""
-    walked: list[bool] = []
-    scan = store.scanner.scan
+Calls = list[tuple[tuple[Any, ...], dict[str, Any]]]
 
-    def counting(*args: object, **kwargs: object) -> object:
-        walked.append(kwargs.get("base") is None)
-        return scan(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(store.scanner, "scan", counting)
-    return walked
+def _calls(monkeypatch: pytest.MonkeyPatch, obj: object, name: str) -> Calls:
+    """Every call of ``obj.name`` from now on, with its arguments; each goes through."""
+    calls: Calls = []
+    real = getattr(obj, name)
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        calls.append((args, kwargs))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(obj, name, recording)
+    return calls
 
 
 def test_a_gc_by_another_process_since_is_none_and_no_walk(
@@ -281,11 +278,11 @@ def test_a_gc_by_another_process_since_is_none_and_no_walk(
         with Store.open(ws) as other:
             assert other.gc(keep_last=1).objects_removed > 0  # objects removed: the mark moves
         (ws / "f1.txt").write_text("changed\n")
-        walked = _walks(store, monkeypatch)
+        scans = _calls(monkeypatch, store.scanner, "scan")
         assert store.checkpoint_now({"f1.txt"}) is None
-        assert walked == [] and _count(store) == 1
+        assert scans == [] and _count(store) == 1
         cp = store.checkpoint(dirty={"f1.txt"})  # the pool's checkpoint walks, as before
-        assert walked == [True]
+        assert [kw.get("base") is None for _, kw in scans] == [True]
         assert store.file_content(cp.id, "f1.txt").text == "changed\n"
 
 
@@ -305,18 +302,10 @@ def test_paths_a_rewind_wrote_are_none_and_left_to_the_pool(
         store.save_scan_cache()
         assert store._own_dirty  # the rewind's 40 paths, still to look at again
         (ws / "f1.txt").write_text("changed\n")
-        scanned: list[int] = []
-        scan = store.scanner.scan
-
-        def counting(*args: object, **kwargs: object) -> object:
-            dirty = kwargs.get("dirty")
-            scanned.append(-1 if dirty is None else len(dirty))  # type: ignore[arg-type]
-            return scan(*args, **kwargs)  # type: ignore[arg-type]
-
-        monkeypatch.setattr(store.scanner, "scan", counting)
+        scans = _calls(monkeypatch, store.scanner, "scan")
         count = _count(store)
         assert store.checkpoint_now({"f1.txt"}) is None
-        assert scanned == [] and _count(store) == count
+        assert scans == [] and _count(store) == count
         cp = store.checkpoint(dirty={"f1.txt"})
-        assert scanned == [41]
+        assert [len(kw["dirty"]) for _, kw in scans] == [41]
         assert store.file_content(cp.id, "f1.txt").text == "changed\n"

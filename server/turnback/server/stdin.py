@@ -71,16 +71,7 @@ class StdinReader:
 
     async def readexactly(self, n: int) -> bytes:
         """``n`` bytes, fewer at the end of stdin (the framing bounds ``n``)."""
-        stream = await self._reader()
-        try:
-            if stream is None:
-                return await asyncio.get_running_loop().run_in_executor(
-                    None, self._stdin.read, n)
-            return await stream.readexactly(n)
-        except asyncio.IncompleteReadError as exc:
-            return exc.partial
-        except OSError as exc:
-            return _failed(exc)
+        return await self._read(n, exactly=True)
 
     async def skip(self, n: int) -> int:
         """Read and drop ``n`` bytes, ``CHUNK`` at a time; how many there were."""
@@ -92,14 +83,17 @@ class StdinReader:
             left -= len(got)
         return n - left
 
-    async def _read(self, n: int) -> bytes:
-        """At most ``n`` bytes as they come; b"" at the end of stdin."""
+    async def _read(self, n: int, exactly: bool = False) -> bytes:
+        """At most ``n`` bytes as they come (``exactly``: ``n``, fewer only at the end);
+        b"" at the end of stdin."""
         stream = await self._reader()
         try:
             if stream is None:
                 return await asyncio.get_running_loop().run_in_executor(
                     None, self._stdin.read, n)
-            return await stream.read(n)
+            return await (stream.readexactly(n) if exactly else stream.read(n))
+        except asyncio.IncompleteReadError as exc:
+            return exc.partial
         except OSError as exc:
             return _failed(exc)
 
