@@ -13,7 +13,6 @@ only. Run twice with two servers (``PYTHONPATH`` or ``--ref``) alternating, for 
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import signal
@@ -23,29 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from edits import Editor
-from server_rounds import cpu_ns
-from turnback_side import Turnback, use_ref
-
-HERE = Path(__file__).resolve().parent
-
-
-def switches(pid: int, only: int | None = None) -> int:
-    """Voluntary context switches of every thread of ``pid`` (of thread ``only``) so far."""
-    total = 0
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task") if only is None else [str(only)]
-    except OSError:
-        return 0
-    for tid in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/status") as f:
-                for line in f:
-                    if line.startswith("voluntary_ctxt_switches"):
-                        total += int(line.split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-    return total
+from server_bench import arguments, cpu_ns, started, switches
 
 
 def med(values: list[float], digits: int = 2) -> float:
@@ -53,11 +30,7 @@ def med(values: list[float], digits: int = 2) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--workspace", type=Path, default=HERE / "work" / "ws")
-    ap.add_argument("--rounds", type=int, default=20)
-    ap.add_argument("--ref", default=None)
+    ap = arguments(__doc__, rounds=20)
     ap.add_argument("--files", type=int, default=10, help="files edited before each request")
     ap.add_argument("--alternate", action="store_true",
                     help="figures of even and odd rounds apart (a server that alternates two "
@@ -66,15 +39,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="count the server's system calls over the rounds (strace -c -f) into "
                          "FILE; the timings are then strace's, not the server's")
     a = ap.parse_args(argv)
-    if a.ref:
-        use_ref(a.ref, HERE / "work")
-    tb = Turnback(a.workspace)
-    if not tb.store.exists():
-        tb.checkpoint_cli("first")
-    ed = Editor(tb.workspace, seed=int(time.time()))
-    tb.start_server(1.0)
-    tb.checkpoint_server("after start")  # the walk that makes the watcher's set trusted
-    pid = tb.server_pid()
+    tb, ed, pid = started(a)
     tracer = None
     if a.strace is not None:
         tracer = subprocess.Popen(["strace", "-c", "-f", "-o", str(a.strace), "-p", str(pid)],

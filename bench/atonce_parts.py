@@ -13,7 +13,11 @@ each phase's median wall and CPU time with the load average. Each phase is marke
 
 The workspace's store (``.turnback``) is made by a first checkpoint when missing.
 ``--profile PHASE`` prints cProfile's 40 first entries by cumulative time, or by the sort
-``PROF_SORT`` names (``tottime``: where the time is spent itself).
+``PROF_SORT`` names (``tottime``: where the time is spent itself). ``--now``: the checkpoint
+as the server's event loop runs it (``Store.checkpoint_now``, its stat cache saved after
+the phase, as the server saves it once it has answered), and no rewind (the paths a
+rewind wrote make the next ``checkpoint_now`` decline); a round it declines is counted
+apart and its checkpoint taken by ``Store.checkpoint`` outside the phase.
 """
 
 from __future__ import annotations
@@ -49,7 +53,8 @@ def mark(phase: str) -> None:
     os.access(f"/@@{phase}", os.F_OK)
 
 
-def run(workspace: Path, rounds: int, profile: str | None, seed: int | None = None) -> None:
+def run(workspace: Path, rounds: int, profile: str | None, seed: int | None = None,
+        now: bool = False) -> None:
     store = Store.open(workspace)
     store.checkpoint(label="walk")  # the full scan the server's start does
     warm = getattr(store, "warm_trees", None)  # what the server does after it (not at the base)
@@ -74,9 +79,17 @@ def run(workspace: Path, rounds: int, profile: str | None, seed: int | None = No
         mark("idle")
         return out
 
+    declined = 0
     try:
         for _ in range(rounds):
             edited = set(ed.edit(10))
+            if now:
+                if timed("checkpoint", partial(store.checkpoint_now, edited,
+                                               label="at once")) is None:
+                    declined += 1
+                    store.checkpoint(label="at once", dirty=edited)
+                store.save_scan_cache()
+                continue
             cp = timed("checkpoint", partial(store.checkpoint, label="at once", dirty=edited))
             edited = set(ed.edit(10))
             timed("rewind", partial(store.rewind, cp.id,  # type: ignore[attr-defined]
@@ -87,10 +100,11 @@ def run(workspace: Path, rounds: int, profile: str | None, seed: int | None = No
     load.append(os.getloadavg()[0])
     import turnback
 
-    print(f"{turnback.__file__}: {rounds} rounds, load {load[0]:.2f} -> {load[1]:.2f}")
+    print(f"{turnback.__file__}: {rounds} rounds, load {load[0]:.2f} -> {load[1]:.2f}"
+          + (f", checkpoint_now declined {declined}" if now else ""))
     if prof is not None:
         pstats.Stats(prof).sort_stats(os.environ.get("PROF_SORT", "cumulative")).print_stats(40)
-    for phase in PHASES if rounds else ():
+    for phase in [p for p in PHASES if wall[p]]:
         print(f"  {phase:10s} wall {statistics.median(wall[phase]) * 1000:7.2f} ms  "
               f"cpu {statistics.median(cpu[phase]) * 1000:7.2f} ms (medians)")
 
@@ -142,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", choices=PHASES, default=None,
                     help="cProfile this phase (wall time, the callers' cumulative)")
     ap.add_argument("--src", default=None, help="a server/ folder to import turnback from")
+    ap.add_argument("--now", action="store_true",
+                    help="the checkpoint as the server's event loop runs it (checkpoint_now)")
     ap.add_argument("--summarize", type=Path, default=None, help="a trace to summarize")
     ap.add_argument("--seed", type=int, default=None,
                     help="the edits' seed (default: the time): the same edits for callgrind")
@@ -149,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.summarize is not None:
         summarize(a.summarize)
     else:
-        run(a.workspace, a.rounds, a.profile, a.seed)
+        run(a.workspace, a.rounds, a.profile, a.seed, a.now)
     return 0
 
 

@@ -13,46 +13,19 @@ which do not move with the machine's load. Linux only.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
 import sys
 import time
-from pathlib import Path
 
-from edits import Editor
-from server_rounds import cpu_ns
-from turnback_side import Turnback, use_ref
-
-HERE = Path(__file__).resolve().parent
-
-
-def switches(pid: int) -> int:
-    """Voluntary context switches of ``pid``'s main thread (the event loop's) so far."""
-    with open(f"/proc/{pid}/task/{pid}/status") as f:
-        for line in f:
-            if line.startswith("voluntary_ctxt_switches"):
-                return int(line.split()[1])
-    return 0
+from server_bench import arguments, cpu_ns, started, switches
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--workspace", type=Path, default=HERE / "work" / "ws")
-    ap.add_argument("--rounds", type=int, default=30)
-    ap.add_argument("--ref", default=None)
+    ap = arguments(__doc__, rounds=30)
     a = ap.parse_args(argv)
-    if a.ref:
-        use_ref(a.ref, HERE / "work")
-    tb = Turnback(a.workspace)
-    if not tb.store.exists():
-        tb.checkpoint_cli("first")
-    ed = Editor(tb.workspace, seed=int(time.time()))
-    tb.start_server(1.0)
-    tb.checkpoint_server("after start")  # the walk that makes the watcher's set trusted
-    pid = tb.server_pid()
+    tb, ed, pid = started(a)
     wall: list[float] = []
     cpu: list[float] = []
     loop: list[float] = []
@@ -62,14 +35,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for i in range(a.rounds):
             ed.edit(10)
-            c0, m0, v0 = cpu_ns(pid), cpu_ns(pid, only=pid), switches(pid)
+            c0, m0, v0 = cpu_ns(pid), cpu_ns(pid, only=pid), switches(pid, only=pid)
             secs, _ = tb.checkpoint_server(f"at once {i}")
             cpu.append((cpu_ns(pid) - c0) / 1e6)
             loop.append((cpu_ns(pid, only=pid) - m0) / 1e6)
-            in_request.append(switches(pid) - v0)
+            in_request.append(switches(pid, only=pid) - v0)
             wall.append(secs * 1000)
             time.sleep(0.25)
-            in_round.append(switches(pid) - v0)
+            in_round.append(switches(pid, only=pid) - v0)
     finally:
         tb.stop_server()
     load.append(os.getloadavg()[0])

@@ -23,7 +23,6 @@ that starts once the answer is written, often before this client has read it).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -33,57 +32,25 @@ import sys
 import time
 from pathlib import Path
 
-from edits import Editor
-from turnback_side import Turnback, use_ref
-
-HERE = Path(__file__).resolve().parent
-
-
-def cpu_ns(pid: int, only: int | None = None) -> int:
-    """CPU time of every thread of ``pid`` (of thread ``only``) so far (0 without schedstat)."""
-    total = 0
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task") if only is None else [str(only)]
-    except OSError:
-        return 0
-    for tid in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                total += int(f.read().split()[0])
-        except (OSError, ValueError, IndexError):
-            continue
-    return total
+from server_bench import arguments, cpu_ns, started
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--workspace", type=Path, default=HERE / "work" / "ws")
-    ap.add_argument("--rounds", type=int, default=8)
-    ap.add_argument("--ref", default=None)
+    ap = arguments(__doc__, rounds=8)
     ap.add_argument("--spy", type=Path, default=None)
     a = ap.parse_args(argv)
-    if a.ref:
-        use_ref(a.ref, HERE / "work")
-    tb = Turnback(a.workspace)
-    if not tb.store.exists():
-        secs, _ = tb.checkpoint_cli("first")
-        print(f"first checkpoint {secs:.1f}s", flush=True)
-    ed = Editor(tb.workspace, seed=int(time.time()))
-    tb.start_server(1.0)
-    tb.checkpoint_server("after start")  # the walk that makes the watcher's set trusted
+    tb, ed, pid = started(a)
     spy = None
     if a.spy is not None:
         exe = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
         spy = subprocess.Popen([exe, "record", "-r", "1000", "-f", "raw", "-o", str(a.spy),
-                                "-p", str(tb.server_pid()), "--threads"],
+                                "-p", str(pid), "--threads"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(1.5)
     s: dict[str, list[float]] = {"checkpointAtOnce": [], "rewindAtOnce": [], "noop": [],
                                  "rewindPrepared": []}
     cpu: dict[str, list[float]] = {"checkpointAtOnce": [], "rewindAtOnce": []}
     loop_cpu: list[float] = []
-    pid = tb.server_pid()
     try:
         for i in range(a.rounds):
             ed.edit(10)

@@ -380,3 +380,63 @@ async def test_a_handed_off_command_tells_the_stores_notices_once(
         assert await asyncio.to_thread(_handed_off, ctx, ws, "end of turn", None)
         assert planted not in capfd.readouterr().err
     assert planted.encode() not in cli(ws, "status", alone=True).stderr, "once for the CLI"
+
+
+class _CountingHost:
+    """A host that runs each job at once on the store and counts the pool trips."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.trips: list[str] = []
+
+    async def write(self, folder: Any, fn: Any, *, create: bool = False,
+                    sessions: set[str] | None = None, checkpoints: bool = False,
+                    after: Any = None) -> Any:
+        self.trips.append("write")
+        got = fn(self.store)
+        if after is not None:
+            after(self.store)
+        return got
+
+    async def read(self, folder: Any, fn: Any) -> Any:
+        self.trips.append("read")
+        return fn(self.store)
+
+
+@pytest.mark.parametrize("verb", ["checkpoint", "rewind", "status"])
+async def test_a_successful_hand_off_makes_one_pool_trip_notices_and_all(
+        tmp_path: Path, verb: str) -> None:
+    """The store's notices for the CLI (what its own open says first) come back with the
+    command's own job: before, a second trip to the read pool asked for them after the
+    command had answered. Told once all the same."""
+    from turnback import Store
+    from turnback.objects.packlog import LOG_MAGIC, encode
+    from turnback.server.folders import Folder
+    from turnback.server.settings import Settings
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("one\n")
+    with Store.open(ws, create=True) as first:
+        cp = first.checkpoint()
+    planted = "log-1-0123456789abcdef"
+    (ws / ".turnback" / "objects" / "log" / planted).write_bytes(
+        LOG_MAGIC + encode(8, [], b"", b"") * 50)  # frames with no object: refused
+    with Store.open(ws) as store:
+        folder = Folder(ws.as_uri(), ws.resolve(), Settings())
+        folder.store = store
+        host = _CountingHost(store)
+        listener = server_handoff.HandoffListener(host, folder, asyncio.get_running_loop())
+        args = {"checkpoint": [], "rewind": ["arg", cp.id], "status": []}[verb]
+        fields = [str(sockets.VERSION), verb, str(folder.path), str(store.root), "0", *args]
+        answer = await listener._answer(fields)
+        assert answer.startswith(sockets.ANSWER)
+        header, rest = answer[len(sockets.ANSWER):].split(b"\n", 1)
+        code, n_out, n_err = sockets.parse_answer_header(header) or (None, 0, 0)
+        err = rest[n_out:n_out + n_err].decode()
+        assert code == 0, rest
+        assert host.trips == ["read" if verb == "status" else "write"]
+        assert err.count(planted) == 1, err
+        host.trips.clear()
+        again = await listener._answer(fields)
+        assert planted.encode() not in again, "told once"

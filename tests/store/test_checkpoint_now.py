@@ -7,6 +7,7 @@ import fcntl
 import os
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -145,6 +146,70 @@ def test_changed_files_past_the_byte_bound_are_none_and_nothing_done(tmp_path: P
         assert store.file_content(cp.id, "a.bin").size == half
 
 
+def test_a_file_grown_past_the_bound_after_its_look_is_read_only_as_far_as_it_was_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the look that admits a file under the byte bound is the one whose size the read
+    # stops at: a file that grows right after it (an agent's log appended to) is not
+    # read whole on the caller's thread. Two looks (a bound's, then the scan's own) read
+    # what the second saw: 2 MiB on the server's event loop.
+    from turnback.objects.objectstore import ObjectStore
+    from turnback.store.checkpoint_ops import NOW_BYTES
+
+    ws = _workspace(tmp_path / "ws")
+    big = ws / "grows.log"
+    big.write_bytes(b"x" * 1000)
+    with Store.open(ws, create=True) as store:
+        store.checkpoint()
+        big.write_bytes(b"y" * 1000)
+        real_lstat = os.lstat
+        grown: list[int] = []
+
+        def lstat_then_grow(path: object, *args: object, **kwargs: object) -> os.stat_result:
+            st = real_lstat(path, *args, **kwargs)  # type: ignore[arg-type]
+            if str(path).endswith("grows.log") and not grown:
+                with open(big, "ab") as f:  # grown at the seam: right after the first look
+                    f.write(b"z" * (2 * NOW_BYTES))
+                grown.append(st.st_size)
+            return st
+
+        read: list[int] = []
+        put_file = ObjectStore.put_file
+
+        def counting(self: ObjectStore, path: str, size: int) -> str:
+            read.append(size)
+            return put_file(self, path, size)
+
+        monkeypatch.setattr(os, "lstat", lstat_then_grow)
+        monkeypatch.setattr(ObjectStore, "put_file", counting)
+        cp = store.checkpoint_now({"grows.log"})
+        monkeypatch.undo()
+        assert grown == [1000]
+        assert sum(read) <= NOW_BYTES
+        assert cp is not None  # admitted at 1000 bytes: read as far as that
+        content = store.file_content(cp.id, "grows.log")
+        assert content.size == 1000 and content.text == "y" * 1000
+
+
+def test_a_changed_ignore_file_is_none_and_no_walk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a changed .gitignore puts every path in question: the scan walks the whole
+    # workspace, which a caller that must not block (the event loop) must not run
+    ws = _workspace(tmp_path / "ws")
+    with Store.open(ws, create=True) as store:
+        first = store.checkpoint()
+        (ws / ".gitignore").write_text("f2.txt\n")
+        listings = _calls(monkeypatch, store.scanner, "_list")
+        assert store.checkpoint_now({".gitignore"}) is None
+        assert listings == [] and _count(store) == 1
+        cp = store.checkpoint(dirty={".gitignore"})  # the pool's checkpoint walks
+        assert "" in [args[0] for args, _ in listings]
+        # the walk applied the new rule: f2.txt is no longer kept
+        assert {(c.path, c.status) for c in store.changes(first.id, cp.id)} == {
+            (".gitignore", "added"), ("f2.txt", "deleted")}
+
+
 def test_the_session_file_lock_held_by_another_process_is_none_and_nothing_done(
     tmp_path: Path,
 ) -> None:
@@ -183,17 +248,20 @@ def test_the_session_file_lock_held_by_another_process_is_none_and_nothing_done(
         assert _count(store) == 2
 
 
-def _walks(store: Store, monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """One entry per scan run from now on: whether it walked the whole workspace."""
-    walked: list[bool] = []
-    scan = store.scanner.scan
+Calls = list[tuple[tuple[Any, ...], dict[str, Any]]]
 
-    def counting(*args: object, **kwargs: object) -> object:
-        walked.append(kwargs.get("base") is None)
-        return scan(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(store.scanner, "scan", counting)
-    return walked
+def _calls(monkeypatch: pytest.MonkeyPatch, obj: object, name: str) -> Calls:
+    """Every call of ``obj.name`` from now on, with its arguments; each goes through."""
+    calls: Calls = []
+    real = getattr(obj, name)
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        calls.append((args, kwargs))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(obj, name, recording)
+    return calls
 
 
 def test_a_gc_by_another_process_since_is_none_and_no_walk(
@@ -210,11 +278,11 @@ def test_a_gc_by_another_process_since_is_none_and_no_walk(
         with Store.open(ws) as other:
             assert other.gc(keep_last=1).objects_removed > 0  # objects removed: the mark moves
         (ws / "f1.txt").write_text("changed\n")
-        walked = _walks(store, monkeypatch)
+        scans = _calls(monkeypatch, store.scanner, "scan")
         assert store.checkpoint_now({"f1.txt"}) is None
-        assert walked == [] and _count(store) == 1
+        assert scans == [] and _count(store) == 1
         cp = store.checkpoint(dirty={"f1.txt"})  # the pool's checkpoint walks, as before
-        assert walked == [True]
+        assert [kw.get("base") is None for _, kw in scans] == [True]
         assert store.file_content(cp.id, "f1.txt").text == "changed\n"
 
 
@@ -234,18 +302,10 @@ def test_paths_a_rewind_wrote_are_none_and_left_to_the_pool(
         store.save_scan_cache()
         assert store._own_dirty  # the rewind's 40 paths, still to look at again
         (ws / "f1.txt").write_text("changed\n")
-        scanned: list[int] = []
-        scan = store.scanner.scan
-
-        def counting(*args: object, **kwargs: object) -> object:
-            dirty = kwargs.get("dirty")
-            scanned.append(-1 if dirty is None else len(dirty))  # type: ignore[arg-type]
-            return scan(*args, **kwargs)  # type: ignore[arg-type]
-
-        monkeypatch.setattr(store.scanner, "scan", counting)
+        scans = _calls(monkeypatch, store.scanner, "scan")
         count = _count(store)
         assert store.checkpoint_now({"f1.txt"}) is None
-        assert scanned == [] and _count(store) == count
+        assert scans == [] and _count(store) == count
         cp = store.checkpoint(dirty={"f1.txt"})
-        assert scanned == [41]
+        assert [len(kw["dirty"]) for _, kw in scans] == [41]
         assert store.file_content(cp.id, "f1.txt").text == "changed\n"

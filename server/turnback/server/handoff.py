@@ -190,7 +190,8 @@ class HandoffListener:
     async def _answer(self, fields: list[str]) -> bytes:
         log.debug("%s: CLI hand-off: %s", self._folder.path, fields[1:2])
         try:
-            code, (out, err) = await self._run(fields)
+            (out, err), told = await self._run(fields)
+            code = 0
         except Declined as exc:
             log.debug("%s: CLI hand-off declined: %s", self._folder.path, exc)
             return sockets.encode_answer(sockets.DECLINED, b"", b"")
@@ -199,25 +200,28 @@ class HandoffListener:
             if failed is None:
                 log.exception("%s: CLI hand-off failed", self._folder.path)
                 return sockets.encode_answer(sockets.DECLINED, b"", b"")
-            code, (out, err) = failed[0], ("", failed[1])
-        # with a success only: a hook's hand-off refused (a session the store lacks) does
-        # the work itself, whose own open tells them (``cli/hook_cmd._handed_off``)
-        told = await self._notices() if code == 0 and fields[1:2] != ["leave"] else ""
+            code, (out, err), told = failed[0], ("", failed[1]), ""
         return sockets.encode_answer(code, out.encode(), (told + err).encode())
 
-    async def _notices(self) -> str:
+    def _told(self, store: Store) -> str:
         """What the CLI's own open says first (``cli/direct.tell_notices``): the causes
         the store set aside that the CLI's channel has not told yet, once for each,
         whichever path tells it. Handed off, a command said none (trust21), and a
-        background server's ``window/showMessage`` reaches no one. Never fails the answer."""
+        background server's ``window/showMessage`` reaches no one. Asked by the command's
+        own job once it succeeded, so one pool trip answers both (a second trip to the
+        read pool did before, loop24); a failed command tells none: a hook's hand-off
+        refused (a session the store lacks) does the work itself, whose own open tells
+        them (``cli/hook_cmd._handed_off``). Never fails the answer."""
         try:
-            found = await self._ls.read(self._folder, lambda s: s.untold_notices("cli"))
+            found = store.untold_notices("cli")
         except Exception:
             log.exception("%s: the store's notices for a CLI hand-off", self._folder.path)
             return ""
         return "".join(f"turnback: {n.message}\n" for n in found)
 
-    async def _run(self, fields: list[str]) -> tuple[int, cli_text.Printed]:
+    async def _run(self, fields: list[str]) -> tuple[cli_text.Printed, str]:
+        """What the command prints, and the store's notices to tell before it (``_told``);
+        raises what fails it."""
         req = _Request.parse(fields)
         folder = self._folder
         store = folder.store
@@ -230,18 +234,18 @@ class HandoffListener:
         if overrides:
             raise Declined("the editor's settings change what the store holds")
         if req.verb == "leave":
-            return 0, self._leave()
+            return self._leave(), ""
         if req.verb == "checkpoint":
-            return 0, await self._checkpoint(req)
+            return await self._checkpoint(req)
         if req.verb in ("rewind", "undo"):
-            return 0, await self._rewind(req)
+            return await self._rewind(req)
         if req.verb == "status":
-            st = await self._ls.read(folder, Store.status)
+            st, told = await self._ls.read(folder, lambda s: (s.status(), self._told(s)))
             watcher = folder.watcher  # as turnback/status and the CLI alone say it
             limit = watcher.limit if watcher is not None else None
             st["watchLimit"] = limit.to_json() if limit is not None else None
             st["background"] = background_lock.status(Path(store.root))
-            return 0, cli_text.status(st, req.as_json)
+            return cli_text.status(st, req.as_json), told
         raise Declined(f"unknown verb {req.verb!r}")
 
     def _leave(self) -> cli_text.Printed:
@@ -255,24 +259,27 @@ class HandoffListener:
         self.on_leave()
         return "", ""
 
-    async def _checkpoint(self, req: _Request) -> cli_text.Printed:
+    async def _checkpoint(self, req: _Request) -> tuple[cli_text.Printed, str]:
         folder = self._folder
         label, sid = req.options.get("label"), req.options.get("session")
         auto = "auto" in req.options
 
-        def job(store: Store) -> cli_text.Printed:
+        def job(store: Store) -> tuple[cli_text.Printed, str]:
             cp = with_dirty(folder, lambda dirty: store.checkpoint(
                 label=label, session_id=sid, auto=auto, dirty=dirty, save_later=True))[0]
-            return cli_text.checkpoint(cp.to_json(), req.as_json)
+            return cli_text.checkpoint(cp.to_json(), req.as_json), self._told(store)
 
         return await self._ls.write(folder, job, sessions={sid or WORKSPACE_SESSION},
                                     checkpoints=True, after=Store.save_scan_cache)
 
-    async def _rewind(self, req: _Request) -> cli_text.Printed:
+    async def _rewind(self, req: _Request) -> tuple[cli_text.Printed, str]:
         folder = self._folder
         dry_run = "dryRun" in req.options
 
-        def job(store: Store) -> RewindResult:
+        def job(store: Store) -> tuple[RewindResult, str]:
+            return rewind(store), self._told(store)
+
+        def rewind(store: Store) -> RewindResult:
             if req.verb == "undo":
                 if dry_run:
                     return store.undo(dry_run=True)
@@ -288,10 +295,10 @@ class HandoffListener:
                 return go(None)
             return rewind_with_dirty(folder, go)
 
-        res = await self._ls.write(folder, job, checkpoints=not dry_run,
-                                   after=Store.finish_rewind)
+        res, told = await self._ls.write(folder, job, checkpoints=not dry_run,
+                                         after=Store.finish_rewind)
         verb = "dry run" if dry_run else req.verb
-        return cli_text.rewind(res.to_json(), verb, req.as_json)
+        return cli_text.rewind(res.to_json(), verb, req.as_json), told
 
 
 class _Request:

@@ -71,33 +71,31 @@ class StdinReader:
 
     async def readexactly(self, n: int) -> bytes:
         """``n`` bytes, fewer at the end of stdin (the framing bounds ``n``)."""
+        return await self._read(n, exactly=True)
+
+    async def skip(self, n: int) -> int:
+        """Read and drop ``n`` bytes, ``CHUNK`` at a time; how many there were."""
+        left = n
+        while left > 0:
+            got = await self._read(min(left, CHUNK))
+            if not got:
+                break
+            left -= len(got)
+        return n - left
+
+    async def _read(self, n: int, exactly: bool = False) -> bytes:
+        """At most ``n`` bytes as they come (``exactly``: ``n``, fewer only at the end);
+        b"" at the end of stdin."""
         stream = await self._reader()
         try:
             if stream is None:
                 return await asyncio.get_running_loop().run_in_executor(
                     None, self._stdin.read, n)
-            return await stream.readexactly(n)
+            return await (stream.readexactly(n) if exactly else stream.read(n))
         except asyncio.IncompleteReadError as exc:
             return exc.partial
         except OSError as exc:
             return _failed(exc)
-
-    async def skip(self, n: int) -> int:
-        """Read and drop ``n`` bytes, ``CHUNK`` at a time; how many there were."""
-        stream = await self._reader()
-        if stream is None:
-            return await asyncio.get_running_loop().run_in_executor(
-                None, _skip_file, self._stdin, n)
-        left = n
-        while left > 0:
-            try:
-                got = await stream.read(min(left, CHUNK))
-            except OSError as exc:
-                got = _failed(exc)
-            if not got:
-                break
-            left -= len(got)
-        return n - left
 
 
 def _failed(exc: OSError) -> bytes:
@@ -116,16 +114,3 @@ def _bounded_line(f: BinaryIO) -> bytes | None:
         rest = f.readline(CHUNK)
         if not rest or rest.endswith(b"\n"):
             return None
-
-
-def _skip_file(f: BinaryIO, n: int) -> int:
-    left = n
-    while left > 0:
-        try:
-            got = f.read(min(left, CHUNK))
-        except OSError as exc:
-            got = _failed(exc)
-        if not got:
-            break
-        left -= len(got)
-    return n - left

@@ -25,6 +25,11 @@ if TYPE_CHECKING:
 Progress = Callable[[int, int], None]
 
 
+class PastBound(Exception):
+    """A bounded scan (``Scanner.scan(bound=...)``) would read more than its bound or list
+    a folder whole: raised by the listing, before any file is read."""
+
+
 @dataclass(slots=True)
 class ScanResult:
     tree: str
@@ -112,6 +117,9 @@ class ScanState:
         self._keep_full = False  # the last scan was full (its save prunes the stat cache)
         self._results: dict[str, Hashed | None] = {}
         self._unreadable: list[dict[str, object]] = []  # files the last scan could not read
+        # a bounded scan's bytes still to admit (None: unbounded): each changed file's own
+        # ``lstat`` takes its size off, and the read stops at that size (``Looked``)
+        self._bytes_left: int | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
         # Full scans may check folder records in a forked child (see ``_preverify``); off

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 from .build import TreeBuilding
 from .hashing import INLINE_MAX
-from .nodes import Built, DirNode, Looked, Pending, Progress, ScanResult
+from .nodes import Built, DirNode, Looked, PastBound, Pending, Progress, ScanResult
 
 _DIR_FLAGS = os.O_RDONLY | O_DIRECTORY | O_CLOEXEC
 
@@ -47,11 +47,18 @@ class Scanner(TreeBuilding):
         write: bool = True,
         progress: Progress | None = None,
         save_cache: bool = True,
+        bound: int | None = None,
     ) -> ScanResult:
         """Snapshot the workspace; with ``base`` and ``dirty``, only around the dirty paths.
 
         ``save_cache=False`` leaves the stat cache file to ``save_cache()``, which a
         checkpoint calls once the objects the scan wrote are committed.
+
+        ``bound``: the scan reads at most this many bytes of files, as their own ``lstat``
+        in the listing saw them (each read stops there: a file grown since is read as far
+        as that size), and lists no folder whole; else ``PastBound`` before any file is
+        read (a link's blob put meanwhile goes with the caller's aborted batch). One look a
+        changed path bounds and feeds the read alike (``Store.checkpoint_now``).
         """
         self.statcache.load()
         self.statcache.new_dirrecs = {}  # filled by this scan's folders alone
@@ -72,6 +79,8 @@ class Scanner(TreeBuilding):
                 for i in range(len(parts)):
                     dirty_dirs.add("/".join(parts[:i]))
         full = dirty_paths is None
+        if full and bound is not None:
+            raise PastBound("a walk of the whole workspace")  # an ignore file changed
         if not full and base is not None and not dirty_paths:
             # nothing changed since the scan that built ``base`` (a watcher said so): the
             # same tree, without a system call
@@ -113,7 +122,11 @@ class Scanner(TreeBuilding):
                 parts = p.split("/")
                 for i, part in enumerate(parts):
                     children.setdefault("/".join(parts[:i]), set()).add(part)
-            root = self._list_dirty("", base, dirty_paths, children, pending, skipped)
+            self._bytes_left = bound
+            try:
+                root = self._list_dirty("", base, dirty_paths, children, pending, skipped)
+            finally:
+                self._bytes_left = None
         assert isinstance(root, DirNode)
         read = self._hash_pending(pending, dirty_paths or set(), write, started, progress)
         skipped.extend(self._unreadable)
@@ -497,8 +510,9 @@ class Scanner(TreeBuilding):
         prefix = f"{rel_dir}/" if rel_dir else ""
         root = self._prefix
         # a few changed files keep the stat that found them (read without another); many
-        # would hold 0.6 KB a file until read (a branch switch of 100,000: 64 MB)
-        keep_stat = len(dirty_paths) <= INLINE_MAX
+        # would hold 0.6 KB a file until read (a branch switch of 100,000: 64 MB). A
+        # bounded scan's keep theirs: the read stops at the size the bound admitted
+        keep_stat = len(dirty_paths) <= INLINE_MAX or self._bytes_left is not None
         for name in children.get(rel_dir, ()):
             rel = prefix + name
             try:
@@ -513,6 +527,8 @@ class Scanner(TreeBuilding):
                     continue
                 old = base_tree.get(name)
                 if rel in dirty_paths or not isinstance(old, Entry) or old.mode != DIR:
+                    if self._bytes_left is not None:  # a tree moved in: read whole
+                        raise PastBound(f"{rel} is a folder to list whole")
                     self.ignore.forget_below(rel)  # its ignore files may be new too
                     node.entries[name] = self._list(rel, None, True, None, set(), pending,
                                                     skipped)
@@ -528,6 +544,10 @@ class Scanner(TreeBuilding):
                     skipped.append({"path": rel, "reason": "larger than the size cap",
                                     "size": st.st_size})
                     continue
+                if self._bytes_left is not None:
+                    self._bytes_left -= st.st_size
+                    if self._bytes_left < 0:
+                        raise PastBound(f"{rel}: the changed files are past the bound")
                 item = Looked(rel, st.st_size, st) if keep_stat else Pending(rel, st.st_size)
                 node.entries[name] = item
                 pending.append(item)

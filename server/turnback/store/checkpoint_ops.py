@@ -4,8 +4,7 @@ ahead, imported), and reading them back (changes, diffs, file contents)."""
 from __future__ import annotations
 
 import os
-import stat
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..errors import InvalidInput, LinkedInStore, NotFound, TurnbackError
@@ -26,7 +25,7 @@ from ..objects.objectstore import BLOB
 from ..objects.trees import DIR, LINK, MAX_DEPTH, Entry, Tree, is_executable
 from ..snapshot import changes as changes_mod
 from ..snapshot.checkpoint_index import bad_ids as _bad_record
-from ..snapshot.nodes import Progress, ScanResult
+from ..snapshot.nodes import PastBound, Progress, ScanResult
 from .session_ops import HEAD, WORKSPACE_SESSION, SessionOps, _Head
 
 MAX_TEXT = 8 * 1024 * 1024  # fileContent returns text up to this size
@@ -91,15 +90,16 @@ class CheckpointOps(SessionOps):
         the whole workspace), and with this
         object's mutex, the store's cross-process gc lock and the session's file lock free
         at once. If another thread or process holds one, the caller runs ``checkpoint``
-        where waiting is harmless.
+        where waiting is harmless. Nor when the changed paths hold a folder (a tree moved
+        in is listed whole), an ignore file (every path is in question: a walk) or files
+        of more than ``NOW_BYTES`` together: the scan finds that in its own look at them,
+        before it reads anything.
         """
         if (self._scan_base is None or self._unfinished is not None
                 or self._refused_record is not None or self._cache_unsaved
                 or self._own_dirty):  # a rewind's paths, to look at again: any number
             return None
         dirty = frozenset(dirty)
-        if not self._few_bytes(dirty):
-            return None
         self._check_checkpoint_args(label, session_id)
         if not self._mutex.acquire(blocking=False):
             return None
@@ -111,29 +111,15 @@ class CheckpointOps(SessionOps):
                     return None
                 if self._gc_generation() != self._gc_seen or self._root_held.replaced():
                     return None  # a gc since (any process's): the scan would walk it all
-                return self._checkpoint_held(label, session_id, auto, dirty, None, True)
+                # the scan's own look at each changed path bounds it (``NOW_BYTES``, no
+                # folder listed whole, no walk) and sizes its read: one ``lstat`` a path,
+                # and a file grown after it is read only as far as it was admitted
+                return self._checkpoint_held(label, session_id, auto, dirty, None, True,
+                                             bound=NOW_BYTES)
+        except PastBound:
+            return None
         finally:
             self._mutex.release()
-
-    def _few_bytes(self, dirty: Collection[str]) -> bool:
-        """Whether the changed paths are files of at most ``NOW_BYTES`` together: a few
-        paths are not a short checkpoint when one is a folder (a tree moved in is scanned
-        whole) or a large file (read, hashed and compressed on the caller's thread). A
-        path gone or not readable costs the scan nothing much; one that grows after this
-        look is read up to the size the scan sees, as always."""
-        total = 0
-        for rel in dirty:
-            try:
-                st = os.lstat(os.path.join(self.workspace, rel))
-            except (OSError, ValueError):  # gone, or a name the OS refuses: the scan says
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                return False
-            if stat.S_ISREG(st.st_mode):
-                total += st.st_size
-                if total > NOW_BYTES:
-                    return False
-        return True
 
     def _check_checkpoint_args(self, label: str | None, session_id: str | None) -> None:
         if session_id is not None:
@@ -145,9 +131,10 @@ class CheckpointOps(SessionOps):
 
     def _checkpoint_held(self, label: str | None, session_id: str | None, auto: bool,
                          dirty: Iterable[str] | None, progress: Progress | None,
-                         save_later: bool) -> Checkpoint:
-        """The checkpoint itself; the caller holds the mutex and the gc lock."""
-        res, skipped = self._snapshot(dirty, progress)
+                         save_later: bool, bound: int | None = None) -> Checkpoint:
+        """The checkpoint itself; the caller holds the mutex and the gc lock. ``bound``:
+        the scan's (``Scanner.scan``); ``PastBound`` with nothing done past it."""
+        res, skipped = self._snapshot(dirty, progress, bound)
         try:
             cp = self._commit_checkpoint(
                 res.tree, label, session_id, auto, res.files, res.bytes, skipped
@@ -189,8 +176,8 @@ class CheckpointOps(SessionOps):
             except (OSError, TurnbackError):
                 self._statcache.discard()
 
-    def _snapshot(self, dirty: Iterable[str] | None, progress: Progress | None
-                  ) -> tuple[ScanResult, list[JSON]]:
+    def _snapshot(self, dirty: Iterable[str] | None, progress: Progress | None,
+                  bound: int | None = None) -> tuple[ScanResult, list[JSON]]:
         """Store the workspace's files and trees (durable, not yet committed) and return
         the scan with the files it skipped. The caller holds the mutex and the gc lock,
         commits (``_commit_checkpoint``, which writes a held batch with the record), then
@@ -200,7 +187,7 @@ class CheckpointOps(SessionOps):
         base = self._scan_base if dirty is not None else None
         if base is not None and dirty is not None:
             dirty = {*dirty, *self._own_dirty}
-        self._own_dirty = set()
+        own, self._own_dirty = self._own_dirty, set()
         carried, self._prepared_skipped = self._prepared_skipped, []
         try:
             here = self._workspace_here()
@@ -209,13 +196,18 @@ class CheckpointOps(SessionOps):
             with self.objects.batch(fsync=self.config.fsync_commits,
                                     refresh=self._packs_stale(), hold=True):
                 res = self.scanner.scan(base=base, dirty=dirty if base else None,
-                                        progress=progress, save_cache=False)
+                                        progress=progress, save_cache=False, bound=bound)
                 if self._workspace_here() != here:
                     raise self._workspace_gone()
             self._scan_base = res.tree
             self._walked = self._walked or base is None
             if self.config.fsync_commits:
                 self.objects.sync(keep_held=True)
+        except PastBound:
+            # declined before any file was read: the batch aborted, the base and the stat
+            # cache stand, and what this scan took over is left for the next one
+            self._own_dirty, self._prepared_skipped = own, carried
+            raise
         except BaseException:
             # the stat cache may name objects of a pack that was never finished
             self._statcache.discard()
