@@ -103,6 +103,22 @@ describe('line attribution text', () => {
     );
   });
 
+  it('keeps a prompt with an unbalanced parenthesis inside each action’s link', () => {
+    // a link's target ends at a parenthesis it does not balance (CommonMark), and
+    // encodeURIComponent leaves parentheses as they are: "1) the parser" or a ":(" cut the
+    // three links short (clicked, they did nothing) or left them text (redteam25)
+    for (const prompt of ['fix 1) the parser', 'it fails :(', 'f(x) and 2) g(']) {
+      const odd: LineOrigin = { ...turn, turn: { ...(turn.turn ?? assert.fail('the fixture has a turn')), prompt } };
+      const md = hoverMarkdown('file:///w', odd, NOW);
+      for (const cmd of ['turnback.revealLineTurn', 'turnback.compareLineTurn', 'turnback.rewindBeforeLineTurn']) {
+        // the target as CommonMark reads one holding no parenthesis of its own
+        const target = new RegExp(`\\]\\(command:${cmd.replace(/\./g, '\\.')}\\?([^()\\s]*)\\)`).exec(md)?.[1];
+        assert.ok(target !== undefined, `${cmd}: no link whole in ${md}`);
+        assert.deepEqual(JSON.parse(decodeURIComponent(target)), [turnAction('file:///w', odd)], cmd);
+      }
+    }
+  });
+
   it('colours agents stably and leaves a person’s lines plain', () => {
     const slot = gutterSlot(turn);
     assert.ok(slot !== undefined && slot >= 0 && slot < GUTTER_COLOURS);

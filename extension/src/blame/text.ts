@@ -109,8 +109,14 @@ export const HOVER_COMMANDS = {
   rewind: 'turnback.rewindBeforeLineTurn',
 } as const;
 
+/**
+ * A command link with its argument. Parentheses are encoded too: `encodeURIComponent`
+ * leaves them, and a link's target ends at one it does not balance (CommonMark), so a
+ * prompt holding "1)" or ":(" cut the three links short or left them text (redteam25).
+ */
 function link(title: string, command: string, arg: unknown): string {
-  return `[${title}](command:${command}?${encodeURIComponent(JSON.stringify([arg]))})`;
+  const query = encodeURIComponent(JSON.stringify([arg])).replace(/[()]/g, (c) => (c === '(' ? '%28' : '%29'));
+  return `[${title}](command:${command}?${query})`;
 }
 
 /** The hover: who, which prompt, model, when, and (for a turn) its three actions. */
