@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { GUTTER_COLOURS, agentShare, annotation, gutterSlot, hoverMarkdown, originAt, rangeAt, turnAction } from '../src/blame/text';
+import { GUTTER_COLOURS, agentShare, annotation, gutterSlot, hoverMarkdown, originAt, rangeAt, turnAction, turnSide } from '../src/blame/text';
 import type { BlameResult, LineOrigin } from '../src/protocol';
 import { liveLinks } from './liveMarkdown';
 
@@ -117,6 +117,12 @@ describe('line attribution text', () => {
         assert.deepEqual(JSON.parse(decodeURIComponent(target)), [turnAction('file:///w', odd)], cmd);
       }
     }
+  });
+
+  it('names a line turn’s sides with the prompt’s invisible characters shown', () => {
+    // the diff's title and the rewind's question take the prompt from the link (redteam25)
+    assert.equal(turnSide('before', 'fix\u202etxt.exe'), 'before “fix\\u202etxt.exe”');
+    assert.equal(turnSide('after', 'fix the parser'), 'after “fix the parser”');
   });
 
   it('colours agents stably and leaves a person’s lines plain', () => {

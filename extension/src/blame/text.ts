@@ -4,7 +4,7 @@
  * of a file written by agents. Pure (no VS Code): the origins come from `turnback/blame`.
  */
 
-import { formatAge, oneLine } from '../format';
+import { formatAge, oneLine, visible } from '../format';
 import { codeSpan, escapeMarkdown } from '../markdown';
 import type { BlameRange, BlameResult, LineOrigin } from '../protocol';
 
@@ -101,6 +101,15 @@ export function turnAction(folder: string, o: LineOrigin): TurnAction | undefine
     return undefined;
   }
   return { folder, sessionId: o.sessionId, turnId: o.turn.id, prompt: o.turn.prompt, before: o.turn.before, after: o.turn.after };
+}
+
+/**
+ * "before “fix the parser”": a side of a line's turn, for a diff's title and a rewind's
+ * question. The prompt is the hover's link argument, a transcript's text: its bidi and
+ * invisible characters are shown as escapes (`visible`), as in every label (redteam25).
+ */
+export function turnSide(side: 'before' | 'after', prompt: string): string {
+  return `${side} “${visible(prompt)}”`;
 }
 
 export const HOVER_COMMANDS = {
