@@ -2,17 +2,22 @@
  * Titles of diff editors and the text shown for binary files. Pure.
  */
 
-import { formatBytes } from './format';
+import { formatBytes, visible } from './format';
 import { basename } from './uris';
 
-/** "app.py (after tests ↔ Now)": which file, and which two states. */
+/**
+ * "app.py (after tests ↔ Now)": which file, and which two states. An editor tab's title:
+ * a file name's (or a prompt's) bidi override or zero-width character is shown as an
+ * escape (`visible`), as in the views' labels, or "invoice\u202efdp.exe" reordered the
+ * whole title (redteam25).
+ */
 export function diffTitle(path: string, left: string, right: string): string {
-  return `${basename(path)} (${left} ↔ ${right})`;
+  return visible(`${basename(path)} (${left} ↔ ${right})`);
 }
 
-/** Title of a multi-file diff: "Turnback: after tests ↔ Now". */
+/** Title of a multi-file diff: "Turnback: after tests ↔ Now" (escaped as `diffTitle`). */
 export function changesTitle(left: string, right: string): string {
-  return `Turnback: ${left} ↔ ${right}`;
+  return visible(`Turnback: ${left} ↔ ${right}`);
 }
 
 /** What a binary file's side of a diff says instead of showing its bytes. */

@@ -170,16 +170,20 @@ export function oneLine(text: string, width: number): string {
 }
 
 /**
- * Text for a label with its invisible characters made visible: C0/C1 controls and the
- * bidi overrides, embeddings and isolates (U+202A–U+202E, U+2066–U+2069, the marks) as
- * `\u202e`-style escapes, so that a name cannot reorder what follows it on screen
- * (`invoice\u202efdp.exe` showing as "invoiceexe.pdf") or hide a line break.
+ * Text for a label with its invisible characters made visible: controls (Cc), line and
+ * paragraph separators and every format character (Cf: the bidi overrides, embeddings,
+ * isolates and marks, zero-width spaces and joiners, U+FEFF, the soft hyphen, the tag
+ * characters of U+E0000) as `\u202e`-style escapes (`\u{e0049}` past U+FFFF), so that a
+ * name cannot reorder what follows it on screen (`invoice\u202efdp.exe` showing as
+ * "invoiceexe.pdf"), hide a line break, pass for another ("main.py\u200b") or carry text
+ * no one sees (tag characters). An emoji joined by U+200D shows the joiner: the price of
+ * seeing the others. Combining marks show themselves.
  */
 export function visible(text: string): string {
-  // eslint-disable-next-line no-control-regex -- control characters are what is shown
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) =>
-    `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
+  return text.replace(/[\p{Cc}\p{Cf}\u2028\u2029]/gu, (c) => {
+    const code = c.codePointAt(0) ?? 0;
+    return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
 }
 
 /**

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { GUTTER_COLOURS, agentShare, annotation, gutterSlot, hoverMarkdown, originAt, rangeAt, turnAction } from '../src/blame/text';
+import { GUTTER_COLOURS, agentShare, annotation, gutterSlot, hoverMarkdown, originAt, rangeAt, turnAction, turnSide } from '../src/blame/text';
 import type { BlameResult, LineOrigin } from '../src/protocol';
 import { liveLinks } from './liveMarkdown';
 
@@ -101,6 +101,28 @@ describe('line attribution text', () => {
       ['command:turnback.revealLineTurn', 'command:turnback.compareLineTurn', 'command:turnback.rewindBeforeLineTurn'],
       md,
     );
+  });
+
+  it('keeps a prompt with an unbalanced parenthesis inside each action’s link', () => {
+    // a link's target ends at a parenthesis it does not balance (CommonMark), and
+    // encodeURIComponent leaves parentheses as they are: "1) the parser" or a ":(" cut the
+    // three links short (clicked, they did nothing) or left them text (redteam25)
+    for (const prompt of ['fix 1) the parser', 'it fails :(', 'f(x) and 2) g(']) {
+      const odd: LineOrigin = { ...turn, turn: { ...(turn.turn ?? assert.fail('the fixture has a turn')), prompt } };
+      const md = hoverMarkdown('file:///w', odd, NOW);
+      for (const cmd of ['turnback.revealLineTurn', 'turnback.compareLineTurn', 'turnback.rewindBeforeLineTurn']) {
+        // the target as CommonMark reads one holding no parenthesis of its own
+        const target = new RegExp(`\\]\\(command:${cmd.replace(/\./g, '\\.')}\\?([^()\\s]*)\\)`).exec(md)?.[1];
+        assert.ok(target !== undefined, `${cmd}: no link whole in ${md}`);
+        assert.deepEqual(JSON.parse(decodeURIComponent(target)), [turnAction('file:///w', odd)], cmd);
+      }
+    }
+  });
+
+  it('names a line turn’s sides with the prompt’s invisible characters shown', () => {
+    // the diff's title and the rewind's question take the prompt from the link (redteam25)
+    assert.equal(turnSide('before', 'fix\u202etxt.exe'), 'before “fix\\u202etxt.exe”');
+    assert.equal(turnSide('after', 'fix the parser'), 'after “fix the parser”');
   });
 
   it('colours agents stably and leaves a person’s lines plain', () => {

@@ -128,6 +128,15 @@ describe('text helpers', () => {
     assert.equal(visible('plain — text'), 'plain — text');
   });
 
+  it('shows zero-width and other invisible format characters in labels as escapes', () => {
+    // a label that looks like another: "main.py" and "main.py\u200b" are two files; tag
+    // characters (U+E0000 block) carry text no one sees ("ASCII smuggling") (redteam25)
+    assert.equal(visible('main.py\u200b'), 'main.py\\u200b');
+    assert.equal(visible('a\u2060b\ufeffc\u00adD\u180e'), 'a\\u2060b\\ufeffc\\u00adD\\u180e');
+    assert.equal(oneLine('fix tests\u{e0049}\u{e0067}', 80), 'fix tests\\u{e0049}\\u{e0067}');
+    assert.equal(visible('e\u0301 😀 中文'), 'e\u0301 😀 中文'); // a combining accent shows itself
+  });
+
   it('cuts long path lists with a count of the rest', () => {
     assert.equal(listPaths([], 3), '');
     assert.equal(listPaths(['a', 'b'], 3), '  a\n  b');

@@ -47,6 +47,12 @@ describe('diff titles', () => {
     assert.equal(changesTitle('one', 'two'), 'Turnback: one ↔ two');
     assert.match(binaryNotice('img/logo.png', 2048), /^img\/logo\.png is a binary file \(2\.0 KB\)/);
   });
+
+  it('show a name’s bidi override and zero-width characters as escapes', () => {
+    // a tab's title: "invoice\u202efdp.exe" reordered all of it, a prompt's too (redteam25)
+    assert.equal(diffTitle('d/invoice\u202efdp.exe', 'after “a\u200bb”', 'Now'), 'invoice\\u202efdp.exe (after “a\\u200bb” ↔ Now)');
+    assert.equal(changesTitle('x\u2066', 'Now'), 'Turnback: x\\u2066 ↔ Now');
+  });
 });
 
 describe('status bar text', () => {

@@ -143,6 +143,16 @@ describe('file history rows', () => {
     assert.ok(row.contextValue.includes('hasTurn'));
   });
 
+  it('show a hostile agent name on one line, bounded, its bidi override escaped', () => {
+    // the session header's agent (a planted store's: any text) went into the description
+    // as it was, where the views' other agent names go through oneLine (redteam25)
+    const agent = `evil\u202e\n${'x'.repeat(10_000)}`;
+    const [row] = historyRows(FOLDER, { path: 'a.py', versions: [{ ...v, agent }], total: 1, offset: 0 }, NOW);
+    assert.ok(row?.kind === 'version');
+    assert.ok(row.description.startsWith('+3 −1 · evil\\u202e x'), row.description);
+    assert.ok(row.description.length < 80, String(row.description.length));
+  });
+
   it('name a safety checkpoint for what it is, not for its turn', () => {
     const safety = { ...v, checkpoint: { ...v.checkpoint, label: 'before rewind to cpA' }, safety: true };
     const [row] = historyRows(FOLDER, { path: 'a.py', versions: [safety], total: 1, offset: 0 }, NOW);

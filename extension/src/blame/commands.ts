@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 import { compareWithPrevious } from '../commands/compare';
 import type { Services } from '../commands/common';
 import { rewindTo } from '../commands/rewind';
-import type { TurnAction } from './text';
+import { type TurnAction, turnSide } from './text';
 
 function actionArg(arg: unknown): TurnAction | undefined {
   if (typeof arg !== 'object' || arg === null) {
@@ -41,7 +41,7 @@ export async function compareLineTurn(services: Services, arg: unknown): Promise
   }
   await compareWithPrevious(services, {
     folder: act.folder,
-    checkpoint: { id: act.after, title: `after “${act.prompt}”`, previous: { id: act.before, title: `before “${act.prompt}”` } },
+    checkpoint: { id: act.after, title: turnSide('after', act.prompt), previous: { id: act.before, title: turnSide('before', act.prompt) } },
   });
 }
 
@@ -50,6 +50,6 @@ export async function rewindBeforeLineTurn(services: Services, arg: unknown): Pr
   if (act === undefined || act.before === null) {
     return;
   }
-  const described = `before “${act.prompt}”`;
+  const described = turnSide('before', act.prompt);
   await rewindTo(services, { folder: act.folder, checkpoint: { id: act.before, title: described }, described }, undefined);
 }

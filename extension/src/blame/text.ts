@@ -4,7 +4,7 @@
  * of a file written by agents. Pure (no VS Code): the origins come from `turnback/blame`.
  */
 
-import { formatAge, oneLine } from '../format';
+import { formatAge, oneLine, visible } from '../format';
 import { codeSpan, escapeMarkdown } from '../markdown';
 import type { BlameRange, BlameResult, LineOrigin } from '../protocol';
 
@@ -103,14 +103,29 @@ export function turnAction(folder: string, o: LineOrigin): TurnAction | undefine
   return { folder, sessionId: o.sessionId, turnId: o.turn.id, prompt: o.turn.prompt, before: o.turn.before, after: o.turn.after };
 }
 
+/**
+ * "before “fix the parser”": a side of a line's turn, for a diff's title and a rewind's
+ * question. The prompt is the hover's link argument, a transcript's text: its bidi and
+ * invisible characters are shown as escapes (`visible`), as in every label (redteam25).
+ */
+export function turnSide(side: 'before' | 'after', prompt: string): string {
+  return `${side} “${visible(prompt)}”`;
+}
+
 export const HOVER_COMMANDS = {
   reveal: 'turnback.revealLineTurn',
   compare: 'turnback.compareLineTurn',
   rewind: 'turnback.rewindBeforeLineTurn',
 } as const;
 
+/**
+ * A command link with its argument. Parentheses are encoded too: `encodeURIComponent`
+ * leaves them, and a link's target ends at one it does not balance (CommonMark), so a
+ * prompt holding "1)" or ":(" cut the three links short or left them text (redteam25).
+ */
 function link(title: string, command: string, arg: unknown): string {
-  return `[${title}](command:${command}?${encodeURIComponent(JSON.stringify([arg]))})`;
+  const query = encodeURIComponent(JSON.stringify([arg])).replace(/[()]/g, (c) => (c === '(' ? '%28' : '%29'));
+  return `[${title}](command:${command}?${query})`;
 }
 
 /** The hover: who, which prompt, model, when, and (for a turn) its three actions. */

@@ -57,7 +57,7 @@ export function versionRow(folder: string, path: string, v: FileVersion, now: nu
   if (v.safety) {
     parts.push('Turnback'); // taken by the rewind, not by the turn's agent
   } else if (v.agent !== '' && v.agent !== 'turnback') {
-    parts.push(v.agent);
+    parts.push(oneLine(v.agent, 40)); // a session header's text: one line, bounded, shown (redteam25)
   }
   parts.push(formatAge(v.checkpoint.ts, now));
   const tags = ['version', v.status];
