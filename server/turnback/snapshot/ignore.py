@@ -2,7 +2,8 @@
 
 Always: every ``.git`` (also of nested repositories, which are otherwise
 ordinary folders), the store itself and any other ``.turnback`` folder, and the name
-probe's file (not a folder) in the workspace's root (``fs/namefold.is_probe``).
+probe's file (not a folder) in the workspace's root (``fs/namefold.is_probe``), and a
+rewind's temporary file anywhere (``fs/rewindnames.is_marked``: its name down to its mark).
 Then gitignore rules with git's precedence — ``.gitignore`` and
 ``.turnbackignore`` in any folder, deeper files first, the last matching
 line of a file winning; then the repository's ``info/exclude`` and the
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import blake3
 
+from ..fs import rewindnames
 from ..fs.namefold import is_probe
 from ..fs.paths import is_protected_name
 from . import gitexclude
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
 # .git of any repository, and any Turnback store folder (the store in use may live
 # elsewhere; an old or nested one is store data, not workspace files)
 ALWAYS = frozenset({".git", ".turnback"})
+REWIND_PREFIX = rewindnames.PREFIX
 # IGNORE_FILES (the rule files read) is defined beside the forked checks that look for them
 
 
@@ -203,6 +206,10 @@ class IgnoreRules:
             # probe's leftover (fs/namefold.py): not the user's, never in a checkpoint; a
             # folder by that name is the user's (a probe makes none): its tree was hidden
             # from every checkpoint (redteam23)
+        if not is_dir and name.startswith(REWIND_PREFIX) and rewindnames.is_marked(name):
+            return True  # a rewind's temporary name, live or left (a crash before the
+            # recovery, a folder renamed past its reach): taken, a rewind to that checkpoint
+            # made it again; a look-alike without the mark, or a folder, is the user's
         if self.store_rel is not None and rel == self.store_rel:
             return True
         sub = rel + "/" if is_dir else rel
