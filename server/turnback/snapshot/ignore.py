@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 # .git of any repository, and any Turnback store folder (the store in use may live
 # elsewhere; an old or nested one is store data, not workspace files)
 ALWAYS = frozenset({".git", ".turnback"})
-REWIND_PREFIX = rewindnames.PREFIX
 # IGNORE_FILES (the rule files read) is defined beside the forked checks that look for them
 
 
@@ -206,10 +205,12 @@ class IgnoreRules:
             # probe's leftover (fs/namefold.py): not the user's, never in a checkpoint; a
             # folder by that name is the user's (a probe makes none): its tree was hidden
             # from every checkpoint (redteam23)
-        if not is_dir and name.startswith(REWIND_PREFIX) and rewindnames.is_marked(name):
+        if name[:1] == "." and not is_dir and rewindnames.is_marked(name):
             return True  # a rewind's temporary name, live or left (a crash before the
             # recovery, a folder renamed past its reach): taken, a rewind to that checkpoint
-            # made it again; a look-alike without the mark, or a folder, is the user's
+            # made it again; a look-alike without the mark, or a folder, is the user's. The
+            # first character first: str.startswith parses its arguments by a format, ~900
+            # instructions a name on 3.11 (bench/RESULTS.md, trust24)
         if self.store_rel is not None and rel == self.store_rel:
             return True
         sub = rel + "/" if is_dir else rel
