@@ -244,3 +244,22 @@ def killed_at(child: str, target: Path, scratch: Path, step: str) -> tuple[str, 
         assert proc.stdin is not None
         proc.stdin.close()
     return ready.read_text(), proc.pid
+
+
+def dead_pid() -> int:
+    """The pid of a process that has ended (reaped): a killed writer's, for a name."""
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, check=True, text=True)
+    return int(proc.stdout)
+
+
+def rewind_temp(op: str, path: str, pid: int, kept: bool = True, kind: str = "f") -> str:
+    """The temporary name rewind ``op``'s process ``pid`` gives in ``path``'s folder: the
+    second name of ``path``'s replaced file (``kept``), or a file (``kind`` ``f``) or link
+    (``l``) being written there (``rewind/apply.py``)."""
+    from turnback.fs import rewindnames
+    from turnback.rewind.apply import kept_name, write_tag
+
+    folder = path.rpartition("/")[0]
+    tag = kept_name(op, path) if kept else write_tag(op, folder, kind, pid, "beef")
+    return rewindnames.make(pid, tag)

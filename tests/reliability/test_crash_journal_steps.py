@@ -22,7 +22,7 @@ import pytest
 from turnback import Store
 from turnback.objects import packs
 from turnback.rewind.apply import Applier, Changed
-from wsutil import journal_left, picture, write
+from wsutil import journal_left, picture, second_names, write
 
 from . import crashkit
 from .crashkit import Ack, run_child
@@ -36,10 +36,13 @@ def _prepared(ws: Path) -> tuple[str, dict[str, bytes], dict[str, bytes]]:
     checkpoint ``A`` and a workspace edited since: (A's id, A's picture, the picture now)."""
     for rel, text in FILES.items():
         write(ws, rel, text)
+    os.symlink("a.txt", ws / "ln")  # a link the rewind writes back: its temporary is a link
     with Store.open(ws, create=True) as store:
         cp = store.checkpoint(label="A")
         a = picture(ws)
         write(ws, "a.txt", "two\n")
+        (ws / "ln").unlink()
+        os.symlink("src/b.py", ws / "ln")
         write(ws, "src/new.txt", "made after A\n")
         (ws / "e.bin").unlink()
         store.rewind(cp.id)
@@ -84,6 +87,8 @@ def test_a_rewind_killed_at_every_step(tmp_path: Path) -> None:
                     assert picture(ws) == b, f"step {k}: the undo is not byte-exact"
                 if out.acks:
                     assert where == "target", f"step {k}: an acknowledged rewind is not in place"
+                # the killed rewind's temporary and second names, of a pid now gone: removed
+                assert not second_names(ws), f"step {k}: {second_names(ws)}"
                 assert store.fsck().ok, f"step {k}: {store.fsck().damaged}"
             seen[where] += 1
     assert seen["target"] and seen["before"], seen

@@ -23,7 +23,7 @@ import turnback.rewind.apply as rw
 from turnback import Store, StoreDamaged
 from turnback.objects.objectstore import BLOB, TREE, ObjectStore
 from turnback.rewind import signing
-from wsutil import journal_left, picture, write
+from wsutil import dead_pid, journal_left, picture, rewind_temp, write
 
 from .crashkit import tally
 
@@ -103,7 +103,8 @@ def test_a_users_file_named_like_a_temporary_file_survives_a_roll_back(
 def test_a_forged_journal_cannot_delete_files_named_like_temporary_files(ws: Path) -> None:
     write(ws, "d/a.txt", "a\n")
     write(ws, "d/.turnback-tmp-keep", "mine\n")
-    write(ws, "d/.turnback-tmp-1-0123abcd", "a real leftover temporary file\n")
+    write(ws, "d/.turnback-tmp-1-0123abcd", "a look-alike of the shape before trust24\n")
+    ours = rewind_temp("op1", "d/a.txt", dead_pid(), kept=False)
     store = Store.open(ws)
     cp = store.checkpoint()
     h = store.objects.put(BLOB, b"a\n")
@@ -113,10 +114,12 @@ def test_a_forged_journal_cannot_delete_files_named_like_temporary_files(ws: Pat
               # a valid plan that changes nothing: it writes what d/a.txt already holds
               "plan": {"write": {"d/a.txt": ["f", h, 2]}}}
     (store.root / "journal.json").write_bytes(orjson.dumps(signing.sign(record)))
+    write(ws, f"d/{ours}", "half a file\n")  # what a killed rewind of op1 leaves
     store.close()
     Store.open(ws)
     assert (ws / "d/.turnback-tmp-keep").read_text() == "mine\n"
-    assert not (ws / "d/.turnback-tmp-1-0123abcd").exists()  # what a killed rewind leaves
+    assert (ws / "d/.turnback-tmp-1-0123abcd").exists()  # not op1's: the user's (trust24)
+    assert not (ws / f"d/{ours}").exists()
     count("forged journal deletes files named .turnback-tmp-*")
 
 

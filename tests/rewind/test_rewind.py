@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from turnback import Conflict, InvalidInput, NotFound, Store, Unsafe
-from wsutil import journal_left, picture, remove_object, write
+from wsutil import dead_pid, journal_left, picture, remove_object, rewind_temp, write
 
 
 def fill(ws: Path) -> None:
@@ -308,7 +308,9 @@ def test_journal_replay_after_a_swap_and_stray_temp(store: Store, ws: Path,
         store.rewind(cp.id)
     monkeypatch.undo()
     assert journal_left(store.root)
-    (ws / "src" / ".turnback-tmp-4242-deadbeef").write_bytes(b"half a file")  # a kill's leftover
+    op = str(store.oplog.pending()["id"])  # type: ignore[index]
+    (ws / "src" / rewind_temp(op, "src/a.txt", dead_pid(), kept=False)).write_bytes(
+        b"half a file")  # a kill's leftover
     again = Store.open(ws)  # replays: run.sh is a file again, its old folder's file is gone
     assert not journal_left(again.root)
     assert picture(ws) == want

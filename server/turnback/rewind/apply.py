@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import stat
+import sys
+import zlib
 from collections.abc import Callable
 
 import blake3
 
 from ..errors import Conflict, TurnbackError, Unsafe
+from ..fs import rewindnames
 from ..fs.folders import (
     FdFolder,
     Folder,
@@ -170,11 +172,58 @@ def _remove_empty_folders(dfd: Folder, name: str) -> bool:
     return True
 
 
-TMP_PREFIX = ".turnback-tmp-"  # a file being written into place, or one replaced (kept
-# until ``Applier.release``); a crash may leave either
-# the whole name of such a file (``_put``): only these are cleaned up, never a user's file
-# that merely starts with the prefix
-_is_temp = re.compile(re.escape(TMP_PREFIX) + r"[0-9]+-[0-9a-f]{8}").fullmatch
+TMP_PREFIX = rewindnames.PREFIX  # a file being written into place, or one replaced (kept
+# until ``Applier.release``); a crash may leave either. Only a name of this rewind's (its
+# tag, ``_tags``) whose writer is gone is cleaned up, never a user's look-alike (trust24)
+
+
+def write_tag(op: str, folder: str, kind: str, pid: int, nonce: str) -> str:
+    """The tag of a file being written in ``folder`` by rewind ``op``: 4 random hex
+    (``nonce``: two writes in one folder) and 4 of a CRC of them with the op, the folder,
+    what is written (``f`` a file, ``l`` a link) and the pid, found again by
+    ``remove_temps`` after a crash. A check, not a secret: blake3 made each file's name
+    ~3 us slower (bench/RESULTS.md, trust24)."""
+    raw = f"{op}\0w\0{kind}\0{pid}\0{nonce}\0".encode() + os.fsencode(folder)
+    return f"{nonce}{zlib.crc32(raw) & 0xFFFF:04x}"
+
+
+def _kind(st: os.stat_result) -> str | None:
+    """What ``_put`` writes that ``st`` is: ``f``, ``l``, or None (a folder, a FIFO...)."""
+    if stat.S_ISREG(st.st_mode):
+        return "f"
+    return "l" if is_link(st) else None
+
+
+def _owned(st: os.stat_result) -> bool:
+    """Whether this user owns the file (Windows reports no owner: taken as so)."""
+    return sys.platform == "win32" or st.st_uid == os.geteuid()
+
+
+def _tags(op: str, plan: Plan) -> dict[str, set[str]]:
+    """The tags of second names ``op`` may make, by folder: one a path of ``plan`` (its
+    writes, and its removes, which a roll-back writes back)."""
+    by_folder: dict[str, set[str]] = {}
+    for path in plan.paths():
+        by_folder.setdefault(path.rpartition("/")[0], set()).add(kept_name(op, path))
+    return by_folder
+
+
+def _of_op(op: str, folder: str, kept_tags: set[str], name: str,
+           st: os.stat_result) -> int | None:
+    """The pid in ``name`` if it is a temporary name rewind ``op`` made in ``folder`` (its
+    ``lstat`` in ``st``): a second name (a regular file, its tag one of ``kept_tags``) or a
+    file being written (a file or a link, its tag ``write_tag``'s). Else None: a look-alike
+    (a wrong mark or tag, a folder, a link by a second name's name) is the user's."""
+    got = rewindnames.parse(name)
+    if got is None:
+        return None
+    pid, tag = got
+    kind = _kind(st)
+    if kind == "f" and tag in kept_tags:
+        return pid
+    if kind is not None and tag == write_tag(op, folder, kind, pid, tag[:4]):
+        return pid
+    return None
 
 
 # the most folders ``Applier`` holds a descriptor of until ``release`` (one a folder a
@@ -371,10 +420,15 @@ class Applier:
         self._made_in[folder] = FdFolder(fd, dfd.path)
 
     def remove_temps(self, plan: Plan) -> None:
-        """Delete the temporary files a killed rewind left beside the files it was writing."""
-        folders = {p.rpartition("/")[0] for p in {**plan.write, **plan.create}}
+        """Delete the temporary files a killed rewind left beside the files it was writing
+        (or a roll-back of it, which writes back what it removed): only names of this op
+        (``_of_op``: its tag and mark), of a writer gone (or this process), owned by this
+        user. A user's look-alike, and another live rewind's names, are left (trust24)."""
+        if self.op is None:
+            return  # nothing tells this rewind's names from anyone's
+        op = self.op
         with open_root(self.workspace) as root:
-            for folder in sorted(folders):
+            for folder, kept_tags in sorted(_tags(op, plan).items()):
                 try:
                     dfd = open_dir(root, folder.split("/") if folder else [], create=False)
                 except (OSError, Unsafe):  # gone, unreadable, a symlink: nothing to clean
@@ -385,11 +439,18 @@ class Applier:
                     except OSError:
                         continue
                     for name in names:
-                        if _is_temp(name):
-                            try:
-                                dfd.unlink(name)
-                            except OSError:
-                                pass  # not a file of ours (a folder so named): left as is
+                        if not name.startswith(TMP_PREFIX):
+                            continue
+                        st = _lstat_or_none(dfd, name)
+                        if st is None or not _owned(st):
+                            continue
+                        pid = _of_op(op, folder, kept_tags, name, st)
+                        if pid is None or not rewindnames.writer_gone(pid):
+                            continue
+                        try:
+                            dfd.unlink(name)
+                        except OSError:
+                            pass  # gone meanwhile: nothing to do
 
     def _remove(self, root: Folder, path: str) -> None:
         parts = path.split("/")
@@ -456,7 +517,11 @@ class Applier:
         parts = path.split("/")
         dfd = folder if folder is not None else self._parent(root, parts, path)
         name = parts[-1]
-        tmp = f"{TMP_PREFIX}{os.getpid()}-{os.urandom(4).hex()}"
+        pid, nonce = os.getpid(), os.urandom(2).hex()
+        tag = (nonce + os.urandom(2).hex() if self.op is None else
+               write_tag(self.op, "/".join(parts[:-1]), "l" if entry.mode == LINK else "f",
+                         pid, nonce))
+        tmp = rewindnames.make(pid, tag)
         placed = False  # renamed into place: the name ``tmp`` is no longer ours to unlink
         try:
             try:
@@ -571,15 +636,17 @@ class Applier:
                         listed = folder.listdir()
                     except OSError:
                         continue
-                    names = sorted(n for n in listed if _is_temp(n))
+                    names = sorted(n for n in listed if rewindnames.is_marked(n))
                     saved = [n for n in listed if SAVED_INFIX in n]
                     for kept in names:
-                        paths = tags.get(kept[-8:])
-                        if paths is None:
-                            continue  # not of this rewind
+                        got = rewindnames.parse(kept)
+                        assert got is not None
+                        paths = tags.get(got[1])
+                        if paths is None or not rewindnames.writer_gone(got[0]):
+                            continue  # not of this rewind, or its writer still holds it
                         st = _lstat_or_none(folder, kept)
-                        if st is None or not stat.S_ISREG(st.st_mode):
-                            continue  # a link or a folder so named: never moved
+                        if st is None or not stat.S_ISREG(st.st_mode) or not _owned(st):
+                            continue  # a link or a folder so named, another user's: never moved
                         now = _file_entry(folder, kept)  # one lstat a name, not two
                         if now is None or any(_same(now, plan.before.get(p)) or _same(
                                 now, targets[p]) for p in paths):
@@ -620,7 +687,7 @@ class Applier:
         if not stat.S_ISREG(st.st_mode):
             return None
         tag = os.urandom(4).hex() if self.op is None else kept_name(self.op, path)
-        kept = f"{TMP_PREFIX}{os.getpid()}-{tag}"
+        kept = rewindnames.make(os.getpid(), tag)
         try:
             dfd.link(name, kept)
         except OSError:
@@ -641,11 +708,12 @@ class Applier:
         )
 
 
-def untouched(workspace: str, plan: Plan) -> bool:
+def untouched(workspace: str, plan: Plan, op: str) -> bool:
     """Whether no path of ``plan`` shows a sign of it having been applied: none holds what
-    it writes there, none it removes is gone, and no temporary name of a write stands in
-    a folder it writes to. (What each path held before is not needed: a journal whose
-    safety checkpoint is missing has nothing to say it with.)"""
+    it writes there, none it removes is gone, and no temporary name of rewind ``op``
+    stands in a folder it writes to. (What each path held before is not needed: a
+    journal whose safety checkpoint is missing has nothing to say it with.)"""
+    tags = _tags(op, plan)
     try:
         with open_root(workspace) as root:
             for path in plan.remove:
@@ -662,8 +730,13 @@ def untouched(workspace: str, plan: Plan) -> bool:
                 with dfd:
                     if _same(disk_entry(dfd, parts[-1]), entry):
                         return False
-                    if any(_is_temp(name) for name in dfd.listdir()):
-                        return False
+                    folder = "/".join(parts[:-1])
+                    for name in dfd.listdir():
+                        st = (_lstat_or_none(dfd, name) if name.startswith(TMP_PREFIX)
+                              else None)
+                        if st is not None and _of_op(op, folder, tags[folder], name,
+                                                     st) is not None:
+                            return False
     except (OSError, Unsafe, NotAFolder):
         return False  # cannot tell: left to the refusal that names it
     return True

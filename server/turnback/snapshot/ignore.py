@@ -2,7 +2,8 @@
 
 Always: every ``.git`` (also of nested repositories, which are otherwise
 ordinary folders), the store itself and any other ``.turnback`` folder, and the name
-probe's file (not a folder) in the workspace's root (``fs/namefold.is_probe``).
+probe's file (not a folder) in the workspace's root (``fs/namefold.is_probe``), and a
+rewind's temporary file anywhere (``fs/rewindnames.is_marked``: its name down to its mark).
 Then gitignore rules with git's precedence — ``.gitignore`` and
 ``.turnbackignore`` in any folder, deeper files first, the last matching
 line of a file winning; then the repository's ``info/exclude`` and the
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import blake3
 
+from ..fs import rewindnames
 from ..fs.namefold import is_probe
 from ..fs.paths import is_protected_name
 from . import gitexclude
@@ -203,6 +205,12 @@ class IgnoreRules:
             # probe's leftover (fs/namefold.py): not the user's, never in a checkpoint; a
             # folder by that name is the user's (a probe makes none): its tree was hidden
             # from every checkpoint (redteam23)
+        if name[:1] == "." and not is_dir and rewindnames.is_marked(name):
+            return True  # a rewind's temporary name, live or left (a crash before the
+            # recovery, a folder renamed past its reach): taken, a rewind to that checkpoint
+            # made it again; a look-alike without the mark, or a folder, is the user's. The
+            # first character first: str.startswith parses its arguments by a format, ~900
+            # instructions a name on 3.11 (bench/RESULTS.md, trust24)
         if self.store_rel is not None and rel == self.store_rel:
             return True
         sub = rel + "/" if is_dir else rel

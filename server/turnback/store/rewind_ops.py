@@ -640,7 +640,7 @@ class RewindOps(CheckpointOps):
             return False
         with imported_late("turnback.rewind.apply"):
             from ..rewind.apply import untouched
-        return untouched(str(self.workspace), plan)
+        return untouched(str(self.workspace), plan, str(record.get("id")))
 
     def _journal_plan(self, record: JSON) -> Plan:
         """The plan of a journal record, every field checked (``StoreDamaged`` names the

@@ -19,6 +19,7 @@ from lsprotocol import types
 from ...errors import InvalidInput
 from .. import logs, settings
 from ..core import TurnbackServer
+from ..errors import to_jsonrpc
 from ..folders import Folder
 from ..notify import ChangeNotifier
 from ..settings import Settings
@@ -57,20 +58,30 @@ async def _pull(ls: TurnbackServer, folder_uri: str) -> Settings | None:
     if raw is None:
         return None
     try:
-        return settings.parse(_plain(raw), f"settings of {folder_uri}")
+        where = f"settings of {folder_uri}"
+        return settings.parse(_plain(raw, where), where)
     except InvalidInput as exc:
         log.warning("%s; keeping the previous settings", exc.message)
         return None
 
 
-def _plain(value: Any) -> Any:
-    """JSON from pygls, where nested objects may arrive as namedtuples."""
-    if hasattr(value, "_asdict"):
-        return {k: _plain(v) for k, v in value._asdict().items()}
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
+# the deepest settings a client may send: ours nest 3 levels; the JSON reader takes ~980
+MAX_SETTINGS_NESTING = 64
+
+
+def _plain(value: Any, where: str, depth: int = MAX_SETTINGS_NESTING) -> Any:
+    """JSON from pygls, where nested objects may arrive as namedtuples. Nested past
+    ``depth``: ``InvalidInput`` naming ``where`` (a walk of a client's 900 levels hit
+    Python's recursion limit: -32603 and a traceback, redteam22)."""
+    if isinstance(value, (dict, list)) or hasattr(value, "_asdict"):
+        if depth <= 0:
+            raise InvalidInput(
+                f"{where} is nested deeper than {MAX_SETTINGS_NESTING} levels (Turnback's "
+                "settings nest 3); send the 'turnback' section as documented")
+        if isinstance(value, list):
+            return [_plain(v, where, depth - 1) for v in value]
+        items = value.items() if isinstance(value, dict) else value._asdict().items()
+        return {k: _plain(v, where, depth - 1) for k, v in items}
     return value
 
 
@@ -152,9 +163,12 @@ def register(ls: TurnbackServer) -> None:
         ls.notifier = ChangeNotifier(ls, loop)
         logs.attach_client(ls, loop)  # LSP allows window/logMessage before the answer
         try:
-            ls.global_settings = settings.parse(
-                _plain(params.initialization_options), "initializationOptions"
-            )
+            options = _plain(params.initialization_options, "initializationOptions")
+        except InvalidInput as exc:  # -32602, not a traceback: the client sent it
+            log.warning("initialize: %s", exc.message)
+            raise to_jsonrpc(exc) from None
+        try:
+            ls.global_settings = settings.parse(options, "initializationOptions")
         except InvalidInput as exc:
             log.warning("%s; using the defaults", exc.message)
 
@@ -196,15 +210,14 @@ def register(ls: TurnbackServer) -> None:
             folder.unsettle()
         try:
             async with ls.config_lock:
-                pushed = _plain(params.settings)
-                if settings.carries_settings(pushed):
-                    try:
-                        ls.global_settings = settings.parse(
-                            pushed, "workspace/didChangeConfiguration"
-                        )
-                    except InvalidInput as exc:
-                        log.warning("%s; keeping the previous settings", exc.message)
-                        return
+                where = "workspace/didChangeConfiguration"
+                try:
+                    pushed = _plain(params.settings, f"{where}: param 'settings'")
+                    if settings.carries_settings(pushed):
+                        ls.global_settings = settings.parse(pushed, where)
+                except InvalidInput as exc:
+                    log.warning("%s; keeping the previous settings", exc.message)
+                    return
                 for folder in folders:
                     await folder.opened.wait()
                     pulled = await _pull(ls, folder.uri)

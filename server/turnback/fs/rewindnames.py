@@ -1,0 +1,59 @@
+"""The names of a rewind's temporary files in the workspace:
+``.turnback-tmp-<pid>-<8 hex tag><4 hex mark>``.
+
+A rewind writes each file to such a name and renames it into place, and keeps a replaced file
+by such a name until its answer (``rewind/apply.py``); a crash, or a folder renamed past the
+rewind's reach, leaves one. The tag says which rewind made it: ``rewind/apply.py`` derives it
+from the journal's op id and the path (a second name) or the folder (a file being written),
+so a clean-up removes only this rewind's names. The mark (4 hex of a CRC of the rest, as in
+``tempnames.py``: a check, not a secret) says the name is one of these at all, without the op:
+the scan leaves such a name out of every checkpoint (``snapshot/ignore.py``), live or left,
+where a user's look-alike (``.turnback-tmp-123-deadbeef``, the shape before ``trust24``)
+passes 1 time in 65,536. Before, any name of the shape was removed and taken (trust24).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import zlib
+
+from .tempnames import PID_MAX, _gone
+
+PREFIX = ".turnback-tmp-"
+_NAME = re.compile(r"\.turnback-tmp-([0-9]{1,10})-([0-9a-f]{8})([0-9a-f]{4})\Z")
+
+
+def _mark(head: str) -> str:
+    return f"{zlib.crc32(head.encode('ascii')) & 0xFFFF:04x}"
+
+
+def make(pid: int, tag: str) -> str:
+    """The temporary name of process ``pid`` with ``tag`` (8 hex)."""
+    head = f"{PREFIX}{pid}-{tag}"
+    return head + _mark(head)
+
+
+def parse(name: str) -> tuple[int, str] | None:
+    """(pid, tag) of a name ``make`` gives, down to its mark; None for anything else."""
+    m = _NAME.match(name)
+    if m is None or m.group(3) != _mark(name[:m.end(2)]):
+        return None
+    return int(m.group(1)), m.group(2)
+
+
+def is_marked(name: str) -> bool:
+    """Whether ``name`` is a rewind's temporary name (the scan's test: a prefix compared
+    first, so any other name costs one ``startswith``)."""
+    return name.startswith(PREFIX) and parse(name) is not None
+
+
+def writer_gone(pid: int) -> bool:
+    """Whether the process named in such a name can no longer use it: gone, or this one
+    (whose own rewind, or roll-back of it, is the caller). A pid past ``PID_MAX`` is
+    no process's: never gone, so such a name is left. Windows has no signal-0 probe
+    (``os.kill`` ends the process there): the op's tag alone decides, as the shape did."""
+    if not 0 < pid <= PID_MAX:
+        return False
+    return pid == os.getpid() or sys.platform == "win32" or _gone(pid)
