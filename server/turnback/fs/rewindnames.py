@@ -23,6 +23,8 @@ from .tempnames import PID_MAX, _gone
 
 PREFIX = ".turnback-tmp-"
 _NAME = re.compile(r"\.turnback-tmp-([0-9]{1,10})-([0-9a-f]{8})([0-9a-f]{4})\Z")
+# the shape before trust24, which a journal a crash left under an older Turnback may still name
+_OLD_NAME = re.compile(r"\.turnback-tmp-([0-9]{1,10})-([0-9a-f]{8})\Z")
 
 
 def _mark(head: str) -> str:
@@ -41,6 +43,14 @@ def parse(name: str) -> tuple[int, str] | None:
     if m is None or m.group(3) != _mark(name[:m.end(2)]):
         return None
     return int(m.group(1)), m.group(2)
+
+
+def parse_old(name: str) -> tuple[int, str] | None:
+    """(pid, tag) of a name of the shape rewinds gave before ``trust24`` (no mark): only a
+    recovery of that op may take it, and only with a tag the op's own (``kept_name``),
+    which binds op and path as the mark cannot (redteam26)."""
+    m = _OLD_NAME.match(name)
+    return None if m is None else (int(m.group(1)), m.group(2))
 
 
 def is_marked(name: str) -> bool:
