@@ -449,7 +449,7 @@ class Applier:
                         if st is None or not _owned(st):
                             continue
                         pid = _of_op(op, folder, kept_tags, name, st)
-                        if pid is None or not rewindnames.writer_gone(pid):
+                        if pid is None or not rewindnames.writer_gone(pid, st.st_ctime):
                             continue
                         try:
                             dfd.unlink(name)
@@ -648,11 +648,13 @@ class Applier:
                         if got is None:
                             continue
                         paths = tags.get(got[1])
-                        if paths is None or not rewindnames.writer_gone(got[0]):
-                            continue  # not of this rewind, or its writer still holds it
+                        if paths is None:
+                            continue  # not of this rewind
                         st = _lstat_or_none(folder, kept)
                         if st is None or not stat.S_ISREG(st.st_mode) or not _owned(st):
                             continue  # a link or a folder so named, another user's: never moved
+                        if not rewindnames.writer_gone(got[0], st.st_ctime):
+                            continue  # its writer still holds it
                         now = _file_entry(folder, kept)  # one lstat a name, not two
                         if now is None or any(_same(now, plan.before.get(p)) or _same(
                                 now, targets[p]) for p in paths):
