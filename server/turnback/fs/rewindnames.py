@@ -17,12 +17,17 @@ from __future__ import annotations
 import os
 import re
 import sys
+import time
 import zlib
 
 from .tempnames import PID_MAX, _gone
 
 PREFIX = ".turnback-tmp-"
+# seconds a process's start, read against the wall clock, may be off (clock ticks, a slew)
+CLOCK_SLACK = 1.0
 _NAME = re.compile(r"\.turnback-tmp-([0-9]{1,10})-([0-9a-f]{8})([0-9a-f]{4})\Z")
+# the shape before trust24, which a journal a crash left under an older Turnback may still name
+_OLD_NAME = re.compile(r"\.turnback-tmp-([0-9]{1,10})-([0-9a-f]{8})\Z")
 
 
 def _mark(head: str) -> str:
@@ -43,17 +48,48 @@ def parse(name: str) -> tuple[int, str] | None:
     return int(m.group(1)), m.group(2)
 
 
+def parse_old(name: str) -> tuple[int, str] | None:
+    """(pid, tag) of a name of the shape rewinds gave before ``trust24`` (no mark): only a
+    recovery of that op may take it, and only with a tag the op's own (``kept_name``),
+    which binds op and path as the mark cannot (redteam26)."""
+    m = _OLD_NAME.match(name)
+    return None if m is None else (int(m.group(1)), m.group(2))
+
+
 def is_marked(name: str) -> bool:
     """Whether ``name`` is a rewind's temporary name (the scan's test: a prefix compared
     first, so any other name costs one ``startswith``)."""
     return name.startswith(PREFIX) and parse(name) is not None
 
 
-def writer_gone(pid: int) -> bool:
+def started(pid: int) -> float | None:
+    """When process ``pid`` started (seconds since the epoch), from ``/proc`` (field 22 of
+    its ``stat``: clock ticks since boot); None where that is not known (no such process,
+    not Linux)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read()
+        ticks = int(raw[raw.rindex(b")") + 2:].split()[19])
+        boot = time.time() - time.clock_gettime(time.CLOCK_BOOTTIME)
+        return boot + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
+def writer_gone(pid: int, made: float | None = None) -> bool:
     """Whether the process named in such a name can no longer use it: gone, or this one
-    (whose own rewind, or roll-back of it, is the caller). A pid past ``PID_MAX`` is
-    no process's: never gone, so such a name is left. Windows has no signal-0 probe
-    (``os.kill`` ends the process there): the op's tag alone decides, as the shape did."""
+    (whose own rewind, or roll-back of it, is the caller), or a process started more than
+    ``CLOCK_SLACK`` after ``made`` (the name's ctime: no process makes a name before it
+    starts), which has the pid by reuse: after a reboot pids start again from 1, so a
+    killed server's pid is likely some other process's at the next open (redteam26). A
+    pid past ``PID_MAX`` is no process's: never gone, so such a name is left. Windows has
+    no signal-0 probe (``os.kill`` ends the process there): the op's tag alone decides,
+    as the shape did."""
     if not 0 < pid <= PID_MAX:
         return False
-    return pid == os.getpid() or sys.platform == "win32" or _gone(pid)
+    if pid == os.getpid() or sys.platform == "win32" or _gone(pid):
+        return True
+    if made is None:
+        return False
+    start = started(pid)
+    return start is not None and start > made + CLOCK_SLACK

@@ -215,10 +215,14 @@ def _of_op(op: str, folder: str, kept_tags: set[str], name: str,
     file being written (a file or a link, its tag ``write_tag``'s). Else None: a look-alike
     (a wrong mark or tag, a folder, a link by a second name's name) is the user's."""
     got = rewindnames.parse(name)
-    if got is None:
-        return None
-    pid, tag = got
     kind = _kind(st)
+    if got is None:
+        # a second name an older Turnback gave (its killed rewind's journal, recovered by
+        # this one): the tag alone, bound to op and path, says it is this op's (redteam26);
+        # its files being written had random tags, which nothing tells from a user's
+        old = rewindnames.parse_old(name)
+        return old[0] if old is not None and kind == "f" and old[1] in kept_tags else None
+    pid, tag = got
     if kind == "f" and tag in kept_tags:
         return pid
     if kind is not None and tag == write_tag(op, folder, kind, pid, tag[:4]):
@@ -445,7 +449,7 @@ class Applier:
                         if st is None or not _owned(st):
                             continue
                         pid = _of_op(op, folder, kept_tags, name, st)
-                        if pid is None or not rewindnames.writer_gone(pid):
+                        if pid is None or not rewindnames.writer_gone(pid, st.st_ctime):
                             continue
                         try:
                             dfd.unlink(name)
@@ -636,17 +640,21 @@ class Applier:
                         listed = folder.listdir()
                     except OSError:
                         continue
-                    names = sorted(n for n in listed if rewindnames.is_marked(n))
+                    names = sorted(n for n in listed if n.startswith(TMP_PREFIX))
                     saved = [n for n in listed if SAVED_INFIX in n]
                     for kept in names:
-                        got = rewindnames.parse(kept)
-                        assert got is not None
+                        # the old shape too: a journal an older Turnback left (redteam26)
+                        got = rewindnames.parse(kept) or rewindnames.parse_old(kept)
+                        if got is None:
+                            continue
                         paths = tags.get(got[1])
-                        if paths is None or not rewindnames.writer_gone(got[0]):
-                            continue  # not of this rewind, or its writer still holds it
+                        if paths is None:
+                            continue  # not of this rewind
                         st = _lstat_or_none(folder, kept)
                         if st is None or not stat.S_ISREG(st.st_mode) or not _owned(st):
                             continue  # a link or a folder so named, another user's: never moved
+                        if not rewindnames.writer_gone(got[0], st.st_ctime):
+                            continue  # its writer still holds it
                         now = _file_entry(folder, kept)  # one lstat a name, not two
                         if now is None or any(_same(now, plan.before.get(p)) or _same(
                                 now, targets[p]) for p in paths):
