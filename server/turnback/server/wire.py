@@ -132,7 +132,25 @@ class TurnbackProtocol(LanguageServerProtocol):
         else:
             self._send_response(msg_id, error=ResponseError(code=code, message=message))
 
+    def _stdout_closed(self) -> bool:
+        """Whether the stream answers go to is closed: the server is exiting (``exit``
+        closes it while a folder's work, cancelled, still ends its progress)."""
+        out = getattr(self.writer, "_stdout", None)
+        return bool(getattr(out, "closed", False))
+
+    def _dropped(self, what: object) -> bool:
+        """Whether a message is dropped as the stream is closed: pygls would log a
+        traceback for its write and report an internal error to a client that is gone (a
+        folder's progress ended by its work cancelled at ``exit``: redteam22's vscode
+        client saw it under load); one line instead."""
+        if not self._stdout_closed():
+            return False
+        logger.info("not sent, the server's stdout is closed (exiting): %s", what)
+        return True
+
     def _send_data(self, data: Any) -> None:
+        if self._dropped(getattr(data, "method", None) or "an answer"):
+            return
         writer = self.writer
         body = _plain_body(data) if isinstance(writer, StdoutWriter) else None
         if body is None or not self._include_headers:
@@ -141,6 +159,8 @@ class TurnbackProtocol(LanguageServerProtocol):
         self._send_body(body)
 
     def _send_body(self, body: bytes) -> None:
+        if self._dropped("a message"):
+            return
         writer = self.writer
         assert isinstance(writer, StdoutWriter)
         if _traffic_log.isEnabledFor(logging.INFO):
