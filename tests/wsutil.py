@@ -222,6 +222,38 @@ def keeps_replaced(ws: Path) -> bool:
         probe.unlink()
 
 
+class Crash(BaseException):
+    """Stands for the process dying at that point (not an ``Exception``: nothing catches it)."""
+
+
+def rewind_killed_before_release(ws: Path) -> str:
+    """A store whose rewind of ``d/`` (two files) died once its files were in place, before
+    it released their second names: the journal left, the store closed; its op id."""
+    import pytest
+
+    import turnback.rewind.apply as rw
+    from turnback import Store
+
+    write(ws, "d/a.txt", "a1\n")
+    write(ws, "d/b.txt", "b1\n")
+    store = Store.open(ws, create=True)
+    cp = store.checkpoint()
+    write(ws, "d/a.txt", "a2\n")
+    write(ws, "d/b.txt", "b2\n")
+
+    def die(*_a: object, **_k: object) -> None:
+        raise Crash
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(rw.Applier, "release", die)
+        with pytest.raises(Crash):
+            store.rewind(cp.id)
+    pending = store.oplog.pending()
+    assert pending is not None
+    store.close()
+    return str(pending["id"])
+
+
 def killed_at(child: str, target: Path, scratch: Path, step: str) -> tuple[str, int]:
     """Run ``child`` (Python source taking ``target`` and a file to write when it has
     reached ``step``, then blocking) and SIGKILL it there: what it wrote, and its pid."""

@@ -14,36 +14,9 @@ import pytest
 import turnback.rewind.apply as rw
 from turnback import Store
 from turnback.fs import rewindnames
-from wsutil import dead_pid, journal_left, rewind_temp, write
+from wsutil import dead_pid, journal_left, rewind_killed_before_release, rewind_temp, write
 
 LOOK_ALIKE = ".turnback-tmp-123-deadbeef"  # the shape every rewind name had before trust24
-
-
-class Crash(BaseException):
-    """Stands for the process dying at that point."""
-
-
-def _interrupted(ws: Path) -> tuple[Store, str]:
-    """A store whose rewind of ``d/`` died once its files were in place, before it released
-    their second names: (it, the op id)."""
-    write(ws, "d/a.txt", "a1\n")
-    write(ws, "d/b.txt", "b1\n")
-    store = Store.open(ws, create=True)
-    cp = store.checkpoint()
-    write(ws, "d/a.txt", "a2\n")
-    write(ws, "d/b.txt", "b2\n")
-
-    def die(*_a: object, **_k: object) -> None:
-        raise Crash
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(rw.Applier, "release", die)
-        with pytest.raises(Crash):
-            store.rewind(cp.id)
-    pending = store.oplog.pending()
-    assert pending is not None
-    store.close()
-    return store, str(pending["id"])
 
 
 def test_a_users_look_alike_survives_a_rolled_back_rewind(
@@ -74,7 +47,7 @@ def test_a_users_look_alike_survives_a_rolled_back_rewind(
 
 
 def test_a_users_look_alike_survives_a_recovery(ws: Path) -> None:
-    _interrupted(ws)
+    rewind_killed_before_release(ws)
     write(ws, f"d/{LOOK_ALIKE}", "mine\n")
     with Store.open(ws) as again:
         assert not journal_left(again.root)
@@ -85,7 +58,7 @@ def test_a_users_look_alike_survives_a_recovery(ws: Path) -> None:
 
 
 def test_a_recovery_removes_a_killed_writes_leftover_of_its_op(ws: Path) -> None:
-    _store, op = _interrupted(ws)
+    op = rewind_killed_before_release(ws)
     ours = rewind_temp(op, "d/a.txt", dead_pid(), kept=False)
     link = rewind_temp(op, "d/c", dead_pid(), kept=False, kind="l")
     write(ws, f"d/{ours}", "half a file\n")
@@ -135,7 +108,7 @@ def _not_ours(ws: Path, op: str, case: str) -> str:
         os.geteuid() != 0, reason="only root can give a file to another user")),
 ])
 def test_a_name_not_certainly_this_rewinds_is_left_by_its_recovery(ws: Path, case: str) -> None:
-    _store, op = _interrupted(ws)
+    op = rewind_killed_before_release(ws)
     name = _not_ours(ws, op, case)
     kept = rewind_temp(op, "d/b.txt", dead_pid())  # a killed rewind's second name of d/b.txt
     write(ws, f"d/{kept}", "b2\n")

@@ -9,43 +9,21 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
-
 import turnback.rewind.apply as rw
 from turnback import Store
 from turnback.fs import rewindnames
-from wsutil import journal_left, write
-
-
-class Crash(BaseException):
-    """Stands for the process dying at that point."""
+from wsutil import journal_left, rewind_killed_before_release, write
 
 
 def _killed_old(ws: Path) -> str:
     """A rewind of ``d/`` killed with its files in place, its second names renamed to the
     shape a Turnback before trust24 gave them: the op id."""
-    write(ws, "d/a.txt", "a1\n")
-    write(ws, "d/b.txt", "b1\n")
-    store = Store.open(ws, create=True)
-    cp = store.checkpoint()
-    write(ws, "d/a.txt", "a2\n")
-    write(ws, "d/b.txt", "b2\n")
-
-    def die(*_a: object, **_k: object) -> None:
-        raise Crash
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(rw.Applier, "release", die)
-        with pytest.raises(Crash):
-            store.rewind(cp.id)
-    pending = store.oplog.pending()
-    assert pending is not None
-    store.close()
+    op = rewind_killed_before_release(ws)
     for name in os.listdir(ws / "d"):
         got = rewindnames.parse(name)
         if got is not None:
             os.rename(ws / "d" / name, ws / "d" / f"{rw.TMP_PREFIX}{got[0]}-{got[1]}")
-    return str(pending["id"])
+    return op
 
 
 def test_an_old_shape_second_name_holding_a_late_write_is_put_back(ws: Path) -> None:

@@ -17,37 +17,10 @@ import pytest
 import turnback.rewind.apply as rw
 from turnback import Store
 from turnback.fs import rewindnames
-from wsutil import journal_left, write
+from wsutil import journal_left, rewind_killed_before_release
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/stat"),
                                 reason="a process's start time is read from /proc (Linux)")
-
-
-class Crash(BaseException):
-    """Stands for the process dying at that point."""
-
-
-def _killed(ws: Path) -> str:
-    """A rewind of ``d/`` killed with its files in place, before it released their second
-    names: the op id."""
-    write(ws, "d/a.txt", "a1\n")
-    write(ws, "d/b.txt", "b1\n")
-    store = Store.open(ws, create=True)
-    cp = store.checkpoint()
-    write(ws, "d/a.txt", "a2\n")
-    write(ws, "d/b.txt", "b2\n")
-
-    def die(*_a: object, **_k: object) -> None:
-        raise Crash
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(rw.Applier, "release", die)
-        with pytest.raises(Crash):
-            store.rewind(cp.id)
-    pending = store.oplog.pending()
-    assert pending is not None
-    store.close()
-    return str(pending["id"])
 
 
 def test_a_process_start_is_read_from_proc() -> None:
@@ -68,7 +41,7 @@ def test_a_process_start_is_read_from_proc() -> None:
 
 def test_a_killed_rewinds_pid_reused_by_a_live_process_does_not_keep_its_names(
         ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    op = _killed(ws)
+    op = rewind_killed_before_release(ws)
     kept = ws / "d" / rewindnames.make(os.getpid(), rw.kept_name(op, "d/a.txt"))
     kept.write_text("a3, saved by the agent as the rewind ran\n")  # a write before the rename
     # the names given the pid of the test runner's parent, alive, as if it started after
