@@ -15,14 +15,12 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-from server_bench import arguments, cpu_ns, started, switches
+from server_bench import arguments, cpu_ns, started, switches, traced, untraced
 
 
 def med(values: list[float], digits: int = 2) -> float:
@@ -40,12 +38,7 @@ def main(argv: list[str] | None = None) -> int:
                          "FILE; the timings are then strace's, not the server's")
     a = ap.parse_args(argv)
     tb, ed, pid = started(a)
-    tracer = None
-    if a.strace is not None:
-        tracer = subprocess.Popen(["strace", "-c", "-f", "-o", str(a.strace), "-p", str(pid)],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        tb.checkpoint_server("strace attached")  # once strace is surely attached
-        time.sleep(1.0)
+    tracer = traced(a, tb, pid)
     kinds = ("checkpointAtOnce", "rewindAtOnce")
     parts = ("even", "odd") if a.alternate else ("all",)
     figs: dict[str, dict[str, list[float]]] = {
@@ -72,9 +65,7 @@ def main(argv: list[str] | None = None) -> int:
                 f["wallMs"].append(secs * 1000)
             time.sleep(0.3)
     finally:
-        if tracer is not None:
-            tracer.send_signal(signal.SIGINT)
-            tracer.wait()
+        untraced(tracer)
         tb.stop_server()
     load.append(os.getloadavg()[0])
     out: dict[str, object] = {"ref": a.ref or os.environ.get("PYTHONPATH", "work tree"),

@@ -22,16 +22,13 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import statistics
-import subprocess
 import sys
-import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from server_bench import arguments, cpu_ns, started, switches
+from server_bench import arguments, cpu_ns, started, switches, traced, untraced
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,12 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--strace", type=Path, default=None, help="the server's system calls")
     a = ap.parse_args(argv)
     tb, ed, pid = started(a)
-    tracer = None
-    if a.strace is not None:
-        tracer = subprocess.Popen(["strace", "-c", "-f", "-o", str(a.strace), "-p", str(pid)],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        tb.checkpoint_server("strace attached")  # once strace is surely attached
-        time.sleep(1.0)
+    tracer = traced(a, tb, pid)
     figs: dict[str, dict[str, list[float]]] = {
         k: {"wallMs": [], "serverCpuMs": [], "serverSwitches": []} for k in ("noop", "rewind10")}
 
@@ -64,9 +56,7 @@ def main(argv: list[str] | None = None) -> int:
             ed.edit(10)
             timed("rewind10", partial(tb.rewind_cli, cp))
     finally:
-        if tracer is not None:
-            tracer.send_signal(signal.SIGINT)
-            tracer.wait()
+        untraced(tracer)
         tb.stop_server()
     load.append(os.getloadavg()[0])
     print(json.dumps({

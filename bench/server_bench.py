@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -76,3 +78,22 @@ def _voluntary(status: str) -> int:
 def switches(pid: int, only: int | None = None) -> int:
     """Voluntary context switches of every thread of ``pid`` (of thread ``only``) so far."""
     return _per_thread(pid, only, "status", _voluntary)
+
+
+def traced(a: argparse.Namespace, tb: Turnback, pid: int) -> subprocess.Popen[bytes] | None:
+    """``strace -c -f`` of the server into ``a.strace`` when asked (None otherwise), once
+    surely attached: what it counts from then on is the rounds'."""
+    if a.strace is None:
+        return None
+    tracer = subprocess.Popen(["strace", "-c", "-f", "-o", str(a.strace), "-p", str(pid)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    tb.checkpoint_server("strace attached")
+    time.sleep(1.0)
+    return tracer
+
+
+def untraced(tracer: subprocess.Popen[bytes] | None) -> None:
+    """Detach ``traced``'s strace, which then writes its counts."""
+    if tracer is not None:
+        tracer.send_signal(signal.SIGINT)
+        tracer.wait()
