@@ -29,6 +29,7 @@ from ..fs.folders import (
     open_dir,
     open_root,
 )
+from ..fs.leftovers import remove_checked
 from ..fs.osflags import O_BINARY, O_CLOEXEC, O_NONBLOCK
 from ..fs.paths import refuse_protected_path
 from ..objects.objectstore import BLOB, CHUNK, ObjectStore, hash_bytes
@@ -228,6 +229,22 @@ def _of_op(op: str, folder: str, kept_tags: set[str], name: str,
     if kind is not None and tag == write_tag(op, folder, kind, pid, tag[:4]):
         return pid
     return None
+
+
+def _remove_temp(dfd: Folder, op: str, folder: str, kept_tags: set[str], name: str,
+                 st: os.stat_result) -> None:
+    """Unlink ``name``, looked at in ``st`` as op's, only if it still is that file: moved
+    first to a name of op's of this process (a file being written, which a later recovery
+    of op removes if a crash leaves it) and looked at there (``remove_checked``). By name,
+    a file renamed to it between the look and the unlink was deleted (trust25)."""
+    kind = _kind(st) or "f"
+    mine = os.getpid()
+    private = rewindnames.make(mine, write_tag(op, folder, kind, mine, os.urandom(2).hex()))
+    try:
+        remove_checked(dfd, name, private, st, lambda now: _owned(now) and _of_op(
+            op, folder, kept_tags, name, now) is not None)
+    except OSError:
+        pass  # gone meanwhile: nothing to do
 
 
 # the most folders ``Applier`` holds a descriptor of until ``release`` (one a folder a
@@ -451,10 +468,7 @@ class Applier:
                         pid = _of_op(op, folder, kept_tags, name, st)
                         if pid is None or not rewindnames.writer_gone(pid, st.st_ctime):
                             continue
-                        try:
-                            dfd.unlink(name)
-                        except OSError:
-                            pass  # gone meanwhile: nothing to do
+                        _remove_temp(dfd, op, folder, kept_tags, name, st)
 
     def _remove(self, root: Folder, path: str) -> None:
         parts = path.split("/")
