@@ -34,6 +34,7 @@ from ..fs.osflags import O_BINARY, O_CLOEXEC, O_NONBLOCK
 from ..fs.paths import refuse_protected_path
 from ..objects.objectstore import BLOB, CHUNK, ObjectStore, hash_bytes
 from ..objects.trees import LINK, STAT_MODES, Entry, permissions
+from .lostnames import unlink_lost
 from .plan import Plan
 from .putback import SAVED_INFIX, put_back, save_aside
 
@@ -419,15 +420,20 @@ class Applier:
             root = open_root(self.workspace)
         except OSError:
             return  # the workspace gone: a roll-back calling this first goes on to say so
+        lost: dict[str, tuple[int, int]] = {}  # not where they were made: moved (trust25)
         with root:
             for folder, names in sorted(left.items()):
                 try:
                     dfd = open_dir(root, folder.split("/") if folder else [], create=False)
                 except (OSError, Unsafe):
-                    continue  # gone or swapped for a link: nothing of ours to unlink there
+                    lost.update(names)  # gone, or swapped for a link: looked for below
+                    continue
                 with dfd:
                     for name, ident in names:
-                        _unlink_own(dfd, name, ident)
+                        if not _unlink_own(dfd, name, ident) and _lstat_or_none(dfd, name) is None:
+                            lost[name] = ident
+        if lost:
+            unlink_lost(self.workspace, lost)
 
     def _hold(self, dfd: FdFolder, folder: str) -> None:
         """Keep a descriptor of ``dfd``, where a second name was just made, for ``release``
