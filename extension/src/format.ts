@@ -187,6 +187,23 @@ export function visible(text: string): string {
 }
 
 /**
+ * Text for a quick pick's label, description or detail, where VS Code renders `$(name)` as
+ * an icon: a session titled `$(check) tests pass` or a file `$(alert).txt` showed a
+ * check mark or a warning sign no one wrote. Each `$(name)` (VS Code's icon pattern) gets
+ * a backslash before it, which VS Code takes away as it shows the rest literally; one
+ * already there keeps its own, so `\$(x)` shows as written. Tree labels, notifications and
+ * tooltips without `supportThemeIcons` render no icons and need none of this.
+ */
+export function noIcons(text: string): string {
+  return text.replace(/\$\([A-Za-z0-9-]+(?:~[A-Za-z]+)?\)/g, (icon) => `\\${icon}`);
+}
+
+/** `visible` and `noIcons`: a name from the store, whole, for a quick pick. */
+export function pickText(text: string): string {
+  return noIcons(visible(text));
+}
+
+/**
  * A list of paths for a message: at most `max` shown, then "and N more".
  * Modal dialogs have no scroll bar worth the name, so long lists must be cut.
  */

@@ -118,3 +118,39 @@ def test_no_descriptor_is_left_by_a_rewind_rolled_back(
     assert second_names(ws) == []
     assert (ws / "a" / "f").read_text() == "v2", "rolled back"
     assert (ws / "b" / "f").read_text() == "v2 saved", "the save kept"
+
+
+@pytest.mark.parametrize("moved_to", ["d5-moved", "deep/er/d5", "d1/d5"])
+def test_a_folder_past_the_bound_renamed_before_the_release_keeps_no_second_name(
+        store: Store, ws: Path, keeping: None, monkeypatch: pytest.MonkeyPatch,
+        moved_to: str) -> None:
+    """trust21 §4 and trust24 left it: a folder past ``HELD_FOLDERS`` renamed between the
+    answer and the release kept its second name for good (the journal ends with the
+    release). The release now walks the workspace for the names it could not reach,
+    only then, and unlinks each that is still the file it linked (trust25; fails before:
+    one second name left in the moved folder)."""
+    monkeypatch.setattr(rw, "HELD_FOLDERS", 3)
+    folders = [f"d{i}" for i in range(6)]
+    _rewound_in(store, ws, folders)
+    (ws / moved_to).parent.mkdir(parents=True, exist_ok=True)
+    (ws / "d5").rename(ws / moved_to)  # past the bound: not held
+    store.finish_rewind()
+    assert second_names(ws) == [], "found where the folder went, and unlinked"
+    assert (ws / moved_to / "f").read_text() == "v1", "nothing else of it touched"
+    assert _held_in(ws) == 0
+
+
+def test_a_moved_second_name_taken_by_another_file_is_left_by_the_walk(
+        store: Store, ws: Path, keeping: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rw, "HELD_FOLDERS", 3)
+    folders = [f"d{i}" for i in range(6)]
+    _rewound_in(store, ws, folders)
+    (ws / "d5").rename(ws / "d5-moved")
+    (ws / "d5").mkdir()  # a new folder at the old path: the name is not there
+    [kept] = second_names(ws / "d5-moved")
+    other = kept.with_name("other-file")
+    other.write_text("someone else's")
+    other.replace(kept)  # the name now another file (made before the linked one is freed)
+    store.finish_rewind()
+    assert second_names(ws) == [kept], "not the file the rewind linked: left"
+    assert kept.read_text() == "someone else's"

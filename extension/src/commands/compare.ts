@@ -11,6 +11,7 @@ import { contentUri } from '../contentProvider';
 import { changesTitle, diffTitle } from '../diffText';
 import { fileUri, pickFolder } from '../folders';
 import { countOf } from '../format';
+import { changedFileItem } from '../picks';
 import type { Change } from '../protocol';
 import type { CheckpointRef } from '../tree/model';
 import { ABSENT } from '../uris';
@@ -68,7 +69,7 @@ async function openChanges(title: string, rows: [vscode.Uri, vscode.Uri, vscode.
   }
   const picked = await vscode.window.showQuickPick(
     rows.map(([label, left, right, diff]) => ({
-      label: vscode.workspace.asRelativePath(label, false),
+      ...changedFileItem(vscode.workspace.asRelativePath(label, false)),
       left,
       right,
       diff,

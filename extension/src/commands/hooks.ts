@@ -6,6 +6,7 @@
 import * as vscode from 'vscode';
 
 import { pickFolder } from '../folders';
+import { hookItem } from '../picks';
 import { type Services, requireTrust, showError, stringField } from './common';
 
 export async function agentHooks(services: Services, arg: unknown, action: 'install' | 'uninstall'): Promise<void> {
@@ -19,18 +20,13 @@ export async function agentHooks(services: Services, arg: unknown, action: 'inst
   }
   try {
     const status = await services.client.request('turnback/hooks', { folder });
-    const items = status.hooks.map((h) => ({
-      label: h.agent,
-      description: h.file,
-      detail: h.installed ? 'installed' : h.note || 'not installed',
-      picked: action === 'install' ? !h.installed : h.installed,
-    }));
+    const items = status.hooks.map((h) => hookItem(h, action === 'install'));
     const chosen = stringField(arg, 'agent') ?? (await pick(items, title));
     if (chosen === undefined) {
       return;
     }
     const done = [];
-    for (const agent of chosen === '' ? items.filter((i) => i.picked).map((i) => i.label) : [chosen]) {
+    for (const agent of chosen === '' ? items.filter((i) => i.picked).map((i) => i.agent) : [chosen]) {
       const r = await services.client.request('turnback/hooks', { folder, action, agent });
       done.push(`${agent}: ${r.changed[agent] === true ? (action === 'install' ? 'installed' : 'removed') : 'unchanged'}`);
     }
@@ -41,9 +37,9 @@ export async function agentHooks(services: Services, arg: unknown, action: 'inst
 }
 
 /** One agent, or '' for every picked one; undefined when dismissed. */
-async function pick(items: { label: string; picked: boolean }[], title: string): Promise<string | undefined> {
+async function pick(items: { label: string; agent: string }[], title: string): Promise<string | undefined> {
   const choice = await vscode.window.showQuickPick(
-    [{ label: 'All agents', agent: '' }, ...items.map((i) => ({ label: i.label, agent: i.label }))],
+    [{ label: 'All agents', agent: '' }, ...items.map((i) => ({ label: i.label, agent: i.agent }))],
     { title: `Turnback: ${title}` },
   );
   return choice?.agent;

@@ -10,7 +10,6 @@ import * as vscode from 'vscode';
 
 import { showDisk, settleUnsaved } from '../editors';
 import { errorCode, errorText } from '../errors';
-import { formatAge } from '../format';
 import { pickFolder } from '../folders';
 import { ErrorCodes, type RewindMode, type RewindParams, type RewindResult } from '../protocol';
 import {
@@ -22,6 +21,7 @@ import {
   rewindSummary,
   touchesFiles,
 } from '../rewindText';
+import { checkpointItem } from '../picks';
 import { checkpointRefs } from '../tree/model';
 import {
   type CheckpointTarget,
@@ -176,12 +176,7 @@ export async function rewindPick(services: Services, arg: unknown): Promise<void
     .sort((a, b) => (a.ts < b.ts ? 1 : a.ts > b.ts ? -1 : 0))
     .map((cp) => {
       const ref = refs.get(cp.id) ?? { id: cp.id, title: cp.id };
-      return {
-        label: ref.title,
-        description: `${formatAge(cp.ts, now)}${cp.auto ? ' · automatic' : ''}`,
-        detail: cp.id,
-        ref,
-      };
+      return checkpointItem(cp, ref, now);
     });
   const picked = await vscode.window.showQuickPick(items, {
     title: 'Turnback: Rewind to Checkpoint',

@@ -5,10 +5,11 @@
 
 import * as vscode from 'vscode';
 
-import { countOf, formatAge, oneLine } from '../format';
+import { countOf } from '../format';
 import { pickFolder } from '../folders';
 import { IMPORT_SOURCES, type ImportSource, type SessionInfo } from '../protocol';
-import { checkpointTitle, sessionTitle } from '../tree/labels';
+import { sessionItem } from '../picks';
+import { checkpointTitle } from '../tree/labels';
 import { type Services, isTreeNode, requireTrust, showError, stringField, withProgress } from './common';
 
 /** turnback.createCheckpoint: from the palette, the view's title bar, or a session's context menu. */
@@ -78,25 +79,6 @@ export async function fork(services: Services, arg: unknown): Promise<void> {
   } catch (err) {
     showError('Fork Here', err);
   }
-}
-
-export function sessionItem(s: SessionInfo, now: number): vscode.QuickPickItem & { session: SessionInfo } {
-  const stats = s.stats;
-  const counts =
-    s.counted === false
-      ? 'still being counted' // a partial answer's header line: no count is known yet
-      : stats !== undefined && stats !== null
-      ? `${countOf(stats.prompts ?? 0, 'prompt')} · ${countOf(stats.toolCalls ?? 0, 'tool call')} · ${countOf(
-          stats.checkpoints ?? 0,
-          'checkpoint',
-        )}`
-      : undefined;
-  return {
-    label: sessionTitle(s),
-    description: `${oneLine(s.agent, 40)} · ${formatAge(s.startedAt, now)}`,
-    detail: counts !== undefined ? `${counts} · ${s.id}` : s.id,
-    session: s,
-  };
 }
 
 async function pickAndReveal(services: Services, folder: string, sessions: SessionInfo[], title: string): Promise<void> {

@@ -13,7 +13,7 @@ import { forgetConfirmation, forgetSummary } from '../forgetText';
 import type { SessionInfo } from '../protocol';
 import { sessionTitle } from '../tree/labels';
 import { type Services, confirmedArg, requireTrust, showError, stringField, withProgress } from './common';
-import { sessionItem } from './sessions';
+import { sessionItem } from '../picks';
 
 export async function pushHistory(services: Services, arg: unknown): Promise<void> {
   if (!requireTrust('Push History')) {

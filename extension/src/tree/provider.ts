@@ -124,7 +124,6 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeNode>, v
     item.contextValue = node.contextValue;
     if (node.tooltip !== undefined) {
       const md = new vscode.MarkdownString(node.tooltip);
-      md.supportThemeIcons = true;
       item.tooltip = md;
     }
     if (node.icon !== undefined) {

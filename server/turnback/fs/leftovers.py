@@ -14,6 +14,8 @@ one of 1,000 (bench/RESULTS.md, ``trust19``).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from .folders import Folder, identity, open_root
@@ -34,8 +36,8 @@ def remove_leftovers(folder: Folder, name: str) -> list[str]:
             continue
         try:
             st = folder.lstat(candidate)
-            if is_leftover(name, candidate, st) and _remove_checked(folder, name, candidate,
-                                                                    _same_file(st)):
+            if is_leftover(name, candidate, st) and remove_checked(
+                    folder, candidate, temp_name(name), st, partial(is_leftover, name, candidate)):
                 removed.append(candidate)
         except OSError:
             continue
@@ -48,14 +50,17 @@ def _same_file(st: os.stat_result) -> tuple[int, ...]:
     return (*identity(st), st.st_size, st.st_mtime_ns)
 
 
-def _remove_checked(folder: Folder, name: str, candidate: str, ident: tuple[int, ...]) -> bool:
-    """Unlink ``candidate`` only if it is still the file looked at (``ident``). A look then
-    an unlink by name deleted a file swapped in under that name between the two (its data
-    lost if it had no other name, redteam19): it is first moved, in one rename, to a name
-    of our own, and looked at there, where no one else puts a file; not the one looked at
-    (or no longer a leftover), it is renamed back. That name is one of ours that our next
-    write's sweep removes once this process is gone, if a crash leaves it."""
-    private = temp_name(name)
+def remove_checked(folder: Folder, candidate: str, private: str, looked: os.stat_result,
+                   still_ours: Callable[[os.stat_result], bool]) -> bool:
+    """Unlink ``candidate`` only if it is still the file looked at (``looked``, its
+    ``lstat``) and ``still_ours`` says so of it. A look then an
+    unlink by name deleted a file swapped in under that name between the two (its data
+    lost if it had no other name, redteam19; a rewind's ``remove_temps``, trust25): it is
+    first moved, in one rename, to ``private``, a name of the caller's own where no one
+    else puts a file, and looked at there; not the one looked at (or no longer ours), it
+    is renamed back. ``private`` is to be one the caller's next sweep removes once this
+    process is gone, if a crash leaves it."""
+    ident = _same_file(looked)
     try:
         folder.lstat(private)
     except FileNotFoundError:
@@ -65,7 +70,7 @@ def _remove_checked(folder: Folder, name: str, candidate: str, ident: tuple[int,
     folder.rename(candidate, private)
     try:
         st = folder.lstat(private)
-        mine = _same_file(st) == ident and is_leftover(name, candidate, st)
+        mine = _same_file(st) == ident and still_ours(st)
     except OSError:
         mine = False
     if mine:
@@ -83,7 +88,7 @@ def _remove_checked(folder: Folder, name: str, candidate: str, ident: tuple[int,
 def remove_leftovers_at(path: Path) -> list[str]:
     """``remove_leftovers`` for a file written by path (``fs/atomic.atomic_write``): its
     folder opened once (a link there is the user's choice), then listed, looked at and
-    unlinked through it (``_remove_checked``). By path, a folder swapped for a link between
+    unlinked through it (``remove_checked``). By path, a folder swapped for a link between
     the look and the unlink made the unlink remove the same-named file where the link
     points (redteam19)."""
     try:

@@ -29,10 +29,12 @@ from ..fs.folders import (
     open_dir,
     open_root,
 )
+from ..fs.leftovers import remove_checked
 from ..fs.osflags import O_BINARY, O_CLOEXEC, O_NONBLOCK
 from ..fs.paths import refuse_protected_path
 from ..objects.objectstore import BLOB, CHUNK, ObjectStore, hash_bytes
 from ..objects.trees import LINK, STAT_MODES, Entry, permissions
+from .lostnames import unlink_lost
 from .plan import Plan
 from .putback import SAVED_INFIX, put_back, save_aside
 
@@ -230,6 +232,22 @@ def _of_op(op: str, folder: str, kept_tags: set[str], name: str,
     return None
 
 
+def _remove_temp(dfd: Folder, op: str, folder: str, kept_tags: set[str], name: str,
+                 st: os.stat_result) -> None:
+    """Unlink ``name``, looked at in ``st`` as op's, only if it still is that file: moved
+    first to a name of op's of this process (a file being written, which a later recovery
+    of op removes if a crash leaves it) and looked at there (``remove_checked``). By name,
+    a file renamed to it between the look and the unlink was deleted (trust25)."""
+    kind = _kind(st) or "f"
+    mine = os.getpid()
+    private = rewindnames.make(mine, write_tag(op, folder, kind, mine, os.urandom(2).hex()))
+    try:
+        remove_checked(dfd, name, private, st, lambda now: _owned(now) and _of_op(
+            op, folder, kept_tags, name, now) is not None)
+    except OSError:
+        pass  # gone meanwhile: nothing to do
+
+
 # the most folders ``Applier`` holds a descriptor of until ``release`` (one a folder a
 # second name was made in): well under a process's usual 1,024 descriptors; a rewind
 # replacing files in more folders looks the rest up by path, as before
@@ -402,15 +420,20 @@ class Applier:
             root = open_root(self.workspace)
         except OSError:
             return  # the workspace gone: a roll-back calling this first goes on to say so
+        lost: dict[str, tuple[int, int]] = {}  # not where they were made: moved (trust25)
         with root:
             for folder, names in sorted(left.items()):
                 try:
                     dfd = open_dir(root, folder.split("/") if folder else [], create=False)
                 except (OSError, Unsafe):
-                    continue  # gone or swapped for a link: nothing of ours to unlink there
+                    lost.update(names)  # gone, or swapped for a link: looked for below
+                    continue
                 with dfd:
                     for name, ident in names:
-                        _unlink_own(dfd, name, ident)
+                        if not _unlink_own(dfd, name, ident) and _lstat_or_none(dfd, name) is None:
+                            lost[name] = ident
+        if lost:
+            unlink_lost(self.workspace, lost)
 
     def _hold(self, dfd: FdFolder, folder: str) -> None:
         """Keep a descriptor of ``dfd``, where a second name was just made, for ``release``
@@ -451,10 +474,7 @@ class Applier:
                         pid = _of_op(op, folder, kept_tags, name, st)
                         if pid is None or not rewindnames.writer_gone(pid, st.st_ctime):
                             continue
-                        try:
-                            dfd.unlink(name)
-                        except OSError:
-                            pass  # gone meanwhile: nothing to do
+                        _remove_temp(dfd, op, folder, kept_tags, name, st)
 
     def _remove(self, root: Folder, path: str) -> None:
         parts = path.split("/")

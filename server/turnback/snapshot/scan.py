@@ -22,6 +22,7 @@ from ..fs.folders import is_link
 from ..fs.osflags import DESCRIPTORS, O_CLOEXEC, O_DIRECTORY
 from ..objects.trees import DIR, LINK, STAT_MODES, Entry, Tree
 from . import prescan
+from .changedpaths import changed_paths
 from .ignore import IGNORE_FILES
 from .prescan import Verified, listing_key
 from .statcache import RACY_MARGIN_NS, ROW
@@ -68,8 +69,9 @@ class Scanner(TreeBuilding):
         dirty_paths: set[str] | None = None
         dirty_dirs: set[str] = set()
         if dirty is not None and base is not None:
-            dirty_paths = {p.strip("/") for p in dirty}
-            if any(p.rsplit("/", 1)[-1] in IGNORE_FILES for p in dirty_paths):
+            dirty_paths = changed_paths(dirty)  # one spelling a file: ``./f`` is ``f``
+            if dirty_paths is not None and any(
+                    p.rsplit("/", 1)[-1] in IGNORE_FILES for p in dirty_paths):
                 dirty_paths = None  # the ignore rules changed: every path is in question
         if dirty_paths is None:
             self.ignore.forget()  # a full scan reads the ignore files afresh
