@@ -242,3 +242,27 @@ def test_at_once_rounds_are_timed_after_gits_background_gc() -> None:
     samples = bench.results["samples"]
     assert len(samples["edit10.atonce"]) == len(samples["edit10.atonce.serverCpu"]) == 2
     assert all(c >= 0 for c in samples["edit10.atonce.serverCpu"])
+
+
+def test_a_refs_copy_gets_the_work_trees_built_folder_check_for_the_same_source(
+        tmp_path: Path) -> None:
+    """``use_ref``'s copy comes from ``git archive``, which holds no built module: an A/B of
+    a ref against the work tree compared Python's folder check with C's. The built module
+    goes in only beside a byte-identical ``_folderparts.c``."""
+    from turnback_side import copy_compiled
+
+    work, same, other = (tmp_path / n / "turnback" / "snapshot" for n in ("w", "s", "o"))
+    for d in (work, same, other):
+        d.mkdir(parents=True)
+    (work / "_folderparts.c").write_bytes(b"int f(void) { return 1; }\n")
+    (work / "_folderparts.cpython-311-x86_64-linux-gnu.so").write_bytes(b"\x7fELF built")
+    (same / "_folderparts.c").write_bytes(b"int f(void) { return 1; }\n")
+    (other / "_folderparts.c").write_bytes(b"int f(void) { return 2; }\n")
+
+    copied = copy_compiled(tmp_path / "w", tmp_path / "s")
+    assert copied == [same / "_folderparts.cpython-311-x86_64-linux-gnu.so"]
+    assert copied[0].read_bytes() == b"\x7fELF built"
+    assert copy_compiled(tmp_path / "w", tmp_path / "o") == []
+    assert sorted(p.name for p in other.iterdir()) == ["_folderparts.c"]
+    (same / "_folderparts.c").unlink()  # a ref from before the C module: nothing to pair
+    assert copy_compiled(tmp_path / "w", tmp_path / "s") == []
