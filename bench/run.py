@@ -15,7 +15,8 @@ Phases, in order (the server is stopped for every "cold" figure):
  4. cold: no-op and 10-file checkpoints by a fresh CLI process and a fresh ``Store.open``
  5. rewind of 10 changed files: CLI and server vs ``git clean -fd && git reset --hard``
  6. at once: the server's 10-file checkpoints and rewinds asked for right after the edits,
-    with no quiet moment for it to read them ahead (see server/turnback/server/prepare.py)
+    with no quiet moment for it to read them ahead (see server/turnback/server/prepare.py),
+    once git's background gc is done; the server's CPU of each checkpoint is kept too
  7. the sweep for the plot: 1 .. 10,000 changed files, server (after a quiet moment and at
     once), CLI and git
  8. the hook path: what an agent's hook runs, a fresh ``turnback`` process, while a server
@@ -37,11 +38,13 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from edits import Editor
 from gen_workspace import MARKER
+from server_bench import cpu_ns
 from shadow_git import ShadowGit, dir_size
 from turnback_side import Turnback, use_ref
 
@@ -135,12 +138,16 @@ class Bench:
         self.results["samples"].setdefault(key, []).append(value)
 
     def both_checkpoint(
-        self, via: Callable[[str], tuple[float, str]], tb_key: str, git_key: str
+        self, via: Callable[[str], tuple[float, str]], tb_key: str, git_key: str,
+        after_tb: Callable[[], object] | None = None,
     ) -> str:
-        """One Turnback checkpoint (by ``via``) and one git checkpoint of the same state."""
+        """One Turnback checkpoint (by ``via``) and one git checkpoint of the same state;
+        ``after_tb`` runs between the two."""
         lab = self.label(tb_key)
         secs, cp = via(lab)
         self.sample(tb_key, secs)
+        if after_tb is not None:
+            after_tb()
         self.sample(git_key, self.git.checkpoint(lab).seconds)
         return cp
 
@@ -272,13 +279,39 @@ class Bench:
             return
         self.tb.start_server(self.args.server_settle)
         self.both_checkpoint(self.tb.checkpoint_server, "serverFirst", "noop.git")
+        # from a fresh shadow repository (this phase alone) that pair is git's first commit,
+        # whose 50,000 loose objects start a detached ``git gc --auto``: on two cores it
+        # took the other core through every round (bench/RESULTS.md, "the at-once
+        # checkpoint's CPU"), so both tools' requests are timed once it is done
+        self.wait_gc("the at-once phase's first checkpoints")
+        pid = self.tb.server_pid()
+        gc_rounds = 0
         for _ in range(self.args.atonce_rounds):
+            gc_rounds += self.git.gc_running()
             self.editor.edit(10)
-            self.both_checkpoint(self.tb.checkpoint_server, "edit10.atonce", "edit10.git.atonce")
+            # the server's CPU from the request's sending to its answer, as server_rounds.py
+            # counts it: the same request's cost whatever ran before it (here: git)
+            used = partial(self._server_cpu, pid, "edit10.atonce", cpu_ns(pid),
+                           cpu_ns(pid, only=pid))
+            self.both_checkpoint(self.tb.checkpoint_server, "edit10.atonce", "edit10.git.atonce",
+                                 after_tb=used)
+        s = self.results["samples"]
+        print(f"   at once: wall {median(s['edit10.atonce']) * 1000:.1f} ms, the server's CPU "
+              f"{median(s['edit10.atonce.serverCpu']) * 1000:.2f} ms (its loop's "
+              f"{median(s['edit10.atonce.loopCpu']) * 1000:.2f}), medians; git's gc ran "
+              f"in {gc_rounds} of {self.args.atonce_rounds} rounds", flush=True)
+        if gc_rounds:
+            self.results["notes"].append(f"git's background gc ran during {gc_rounds} "
+                                         "at-once rounds")
         for _ in range(self.args.repeat):
             self._rewind_round(True, settle=False, key="rewind.atonce",
                                git_key="rewind.git.atonce")
         self.tb.stop_server()
+
+    def _server_cpu(self, pid: int, key: str, was: int, loop_was: int) -> None:
+        """The server's CPU (every thread's; its event loop's) since ``was`` / ``loop_was``."""
+        self.sample(f"{key}.serverCpu", (cpu_ns(pid) - was) / 1e9)
+        self.sample(f"{key}.loopCpu", (cpu_ns(pid, only=pid) - loop_was) / 1e9)
 
     def _rewind_round(self, server: bool, *, settle: bool, key: str, git_key: str) -> None:
         """Checkpoint, edit 10 files, rewind (after the watcher's settle time or at once);

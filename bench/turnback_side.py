@@ -61,11 +61,36 @@ def use_ref(ref: str, into: Path, python: str = sys.executable) -> str:
             ["git", "-C", str(repo), "archive", commit, "server"], capture_output=True, check=True
         ).stdout
         subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    copy_compiled(repo / "server", dest / "server")
     subprocess.run([python, "-m", "compileall", "-q", str(dest / "server")], check=True,
                    stdout=subprocess.DEVNULL)
     _SOURCE = dest / "server"
     sys.path.insert(0, str(_SOURCE))  # and this process too (run_sessions builds with the API)
     return commit
+
+
+_COMPILED = Path("turnback") / "snapshot"
+
+
+def copy_compiled(work: Path, copy: Path) -> list[Path]:
+    """The work tree's built folder check (``_folderparts*.so``, git-ignored, so never in
+    ``git archive``) copied beside the same C source in ``copy``: without it an A/B of a ref
+    against the work tree compares Python's folder check with C's (~50 ms of CPU a fresh
+    no-op checkpoint on SPEC's workspace). Nothing is copied where the ref's source differs
+    or is missing. Returns what was copied."""
+    source, there = work / _COMPILED / "_folderparts.c", copy / _COMPILED / "_folderparts.c"
+    try:
+        if source.read_bytes() != there.read_bytes():
+            return []
+    except FileNotFoundError:
+        return []
+    copied = []
+    for built in sorted((work / _COMPILED).glob("_folderparts*.so")):
+        target = copy / _COMPILED / built.name
+        if not target.exists():
+            shutil.copy2(built, target)
+            copied.append(target)
+    return copied
 
 
 def env() -> dict[str, str]:

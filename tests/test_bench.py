@@ -178,3 +178,91 @@ def test_toc_lists_level_two_headings_with_githubs_anchors() -> None:
     new = rewritten(text)
     assert "old" not in new and new.endswith("## Results\n")
     assert rewritten(new) == new
+
+
+class _Recorded:
+    """The at-once phase's server, git and editor, each call written to one list."""
+
+    def __init__(self, gc_until: int) -> None:
+        self.calls: list[str] = []
+        self.gc_until = gc_until  # git's gc "runs" until this many calls were made
+
+    def start_server(self, settle: float) -> None:
+        self.calls.append("start")
+
+    def stop_server(self) -> None:
+        self.calls.append("stop")
+
+    def server_pid(self) -> int:
+        return os.getpid()
+
+    def checkpoint_server(self, label: str) -> tuple[float, str]:
+        self.calls.append("turnback")
+        return 0.001, "cp"
+
+    def checkpoint(self, label: str) -> object:
+        self.calls.append("git")
+        return type("Timed", (), {"seconds": 0.2})()
+
+    def gc_running(self) -> bool:
+        return len(self.calls) < self.gc_until
+
+    def wait_for_gc(self) -> float:
+        self.calls.append("wait gc")
+        self.gc_until = 0
+        return 0.5
+
+    def edit(self, k: int) -> dict[str, bytes]:
+        self.calls.append("edit")
+        return {}
+
+
+def test_at_once_rounds_are_timed_after_gits_background_gc() -> None:
+    """From a fresh shadow repository the phase's first pair is git's first commit, whose
+    detached gc ran through every timed round on two cores (bench/RESULTS.md, "the at-once
+    checkpoint's CPU"): the rounds wait for it, and record the server's CPU of each."""
+    import argparse
+
+    from run import Bench
+
+    fake = _Recorded(gc_until=10**6)
+    bench = Bench.__new__(Bench)
+    bench.args = argparse.Namespace(no_server=False, server_settle=0.0, atonce_rounds=2,
+                                    repeat=0)
+    bench.tb = bench.git = bench.editor = fake  # type: ignore[assignment]
+    bench.results = {"load": [], "samples": {}, "notes": [], "figures": {}}
+    bench.n = 0
+    bench.atonce()
+    first_edit = fake.calls.index("edit")
+    assert fake.calls[:4] == ["start", "turnback", "git", "wait gc"]
+    assert first_edit == 4
+    # the wait is noted, and no timed round ran while git's gc did
+    assert [n for n in bench.results["notes"] if "gc" in n] == [
+        "waited 0.5s for git's background auto gc after the at-once phase's first checkpoints"]
+    samples = bench.results["samples"]
+    assert len(samples["edit10.atonce"]) == len(samples["edit10.atonce.serverCpu"]) == 2
+    assert all(c >= 0 for c in samples["edit10.atonce.serverCpu"])
+
+
+def test_a_refs_copy_gets_the_work_trees_built_folder_check_for_the_same_source(
+        tmp_path: Path) -> None:
+    """``use_ref``'s copy comes from ``git archive``, which holds no built module: an A/B of
+    a ref against the work tree compared Python's folder check with C's. The built module
+    goes in only beside a byte-identical ``_folderparts.c``."""
+    from turnback_side import copy_compiled
+
+    work, same, other = (tmp_path / n / "turnback" / "snapshot" for n in ("w", "s", "o"))
+    for d in (work, same, other):
+        d.mkdir(parents=True)
+    (work / "_folderparts.c").write_bytes(b"int f(void) { return 1; }\n")
+    (work / "_folderparts.cpython-311-x86_64-linux-gnu.so").write_bytes(b"\x7fELF built")
+    (same / "_folderparts.c").write_bytes(b"int f(void) { return 1; }\n")
+    (other / "_folderparts.c").write_bytes(b"int f(void) { return 2; }\n")
+
+    copied = copy_compiled(tmp_path / "w", tmp_path / "s")
+    assert copied == [same / "_folderparts.cpython-311-x86_64-linux-gnu.so"]
+    assert copied[0].read_bytes() == b"\x7fELF built"
+    assert copy_compiled(tmp_path / "w", tmp_path / "o") == []
+    assert sorted(p.name for p in other.iterdir()) == ["_folderparts.c"]
+    (same / "_folderparts.c").unlink()  # a ref from before the C module: nothing to pair
+    assert copy_compiled(tmp_path / "w", tmp_path / "s") == []
