@@ -123,3 +123,17 @@ def test_a_checkpoint_with_few_object_logs_imports_no_gc(ws: Path) -> None:
         modules = proc.stderr.split()
         assert b"turnback.store.logmerge" in modules  # it did ask
         assert b"turnback.store.gc" not in modules
+
+
+def test_a_checkpoint_with_no_server_imports_no_socket_module(ws: Path) -> None:
+    """The hand-off looks for the server's socket file before it imports ``_socket``:
+    with no file there, the CLI never imports it (before, ~0.5 ms before the early
+    fork, in every call; cold25)."""
+    (ws / "f").write_text("x")
+    for _ in range(2):  # the store made, then a no-op
+        proc = subprocess.run([sys.executable, "-c", _MODULES_AT_EXIT, "checkpoint", "-m", "x"],
+                              cwd=ws, capture_output=True, env=cli_env(), timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        modules = proc.stderr.split()
+        assert b"turnback.fs.sockets" in modules  # it did look
+        assert b"_socket" not in modules and b"socket" not in modules
