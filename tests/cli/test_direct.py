@@ -100,3 +100,40 @@ def test_a_non_ascii_label_on_an_ascii_stream_prints_as_click_does(
     assert click_cp.returncode == 0, click_cp.stderr
     assert direct_cp.stdout.split(b"  ")[1:] == click_cp.stdout.split(b"  ")[1:]
     assert direct_cp.stdout.endswith("é \U0001f600\n".encode())
+
+
+# the CLI's own entry point, saying on stderr which modules it imported before it left
+_MODULES_AT_EXIT = (
+    "import atexit, sys\n"
+    "atexit.register(lambda: sys.stderr.write(' '.join(sorted(sys.modules)) + '\\n'))\n"
+    "sys.argv = ['turnback', *sys.argv[1:]]\n"
+    "from turnback.cli.main import main\n"
+    "main()\n")
+
+
+def test_a_checkpoint_with_few_object_logs_imports_no_gc(ws: Path) -> None:
+    """After its answer the CLI asks whether the object logs are many enough to merge;
+    few (every call but one in ``merging.MERGE_AT``) import neither gc's module nor its
+    models, which the asking imported in every call's serial tail before (cold25)."""
+    (ws / "f").write_text("x")
+    for _ in range(2):  # the store made, then a no-op
+        proc = subprocess.run([sys.executable, "-c", _MODULES_AT_EXIT, "checkpoint", "-m", "x"],
+                              cwd=ws, capture_output=True, env=cli_env(), timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        modules = proc.stderr.split()
+        assert b"turnback.store.logmerge" in modules  # it did ask
+        assert b"turnback.store.gc" not in modules
+
+
+def test_a_checkpoint_with_no_server_imports_no_socket_module(ws: Path) -> None:
+    """The hand-off looks for the server's socket file before it imports ``_socket``:
+    with no file there, the CLI never imports it (before, ~0.5 ms before the early
+    fork, in every call; cold25)."""
+    (ws / "f").write_text("x")
+    for _ in range(2):  # the store made, then a no-op
+        proc = subprocess.run([sys.executable, "-c", _MODULES_AT_EXIT, "checkpoint", "-m", "x"],
+                              cwd=ws, capture_output=True, env=cli_env(), timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        modules = proc.stderr.split()
+        assert b"turnback.fs.sockets" in modules  # it did look
+        assert b"_socket" not in modules and b"socket" not in modules

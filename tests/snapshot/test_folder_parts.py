@@ -156,6 +156,37 @@ def test_not_a_folder_nor_an_open_descriptor_is_not_verified(tmp_path: Path) -> 
     assert folder_parts(fd) is None and prescan.python_parts(fd) is None  # closed now
 
 
+_AT_THE_LIMIT = """
+import os, resource, sys
+from turnback.snapshot._folderparts import folder_parts
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+held = []
+try:
+    while True:
+        held.append(os.open(os.devnull, os.O_RDONLY))
+except OSError:
+    pass
+got = folder_parts(fd)
+again = folder_parts(fd)
+print(got is not None and got[1] == 3 and got == again)
+"""
+
+
+def test_a_folder_is_listed_through_its_own_descriptor(tmp_path: Path) -> None:
+    """No descriptor of its own (no duplicate for ``fdopendir``, cold25): at the process's
+    descriptor limit the folder is still checked, and rewound after for a second listing.
+    Before, the duplicate failed there and the folder was "not verified"."""
+    for name in ("a", "b", "c"):
+        write(tmp_path / name, name)
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", _AT_THE_LIMIT, str(tmp_path)], check=True,
+                         capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))).stdout
+    assert out.strip() == "True"
+
+
 def test_an_entry_that_cannot_be_stated_is_not_verified(tmp_path: Path) -> None:
     """Listable but not searchable (read without execute permission): every ``fstatat``
     fails, the path an entry gone between the listing and its ``lstat`` takes too. Run

@@ -115,3 +115,29 @@ def test_a_diff_against_the_working_tree_saves_it_first(tmp_path: Path, reads: l
         other.checkpoint()
     assert reads == []
     store.close()
+
+
+def test_a_close_with_nothing_to_save_takes_no_lock(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI closes its store before it prints and again after: with the stat cache
+    saved by the checkpoint and no batch held there is nothing to write, and no gc lock
+    is taken (it was, at every close: three a fresh checkpoint, one before its answer;
+    cold25). A cache left unsaved is still saved under it (the test above)."""
+    from turnback.store import facade
+
+    taken: list[Path] = []
+    rw_lock = facade.rw_lock
+
+    def counted(path: Path, exclusive: bool) -> object:
+        taken.append(path)
+        return rw_lock(path, exclusive=exclusive)
+
+    monkeypatch.setattr(facade, "rw_lock", counted)
+    store = Store.open(_workspace(tmp_path))
+    store.checkpoint()
+    store.checkpoint()  # a no-op
+    store.close()
+    store.close()
+    assert taken == []
+    with Store.open(tmp_path / "ws") as again:
+        assert again.checkpoint().files == 12  # nothing lost

@@ -261,6 +261,11 @@ class ObjectStore:
             log = self._log_frame(w, b"")
             self._wrote(log.path)
 
+    @property
+    def holds_batch(self) -> bool:
+        """Whether a batch is held back (``flush_held`` would write it)."""
+        return self._held is not None
+
     def flush_held(self) -> None:
         """Write a held batch now (before a stat cache that names its objects is saved)."""
         with self._batch_lock:

@@ -2,9 +2,9 @@
  *
  * Why compiled: a no-op full checkpoint lists ~1,000 folders and lstats ~51,000 entries;
  * in Python each entry costs a DirEntry and a stat_result object (~40-60 ms of CPU on
- * SPEC's workspace) only to be packed into 36 bytes and hashed. Here the same system
- * calls (fdopendir on a duplicate, readdir, fstatat without following links) fill the
- * very bytes prescan.py's Python path hashes, so every stat cache record stays valid.
+ * SPEC's workspace) only to be packed into 36 bytes and hashed. Here the listing
+ * (getdents64) and fstatat without following links fill the very bytes prescan.py's
+ * Python path hashes, so every stat cache record stays valid.
  *
  * Optional: setup.py builds it with optional=True; prescan.py falls back to Python when
  * it cannot be imported. Everything here is read from disk: names are any bytes up to
@@ -15,13 +15,13 @@
 #include <Python.h>
 
 #ifdef __linux__
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* a file's part: "<QqqQI" of (size, mtime_ns, ctime_ns, ino, mode), little-endian */
@@ -77,38 +77,56 @@ static int listing_add(Listing *l, const char *name, size_t len) {
     return 0;
 }
 
-/* Every name in the folder of descriptor fd, in readdir's order, "." and ".." left out:
- * os.scandir(fd)'s own way (a duplicate opened with fdopendir, rewound before it is
- * closed, since it shares its offset with fd). 0; -1 when a system call failed (Python's
- * OSError: not verified); -2 when this listing's own memory ran out (MemoryError). */
+/* The kernel's own record of one folder entry (linux/dirent.h; glibc's struct dirent64
+ * is the same, but not every libc declares it) */
+struct kernel_dirent64 {
+    uint64_t d_ino;
+    int64_t d_off;
+    unsigned short d_reclen;
+    unsigned char d_type;
+    char d_name[];
+};
+
+/* Every name in the folder of descriptor fd, in the kernel's order, "." and ".." left
+ * out, as os.scandir(fd) lists it; fd is rewound after (os.scandir rewinds its duplicate,
+ * which shares the offset), so the caller may list it again. Read by getdents64 on fd
+ * itself: fdopendir on a duplicate, as scandir does, cost five more system calls a folder
+ * (the dup, fdopendir's fstat and two fcntl, the duplicate's close) and a 32 KB buffer
+ * made and freed; ~5,000 calls of a no-op checkpoint's ~63,700 on SPEC's workspace
+ * (bench/RESULTS.md, branch cold25). 0; -1 when a system call failed (Python's OSError:
+ * not verified); -2 when this listing's own memory ran out (MemoryError). */
 static int list_folder(int fd, Listing *l) {
-    int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-    if (dup_fd < 0) return -1;
-    DIR *dir = fdopendir(dup_fd);
-    if (dir == NULL) {
-        int saved = errno;
-        close(dup_fd);
-        errno = saved;
-        return -1;
-    }
+    uint64_t buf[4096];  /* 32 KB, glibc's readdir buffer; aligned for the records */
     int failed = 0;
     for (;;) {
-        errno = 0;
-        struct dirent *de = readdir(dir);
-        if (de == NULL) {
-            if (errno != 0) failed = -1;
+        long got = syscall(SYS_getdents64, fd, buf, sizeof buf);
+        if (got < 0) {
+            failed = -1;
             break;
         }
-        const char *name = de->d_name;
-        if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')))
-            continue;
-        if (listing_add(l, name, strlen(name)) < 0) {
-            failed = -2;
-            break;
+        if (got == 0) break;
+        for (long at = 0; at < got;) {
+            const struct kernel_dirent64 *de =
+                (const struct kernel_dirent64 *)((const char *)buf + at);
+            if (de->d_reclen == 0 || de->d_reclen > got - at) {
+                errno = EIO;  /* not the kernel's records: never seen; not verified */
+                failed = -1;
+                break;
+            }
+            at += de->d_reclen;
+            const char *name = de->d_name;
+            if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')))
+                continue;
+            if (listing_add(l, name, strlen(name)) < 0) {
+                failed = -2;
+                break;
+            }
         }
+        if (failed) break;
     }
-    rewinddir(dir);
-    closedir(dir);
+    int saved = errno;
+    if (lseek(fd, 0, SEEK_SET) < 0 && failed == 0) return -1;
+    errno = saved;
     return failed;
 }
 

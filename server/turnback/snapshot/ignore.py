@@ -101,6 +101,9 @@ class IgnoreRules:
         self._chains: dict[str, list[tuple[int, _Spec]]] = {}
         self._sigs: dict[str, str] = {}
         self._sig_chains: dict[str, tuple[str, ...]] = {}
+        # a chain's signature by the chain itself: folders at one depth under the same
+        # ignore files share it, so a walk joins and hashes each distinct chain once
+        self._chain_sigs: dict[tuple[str, ...], str] = {}
         self._extra_sig = blake3.blake3("\n".join(extra).encode()).hexdigest()[:16]
         # info/exclude, then core.excludesFile: read on first use, again after ``forget``
         self._git: list[tuple[str, _Spec]] | None = None
@@ -159,8 +162,12 @@ class IgnoreRules:
     def chain_sig(self, dir_rel: str) -> str:
         """A signature of every ignore rule in force in ``dir_rel`` (changes when any does)."""
         sigs = self._sig_chain(dir_rel)  # the parent's, plus this folder's
-        return ":".join(sigs) if len(sigs) < 6 else blake3.blake3(
-            ":".join(sigs).encode("utf-8", "surrogateescape")).hexdigest()[:24]
+        got = self._chain_sigs.get(sigs)
+        if got is None:
+            # a value of the chain alone, never stale; ``forget`` bounds the memory
+            got = self._chain_sigs[sigs] = ":".join(sigs) if len(sigs) < 6 else blake3.blake3(
+                ":".join(sigs).encode("utf-8", "surrogateescape")).hexdigest()[:24]
+        return got
 
     def forget(self) -> None:
         """Drop cached ignore files (they may have changed on disk)."""
@@ -168,6 +175,7 @@ class IgnoreRules:
         self._chains.clear()
         self._sigs.clear()
         self._sig_chains.clear()
+        self._chain_sigs.clear()
         self._git = None
 
     def forget_below(self, dir_rel: str) -> None:

@@ -573,8 +573,13 @@ class StatCache:
             yield self._read(at, n)
             at += n
 
+    @property
+    def unsaved(self) -> bool:
+        """Whether ``flush`` would write: rows changed since the last save."""
+        return self.dirty and self._loaded
+
     def flush(self) -> None:
         """Write what throttled incremental saves held back (on close)."""
-        if self.dirty and self._loaded:
+        if self.unsaved:
             self._saved_at = 0.0
             self.save()

@@ -174,6 +174,13 @@ class Store(TurnOps, RewindOps):
             return
         if isinstance(self.backend, FileSessions):
             self.backend.save_index()
+        if not (self._statcache.unsaved or self.objects.holds_batch):
+            # nothing to write, so no gc lock to take nor gc mark to look at: the CLI
+            # closes before it prints and again after (the lock was taken three times
+            # a fresh checkpoint, the first before its answer; cold25)
+            self._statcache.close()
+            self._root_held.close()
+            return
         try:
             # under the gc lock, after a look at the gc mark: a gc (any process) may have
             # removed objects the cache in memory names, and must not find them named again

@@ -27,7 +27,6 @@ from ..fs.atomic import fsync_file
 from ..fs.locks import try_rw_lock
 from ..objects.merging import MERGE_AT
 from ..objects.packlog import log_names
-from .gc import STRAY_AGE_S
 
 if TYPE_CHECKING:
     from .state import StoreState
@@ -41,6 +40,10 @@ def merge_logs(store: StoreState, at_least: int = MERGE_AT) -> tuple[int, int] |
     folder = store.objects.root / "log"
     if len(log_names(folder)) <= at_least:
         return None
+    # here, past the count: every fresh CLI call asks once its answer is out, and most
+    # find few logs; gc's module was ~1 ms of that serial tail (bench/RESULTS.md, cold25)
+    from .gc import STRAY_AGE_S
+
     with try_rw_lock(store.root / "locks" / "gc", exclusive=True) as held:
         if not held:
             return None  # a writer or a gc now: a later process merges
