@@ -51,3 +51,42 @@ def test_each_replaced_file_and_its_second_name_are_looked_at_once(
         "a.txt": 1, "b.txt": 1, "c.txt": 1}, looks
     assert looks[PREFIX] == len(PATHS), looks
 
+
+def test_the_conflict_check_looks_at_each_folder_on_the_way_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``check_conflicts`` looked at every folder above each path, once a path: ``d`` three
+    times and ``d/e`` twice for these three files. Each is looked at once now; what it
+    refuses is unchanged (its tests: ``tests/rewind/test_rewind.py``)."""
+    import turnback.rewind.apply as rw
+
+    ws = tmp_path / "ws"
+    for p in PATHS:
+        write(ws, p, "v1\n")
+    write(ws, "d/e/more.txt", "v1\n")
+    with Store.open(ws) as store:
+        cp = store.checkpoint()
+        for p in [*PATHS, "d/e/more.txt"]:
+            write(ws, p, "v2\n")
+        looked: Counter[str] = Counter()
+        real_lstat, real_check = rw.os.lstat, rw.check_conflicts
+        inside: list[bool] = []
+
+        def counted(path: str, *a: object, **k: object) -> object:
+            if inside:
+                looked[Path(path).relative_to(ws).as_posix()] += 1
+            return real_lstat(path, *a, **k)  # type: ignore[arg-type]
+
+        def check(*a: object, **k: object) -> None:
+            inside.append(True)
+            try:
+                real_check(*a, **k)  # type: ignore[arg-type]
+            finally:
+                inside.clear()
+
+        monkeypatch.setattr(rw.os, "lstat", counted)
+        monkeypatch.setattr(rw, "check_conflicts", check)
+        store.rewind(cp.id)
+        monkeypatch.undo()
+    assert looked, "the conflict check ran"
+    assert {p: n for p, n in looked.items() if n != 1} == {}, looked
+    assert set(looked) == {"d", "d/e", "d/f", *PATHS, "d/e/more.txt"}
