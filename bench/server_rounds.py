@@ -14,10 +14,11 @@ A ref's store format must match the store's (use a copy of the workspace otherwi
 ``cpuMs`` is the server's CPU time (every thread's, from ``/proc/<pid>/task/*/schedstat``)
 from each request's sending to its answer: steadier than wall time on a shared machine
 (Linux only; a thread that ends meanwhile, an fsync helper, is not counted).
-``loopCpuMs`` is the part of it on the event loop's thread (the main thread: reading,
-decoding and dispatching the request, the hand-overs to the write thread and back, writing
-the answer); the rest is the write threads' (the store's call, and the stat cache's save
-that starts once the answer is written, often before this client has read it).
+``loopCpuMs`` is the part of it on the event loop's thread, for both at-once requests (the
+main thread: reading, decoding and dispatching the request, the hand-overs to the write
+thread and back, writing the answer); the rest is the write threads' (the store's call,
+and the stat cache's save that starts once the answer is written, often before this client
+has read it).
 ``--spy FILE`` records the server with py-spy meanwhile (``bench/pyspy_top.py FILE``).
 """
 
@@ -50,19 +51,20 @@ def main(argv: list[str] | None = None) -> int:
     s: dict[str, list[float]] = {"checkpointAtOnce": [], "rewindAtOnce": [], "noop": [],
                                  "rewindPrepared": []}
     cpu: dict[str, list[float]] = {"checkpointAtOnce": [], "rewindAtOnce": []}
-    loop_cpu: list[float] = []
+    loop_cpu: dict[str, list[float]] = {"checkpointAtOnce": [], "rewindAtOnce": []}
     try:
         for i in range(a.rounds):
             ed.edit(10)
             c0, m0 = cpu_ns(pid), cpu_ns(pid, only=pid)
             secs, cp = tb.checkpoint_server(f"at once {i}")
             cpu["checkpointAtOnce"].append((cpu_ns(pid) - c0) / 1e9)
-            loop_cpu.append((cpu_ns(pid, only=pid) - m0) / 1e9)
+            loop_cpu["checkpointAtOnce"].append((cpu_ns(pid, only=pid) - m0) / 1e9)
             s["checkpointAtOnce"].append(secs)
             ed.edit(10)
-            c0 = cpu_ns(pid)
+            c0, m0 = cpu_ns(pid), cpu_ns(pid, only=pid)
             s["rewindAtOnce"].append(tb.rewind_server(cp)[0])
             cpu["rewindAtOnce"].append((cpu_ns(pid) - c0) / 1e9)
+            loop_cpu["rewindAtOnce"].append((cpu_ns(pid, only=pid) - m0) / 1e9)
             time.sleep(0.3)
             secs, cp = tb.checkpoint_server(f"no-op {i}")
             s["noop"].append(secs)
@@ -77,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         tb.stop_server()
     out = {k: round(statistics.median(v) * 1000, 1) for k, v in s.items()}
     used = {k: round(statistics.median(v) * 1000, 2) for k, v in cpu.items() if v}
-    on_loop = {"checkpointAtOnce": round(statistics.median(loop_cpu) * 1000, 2)} if loop_cpu else {}
+    on_loop = {k: round(statistics.median(v) * 1000, 2) for k, v in loop_cpu.items() if v}
     print(json.dumps({"ref": a.ref or "work tree", "load": round(os.getloadavg()[0], 2),
                       "medianMs": out, "cpuMs": used, "loopCpuMs": on_loop}))
     return 0

@@ -140,7 +140,7 @@ def test_a_save_after_the_rename_is_not_overwritten_by_the_put_back(
     store, cp = _prepared(ws)
     fd = os.open(ws / "z.txt", os.O_WRONLY)
     real_keep = rw.Applier._keep_replaced
-    real_entry = rw.disk_entry
+    real_entry, real_file_entry = rw.disk_entry, rw._file_entry
     saved_once: list[str] = []
 
     def before_the_rename(self: rw.Applier, dfd: Folder, name: str, *rest: str) -> str | None:
@@ -148,16 +148,24 @@ def test_a_save_after_the_rename_is_not_overwritten_by_the_put_back(
             os.pwrite(fd, W1, 0)
         return real_keep(self, dfd, name, *rest)
 
-    def editor_saves_first(dfd: Folder, name: str) -> rw.Entry | None:
+    def editor_saves(dfd: Folder, name: str) -> None:
         if name.startswith(rw.TMP_PREFIX) and not saved_once and (
                 ws / "z.txt").read_bytes() == b"z1\n":  # z.txt's look, once renamed
             saved_once.append(name)
             (ws / "z.txt.swp").write_bytes(W2)
             os.replace(ws / "z.txt.swp", ws / "z.txt")
+
+    def editor_saves_first(dfd: Folder, name: str) -> rw.Entry | None:
+        editor_saves(dfd, name)
         return real_entry(dfd, name)
+
+    def editor_saves_before_the_read(dfd: Folder, name: str) -> rw.Entry | None:
+        editor_saves(dfd, name)  # the look at a second name its lstat found a file
+        return real_file_entry(dfd, name)
 
     monkeypatch.setattr(rw.Applier, "_keep_replaced", before_the_rename)
     monkeypatch.setattr(rw, "disk_entry", editor_saves_first)
+    monkeypatch.setattr(rw, "_file_entry", editor_saves_before_the_read)
     try:
         with pytest.raises(rw.Changed, match=r"z\.txt\.turnback-saved-[0-9a-f]{8}"):
             store.rewind(cp)

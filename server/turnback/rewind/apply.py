@@ -115,12 +115,6 @@ def kept_name(op: str, path: str) -> str:
     return blake3.blake3(op.encode() + b"\0" + os.fsencode(path)).hexdigest()[:8]
 
 
-def _is_file(dfd: Folder, name: str) -> bool:
-    """Whether a regular file stands at ``name`` (not followed if a link)."""
-    st = _lstat_or_none(dfd, name)
-    return st is not None and stat.S_ISREG(st.st_mode)
-
-
 def _one_file(dfd: Folder, name: str, other: str) -> bool:
     """Whether ``name`` and ``other`` are two names of one file (a hard link)."""
     a, b = _lstat_or_none(dfd, name), _lstat_or_none(dfd, other)
@@ -326,7 +320,10 @@ class Applier:
                 try:
                     name = path.split("/")[-1]
                     was = plan.before.get(path)
-                    held = folder is not None and _is_file(folder, name)
+                    # this look is the write's own: ``_put`` makes none of its own before
+                    # it links the file held (3 -> 1 ``lstat`` a replaced file)
+                    seen = None if folder is None else _lstat_or_none(folder, name)
+                    held = seen is not None and stat.S_ISREG(seen.st_mode)
                     if not (strict and held):
                         # looked at first: a recovery or a roll-back leaves a path already
                         # so, or changed, without a write
@@ -336,7 +333,8 @@ class Applier:
                     try:
                         # a file replaced is looked at once replaced, by its second name
                         # (``_put``): a write landing before the rename is seen there
-                        self._put(root, path, entry, folder, (was,) if held else None)
+                        self._put(root, path, entry, folder, (was,) if held else None,
+                                  seen if held else None)
                     except Changed:
                         if strict:
                             raise
@@ -527,7 +525,8 @@ class Applier:
             raise
 
     def _put(self, root: Folder, path: str, entry: Entry, folder: Folder | None = None,
-             expect: tuple[Entry | None] | None = None) -> None:
+             expect: tuple[Entry | None] | None = None,
+             seen: os.stat_result | None = None) -> None:
         """Write ``entry`` at ``path`` through ``folder`` (its folder, open: the caller
         closes it), or through its folder opened (made where missing) here.
 
@@ -537,6 +536,11 @@ class Applier:
         descriptor held open or by name, or a save renamed over it) is put back in place
         and the rewind stops (``Changed``); a look before the rename would miss a write
         landing after it, which the rename's freed file then lost.
+
+        ``seen``: the caller's ``lstat`` of the path, a regular file, made just before: no
+        folder to clear there, and the file to keep by a second name. Anything swapped in
+        since is caught as without it: a folder refuses the link, and a link or another
+        file linked instead is what the look after the rename finds (``Changed``).
         """
         parts = path.split("/")
         dfd = folder if folder is not None else self._parent(root, parts, path)
@@ -548,12 +552,13 @@ class Applier:
         tmp = rewindnames.make(pid, tag)
         placed = False  # renamed into place: the name ``tmp`` is no longer ours to unlink
         try:
-            try:
-                st = dfd.lstat(name)
-                if stat.S_ISDIR(st.st_mode) and not is_link(st):
-                    self._clear_dir(dfd, name, path)
-            except FileNotFoundError:
-                pass
+            if seen is None:
+                try:
+                    st = dfd.lstat(name)
+                    if stat.S_ISDIR(st.st_mode) and not is_link(st):
+                        self._clear_dir(dfd, name, path)
+                except FileNotFoundError:
+                    pass
             if entry.mode == LINK:
                 target = self.objects.get(BLOB, entry.hash)
                 if not target or b"\0" in target:
@@ -579,9 +584,11 @@ class Applier:
                         os.fsync(fd)
                 finally:
                     os.close(fd)
-            kept = self._keep_replaced(dfd, name, path)
-            # the file linked, by identity: ``release`` unlinks that name only if it still is
-            ident = None if kept is None else _ident_or_none(dfd, kept)
+            kept = self._keep_replaced(dfd, name, path, seen)
+            # the file linked, by identity: ``release`` unlinks that name only if it still is;
+            # this ``lstat`` is also the look after the rename's (``_check_replaced``)
+            kept_st = None if kept is None else _lstat_or_none(dfd, kept)
+            ident = None if kept_st is None else identity(kept_st)
             if expect is not None and kept is None:
                 # nothing to look at after the rename: looked at now, as the plan's check
                 self._decide(path, disk_entry(dfd, name), entry, expect[0], True, [])
@@ -594,7 +601,7 @@ class Applier:
             placed = True
             if kept is not None:
                 if expect is not None:
-                    self._check_replaced(dfd, name, kept, path, entry, expect[0])
+                    self._check_replaced(dfd, name, kept, path, entry, expect[0], kept_st)
                 if ident is not None and isinstance(dfd, FdFolder):
                     self.replaced.append(("/".join(parts[:-1]), kept, ident))
                     self._hold(dfd, "/".join(parts[:-1]))
@@ -610,13 +617,17 @@ class Applier:
 
     @staticmethod
     def _check_replaced(dfd: Folder, name: str, kept: str, path: str, entry: Entry,
-                        was: Entry | None) -> None:
+                        was: Entry | None, kept_st: os.stat_result | None = None) -> None:
         """The file just replaced at ``name``, still held as ``kept``, must hold ``was``
         (or already the target). Else it goes back in place, its inode and all (a
         descriptor held open on it writes on into the file at ``name``), and the rewind
         stops with ``Changed``. Where it cannot go back, it is given a name no clean-up
-        removes, which the error names."""
-        now = disk_entry(dfd, kept)
+        removes, which the error names. ``kept_st``: ``kept``'s ``lstat`` made right after
+        its link; a regular file is then opened (and checked one) without a second."""
+        if kept_st is not None and stat.S_ISREG(kept_st.st_mode):
+            now = _file_entry(dfd, kept)
+        else:
+            now = disk_entry(dfd, kept)
         if _same(now, was) or _same(now, entry):
             return
         try:
@@ -697,7 +708,8 @@ class Applier:
                         late += [p for p in paths if p not in late]
         return late
 
-    def _keep_replaced(self, dfd: Folder, name: str, path: str = "") -> str | None:
+    def _keep_replaced(self, dfd: Folder, name: str, path: str = "",
+                       seen: os.stat_result | None = None) -> str | None:
         """Give the regular file ``name`` a second, temporary name before a rename replaces
         it, so the rename does not free its blocks: on ext4 freeing a replaced file's
         blocks was most of a rename's cost, 0.79 ms a file against 0.05 ms this way
@@ -709,7 +721,7 @@ class Applier:
         if not isinstance(dfd, FdFolder):
             return None
         try:
-            st = dfd.lstat(name)
+            st = seen if seen is not None else dfd.lstat(name)  # ``seen``: the caller's look
         except OSError:
             return None
         if not stat.S_ISREG(st.st_mode):
@@ -789,17 +801,28 @@ def check_conflicts(workspace: str, plan: Plan, skipped: dict[str, str] | None =
     """
     removed = {key(p) for p in plan.remove}
     uncaptured: list[str] = []
+    # each folder on the way looked at once, not once a path below it (10 paths in SPEC's
+    # workspace shared ~10% of their ~50 looks); what was found: a folder (True) or nothing
+    found: dict[str, bool] = {}
     for path in sorted({**plan.write, **plan.create}):
         parts = path.split("/")
         folders_stand = True  # every folder on the way is a real folder now
         for depth in range(1, len(parts)):
             anc = "/".join(parts[:depth])
+            known = found.get(anc)
+            if known is not None:
+                if known:
+                    continue
+                folders_stand = False
+                break
             try:
                 st = os.lstat(os.path.join(workspace, anc))
             except (FileNotFoundError, NotADirectoryError):
+                found[anc] = False
                 folders_stand = False
                 break
             if stat.S_ISDIR(st.st_mode):
+                found[anc] = True
                 continue
             if key(anc) not in removed:
                 if stat.S_ISLNK(st.st_mode):
@@ -809,6 +832,7 @@ def check_conflicts(workspace: str, plan: Plan, skipped: dict[str, str] | None =
                     f"cannot restore '{path}': '{anc}' is a file the rewind does not replace; "
                     "move it away (or include it in the paths) and rewind again"
                 )
+            found[anc] = False  # a file the plan removes first: made a folder afresh
             folders_stand = False
             break
         if not folders_stand:
@@ -857,11 +881,6 @@ def check_conflicts(workspace: str, plan: Plan, skipped: dict[str, str] | None =
             "Nothing was changed: move those files away (or rewind other paths) and rewind "
             "again"
         )
-
-
-def _ident_or_none(dfd: Folder, name: str) -> tuple[int, int] | None:
-    st = _lstat_or_none(dfd, name)
-    return None if st is None else identity(st)
 
 
 def _unlink_own(dfd: Folder, name: str, ident: tuple[int, int]) -> bool:
