@@ -154,3 +154,54 @@ def test_a_moved_second_name_taken_by_another_file_is_left_by_the_walk(
     store.finish_rewind()
     assert second_names(ws) == [kept], "not the file the rewind linked: left"
     assert kept.read_text() == "someone else's"
+
+
+def _chain(top: Path, depth: int) -> None:
+    """``top/d/d/…/d``, ``depth`` folders, made through descriptors (past PATH_MAX)."""
+    fd = os.open(top, os.O_RDONLY)
+    try:
+        for _ in range(depth):
+            os.mkdir("d", dir_fd=fd)
+            fd, old = os.open("d", os.O_RDONLY, dir_fd=fd), fd
+            os.close(old)
+    finally:
+        os.close(fd)
+
+
+def _unchain(top: Path, depth: int) -> None:
+    """Remove ``_chain``'s folders bottom up, without recursion (``shutil.rmtree``'s)."""
+    fds = [os.open(top, os.O_RDONLY)]
+    try:
+        for _ in range(depth - 1):
+            fds.append(os.open("d", os.O_RDONLY, dir_fd=fds[-1]))
+        while fds:
+            fd = fds.pop()
+            os.rmdir("d", dir_fd=fd)
+            os.close(fd)
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def test_a_tree_deeper_than_the_recursion_limit_does_not_fail_the_walk(
+        store: Store, ws: Path, tmp_path: Path, keeping: None,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The walk went down by recursion, one frame a folder: folders nested past Python's
+    limit (1,000), which anyone who can write the workspace makes in a moment, and which
+    an ignored folder or one made after the rewind's checkpoint keeps out of every scan,
+    raised ``RecursionError`` out of the release: **``finish_rewind`` failed and the
+    rewind was never recorded** (its journal left for the next open). Now the walk goes
+    no deeper than a checkpoint can hold (``MAX_DEPTH``) (redteam27; fails before)."""
+    monkeypatch.setattr(rw, "HELD_FOLDERS", 3)
+    folders = [f"d{i}" for i in range(6)]
+    _rewound_in(store, ws, folders)
+    (ws / "d5").rename(tmp_path / "outside")  # not found: the whole workspace walked
+    (ws / "deep").mkdir()
+    _chain(ws / "deep", 1100)
+    try:
+        store.finish_rewind()
+        assert store.oplog.pending() is None, "the rewind recorded"
+        for f in folders[:5]:
+            assert second_names(ws / f) == []
+    finally:
+        _unchain(ws / "deep", 1100)

@@ -11,7 +11,10 @@ the file it linked: that proves a name found anywhere is its own. So when a fold
 be found, and only then, the release walks the workspace once (no link followed, no
 ``.git`` or store folder entered) for those names, stopping once all are found; a found
 name is moved aside, looked at again and unlinked (``fs/leftovers.remove_checked``).
-A folder moved out of the workspace is not found: left as before.
+A folder moved out of the workspace is not found: left as before. The walk goes no deeper
+than a checkpoint holds (``MAX_DEPTH``, 512 folders): one frame and one descriptor a level,
+folders nested past Python's recursion limit raised ``RecursionError`` out of the release,
+which then never recorded the rewind (redteam27).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from ..fs import rewindnames
 from ..fs.folders import Folder, identity, open_root
 from ..fs.leftovers import remove_checked
 from ..fs.paths import is_protected_name
+from ..objects.trees import MAX_DEPTH
 
 
 def unlink_lost(workspace: str, lost: dict[str, tuple[int, int]]) -> list[str]:
@@ -37,11 +41,12 @@ def unlink_lost(workspace: str, lost: dict[str, tuple[int, int]]) -> list[str]:
     except OSError:
         return done
     with root:
-        _walk(root, left, done)
+        _walk(root, left, done, 0)
     return done
 
 
-def _walk(folder: Folder, left: dict[str, tuple[int, int]], done: list[str]) -> None:
+def _walk(folder: Folder, left: dict[str, tuple[int, int]], done: list[str],
+          depth: int) -> None:
     try:
         entries = folder.scandir()
     except OSError:
@@ -55,13 +60,15 @@ def _walk(folder: Folder, left: dict[str, tuple[int, int]], done: list[str]) -> 
                 return
         elif entry.is_dir(follow_symlinks=False) and not is_protected_name(name):
             below.append(name)
+    if depth >= MAX_DEPTH:
+        return  # deeper than any checkpoint holds: left, as a folder moved out
     for name in below:
         try:
             child = folder.child(name)
         except (OSError, Unsafe):
             continue  # gone, swapped for a link, unreadable: nothing of ours reached there
         with child:
-            _walk(child, left, done)
+            _walk(child, left, done, depth + 1)
         if not left:
             return
 

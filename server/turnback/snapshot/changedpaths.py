@@ -10,9 +10,15 @@ cost a few substring tests each; others are split and joined (bench/RESULTS.md, 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 
 from ..errors import InvalidInput
+
+# where ``\`` parts a path (Windows): the scan looks a changed path up by path there, so
+# ``a\..\..\f`` climbed out of the workspace, passing the ``/`` test (redteam27); elsewhere
+# it is a character of a name, which a watcher reports as such
+BACKSLASH_PARTS = os.sep == "\\"
 
 
 def changed_paths(dirty: Iterable[str]) -> set[str] | None:
@@ -33,5 +39,9 @@ def changed_paths(dirty: Iterable[str]) -> set[str] | None:
             if not parts:
                 return None
             path = "/".join(parts)
+        if BACKSLASH_PARTS and "\\" in path:
+            raise InvalidInput(
+                f"changed path {path!r} holds a backslash; name the file relative to the "
+                "workspace with '/' between folders, as a/b.txt")
         out.add(path)
     return out
