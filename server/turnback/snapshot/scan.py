@@ -35,6 +35,21 @@ from .hashing import INLINE_MAX
 from .nodes import Built, DirNode, Looked, PastBound, Pending, Progress, ScanResult
 
 _DIR_FLAGS = os.O_RDONLY | O_DIRECTORY | O_CLOEXEC
+# Folders nested deeper than this are left out of checkpoints (in the scan's ``skipped``,
+# which a rewind leaves alone, as an unreadable folder). The walk recurses three frames a
+# folder: 600 nested folders (one ``mkdir -p``) overran Python's recursion limit of 1,000
+# and failed every checkpoint of the workspace. 255 keeps the walk under ~770 frames,
+# with room for a server's or a script's own below it; trees read back allow 512.
+MAX_SCAN_DEPTH = 255
+
+
+def _too_deep(rel_dir: str, skipped: list[dict[str, object]]) -> bool:
+    """Whether ``rel_dir`` is past ``MAX_SCAN_DEPTH`` (then said in ``skipped``)."""
+    if rel_dir.count("/") < MAX_SCAN_DEPTH:
+        return False
+    skipped.append({"path": rel_dir,
+                    "reason": f"nested more than {MAX_SCAN_DEPTH} folders deep"})
+    return True
 
 
 class Scanner(TreeBuilding):
@@ -202,6 +217,8 @@ class Scanner(TreeBuilding):
         skipped: list[dict[str, object]],
     ) -> DirNode:
         node = DirNode()
+        if _too_deep(rel_dir, skipped):
+            return node
         abs_dir = self._prefix + rel_dir if rel_dir else self._root
         base_tree: Tree = self.trees.get(base) if base is not None else {}
         told = self.before_listing
@@ -503,6 +520,8 @@ class Scanner(TreeBuilding):
         ``children`` maps a folder to the names in it that changed or lead to a change;
         every other entry is taken from the base tree without a system call.
         """
+        if _too_deep(rel_dir, skipped):
+            return DirNode()
         node = DirNode(clean=False, base=base, changed=frozenset(children.get(rel_dir, ())))
         # only the changed names go into ``entries``: the rest is the base tree's, read again
         # when the folder is built (a copy of every folder's entries on the paths to 10,000
