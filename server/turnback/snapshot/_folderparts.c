@@ -17,6 +17,7 @@
 #ifdef __linux__
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,18 +107,25 @@ static int list_folder(int fd, Listing *l) {
         }
         if (got == 0) break;
         for (long at = 0; at < got;) {
+            /* each record checked before it is read: its header and its name's NUL
+             * inside what the call returned (a record cut short at the buffer's end read
+             * past it under ASan; a name without its NUL ran on into the next; redteam28) */
+            const size_t head = offsetof(struct kernel_dirent64, d_name);
             const struct kernel_dirent64 *de =
                 (const struct kernel_dirent64 *)((const char *)buf + at);
-            if (de->d_reclen == 0 || de->d_reclen > got - at) {
+            const char *name = de->d_name;
+            const char *end = NULL;
+            if ((size_t)(got - at) > head && de->d_reclen > head && de->d_reclen <= got - at)
+                end = memchr(name, '\0', de->d_reclen - head);
+            if (end == NULL) {
                 errno = EIO;  /* not the kernel's records: never seen; not verified */
                 failed = -1;
                 break;
             }
             at += de->d_reclen;
-            const char *name = de->d_name;
             if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')))
                 continue;
-            if (listing_add(l, name, strlen(name)) < 0) {
+            if (listing_add(l, name, (size_t)(end - name)) < 0) {
                 failed = -2;
                 break;
             }
