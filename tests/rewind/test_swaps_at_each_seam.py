@@ -215,3 +215,56 @@ def test_a_save_renamed_over_the_path_between_the_link_and_the_rename_is_kept(
         store.close()
     kept = [p.read_bytes() for p in ws.iterdir() if p.is_file()]
     assert b"z3, saved by a rename\n" in kept
+
+
+class _Killed(BaseException):
+    """The process dies here: no roll-back, the journal stays for the next open."""
+
+
+@pytest.mark.skipif(os.environ.get("TURNBACK_FS_PATHS") == "1",
+                    reason="no second names where folders are reached by path")
+@pytest.mark.parametrize("kind", ("symlink out", "fifo"))
+@pytest.mark.parametrize("killed", ("before the rename", "after the rename"))
+def test_a_link_swapped_in_after_the_one_look_gets_no_second_name_a_crash_leaves(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str, killed: str) -> None:
+    """Since `rewind25` the second name is linked on the strength of the write's one look:
+    a link or FIFO swapped in since got one (``link`` makes it of what stands). Killed
+    then, the next open left it for good (``_of_op`` takes a link or FIFO under a second
+    name's name for the user's) and, killed after the rename, left the user's link only
+    under that temporary name, the path holding the rewind's write. Fails before the fix."""
+    ws, outside, store, cp = _prepared(tmp_path)
+    z = ws / "z.txt"
+    real_keep = rw.Applier._keep_replaced
+
+    def after_the_look(self: rw.Applier, dfd: Folder, name: str, *rest: object) -> str | None:
+        if name == "z.txt":
+            _swap(kind, z, outside)
+        return real_keep(self, dfd, name, *rest)  # type: ignore[arg-type]
+
+    real_rename, real_check = FdFolder.rename, rw.Applier._check_replaced
+
+    def rename(self: FdFolder, src: str, dst: str) -> None:
+        if dst == "z.txt" and src.startswith(rw.TMP_PREFIX) and killed == "before the rename":
+            raise _Killed
+        real_rename(self, src, dst)
+
+    def check(dfd: Folder, name: str, *rest: object) -> None:
+        if name == "z.txt" and killed == "after the rename":
+            raise _Killed
+        real_check(dfd, name, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rw.Applier, "_keep_replaced", after_the_look)
+    monkeypatch.setattr(FdFolder, "rename", rename)
+    monkeypatch.setattr(rw.Applier, "_check_replaced", staticmethod(check))
+    try:
+        with pytest.raises((_Killed, rw.Changed)):
+            store.rewind(cp)
+    finally:
+        monkeypatch.undo()
+        store.close()
+    with Store.open(ws) as again:  # a crash's recovery, or nothing left to do
+        assert not journal_left(again.root) and again.journal_problem is None
+    assert _what_stands(z) == (("link", os.fsencode(outside)) if kind == "symlink out"
+                               else ("fifo", b""))
+    assert [p.name for p in ws.iterdir() if p.name.startswith(rw.TMP_PREFIX)] == []
+    _nothing_written_outside(tmp_path, outside)
