@@ -3,10 +3,11 @@ path swapped at each seam of its replacement, and a folder on the way swapped fo
 after the conflict check's one look. `rewind25` left one ``lstat`` before the second
 name's link, whose result ``_put`` and ``_keep_replaced`` now trust; these tests swap in
 what their own looks used to catch, right after it (docs/RELIABILITY.md, "A red-team pass
-over `rewind25`"). They are guards: each passes before `rewind25` (``0863be1``) and after.
-
-The one seam that loses a user's file (a new file renamed over the path between the
-second name's link and the rename) is the strict ``xfail`` at the end: left open.
+over `rewind25`"). Most are guards: they pass before `rewind25` (``0863be1``) and after.
+The last test, a link or FIFO swapped in and then a crash, failed on `rewind25` (fixed in
+``Applier._put``); the one seam that loses a user's file (a new file renamed over the path
+between the second name's link and the rename, on ``0863be1`` too) is the strict ``xfail``:
+left open.
 """
 
 from __future__ import annotations
