@@ -539,8 +539,9 @@ class Applier:
 
         ``seen``: the caller's ``lstat`` of the path, a regular file, made just before: no
         folder to clear there, and the file to keep by a second name. Anything swapped in
-        since is caught as without it: a folder refuses the link, and a link or another
-        file linked instead is what the look after the rename finds (``Changed``).
+        since is caught as without it: a folder refuses the link, a link or FIFO linked
+        instead is unlinked again and looked at before the rename, another file linked
+        instead is what the look after the rename finds (``Changed``).
         """
         parts = path.split("/")
         dfd = folder if folder is not None else self._parent(root, parts, path)
