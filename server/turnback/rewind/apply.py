@@ -539,8 +539,9 @@ class Applier:
 
         ``seen``: the caller's ``lstat`` of the path, a regular file, made just before: no
         folder to clear there, and the file to keep by a second name. Anything swapped in
-        since is caught as without it: a folder refuses the link, and a link or another
-        file linked instead is what the look after the rename finds (``Changed``).
+        since is caught as without it: a folder refuses the link, a link or FIFO linked
+        instead is unlinked again and looked at before the rename, another file linked
+        instead is what the look after the rename finds (``Changed``).
         """
         parts = path.split("/")
         dfd = folder if folder is not None else self._parent(root, parts, path)
@@ -588,6 +589,12 @@ class Applier:
             # the file linked, by identity: ``release`` unlinks that name only if it still is;
             # this ``lstat`` is also the look after the rename's (``_check_replaced``)
             kept_st = None if kept is None else _lstat_or_none(dfd, kept)
+            if kept is not None and kept_st is not None and not stat.S_ISREG(kept_st.st_mode):
+                # linked on ``seen``'s word: a link or FIFO swapped in since got this name,
+                # which a crash left for good (``_of_op`` leaves such a name: a user's).
+                # Taken back: looked at before the rename, as where none is made (redteam30)
+                _unlink_made(dfd, kept, kept_st)
+                kept = kept_st = None
             ident = None if kept_st is None else identity(kept_st)
             if expect is not None and kept is None:
                 # nothing to look at after the rename: looked at now, as the plan's check
@@ -894,6 +901,15 @@ def _unlink_own(dfd: Folder, name: str, ident: tuple[int, int]) -> bool:
     except OSError:
         return False
     return True
+
+
+def _unlink_made(dfd: Folder, name: str, made: os.stat_result) -> None:
+    """Unlink the second name ``name`` just linked (``made``: its ``lstat``), whatever its
+    type, only if it still names that very file; anything standing there since is left."""
+    st = _lstat_or_none(dfd, name)
+    if st is not None and identity(st) == identity(made) and stat.S_IFMT(
+            st.st_mode) == stat.S_IFMT(made.st_mode):
+        _unlink_quietly(dfd, name)
 
 
 def _unlink_quietly(dfd: Folder, name: str) -> None:
