@@ -1,12 +1,15 @@
 """A tree nested ``MAX_SCAN_DEPTH`` folders deep through the real server, whose own stack
 (pygls, asyncio, its threads) sits under every walk: checkpoints (the walk, the records'
 reuse, the watcher's changed paths at once), changes, file content and history, blame,
-rewind and undo of a file at the bottom, gc. Before redteam29 a walk reusing the folders'
-records (four frames a folder: the server's walk at start, once two full checkpoints were
-taken) failed with ``RecursionError``; a folder past the bound is named in ``skipped``."""
+rewind and undo of a file at the bottom, gc, the CLI's checkpoint handed over. Before
+redteam29 a walk reusing the folders' records (four frames a folder: the server's walk at
+start, once two full checkpoints were taken) failed with ``RecursionError``; a folder past
+the bound is named in ``skipped``."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 from pathlib import Path
 
@@ -14,7 +17,7 @@ from turnback import Store
 from turnback.snapshot.scan import MAX_SCAN_DEPTH
 from wsutil import age_tree
 
-from .conftest import started
+from .conftest import run_cli, started
 
 
 def _nest(ws: Path, depth: int) -> str:
@@ -56,6 +59,10 @@ async def test_every_request_on_a_tree_at_the_bound(tmp_path: Path) -> None:
         await client.call("turnback/rewind", {"checkpoint": first})
         assert (ws / deep).read_text() == f"{MAX_SCAN_DEPTH}\n"
         await client.call("turnback/gc", {})
+        # the CLI's checkpoint, handed to this server over its socket
+        (ws / deep).write_text("by the CLI\n")
+        handed = await asyncio.to_thread(run_cli, ws, "--json", "checkpoint")
+        assert json.loads(handed)["files"] == cps[0]["files"]
         (ws / "/".join(["d"] * MAX_SCAN_DEPTH) / "d" / "past").mkdir(parents=True)
         past = (await client.call("turnback/createCheckpoint", {}))["checkpoint"]
         assert [s["path"] for s in past["skipped"]] == ["/".join(["d"] * (MAX_SCAN_DEPTH + 1))]
