@@ -210,6 +210,7 @@ class Bench:
 
     def first(self) -> None:
         self.load("first checkpoint")
+        self.flush_disk()  # ``prepare`` removed the last run's shadow repository, unsynced
         secs, self.first_cp = self.tb.checkpoint_cli(self.label("first"))
         self.sample("first.turnback", secs)
         g = self.git.checkpoint(self.label("first"))
@@ -273,6 +274,7 @@ class Bench:
             self.both_checkpoint(self.tb.checkpoint_cli, "noop.cold", "noop.git")
         for _ in range(self.args.repeat):
             lab = self.label("noop api")
+            self.flush_disk()  # git's commit of the last pair, as ``both_checkpoint`` does
             secs, inner = self.tb.checkpoint_api(lab)
             self.sample("noop.api", secs)
             self.sample("noop.api.call", float(inner["call"]))
@@ -345,6 +347,7 @@ class Bench:
         if settle:
             self.settle(10)
         secs, _ = self.tb.rewind_server(cp) if server else self.tb.rewind_cli(cp)
+        self._edited = False  # a Turnback request: git's restore comes next, unsynced
         self.sample(key, secs)
         self._check(before, "turnback rewind")
         self.editor.apply(changed)

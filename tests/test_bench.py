@@ -293,3 +293,67 @@ def test_each_round_begins_with_the_disk_written_back(monkeypatch: pytest.Monkey
     # the first pair (no edits): a sync before Turnback's request; each round: a sync, the
     # edits, Turnback's request with them unsynced, git's
     assert calls == ["sync", "turnback", "git"] + ["sync", "edit", "turnback", "git"] * 2
+
+
+class _Cold(_Recorded):
+    """The CLI's phases' Turnback and git too: each request by tool, in one list."""
+
+    def checkpoint_cli(self, label: str) -> tuple[float, str]:
+        self.calls.append("turnback")
+        return 0.001, "cp"
+
+    def checkpoint_api(self, label: str) -> tuple[float, dict[str, float]]:
+        self.calls.append("turnback")
+        return 0.001, {"call": 0.0005, "import": 0.0001}
+
+    def rewind_cli(self, cp: str) -> tuple[float, None]:
+        self.calls.append("turnback")
+        return 0.001, None
+
+    def restore(self, commit: str) -> object:
+        self.calls.append("git")
+        return type("Timed", (), {"seconds": 0.2})()
+
+    def git(self, *args: str) -> object:
+        return type("Done", (), {"stdout": "c0ffee\n"})()
+
+    def apply(self, changed: dict[str, bytes]) -> None:
+        self.calls.append("edit")
+
+
+def test_no_turnback_request_waits_for_gits_unsynced_writes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Git syncs nothing (2.39: no fsync in ``add``, ``commit``, ``reset --hard``), Turnback's
+    request does: every Turnback request must come after a sync that followed git's last
+    request. The first checkpoint followed ``prepare``'s removal of the last run's shadow
+    repository, the cold phase's fresh-``Store.open()`` row git's commit, with no sync; and a
+    rewind round left ``_edited`` set, so the next round's checkpoint followed git's
+    ``reset --hard`` unsynced (redteam29; fails before)."""
+    import argparse
+
+    import run
+    from run import Bench
+
+    fake = _Cold(gc_until=0)
+    monkeypatch.setattr(run.os, "sync", lambda: fake.calls.append("sync"))
+    bench = Bench.__new__(Bench)
+    bench.args = argparse.Namespace(no_server=True, server_settle=0.0, atonce_rounds=0,
+                                    repeat=2, no_flush=False)
+    bench.tb = bench.git = bench.editor = fake  # type: ignore[assignment]
+    bench.results = {"load": [], "samples": {}, "notes": [], "figures": {}}
+    bench.n = 0
+    bench._edited = False
+    bench.ws = Path("/nonexistent")  # no file is checked: the fake edits change none
+    monkeypatch.setattr(bench, "sizes", lambda key: None, raising=False)
+    bench.first()
+    bench.cold()
+    bench.rewind()
+    bench.cold()
+    calls = [c for c in fake.calls if c in ("sync", "edit", "turnback", "git")]
+    assert calls.count("turnback") == 17
+    last = "git"  # ``prepare`` removed the last run's shadow repository, unsynced
+    for call in calls:
+        if call == "turnback":
+            assert last != "git", f"a Turnback request after git's unsynced writes: {calls}"
+        if call in ("sync", "git"):
+            last = call

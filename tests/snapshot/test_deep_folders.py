@@ -7,12 +7,14 @@ the walk (three frames a folder) and every checkpoint of the workspace failed wi
 
 from __future__ import annotations
 
+import inspect
 import os
+import sys
 from pathlib import Path
 
 from turnback import Store
 from turnback.snapshot.scan import MAX_SCAN_DEPTH
-from wsutil import write
+from wsutil import age_tree, write
 
 
 def _nest(ws: Path, depth: int) -> str:
@@ -54,4 +56,38 @@ def test_a_folder_at_the_bound_is_checkpointed(ws: Path) -> None:
         (ws / deep).write_text("changed\n")
         assert store.read_file(store.checkpoint(dirty=[deep]).id, deep) == b"changed\n"
         store.rewind(cp.id)
+        assert (ws / deep).read_text() == "deep\n"
+
+
+def _levels(ws: Path, depth: int) -> str:
+    """``_nest`` with a file at several levels too (folders with files and a subfolder)."""
+    deep = _nest(ws, depth)
+    for level in (1, 50, 128, 200, depth - 1):
+        (ws / "/".join(["d"] * level) / f"f{level}.txt").write_text(f"{level}\n")
+    return deep
+
+
+def test_the_walk_takes_three_frames_a_folder_on_every_path(ws: Path) -> None:
+    """The bound holds under a caller's deeper stack (the server's) only if each folder
+    costs the walk three frames: a folder whose listing matched its record (``_reuse``)
+    cost four, and from the third full checkpoint of 255 nested folders on (the first with
+    records to match) every checkpoint, and the rewind's, failed with ``RecursionError``
+    (redteam29; fails before)."""
+    deep = _levels(ws, MAX_SCAN_DEPTH)
+    age_tree(ws)
+    with Store.open(ws, create=True) as store:
+        cp = store.checkpoint()
+        store.checkpoint()  # the folders' signatures, then their records
+        # frames below this one: three a folder and 80 for the store's calls around the walk
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(len(inspect.stack(0)) + 3 * MAX_SCAN_DEPTH + 80)
+        try:
+            again = store.checkpoint()  # every folder as its record says: reused
+            (ws / deep).write_text("changed\n")
+            told = store.checkpoint(dirty=[deep])
+            store.rewind(cp.id)
+        finally:
+            sys.setrecursionlimit(limit)
+        assert again.tree == cp.tree and not again.skipped
+        assert store.read_file(told.id, deep) == b"changed\n"
         assert (ws / deep).read_text() == "deep\n"

@@ -32,6 +32,7 @@ from ..fs.folders import (
 from ..fs.leftovers import remove_checked
 from ..fs.osflags import O_BINARY, O_CLOEXEC, O_NONBLOCK
 from ..fs.paths import refuse_protected_path
+from ..fs.walk import walk
 from ..objects.objectstore import BLOB, CHUNK, ObjectStore, hash_bytes
 from ..objects.trees import LINK, STAT_MODES, Entry, permissions
 from .lostnames import unlink_lost
@@ -868,7 +869,7 @@ def check_conflicts(workspace: str, plan: Plan, skipped: dict[str, str] | None =
                 uncaptured.append(path)
             continue
         if stat.S_ISDIR(st.st_mode):
-            for dirpath, _dirs, files in os.walk(full):
+            for dirpath, _dirs, files in walk(full):
                 for f in files:
                     rel = os.path.relpath(os.path.join(dirpath, f), workspace)
                     if key(rel) not in removed:

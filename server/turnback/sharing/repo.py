@@ -18,6 +18,7 @@ from ..errors import Unsafe
 from ..fs import instore, privacy
 from ..fs.locks import rw_lock
 from ..fs.reading import open_append, open_regular, read_regular
+from ..fs.walk import walk
 from .gitrun import out, run
 from .layout import is_machine, new_machine_id
 
@@ -77,7 +78,7 @@ class ShareRepo:
         """Refuse a repository holding a symbolic link (git makes none in it): a copied
         store's ``share/git/objects -> elsewhere`` would have git write the workspace's
         contents there (the store's own check looks one level into ``share/`` only)."""
-        for folder, dirs, files in os.walk(self.git_dir):
+        for folder, dirs, files in walk(self.git_dir):
             for name in (*dirs, *files):
                 path = os.path.join(folder, name)
                 if os.path.islink(path):

@@ -37,8 +37,9 @@ from .nodes import Built, DirNode, Looked, PastBound, Pending, Progress, ScanRes
 _DIR_FLAGS = os.O_RDONLY | O_DIRECTORY | O_CLOEXEC
 # Folders nested deeper than this are left out of checkpoints (in the scan's ``skipped``,
 # which a rewind leaves alone, as an unreadable folder). The walk recurses three frames a
-# folder: 600 nested folders (one ``mkdir -p``) overran Python's recursion limit of 1,000
-# and failed every checkpoint of the workspace. 255 keeps the walk under ~770 frames,
+# folder on every path, reused folders too (tests/snapshot/test_deep_folders.py holds it
+# to that): 600 nested folders (one ``mkdir -p``) overran Python's recursion limit of
+# 1,000 and failed every checkpoint of the workspace. 255 keeps the walk under ~770 frames,
 # with room for a server's or a script's own below it; trees read back allow 512.
 MAX_SCAN_DEPTH = 255
 
@@ -356,12 +357,22 @@ class Scanner(TreeBuilding):
         recordable = trusted and dirty_paths is None and self._write
         want = cache.dirrecs.get(rel_dir) if recordable else None
         if want is not None and rel_dir in cache.dirtrees:
+            reused: list[tuple[str, str]] | None = None
             if pre is not None:
-                return self._reuse(node, rel_dir, want, pre[0], pre[1], pending, skipped)
-            found = [st for st in sts if st is not None]
-            same = prescan.matching(listing, found, want) if len(found) == len(sts) else None
-            if same is not None:
-                return self._reuse(node, rel_dir, want, same[0], same[1], pending, skipped)
+                reused = self._reuse(node, rel_dir, want, pre[0], pre[1])
+            else:
+                found = [st for st in sts if st is not None]
+                same = (prescan.matching(listing, found, want) if len(found) == len(sts)
+                        else None)
+                if same is not None:
+                    reused = self._reuse(node, rel_dir, want, same[0], same[1])
+            if reused is not None:
+                # listed from this frame, not from ``_reuse``'s: three frames a folder on
+                # every path, which ``MAX_SCAN_DEPTH`` counts on (four failed at 255)
+                for name, rel in reused:
+                    node.entries[name] = self._list(rel, None, True, None, set(), pending,
+                                                    skipped)
+                return node
         if pre is not None:
             # verified, but not to be trusted here after all (its ignore rules changed)
             got = self._open_listing(abs_dir, rel_dir, skipped)
@@ -489,22 +500,23 @@ class Scanner(TreeBuilding):
                 cache.new_dirrecs[rel_dir] = key
         return node
 
-    def _reuse(self, node: DirNode, rel_dir: str, want: str, files: int, dirs: list[str],
-               pending: list[Pending], skipped: list[dict[str, object]]) -> DirNode:
+    def _reuse(self, node: DirNode, rel_dir: str, want: str, files: int, dirs: list[str]
+               ) -> list[tuple[str, str]]:
         """A folder whose listing matched its record: its ``files`` as the last full scan
-        saw them (no look-up one by one); its subfolders are listed in turn."""
+        saw them (no look-up one by one); its subfolders to list in turn (name, path)."""
         cache = self.statcache
         cache.new_dirrecs[rel_dir] = want
         node.reused = True
         node.hits = files
+        subs: list[tuple[str, str]] = []
         for name in dirs:
             rel = f"{rel_dir}/{name}" if rel_dir else name
             if rel not in cache.dirsigs:
                 # every folder the recorded scan listed has a signature: this one was
                 # ignored then, and with the same rules and name still is
                 continue
-            node.entries[name] = self._list(rel, None, True, None, set(), pending, skipped)
-        return node
+            subs.append((name, rel))
+        return subs
 
     def _list_dirty(
         self,

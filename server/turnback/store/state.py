@@ -20,6 +20,7 @@ from ..fs.locks import rw_lock
 from ..fs.namefold import EXACT, NameRules
 from ..fs.paths import refuse_protected_path
 from ..fs.reading import read_regular
+from ..fs.walk import walk
 from ..models import Checkpoint
 from ..objects.objectstore import ObjectStore
 from ..objects.packlog import records as logged_records
@@ -200,7 +201,7 @@ class StoreState:
 
     def disk_usage(self) -> int:
         total = 0
-        for dirpath, _dirs, files in os.walk(self.root):
+        for dirpath, _dirs, files in walk(self.root):
             for f in files:
                 try:
                     total += os.lstat(os.path.join(dirpath, f)).st_size
