@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 
 import {
   checkpointTitle,
+  checkpointTooltip,
   eventLabel,
   eventSummary,
   kindIcon,
@@ -98,5 +99,16 @@ describe('session tooltip', () => {
     assert.match(tip, /agent: codex \(gpt\\-5\)/);
     assert.match(tip, /started: 2026-11-21 10:00:00 UTC/);
     assert.match(tip, /42 events/);
+  });
+});
+
+describe('checkpoint tooltip', () => {
+  it('says what the paths left out of a checkpoint may be: a folder nested too deep is one', () => {
+    const cp = {
+      id: 'c1', label: 'x', ts: '', sessionId: null, eventId: null, auto: false, partial: false,
+      skipped: [{ path: 'd/d/d', reason: 'nested more than 255 folders deep' },
+        { path: 'big.bin', reason: 'larger than the size cap', size: 9 }],
+    };
+    assert.match(checkpointTooltip(cp), /2 paths left out \(too large, unreadable or nested too deep\)/);
   });
 });

@@ -197,7 +197,8 @@ export function checkpointTooltip(cp: Checkpoint): string {
     lines.push('partial: holds only the files the agent touched');
   }
   if (cp.skipped && cp.skipped.length > 0) {
-    lines.push(`${countOf(cp.skipped.length, 'file')} skipped (too large or unreadable)`);
+    // a path is a file or a folder: too large, unreadable, not a file, or nested too deep
+    lines.push(`${countOf(cp.skipped.length, 'path')} left out (too large, unreadable or nested too deep)`);
   }
   return lines.join('  \n');
 }
