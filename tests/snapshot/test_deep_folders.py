@@ -12,9 +12,18 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 from turnback import Store
 from turnback.snapshot.scan import MAX_SCAN_DEPTH
 from wsutil import age_tree, write
+
+# A chain of hundreds of folders through the case-folding FUSE passthrough (tests/casefs.py,
+# ``TURNBACK_TEST_FS=casefold``) costs minutes: each lookup resolves the whole path in Python.
+# What is tested here is the walks' depth, not case folding.
+pytestmark = pytest.mark.skipif(
+    os.environ.get("TURNBACK_TEST_FS") == "casefold",
+    reason="a chain hundreds of folders deep takes minutes through the casefold FUSE mount")
 
 
 def _nest(ws: Path, depth: int) -> str:
