@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from ..events import parse_iso
 from ..fs import instore
 from ..fs.atomic import atomic_write, fsync_file
+from ..fs.folders import identity
 from ..fs.locks import rw_lock
 from ..fs.tempnames import TMP_PREFIX
 from ..fs.walk import walk
@@ -30,12 +31,12 @@ if TYPE_CHECKING:
 STRAY_AGE_S = 3600  # temp files older than this belong to dead writers
 
 
-def _identity(path: str) -> tuple[int, int] | None:
+def _identity(path: str | Path) -> tuple[int, int] | None:
+    """The folder at ``path`` (followed, as ``realpath`` did), by device and inode."""
     try:
-        st = os.stat(path)
+        return identity(os.stat(path))
     except OSError:
         return None
-    return st.st_dev, st.st_ino
 
 
 def stray_temps(store: StoreState) -> Iterator[Path]:
@@ -45,11 +46,7 @@ def stray_temps(store: StoreState) -> Iterator[Path]:
     (sessions, index, caches, the journal), the ``.tmp-*`` files of ``atomic_write``.
     """
     yield from store.objects.stray_temps()
-    try:
-        st = os.stat(store.objects.root)
-        objects_dir: tuple[int, int] | None = (st.st_dev, st.st_ino)
-    except OSError:
-        objects_dir = None
+    objects_dir = _identity(store.objects.root)
     for dirpath, dirnames, filenames in walk(store.root):
         # the objects folder told by its identity, one ``stat`` a folder: ``realpath``
         # looked at every folder above each (a chain of 1,100 planted in the store: 44 s)
