@@ -893,7 +893,8 @@ def check_conflicts(workspace: str, plan: Plan, skipped: dict[str, str] | None =
 
 def _unlink_own(dfd: Folder, name: str, ident: tuple[int, int]) -> bool:
     """Unlink ``name`` in ``dfd`` if it is still the file ``ident`` names; whether it was
-    (or is gone). Another file standing there (a name taken since) is left as it is."""
+    unlinked (False too when nothing is there). Another file standing there (a name taken
+    since) is left as it is."""
     st = _lstat_or_none(dfd, name)
     if st is None or identity(st) != ident or not stat.S_ISREG(st.st_mode):
         return False
