@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -182,7 +183,6 @@ def test_toc_lists_level_two_headings_with_githubs_anchors() -> None:
 
 class _Recorded:
     """The at-once phase's server, git and editor, each call written to one list."""
-
     def __init__(self, gc_until: int) -> None:
         self.calls: list[str] = []
         self.gc_until = gc_until  # git's gc "runs" until this many calls were made
@@ -217,22 +217,27 @@ class _Recorded:
         return {}
 
 
-def test_at_once_rounds_are_timed_after_gits_background_gc() -> None:
-    """From a fresh shadow repository the phase's first pair is git's first commit, whose
-    detached gc ran through every timed round on two cores (bench/RESULTS.md, "the at-once
-    checkpoint's CPU"): the rounds wait for it, and record the server's CPU of each."""
+def _bench(fake: _Recorded, **args: object) -> Any:
+    """``run.Bench`` over ``fake`` (its server, git and editor alike), with ``args``."""
     import argparse
 
     from run import Bench
 
-    fake = _Recorded(gc_until=10**6)
     bench = Bench.__new__(Bench)
-    bench.args = argparse.Namespace(no_server=False, server_settle=0.0, atonce_rounds=2,
-                                    repeat=0, no_flush=True)
-    bench.tb = bench.git = bench.editor = fake  # type: ignore[assignment]
+    bench.args = argparse.Namespace(server_settle=0.0, **args)
+    bench.tb = bench.git = bench.editor = fake
     bench.results = {"load": [], "samples": {}, "notes": [], "figures": {}}
     bench.n = 0
     bench._edited = False
+    return bench
+
+
+def test_at_once_rounds_are_timed_after_gits_background_gc() -> None:
+    """From a fresh shadow repository the phase's first pair is git's first commit, whose
+    detached gc ran through every timed round on two cores (bench/RESULTS.md, "the at-once
+    checkpoint's CPU"): the rounds wait for it, and record the server's CPU of each."""
+    fake = _Recorded(gc_until=10**6)
+    bench = _bench(fake, no_server=False, atonce_rounds=2, repeat=0, no_flush=True)
     bench.atonce()
     first_edit = fake.calls.index("edit")
     assert fake.calls[:4] == ["start", "turnback", "git", "wait gc"]
@@ -274,20 +279,11 @@ def test_each_round_begins_with_the_disk_written_back(monkeypatch: pytest.Monkey
     request's ``fdatasync`` waited for their writeback (21.4 against 12.1 ms, bench/RESULTS.md
     "the at-once rows after git's writeback"): a sync before each round's edits, or before a
     request no edits came before; the round's own edits stay unsynced."""
-    import argparse
-
     import run
-    from run import Bench
 
     fake = _Recorded(gc_until=0)
     monkeypatch.setattr(run.os, "sync", lambda: fake.calls.append("sync"))
-    bench = Bench.__new__(Bench)
-    bench.args = argparse.Namespace(no_server=False, server_settle=0.0, atonce_rounds=2,
-                                    repeat=0, no_flush=False)
-    bench.tb = bench.git = bench.editor = fake  # type: ignore[assignment]
-    bench.results = {"load": [], "samples": {}, "notes": [], "figures": {}}
-    bench.n = 0
-    bench._edited = False
+    bench = _bench(fake, no_server=False, atonce_rounds=2, repeat=0, no_flush=False)
     bench.atonce()
     calls = [c for c in fake.calls if c in ("sync", "edit", "turnback", "git")]
     # the first pair (no edits): a sync before Turnback's request; each round: a sync, the
@@ -297,7 +293,6 @@ def test_each_round_begins_with_the_disk_written_back(monkeypatch: pytest.Monkey
 
 class _Cold(_Recorded):
     """The CLI's phases' Turnback and git too: each request by tool, in one list."""
-
     def checkpoint_cli(self, label: str) -> tuple[float, str]:
         self.calls.append("turnback")
         return 0.001, "cp"
@@ -329,20 +324,11 @@ def test_no_turnback_request_waits_for_gits_unsynced_writes(
     repository, the cold phase's fresh-``Store.open()`` row git's commit, with no sync; and a
     rewind round left ``_edited`` set, so the next round's checkpoint followed git's
     ``reset --hard`` unsynced (redteam29; fails before)."""
-    import argparse
-
     import run
-    from run import Bench
 
     fake = _Cold(gc_until=0)
     monkeypatch.setattr(run.os, "sync", lambda: fake.calls.append("sync"))
-    bench = Bench.__new__(Bench)
-    bench.args = argparse.Namespace(no_server=True, server_settle=0.0, atonce_rounds=0,
-                                    repeat=2, no_flush=False)
-    bench.tb = bench.git = bench.editor = fake  # type: ignore[assignment]
-    bench.results = {"load": [], "samples": {}, "notes": [], "figures": {}}
-    bench.n = 0
-    bench._edited = False
+    bench = _bench(fake, no_server=True, atonce_rounds=0, repeat=2, no_flush=False)
     bench.ws = Path("/nonexistent")  # no file is checked: the fake edits change none
     monkeypatch.setattr(bench, "sizes", lambda key: None, raising=False)
     bench.first()

@@ -111,16 +111,24 @@ _MODULES_AT_EXIT = (
     "main()\n")
 
 
+def _modules_of_two_checkpoints(ws: Path) -> list[list[bytes]]:
+    """The modules each of two CLI checkpoints of ``ws`` imported (the store made, then a
+    no-op), each asserted to succeed."""
+    (ws / "f").write_text("x")
+    out = []
+    for _ in range(2):
+        proc = subprocess.run([sys.executable, "-c", _MODULES_AT_EXIT, "checkpoint", "-m", "x"],
+                              cwd=ws, capture_output=True, env=cli_env(), timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        out.append(proc.stderr.split())
+    return out
+
+
 def test_a_checkpoint_with_few_object_logs_imports_no_gc(ws: Path) -> None:
     """After its answer the CLI asks whether the object logs are many enough to merge;
     few (every call but one in ``merging.MERGE_AT``) import neither gc's module nor its
     models, which the asking imported in every call's serial tail before (cold25)."""
-    (ws / "f").write_text("x")
-    for _ in range(2):  # the store made, then a no-op
-        proc = subprocess.run([sys.executable, "-c", _MODULES_AT_EXIT, "checkpoint", "-m", "x"],
-                              cwd=ws, capture_output=True, env=cli_env(), timeout=120)
-        assert proc.returncode == 0, proc.stderr
-        modules = proc.stderr.split()
+    for modules in _modules_of_two_checkpoints(ws):
         assert b"turnback.store.logmerge" in modules  # it did ask
         assert b"turnback.store.gc" not in modules
 
@@ -129,11 +137,6 @@ def test_a_checkpoint_with_no_server_imports_no_socket_module(ws: Path) -> None:
     """The hand-off looks for the server's socket file before it imports ``_socket``:
     with no file there, the CLI never imports it (before, ~0.5 ms before the early
     fork, in every call; cold25)."""
-    (ws / "f").write_text("x")
-    for _ in range(2):  # the store made, then a no-op
-        proc = subprocess.run([sys.executable, "-c", _MODULES_AT_EXIT, "checkpoint", "-m", "x"],
-                              cwd=ws, capture_output=True, env=cli_env(), timeout=120)
-        assert proc.returncode == 0, proc.stderr
-        modules = proc.stderr.split()
+    for modules in _modules_of_two_checkpoints(ws):
         assert b"turnback.fs.sockets" in modules  # it did look
         assert b"_socket" not in modules and b"socket" not in modules
