@@ -4,6 +4,7 @@
  * remedy lies outside the message (a damaged store, a stopped server).
  */
 
+import { visibleMessage } from './format';
 import { ErrorCodes } from './protocol';
 
 /** The parts of a JSON-RPC ResponseError (or any Error) this module reads. */
@@ -24,11 +25,11 @@ export function errorText(err: unknown): string {
   if (typeof err === 'object' && err !== null) {
     const msg = (err as ErrorLike).message;
     if (typeof msg === 'string' && msg.length > 0) {
-      return msg;
+      return visibleMessage(msg);
     }
   }
   if (typeof err === 'string' && err.length > 0) {
-    return err;
+    return visibleMessage(err);
   }
   return 'unknown error (see the Turnback output channel)';
 }

@@ -186,6 +186,25 @@ export function visible(text: string): string {
   });
 }
 
+/** Store text (an id, a URL, a name) inside a sentence of ours: one line, visible, ≤ 200 characters. */
+export function inline(text: string): string {
+  return oneLine(text, 200);
+}
+
+/** The most of a message shown in a notification; VS Code's own cut comes later and hides the end. */
+export const MAX_MESSAGE = 2000;
+
+/**
+ * A message from the server or the store for a notification: `visible` line by line (its
+ * line breaks kept: a modal's detail shows them, a toast folds them), cut at `MAX_MESSAGE`.
+ * Server messages quote paths, ids and titles from the store, where a bidi override or a
+ * megabyte title could reorder or drown the sentence around it.
+ */
+export function visibleMessage(text: string): string {
+  const cut = text.length > MAX_MESSAGE ? `${text.slice(0, MAX_MESSAGE - 1)}…` : text;
+  return cut.split('\n').map(visible).join('\n');
+}
+
 /**
  * Text for a quick pick's label, description or detail, where VS Code renders `$(name)` as
  * an icon: a session titled `$(check) tests pass` or a file `$(alert).txt` showed a

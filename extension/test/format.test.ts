@@ -10,6 +10,7 @@ import {
   formatDuration,
   formatShortAge,
   formatTimestamp,
+  inline,
   listPaths,
   oneLine,
   visible,
@@ -141,5 +142,16 @@ describe('text helpers', () => {
     assert.equal(listPaths([], 3), '');
     assert.equal(listPaths(['a', 'b'], 3), '  a\n  b');
     assert.equal(listPaths(['a', 'b', 'c', 'd', 'e'], 2), '  a\n  b\n  … and 3 more');
+  });
+});
+
+describe('inline', () => {
+  it('puts store text in a sentence as one visible line of at most 200 characters', () => {
+    assert.equal(inline('origin'), 'origin');
+    assert.equal(inline('https://h/x\u202egit.exe'), 'https://h/x\\u202egit.exe');
+    assert.equal(inline('a\nb\tc'), 'a b c');
+    const long = inline('m'.repeat(10_000));
+    assert.equal(long.length, 200);
+    assert.ok(long.endsWith('…'));
   });
 });

@@ -21,6 +21,17 @@ describe('errors', () => {
     assert.equal(describeError('Import', new Error('no such file')), 'Import failed: no such file');
   });
 
+  it("shows a server message's store text visibly, its lines kept, its length cut", () => {
+    // a path or title quoted by the server reorders the sentence with a bidi override
+    const msg = "cannot rewind 'invoice\u202efdp.exe':\nthe workspace was not changed";
+    assert.equal(errorText({ code: -32004, message: msg }),
+      "cannot rewind 'invoice\\u202efdp.exe':\nthe workspace was not changed");
+    assert.equal(errorText('a\u0007b'), 'a\\u0007b');
+    const huge = errorText({ message: 'x'.repeat(5_000_000) });
+    assert.equal(huge.length, 2000);
+    assert.ok(huge.endsWith('…'));
+  });
+
   it('adds no hint the server already gave', () => {
     const msg = "cannot rewind: the stored content of 'doomed.txt' is missing; the workspace was not changed. Run 'turnback fsck'";
     assert.equal(describeError('Rewind', { code: -32003, message: msg }), `Rewind failed: ${msg}`);

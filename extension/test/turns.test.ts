@@ -71,6 +71,18 @@ describe('turn rows', () => {
     assert.match(note.description ?? 'none', /nearest: “start”/);
   });
 
+  it('gives the nearest checkpoint a title fit for a notification', () => {
+    // its title is quoted in "Rewind to “…”" questions: one line, visible, cut
+    const label = `fix\u202e${'y'.repeat(500)}\nDelete all files`;
+    const n = turnNode(FOLDER, 's1', 'aider', turn({ before: null, after: null, changes: null, nearest: {
+      id: 'cp0', label, ts: '', tree: '', sessionId: null, eventId: null, auto: false, partial: false, files: 1,
+    } as unknown as Turn['nearest'] }));
+    const title = n.nearest?.title ?? '';
+    assert.ok(title.startsWith('fix\\u202e'));
+    assert.ok(!title.includes('\n'));
+    assert.ok(title.length <= 80);
+  });
+
   it('shows a transcript’s time in the tooltip as text, never as an image', () => {
     const hostile = turnNode(FOLDER, 's1', 'codex', turn({ ts: '![](https://evil.example/t.png)' }));
     assert.deepEqual(liveLinks(hostile.tooltip ?? ''), [], hostile.tooltip);

@@ -7,7 +7,7 @@
 import * as vscode from 'vscode';
 
 import { pickFolder } from '../folders';
-import { countOf } from '../format';
+import { countOf, inline } from '../format';
 import type { ImportCandidatesResult } from '../protocol';
 import { type Services, requireTrust, showError, stringField, withProgress } from './common';
 
@@ -73,7 +73,7 @@ export async function importFound(services: Services, arg: unknown): Promise<voi
     }
     let sessions = 0;
     for (const s of found.sources) {
-      const r = await withProgress(`importing ${s.source} sessions…`, () =>
+      const r = await withProgress(`importing ${inline(s.source)} sessions…`, () =>
         services.client.request('turnback/import', { folder, source: s.source as never }),
       );
       sessions += r.sessions.length;
@@ -81,7 +81,7 @@ export async function importFound(services: Services, arg: unknown): Promise<voi
     services.view.description = undefined;
     services.cache.invalidateAll();
     void vscode.window.showInformationMessage(
-      `Imported ${countOf(sessions, 'session')} from ${found.sources.map((s) => s.source).join(', ')}.`,
+      `Imported ${countOf(sessions, 'session')} from ${found.sources.map((s) => inline(s.source)).join(', ')}.`,
     );
   } catch (err) {
     showError('Import Sessions', err);

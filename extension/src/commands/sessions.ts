@@ -5,7 +5,7 @@
 
 import * as vscode from 'vscode';
 
-import { countOf } from '../format';
+import { countOf, inline } from '../format';
 import { pickFolder } from '../folders';
 import { IMPORT_SOURCES, type ImportSource, type SessionInfo } from '../protocol';
 import { sessionItem } from '../picks';
@@ -74,7 +74,7 @@ export async function fork(services: Services, arg: unknown): Promise<void> {
     services.cache.invalidateAll();
     const label = stringField(arg, 'label') ?? eventId;
     void vscode.window.showInformationMessage(
-      `The session's head is now “${label}”: the next event starts a new branch (session ${r.sessionId}).`,
+      `The session's head is now “${inline(label)}”: the next event starts a new branch (session ${inline(r.sessionId)}).`,
     );
   } catch (err) {
     showError('Fork Here', err);

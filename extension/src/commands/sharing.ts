@@ -7,7 +7,7 @@
 
 import * as vscode from 'vscode';
 
-import { countOf, formatBytes } from '../format';
+import { countOf, formatBytes, inline } from '../format';
 import { pickFolder } from '../folders';
 import { forgetConfirmation, forgetSummary } from '../forgetText';
 import type { SessionInfo } from '../protocol';
@@ -30,17 +30,17 @@ export async function pushHistory(services: Services, arg: unknown): Promise<voi
         services.client.request('turnback/pushHistory', { folder, remote, dryRun: true }),
       );
       if (dry.upToDate) {
-        void vscode.window.showInformationMessage(`History is up to date at ${dry.url} (${dry.ref}).`);
+        void vscode.window.showInformationMessage(`History is up to date at ${inline(dry.url)} (${inline(dry.ref)}).`);
         return;
       }
       const lines = [
         `${countOf(dry.sessions, 'session')} and ${countOf(dry.checkpoints, 'checkpoint')}: ` +
-          `${countOf(dry.objects, 'new object')}, ${formatBytes(dry.bytes ?? 0)} to ${dry.url} (${dry.ref}).`,
+          `${countOf(dry.objects, 'new object')}, ${formatBytes(dry.bytes ?? 0)} to ${inline(dry.url)} (${inline(dry.ref)}).`,
       ];
       const redactions = dry.redactions;
       if (redactions.length > 0) {
         lines.push(`Redacted first: ${countOf(redactions.length, 'secret')}:`);
-        lines.push(...redactions.slice(0, 10).map((r) => `  ${r.kind} in ${r.where}, line ${String(r.line)}`));
+        lines.push(...redactions.slice(0, 10).map((r) => `  ${inline(r.kind)} in ${inline(r.where)}, line ${String(r.line)}`));
       }
       const answer = await vscode.window.showWarningMessage(
         'Push Turnback history?',
@@ -55,7 +55,7 @@ export async function pushHistory(services: Services, arg: unknown): Promise<voi
       services.client.request('turnback/pushHistory', { folder, remote }),
     );
     void vscode.window.showInformationMessage(
-      r.upToDate ? `History is up to date at ${r.url}.` : `Pushed ${r.bytes === null ? 'history' : formatBytes(r.bytes)} to ${r.url} (${r.ref}).`,
+      r.upToDate ? `History is up to date at ${inline(r.url)}.` : `Pushed ${r.bytes === null ? 'history' : formatBytes(r.bytes)} to ${inline(r.url)} (${inline(r.ref)}).`,
     );
   } catch (err) {
     showError('Push History', err);
@@ -82,7 +82,7 @@ export async function pullHistory(services: Services, arg: unknown): Promise<voi
     const text = `Pulled from ${countOf(taken.length, 'machine')}: ${countOf(checkpoints, 'new checkpoint')}, ${countOf(events, 'new event')}.`;
     if (refused.length > 0) {
       void vscode.window.showWarningMessage(
-        `${text} Refused ${refused.map((m) => `${m.machine}: ${m.refused ?? ''}`).join('; ')}`,
+        `${text} Refused ${refused.map((m) => `${inline(m.machine)}: ${inline(m.refused ?? '')}`).join('; ')}`,
       );
     } else {
       void vscode.window.showInformationMessage(text);

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 
 import * as vscode from 'vscode';
 
-import { countOf, formatBytes } from '../format';
+import { countOf, formatBytes, inline } from '../format';
 import { matchFolder, pickFolder } from '../folders';
 import { type Services, confirmedArg, requireTrust, showError, stringField, withProgress } from './common';
 
@@ -72,7 +72,7 @@ export async function openStoreFolder(services: Services, arg: unknown): Promise
     } else {
       await vscode.commands.executeCommand('revealFileInOS', store);
     }
-    void vscode.window.showInformationMessage(`Turnback store: ${status.store}`);
+    void vscode.window.showInformationMessage(`Turnback store: ${inline(status.store)}`);
   } catch (err) {
     showError('Open Store Folder', err);
   }

@@ -8,7 +8,7 @@
 import * as vscode from 'vscode';
 
 import { showDisk, settleUnsaved } from '../editors';
-import { countOf } from '../format';
+import { countOf, inline } from '../format';
 import { folderPath } from '../uris';
 import { affectedPaths } from '../rewindText';
 import type { TurnNode } from '../tree/model';
@@ -97,13 +97,13 @@ export async function continueTurn(services: Services, arg: unknown): Promise<vo
     dry.rewind === null
       ? 'No checkpoint was taken before this turn: the files stay as they are.'
       : `The files go back to the turn's start: ${countOf(files, 'file')} change (Undo Rewind brings them back).`,
-    `A new ${dry.agent} session file is written (the original is not changed):`,
+    `A new ${inline(dry.agent)} session file is written (the original is not changed):`,
     dry.sessionFile,
     `holding the ${countOf(dry.lines, 'line')} before this turn. Then a terminal runs: ${dry.command.join(' ')}`,
   ].join('\n');
   const go = 'Continue';
   const answer = await vscode.window.showWarningMessage(
-    `Continue ${dry.agent} from before “${turn.prompt}”?`,
+    `Continue ${inline(dry.agent)} from before “${turn.prompt}”?`,
     { modal: true, detail },
     go,
   );

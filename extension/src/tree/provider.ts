@@ -32,7 +32,7 @@ import {
   sessionNodes,
 } from './model';
 import { checkpointTitle, checkpointTooltip } from './labels';
-import { formatAge, formatClock } from '../format';
+import { formatAge, formatClock, inline } from '../format';
 
 /** The session the store files checkpoints made outside any agent session under. */
 export const WORKSPACE_SESSION = 'workspace';
@@ -381,7 +381,7 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeNode>, v
   async revealSession(view: vscode.TreeView<TreeNode>, folder: string, session: SessionInfo): Promise<void> {
     const node = await this.sessionNodeOf(folder, session);
     if (node === undefined) {
-      void vscode.window.showWarningMessage(`Session ${session.id} is not in the tree of this folder.`);
+      void vscode.window.showWarningMessage(`Session ${inline(session.id)} is not in the tree of this folder.`);
       return;
     }
     await this.reveal(view, node, true);

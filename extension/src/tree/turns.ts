@@ -11,6 +11,7 @@
 import { countOf, formatClock, formatCount, formatDuration, oneLine } from '../format';
 import type { Step, Turn, TurnsResult } from '../protocol';
 import { codeSpan, escapeMarkdown } from '../markdown';
+import { checkpointTitle } from './labels';
 import {
   type CheckpointRef,
   type StepNode,
@@ -84,7 +85,8 @@ export function turnNode(folder: string, sessionId: string, agent: string, t: Tu
     desc.push('off the current branch');
   }
   const tags = ['turn'];
-  const nearest = t.before === null && t.nearest ? { id: t.nearest.id, title: t.nearest.label || t.nearest.id } : undefined;
+  // checkpointTitle: the label is store text, shown in notifications and modal questions
+  const nearest = t.before === null && t.nearest ? { id: t.nearest.id, title: checkpointTitle(t.nearest) } : undefined;
   if (t.before !== null || nearest !== undefined) {
     tags.push('rewindable');
   }
