@@ -258,11 +258,6 @@ class Store(TurnOps, RewindOps):
 
         return check(self)
 
-    def remove_store(self) -> None:
-        import shutil  # here: with bz2 and lzma, ~2 ms of every CLI run otherwise
-
-        shutil.rmtree(self.root)
-
 
 def _name_rules(ws: Path, root: Path, cfg: StoreConfig) -> NameRules:
     """How names compare in ``ws``: as recorded in ``cfg`` for its device, else probed now
