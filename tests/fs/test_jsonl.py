@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
@@ -74,6 +76,31 @@ def test_last_line_of_a_long_line(tmp_path: Path) -> None:
     big = "x" * 300_000  # longer than the block read from the end
     append_lines(p, [{"n": 1}, {"big": big}])
     assert last_line(p) == {"big": big}
+
+
+def test_a_look_at_a_long_files_end_reads_a_few_lines_not_64_kib(tmp_path: Path) -> None:
+    # every append (a checkpoint's event, its line in checkpoints.jsonl) and the session's
+    # head look at the file's end: each read 64 KiB of a long file's tail (branch atonce26)
+    p = tmp_path / "log.jsonl"
+    append_lines(p, [{"n": i, "pad": "x" * 300} for i in range(400)])  # ~130 KB
+    read: list[int] = []
+    real = os.pread
+
+    def pread(fd: int, n: int, at: int) -> bytes:
+        read.append(n)
+        return real(fd, n, at)
+
+    with mock.patch.object(os, "pread", pread):
+        assert last_line(p) == {"n": 399, "pad": "x" * 300}
+        append_lines(p, [{"n": 400}])
+    assert 0 < sum(read) <= 3 * 4096
+    assert last_line(p) == {"n": 400}
+    # a torn tail longer than the first look is still found and cut off
+    with open(p, "ab") as f:
+        f.write(b'{"torn": "' + b"y" * 100_000)
+    assert last_line(p) == {"n": 400}
+    append_lines(p, [{"n": 401}])
+    assert values(p)[-2:] == [{"n": 400}, {"n": 401}]
 
 
 def test_read_from_offset_numbers_lines(tmp_path: Path) -> None:

@@ -10,7 +10,14 @@ from unittest import mock
 import zstandard
 
 from turnback.objects import packs
-from turnback.objects.packs import BLOCK_RAW, HELD_BYTES, HELD_LEVEL, TREE_LEVEL, PackWriter
+from turnback.objects.packs import (
+    BLOCK_RAW,
+    HELD_BYTES,
+    HELD_LEVEL,
+    HELD_TREE_LEVEL,
+    TREE_LEVEL,
+    PackWriter,
+)
 
 
 def _levels_used(writer: PackWriter, payloads: list[bytes]) -> list[int]:
@@ -36,7 +43,22 @@ def test_a_small_held_batch_compresses_its_files_at_the_fast_level(tmp_path: Pat
     used = _levels_used(PackWriter(tmp_path, 3, in_memory=True), [_blob(5000)] * 3)
     assert used == [HELD_LEVEL]
     used = _levels_used(PackWriter(tmp_path, 3, in_memory=True), [b"tree\0" + b"t" * 100])
-    assert used == [TREE_LEVEL]
+    assert used == [HELD_TREE_LEVEL]
+
+
+def test_held_trees_go_faster_than_packed_ones_and_a_lower_configured_level_stays(
+        tmp_path: Path) -> None:
+    # an at-once checkpoint's trees are on the answer's path; a pack's (a merge's, a first
+    # checkpoint's) keep TREE_LEVEL, and a configured level lower still is kept by both
+    assert HELD_TREE_LEVEL < TREE_LEVEL
+    tree = [b"tree\0" + os.urandom(200)]
+    writer = PackWriter(tmp_path, 3)
+    try:
+        assert _levels_used(writer, tree) == [TREE_LEVEL]
+    finally:
+        writer.abort()
+    low = HELD_TREE_LEVEL - 3
+    assert _levels_used(PackWriter(tmp_path, low, in_memory=True), tree) == [low]
 
 
 def test_a_small_held_batch_compresses_its_full_blocks_fast_too(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import os
 import threading
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 
@@ -309,3 +310,31 @@ def test_paths_a_rewind_wrote_are_none_and_left_to_the_pool(
         cp = store.checkpoint(dirty={"f1.txt"})
         assert [len(kw["dirty"]) for _, kw in scans] == [41]
         assert store.file_content(cp.id, "f1.txt").text == "changed\n"
+
+
+def test_the_gc_mark_and_the_root_are_looked_at_once_a_checkpoint(tmp_path: Path) -> None:
+    # checkpoint_now looks at both under the gc lock it holds through the scan; the scan's
+    # own _check_gc read them again (work done twice on the answer's path, branch atonce26)
+    ws = _workspace(tmp_path / "ws")
+    with Store.open(ws, create=True) as store:
+        store.checkpoint(label="walk")
+        store.save_scan_cache()
+        (ws / "f1.txt").write_text("changed\n")
+        marks: list[str] = []
+        roots: list[bool] = []
+        real_gen, real_replaced = store._gc_generation, store._root_held.replaced
+
+        def gen() -> str:
+            marks.append(real_gen())
+            return marks[-1]
+
+        def replaced() -> bool:
+            roots.append(real_replaced())
+            return roots[-1]
+
+        with mock.patch.object(store, "_gc_generation", gen), \
+                mock.patch.object(store._root_held, "replaced", replaced):
+            cp = store.checkpoint_now({"f1.txt"})
+        assert cp is not None
+        assert store.file_content(cp.id, "f1.txt").text == "changed\n"
+        assert len(marks) == 1 and roots == [False]

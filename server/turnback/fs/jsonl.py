@@ -108,12 +108,19 @@ def loads(raw: bytes) -> Any:
         raise
 
 
+TAIL_FIRST = 4096  # bytes a look at a file's end reads first, then 4 times more each time
+TAIL_MOST = 65536  # ... up to this much a read, looking for a torn tail's start
+
+
 def _torn_tail_start(fd: int, size: int) -> int:
     """Offset where a final line without ``\\n`` starts (== size when the file ends cleanly)."""
     if size == 0:
         return 0
     pos = size
-    block = 65536
+    # a few lines first, growing: every append and ``last_line`` looks here, and a clean
+    # end is the rule (64 KiB read each time cost a 20 KB session file's whole tail,
+    # three times an at-once checkpoint; bench/RESULTS.md, branch ``atonce26``)
+    block = TAIL_FIRST
     while pos > 0:
         start = max(0, pos - block)
         chunk = os.pread(fd, pos - start, start)
@@ -123,6 +130,7 @@ def _torn_tail_start(fd: int, size: int) -> int:
         if idx >= 0:
             return start + idx + 1
         pos = start
+        block = min(block * 4, TAIL_MOST)
     return 0
 
 
@@ -234,7 +242,7 @@ def last_line(path: Path) -> dict[str, Any] | None:
         return None
     try:
         end = _torn_tail_start(fd, os.fstat(fd).st_size)
-        block = 65536
+        block = TAIL_FIRST  # a line or a few; larger only for a longer last line
         while True:
             start = max(0, end - block)
             lines = os.pread(fd, end - start, start).split(b"\n")

@@ -60,6 +60,10 @@ HELD_LEVEL = 1
 # ... and so are its other file blocks while the batch's blocks so far stay under this: a small
 # checkpoint's ~65 KB of files fill one 64 KiB block and start a second
 HELD_BYTES = 256 << 10
+# ... and its tree blocks at this level: ~35% fewer instructions than TREE_LEVEL for ~11%
+# more tree bytes until a merge packs them again (an at-once checkpoint's 18-60 folders,
+# ~40-60 KB: 0.33 M of its ~9 M instructions, bench/RESULTS.md, branch ``atonce26``)
+HELD_TREE_LEVEL = -5
 _ENTRY = struct.Struct(">32sQIII")
 _IDX_START = len(IDX_MAGIC) + 4
 # indexes with more entries stay as bytes (bisected); smaller ones go into one dict
@@ -245,12 +249,16 @@ class PackWriter:
         """``blk``'s level, at most ``HELD_LEVEL`` for a block of a batch still in memory
         whose blocks so far stay under ``HELD_BYTES``: a small checkpoint's files, on the
         answer's path, at level 1 rather than 3 (~0.14 ms less CPU, ~2 KB more in its frame,
-        bench/RESULTS.md, branch ``atonce16e``). A log's objects are packed again at the
-        configured level when a merge folds the log; a large batch's blocks past the first
-        ``HELD_BYTES`` keep it."""
+        bench/RESULTS.md, branch ``atonce16e``), its tree blocks at ``HELD_TREE_LEVEL``. A
+        log's objects are packed again at the configured level (trees at ``TREE_LEVEL``)
+        when a merge folds the log; a large batch's blocks past the first ``HELD_BYTES``
+        keep it."""
         level = blk.level
-        if (self._mem is not None and self._mem_bytes < HELD_BYTES
-                and (level > HELD_LEVEL or level == 0)):
+        if self._mem is None or self._mem_bytes >= HELD_BYTES:
+            return level
+        if blk is self._trees:
+            return min(level, HELD_TREE_LEVEL)
+        if level > HELD_LEVEL or level == 0:
             return HELD_LEVEL  # zstd's level 0 is its default, 3
         return level
 

@@ -114,8 +114,10 @@ class CheckpointOps(SessionOps):
                 # the scan's own look at each changed path bounds it (``NOW_BYTES``, no
                 # folder listed whole, no walk) and sizes its read: one ``lstat`` a path,
                 # and a file grown after it is read only as far as it was admitted
+                # ``checked``: the mark and the root were just looked at, under the gc
+                # lock held since; the scan's own ``_check_gc`` would read them again
                 return self._checkpoint_held(label, session_id, auto, dirty, None, True,
-                                             bound=NOW_BYTES)
+                                             bound=NOW_BYTES, checked=True)
         except PastBound:
             return None
         finally:
@@ -131,10 +133,13 @@ class CheckpointOps(SessionOps):
 
     def _checkpoint_held(self, label: str | None, session_id: str | None, auto: bool,
                          dirty: Iterable[str] | None, progress: Progress | None,
-                         save_later: bool, bound: int | None = None) -> Checkpoint:
+                         save_later: bool, bound: int | None = None, checked: bool = False
+                         ) -> Checkpoint:
         """The checkpoint itself; the caller holds the mutex and the gc lock. ``bound``:
-        the scan's (``Scanner.scan``); ``PastBound`` with nothing done past it."""
-        res, skipped = self._snapshot(dirty, progress, bound)
+        the scan's (``Scanner.scan``); ``PastBound`` with nothing done past it.
+        ``checked``: the caller found no gc since the last scan and the root in place
+        under the gc lock it still holds (``_snapshot``)."""
+        res, skipped = self._snapshot(dirty, progress, bound, checked)
         try:
             cp = self._commit_checkpoint(
                 res.tree, label, session_id, auto, res.files, res.bytes, skipped
@@ -177,13 +182,18 @@ class CheckpointOps(SessionOps):
                 self._statcache.discard()
 
     def _snapshot(self, dirty: Iterable[str] | None, progress: Progress | None,
-                  bound: int | None = None) -> tuple[ScanResult, list[JSON]]:
+                  bound: int | None = None, checked: bool = False
+                  ) -> tuple[ScanResult, list[JSON]]:
         """Store the workspace's files and trees (durable, not yet committed) and return
         the scan with the files it skipped. The caller holds the mutex and the gc lock,
         commits (``_commit_checkpoint``, which writes a held batch with the record), then
         calls ``scanner.save_cache()``; a caller that does not commit writes the held batch
-        (``objects.flush_held``) before anything saves the stat cache."""
-        self._check_gc()
+        (``objects.flush_held``) before anything saves the stat cache. ``checked``: the
+        caller did ``_check_gc``'s looks under the gc lock it holds (no gc can run until
+        it lets go), so they are not taken twice (``checkpoint_now``: a file read and
+        five system calls a checkpoint)."""
+        if not checked:
+            self._check_gc()
         base = self._scan_base if dirty is not None else None
         if base is not None and dirty is not None:
             dirty = {*dirty, *self._own_dirty}

@@ -1,0 +1,223 @@
+"""Instructions of each Python function on the at-once checkpoint's path, by callgrind.
+
+Runs ``atonce_parts.py --now`` (10 edits, ``Store.checkpoint_now``, the stat cache saved
+after the phase, a round) with an ``os.access`` call at the entry and the exit of each
+function named in ``PARTS``; callgrind, told to dump its counters before every
+``os_access`` (a C function of CPython's), writes one file per interval, and
+``--summarize`` gives each function's inclusive instructions per round (every interval
+while it is on the stack) and its own (the intervals where it is the innermost named
+function open), sorted by the inclusive:
+
+    PYTHONHASHSEED=0 valgrind --tool=callgrind --dump-before=os_access \\
+        --callgrind-out-file=OUT/cg.out python bench/checkpoint_parts.py --marks OUT/marks.json \\
+        --workspace WS --rounds 10 --seed 11 [--src OTHER/server]
+    python bench/checkpoint_parts.py --summarize OUT
+
+``--plain``: only the phase marks (no function wrapped), for the phase's instructions
+without the wrappers' own cost. ``--src``, ``--workspace``, ``--rounds``, ``--seed``: as
+``atonce_parts.py``. A small workspace keeps the run short (``gen_workspace.py WS --files
+2000 --size-mb 12``); two runs to compare start from two copies of one workspace, so each
+sees the same edits.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import json
+import os
+import statistics
+import sys
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+
+# (module, owner, attribute): the functions on the at-once checkpoint's path; those called
+# once a file or a folder are here too, so their sum is seen
+PARTS = (
+    ("turnback.store.checkpoint_ops", "CheckpointOps", "checkpoint_now"),
+    ("turnback.store.checkpoint_ops", "CheckpointOps", "_checkpoint_held"),
+    ("turnback.store.checkpoint_ops", "CheckpointOps", "_snapshot"),
+    ("turnback.store.checkpoint_ops", "CheckpointOps", "_workspace_here"),
+    ("turnback.store.checkpoint_ops", "CheckpointOps", "_commit_checkpoint"),
+    ("turnback.store.checkpoint_ops", "CheckpointOps", "_new_checkpoint"),
+    ("turnback.store.checkpoint_ops", "CheckpointOps", "_checkpoint_event"),
+    ("turnback.store.session_ops", "SessionOps", "append"),
+    ("turnback.store.state", "StoreState", "_check_gc"),
+    ("turnback.store.state", "StoreState", "_gc_generation"),
+    ("turnback.store.state", "StoreState", "_packs_stale"),
+    ("turnback.fs.heldfolder", "HeldFolder", "replaced"),
+    ("turnback.sessions.files", "FileSessions", "append"),
+    ("turnback.sessions.files", "FileSessions", "append_free_now"),
+    ("turnback.fs.jsonl", None, "append_lines"),
+    ("turnback.fs.locks", None, "_open_lock_file"),
+    ("turnback.fs.instore", None, "folder_of"),
+    ("turnback.snapshot.scan", "Scanner", "scan"),
+    ("turnback.snapshot.scan", "Scanner", "_list_dirty"),
+    ("turnback.snapshot.build", "TreeBuilding", "_build"),
+    ("turnback.snapshot.build", "TreeBuilding", "_patch_dir"),
+    ("turnback.snapshot.hashing", "Hashing", "_hash_pending"),
+    ("turnback.snapshot.hashing", "Hashing", "_hash_one"),
+    ("turnback.snapshot.ignore", "IgnoreRules", "in_dir"),
+    ("turnback.objects.trees", None, "_patched"),
+    ("turnback.objects.trees", "TreeReader", "name"),
+    ("turnback.objects.trees", "TreeReader", "put_encoded"),
+    ("turnback.objects.objectstore", "ObjectStore", "put_file"),
+    ("turnback.objects.objectstore", "ObjectStore", "put"),
+    ("turnback.objects.objectstore", None, "hash_bytes"),
+    ("turnback.objects.objectstore", "ObjectStore", "commit"),
+    ("turnback.objects.objectstore", "ObjectStore", "_commit_frame"),
+    ("turnback.objects.objectstore", "ObjectStore", "_log_frame"),
+    ("turnback.objects.objectstore", "ObjectStore", "sync"),
+    ("turnback.objects.packs", "PackWriter", "add"),
+    ("turnback.objects.packs", "PackWriter", "_flush_block"),
+    ("turnback.objects.packs", "PackWriter", "seal"),
+    ("turnback.objects.packlog", "LogFile", "append"),
+    ("turnback.objects.packlog", "LogFile", "sync"),
+    ("turnback.snapshot.checkpoint_index", "CheckpointIndex", "add"),
+    ("turnback.models", "Checkpoint", "to_json"),
+    ("turnback.fs.jsonl", None, "dumps"),
+)
+
+
+def _marked(fn: Callable[..., Any], label: str, mark: Callable[[str], None]) -> Any:
+    @functools.wraps(fn)
+    def marked(*a: Any, **k: Any) -> Any:
+        mark(label + ">")
+        try:
+            return fn(*a, **k)
+        finally:
+            mark(label + "<")
+
+    return marked
+
+
+def _wrap(mod: Any, owner: str | None, attr: str, mark: Callable[[str], None]) -> None:
+    """Wrap a method where its class defines it, or a module's function and every
+    ``turnback`` module's name bound to it (``from … import name``)."""
+    label = f"{owner or mod.__name__.rsplit('.', 1)[1]}.{attr}"
+    if owner is not None:
+        cls = getattr(mod, owner)
+        raw = cls.__dict__.get(attr)
+        if raw is None:
+            return  # absent at this commit
+        if isinstance(raw, staticmethod):
+            setattr(cls, attr, staticmethod(_marked(raw.__func__, label, mark)))
+        else:
+            setattr(cls, attr, _marked(raw, label, mark))
+        return
+    fn = getattr(mod, attr, None)
+    if fn is None:
+        return
+    new = _marked(fn, label, mark)
+    for other in list(sys.modules.values()):
+        if getattr(other, "__name__", "").startswith("turnback") \
+                and getattr(other, attr, None) is fn:
+            setattr(other, attr, new)
+
+
+def run(marks_path: Path, argv: list[str], plain: bool) -> None:
+    sys.path.insert(0, str(HERE))
+    import importlib
+
+    import atonce_parts
+
+    marks: list[str] = []
+    phase = ["idle"]
+
+    def mark(name: str) -> None:
+        # only inside the phase: the first walk's thousands of calls make no dumps
+        if phase[0] != "checkpoint" and not name.startswith("phase:"):
+            return
+        marks.append(name)
+        os.access(f"/@@{name}", os.F_OK)  # a dump: callgrind's --dump-before=os_access
+
+    def mark_phase(name: str) -> None:
+        mark("phase:" + name)
+        phase[0] = name
+
+    atonce_parts.mark = mark_phase  # type: ignore[attr-defined]
+    if not plain:
+        for modname, owner, attr in PARTS:
+            _wrap(importlib.import_module(modname), owner, attr, mark)
+    try:
+        atonce_parts.main(argv)
+    finally:
+        marks_path.write_text(json.dumps(marks))
+
+
+def _total(path: str) -> int:
+    with open(path) as f:
+        for line in f:
+            if line.startswith("summary:") or line.startswith("totals:"):
+                return int(line.split()[1])
+    return 0
+
+
+def summarize(out: Path) -> None:
+    marks = json.loads((out / "marks.json").read_text())
+    files = {int(p.rsplit(".", 1)[1]): p for p in glob.glob(str(out / "cg.out.*"))
+             if p.rsplit(".", 1)[1].isdigit()}
+    if len(files) < len(marks):
+        raise SystemExit(f"{len(files)} dumps for {len(marks)} marks: not this run's")
+    incl: dict[str, list[int]] = defaultdict(list)  # per label, per checkpoint round
+    own: dict[str, list[int]] = defaultdict(list)
+    calls: dict[str, list[int]] = defaultdict(list)
+    phase = "idle"
+    stack: list[str] = []
+    rnd_incl: dict[str, int] = defaultdict(int)
+    rnd_own: dict[str, int] = defaultdict(int)
+    rnd_calls: dict[str, int] = defaultdict(int)
+    for k, m in enumerate(marks, start=1):
+        # dump k holds what ran between mark k-1 and mark k
+        cost = _total(files[k])
+        if phase == "checkpoint":
+            rnd_incl["(phase)"] += cost
+            for label in set(stack):
+                rnd_incl[label] += cost
+            rnd_own[stack[-1] if stack else "(phase)"] += cost
+        if m.startswith("phase:"):
+            new = m[6:]
+            if phase == "checkpoint" and new != "checkpoint":
+                for label in {*rnd_incl, *rnd_calls}:
+                    incl[label].append(rnd_incl[label])
+                    own[label].append(rnd_own[label])
+                    calls[label].append(rnd_calls[label])
+                rnd_incl.clear(), rnd_own.clear(), rnd_calls.clear()
+            phase = new
+        elif m.endswith(">"):
+            stack.append(m[:-1])
+            rnd_calls[m[:-1]] += 1
+        else:
+            if stack and stack[-1] == m[:-1]:
+                stack.pop()
+    n = len(incl["(phase)"])
+    print(f"{n} checkpoints; medians per checkpoint (instructions, thousands)")
+    print(f"{'function':40s} {'calls':>6s} {'inclusive':>10s} {'own':>9s}")
+    rows = sorted(incl, key=lambda lab: -statistics.median(incl[lab] + [0] * (n - len(incl[lab]))))
+    for label in rows:
+        pad = [0] * (n - len(incl[label]))
+        print(f"{label:40s} {statistics.median(calls[label] + pad):6.0f} "
+              f"{statistics.median(incl[label] + pad) / 1000:10.1f} "
+              f"{statistics.median(own[label] + pad) / 1000:9.1f}")
+
+
+def main() -> int:
+    args = sys.argv[1:]
+    if args[:1] == ["--summarize"] and len(args) == 2:
+        summarize(Path(args[1]))
+        return 0
+    plain = "--plain" in args
+    args = [a for a in args if a != "--plain"]
+    if args[:1] == ["--marks"] and len(args) >= 2:
+        run(Path(args[1]), [*args[2:], "--now"], plain)
+        return 0
+    print(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
