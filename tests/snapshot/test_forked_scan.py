@@ -965,3 +965,38 @@ def test_every_folder_verified_but_an_ignore_rule_changed_is_walked(
     assert walked, "walked"
     assert "f3.txt" not in got if where != "nested .gitignore" else "d/f3.txt" not in got
     assert "f2.txt" in got
+
+
+def test_empty_folders_are_listed_again_not_walked(ws: Path, monkeypatch: pytest.MonkeyPatch
+                                                   ) -> None:
+    """A folder recorded empty is never verified (no record of no entries is); the
+    whole-tree case lists it again as the walk does, and takes the rest from the records
+    (failed before: every folder walked). Anything put in it is in the next checkpoint."""
+    _workspace(ws)
+    (ws / "e").mkdir()
+    (ws / "d" / "w" / "empty").mkdir()
+    age_tree(ws)
+    with Store.open(ws) as s:
+        s.checkpoint()  # the new folders' ignore signatures laid,
+        s.checkpoint()  # then (trusted under them) their records and their parents'
+        assert {"e", "d/w/empty"} <= set(s.scanner.statcache.dirrecs)
+    walked = _walked(monkeypatch)
+    with _cold(ws) as s:
+        tree = s.checkpoint().tree
+        c = s.scanner.statcache
+        held = [list(c.dirsigs.items()), list(c.dirrecs.items()), list(c.dirtrees.items())]
+    assert walked == [], "no folder walked one by one"
+    assert {"e", "d/w/empty"} <= {rel for rel, _ in held[1]}
+    monkeypatch.setattr(scan_mod.Scanner, "_taken_whole", lambda _self: None)
+    with _cold(ws) as s:
+        assert s.checkpoint().tree == tree
+        c = s.scanner.statcache
+        assert [list(c.dirsigs.items()), list(c.dirrecs.items()),
+                list(c.dirtrees.items())] == held
+    monkeypatch.undo()
+    monkeypatch.setattr(prescan, "FORK_MIN_FILES", 0)
+    write(ws, "d/w/empty/new.txt", "new")
+    with _cold(ws) as s:
+        got = {p for p, _ in s.trees.walk(s.checkpoint().tree, "")}
+    assert "d/w/empty/new.txt" in got
+    assert tree != _plain_tree(ws)

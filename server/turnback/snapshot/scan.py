@@ -174,7 +174,9 @@ class Scanner(TreeBuilding):
                 worker.kill()
             return {}
         folders = prescan.recorded_folders(cache.dirrecs, cache.dirtrees)
-        self._recorded = len(folders)
+        # the folders a check can verify: a record of no entries never is (``_taken_whole``)
+        self._recorded = len(folders) - sum(
+            cache.dirrecs[rel] == prescan.EMPTY_RECORD for rel in folders)
         checker = early
         if checker is None and worker is not None:
             checker = worker.start(workspace, folders, cache.dirrecs, str(cache.path),
@@ -189,7 +191,8 @@ class Scanner(TreeBuilding):
         """The walk's verified case for the whole workspace at once: its recorded tree, if
         every recorded folder was verified (``_preverify``: its names and each entry's
         ``lstat`` digest to its record) and, from the top down through each verified
-        folder's recorded subfolders, every folder the walk would enter is one of them,
+        folder's recorded subfolders, every folder the walk would enter is one of them (or
+        recorded empty and listed empty again here, as the walk lists it),
         within ``MAX_SCAN_DEPTH``, with a recorded tree, and its ignore rules' chain
         signature, made now as the walk makes it (settings, the store's place, git's
         ``info/exclude`` and global excludes, every ignore file on the way read afresh),
@@ -199,13 +202,20 @@ class Scanner(TreeBuilding):
         that fails: the walk does it all (the ignore files read here stay cached)."""
         verified, cache, ignore = self._verified, self.statcache, self.ignore
         if len(verified) < self._recorded or self.before_listing is not None:
-            return None  # a record did not hold (or an empty folder: never verified)
+            return None  # a record did not hold
         sigs, trees = cache.dirsigs, cache.dirtrees
         reached: dict[str, str] = {}  # folder -> its signature now
+        empty: list[str] = []  # reached folders recorded empty, listed empty now
         todo = [""]
         while todo:
             rel = todo.pop()
             pre = verified.get(rel)
+            if pre is None and cache.dirrecs.get(rel) == prescan.EMPTY_RECORD:
+                abs_dir = self._prefix + rel if rel else self._root
+                if self._open_listing(abs_dir, rel, []) != ([], []):
+                    return None  # no longer empty, or gone, or unreadable: the walk says
+                pre = (0, [], False)
+                empty.append(rel)
             if pre is None or rel not in trees or rel.count("/") >= MAX_SCAN_DEPTH:
                 return None
             if not pre[2]:
@@ -223,6 +233,9 @@ class Scanner(TreeBuilding):
         self.counts.update((h, (files, nbytes))
                            for h, files, nbytes, _entries in cache.new_dirtrees.values())
         cache.settle_whole(reached)
+        for rel in empty:  # as the walk settles a folder it listed: no row kept there
+            cache.folder_rows(rel)
+            cache.settle(rel, [])
         self._verified = {}
         root = trees[""]
         return Built(root[0], root[1], root[2], True)
