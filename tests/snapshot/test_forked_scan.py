@@ -1000,3 +1000,19 @@ def test_empty_folders_are_listed_again_not_walked(ws: Path, monkeypatch: pytest
         got = {p for p, _ in s.trees.walk(s.checkpoint().tree, "")}
     assert "d/w/empty/new.txt" in got
     assert tree != _plain_tree(ws)
+
+
+def test_a_no_op_checked_by_the_early_child_takes_the_recorded_tree_without_a_walk(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI's way: the early child (forked before the store is opened) checks every
+    folder; the scan adopts it and takes the whole tree from the records."""
+    _workspace(ws)
+    took = _taken(monkeypatch)
+    walked = _walked(monkeypatch)
+    prescan.fork_early(str(ws.resolve()), _stat_path(ws.resolve()))
+    _early_has(_stat_path(ws.resolve()), checked_all=True)
+    with _cold(ws) as s:
+        cp = s.checkpoint()
+    assert took == [True] and walked == []
+    assert cp.tree == _plain_tree(ws)
+    _no_child_left()
