@@ -874,3 +874,145 @@ def test_the_two_ends_cover_every_folder_and_agree_where_they_meet(ws: Path) -> 
         assert set(back) == set(folders[max(meet - 1, 0):])
         assert set(front) & set(back) == set(folders[max(meet - 1, 0):meet])
         assert {**front, **back} == alone
+
+
+def _walked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Records the folders the walk goes through one by one (``Scanner._list_in``)."""
+    walked: list[str] = []
+    real = scan_mod.Scanner._list_in
+
+    def list_in(self: scan_mod.Scanner, node: Any, rel_dir: str, *rest: Any) -> Any:
+        walked.append(rel_dir)
+        return real(self, node, rel_dir, *rest)
+
+    monkeypatch.setattr(scan_mod.Scanner, "_list_in", list_in)
+    return walked
+
+
+def _no_op_cache(ws: Path) -> tuple[str, list[Any], bytes]:
+    """A cold no-op's tree, what its stat cache holds after it, and the file it saved."""
+    with _cold(ws) as s:
+        cp = s.checkpoint()
+        c = s.scanner.statcache
+        held = [list(c.dirsigs.items()), list(c.dirrecs.items()), list(c.dirtrees.items()),
+                {f: c.folder_rows(f) for f in ALL}]
+        return cp.tree, held, c.path.read_bytes()
+
+
+def test_a_no_op_with_every_folder_verified_takes_the_recorded_tree_without_a_walk(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every recorded folder verified, the ignore rules as recorded: the walk's ~10 calls
+    a folder are not made (failed before: all 10 folders walked), and the tree, the stat
+    cache left in memory and the file saved are the walk's, entry for entry and in order."""
+    _workspace(ws)
+    walked = _walked(monkeypatch)
+    tree, held, saved = _no_op_cache(ws)
+    assert walked == [], "no folder walked one by one"
+    assert tree == _plain_tree(ws)
+    walked.clear()
+    assert {rel for rel, _ in held[2]} == set(ALL)
+    monkeypatch.setattr(scan_mod.Scanner, "_taken_whole", lambda _self: None)
+    walk_tree, walk_held, walk_saved = _no_op_cache(ws)
+    assert sorted(walked) == sorted(ALL), "the walk itself went through every folder"
+    assert (walk_tree, walk_held, walk_saved) == (tree, held, saved)
+
+
+def test_one_changed_folder_is_walked_as_before(ws: Path, monkeypatch: pytest.MonkeyPatch
+                                                ) -> None:
+    _workspace(ws)
+    write(ws, "c/z/f1.txt", "changed")
+    age(ws / "c" / "z" / "f1.txt")
+    walked = _walked(monkeypatch)
+    with _cold(ws) as s:
+        tree = s.checkpoint().tree
+    assert sorted(walked) == sorted(ALL)
+    assert tree == _plain_tree(ws)
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home of the test's own: the user's real git config is never read."""
+    h = tmp_path / "home"
+    (h / ".config" / "git").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(h))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    return h
+
+
+@pytest.mark.parametrize("where", ["info/exclude", "global excludes", "settings",
+                                   "nested .gitignore"])
+def test_every_folder_verified_but_an_ignore_rule_changed_is_walked(
+        ws: Path, home: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    """The folders' listings all hold, yet a rule outside them changed (git's
+    ``info/exclude``, the user's global excludes, the store's settings), or one inside that
+    their records do not cover: the recorded tree is not taken; the walk finds the file
+    now ignored. (A nested ignore file's new text is in its folder's record: that folder
+    fails its check, and the whole is walked too.)"""
+    (ws / ".git" / "info").mkdir(parents=True)
+    _workspace(ws)
+    if where == "info/exclude":
+        (ws / ".git" / "info" / "exclude").write_text("f3.txt\n")
+    elif where == "global excludes":
+        (home / ".config" / "git" / "ignore").write_text("f3.txt\n")
+    elif where == "nested .gitignore":
+        write(ws, "d/.gitignore", "f3.txt\n")
+    walked = _walked(monkeypatch)
+    with Store.open(ws, config={"ignores": ["f3.txt"]} if where == "settings" else None) as s:
+        s.scanner.fork_verify = True
+        cp = s.checkpoint()
+        got = {p for p, _ in s.trees.walk(cp.tree, "")}
+    assert walked, "walked"
+    assert "f3.txt" not in got if where != "nested .gitignore" else "d/f3.txt" not in got
+    assert "f2.txt" in got
+
+
+def test_empty_folders_are_listed_again_not_walked(ws: Path, monkeypatch: pytest.MonkeyPatch
+                                                   ) -> None:
+    """A folder recorded empty is never verified (no record of no entries is); the
+    whole-tree case lists it again as the walk does, and takes the rest from the records
+    (failed before: every folder walked). Anything put in it is in the next checkpoint."""
+    _workspace(ws)
+    (ws / "e").mkdir()
+    (ws / "d" / "w" / "empty").mkdir()
+    age_tree(ws)
+    with Store.open(ws) as s:
+        s.checkpoint()  # the new folders' ignore signatures laid,
+        s.checkpoint()  # then (trusted under them) their records and their parents'
+        assert {"e", "d/w/empty"} <= set(s.scanner.statcache.dirrecs)
+    walked = _walked(monkeypatch)
+    with _cold(ws) as s:
+        tree = s.checkpoint().tree
+        c = s.scanner.statcache
+        held = [list(c.dirsigs.items()), list(c.dirrecs.items()), list(c.dirtrees.items())]
+    assert walked == [], "no folder walked one by one"
+    assert {"e", "d/w/empty"} <= {rel for rel, _ in held[1]}
+    monkeypatch.setattr(scan_mod.Scanner, "_taken_whole", lambda _self: None)
+    with _cold(ws) as s:
+        assert s.checkpoint().tree == tree
+        c = s.scanner.statcache
+        assert [list(c.dirsigs.items()), list(c.dirrecs.items()),
+                list(c.dirtrees.items())] == held
+    monkeypatch.undo()
+    monkeypatch.setattr(prescan, "FORK_MIN_FILES", 0)
+    write(ws, "d/w/empty/new.txt", "new")
+    with _cold(ws) as s:
+        got = {p for p, _ in s.trees.walk(s.checkpoint().tree, "")}
+    assert "d/w/empty/new.txt" in got
+    assert tree != _plain_tree(ws)
+
+
+def test_a_no_op_checked_by_the_early_child_takes_the_recorded_tree_without_a_walk(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI's way: the early child (forked before the store is opened) checks every
+    folder; the scan adopts it and takes the whole tree from the records."""
+    _workspace(ws)
+    took = _taken(monkeypatch)
+    walked = _walked(monkeypatch)
+    prescan.fork_early(str(ws.resolve()), _stat_path(ws.resolve()))
+    _early_has(_stat_path(ws.resolve()), checked_all=True)
+    with _cold(ws) as s:
+        cp = s.checkpoint()
+    assert took == [True] and walked == []
+    assert cp.tree == _plain_tree(ws)
+    _no_child_left()

@@ -126,6 +126,7 @@ class ScanState:
         # unless the caller, a one-shot process (the CLI), turns it on: never in the server
         self.fork_verify = False
         self._verified: dict[str, Verified] = {}
+        self._recorded = 0  # how many folder records those checks were given
         # Told the path (relative, "" for the top) of each folder a walk is about to list,
         # before it lists it: a caller that watches folders (the server's inotify watcher)
         # lays its watch there, so one listing serves both and no change falls between

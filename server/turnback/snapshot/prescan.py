@@ -130,6 +130,11 @@ def _digest(data: bytes) -> str:
     return blake3.blake3(data).hexdigest()[:32]
 
 
+# The record of a folder with no entries: never verified (``parts_matching`` refuses an
+# empty listing); the walk's whole-tree case lists such a folder again (``Scanner._taken_whole``)
+EMPTY_RECORD = _digest(b"")
+
+
 def header_fits(hlen: int, size: int) -> bool:
     """Whether a stat cache header said to be ``hlen`` bytes long can be read from a file
     of ``size`` bytes: it fits in the file beside the fixed parts, and under

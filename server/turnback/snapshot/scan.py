@@ -117,7 +117,8 @@ class Scanner(TreeBuilding):
             self._streaming, self._progress = True, progress
             self._submitted = self._done = 0
             try:
-                built = self._list("", None, True, None, set(), pending, skipped)
+                built = (self._taken_whole() if self._verified else None) or self._list(
+                    "", None, True, None, set(), pending, skipped)
             except BaseException:
                 self._cancel_open()
                 self._results = {}
@@ -173,6 +174,9 @@ class Scanner(TreeBuilding):
                 worker.kill()
             return {}
         folders = prescan.recorded_folders(cache.dirrecs, cache.dirtrees)
+        # the folders a check can verify: a record of no entries never is (``_taken_whole``)
+        self._recorded = len(folders) - sum(
+            cache.dirrecs[rel] == prescan.EMPTY_RECORD for rel in folders)
         checker = early
         if checker is None and worker is not None:
             checker = worker.start(workspace, folders, cache.dirrecs, str(cache.path),
@@ -182,6 +186,59 @@ class Scanner(TreeBuilding):
         elif worker is not None:
             worker.kill()
         return checker.finish(folders, cache.dirrecs, told) if checker is not None else {}
+
+    def _taken_whole(self) -> Built | None:
+        """The walk's verified case for the whole workspace at once: its recorded tree, if
+        every recorded folder was verified (``_preverify``: its names and each entry's
+        ``lstat`` digest to its record) and, from the top down through each verified
+        folder's recorded subfolders, every folder the walk would enter is one of them (or
+        recorded empty and listed empty again here, as the walk lists it),
+        within ``MAX_SCAN_DEPTH``, with a recorded tree, and its ignore rules' chain
+        signature, made now as the walk makes it (settings, the store's place, git's
+        ``info/exclude`` and global excludes, every ignore file on the way read afresh),
+        equal to the recorded one. What the walk's ~10 calls a verified folder would leave
+        in the stat cache (record, signature, tree, rows kept) is then laid in one pass
+        (bench/RESULTS.md, "the cold no-op's imports and tail"). None at the first folder
+        that fails: the walk does it all (the ignore files read here stay cached)."""
+        verified, cache, ignore = self._verified, self.statcache, self.ignore
+        if len(verified) < self._recorded or self.before_listing is not None:
+            return None  # a record did not hold
+        sigs, trees = cache.dirsigs, cache.dirtrees
+        reached: dict[str, str] = {}  # folder -> its signature now
+        empty: list[str] = []  # reached folders recorded empty, listed empty now
+        todo = [""]
+        while todo:
+            rel = todo.pop()
+            pre = verified.get(rel)
+            if pre is None and cache.dirrecs.get(rel) == prescan.EMPTY_RECORD:
+                abs_dir = self._prefix + rel if rel else self._root
+                if self._open_listing(abs_dir, rel, []) != ([], []):
+                    return None  # no longer empty, or gone, or unreadable: the walk says
+                pre = (0, [], False)
+                empty.append(rel)
+            if pre is None or rel not in trees or rel.count("/") >= MAX_SCAN_DEPTH:
+                return None
+            if not pre[2]:
+                ignore.none_in(rel)  # no ignore file here (the check saw its names)
+            sig = reached[rel] = ignore.chain_sig(rel)
+            if sigs.get(rel) != sig:
+                return None
+            prefix = f"{rel}/" if rel else ""
+            # a subfolder without a signature was ignored then, and still is (``_reuse``)
+            todo.extend(sub for name in pre[1] if (sub := prefix + name) in sigs)
+        # in the recorded order (the next check's), as the walk would leave them
+        cache.new_dirsigs = {rel: sig for rel, sig in sigs.items() if rel in reached}
+        cache.new_dirrecs = {rel: rec for rel, rec in cache.dirrecs.items() if rel in reached}
+        cache.new_dirtrees = {rel: tree for rel, tree in trees.items() if rel in reached}
+        self.counts.update((h, (files, nbytes))
+                           for h, files, nbytes, _entries in cache.new_dirtrees.values())
+        cache.settle_whole(reached)
+        for rel in empty:  # as the walk settles a folder it listed: no row kept there
+            cache.folder_rows(rel)
+            cache.settle(rel, [])
+        self._verified = {}
+        root = trees[""]
+        return Built(root[0], root[1], root[2], True)
 
     def save_cache(self) -> None:
         """Persist the stat cache of the last ``scan(save_cache=False)``."""

@@ -364,6 +364,15 @@ class StatCache:
                     self._was.pop(folder, None)
         self._repack(folder, rows)
 
+    def settle_whole(self, folders: Iterable[str]) -> None:
+        """``settle(folder, None)`` of each of ``folders`` (taken whole from their records);
+        in one step where none has rows unpacked or added (a no-op's: nothing to repack)."""
+        if self._live or self._added or self._settled is None:
+            for folder in folders:
+                self.settle(folder, None)
+            return
+        self._settled.update(folders)
+
     def _repack(self, folder: str, rows: dict[str, bytes]) -> None:
         was = self._was.pop(folder, None)
         if was is not None:
