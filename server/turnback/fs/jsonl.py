@@ -268,21 +268,16 @@ def last_line(path: Path) -> dict[str, Any] | None:
                 first = parts.pop(0)
                 carried, held = [first], len(first)
             for raw in reversed(parts):
-                value = _object_line(raw)
-                if value is not None:
+                raw = raw.strip()
+                if not raw:
+                    continue
+                try:
+                    value = loads(raw)
+                except orjson.JSONDecodeError:
+                    continue
+                if isinstance(value, dict):
                     return value
         return None
     finally:
         os.close(fd)
 
-
-def _object_line(raw: bytes) -> dict[str, Any] | None:
-    """``raw`` as a JSON object; None when blank, not JSON or not an object."""
-    raw = raw.strip()
-    if not raw:
-        return None
-    try:
-        value = loads(raw)
-    except orjson.JSONDecodeError:
-        return None
-    return value if isinstance(value, dict) else None
