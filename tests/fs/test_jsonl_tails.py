@@ -134,3 +134,27 @@ def test_a_fifo_or_a_link_in_place_of_the_file_is_refused(tmp_path: Path) -> Non
     with pytest.raises(NotRegular):
         append_lines(p, [{"n": 2}])
     assert (tmp_path / "target").read_bytes() == b'{"n":1}\n'
+
+
+@pytest.mark.parametrize("cut", [0, 9, 5000, 20_000])
+def test_a_file_cut_while_its_end_is_read_gives_a_whole_line_or_none(
+        tmp_path: Path, cut: int) -> None:
+    # another writer (or an attacker) truncates the file between last_line's reads: the
+    # answer is a line that was written whole, or None; the loop ends (sound before/after)
+    p = tmp_path / "log.jsonl"
+    lines = [_line(1, 40), _line(2, 9000), _line(3, 30_000)]
+    p.write_bytes(b"".join(lines))
+    real = os.pread
+    calls = 0
+
+    def pread(fd: int, n: int, at: int) -> bytes:
+        nonlocal calls
+        calls += 1
+        if calls == 2:
+            os.truncate(p, cut)
+        return real(fd, n, at)
+
+    with mock.patch.object(os, "pread", pread):
+        got = last_line(p)
+    assert got is None or got in [jsonl.loads(line) for line in lines]
+    assert calls < 50
