@@ -23,7 +23,8 @@ from turnback.fs.reading import NotRegular
 
 # lengths at and around each window's edge, and their sums (where a look's reads end)
 EDGES = sorted({n + d for n in (1, TAIL_FIRST, TAIL_FIRST * 5, TAIL_MOST, TAIL_FIRST * 21,
-                                TAIL_FIRST * 21 + TAIL_MOST) for d in (-1, 0, 1)} - {0})
+                                TAIL_FIRST * 21 + TAIL_MOST, 256 << 10, 3 << 20)
+                 for d in (-1, 0, 1)} - {0})
 
 
 def _line(n: int, length: int) -> bytes:
