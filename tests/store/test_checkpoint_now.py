@@ -338,3 +338,110 @@ def test_the_gc_mark_and_the_root_are_looked_at_once_a_checkpoint(tmp_path: Path
         assert cp is not None
         assert store.file_content(cp.id, "f1.txt").text == "changed\n"
         assert len(marks) == 1 and roots == [False]
+
+
+# -- red-team pass over atonce26 (redteam31): the gc mark and the root looked at once ------
+
+
+def _blocked_on(lock: Path) -> bool:
+    """Whether a process waits for a flock on ``lock`` (``/proc/locks`` marks a waiter
+    ``->``)."""
+    ino = os.stat(lock).st_ino
+    with open("/proc/locks") as f:
+        return any("->" in row and f":{ino} " in row for row in f)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/locks"), reason="needs Linux' /proc/locks")
+def test_a_gc_of_another_process_started_in_the_scan_waits_for_the_commit(
+        tmp_path: Path) -> None:
+    # the scan no longer reads the gc mark again: a gc (the CLI's, any process) started
+    # after checkpoint_now's look must wait on the gc lock until the checkpoint is
+    # committed, and then keep its objects (sound before and after)
+    import subprocess
+    import sys
+
+    from turnback.snapshot.scan import Scanner
+
+    ws = _workspace(tmp_path / "ws")
+    with Store.open(ws, create=True) as store:
+        store.checkpoint(label="walk")
+        store.save_scan_cache()
+        (ws / "f1.txt").write_text("changed in the window\n")
+        real = Scanner.scan
+        gcs: list[subprocess.Popen[bytes]] = []
+
+        def scan(self: Scanner, *a: Any, **kw: Any) -> Any:
+            gcs.append(subprocess.Popen(
+                [sys.executable, "-c", "import sys; from turnback import Store\n"
+                 "with Store.open(sys.argv[1]) as s: s.gc(keep_last=1)", str(ws)],
+                env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}))
+            lock = store.root / "locks" / "gc"
+            for _ in range(2000):  # the gc is blocked on the lock this checkpoint holds
+                if _blocked_on(lock) or gcs[0].poll() is not None:
+                    break
+                threading.Event().wait(0.005)
+            assert gcs[0].poll() is None and _blocked_on(lock)
+            return real(self, *a, **kw)
+
+        with mock.patch.object(Scanner, "scan", scan):
+            cp = store.checkpoint_now({"f1.txt"}, label="now")
+        assert gcs[0].wait(60) == 0
+        assert cp is not None
+        assert [c.label for c in store.checkpoints()] == ["now"]  # keep_last=1
+        assert store.file_content(cp.id, "f1.txt").text == "changed in the window\n"
+        assert store.fsck().ok
+
+
+@pytest.mark.parametrize("put", ["a link", "nothing", "an empty folder", "a copy"])
+def test_the_store_swapped_in_the_scan_records_nothing_anywhere(
+        tmp_path: Path, put: str) -> None:
+    # the root's look is made once, before the scan: a store renamed away and something
+    # put in its place after it (or after the look the scan made before atonce26, the
+    # same window) is refused with an error, nothing written in the link's target, in
+    # the folder in its place or in the moved store, which stays whole (sound before/after)
+    import shutil
+
+    from turnback.errors import TurnbackError
+    from turnback.snapshot.scan import Scanner
+
+    ws = _workspace(tmp_path / "ws")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    with Store.open(ws, create=True) as store:
+        store.checkpoint(label="walk")
+        store.save_scan_cache()
+        (ws / "f1.txt").write_text("changed\n")
+        root, moved = store.root, tmp_path / "moved"
+        real = Scanner.scan
+        before: list[tuple[str, int]] = []
+
+        def scan(self: Scanner, *a: Any, **kw: Any) -> Any:
+            os.rename(root, moved)
+            if put == "a link":
+                os.symlink(elsewhere, root)
+            elif put == "an empty folder":
+                root.mkdir()
+            elif put == "a copy":
+                shutil.copytree(moved, root, symlinks=True)
+            before.extend(_files(root))
+            return real(self, *a, **kw)
+
+        with mock.patch.object(Scanner, "scan", scan), pytest.raises(TurnbackError):
+            store.checkpoint_now({"f1.txt"})
+        assert list(elsewhere.iterdir()) == []
+        assert _files(root) == before  # nothing written in what was put there
+    if root.is_symlink():
+        root.unlink()
+    elif root.exists():
+        shutil.rmtree(root)
+    os.rename(moved, root)
+    with Store.open(ws) as store:
+        assert [c.label for c in store.checkpoints()] == ["walk"]
+        assert store.fsck().ok
+
+
+def _files(root: Path) -> list[tuple[str, int]]:
+    if root.is_symlink() or not root.is_dir():
+        return []
+    return sorted((str(p.relative_to(root)), p.stat().st_size)
+                  for p in root.rglob("*") if p.is_file())
