@@ -57,7 +57,8 @@ COARSE_MARGIN_NS = 2 * SECOND_NS + RACY_MARGIN_NS
 def settled_before(mtime_ns: int, scan_ns: int) -> bool:
     """Whether a file of this mtime could no longer change unseen when a scan that began
     at ``scan_ns`` read it (the racy rule, with coarse filesystems' whole seconds)."""
-    return mtime_ns < scan_ns - (RACY_MARGIN_NS if mtime_ns % SECOND_NS else COARSE_MARGIN_NS)
+    return mtime_ns < scan_ns - COARSE_MARGIN_NS or (
+        mtime_ns % SECOND_NS != 0 and mtime_ns < scan_ns - RACY_MARGIN_NS)
 INCREMENTAL_SAVE_S = 30.0
 _CHUNK = 1 << 20  # the loaded file is copied into a new one this much at a time
 
