@@ -1016,3 +1016,115 @@ def test_a_no_op_checked_by_the_early_child_takes_the_recorded_tree_without_a_wa
     assert took == [True] and walked == []
     assert cp.tree == _plain_tree(ws)
     _no_child_left()
+
+
+def _whole_and_walk(ws: Path, monkeypatch: pytest.MonkeyPatch,
+                    config: dict[str, Any] | None = None) -> tuple[str, str, list[bool]]:
+    """A cold no-op's tree (taken whole where that case holds), the walk's tree on the same
+    state, and whether the whole-tree case answered (redteam32: the walk is the reference)."""
+    took: list[bool] = []
+    real = scan_mod.Scanner._taken_whole
+
+    def taken(self: scan_mod.Scanner) -> Any:
+        got = real(self)
+        took.append(got is not None)
+        return got
+
+    trees = []
+    for whole in (taken, lambda _self: None):
+        with monkeypatch.context() as m:
+            m.setattr(scan_mod.Scanner, "_taken_whole", whole)
+            with Store.open(ws, config=config) as s:
+                s.scanner.fork_verify = True
+                trees.append(s.checkpoint().tree)
+    return trees[0], trees[1], took
+
+
+def _put_back(p: Path, st: os.stat_result) -> None:
+    """``p``'s times as they were (a link's own, not its target's)."""
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns), follow_symlinks=False)
+
+
+def _attack(ws: Path, home: Path, monkeypatch: pytest.MonkeyPatch, attack: str) -> None:
+    if attack == "exec bit":
+        os.chmod(ws / "a/f1.txt", 0o755)
+    elif attack == "same size, mtime put back":
+        p = ws / "a/x/f1.txt"
+        st = p.stat()
+        p.write_text("a/x 9")
+        _put_back(p, st)
+    elif attack == "hard link of a same-size file, times put back":
+        p = ws / "c/f1.txt"
+        st = p.stat()
+        p.unlink()
+        os.link(ws / "c/f2.txt", p)
+        _put_back(p, st)
+    elif attack == "link retargeted, same length, times put back":
+        p = ws / "b/link"
+        st = os.lstat(p)
+        p.unlink()
+        os.symlink("f1.txt", p)
+        _put_back(p, st)
+    elif attack == "nested .git file appears":
+        write(ws, "c/z/.git", "gitdir: /nowhere\n")
+    elif attack == "core.excludesFile set in ~/.gitconfig":
+        (home / ".gitconfig").write_text("[core]\n\texcludesFile = ~/ex\n")
+        (home / "ex").write_text("f3.txt\n")
+    elif attack == "XDG_CONFIG_HOME's git/ignore":
+        (home / "xdg" / "git").mkdir(parents=True)
+        (home / "xdg" / "git" / "ignore").write_text("f3.txt\n")
+        monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "xdg"))
+    elif attack == "a recorded folder emptied":
+        for i in range(4):
+            (ws / "a/x" / f"f{i}.txt").unlink()
+    elif attack == "a folder recorded empty gets an ignored file":
+        write(ws, "e/skip.log", "ignored")
+    elif attack != "none":
+        raise AssertionError(attack)
+
+
+@pytest.mark.parametrize("attack", [
+    "none", "exec bit", "same size, mtime put back",
+    "hard link of a same-size file, times put back",
+    "link retargeted, same length, times put back", "nested .git file appears",
+    "core.excludesFile set in ~/.gitconfig", "XDG_CONFIG_HOME's git/ignore",
+    "a recorded folder emptied", "a folder recorded empty gets an ignored file"])
+def test_what_changes_under_verified_records_is_walked(
+        ws: Path, home: Path, monkeypatch: pytest.MonkeyPatch, attack: str) -> None:
+    """redteam32's probes of the whole-tree case (``Scanner._taken_whole``): each change
+    since the records fails a folder's check or the top folder's ignore signature, so the
+    case declines and the walk answers the workspace as it is. Guards: they pass on
+    cold26 (a0883d9); "none" shows the case still answers where nothing changed."""
+    _workspace(ws)
+    (ws / "e").mkdir()
+    age_tree(ws)
+    with Store.open(ws) as s:
+        s.checkpoint()
+        s.checkpoint()
+    _attack(ws, home, monkeypatch, attack)
+    whole, walk, took = _whole_and_walk(ws, monkeypatch)
+    assert took == [attack == "none"]
+    assert whole == walk == _plain_tree(ws)
+
+
+@pytest.mark.parametrize("depth", [255, 256])
+def test_the_whole_tree_case_at_the_depth_bound_answers_as_the_walk(
+        ws: Path, monkeypatch: pytest.MonkeyPatch, depth: int) -> None:
+    """A file in the folder ``depth`` levels down: at 255 (the deepest folder a checkpoint
+    holds) the case answers, and after an edit there declines; at 256 that folder is left
+    out, its parent never gets a record, and the case never answers. Either way the tree
+    is the walk's. Guard (passes on a0883d9)."""
+    _workspace(ws)
+    rel = "/".join(["n"] * depth)
+    write(ws, f"{rel}/deep.txt", "deep")
+    age_tree(ws)
+    with Store.open(ws) as s:
+        s.checkpoint()
+        s.checkpoint()
+    whole, walk, took = _whole_and_walk(ws, monkeypatch)
+    assert whole == walk and took == [depth == 255]
+    write(ws, f"{rel}/deep.txt", "DEEP")
+    age_tree(ws)
+    edited, walk, took = _whole_and_walk(ws, monkeypatch)
+    assert edited == walk and took == [False]
+    assert (edited != whole) == (depth == 255)

@@ -45,6 +45,20 @@ def pack_row(st: os.stat_result, scan_ns: int, digest: str) -> bytes | None:
 # File times come from a coarse kernel clock that can trail time.time_ns() by a
 # tick; a margin keeps a write in the same tick as the read from being trusted.
 RACY_MARGIN_NS = 50_000_000
+# A filesystem that keeps whole seconds (ext3, ext4 with 128-byte inodes, HFS+; FAT two)
+# gives every edit within that second the same mtime and ctime: an edit of the same size
+# after the read kept every field of the row. Such an mtime is trusted only once its
+# seconds ended before the scan began; on a nanosecond filesystem a whole-second mtime is a
+# set one (a tar's, ``touch -d``), old: no file more is read (tests/snapshot/test_coarse_times.py)
+SECOND_NS = 1_000_000_000
+COARSE_MARGIN_NS = 2 * SECOND_NS + RACY_MARGIN_NS
+
+
+def settled_before(mtime_ns: int, scan_ns: int) -> bool:
+    """Whether a file of this mtime could no longer change unseen when a scan that began
+    at ``scan_ns`` read it (the racy rule, with coarse filesystems' whole seconds)."""
+    return mtime_ns < scan_ns - COARSE_MARGIN_NS or (
+        mtime_ns % SECOND_NS != 0 and mtime_ns < scan_ns - RACY_MARGIN_NS)
 INCREMENTAL_SAVE_S = 30.0
 _CHUNK = 1 << 20  # the loaded file is copied into a new one this much at a time
 
@@ -408,7 +422,7 @@ class StatCache:
         size, mtime, ctime, ino, mode, scan_ns, digest = ROW.unpack(raw)
         if (size == st.st_size and mtime == st.st_mtime_ns and ctime == st.st_ctime_ns
                 and ino == st.st_ino and mode == st.st_mode
-                and st.st_mtime_ns < scan_ns - RACY_MARGIN_NS):
+                and settled_before(st.st_mtime_ns, scan_ns)):
             return str(digest.hex())
         return None
 
