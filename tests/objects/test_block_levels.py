@@ -62,9 +62,9 @@ def test_held_trees_go_faster_than_packed_ones_and_a_lower_configured_level_stay
 
 
 def test_a_small_held_batch_compresses_its_full_blocks_fast_too(tmp_path: Path) -> None:
-    # ten files of ~6.5 KB: one full 64 KiB block and a partial one, both on the answer's path
-    used = _levels_used(PackWriter(tmp_path, 3, in_memory=True), [_blob(6_600)] * 10 +
-                        [_blob(6_600)])
+    # files of ~6.5 KB: one full block and a partial one, both on the answer's path
+    used = _levels_used(PackWriter(tmp_path, 3, in_memory=True),
+                        [_blob(6_600)] * (BLOCK_RAW // 6_600 + 1) + [_blob(6_600)])
     assert used == [HELD_LEVEL, HELD_LEVEL]
 
 
