@@ -50,18 +50,18 @@ IDX_MAGIC = b"TBIDX1\n"
 # smaller blocks make reads cheaper at some cost in ratio. A rewind's targets are mostly
 # originals from the first checkpoint's pack, one cold block each: on SPEC's workspace a
 # cold read costs 0.08 ms of CPU with 64 KiB blocks against 0.14-0.18 ms with 256 KiB, for
-# a store 5.7% larger (133.3 MB against 126.1); 32 KiB cuts an at-once rewind's reads by
-# 31% of their instructions (10.7 -> 7.4 M) for a store 2.0% larger than 64 KiB (147.6 MB
-# against 144.7 after a first checkpoint and 100 x 10 files; 16 KiB: 150.6, too close to
-# git's ~152; bench/block_size.py, bench/RESULTS.md, rewind26). Packs written with other
-# sizes (64 KiB, 256 KiB, 1 MiB before) read the same.
-BLOCK_RAW = 32 << 10
+# a store 5.7% larger (133.3 MB against 126.1; bench/block_size.py, bench/RESULTS.md).
+# Packs written with other sizes (256 KiB, 1 MiB before) read the same. 32 KiB cut an at-once
+# rewind's reads by 31% of their instructions (rewind26) but made the store after a first
+# checkpoint and 100 x 10 files larger than shadow git's .git by apparent size (141.7 MB
+# against 140.5; 138.9 against 140.6 at 64 KiB: bench/run.py, bench/RESULTS.md): not kept.
+BLOCK_RAW = 64 << 10
 CACHE_BYTES = 16 << 20  # decompressed blocks kept for the next reads
 TREE_LEVEL = -1  # zstd level of tree blocks (see PackWriter)
 # The most a log frame's last, partial file block is compressed at (see PackWriter._level)
 HELD_LEVEL = 1
 # ... and so are its other file blocks while the batch's blocks so far stay under this: a small
-# checkpoint's ~65 KB of files fill two 32 KiB blocks and start a third
+# checkpoint's ~65 KB of files fill one 64 KiB block and start a second
 HELD_BYTES = 256 << 10
 # ... and its tree blocks at this level: ~35% fewer instructions than TREE_LEVEL for ~11%
 # more tree bytes until a merge packs them again (an at-once checkpoint's 18-60 folders,
@@ -73,8 +73,7 @@ _IDX_START = len(IDX_MAGIC) + 4
 MAX_INDEX = 1 << 30  # an index of 20 million objects; a larger one is no index of ours
 SORTED_MIN = 4096
 # The most a block may inflate to, and so the end of any object in it: writers close a block
-# at BLOCK_RAW (64 KiB, 256 KiB and 1 MiB in earlier versions) plus at most one object under
-# 512 KiB.
+# at BLOCK_RAW (256 KiB and 1 MiB in earlier versions) plus at most one object under 512 KiB.
 # A damaged index or block costs a reader at most this much memory.
 BLOCK_MAX = 16 << 20
 PACK_ID = re.compile(r"pack-[0-9]+-[0-9a-f]{16}")  # PackWriter's ids; names of .pack and .idx
