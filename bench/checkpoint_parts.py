@@ -22,16 +22,15 @@ sees the same edits.
 
 from __future__ import annotations
 
-import functools
-import glob
 import json
-import os
 import statistics
 import sys
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from callgrind_marks import dump, dump_files, instructions, marked
 
 HERE = Path(__file__).resolve().parent
 
@@ -83,18 +82,6 @@ PARTS = (
 )
 
 
-def _marked(fn: Callable[..., Any], label: str, mark: Callable[[str], None]) -> Any:
-    @functools.wraps(fn)
-    def marked(*a: Any, **k: Any) -> Any:
-        mark(label + ">")
-        try:
-            return fn(*a, **k)
-        finally:
-            mark(label + "<")
-
-    return marked
-
-
 def _wrap(mod: Any, owner: str | None, attr: str, mark: Callable[[str], None]) -> None:
     """Wrap a method where its class defines it, or a module's function and every
     ``turnback`` module's name bound to it (``from … import name``)."""
@@ -105,14 +92,14 @@ def _wrap(mod: Any, owner: str | None, attr: str, mark: Callable[[str], None]) -
         if raw is None:
             return  # absent at this commit
         if isinstance(raw, staticmethod):
-            setattr(cls, attr, staticmethod(_marked(raw.__func__, label, mark)))
+            setattr(cls, attr, staticmethod(marked(raw.__func__, label, mark)))
         else:
-            setattr(cls, attr, _marked(raw, label, mark))
+            setattr(cls, attr, marked(raw, label, mark))
         return
     fn = getattr(mod, attr, None)
     if fn is None:
         return
-    new = _marked(fn, label, mark)
+    new = marked(fn, label, mark)
     for other in list(sys.modules.values()):
         if getattr(other, "__name__", "").startswith("turnback") \
                 and getattr(other, attr, None) is fn:
@@ -133,7 +120,7 @@ def run(marks_path: Path, argv: list[str], plain: bool) -> None:
         if phase[0] != "checkpoint" and not name.startswith("phase:"):
             return
         marks.append(name)
-        os.access(f"/@@{name}", os.F_OK)  # a dump: callgrind's --dump-before=os_access
+        dump(name)
 
     def mark_phase(name: str) -> None:
         mark("phase:" + name)
@@ -149,20 +136,9 @@ def run(marks_path: Path, argv: list[str], plain: bool) -> None:
         marks_path.write_text(json.dumps(marks))
 
 
-def _total(path: str) -> int:
-    with open(path) as f:
-        for line in f:
-            if line.startswith("summary:") or line.startswith("totals:"):
-                return int(line.split()[1])
-    return 0
-
-
 def summarize(out: Path) -> None:
     marks = json.loads((out / "marks.json").read_text())
-    files = {int(p.rsplit(".", 1)[1]): p for p in glob.glob(str(out / "cg.out.*"))
-             if p.rsplit(".", 1)[1].isdigit()}
-    if len(files) < len(marks):
-        raise SystemExit(f"{len(files)} dumps for {len(marks)} marks: not this run's")
+    files = dump_files(out, marks)
     incl: dict[str, list[int]] = defaultdict(list)  # per label, per checkpoint round
     own: dict[str, list[int]] = defaultdict(list)
     calls: dict[str, list[int]] = defaultdict(list)
@@ -173,7 +149,7 @@ def summarize(out: Path) -> None:
     rnd_calls: dict[str, int] = defaultdict(int)
     for k, m in enumerate(marks, start=1):
         # dump k holds what ran between mark k-1 and mark k
-        cost = _total(files[k])
+        cost = instructions(files[k])
         if phase == "checkpoint":
             rnd_incl["(phase)"] += cost
             for label in set(stack):

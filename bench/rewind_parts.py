@@ -20,16 +20,15 @@ one workspace, so each sees the same edits.
 
 from __future__ import annotations
 
-import functools
-import glob
 import json
-import os
 import statistics
 import sys
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from callgrind_marks import dump, dump_files, instructions, marked
 
 HERE = Path(__file__).resolve().parent
 
@@ -49,18 +48,9 @@ PARTS = (
 
 
 def _wrap(owner: Any, attr: str, label: str, mark: Callable[[str], None]) -> None:
-    fn = getattr(owner, attr)
     static = isinstance(getattr(owner, "__dict__", {}).get(attr), staticmethod)
-
-    @functools.wraps(fn)
-    def marked(*a: Any, **k: Any) -> Any:
-        mark(label + ">")
-        try:
-            return fn(*a, **k)
-        finally:
-            mark(label + "<")
-
-    setattr(owner, attr, staticmethod(marked) if static else marked)
+    wrapper = marked(getattr(owner, attr), label, mark)
+    setattr(owner, attr, staticmethod(wrapper) if static else wrapper)
 
 
 def run(marks_path: Path, argv: list[str]) -> None:
@@ -74,7 +64,7 @@ def run(marks_path: Path, argv: list[str]) -> None:
 
     def mark(name: str) -> None:
         marks.append(name)
-        os.access(f"/@@{name}", os.F_OK)  # a dump: callgrind's --dump-before=os_access
+        dump(name)
 
     atonce_parts.mark = lambda phase: mark("phase:" + phase)  # type: ignore[attr-defined]
     for module, owner, attr, label in PARTS:
@@ -86,27 +76,16 @@ def run(marks_path: Path, argv: list[str]) -> None:
         marks_path.write_text(json.dumps(marks))
 
 
-def _dumped(path: str) -> int:
-    with open(path) as f:
-        for line in f:
-            if line.startswith("summary:"):
-                return int(line.split()[1])
-    return 0
-
-
 def summarize(out: Path) -> None:
     """Medians per phase and part, in millions of instructions."""
     marks = json.loads((out / "marks.json").read_text())
-    files = {int(p.rsplit(".", 1)[1]): p for p in glob.glob(str(out / "cg.out.*"))
-             if p.rsplit(".", 1)[1].isdigit()}
-    if len(files) < len(marks):
-        raise SystemExit(f"{len(files)} dumps for {len(marks)} marks: not this run's")
+    files = dump_files(out, marks)
     phase, stack = "setup", []
     rounds: dict[tuple[str, str], list[int]] = defaultdict(list)
     current: dict[str, int] = defaultdict(int)
     for k, m in enumerate(marks, start=1):
         # dump k holds what ran between mark k-1 and mark k: the innermost part open then
-        current[stack[-1] if stack else phase] += _dumped(files[k])
+        current[stack[-1] if stack else phase] += instructions(files[k])
         if m.startswith("phase:"):
             if phase in atonce_parts_phases():
                 for part, n in current.items():
