@@ -54,8 +54,10 @@ def mark(phase: str) -> None:
 
 
 def run(workspace: Path, rounds: int, profile: str | None, seed: int | None = None,
-        now: bool = False) -> None:
+        now: bool = False, raw_held: bool = False) -> None:
     store = Store.open(workspace)
+    fold = getattr(store, "fold_held", None) if raw_held else None  # not at the base
+    store.objects.raw_held = fold is not None
     store.checkpoint(label="walk")  # the full scan the server's start does
     warm = getattr(store, "warm_trees", None)  # what the server does after it (not at the base)
     if warm is not None:
@@ -89,6 +91,8 @@ def run(workspace: Path, rounds: int, profile: str | None, seed: int | None = No
                     declined += 1
                     store.checkpoint(label="at once", dirty=edited)
                 store.save_scan_cache()
+                if fold is not None:
+                    fold()  # as the server's preparer does once quiet (server/prepare.py)
                 continue
             cp = timed("checkpoint", partial(store.checkpoint, label="at once", dirty=edited))
             edited = set(ed.edit(10))
@@ -161,11 +165,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--summarize", type=Path, default=None, help="a trace to summarize")
     ap.add_argument("--seed", type=int, default=None,
                     help="the edits' seed (default: the time): the same edits for callgrind")
+    ap.add_argument("--raw-held", action="store_true",
+                    help="held batches as raw frames, folded after each round, as a server "
+                         "with a preparer writes them (ObjectStore.raw_held, Store.fold_held)")
     a = ap.parse_args(argv)
     if a.summarize is not None:
         summarize(a.summarize)
     else:
-        run(a.workspace, a.rounds, a.profile, a.seed, a.now)
+        run(a.workspace, a.rounds, a.profile, a.seed, a.now, a.raw_held)
     return 0
 
 

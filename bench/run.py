@@ -44,7 +44,7 @@ from typing import Any
 
 from edits import Editor
 from gen_workspace import MARKER
-from server_bench import cpu_ns
+from server_bench import cpu_ns, user_sys_ticks
 from shadow_git import ShadowGit, dir_size
 from turnback_side import Turnback, use_ref
 
@@ -315,10 +315,15 @@ class Bench:
             # the server's CPU from the request's sending to its answer, as server_rounds.py
             # counts it: the same request's cost whatever ran before it (here: git)
             used = partial(self._server_cpu, pid, "edit10.atonce", cpu_ns(pid),
-                           cpu_ns(pid, only=pid))
+                           cpu_ns(pid, only=pid), user_sys_ticks(pid))
             self.both_checkpoint(self.tb.checkpoint_server, "edit10.atonce", "edit10.git.atonce",
                                  after_tb=used)
         s = self.results["samples"]
+        user = sum(s["edit10.atonce.serverUserTicks"])
+        system = sum(s["edit10.atonce.serverSysTicks"])
+        print(f"   at once: the server's CPU in clock ticks over {self.args.atonce_rounds} "
+              f"requests: user {user:.0f}, system {system:.0f} "
+              f"({100 * system / max(user + system, 1):.0f}% system)", flush=True)
         print(f"   at once: wall {median(s['edit10.atonce']) * 1000:.1f} ms, the server's CPU "
               f"{median(s['edit10.atonce.serverCpu']) * 1000:.2f} ms (its loop's "
               f"{median(s['edit10.atonce.loopCpu']) * 1000:.2f}), medians; git's gc ran "
@@ -331,10 +336,17 @@ class Bench:
                                git_key="rewind.git.atonce")
         self.tb.stop_server()
 
-    def _server_cpu(self, pid: int, key: str, was: int, loop_was: int) -> None:
-        """The server's CPU (every thread's; its event loop's) since ``was`` / ``loop_was``."""
+    def _server_cpu(self, pid: int, key: str, was: int, loop_was: int,
+                    ticks_were: tuple[int, int] | None = None) -> None:
+        """The server's CPU (every thread's; its event loop's) since ``was`` / ``loop_was``;
+        with ``ticks_were``, its user and system clock ticks since (summed by the caller:
+        a request is about one tick, ``user_sys_ticks``)."""
         self.sample(f"{key}.serverCpu", (cpu_ns(pid) - was) / 1e9)
         self.sample(f"{key}.loopCpu", (cpu_ns(pid, only=pid) - loop_was) / 1e9)
+        if ticks_were is not None:
+            user, system = user_sys_ticks(pid)
+            self.sample(f"{key}.serverUserTicks", float(user - ticks_were[0]))
+            self.sample(f"{key}.serverSysTicks", float(system - ticks_were[1]))
 
     def _rewind_round(self, server: bool, *, settle: bool, key: str, git_key: str) -> None:
         """Checkpoint, edit 10 files, rewind (after the watcher's settle time or at once);

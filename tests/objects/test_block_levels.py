@@ -85,3 +85,35 @@ def test_a_configured_level_below_the_fast_one_is_kept(tmp_path: Path) -> None:
     assert _levels_used(PackWriter(tmp_path, -5, in_memory=True), [_blob(5000)]) == [-5]
     # zstd's level 0 is its default, 3: lowered too
     assert _levels_used(PackWriter(tmp_path, 0, in_memory=True), [_blob(5000)]) == [HELD_LEVEL]
+
+
+def test_raw_frames_read_back_as_any_block_at_every_size(tmp_path: Path) -> None:
+    """A server's held blocks (``raw_frame``): valid zstd frames, read by the pack reader's
+    own decompressor, across the 128 KiB raw block bound."""
+    d = zstandard.ZstdDecompressor(max_window_size=packs.BLOCK_MAX)
+    for n in (0, 1, packs.RAW_BLOCK - 1, packs.RAW_BLOCK, packs.RAW_BLOCK + 1,
+              3 * packs.RAW_BLOCK + 7):
+        data = os.urandom(n)
+        frame = packs.raw_frame(data)
+        assert len(frame) == len(data) + 9 + 3 * max(1, -(-n // packs.RAW_BLOCK))
+        assert d.decompress(frame, max_output_size=packs.BLOCK_MAX) == data
+        assert d.stream_reader(frame).read(n + 1) == data
+
+
+def test_a_raw_held_writer_stores_its_small_batch_raw_and_a_pack_keeps_its_level(
+        tmp_path: Path) -> None:
+    used = _levels_used(PackWriter(tmp_path, 3, in_memory=True, raw_held=True),
+                        [_blob(5000), b"tree\0" + b"t" * 100])
+    assert used == []  # no compressor asked for: both blocks raw
+    writer = PackWriter(tmp_path, 3, in_memory=True, raw_held=True)
+    _levels_used(writer, [_blob(5000)])
+    assert writer.raw_blocks == 1
+    blocks, _ = writer.frame_parts()
+    assert blocks[0][5 + 4] >> 1 & 3 == 0  # the first block's type: raw
+    big = [_blob(BLOCK_RAW + 1) for _ in range(4 * HELD_BYTES // BLOCK_RAW + 4)]
+    assert _levels_used(PackWriter(tmp_path, 3, in_memory=True, raw_held=True), big)[-1] == 3
+    pack = PackWriter(tmp_path, 3, raw_held=True)  # a pack written from the start
+    try:
+        assert _levels_used(pack, [_blob(5000)]) == [3]
+    finally:
+        pack.abort()

@@ -6,6 +6,9 @@ import asyncio
 import time
 from pathlib import Path
 
+from turnback import Store
+from turnback.objects import packlog
+
 from .conftest import TurnbackClient, started
 
 
@@ -63,3 +66,34 @@ async def test_preparing_can_be_turned_off(ws: Path) -> None:
         assert st["preparedPaths"] == 0
         res = await client.call("turnback/createCheckpoint", {})
         assert res["dirtyPaths"] == 1 and res["preparedPaths"] == 0
+
+
+def _log_bytes(ws: Path) -> int:
+    folder = ws / ".turnback" / "objects" / "log"
+    return sum((folder / n).stat().st_size for n in packlog.log_names(folder))
+
+
+async def test_a_held_log_is_folded_back_to_the_configured_level_once_quiet(
+    client: TurnbackClient, ws: Path
+) -> None:
+    """Fails before: the server's log kept each checkpoint's frame (level 1) until another
+    process merged it past MERGE_AT logs; now its raw frames go to a pack once quiet."""
+    await client.call("turnback/createCheckpoint", {})
+    text = "folded once quiet\n" * 500
+    (ws / "src" / "app.py").write_text(text)
+    res = await client.call("turnback/createCheckpoint", {"label": "at once"})
+    cp = res["checkpoint"]
+    deadline = time.monotonic() + 10
+    while _log_bytes(ws):  # every frame merged into a pack, the next log made empty
+        assert time.monotonic() < deadline, "the server's log was not folded within 10 s"
+        await asyncio.sleep(0.05)
+    with Store.open(ws) as other:  # the checkpoint, listed and read from the pack
+        assert cp["id"] in [c.id for c in other.checkpoints()]
+        assert other.file_content(cp["id"], "src/app.py").text == text
+    got = await client.call("turnback/fileContent", {"checkpoint": cp["id"], "path": "src/app.py"})
+    assert got["text"] == text
+    (ws / "notes.txt").write_text("after the fold\n")
+    again = (await client.call("turnback/createCheckpoint", {"label": "next"}))["checkpoint"]
+    got = await client.call("turnback/fileContent", {"checkpoint": again["id"],
+                                                     "path": "notes.txt"})
+    assert got["text"] == "after the fold\n"

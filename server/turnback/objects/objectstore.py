@@ -20,7 +20,7 @@ from typing import BinaryIO
 import blake3
 import zstandard
 
-from ..errors import NotFound, StoreDamaged
+from ..errors import NotFound, StoreDamaged, TurnbackError
 from ..fs.atomic import fsync_all, syncfs
 from ..fs.reading import open_regular, read_regular
 from ..fs.tempnames import TMP_PREFIX, temp_name
@@ -115,6 +115,11 @@ class ObjectStore:
         # written with it as one log frame, one disk wait
         self._held: PackWriter | None = None
         self._log: LogFile | None = None  # this process's object log (packlog.py)
+        # a server's: held batches written as raw frames, folded at the configured level by
+        # ``Store.fold_held`` in its quiet time (``packs.RAW_BLOCK``); ``unfolded``: since
+        # the last fold, a frame with raw blocks went to this process's log
+        self.raw_held = False
+        self.unfolded = False
         self._log_prefix = os.path.join(root, "log", "")
         self._depth = 0
         self._batch_lock = threading.Lock()
@@ -205,7 +210,10 @@ class ObjectStore:
                 if refresh:
                     self._refreshed = False  # other processes' packs: looked up when needed
                 self._seen_packs = set()
-                self._writer = PackWriter(self.root / "pack", self.level, in_memory=True)
+                # raw only where the answer waits (a checkpoint's held batch), not for a
+                # preparation's or an import's
+                self._writer = PackWriter(self.root / "pack", self.level, in_memory=True,
+                                          raw_held=self.raw_held and hold)
             self._depth += 1
         ok = False
         try:
@@ -238,6 +246,13 @@ class ObjectStore:
         ever appended to by the one writer that made it)."""
         log, self._log = self._log, None
         if log is not None:
+            if log.end == 0 and log.usable():
+                # made ahead by a fold (``open_log``) and never written: not left behind
+                # for every later open to list and a merge to remove an hour on
+                try:
+                    unlink_object_file(log.path)
+                except (OSError, TurnbackError):
+                    pass  # a stray like a killed writer's: merges and gc remove it
             log.close()
 
     def _log_frame(self, w: PackWriter, record: bytes) -> LogFile:
@@ -251,7 +266,23 @@ class ObjectStore:
         blocks, rows = w.frame_parts()
         _, placed = log.append(blocks, rows, record)
         self.packs.add_log_rows(log.id, placed, log.end)
+        if w.raw_blocks:
+            self.unfolded = True
         return log
+
+    def open_log(self, fsync: bool) -> None:
+        """Make this process's next log now, its name durable when ``fsync``, if it has none
+        it may append to: after a fold removed it, the next checkpoint's frame then waits
+        for no new file and folder entry (``Store.fold_held``, in the server's quiet time)."""
+        with self._batch_lock:
+            log = self._log
+            if log is not None and log.usable():
+                return
+            if log is not None:
+                log.close()
+            log = self._log = LogFile(self.root / "log")
+            if fsync:
+                log.sync()
 
     def _flush_held(self) -> None:
         """Write a held batch without a record (its checkpoint was not committed: a

@@ -67,6 +67,15 @@ HELD_BYTES = 256 << 10
 # more tree bytes until a merge packs them again (an at-once checkpoint's 18-60 folders,
 # ~40-60 KB: 0.33 M of its ~9 M instructions, bench/RESULTS.md, branch ``atonce26``)
 HELD_TREE_LEVEL = -5
+# A writer made with ``raw_held`` (a server, which folds its log at the configured level in
+# its quiet time after the answer: ``Store.fold_held``) writes a held batch's blocks
+# as zstd frames of raw blocks instead, readable as any other: no compression on the
+# answer's path (level 1 was ~2.3 M of an at-once checkpoint's ~8.4 M instructions,
+# bench/RESULTS.md, branch ``atonce26``). A raw zstd block holds at most 128 KiB.
+RAW_BLOCK = 128 << 10
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+# a single segment (no window descriptor), a 4-byte content size, no checksum, no dictionary
+_RAW_HEADER = 0xA0
 _ENTRY = struct.Struct(">32sQIII")
 _IDX_START = len(IDX_MAGIC) + 4
 # indexes with more entries stay as bytes (bisected); smaller ones go into one dict
@@ -193,6 +202,22 @@ def _compressor(level: int) -> zstandard.ZstdCompressor:
     return cctx
 
 
+def raw_frame(data: bytes) -> bytes:
+    """``data`` as one zstd frame of raw (stored) blocks: what ``zstd`` writes for bytes it
+    cannot compress, made without looking at them (a copy, ~65 KB in ~10 us)."""
+    parts: list[bytes | memoryview] = [_ZSTD_MAGIC, bytes((_RAW_HEADER,)),
+                                       struct.pack("<I", len(data))]
+    view, at, end = memoryview(data), 0, len(data)
+    while True:
+        size = min(RAW_BLOCK, end - at)
+        last = at + size >= end
+        parts.append(((size << 3) | last).to_bytes(3, "little"))  # block type 0: raw
+        parts.append(view[at: at + size])
+        at += size
+        if last:
+            return b"".join(parts)
+
+
 class _Block:
     """Objects waiting to be compressed together into one block (one zstd frame)."""
 
@@ -214,8 +239,11 @@ class PackWriter:
     frame's last partial block (``_level``).
     """
 
-    def __init__(self, folder: Path, level: int, in_memory: bool = False) -> None:
+    def __init__(self, folder: Path, level: int, in_memory: bool = False,
+                 raw_held: bool = False) -> None:
         self.folder = folder  # made, if missing, with the pack's file (objfolder.py)
+        self.raw_held = raw_held  # a held batch's blocks as raw frames (``RAW_BLOCK``)
+        self.raw_blocks = 0  # raw frames written so far (``raw_held``)
         self.id = f"pack-{os.getpid()}-{os.urandom(8).hex()}"
         self.path = folder / f"{self.id}.pack"
         # the file is made on the first object: a checkpoint that stores nothing new
@@ -248,17 +276,19 @@ class PackWriter:
             if blk.size >= BLOCK_RAW:
                 self._flush_block(blk)
 
-    def _level(self, blk: _Block) -> int:
+    def _level(self, blk: _Block) -> int | None:
         """``blk``'s level, at most ``HELD_LEVEL`` for a block of a batch still in memory
         whose blocks so far stay under ``HELD_BYTES``: a small checkpoint's files, on the
         answer's path, at level 1 rather than 3 (~0.14 ms less CPU, ~2 KB more in its frame,
         bench/RESULTS.md, branch ``atonce16e``), its tree blocks at ``HELD_TREE_LEVEL``. A
         log's objects are packed again at the configured level (trees at ``TREE_LEVEL``)
         when a merge folds the log; a large batch's blocks past the first ``HELD_BYTES``
-        keep it."""
+        keep it. None: a raw frame (``raw_held``), for the same batches."""
         level = blk.level
         if self._mem is None or self._mem_bytes >= HELD_BYTES:
             return level
+        if self.raw_held:
+            return None
         if blk is self._trees:
             return min(level, HELD_TREE_LEVEL)
         if level > HELD_LEVEL or level == 0:
@@ -268,7 +298,13 @@ class PackWriter:
     def _flush_block(self, blk: _Block) -> None:
         if not blk.buf:
             return
-        block = _compressor(self._level(blk)).compress(b"".join(blk.buf))
+        level = self._level(blk)
+        data = b"".join(blk.buf)
+        if level is None:
+            block = raw_frame(data)
+            self.raw_blocks += 1
+        else:
+            block = _compressor(level).compress(data)
         pack, pos, blen, index = _ENTRY.pack, self._pos, len(block), self._index
         for name, off, ln in blk.pending:
             index += pack(bytes.fromhex(name), pos, blen, off, ln)

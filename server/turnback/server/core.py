@@ -144,6 +144,8 @@ class TurnbackServer(LanguageServer):
                 store = folder.open_store(create=create)
                 if store is None:
                     raise NotFound(_no_store(folder))
+                # held batches as raw frames where a preparer folds them when quiet
+                store.objects.raw_held = folder.preparer is not None
                 if not had_store:
                     return fn(store)
                 store.sessions_written()  # what came before this write is not its own
@@ -170,6 +172,8 @@ class TurnbackServer(LanguageServer):
                 if folder.watcher is not None and not folder.watcher.covers_store():
                     self.restart_watcher(folder)  # a new store outside the workspace
             store = folder.store
+            if store is not None and store.objects.unfolded and folder.preparer is not None:
+                folder.preparer.fold_soon()
             if store is not None and store.walked:
                 # the walk decoded no tree: the next small checkpoint would read those on
                 # its paths out of packs (bench/RESULTS.md, "Issue 16, fifth round")

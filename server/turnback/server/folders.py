@@ -55,6 +55,12 @@ class Background(Protocol):
     def stop(self) -> None: ...
 
 
+class Quiet(Background, Protocol):
+    """The work a folder's server does when it is quiet (``prepare.Preparer``)."""
+
+    def fold_soon(self) -> None: ...
+
+
 def file_uri_path(uri: str, windows: bool = os.name == "nt") -> str:
     """The path a ``file:`` URI names, as that platform spells it.
 
@@ -102,7 +108,7 @@ class Folder:
         self._blame: BlameCache | None = None
         self.watcher: Watcher | None = None
         self.follower: Background | None = None  # the AgentFollower, while followAgents is on
-        self.preparer: Background | None = None  # the Preparer: prepares checkpoints while watching
+        self.preparer: Quiet | None = None  # the Preparer: prepares checkpoints while watching
         self.handoff: Background | None = None  # the HandoffListener: the store's CLI socket
         self.write_lock = asyncio.Lock()
         self.opened = asyncio.Event()  # the first look for the store is done

@@ -12,6 +12,13 @@ next checkpoint would have paid anyway, unless the file changes again first. Lar
 batches (a build, a branch switch) are left to the checkpoint. ``TURNBACK_PREPARE=0``
 turns it off (for comparisons).
 
+The same quiet moment folds the server's own object log (``Store.fold_held``): the
+server writes a checkpoint's held objects as raw zstd frames (no compression on the
+answer's path, ``ObjectStore.raw_held``), and its preparer, poked after each write that
+wrote one (``fold_soon``), packs them again at the configured level once nothing has
+happened for ``QUIET_S``; a write that comes first waits for the fold (a few ms), as it
+would for any write of the folder.
+
 The server starts a preparer per watched folder; the preparer needs of the server
 only whether it is closing and its writes pool (``Host``), so this module does not
 import the server's class (``core.py`` imports this one).
@@ -86,6 +93,13 @@ class Preparer:
         self._loop = loop
         self._timer: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
+        self._fold = False  # a write left raw frames in the server's log: fold them
+
+    def fold_soon(self) -> None:
+        """A write of this server left raw frames in its log: fold them once quiet. On the
+        event loop."""
+        self._fold = True
+        self._arm()
 
     def poke(self) -> None:
         """The watcher saw changes: (re)start the quiet period. Thread-safe."""
@@ -114,17 +128,30 @@ class Preparer:
     async def _run(self) -> None:
         folder = self._folder
         count = folder.tracker.count
-        if not count or count > MAX_PATHS or folder.store is None or self._ls.closing:
+        prepare = bool(count) and count is not None and count <= MAX_PATHS
+        fold = self._fold
+        if (not prepare and not fold) or folder.store is None or self._ls.closing:
             return
         if folder.write_lock.locked():
-            return  # a write runs or waits: a checkpoint among them takes the paths itself
+            # a write runs or waits: a checkpoint among them takes the paths itself; a fold
+            # waits for the next quiet moment after it
+            if fold:
+                self._arm()
+            return
+        self._fold = False
 
-        def job() -> bool:
+        def job() -> None:
             store = folder.store
-            return store is not None and prepare_folder(folder, store)
+            if store is None:
+                return
+            if prepare:
+                prepare_folder(folder, store)
+            if fold:
+                store.fold_held()
 
         try:
             async with folder.write_lock:
                 await run_blocking(self._ls.pools.writes, job)
         except Exception as exc:  # the checkpoint will read the paths itself
-            log.debug("%s: preparing the next checkpoint failed: %s", folder.path, exc)
+            log.debug("%s: preparing the next checkpoint or folding the log failed: %s",
+                      folder.path, exc)

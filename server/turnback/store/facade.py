@@ -253,6 +253,14 @@ class Store(TurnOps, RewindOps):
 
         return merge_logs(self, at_least)
 
+    def fold_held(self) -> bool:
+        """Fold this process's raw held frames into a pack at the configured level, if any
+        and if the gc lock is free now; whether it did. For a server's quiet time
+        (``server/prepare.py``): see ``store/logmerge.py``."""
+        from .logmerge import fold_held
+
+        return fold_held(self)
+
     def fsck(self) -> Any:
         from .fsck import check
 

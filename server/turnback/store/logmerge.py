@@ -40,18 +40,42 @@ def merge_logs(store: StoreState, at_least: int = MERGE_AT) -> tuple[int, int] |
     folder = store.objects.root / "log"
     if len(log_names(folder)) <= at_least:
         return None
-    # here, past the count: every fresh CLI call asks once its answer is out, and most
-    # find few logs; gc's module was ~1 ms of that serial tail (bench/RESULTS.md, cold25)
-    from .gc import STRAY_AGE_S
-
+    # past the count, gc's module (``_merge_locked``): every fresh CLI call asks once its
+    # answer is out, and most find few logs; it was ~1 ms of that serial tail (cold25)
     with try_rw_lock(store.root / "locks" / "gc", exclusive=True) as held:
         if not held:
             return None  # a writer or a gc now: a later process merges
-        # each log read whole: it is removed below, with any record a line lost from the
-        # middle of checkpoints.jsonl while later ones stayed (the open's look stops there)
-        store.restore_records_locked(every=True)
-        fsync = store.config.fsync_commits
-        if fsync and store.index.path.exists():
-            fsync_file(store.index.path)
-        return store.objects.merge_logs(fsync, stray_age=STRAY_AGE_S)
+        return _merge_locked(store)
+
+
+def _merge_locked(store: StoreState) -> tuple[int, int] | None:
+    """``merge_logs``'s work, under the gc lock held exclusively."""
+    from .gc import STRAY_AGE_S
+
+    # each log read whole: it is removed below, with any record a line lost from the
+    # middle of checkpoints.jsonl while later ones stayed (the open's look stops there)
+    store.restore_records_locked(every=True)
+    fsync = store.config.fsync_commits
+    if fsync and store.index.path.exists():
+        fsync_file(store.index.path)
+    return store.objects.merge_logs(fsync, stray_age=STRAY_AGE_S)
+
+
+def fold_held(store: StoreState) -> bool:
+    """Fold this process's log, whose held batches went out as raw frames
+    (``ObjectStore.raw_held``: a server, off its answer's path), into a pack at the
+    configured level: a merge as above, whatever the count of logs, then this process's
+    next log made and named ahead of the next checkpoint. False when nothing was to be
+    done, or the gc lock was busy (a writer or a gc: the next quiet moment tries again)."""
+    objects = store.objects
+    if not objects.unfolded:
+        return False
+    with try_rw_lock(store.root / "locks" / "gc", exclusive=True) as held:
+        if not held:
+            return False
+        _merge_locked(store)
+        # merged, or no frame left to merge (a gc took the logs): either way none is raw
+        objects.unfolded = False
+        objects.open_log(store.config.fsync_commits)
+    return True
 
