@@ -19,6 +19,7 @@ import blake3
 
 from ..errors import Conflict, TurnbackError, Unsafe
 from ..fs import rewindnames
+from ..fs.exchange import exchange
 from ..fs.folders import (
     FdFolder,
     Folder,
@@ -600,13 +601,23 @@ class Applier:
             if expect is not None and kept is None:
                 # nothing to look at after the rename: looked at now, as the plan's check
                 self._decide(path, disk_entry(dfd, name), entry, expect[0], True, [])
+            swapped = False
             try:
-                dfd.rename(tmp, name)
+                # swapped, not renamed, where a file was kept: what stood at the path comes
+                # out at ``tmp`` to be looked at; a rename replaced unseen a save renamed over
+                # the path since the link (the save lost, redteam30)
+                swapped = (kept is not None and isinstance(dfd, FdFolder)
+                           and _swap(dfd, tmp, name))
+                if not swapped:
+                    dfd.rename(tmp, name)
             except BaseException:
                 if kept is not None and ident is not None:
                     _unlink_own(dfd, kept, ident)  # only the very file linked
                 raise
             placed = True
+            if (swapped and isinstance(dfd, FdFolder) and kept is not None
+                    and kept_st is not None and not _took_out_own(dfd, tmp, kept_st)):
+                self._stranger_out(dfd, tmp, name, kept, path, entry, expect, kept_st)
             if kept is not None:
                 if expect is not None:
                     self._check_replaced(dfd, name, kept, path, entry, expect[0], kept_st)
@@ -622,6 +633,35 @@ class Applier:
         finally:
             if folder is None:
                 dfd.close()
+
+    def _stranger_out(self, dfd: FdFolder, tmp: str, name: str, kept: str, path: str,
+                      entry: Entry, expect: tuple[Entry | None] | None,
+                      kept_st: os.stat_result) -> None:
+        """The swap took out at ``tmp`` another thing than the file kept as ``kept``: one
+        put at the path after the link (an editor's save renamed over it, a folder, a
+        link). It is newer than the rewind's write, so it goes back in place by a second
+        swap, the rewind's write coming out at ``tmp`` again and unlinked; the file kept
+        is looked at as after any rename (a write that reached it before the save is
+        saved aside); the rewind stops with ``Changed``. Where it cannot go back, the
+        error names where it is."""
+        back = _swap(dfd, tmp, name)  # False: the path removed meanwhile, or no swap
+        try:
+            if not back:
+                put_back(dfd, tmp, name, False)
+        except OSError as exc:
+            raise Unsafe(
+                f"'{path}' changed while the rewind ran and could not be put back ({exc}): "
+                f"what it held is in '{os.path.join(dfd.path, tmp)}'; move it back to "
+                f"'{path}'") from None
+        saved = None
+        if back and not _unlink_if(dfd, tmp, entry):
+            # a third thing put at the path between the two swaps: the newest, kept too
+            saved = os.path.join(dfd.path, save_aside(dfd, tmp, name))
+        if expect is not None:
+            self._check_replaced(dfd, name, kept, path, entry, expect[0], kept_st)
+        self.replaced.append(("/".join(path.split("/")[:-1]), kept, identity(kept_st)))
+        self._hold(dfd, "/".join(path.split("/")[:-1]))
+        raise Changed([path], saved)
 
     @staticmethod
     def _check_replaced(dfd: Folder, name: str, kept: str, path: str, entry: Entry,
@@ -902,6 +942,36 @@ def _unlink_own(dfd: Folder, name: str, ident: tuple[int, int]) -> bool:
         dfd.unlink(name)
     except OSError:
         return False
+    return True
+
+
+def _swap(dfd: FdFolder, a: str, b: str) -> bool:
+    """``a`` and ``b`` swapped in ``dfd`` (``fs/exchange.py``); False where no swap is, or
+    ``b`` is gone (removed since the look: a rename then replaces nothing)."""
+    try:
+        return exchange(dfd.fd, dfd.path, a, b)
+    except FileNotFoundError:
+        return False
+
+
+def _took_out_own(dfd: FdFolder, tmp: str, kept_st: os.stat_result) -> bool:
+    """Whether what a swap took out at ``tmp`` is the file kept (``kept_st``: its second
+    name's ``lstat``); if so that name of it is unlinked (the second name holds it)."""
+    st = _lstat_or_none(dfd, tmp)
+    if st is None or not stat.S_ISREG(st.st_mode) or identity(st) != identity(kept_st):
+        return False
+    _unlink_quietly(dfd, tmp)
+    return True
+
+
+def _unlink_if(dfd: Folder, tmp: str, entry: Entry) -> bool:
+    """Unlink ``tmp`` if it holds ``entry`` (the rewind's own write, swapped out again);
+    whether it did (True too when nothing is there)."""
+    if _lstat_or_none(dfd, tmp) is None:
+        return True
+    if not _same(disk_entry(dfd, tmp), entry):  # a link written too: not opened
+        return False
+    _unlink_quietly(dfd, tmp)
     return True
 
 
