@@ -411,7 +411,8 @@ class Applier:
         left: dict[str, list[tuple[str, tuple[int, int]]]] = {}
         for folder, names in sorted(by_folder.items()):
             held = made_in.get(folder)
-            rest = names if held is None else [n for n in names if not _unlink_own(held, *n)]
+            rest = names if held is None else [
+                n for n in names if not _unlink_own(held, *n, self._aside(folder))]
             if rest:  # past the bound, or (renamed during the rewind) made in another
                 left[folder] = rest
         if not left:
@@ -430,10 +431,20 @@ class Applier:
                     continue
                 with dfd:
                     for name, ident in names:
-                        if not _unlink_own(dfd, name, ident) and _lstat_or_none(dfd, name) is None:
+                        if not _unlink_own(dfd, name, ident, self._aside(folder)) and (
+                                _lstat_or_none(dfd, name) is None):
                             lost[name] = ident
         if lost:
             unlink_lost(self.workspace, lost)
+
+    def _aside(self, folder: str) -> str:
+        """A name of this rewind's own in ``folder`` to move a second name to before its
+        unlink: a file being written of this op and process, which the op's recovery
+        removes if a crash leaves it (``remove_temps``)."""
+        pid, nonce = os.getpid(), os.urandom(2).hex()
+        tag = (nonce + os.urandom(2).hex() if self.op is None
+               else write_tag(self.op, folder, "f", pid, nonce))
+        return rewindnames.make(pid, tag)
 
     def _hold(self, dfd: FdFolder, folder: str) -> None:
         """Keep a descriptor of ``dfd``, where a second name was just made, for ``release``
@@ -612,7 +623,8 @@ class Applier:
                     dfd.rename(tmp, name)
             except BaseException:
                 if kept is not None and ident is not None:
-                    _unlink_own(dfd, kept, ident)  # only the very file linked
+                    # only the very file linked
+                    _unlink_own(dfd, kept, ident, self._aside("/".join(parts[:-1])))
                 raise
             placed = True
             if (swapped and isinstance(dfd, FdFolder) and kept is not None
@@ -931,18 +943,21 @@ def check_conflicts(workspace: str, plan: Plan, skipped: dict[str, str] | None =
         )
 
 
-def _unlink_own(dfd: Folder, name: str, ident: tuple[int, int]) -> bool:
+def _unlink_own(dfd: Folder, name: str, ident: tuple[int, int], aside: str) -> bool:
     """Unlink ``name`` in ``dfd`` if it is still the file ``ident`` names; whether it was
     unlinked (False too when nothing is there). Another file standing there (a name taken
-    since) is left as it is."""
+    since) is left as it is: the name is moved to ``aside`` (a name of this rewind's own,
+    ``Applier._aside``) and looked at there before the unlink (``remove_checked``). A look
+    then an unlink by name deleted a file renamed to it between the two (trust25's open
+    item, closed by swap27)."""
     st = _lstat_or_none(dfd, name)
     if st is None or identity(st) != ident or not stat.S_ISREG(st.st_mode):
         return False
     try:
-        dfd.unlink(name)
+        return remove_checked(dfd, name, aside, st, lambda now: identity(
+            now) == ident and stat.S_ISREG(now.st_mode))
     except OSError:
         return False
-    return True
 
 
 def _swap(dfd: FdFolder, a: str, b: str) -> bool:
