@@ -9,6 +9,7 @@ is what lets a journal finish an interrupted rewind by applying the plan again.
 from __future__ import annotations
 
 import errno
+import itertools
 import os
 import stat
 import sys
@@ -249,6 +250,8 @@ def _remove_temp(dfd: Folder, op: str, folder: str, kept_tags: set[str], name: s
 # replacing files in more folders looks the rest up by path, as before
 HELD_FOLDERS = 64
 
+_ASIDES = itertools.count()  # the names ``Applier._aside`` gives, in this process
+
 # the most ``Applier.preload`` holds: a rewind of many files reads the rest as it writes
 PRELOAD_BYTES = 16 << 20
 
@@ -405,6 +408,7 @@ class Applier:
 
     def _unlink_kept(self, replaced: list[tuple[str, str, tuple[int, int]]],
                      made_in: dict[str, FdFolder]) -> None:
+        pid = os.getpid()  # once a release: its names moved aside carry it
         by_folder: dict[str, list[tuple[str, tuple[int, int]]]] = {}
         for folder, name, ident in replaced:
             by_folder.setdefault(folder, []).append((name, ident))
@@ -412,7 +416,7 @@ class Applier:
         for folder, names in sorted(by_folder.items()):
             held = made_in.get(folder)
             rest = names if held is None else [
-                n for n in names if not _unlink_own(held, *n, self._aside(folder))]
+                n for n in names if not _unlink_own(held, *n, self._aside(folder, pid))]
             if rest:  # past the bound, or (renamed during the rewind) made in another
                 left[folder] = rest
         if not left:
@@ -431,17 +435,20 @@ class Applier:
                     continue
                 with dfd:
                     for name, ident in names:
-                        if not _unlink_own(dfd, name, ident, self._aside(folder)) and (
+                        if not _unlink_own(dfd, name, ident, self._aside(folder, pid)) and (
                                 _lstat_or_none(dfd, name) is None):
                             lost[name] = ident
         if lost:
             unlink_lost(self.workspace, lost)
 
-    def _aside(self, folder: str) -> str:
+    def _aside(self, folder: str, pid: int | None = None) -> str:
         """A name of this rewind's own in ``folder`` to move a second name to before its
         unlink: a file being written of this op and process, which the op's recovery
-        removes if a crash leaves it (``remove_temps``)."""
-        pid, nonce = os.getpid(), os.urandom(2).hex()
+        removes if a crash leaves it (``remove_temps``). Its 4 hex count up within the
+        process (``remove_checked`` moves nothing over a name taken): a random draw and a
+        ``getpid`` a name were 2 of the 5 system calls this added a released file."""
+        pid = os.getpid() if pid is None else pid
+        nonce = f"{next(_ASIDES) & 0xFFFF:04x}"
         tag = (nonce + os.urandom(2).hex() if self.op is None
                else write_tag(self.op, folder, "f", pid, nonce))
         return rewindnames.make(pid, tag)
