@@ -222,6 +222,25 @@ def keeps_replaced(ws: Path) -> bool:
         probe.unlink()
 
 
+def swaps_names(ws: Path) -> bool:
+    """Whether a rewind swaps its write into place here (``fs/exchange.py``), not renames:
+    second names kept (``keeps_replaced``) and a file system that swaps two names."""
+    from turnback.fs.exchange import exchange
+
+    if not keeps_replaced(ws):
+        return False
+    a, b = ws / "swap-probe-a", ws / "swap-probe-b"
+    a.write_bytes(b"a")
+    b.write_bytes(b"b")
+    fd = os.open(ws, os.O_RDONLY)
+    try:
+        return exchange(fd, str(ws), a.name, b.name)
+    finally:
+        os.close(fd)
+        a.unlink()
+        b.unlink()
+
+
 class Crash(BaseException):
     """Stands for the process dying at that point (not an ``Exception``: nothing catches it)."""
 

@@ -81,6 +81,17 @@ def _install(switch: _Switch) -> None:
             return _real(*a, **k)
 
         setattr(os, name, wrap)
+    # a rewind's swap of its write into place (``fs/exchange.py``: ``renameat2`` through
+    # ctypes, no ``os`` call), where it renamed before swap27: a crash point as the rename was
+    from turnback.fs import exchange
+
+    real_swap = exchange._raw
+
+    def swap(*a: Any) -> int:
+        switch.step()
+        return real_swap(*a)
+
+    exchange._raw = swap  # type: ignore[assignment]
     real_open = os.open
 
     def open_(path: Any, flags: int, *a: Any, **k: Any) -> int:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from turnback import Store
+from turnback.fs import exchange
 from wsutil import write
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
@@ -22,9 +23,15 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
 
 def _rewind_watched(store: Store, cp: str, monkeypatch: pytest.MonkeyPatch
                     ) -> list[tuple[str, str, int]]:
-    """The fsyncs (file, size then) and renames (or replaces) of one rewind, in order."""
+    """The fsyncs (file, size then) and renames (or replaces, or swaps: a file replaced is
+    swapped into place where the system can, ``fs/exchange.py``) of one rewind, in order."""
     seen: list[tuple[str, str, int]] = []
     real_fsync, real_rename, real_replace = os.fsync, os.rename, os.replace
+    real_swap = exchange._raw
+
+    def swap(dir_fd: int, a: bytes, b: bytes) -> int:
+        seen.append(("rename", os.fsdecode(b), 0))
+        return real_swap(dir_fd, a, b)
 
     def fsync(fd: int) -> None:
         seen.append(("fsync", os.readlink(f"/proc/self/fd/{fd}"), os.fstat(fd).st_size))
@@ -41,6 +48,7 @@ def _rewind_watched(store: Store, cp: str, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(os, "fsync", fsync)
     monkeypatch.setattr(os, "rename", rename)
     monkeypatch.setattr(os, "replace", replace)
+    monkeypatch.setattr(exchange, "_raw", swap)
     store.rewind(cp, finish_later=True)
     monkeypatch.undo()
     return seen

@@ -104,26 +104,37 @@ def test_an_interrupted_look_leaves_its_second_name_to_the_recovery(
     target = _ready(store, ws)
     fds = _open_fds()
     renamed: list[tuple[str, str]] = []
+    planted_at: list[Path] = []
     real_rename = FdFolder.rename
     real_check = rw.Applier._check_replaced
+
+    real_swap = rw._swap
 
     def rename(self: FdFolder, src: str, dst: str) -> None:
         real_rename(self, src, dst)
         renamed.append((self.path, src))
 
+    def swap(dfd: FdFolder, src: str, dst: str) -> bool:  # the rename where it swaps (swap27)
+        swapped = real_swap(dfd, src, dst)
+        if swapped:  # ``src`` is free again once what came out is found the file kept
+            renamed.append((dfd.path, src))
+        return swapped
+
     def check(dfd: rw.Folder, name: str, kept: str, path: str, *rest: Any) -> None:
         if path == "b/f":
             folder, tmp = renamed[-1]
             Path(folder, tmp).write_text("someone else's")  # a name free since the rename
+            planted_at.append(Path(folder, tmp))  # the release renames too (moved aside)
             raise MemoryError
         real_check(dfd, name, kept, path, *rest)
 
     monkeypatch.setattr(FdFolder, "rename", rename)
+    monkeypatch.setattr(rw, "_swap", swap)
     monkeypatch.setattr(rw.Applier, "_check_replaced", staticmethod(check))
     with pytest.raises(MemoryError):
         store.rewind(target)
     monkeypatch.undo()
-    planted = Path(*renamed[-1])
+    [planted] = planted_at
     assert planted.read_text() == "someone else's", "not ours: left"
     kept = [p for p in second_names(ws) if p != planted]
     assert [p.parent.name for p in kept] == ["b"], "a/f's released, b/f's kept"

@@ -5,13 +5,14 @@ name's link, whose result ``_put`` and ``_keep_replaced`` now trust; these tests
 what their own looks used to catch, right after it (docs/RELIABILITY.md, "A red-team pass
 over `rewind25`"). Most are guards: they pass before `rewind25` (``0863be1``) and after.
 The last test, a link or FIFO swapped in and then a crash, failed on `rewind25` (fixed in
-``Applier._put``); the one seam that loses a user's file (a new file renamed over the path
-between the second name's link and the rename, on ``0863be1`` too) is the strict ``xfail``:
-left open.
+``Applier._put``); the one seam that lost a user's file (a new file renamed over the path
+between the second name's link and the rename, on ``0863be1`` too), a strict ``xfail``
+until `swap27`, is closed by a swap in place of the rename (``fs/exchange.py``).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Callable
@@ -21,8 +22,9 @@ import pytest
 
 import turnback.rewind.apply as rw
 from turnback import Store
+from turnback.fs import exchange
 from turnback.fs.folders import FdFolder, Folder, PathFolder
-from wsutil import journal_left, second_names, write
+from wsutil import journal_left, second_names, swaps_names, write
 
 OUTSIDE = b"outside the workspace\n"
 
@@ -127,9 +129,12 @@ def test_a_swap_after_the_one_look_stops_the_rewind_and_stands(
 @pytest.mark.parametrize("kind", ("symlink out", "fifo", "hard link out", "folder"))
 def test_a_link_or_special_file_swapped_in_before_the_rename_leads_nowhere_outside(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
-    """Between the second name's link and the rename: the rename replaces a link, a FIFO
-    or a hard link (none holds a byte of the user's that the outside file does not keep),
-    or fails on a folder (the rewind undone, the folder and its file kept)."""
+    """Between the second name's link and the rename, where there is no swap (refused
+    here as a file system without ``RENAME_EXCHANGE`` does; by path there is none): the
+    rename replaces a link, a FIFO or a hard link (none holds a byte of the user's that
+    the outside file does not keep), or fails on a folder (the rewind undone, the folder
+    and its file kept). With the swap: ``test_a_stranger_swapped_out_goes_back_…``."""
+    monkeypatch.setattr(exchange, "_raw", lambda *_: errno.EINVAL)
     ws, outside, store, cp = _prepared(tmp_path)
     z = ws / "z.txt"
     _before_the_rename(monkeypatch, lambda: _swap(kind, z, outside))
@@ -163,6 +168,15 @@ def _before_the_rename(monkeypatch: pytest.MonkeyPatch, swap: Callable[[], None]
             real(self, src, dst)
 
         monkeypatch.setattr(cls, "rename", renamed)
+    real_swap = rw._swap
+
+    def swapped(dfd: FdFolder, a: str, b: str) -> bool:
+        if b == "z.txt" and a.startswith(rw.TMP_PREFIX) and not fired:
+            fired.append(b)
+            swap()
+        return real_swap(dfd, a, b)
+
+    monkeypatch.setattr(rw, "_swap", swapped)
 
 
 @pytest.mark.parametrize("where", ("src", "src/deep"))
@@ -200,22 +214,82 @@ def test_a_folder_on_the_way_swapped_for_a_link_after_the_conflict_check(
     store.close()
 
 
-@pytest.mark.xfail(strict=True, reason="left open (docs/RELIABILITY.md, redteam30): a new "
-                   "file renamed over the path between the second name's link and the "
-                   "rename is replaced unseen; renameat2(RENAME_EXCHANGE) would close it")
 def test_a_save_renamed_over_the_path_between_the_link_and_the_rename_is_kept(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An editor's atomic save (a new file renamed over z.txt) between the second name's
+    link and the rewind's rename: the rename replaced it unseen and the save was lost
+    (redteam30). Swapped instead, the save comes out at the temporary name, is found not
+    to be the file kept, and goes back: ``Changed``, the save at z.txt, the rewind undone.
+    Fails before the fix (was the strict xfail)."""
+    if not swaps_names(tmp_path):
+        pytest.skip("no RENAME_EXCHANGE here (or folders by path): the rename is today's, "
+                    "docs/RELIABILITY.md says what it leaves")
     ws, outside, store, cp = _prepared(tmp_path)
     z = ws / "z.txt"
     _before_the_rename(monkeypatch, lambda: _swap("new inode", z, outside))
     try:
-        store.rewind(cp)
-    except rw.Changed:
-        pass
+        with pytest.raises(rw.Changed, match=r"z\.txt"):
+            store.rewind(cp)
+        assert z.read_bytes() == b"z3, saved by a rename\n"
+        assert (ws / "a.txt").read_text() == "a2\n"  # undone
+        assert sorted(p.name for p in ws.iterdir()) == [".turnback", "a.txt", "z.txt"]
+        assert not journal_left(store.root) and not second_names(ws)
     finally:
         store.close()
-    kept = [p.read_bytes() for p in ws.iterdir() if p.is_file()]
-    assert b"z3, saved by a rename\n" in kept
+
+
+@pytest.mark.parametrize("kind", ("symlink out", "fifo", "hard link out", "folder"))
+def test_a_stranger_swapped_out_goes_back_and_stops_the_rewind(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    """The swap's other outcomes: a link, a FIFO, a hard link to a file outside or a folder
+    put at z.txt between the link and the rename comes out at the temporary name, is found
+    not to be the file kept, and goes back by a second swap (a rename replaced the first
+    three and failed on the folder with ``IsADirectoryError``). Nothing written outside."""
+    if not swaps_names(tmp_path):
+        pytest.skip("no RENAME_EXCHANGE here (or folders by path): the rename's outcomes "
+                    "are test_a_link_or_special_file_swapped_in_before_the_rename_…")
+    ws, outside, store, cp = _prepared(tmp_path)
+    z = ws / "z.txt"
+    _before_the_rename(monkeypatch, lambda: _swap(kind, z, outside))
+    try:
+        with pytest.raises(rw.Changed, match=r"z\.txt"):
+            store.rewind(cp)
+        assert _what_stands(z) == {
+            "symlink out": ("link", os.fsencode(outside)), "fifo": ("fifo", b""),
+            "hard link out": ("0o0", OUTSIDE),
+            "folder": ("folder", b"z3, in a folder\n")}[kind]
+        assert (ws / "a.txt").read_text() == "a2\n"
+        assert sorted(p.name for p in ws.iterdir()) == [".turnback", "a.txt", "z.txt"]
+        assert not journal_left(store.root) and not second_names(ws)
+    finally:
+        store.close()
+    _nothing_written_outside(tmp_path, outside)
+    assert outside.stat().st_nlink == (2 if kind == "hard link out" else 1)
+
+
+def test_a_file_system_that_refuses_the_swap_renames_as_before(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``EINVAL`` (a file system without ``RENAME_EXCHANGE``): each file is renamed into
+    place as before the swap, the rewind whole and exact, no name left behind."""
+    calls: list[bytes] = []
+
+    def refused(dir_fd: int, a: bytes, b: bytes) -> int:
+        calls.append(b)
+        return errno.EINVAL
+
+    monkeypatch.setattr(exchange, "_raw", refused)
+    ws, _outside, store, cp = _prepared(tmp_path)
+    try:
+        store.rewind(cp)
+        store.finish_rewind()
+        assert (ws / "a.txt").read_text() == "a1\n" and (ws / "z.txt").read_text() == "z1\n"
+        assert sorted(p.name for p in ws.iterdir()) == [".turnback", "a.txt", "z.txt"]
+        assert not journal_left(store.root)
+    finally:
+        store.close()
+    # asked once a replaced file where second names are made (descriptors), never by path
+    assert calls == ([] if os.environ.get("TURNBACK_FS_PATHS") == "1"
+                     else [b"a.txt", b"z.txt"])
 
 
 class _Killed(BaseException):

@@ -9,6 +9,7 @@ is what lets a journal finish an interrupted rewind by applying the plan again.
 from __future__ import annotations
 
 import errno
+import itertools
 import os
 import stat
 import sys
@@ -19,6 +20,7 @@ import blake3
 
 from ..errors import Conflict, TurnbackError, Unsafe
 from ..fs import rewindnames
+from ..fs.exchange import exchange
 from ..fs.folders import (
     FdFolder,
     Folder,
@@ -248,6 +250,8 @@ def _remove_temp(dfd: Folder, op: str, folder: str, kept_tags: set[str], name: s
 # replacing files in more folders looks the rest up by path, as before
 HELD_FOLDERS = 64
 
+_ASIDES = itertools.count()  # the names ``Applier._aside`` gives, in this process
+
 # the most ``Applier.preload`` holds: a rewind of many files reads the rest as it writes
 PRELOAD_BYTES = 16 << 20
 
@@ -404,13 +408,15 @@ class Applier:
 
     def _unlink_kept(self, replaced: list[tuple[str, str, tuple[int, int]]],
                      made_in: dict[str, FdFolder]) -> None:
+        pid = os.getpid()  # once a release: its names moved aside carry it
         by_folder: dict[str, list[tuple[str, tuple[int, int]]]] = {}
         for folder, name, ident in replaced:
             by_folder.setdefault(folder, []).append((name, ident))
         left: dict[str, list[tuple[str, tuple[int, int]]]] = {}
         for folder, names in sorted(by_folder.items()):
             held = made_in.get(folder)
-            rest = names if held is None else [n for n in names if not _unlink_own(held, *n)]
+            rest = names if held is None else [
+                n for n in names if not _unlink_own(held, *n, self._aside(folder, pid))]
             if rest:  # past the bound, or (renamed during the rewind) made in another
                 left[folder] = rest
         if not left:
@@ -429,10 +435,23 @@ class Applier:
                     continue
                 with dfd:
                     for name, ident in names:
-                        if not _unlink_own(dfd, name, ident) and _lstat_or_none(dfd, name) is None:
+                        if not _unlink_own(dfd, name, ident, self._aside(folder, pid)) and (
+                                _lstat_or_none(dfd, name) is None):
                             lost[name] = ident
         if lost:
             unlink_lost(self.workspace, lost)
+
+    def _aside(self, folder: str, pid: int | None = None) -> str:
+        """A name of this rewind's own in ``folder`` to move a second name to before its
+        unlink: a file being written of this op and process, which the op's recovery
+        removes if a crash leaves it (``remove_temps``). Its 4 hex count up within the
+        process (``remove_checked`` moves nothing over a name taken): a random draw and a
+        ``getpid`` a name were 2 of the 5 system calls this added a released file."""
+        pid = os.getpid() if pid is None else pid
+        nonce = f"{next(_ASIDES) & 0xFFFF:04x}"
+        tag = (nonce + os.urandom(2).hex() if self.op is None
+               else write_tag(self.op, folder, "f", pid, nonce))
+        return rewindnames.make(pid, tag)
 
     def _hold(self, dfd: FdFolder, folder: str) -> None:
         """Keep a descriptor of ``dfd``, where a second name was just made, for ``release``
@@ -600,13 +619,24 @@ class Applier:
             if expect is not None and kept is None:
                 # nothing to look at after the rename: looked at now, as the plan's check
                 self._decide(path, disk_entry(dfd, name), entry, expect[0], True, [])
+            swapped = False
             try:
-                dfd.rename(tmp, name)
+                # swapped, not renamed, where a file was kept: what stood at the path comes
+                # out at ``tmp`` to be looked at; a rename replaced unseen a save renamed over
+                # the path since the link (the save lost, redteam30)
+                swapped = (kept is not None and isinstance(dfd, FdFolder)
+                           and _swap(dfd, tmp, name))
+                if not swapped:
+                    dfd.rename(tmp, name)
             except BaseException:
                 if kept is not None and ident is not None:
-                    _unlink_own(dfd, kept, ident)  # only the very file linked
+                    # only the very file linked
+                    _unlink_own(dfd, kept, ident, self._aside("/".join(parts[:-1])))
                 raise
             placed = True
+            if (swapped and isinstance(dfd, FdFolder) and kept is not None
+                    and kept_st is not None and not _took_out_own(dfd, tmp, kept_st)):
+                self._stranger_out(dfd, tmp, name, kept, path, entry, expect, kept_st)
             if kept is not None:
                 if expect is not None:
                     self._check_replaced(dfd, name, kept, path, entry, expect[0], kept_st)
@@ -622,6 +652,35 @@ class Applier:
         finally:
             if folder is None:
                 dfd.close()
+
+    def _stranger_out(self, dfd: FdFolder, tmp: str, name: str, kept: str, path: str,
+                      entry: Entry, expect: tuple[Entry | None] | None,
+                      kept_st: os.stat_result) -> None:
+        """The swap took out at ``tmp`` another thing than the file kept as ``kept``: one
+        put at the path after the link (an editor's save renamed over it, a folder, a
+        link). It is newer than the rewind's write, so it goes back in place by a second
+        swap, the rewind's write coming out at ``tmp`` again and unlinked; the file kept
+        is looked at as after any rename (a write that reached it before the save is
+        saved aside); the rewind stops with ``Changed``. Where it cannot go back, the
+        error names where it is."""
+        back = _swap(dfd, tmp, name)  # False: the path removed meanwhile, or no swap
+        try:
+            if not back:
+                put_back(dfd, tmp, name, False)
+        except OSError as exc:
+            raise Unsafe(
+                f"'{path}' changed while the rewind ran and could not be put back ({exc}): "
+                f"what it held is in '{os.path.join(dfd.path, tmp)}'; move it back to "
+                f"'{path}'") from None
+        saved = None
+        if back and not _unlink_if(dfd, tmp, entry):
+            # a third thing put at the path between the two swaps: the newest, kept too
+            saved = os.path.join(dfd.path, save_aside(dfd, tmp, name))
+        if expect is not None:
+            self._check_replaced(dfd, name, kept, path, entry, expect[0], kept_st)
+        self.replaced.append(("/".join(path.split("/")[:-1]), kept, identity(kept_st)))
+        self._hold(dfd, "/".join(path.split("/")[:-1]))
+        raise Changed([path], saved)
 
     @staticmethod
     def _check_replaced(dfd: Folder, name: str, kept: str, path: str, entry: Entry,
@@ -891,17 +950,50 @@ def check_conflicts(workspace: str, plan: Plan, skipped: dict[str, str] | None =
         )
 
 
-def _unlink_own(dfd: Folder, name: str, ident: tuple[int, int]) -> bool:
+def _unlink_own(dfd: Folder, name: str, ident: tuple[int, int], aside: str) -> bool:
     """Unlink ``name`` in ``dfd`` if it is still the file ``ident`` names; whether it was
     unlinked (False too when nothing is there). Another file standing there (a name taken
-    since) is left as it is."""
+    since) is left as it is: the name is moved to ``aside`` (a name of this rewind's own,
+    ``Applier._aside``) and looked at there before the unlink (``remove_checked``). A look
+    then an unlink by name deleted a file renamed to it between the two (trust25's open
+    item, closed by swap27)."""
     st = _lstat_or_none(dfd, name)
     if st is None or identity(st) != ident or not stat.S_ISREG(st.st_mode):
         return False
     try:
-        dfd.unlink(name)
+        return remove_checked(dfd, name, aside, st, lambda now: identity(
+            now) == ident and stat.S_ISREG(now.st_mode))
     except OSError:
         return False
+
+
+def _swap(dfd: FdFolder, a: str, b: str) -> bool:
+    """``a`` and ``b`` swapped in ``dfd`` (``fs/exchange.py``); False where no swap is, or
+    ``b`` is gone (removed since the look: a rename then replaces nothing)."""
+    try:
+        return exchange(dfd.fd, dfd.path, a, b)
+    except FileNotFoundError:
+        return False
+
+
+def _took_out_own(dfd: FdFolder, tmp: str, kept_st: os.stat_result) -> bool:
+    """Whether what a swap took out at ``tmp`` is the file kept (``kept_st``: its second
+    name's ``lstat``); if so that name of it is unlinked (the second name holds it)."""
+    st = _lstat_or_none(dfd, tmp)
+    if st is None or not stat.S_ISREG(st.st_mode) or identity(st) != identity(kept_st):
+        return False
+    _unlink_quietly(dfd, tmp)
+    return True
+
+
+def _unlink_if(dfd: Folder, tmp: str, entry: Entry) -> bool:
+    """Unlink ``tmp`` if it holds ``entry`` (the rewind's own write, swapped out again);
+    whether it did (True too when nothing is there)."""
+    if _lstat_or_none(dfd, tmp) is None:
+        return True
+    if not _same(disk_entry(dfd, tmp), entry):  # a link written too: not opened
+        return False
+    _unlink_quietly(dfd, tmp)
     return True
 
 

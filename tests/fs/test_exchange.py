@@ -1,0 +1,98 @@
+"""``fs/exchange.py``: two names swapped in one step, or word that there is no swap (the
+caller renames then). The rewind's use of it: tests/rewind/test_swaps_at_each_seam.py."""
+
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from turnback.fs import exchange
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Iterator[tuple[int, Path]]:
+    fd = os.open(tmp_path, os.O_RDONLY)
+    try:
+        yield fd, tmp_path
+    finally:
+        os.close(fd)
+
+
+def _swaps_here(fd: int, where: Path) -> bool:
+    (where / "p1").write_bytes(b"1")
+    (where / "p2").write_bytes(b"2")
+    try:
+        return exchange.exchange(fd, str(where), "p1", "p2")
+    finally:
+        (where / "p1").unlink()
+        (where / "p2").unlink()
+
+
+def test_a_file_and_a_folder_trade_names(folder: tuple[int, Path]) -> None:
+    fd, where = folder
+    if not _swaps_here(fd, where):
+        pytest.skip("no RENAME_EXCHANGE on this system or file system")
+    (where / "a").write_bytes(b"file a\n")
+    (where / "b").mkdir()
+    (where / "b" / "inner").write_bytes(b"in b\n")
+    ino_a = (where / "a").stat().st_ino
+    assert exchange.exchange(fd, str(where), "a", "b") is True
+    assert (where / "b").read_bytes() == b"file a\n" and (where / "b").stat().st_ino == ino_a
+    assert (where / "a" / "inner").read_bytes() == b"in b\n"
+
+
+def test_a_name_gone_is_an_error_naming_both(folder: tuple[int, Path]) -> None:
+    fd, where = folder
+    if not _swaps_here(fd, where):
+        pytest.skip("no RENAME_EXCHANGE on this system or file system")
+    (where / "a").write_bytes(b"a\n")
+    with pytest.raises(FileNotFoundError) as got:
+        exchange.exchange(fd, str(where), "a", "missing")
+    assert got.value.filename == str(where / "a")
+    assert got.value.filename2 == str(where / "missing")
+    assert (where / "a").read_bytes() == b"a\n"
+
+
+@pytest.mark.parametrize("err", (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP))
+def test_no_swap_here_is_said_not_raised(folder: tuple[int, Path],
+                                         monkeypatch: pytest.MonkeyPatch, err: int) -> None:
+    """A file system that refuses the flag (``EINVAL``), a kernel without the call
+    (``ENOSYS``): False, nothing moved, and the caller renames."""
+    fd, where = folder
+    monkeypatch.setattr(exchange, "_raw", lambda *_: err)
+    (where / "a").write_bytes(b"a\n")
+    (where / "b").write_bytes(b"b\n")
+    assert exchange.exchange(fd, str(where), "a", "b") is False
+    assert (where / "a").read_bytes() == b"a\n" and (where / "b").read_bytes() == b"b\n"
+
+
+def test_a_checkpoint_never_imports_ctypes(tmp_path: Path) -> None:
+    """``ctypes`` costs 3.9-5.2 ms to import: a checkpoint's process (the CLI's no-op hook)
+    does not load it, nor look up the swap; a rewind that replaces a file by descriptor
+    does, on its first swap (a rewind's ``syncfs`` imports ``ctypes`` too, after the
+    release: ``fs/atomic.py``)."""
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "a.txt").write_bytes(b"a1\n")
+    code = (
+        "import sys\n"
+        "from turnback import Store\n"
+        "from turnback.fs import exchange\n"
+        "s = Store.open(sys.argv[1]); cp = s.checkpoint(); s.checkpoint()\n"
+        "print('ctypes' in sys.modules, bool(exchange._loaded))\n"
+        "open(sys.argv[1] + '/a.txt', 'w').write('a2\\n')\n"
+        "s.rewind(cp.id, finish_later=True)\n"
+        "print(bool(exchange._loaded))\n"
+        "s.finish_rewind(); s.close()\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "ws")], env=env,
+                         capture_output=True, text=True, check=True).stdout.split()
+    swaps = sys.platform in ("linux", "darwin") and os.environ.get("TURNBACK_FS_PATHS") != "1"
+    assert out == ["False", "False", str(swaps)]
