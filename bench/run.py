@@ -106,6 +106,13 @@ def workspace_counts(ws: Path) -> dict[str, int]:
     return c
 
 
+def _names(folder: Path) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except FileNotFoundError:
+        return []  # a folder the rewind removed
+
+
 class Bench:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
@@ -362,11 +369,24 @@ class Bench:
         self._edited = False  # a Turnback request: git's restore comes next, unsynced
         self.sample(key, secs)
         self._check(before, "turnback rewind")
+        self._wait_released(changed)
         self.editor.apply(changed)
         self.sample(git_key, self.git.restore(commit).seconds)
         self._check(before, "git reset --hard")
         if server:
             self.settle(10)
+
+    def _wait_released(self, changed: dict[str, bytes]) -> None:
+        """Wait until the rewind's second names (``.turnback-tmp-…``, released by the server
+        after its answer) are gone from the changed files' folders: git's ``clean -fd`` next
+        lists a folder, and a name the release removes between its listing and its ``lstat``
+        stops it ("fatal: Cannot lstat"). Not timed: the answer's time is taken already."""
+        folders = {(self.ws / rel).parent for rel in changed}
+        deadline = time.monotonic() + 30
+        while any(n.startswith(".turnback-tmp-") for d in folders for n in _names(d)):
+            if time.monotonic() > deadline:
+                raise SystemExit("the rewind's second names were still there after 30 s")
+            time.sleep(0.005)
 
     def _original(self, rel: str, commit: str) -> bytes:
         out = subprocess.run(
