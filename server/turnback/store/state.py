@@ -39,6 +39,15 @@ if TYPE_CHECKING:
     from ..rewind.apply import Applier  # a rewind's; a checkpoint imports none of it
 
 
+def replaced_store(root: Path) -> Conflict:
+    """The error for a store replaced (a link, nothing or another folder put at ``root``)
+    under the process that opened it."""
+    return Conflict(
+        f"the store {root} was replaced (made again, restored or moved) while this process "
+        "was using it; nothing was recorded. Run the command again (in an editor: reload its "
+        "window)")
+
+
 class StoreState:
     """The components of one store and the state its operations share. Thread-safe for the
     server's use (``_mutex``)."""
@@ -70,7 +79,10 @@ class StoreState:
         self._gc_seen = self._gc_generation()
         self._packs_gen: str | None = None  # the gc mark when the pack indexes were last listed
         self._root_held = HeldFolder(root)  # _check_gc: still this store, not one in its place
-        self.objects.replaced = self._replaced
+        # not a bound method: a cycle through it kept a Store never closed (and its
+        # descriptors) until the cyclic collector ran
+        held = self._root_held
+        self.objects.replaced = lambda: replaced_store(root) if held.replaced() else None
         self.scanner = Scanner(workspace, self.objects, self.trees, self.ignore, self._statcache,
                                config.size_cap_bytes)
         self._scan_base: str | None = None  # tree of this object's last scan (watcher base)
@@ -120,12 +132,7 @@ class StoreState:
         """The error naming this store as replaced under this process, if it was: asked
         before a checkpoint, and where an object is missing (a swap in the scan; before
         ``store27`` named "object … is missing; run 'turnback fsck'")."""
-        if not self._root_held.replaced():
-            return None
-        return Conflict(
-            f"the store {self.root} was replaced (made again, restored or moved) while "
-            "this process was using it; nothing was recorded. Run the command again (in an "
-            "editor: reload its window)")
+        return replaced_store(self.root) if self._root_held.replaced() else None
 
     def _check_gc(self) -> None:
         """After a gc (any process), cached hashes may name removed objects: forget them.
