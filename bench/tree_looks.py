@@ -10,7 +10,9 @@ one includes the pack indexes' listing and read, which a no-op made no other way
     python bench/tree_looks.py --summarize OUT
 
 ``--walk``: the whole-tree case off (``Scanner._taken_whole``), so the walk looks up each
-folder it reuses. Nothing is written but what the checkpoint writes.
+folder it reuses. ``--ab``: no marks and no forked check (the whole-tree case off), the walk
+alone in this process: its total instructions compare two commits (``SRC`` before and after
+``store27``, which has no ``_stored``). Nothing is written but what the checkpoint writes.
 """
 
 from __future__ import annotations
@@ -28,12 +30,14 @@ def _run() -> None:
     from turnback.snapshot import build
     from turnback.snapshot import scan as scan_mod
 
-    if "--walk" in sys.argv:
+    ab = "--ab" in sys.argv
+    if "--walk" in sys.argv or ab:
         scan_mod.Scanner._taken_whole = lambda _self: None  # type: ignore[method-assign]
-    build.TreeBuilding._stored = marked(  # type: ignore[method-assign]
-        build.TreeBuilding._stored, "stored", dump)
+    if not ab:
+        build.TreeBuilding._stored = marked(  # type: ignore[attr-defined]
+            build.TreeBuilding._stored, "stored", dump)  # type: ignore[attr-defined]
     with Store.open(os.getcwd()) as s:
-        s.scanner.fork_verify = True
+        s.scanner.fork_verify = not ab
         s.checkpoint()
     dump("end")
 
