@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import orjson
+import pytest
 
 from turnback import Store
 from turnback.events import iso_from_ns
@@ -248,3 +249,41 @@ def test_gc_keeps_intact_parts_of_a_damaged_checkpoint(store: Store, ws: Path) -
     assert fresh.objects.exists(y)
     fresh.rewind(cp.id, ["b"], dry_run=True)
     assert fresh.read_file(cp.id, "b/y") == (ws / "b" / "y").read_bytes()
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/locks"), reason="needs Linux' /proc/locks")
+def test_fsck_drops_the_caches_under_the_gc_lock(store: Store, ws: Path) -> None:
+    """A checkpoint holds the gc lock (shared) from its look at the gc mark to its commit:
+    fsck, dropping the stat cache on damage, waits for it as gc does, and writes the mark
+    once it ends (failed before: the mark was written at once, under the checkpoint, which
+    then committed a scan built on the cache fsck meant to drop; redteam31)."""
+    import threading
+
+    from turnback.fs.locks import rw_lock
+
+    _cp, blob = setup_store(store, ws)
+    store.checkpoint()  # the stat cache saved
+    remove_object(store, blob)
+    lock, mark = store.root / "locks" / "gc", store.root / "cache" / "gc-generation"
+    cache = store.scanner.statcache.path
+    assert cache.exists() and not mark.exists()
+    reports: list[bool] = []
+    with rw_lock(lock, exclusive=False):  # a checkpoint between its look and its commit
+        fsck = threading.Thread(target=lambda: reports.append(store.fsck().ok))
+        fsck.start()
+        deadline = time.monotonic() + 30
+        while not _blocked_on(lock) and fsck.is_alive() and time.monotonic() < deadline:
+            threading.Event().wait(0.005)
+        assert _blocked_on(lock), "fsck waits for the checkpoint's lock"
+        assert cache.exists() and not mark.exists(), "nothing dropped under the checkpoint"
+    fsck.join(60)
+    assert reports == [False]
+    assert mark.exists() and not cache.exists()
+
+
+def _blocked_on(lock: Path) -> bool:
+    """Whether a process waits for a flock on ``lock`` (``/proc/locks`` marks a waiter
+    ``->``)."""
+    ino = os.stat(lock).st_ino
+    with open("/proc/locks") as f:
+        return any("->" in row and f":{ino} " in row for row in f)

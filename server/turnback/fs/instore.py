@@ -37,7 +37,12 @@ def open_store_folder(root: Path | str, parts: list[str], *, create: bool) -> Fo
     else ``FileNotFoundError``), opened without following a link below ``root``:
     ``Unsafe`` naming the link (or file) in the way; ``LinkedInStore`` if ``root`` is an
     open store's and no longer the folder opened. The caller closes it."""
-    top = open_root(str(root))
+    try:
+        top = open_root(str(root))
+    except (FileNotFoundError, NotADirectoryError):
+        if storeroots.identity(str(root)) is None:
+            raise
+        raise _replaced(str(root)) from None  # an open store's root gone: nothing there
     try:
         _same_root(top, str(root))
         return open_dir(top, parts, create=create, mode=DIR_MODE)
@@ -48,11 +53,15 @@ def open_store_folder(root: Path | str, parts: list[str], *, create: bool) -> Fo
 def _same_root(top: Folder, root: str) -> None:
     was = storeroots.identity(root)
     if was is not None and identity(top.stat_self()) != was:
-        raise LinkedInStore(
-            f"the store {root} is no longer the folder Turnback opened: a link or another "
-            "folder was put in its place since, and Turnback writes and removes nothing "
-            f"there. Look at what {root} is now (and where a link points), then open the "
-            "store again (restart the editor's window, or 'turnback serve --stop')")
+        raise _replaced(root)
+
+
+def _replaced(root: str) -> LinkedInStore:
+    return LinkedInStore(
+        f"the store {root} is no longer the folder Turnback opened: a link, another "
+        "folder or nothing was put in its place since, and Turnback writes and removes "
+        f"nothing there. Look at what {root} is now (and where a link points), then open "
+        "the store again (restart the editor's window, or 'turnback serve --stop')")
 
 
 @contextmanager

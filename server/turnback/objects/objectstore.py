@@ -12,7 +12,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
@@ -128,6 +128,11 @@ class ObjectStore:
         # was written back) must not make a checkpoint skip storing them
         self._seen_packs: set[str] = set()
         self._pack_prefix = os.path.join(root, "pack", "")  # a str: 2 us a look, not 6.6
+        # asked when an object is missing: the error to give instead when the store itself
+        # was replaced under this process (a link, nothing or another folder in its place:
+        # every object is "missing" then, and "run fsck" the wrong advice); set by the
+        # store, which holds its root's identity (store/state.py)
+        self.replaced: Callable[[], TurnbackError | None] | None = None
 
     # -- helpers -----------------------------------------------------------------
     def _cctx(self) -> zstandard.ZstdCompressor:
@@ -506,6 +511,9 @@ class ObjectStore:
                 # a zstd frame is never much larger than what it holds
                 payload = read_regular(path, limit=MAX_LOOSE + (MAX_LOOSE >> 7) + (1 << 20))
             except FileNotFoundError:
+                instead = self.replaced() if self.replaced is not None else None
+                if instead is not None:
+                    raise instead from None
                 raise NotFound(
                     f"object {name[:12]} is missing from {self.root}; run 'turnback fsck' to "
                     "see which checkpoints are affected"

@@ -226,6 +226,8 @@ class Scanner(TreeBuilding):
             prefix = f"{rel}/" if rel else ""
             # a subfolder without a signature was ignored then, and still is (``_reuse``)
             todo.extend(sub for name in pre[1] if (sub := prefix + name) in sigs)
+        if not self._stored_record(""):
+            return None  # the answer would name a tree the store lacks: the walk builds it
         # in the recorded order (the next check's), as the walk would leave them
         cache.new_dirsigs = {rel: sig for rel, sig in sigs.items() if rel in reached}
         cache.new_dirrecs = {rel: rec for rel, rec in cache.dirrecs.items() if rel in reached}
@@ -413,7 +415,7 @@ class Scanner(TreeBuilding):
         # whether all its files are as the last full scan saw them (then no look-up per file)
         recordable = trusted and dirty_paths is None and self._write
         want = cache.dirrecs.get(rel_dir) if recordable else None
-        if want is not None and rel_dir in cache.dirtrees:
+        if want is not None and self._stored_record(rel_dir):
             reused: list[tuple[str, str]] | None = None
             if pre is not None:
                 reused = self._reuse(node, rel_dir, want, pre[0], pre[1])

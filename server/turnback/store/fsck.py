@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NotFound, StoreDamaged, Unsafe
+from ..fs.locks import rw_lock
 from ..objects.trees import DIR, MAX_DEPTH, MAX_FILES
 from .gc import forget_caches, stray_temps
 
@@ -136,9 +137,13 @@ def check(store: StoreState) -> FsckReport:
                                 "recoverable": "every other line is read"})
     if any(d["what"] in ("object", "pack", "log", "checkpoint") for d in rep.damaged):
         # the stat cache would keep new checkpoints pointing at the damaged objects:
-        # without it the next checkpoint reads the files again and stores what is missing
+        # without it the next checkpoint reads the files again and stores what is missing.
+        # Under the gc lock, as gc drops it: a checkpoint holds that lock (shared) from its
+        # look at the mark to its commit, so none commits a scan built on the cache
+        # dropped here (redteam31); fsck waits for a running one, or a gc, to end
         try:
-            forget_caches(store)
+            with rw_lock(store.root / "locks" / "gc", exclusive=True):
+                forget_caches(store)
         except OSError:
             pass  # a read-only store: fsck still reports
     return rep

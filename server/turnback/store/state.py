@@ -39,6 +39,15 @@ if TYPE_CHECKING:
     from ..rewind.apply import Applier  # a rewind's; a checkpoint imports none of it
 
 
+def replaced_store(root: Path) -> Conflict:
+    """The error for a store replaced (a link, nothing or another folder put at ``root``)
+    under the process that opened it."""
+    return Conflict(
+        f"the store {root} was replaced (made again, restored or moved) while this process "
+        "was using it; nothing was recorded. Run the command again (in an editor: reload its "
+        "window)")
+
+
 class StoreState:
     """The components of one store and the state its operations share. Thread-safe for the
     server's use (``_mutex``)."""
@@ -70,6 +79,10 @@ class StoreState:
         self._gc_seen = self._gc_generation()
         self._packs_gen: str | None = None  # the gc mark when the pack indexes were last listed
         self._root_held = HeldFolder(root)  # _check_gc: still this store, not one in its place
+        # not a bound method: a cycle through it kept a Store never closed (and its
+        # descriptors) until the cyclic collector ran
+        held = self._root_held
+        self.objects.replaced = lambda: replaced_store(root) if held.replaced() else None
         self.scanner = Scanner(workspace, self.objects, self.trees, self.ignore, self._statcache,
                                config.size_cap_bytes)
         self._scan_base: str | None = None  # tree of this object's last scan (watcher base)
@@ -115,16 +128,20 @@ class StoreState:
             value = "?"
         return f"{value}@{st.st_ino}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_size}"
 
+    def _replaced(self) -> Conflict | None:
+        """The error naming this store as replaced under this process, if it was: asked
+        before a checkpoint, and where an object is missing (a swap in the scan; before
+        ``store27`` named "object … is missing; run 'turnback fsck'")."""
+        return replaced_store(self.root) if self._root_held.replaced() else None
+
     def _check_gc(self) -> None:
         """After a gc (any process), cached hashes may name removed objects: forget them.
 
         A store replaced since this object opened it (restored, made again) holds none of
         the objects its caches name, nor of much else it keeps in memory: refused."""
-        if self._root_held.replaced():
-            raise Conflict(
-                f"the store {self.root} was replaced (made again, restored or moved) since "
-                "this process opened it; nothing was recorded. Run the command again (in an "
-                "editor: reload its window)")
+        replaced = self._replaced()
+        if replaced is not None:
+            raise replaced
         gen = self._gc_generation()
         if gen != self._gc_seen:
             self._gc_seen = gen
