@@ -343,3 +343,18 @@ def test_no_turnback_request_waits_for_gits_unsynced_writes(
             assert last != "git", f"a Turnback request after git's unsynced writes: {calls}"
         if call in ("sync", "git"):
             last = call
+
+
+def test_import_costs_counts_each_interval_to_the_module_on_top(tmp_path: Path) -> None:
+    """``import_costs.count``: the dump closing each interval is counted to the module whose
+    body ran then (its nested imports to themselves), the parent's dumps (the pid with the
+    most) only."""
+    from import_costs import count
+
+    (tmp_path / "marks.txt").write_text("a>\nb>\nb<\na<\nc>\nc<")
+    for n, total in enumerate([100, 10, 20, 30, 40, 50], start=1):
+        (tmp_path / f"cg.41.{n}").write_text(f"events: Ir\ntotals: {total}\n")
+    (tmp_path / "cg.41").write_text("totals: 60\n")  # the part at the exit, after the last
+    (tmp_path / "cg.42").write_text("totals: 999\n")  # the child's: no dump of its own
+    assert count(tmp_path) == {"(no module: start, work between imports)": 100 + 40 + 60,
+                               "a": 10 + 30, "b": 20, "c": 50}

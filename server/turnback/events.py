@@ -11,11 +11,12 @@ import os
 import re
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime, timezone
 from typing import Any
 
 from .errors import InvalidInput
+from .records import record
 
 UTC = timezone.utc  # datetime.UTC is 3.11+; Turnback runs on 3.10
 
@@ -100,7 +101,7 @@ def check_id(value: object, what: str) -> str:
     return value
 
 
-@dataclass(slots=True)
+@record
 class Event:
     """One node of a session's event tree."""
 
@@ -138,7 +139,7 @@ class Event:
         return cls(obj["id"], obj["session"], parent, obj["ts"], obj["kind"], data)
 
 
-@dataclass(slots=True)
+@record
 class SessionHeader:
     """The first line of a session file, plus later ``meta`` updates folded in."""
 

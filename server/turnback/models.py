@@ -6,15 +6,16 @@ the JSON-RPC results and the Python API agree field for field.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from .events import JSON, Event, SessionHeader
 from .fs.jsonl import Problem as Problem  # the vocabulary: re-exported
 from .fs.paths import display
+from .records import record
 
 
-@dataclass(slots=True)
+@record
 class Checkpoint:
     """A whole-workspace (or, when ``partial``, some-files) snapshot at one moment."""
 
@@ -72,7 +73,7 @@ class Checkpoint:
         )
 
 
-@dataclass(slots=True)
+@record
 class Change:
     """One path that differs between two states."""
 
@@ -96,8 +97,10 @@ class Change:
         }
 
 
-@dataclass(slots=True)
+@record
 class FileContent:
+    """A file as one checkpoint (or the workspace now) holds it; ``text`` when shown."""
+
     path: str
     exists: bool
     binary: bool = False
@@ -118,7 +121,7 @@ class FileContent:
         return out
 
 
-@dataclass(slots=True)
+@record
 class RewindResult:
     """What a rewind or undo did (or, with ``dry_run``, would do)."""
 
@@ -146,8 +149,10 @@ class RewindResult:
         }
 
 
-@dataclass(slots=True)
+@record
 class GcResult:
+    """What a garbage collection removed (or, with ``dry_run``, would remove)."""
+
     objects_removed: int
     bytes_freed: int
     checkpoints_dropped: list[str]
@@ -164,7 +169,7 @@ class GcResult:
         }
 
 
-@dataclass(slots=True)
+@record
 class SessionSummary:
     """A session's header and stats, without its events (what listings show)."""
 
@@ -200,7 +205,7 @@ class SessionSummary:
         return out
 
 
-@dataclass(slots=True)
+@record
 class SessionLog:
     """A whole session as read from its backend."""
 
@@ -213,7 +218,7 @@ class SessionLog:
         return {e.id: e for e in self.events}
 
 
-@dataclass(slots=True)
+@record
 class SessionPage:
     """A slice of a session's events, with what a reader of the whole log would see."""
 

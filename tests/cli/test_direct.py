@@ -140,3 +140,16 @@ def test_a_checkpoint_with_no_server_imports_no_socket_module(ws: Path) -> None:
     for modules in _modules_of_two_checkpoints(ws):
         assert b"turnback.fs.sockets" in modules  # it did look
         assert b"_socket" not in modules and b"socket" not in modules
+
+
+def test_a_no_op_checkpoint_imports_no_rewind_plan_and_no_notices(ws: Path) -> None:
+    """A checkpoint makes no rewind plan and, with nothing set aside, has no notice to
+    tell: it imports neither ``rewind.plan`` (a dataclass built), ``fs.winnames`` (its
+    patterns compiled) nor ``store.notices`` (a frozen dataclass), which the facade's
+    imports and the notices' asking imported in every fresh checkpoint before (~8 M
+    instructions of the parent's, on the no-op's critical path; cold27)."""
+    for modules in _modules_of_two_checkpoints(ws):
+        assert b"turnback.store.rewind_ops" in modules  # the facade was imported
+        for lazy in (b"turnback.rewind.plan", b"turnback.fs.winnames",
+                     b"turnback.store.notices"):
+            assert lazy not in modules, lazy

@@ -12,18 +12,18 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from ..records import record
 from .locks import file_lock
 from .privacy import FILE_MODE, make_dir
 from .reading import open_append, open_regular
 
 
-@dataclass(slots=True)
+@record
 class Problem:
     """A damaged spot found while reading (a bad line, a torn tail)."""
 
@@ -39,8 +39,10 @@ class Problem:
 
 
 
-@dataclass(slots=True)
+@record
 class Line:
+    """One JSON line read, and where it starts."""
+
     number: int  # 1-based
     offset: int  # byte offset of the line start
     value: dict[str, Any]

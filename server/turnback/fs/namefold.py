@@ -17,9 +17,9 @@ from __future__ import annotations
 import os
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
+from ..records import record
 from .leftovers import remove_leftovers_at
 from .osflags import O_CLOEXEC, O_NOFOLLOW
 from .tempnames import TMP_PREFIX, made_for, temp_name
@@ -31,7 +31,7 @@ def _simple_lower(text: str) -> str:
     return "".join(low if len(low := c.lower()) == 1 else c for c in text)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class NameRules:
     """How the workspace's file system compares names."""
 

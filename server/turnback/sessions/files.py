@@ -18,7 +18,7 @@ import stat
 import threading
 from array import array
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +53,7 @@ from ..fs.privacy import make_dir
 from ..fs.reading import open_append, open_regular, read_regular
 from ..fs.replacing import replace_file
 from ..models import Problem, SessionLog, SessionPage, SessionSummary
+from ..records import record
 from .backend import EventFactory
 from .stats import StatsAccumulator, stats_ok
 
@@ -80,7 +81,7 @@ MAX_ACC = 1 << 24  # one session's accumulator snapshot
 PAGE_INDEXES = 16  # sessions whose event positions are kept (the ones last paged through)
 
 
-@dataclass(slots=True)
+@record
 class _EventLines:
     """Where a session file's events are: what paging needs without parsing every line.
 
@@ -103,7 +104,7 @@ class _EventLines:
 MARK = 64  # bytes kept from before where a read stopped, to tell an append from a rewrite
 
 
-@dataclass(slots=True, frozen=True)
+@record(frozen=True)
 class ReadLog:
     """A session file read up to ``end`` (just past its last complete line, number
     ``line``): what ``FileSessions.load_more`` continues from."""

@@ -15,16 +15,16 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import StoreDamaged
 from ..fs.reading import open_regular
+from ..records import record
 
 MAX_READ = 4 * 1024 * 1024  # an ignore or config file larger than this is cut there
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class GitExcludes:
     """The lines of both files, and where the workspace sits in the repository."""
 

@@ -7,12 +7,13 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..objects.objectstore import ObjectStore
 from ..objects.trees import Entry, TreeReader
+from ..records import record
 from . import prescan
 from .ignore import IgnoreRules
 from .prescan import Verified
@@ -30,8 +31,10 @@ class PastBound(Exception):
     a folder whole: raised by the listing, before any file is read."""
 
 
-@dataclass(slots=True)
+@record
 class ScanResult:
+    """A scan's answer: the root tree and what it holds."""
+
     tree: str
     files: int
     bytes: int
@@ -39,7 +42,7 @@ class ScanResult:
     read: int = 0  # files actually read (not served by the stat cache)
 
 
-@dataclass(slots=True)
+@record
 class Pending:
     """A file to read: its path and the size the listing saw. Nothing more is kept (no
     ``stat_result``, no absolute path: 0.6 KB a file less, which on a first checkpoint of
@@ -49,7 +52,7 @@ class Pending:
     size: int
 
 
-@dataclass(slots=True)
+@record
 class Looked(Pending):
     """A file an incremental scan of a few changed paths found changed, with the ``lstat``
     it took of it: the reader opens it without looking again (10 changed files: 10
@@ -77,8 +80,10 @@ class Built(NamedTuple):
     clean: bool  # unchanged since the last scan (see ``DirNode.clean``)
 
 
-@dataclass(slots=True)
+@record
 class DirNode:
+    """A folder of the walk, until its tree is built."""
+
     entries: dict[str, Entry | DirNode | Pending | Built] = field(default_factory=dict)
     hits: int = 0  # files served by the stat cache
     clean: bool = True  # nothing but stat-cache hits and clean subfolders

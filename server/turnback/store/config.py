@@ -7,7 +7,7 @@ editor's settings) override the file for that process only.
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from ..fs.atomic import atomic_write
 from ..fs.namefold import NameRules
 from ..fs.paths import expand_home
 from ..fs.reading import read_regular
+from ..records import record
 
 # 3: the object log (objects/packlog.py), trees written binary (trees.py), the rewind journal
 # kept, emptied, between rewinds (rewind/oplog.py); 2: file modes carry every permission bit;
@@ -28,7 +29,7 @@ MAX_CONFIG = 1 << 20  # config.json is a few hundred bytes; a larger one is no c
 DEFAULT_SIZE_CAP = 50 * 1024 * 1024  # files larger than this are skipped (and reported)
 
 
-@dataclass(slots=True)
+@record
 class StoreConfig:
     """Settings of one store. Unknown keys in config.json are kept and ignored."""
 

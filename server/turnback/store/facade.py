@@ -226,6 +226,8 @@ class Store(TurnOps, RewindOps):
     def untold_notices(self, channel: str, found: list[Any] | None = None) -> list[Any]:
         """``notices`` (or ``found``, those just asked for) that ``channel`` (``cli``,
         ``server``) has not told the user yet, now noted told: once for each cause."""
+        if found is None and channel == "cli" and not self.set_aside():
+            return []  # nothing to tell: ``notices`` not imported (its Notice class is built)
         from .notices import untold
 
         return list(untold(self, channel, found))

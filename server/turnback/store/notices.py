@@ -78,6 +78,8 @@ def current(store: StoreState, probe: bool = True) -> list[Notice]:
     walk found the others (``StoreState.refused_logs``): 165-212 us at 19 logs, for a
     server's status; a CLI command, just opened, passes False."""
     out: list[Notice] = []
+    if not probe and not store.set_aside():
+        return out
     folder = store.objects.root / "log"
     names = log_names(folder) if probe else sorted(store.refused_logs)
     for name in names:

@@ -27,7 +27,7 @@ from ..events import (
     new_id,
     now_iso,
 )
-from ..fs import instore, winnames
+from ..fs import instore
 from ..fs.atomic import fsync_all, syncfs
 from ..fs.folders import open_root
 from ..fs.jsonl import dumps
@@ -38,13 +38,17 @@ from ..models import Checkpoint, RewindResult
 from ..objects.trees import DIR, LINK, Entry
 from ..rewind import signing
 from ..rewind.oplog import APPLIED
-from ..rewind.plan import Plan, diff_plan, make_plan
 from ..snapshot import prescan
 from .checkpoint_ops import CheckpointOps, folder_gone
 from .session_ops import HEAD, _Head
 
-# ``rewind.apply`` is imported where a plan is applied or checked against the files: the
-# checkpoints (the CLI's, a server's first) that open the store most often need none of it
+# ``rewind.apply``, ``rewind.plan`` and ``fs.winnames`` are imported where a plan is made,
+# applied or checked: the checkpoints (the CLI's, a server's first) that open the store most
+# often need none of them (``rewind.plan`` builds a dataclass and ``winnames`` compiles its
+# patterns: 4.4 M instructions of a fresh no-op's imports, bench/RESULTS.md, cold27)
+TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
+if TYPE_CHECKING:
+    from ..rewind.plan import Plan
 
 MODES = ("files", "conversation", "both")
 
@@ -69,6 +73,13 @@ def _skipped_paths(skipped: list[JSON]) -> list[str]:
             if n is not None:
                 out.append(n)
     return out
+
+
+def _plan_from_json(obj: object, what: str) -> Plan:
+    """``Plan.from_json``, its module imported here (see above)."""
+    from ..rewind.plan import Plan
+
+    return Plan.from_json(obj, what)
 
 
 def _selected_by(path: str, prefixes: list[str]) -> bool:
@@ -365,8 +376,12 @@ class RewindOps(CheckpointOps):
             want = self._flatten_selected(target, sel)
             now = {p: e for p in [*want, *absent]
                    if (e := self.trees.lookup(current, p)) is not None and e.mode != DIR}
+            from ..rewind.plan import make_plan
+
             plan = make_plan(self.trees, now, want, sel, absent, partial)
         else:
+            from ..rewind.plan import diff_plan
+
             plan = diff_plan(self.trees, current, target, sel)
         if unknown:
             # absent from the target only because it could not read them: not removed
@@ -413,9 +428,11 @@ class RewindOps(CheckpointOps):
         """On Windows: refuse, naming the file, a plan writing a name Windows cannot hold
         (``winnames.py``) or a symlink where this user may not make one (Windows asks for
         Developer Mode or an administrator), before anything changes."""
+        from ..fs.winnames import problem
+
         targets = {**plan.write, **plan.create}
         for path in sorted(targets):
-            why = winnames.problem(path, str(self.workspace))
+            why = problem(path, str(self.workspace))
             if why is None and targets[path].mode == LINK and not self._can_symlink():
                 why = ("it is a symbolic link, and Windows lets only Developer Mode or an "
                        "administrator make one")
@@ -480,7 +497,7 @@ class RewindOps(CheckpointOps):
                 kept = applier.apply(back, strict=False)
             finally:
                 applier.release()  # failed part-way too: its held descriptors closed
-            applier.remove_temps(Plan.from_json(record["plan"], "the rewind's plan"))
+            applier.remove_temps(_plan_from_json(record["plan"], "the rewind's plan"))
         except (TurnbackError, OSError) as again:
             raise StoreDamaged(
                 f"a rewind failed part-way ({exc}) and putting the workspace back failed too "
@@ -514,7 +531,7 @@ class RewindOps(CheckpointOps):
     def _finish(self, record: JSON) -> str | None:
         """Record a rewind whose files are in place: event, op log, end of journal."""
         sid = record["session"]
-        plan = Plan.from_json(record["plan"], "the rewind's plan")
+        plan = _plan_from_json(record["plan"], "the rewind's plan")
         data = {"checkpoint": record["checkpoint"], "mode": record["mode"],
                 "safetyCheckpoint": record["safety"], "paths": record["paths"],
                 "written": len(plan.write) + len(plan.create), "removed": len(plan.remove),
@@ -634,7 +651,7 @@ class RewindOps(CheckpointOps):
         if signing.check(record) is not None:
             return False
         try:
-            plan = Plan.from_json(record.get("plan"), "its plan")
+            plan = _plan_from_json(record.get("plan"), "its plan")
             self._refuse_reserved(plan.paths(), "path")
         except TurnbackError:
             return False
@@ -679,7 +696,7 @@ class RewindOps(CheckpointOps):
         safety = self.index.get(safety_id) if isinstance(safety_id, str) else None
         if safety is None:
             raise bad(f"its safety checkpoint {str(safety_id)[:40]!r} is not in this store")
-        plan = Plan.from_json(record.get("plan"), "its plan")
+        plan = _plan_from_json(record.get("plan"), "its plan")
         try:
             self._refuse_reserved(plan.paths(), "path")
         except Unsafe as exc:

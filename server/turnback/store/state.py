@@ -216,6 +216,13 @@ class StoreState:
         finally:
             self.refused_logs.update(refused)
 
+    def set_aside(self) -> bool:
+        """Whether this process found something set aside: a refused object log or a
+        repaired ``checkpoints.jsonl`` (``notices.current``'s causes but those a probe of
+        each log finds). Asked before ``notices`` is imported: a command with nothing to
+        tell (nearly all) spares its import (``Store.untold_notices``)."""
+        return bool(self.refused_logs or self.index.repaired or self.index_damaged)
+
     def disk_usage(self) -> int:
         total = 0
         for dirpath, _dirs, files in walk(self.root):
