@@ -17,9 +17,10 @@ server writes a checkpoint's held objects as raw zstd frames (no compression on 
 answer's path, ``ObjectStore.raw_held``), and its preparer, poked after each write that
 wrote one (``fold_soon``), packs them again at the configured level once nothing has
 happened for ``QUIET_S``; a write that comes first waits for the fold, as it would for
-any write of the folder: 39 ms median, 76 ms worst, 6 disk waits for one at-once
-checkpoint's frame, ~130 ms when 16 CLI logs wait to be merged too (bench/RESULTS.md,
-branch ``redteam33``). A fold the gc lock puts off is tried again (``FOLD_RETRY_MAX_S``).
+any write of the folder: ~40 ms median, up to ~80 ms, 6 disk waits for one at-once
+checkpoint's frame; 80-130 ms, up to ~170 ms, when 16 CLI logs wait to be merged too
+(bench/RESULTS.md, branch ``redteam33``). A fold the gc lock puts off is tried again
+(``FOLD_RETRY_MAX_S``).
 
 The server starts a preparer per watched folder; the preparer needs of the server
 only whether it is closing and its writes pool (``Host``), so this module does not
