@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from turnback import Store
+from turnback.fs.locks import rw_lock
 from turnback.objects import packlog
 
 from .conftest import TurnbackClient, started
@@ -97,3 +98,24 @@ async def test_a_held_log_is_folded_back_to_the_configured_level_once_quiet(
     got = await client.call("turnback/fileContent", {"checkpoint": again["id"],
                                                      "path": "notes.txt"})
     assert got["text"] == "after the fold\n"
+
+
+async def test_a_fold_the_gc_lock_put_off_is_tried_again_without_another_write(
+    client: TurnbackClient, ws: Path
+) -> None:
+    """Fails before: a fold that found the gc lock held (a CLI writer, a gc) was dropped,
+    and the checkpoint's raw frames stayed raw until this server's next write (for ever,
+    if there was none); now the preparer tries again once the lock may be free."""
+    await client.call("turnback/createCheckpoint", {})
+    with rw_lock(ws / ".turnback" / "locks" / "gc", exclusive=False):  # as a CLI writer
+        (ws / "src" / "app.py").write_text("raw until folded\n" * 400)
+        await client.call("turnback/createCheckpoint", {"label": "held"})
+        assert _log_bytes(ws)
+        (ws / "notes.txt").write_text("a change to prepare\n")
+        # the quiet moment's run prepares, then finds the gc lock busy for its fold
+        await _until_prepared(client, 1)
+        assert _log_bytes(ws)
+    deadline = time.monotonic() + 5
+    while _log_bytes(ws):
+        assert time.monotonic() < deadline, "the put-off fold was not tried again within 5 s"
+        await asyncio.sleep(0.05)

@@ -251,7 +251,7 @@ class ObjectStore:
         ever appended to by the one writer that made it)."""
         log, self._log = self._log, None
         if log is not None:
-            if log.end == 0 and log.usable():
+            if log.untouched() and log.usable():
                 # made ahead by a fold (``open_log``) and never written: not left behind
                 # for every later open to list and a merge to remove an hour on
                 try:

@@ -370,6 +370,16 @@ class LogFile:
         except OSError:
             return False
 
+    def untouched(self) -> bool:
+        """Whether nothing was written to it, by this writer or another hand (a file
+        grown since is someone's frames: never removed as a leftover)."""
+        if self.end != 0 or self._fd < 0:
+            return False
+        try:
+            return os.fstat(self._fd).st_size == 0
+        except OSError:
+            return False
+
     def append(self, blocks: list[bytes], rows_at: bytes, record: bytes) -> tuple[int, bytes]:
         """Append one frame; return where it starts and its rows (offsets from the log's
         start). ``rows_at``: sorted rows whose block offsets count from the first block."""

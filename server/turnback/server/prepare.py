@@ -16,8 +16,11 @@ The same quiet moment folds the server's own object log (``Store.fold_held``): t
 server writes a checkpoint's held objects as raw zstd frames (no compression on the
 answer's path, ``ObjectStore.raw_held``), and its preparer, poked after each write that
 wrote one (``fold_soon``), packs them again at the configured level once nothing has
-happened for ``QUIET_S``; a write that comes first waits for the fold (a few ms), as it
-would for any write of the folder.
+happened for ``QUIET_S``; a write that comes first waits for the fold, as it would for
+any write of the folder: ~40 ms median, up to ~80 ms, 6 disk waits for one at-once
+checkpoint's frame; 80-130 ms, up to ~170 ms, when 16 CLI logs wait to be merged too
+(bench/RESULTS.md, branch ``redteam33``). A fold the gc lock puts off is tried again
+(``FOLD_RETRY_MAX_S``).
 
 The server starts a preparer per watched folder; the preparer needs of the server
 only whether it is closing and its writes pool (``Host``), so this module does not
@@ -41,6 +44,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("turnback.server")
 
 QUIET_S = 0.1  # no new change for this long: the agent has probably finished its edits
+# a fold put off by a busy gc lock (a CLI writer, a gc) is tried again after 0.2 s, then
+# twice as long each time up to this: a try-lock is ~3 system calls, so a long gc costs
+# a few per minute, and the checkpoint's raw frames do not wait for the next write
+FOLD_RETRY_MAX_S = 30.0
 MAX_PATHS = 2000  # more changed paths than this: left to the checkpoint
 
 
@@ -94,6 +101,7 @@ class Preparer:
         self._timer: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
         self._fold = False  # a write left raw frames in the server's log: fold them
+        self._retry_s = QUIET_S  # the wait before trying a put-off fold again
 
     def fold_soon(self) -> None:
         """A write of this server left raw frames in its log: fold them once quiet. On the
@@ -113,10 +121,10 @@ class Preparer:
             self._timer.cancel()
             self._timer = None
 
-    def _arm(self) -> None:
+    def _arm(self, delay: float = QUIET_S) -> None:
         if self._timer is not None:
             self._timer.cancel()
-        self._timer = self._loop.call_later(QUIET_S, self._fire)
+        self._timer = self._loop.call_later(delay, self._fire)
 
     def _fire(self) -> None:
         self._timer = None
@@ -140,18 +148,27 @@ class Preparer:
             return
         self._fold = False
 
-        def job() -> None:
+        def job() -> bool:
+            """Whether the fold was put off (the gc lock was busy)."""
             store = folder.store
             if store is None:
-                return
+                return False
             if prepare:
                 prepare_folder(folder, store)
-            if fold:
-                store.fold_held()
+            return fold and not store.fold_held() and store.objects.unfolded
 
         try:
             async with folder.write_lock:
-                await run_blocking(self._ls.pools.writes, job)
+                put_off = await run_blocking(self._ls.pools.writes, job)
         except Exception as exc:  # the checkpoint will read the paths itself
+            # a fold that failed (disk full, damage) is not retried in a loop: the next
+            # write that leaves raw frames asks again
             log.debug("%s: preparing the next checkpoint or folding the log failed: %s",
                       folder.path, exc)
+            return
+        if put_off and not self._ls.closing:
+            self._fold = True
+            self._retry_s = min(self._retry_s * 2, FOLD_RETRY_MAX_S)
+            self._arm(self._retry_s)
+        elif fold:
+            self._retry_s = QUIET_S
