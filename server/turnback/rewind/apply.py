@@ -133,9 +133,19 @@ def _same(now: Entry | None, want: Entry | None) -> bool:
 class Changed(Conflict):
     """A path changed between the plan and its write: the rewind keeps it and stops."""
 
-    def __init__(self, paths: list[str], saved: str | None = None) -> None:
+    def __init__(self, paths: list[str], saved: str | None = None,
+                 newer_saved: bool = False) -> None:
         shown = ", ".join(f"'{p}'" for p in paths[:5]) + (" …" if len(paths) > 5 else "")
-        if saved is None:
+        if saved is not None and newer_saved:
+            # a third thing put at the path between the two swaps (``_stranger_out``): the
+            # path holds the first save again, the later one is the one saved aside
+            super().__init__(
+                f"{shown} changed twice while the rewind ran (saved by an editor or an agent): "
+                f"what was saved there first is in place, and what was put there after it is "
+                f"in '{saved}'; the rewind was rolled back: nothing was lost, and there is "
+                "nothing of it to undo (undo would undo the operation before it). Keep what "
+                "you need of that file, then rewind again once the workspace is quiet")
+        elif saved is None:
             super().__init__(
                 f"{shown} changed while the rewind ran (saved by an editor or an agent); the "
                 "new content is kept and the rewind was rolled back: nothing was lost, and "
@@ -663,14 +673,26 @@ class Applier:
         is looked at as after any rename (a write that reached it before the save is
         saved aside); the rewind stops with ``Changed``. Where it cannot go back, the
         error names where it is."""
-        back = _swap(dfd, tmp, name)  # False: the path removed meanwhile, or no swap
+        folder = "/".join(path.split("/")[:-1])
         try:
+            back = _swap(dfd, tmp, name)  # False: the path removed meanwhile, or no swap
             if not back:
                 put_back(dfd, tmp, name, False)
         except OSError as exc:
+            # the stranger is still at ``tmp``, a name of this op's writes, which the
+            # roll-back's clean-up removes (a failed second swap: the save deleted,
+            # redteam34): it is given a name no clean-up removes, and the path, holding
+            # the rewind's write, is the roll-back's to put back
+            try:
+                where = save_aside(dfd, tmp, name)
+            except OSError:
+                where = tmp
+            self.done.append(path)
+            self.replaced.append((folder, kept, identity(kept_st)))
+            self._hold(dfd, folder)
             raise Unsafe(
                 f"'{path}' changed while the rewind ran and could not be put back ({exc}): "
-                f"what it held is in '{os.path.join(dfd.path, tmp)}'; move it back to "
+                f"what it held is in '{os.path.join(dfd.path, where)}'; move it back to "
                 f"'{path}'") from None
         saved = None
         if back and not _unlink_if(dfd, tmp, entry):
@@ -678,9 +700,9 @@ class Applier:
             saved = os.path.join(dfd.path, save_aside(dfd, tmp, name))
         if expect is not None:
             self._check_replaced(dfd, name, kept, path, entry, expect[0], kept_st)
-        self.replaced.append(("/".join(path.split("/")[:-1]), kept, identity(kept_st)))
-        self._hold(dfd, "/".join(path.split("/")[:-1]))
-        raise Changed([path], saved)
+        self.replaced.append((folder, kept, identity(kept_st)))
+        self._hold(dfd, folder)
+        raise Changed([path], saved, newer_saved=saved is not None)
 
     @staticmethod
     def _check_replaced(dfd: Folder, name: str, kept: str, path: str, entry: Entry,
