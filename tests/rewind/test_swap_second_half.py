@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import errno
 import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -144,3 +146,55 @@ def test_a_second_save_between_the_swaps_is_named_for_what_it_is(
     assert "newest content is kept in place" not in str(got.value)
     assert "what was saved there first is in place" in str(got.value)
     assert not second_names(ws)
+
+
+KILLED = """
+import os, sys
+from turnback import Store
+from turnback.fs import exchange
+ws, cp = sys.argv[1], sys.argv[2]
+z = os.path.join(ws, "z.txt")
+real = exchange._raw
+def raw(fd, a, b):
+    if b == b"z.txt":  # the user's save, then the swap, then the kill before the look
+        with open(z + ".swp", "wb") as f:
+            f.write(sys.argv[3].encode())
+        os.replace(z + ".swp", z)
+        real(fd, a, b)
+        os._exit(9)
+    return real(fd, a, b)
+exchange._raw = raw
+Store.open(ws).rewind(cp)
+"""
+
+
+@pytest.mark.parametrize("alone", (True, False))
+def test_a_kill_between_the_swap_and_its_look_keeps_the_save(
+        tmp_path: Path, swapping: None, alone: bool) -> None:
+    """SIGKILL right after the swap took the user's save out of z.txt: the save stood at a
+    name of the op's writes, which the next open's clean-up removed (the save lost, and
+    z.txt the rewind's write). Now recovery finds it (no part of a file the plan writes
+    there) and puts it back over the rewind's write, or saves it aside
+    (``.turnback-saved-<hex>``) where the folder has more paths of the plan, which of them
+    it came out of unknown. Fails before the fix."""
+    ws = tmp_path / "ws"
+    names = ("z.txt",) if alone else ("y.txt", "z.txt")
+    for n in names:
+        write(ws, n, "1\n")
+    with Store.open(ws) as store:
+        cp = store.checkpoint().id
+    for n in names:
+        write(ws, n, "2\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run([sys.executable, "-c", KILLED, str(ws), cp, SAVE.decode()], env=env)
+    assert done.returncode == 9
+    with Store.open(ws) as again:
+        assert not journal_left(again.root) and again.journal_problem is None
+    files = _files(ws)
+    assert not second_names(ws)
+    if alone:
+        assert files == {"z.txt": SAVE}
+    else:
+        saved = [n for n in files if n.startswith(".turnback-saved-")]
+        assert len(saved) == 1 and files[saved[0]] == SAVE
+        assert files["z.txt"] == b"1\n" and files["y.txt"] == b"1\n" and len(files) == 3

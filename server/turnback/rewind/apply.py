@@ -769,7 +769,11 @@ class Applier:
                             continue
                         paths = tags.get(got[1])
                         if paths is None:
-                            continue  # not of this rewind
+                            # not a second name: maybe a file the swap took out, which the
+                            # clean-up would remove as a write of this op
+                            late += [p for p in self._swapped_out(
+                                folder, _folder, kept, got, tags, plan) if p not in late]
+                            continue
                         st = _lstat_or_none(folder, kept)
                         if st is None or not stat.S_ISREG(st.st_mode) or not _owned(st):
                             continue  # a link or a folder so named, another user's: never moved
@@ -796,6 +800,62 @@ class Applier:
                             continue  # left to the clean-up: nothing better to do here
                         late += [p for p in paths if p not in late]
         return late
+
+    def _swapped_out(self, folder: Folder, where: str, name: str, got: tuple[int, str],
+                     tags: dict[str, list[str]], plan: Plan) -> list[str]:
+        """After a crash: ``name``, a file being written of this op in ``where`` by its
+        name (``write_tag``), that holds none of the plan's files there nor a part of one
+        being written, is what a swap took out of a path (a save renamed over it since the
+        second name's link) in a rewind killed before its look at it (``_stranger_out``).
+        The clean-up removed it as the op's own write: the save lost (redteam34). Put back
+        over the rewind's write where the folder has one path of the plan, else saved
+        aside; the paths so kept. A name with another link (the file kept, taken out) is
+        left to the clean-up; an empty file is taken for a write cut short."""
+        pid, tag = got
+        if self.op is None or tag != write_tag(self.op, where, "f", pid, tag[:4]):
+            return []
+        st = _lstat_or_none(folder, name)
+        if (st is None or not stat.S_ISREG(st.st_mode) or st.st_nlink != 1 or not _owned(st)
+                or not rewindnames.writer_gone(pid, st.st_ctime)):
+            return []
+        paths = [p for ps in tags.values() for p in ps]
+        known = [e for p in paths for e in (plan.before.get(p), plan.target(p))
+                 if e is not None and e.mode != LINK]
+        now = _file_entry(folder, name)
+        if now is None or any(_same(now, e) for e in known) or any(
+                self._begins(folder, name, now, e) for e in known):
+            return []
+        last = paths[0].split("/")[-1]
+        try:
+            if len(paths) == 1:
+                put_back(folder, name, last, _same(disk_entry(folder, last),
+                                                   plan.target(paths[0])))
+            else:  # which path it came out of is unknown: kept beside them, no path named
+                save_aside(folder, name, "")
+                return []
+        except OSError:
+            return []  # left to the clean-up: nothing better to do here
+        return paths
+
+    def _begins(self, folder: Folder, name: str, now: Entry, target: Entry) -> bool:
+        """Whether the file ``name`` (``now``) holds the start of ``target``'s bytes: a
+        write of it cut short by the crash."""
+        if now.size >= target.size:
+            return False
+        try:
+            want = self.objects.get(BLOB, target.hash)[:now.size]
+            fd = folder.open(name, os.O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_BINARY)
+        except (TurnbackError, OSError):
+            return True  # cannot tell: removed, as before
+        try:
+            got = b""
+            while len(got) < now.size and (chunk := os.read(fd, now.size - len(got))):
+                got += chunk
+        except OSError:
+            return True
+        finally:
+            os.close(fd)
+        return got == want
 
     def _keep_replaced(self, dfd: Folder, name: str, path: str = "",
                        seen: os.stat_result | None = None) -> str | None:
