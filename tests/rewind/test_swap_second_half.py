@@ -198,3 +198,39 @@ def test_a_kill_between_the_swap_and_its_look_keeps_the_save(
         saved = [n for n in files if n.startswith(".turnback-saved-")]
         assert len(saved) == 1 and files[saved[0]] == SAVE
         assert files["z.txt"] == b"1\n" and files["y.txt"] == b"1\n" and len(files) == 3
+
+
+CUT = """
+import os, sys
+import turnback.rewind.apply as rw
+from turnback import Store
+real = rw._write_all
+def half(fd, data):
+    if len(data) > 100:  # z.txt's write: cut in the middle by the kill
+        real(fd, data[:len(data) // 2])
+        os._exit(9)
+    real(fd, data)
+rw._write_all = half
+Store.open(sys.argv[1]).rewind(sys.argv[2])
+"""
+
+
+def test_a_write_cut_short_by_a_kill_is_no_save_put_back(tmp_path: Path, swapping: None) -> None:
+    """The other side of the test above: killed in the middle of z.txt's write, after
+    y.txt's swap (its second name still there, y.txt holding the rewind's write): the
+    half-written file is the start of z.txt's target, not a save, and recovery removes it
+    as before; taken for a save it would have been put over y.txt."""
+    ws = tmp_path / "ws"
+    write(ws, "y.txt", "y1\n")
+    write(ws, "z.txt", "z1\n" * 100)
+    with Store.open(ws) as store:
+        cp = store.checkpoint().id
+    write(ws, "y.txt", "y2\n")
+    write(ws, "z.txt", "z2\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run([sys.executable, "-c", CUT, str(ws), cp], env=env)
+    assert done.returncode == 9
+    with Store.open(ws) as again:
+        assert not journal_left(again.root) and again.journal_problem is None
+    assert _files(ws) == {"y.txt": b"y1\n", "z.txt": b"z1\n" * 100}
+    assert not second_names(ws)

@@ -762,6 +762,11 @@ class Applier:
                         continue
                     names = sorted(n for n in listed if n.startswith(TMP_PREFIX))
                     saved = [n for n in listed if SAVED_INFIX in n]
+                    # the paths whose replaced file still has its second name: a swap ran
+                    # there and its release did not (``_swapped_out``)
+                    held = [p for n in names
+                            for p in tags.get((rewindnames.parse(n)
+                                               or rewindnames.parse_old(n) or (0, ""))[1], [])]
                     for kept in names:
                         # the old shape too: a journal an older Turnback left (redteam26)
                         got = rewindnames.parse(kept) or rewindnames.parse_old(kept)
@@ -772,7 +777,7 @@ class Applier:
                             # not a second name: maybe a file the swap took out, which the
                             # clean-up would remove as a write of this op
                             late += [p for p in self._swapped_out(
-                                folder, _folder, kept, got, tags, plan) if p not in late]
+                                folder, _folder, kept, got, tags, held, plan) if p not in late]
                             continue
                         st = _lstat_or_none(folder, kept)
                         if st is None or not stat.S_ISREG(st.st_mode) or not _owned(st):
@@ -802,18 +807,23 @@ class Applier:
         return late
 
     def _swapped_out(self, folder: Folder, where: str, name: str, got: tuple[int, str],
-                     tags: dict[str, list[str]], plan: Plan) -> list[str]:
+                     tags: dict[str, list[str]], held: list[str], plan: Plan) -> list[str]:
         """After a crash: ``name``, a file being written of this op in ``where`` by its
         name (``write_tag``), that holds none of the plan's files there nor a part of one
-        being written, is what a swap took out of a path (a save renamed over it since the
-        second name's link) in a rewind killed before its look at it (``_stranger_out``).
-        The clean-up removed it as the op's own write: the save lost (redteam34). Put back
-        over the rewind's write where the folder has one path of the plan, else saved
-        aside; the paths so kept. A name with another link (the file kept, taken out) is
-        left to the clean-up; an empty file is taken for a write cut short."""
+        being written, where a path of ``held`` (its replaced file still kept by its second
+        name) holds the rewind's write, is what a swap took out of that path (a save
+        renamed over it since the second name's link) in a rewind killed before its look
+        at it (``_stranger_out``). The clean-up removed it as the op's own write: the save
+        lost (redteam34). Put back over the rewind's write where one path is so, else
+        saved aside; the paths so kept. A name with another link (the file kept, taken
+        out) is left to the clean-up; an empty file is taken for a write cut short."""
         pid, tag = got
         if self.op is None or tag != write_tag(self.op, where, "f", pid, tag[:4]):
             return []
+        swapped = [p for p in held if _same(disk_entry(folder, p.split("/")[-1]),
+                                            plan.target(p))]
+        if not swapped:
+            return []  # no swap ran here unreleased: a write cut short, or an older leftover
         st = _lstat_or_none(folder, name)
         if (st is None or not stat.S_ISREG(st.st_mode) or st.st_nlink != 1 or not _owned(st)
                 or not rewindnames.writer_gone(pid, st.st_ctime)):
@@ -825,17 +835,15 @@ class Applier:
         if now is None or any(_same(now, e) for e in known) or any(
                 self._begins(folder, name, now, e) for e in known):
             return []
-        last = paths[0].split("/")[-1]
         try:
-            if len(paths) == 1:
-                put_back(folder, name, last, _same(disk_entry(folder, last),
-                                                   plan.target(paths[0])))
+            if len(swapped) == 1:
+                put_back(folder, name, swapped[0].split("/")[-1], True)
             else:  # which path it came out of is unknown: kept beside them, no path named
                 save_aside(folder, name, "")
                 return []
         except OSError:
             return []  # left to the clean-up: nothing better to do here
-        return paths
+        return swapped
 
     def _begins(self, folder: Folder, name: str, now: Entry, target: Entry) -> bool:
         """Whether the file ``name`` (``now``) holds the start of ``target``'s bytes: a
