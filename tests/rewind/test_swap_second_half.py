@@ -234,3 +234,31 @@ def test_a_write_cut_short_by_a_kill_is_no_save_put_back(tmp_path: Path, swappin
         assert not journal_left(again.root) and again.journal_problem is None
     assert _files(ws) == {"y.txt": b"y1\n", "z.txt": b"z1\n" * 100}
     assert not second_names(ws)
+
+
+def test_a_put_back_refused_for_a_folder_names_where_the_save_is(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, swapping: None) -> None:
+    """Between the two swaps the path becomes a folder, and the file system refuses to
+    swap a file with a folder (``EINVAL``): the save is saved aside (the folder, newer,
+    stays), but ``Changed`` said nothing was saved and named no file. Fails before the
+    fix (``saved`` None, the save under a name no message gave)."""
+    ws, store, cp = _prepared(tmp_path)
+    z = ws / "z.txt"
+
+    def folder() -> int:
+        z.unlink()
+        z.mkdir()
+        (z / "inner.txt").write_bytes(b"built\n")
+        return errno.EINVAL
+
+    _around_the_swaps(monkeypatch, z, folder)
+    try:
+        with pytest.raises(rw.Changed) as got:
+            store.rewind(cp)
+    finally:
+        monkeypatch.undo()
+        store.close()
+    assert got.value.saved is not None and Path(got.value.saved).read_bytes() == SAVE
+    assert "newest content is kept in place" in str(got.value)
+    assert (z / "inner.txt").read_bytes() == b"built\n"
+    assert (ws / "a.txt").read_bytes() == b"a2\n" and not second_names(ws)

@@ -674,10 +674,15 @@ class Applier:
         saved aside); the rewind stops with ``Changed``. Where it cannot go back, the
         error names where it is."""
         folder = "/".join(path.split("/")[:-1])
+        aside = None  # where the stranger went, where it could not go back to the path
         try:
             back = _swap(dfd, tmp, name)  # False: the path removed meanwhile, or no swap
             if not back:
-                put_back(dfd, tmp, name, False)
+                # a newer thing at the path (a swap refused between a file and a folder):
+                # it stays, the stranger is saved aside, and the error says where
+                aside = put_back(dfd, tmp, name, False)
+                if aside is not None and _same(disk_entry(dfd, name), entry):
+                    self.done.append(path)  # the rewind's write there: the roll-back's
         except OSError as exc:
             # the stranger is still at ``tmp``, a name of this op's writes, which the
             # roll-back's clean-up removes (a failed second swap: the save deleted,
@@ -694,7 +699,7 @@ class Applier:
                 f"'{path}' changed while the rewind ran and could not be put back ({exc}): "
                 f"what it held is in '{os.path.join(dfd.path, where)}'; move it back to "
                 f"'{path}'") from None
-        saved = None
+        saved = None if aside is None else os.path.join(dfd.path, aside)
         if back and not _unlink_if(dfd, tmp, entry):
             # a third thing put at the path between the two swaps: the newest, kept too
             saved = os.path.join(dfd.path, save_aside(dfd, tmp, name))
@@ -702,7 +707,7 @@ class Applier:
             self._check_replaced(dfd, name, kept, path, entry, expect[0], kept_st)
         self.replaced.append((folder, kept, identity(kept_st)))
         self._hold(dfd, folder)
-        raise Changed([path], saved, newer_saved=saved is not None)
+        raise Changed([path], saved, newer_saved=back and saved is not None)
 
     @staticmethod
     def _check_replaced(dfd: Folder, name: str, kept: str, path: str, entry: Entry,
