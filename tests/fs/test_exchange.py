@@ -96,3 +96,16 @@ def test_a_checkpoint_never_imports_ctypes(tmp_path: Path) -> None:
                          capture_output=True, text=True, check=True).stdout.split()
     swaps = sys.platform in ("linux", "darwin") and os.environ.get("TURNBACK_FS_PATHS") != "1"
     assert out == ["False", "False", str(swaps)]
+
+
+def test_a_name_with_a_nul_is_refused_not_cut(folder: tuple[int, Path]) -> None:
+    """ctypes passes ``b"b\\0c"`` as the C string ``"b"``: the swap took ``b``, a file the
+    caller did not name (``os.rename`` raises ``ValueError``; redteam34). Fails before the
+    fix (a and b swapped)."""
+    fd, where = folder
+    (where / "a").write_bytes(b"a\n")
+    (where / "b").write_bytes(b"b\n")
+    for pair in (("a", "b\0c"), ("b\0c", "a")):
+        with pytest.raises(ValueError, match="null byte"):
+            exchange.exchange(fd, str(where), *pair)
+    assert (where / "a").read_bytes() == b"a\n" and (where / "b").read_bytes() == b"b\n"

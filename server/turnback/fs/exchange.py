@@ -68,7 +68,11 @@ def exchange(dir_fd: int, folder: str, a: str, b: str) -> bool:
     for errors), whatever each names (a file, a link, a folder). True once swapped; False
     where this system or file system has no swap (the caller renames instead). Any other
     failure (``ENOENT``: one of the two is gone) raises ``OSError`` naming both."""
-    err = _raw(dir_fd, os.fsencode(a), os.fsencode(b))
+    raw_a, raw_b = os.fsencode(a), os.fsencode(b)
+    if b"\0" in raw_a or b"\0" in raw_b:
+        # a C string ends at its first NUL: "b\0c" would swap ``b`` (os's calls refuse it)
+        raise ValueError(f"embedded null byte in a name to swap: {a!r}, {b!r}")
+    err = _raw(dir_fd, raw_a, raw_b)
     if err == 0:
         return True
     if err in _UNSUPPORTED:

@@ -133,9 +133,19 @@ def _same(now: Entry | None, want: Entry | None) -> bool:
 class Changed(Conflict):
     """A path changed between the plan and its write: the rewind keeps it and stops."""
 
-    def __init__(self, paths: list[str], saved: str | None = None) -> None:
+    def __init__(self, paths: list[str], saved: str | None = None,
+                 newer_saved: bool = False) -> None:
         shown = ", ".join(f"'{p}'" for p in paths[:5]) + (" …" if len(paths) > 5 else "")
-        if saved is None:
+        if saved is not None and newer_saved:
+            # a third thing put at the path between the two swaps (``_stranger_out``): the
+            # path holds the first save again, the later one is the one saved aside
+            super().__init__(
+                f"{shown} changed twice while the rewind ran (saved by an editor or an agent): "
+                f"what was saved there first is in place, and what was put there after it is "
+                f"in '{saved}'; the rewind was rolled back: nothing was lost, and there is "
+                "nothing of it to undo (undo would undo the operation before it). Keep what "
+                "you need of that file, then rewind again once the workspace is quiet")
+        elif saved is None:
             super().__init__(
                 f"{shown} changed while the rewind ran (saved by an editor or an agent); the "
                 "new content is kept and the rewind was rolled back: nothing was lost, and "
@@ -663,24 +673,41 @@ class Applier:
         is looked at as after any rename (a write that reached it before the save is
         saved aside); the rewind stops with ``Changed``. Where it cannot go back, the
         error names where it is."""
-        back = _swap(dfd, tmp, name)  # False: the path removed meanwhile, or no swap
+        folder = "/".join(path.split("/")[:-1])
+        aside = None  # where the stranger went, where it could not go back to the path
         try:
+            back = _swap(dfd, tmp, name)  # False: the path removed meanwhile, or no swap
             if not back:
-                put_back(dfd, tmp, name, False)
+                # a newer thing at the path (a swap refused between a file and a folder):
+                # it stays, the stranger is saved aside, and the error says where
+                aside = put_back(dfd, tmp, name, False)
+                if aside is not None and _same(disk_entry(dfd, name), entry):
+                    self.done.append(path)  # the rewind's write there: the roll-back's
         except OSError as exc:
+            # the stranger is still at ``tmp``, a name of this op's writes, which the
+            # roll-back's clean-up removes (a failed second swap: the save deleted,
+            # redteam34): it is given a name no clean-up removes, and the path, holding
+            # the rewind's write, is the roll-back's to put back
+            try:
+                where = save_aside(dfd, tmp, name)
+            except OSError:
+                where = tmp
+            self.done.append(path)
+            self.replaced.append((folder, kept, identity(kept_st)))
+            self._hold(dfd, folder)
             raise Unsafe(
                 f"'{path}' changed while the rewind ran and could not be put back ({exc}): "
-                f"what it held is in '{os.path.join(dfd.path, tmp)}'; move it back to "
+                f"what it held is in '{os.path.join(dfd.path, where)}'; move it back to "
                 f"'{path}'") from None
-        saved = None
+        saved = None if aside is None else os.path.join(dfd.path, aside)
         if back and not _unlink_if(dfd, tmp, entry):
             # a third thing put at the path between the two swaps: the newest, kept too
             saved = os.path.join(dfd.path, save_aside(dfd, tmp, name))
         if expect is not None:
             self._check_replaced(dfd, name, kept, path, entry, expect[0], kept_st)
-        self.replaced.append(("/".join(path.split("/")[:-1]), kept, identity(kept_st)))
-        self._hold(dfd, "/".join(path.split("/")[:-1]))
-        raise Changed([path], saved)
+        self.replaced.append((folder, kept, identity(kept_st)))
+        self._hold(dfd, folder)
+        raise Changed([path], saved, newer_saved=back and saved is not None)
 
     @staticmethod
     def _check_replaced(dfd: Folder, name: str, kept: str, path: str, entry: Entry,
@@ -740,6 +767,11 @@ class Applier:
                         continue
                     names = sorted(n for n in listed if n.startswith(TMP_PREFIX))
                     saved = [n for n in listed if SAVED_INFIX in n]
+                    # the paths whose replaced file still has its second name: a swap ran
+                    # there and its release did not (``_swapped_out``)
+                    held = [p for n in names
+                            for p in tags.get((rewindnames.parse(n)
+                                               or rewindnames.parse_old(n) or (0, ""))[1], [])]
                     for kept in names:
                         # the old shape too: a journal an older Turnback left (redteam26)
                         got = rewindnames.parse(kept) or rewindnames.parse_old(kept)
@@ -747,7 +779,11 @@ class Applier:
                             continue
                         paths = tags.get(got[1])
                         if paths is None:
-                            continue  # not of this rewind
+                            # not a second name: maybe a file the swap took out, which the
+                            # clean-up would remove as a write of this op
+                            late += [p for p in self._swapped_out(
+                                folder, _folder, kept, got, tags, held, plan) if p not in late]
+                            continue
                         st = _lstat_or_none(folder, kept)
                         if st is None or not stat.S_ISREG(st.st_mode) or not _owned(st):
                             continue  # a link or a folder so named, another user's: never moved
@@ -774,6 +810,66 @@ class Applier:
                             continue  # left to the clean-up: nothing better to do here
                         late += [p for p in paths if p not in late]
         return late
+
+    def _swapped_out(self, folder: Folder, where: str, name: str, got: tuple[int, str],
+                     tags: dict[str, list[str]], held: list[str], plan: Plan) -> list[str]:
+        """After a crash: ``name``, a file being written of this op in ``where`` by its
+        name (``write_tag``), that holds none of the plan's files there nor a part of one
+        being written, where a path of ``held`` (its replaced file still kept by its second
+        name) holds the rewind's write, is what a swap took out of that path (a save
+        renamed over it since the second name's link) in a rewind killed before its look
+        at it (``_stranger_out``). The clean-up removed it as the op's own write: the save
+        lost (redteam34). Put back over the rewind's write where one path is so, else
+        saved aside; the paths so kept. A name with another link (the file kept, taken
+        out) is left to the clean-up; an empty file is taken for a write cut short."""
+        pid, tag = got
+        if self.op is None or tag != write_tag(self.op, where, "f", pid, tag[:4]):
+            return []
+        swapped = [p for p in held if _same(disk_entry(folder, p.split("/")[-1]),
+                                            plan.target(p))]
+        if not swapped:
+            return []  # no swap ran here unreleased: a write cut short, or an older leftover
+        st = _lstat_or_none(folder, name)
+        if (st is None or not stat.S_ISREG(st.st_mode) or st.st_nlink != 1 or not _owned(st)
+                or not rewindnames.writer_gone(pid, st.st_ctime)):
+            return []
+        paths = [p for ps in tags.values() for p in ps]
+        known = [e for p in paths for e in (plan.before.get(p), plan.target(p))
+                 if e is not None and e.mode != LINK]
+        now = _file_entry(folder, name)
+        # by bytes, not mode: a write is made 0600 and given its bits after its last byte
+        if now is None or any(now.hash == e.hash for e in known) or any(
+                self._begins(folder, name, now, e) for e in known):
+            return []
+        try:
+            if len(swapped) == 1:
+                put_back(folder, name, swapped[0].split("/")[-1], True)
+            else:  # which path it came out of is unknown: kept beside them, no path named
+                save_aside(folder, name, "")
+                return []
+        except OSError:
+            return []  # left to the clean-up: nothing better to do here
+        return swapped
+
+    def _begins(self, folder: Folder, name: str, now: Entry, target: Entry) -> bool:
+        """Whether the file ``name`` (``now``) holds the start of ``target``'s bytes: a
+        write of it cut short by the crash."""
+        if now.size >= target.size:
+            return False
+        try:
+            want = self.objects.get(BLOB, target.hash)[:now.size]
+            fd = folder.open(name, os.O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_BINARY)
+        except (TurnbackError, OSError):
+            return True  # cannot tell: removed, as before
+        try:
+            got = b""
+            while len(got) < now.size and (chunk := os.read(fd, now.size - len(got))):
+                got += chunk
+        except OSError:
+            return True
+        finally:
+            os.close(fd)
+        return got == want
 
     def _keep_replaced(self, dfd: Folder, name: str, path: str = "",
                        seen: os.stat_result | None = None) -> str | None:

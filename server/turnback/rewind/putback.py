@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 
 from ..fs.folders import FdFolder, Folder
 
@@ -60,11 +61,27 @@ def save_aside(dfd: Folder, kept: str, name: str) -> str:
 def _move_no_replace(dfd: Folder, src: str, dst: str) -> None:
     """Rename ``src`` to ``dst`` unless something stands at ``dst`` (FileExistsError)."""
     if isinstance(dfd, FdFolder):
-        dfd.link(src, dst)  # EEXIST whatever stands there, even a dangling link
+        try:
+            dfd.link(src, dst)  # EEXIST whatever stands there, even a dangling link
+        except PermissionError:
+            # a folder (``link`` refuses one: EPERM), swapped out of a path by a rewind
+            # (``Applier._stranger_out``): renamed, which replaces no file (ENOTDIR) and
+            # no folder holding one (ENOTEMPTY); left at a rewind's temporary name it was
+            # left out of every checkpoint (redteam34)
+            st = dfd.lstat(src)
+            if not stat.S_ISDIR(st.st_mode):
+                raise
+            _rename_if_free(dfd, src, dst)
+            return
         dfd.unlink(src)
         return
     # folders reached by path hold no second names (``Applier._keep_replaced``): only a
     # saved name comes here, after a look
+    _rename_if_free(dfd, src, dst)
+
+
+def _rename_if_free(dfd: Folder, src: str, dst: str) -> None:
+    """Rename ``src`` to ``dst`` if nothing stands there at the look (FileExistsError)."""
     try:
         dfd.lstat(dst)
     except FileNotFoundError:
