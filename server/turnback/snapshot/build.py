@@ -41,6 +41,15 @@ class TreeBuilding(Hashing):
         in the object index, never a read (bench/RESULTS.md, ``store27``)."""
         return is_hash(tree) and self.objects.exists(tree)
 
+    def _stored_root(self) -> bool:
+        """``_stored_record("")``, taken as held without a look-up when the recorded root is
+        the tree the last checkpoint names (``held_root``): the usual no-op's case. A root
+        that differs (a planted cache's) is looked up as any other record."""
+        rec = self.statcache.dirtrees.get("")
+        if rec is not None and self.held_root is not None and rec[0] == self.held_root():
+            return True
+        return self._stored_record("")
+
     def _stored_record(self, rel_dir: str) -> bool:
         """Whether ``rel_dir`` has a recorded tree the store holds; one it does not hold is
         forgotten (the folder is then walked and its tree built anew)."""

@@ -117,6 +117,9 @@ class ScanState:
         self.statcache = statcache
         self.size_cap = size_cap
         self.counts: dict[str, tuple[int, int]] = {}  # tree hash -> (files, bytes)
+        # the tree the last checkpoint names, asked only when a scan would answer its
+        # recorded root (``TreeBuilding._stored_root``); set by the store
+        self.held_root: Callable[[], str | None] | None = None
         self._write = True
         self._started = 0
         self._keep_full = False  # the last scan was full (its save prunes the stat cache)

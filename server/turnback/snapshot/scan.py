@@ -226,7 +226,7 @@ class Scanner(TreeBuilding):
             prefix = f"{rel}/" if rel else ""
             # a subfolder without a signature was ignored then, and still is (``_reuse``)
             todo.extend(sub for name in pre[1] if (sub := prefix + name) in sigs)
-        if not self._stored_record(""):
+        if not self._stored_root():
             return None  # the answer would name a tree the store lacks: the walk builds it
         # in the recorded order (the next check's), as the walk would leave them
         cache.new_dirsigs = {rel: sig for rel, sig in sigs.items() if rel in reached}

@@ -85,6 +85,7 @@ class StoreState:
         self.objects.replaced = lambda: replaced_store(root) if held.replaced() else None
         self.scanner = Scanner(workspace, self.objects, self.trees, self.ignore, self._statcache,
                                config.size_cap_bytes)
+        self.scanner.held_root = self.index.last_tree
         self._scan_base: str | None = None  # tree of this object's last scan (watcher base)
         self._own_dirty: set[str] = set()  # paths this object changed since that scan
         self._walked = False  # a full scan since the last warm_trees (whose trees it kept)
