@@ -60,6 +60,20 @@ def _fork_now(monkeypatch: pytest.MonkeyPatch) -> None:
         pytest.skip("threads of other tests still run: no fork")
 
 
+def _whole_answers(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Each ``Scanner._taken_whole`` call's outcome from now on: True where it answered."""
+    taken: list[bool] = []
+    real = scan_mod.Scanner._taken_whole
+
+    def taken_whole(self: scan_mod.Scanner) -> object:
+        got = real(self)
+        taken.append(got is not None)
+        return got
+
+    monkeypatch.setattr(scan_mod.Scanner, "_taken_whole", taken_whole)
+    return taken
+
+
 @pytest.mark.parametrize("way", ["whole", "walk"])
 @pytest.mark.parametrize("folder", ["", "a"])
 def test_a_planted_tree_the_store_lacks_is_walked_not_committed(
@@ -73,15 +87,7 @@ def test_a_planted_tree_the_store_lacks_is_walked_not_committed(
     if folder:
         write(ws, "f0.txt", "changed at the top")  # the top folder is built anew
         age(ws / "f0.txt")
-    taken: list[bool] = []
-    real = scan_mod.Scanner._taken_whole
-
-    def taken_whole(self: scan_mod.Scanner) -> object:
-        got = real(self)
-        taken.append(got is not None)
-        return got
-
-    monkeypatch.setattr(scan_mod.Scanner, "_taken_whole", taken_whole)
+    taken = _whole_answers(monkeypatch)
     if way == "whole":
         _fork_now(monkeypatch)
     with Store.open(ws) as s:
@@ -157,15 +163,7 @@ def test_the_whole_tree_case_takes_the_last_checkpoints_root_without_a_look_up(
         return real(self, name)
 
     monkeypatch.setattr(ObjectStore, "exists", exists)
-    taken: list[bool] = []
-    real_whole = scan_mod.Scanner._taken_whole
-
-    def taken_whole(self: scan_mod.Scanner) -> object:
-        got = real_whole(self)
-        taken.append(got is not None)
-        return got
-
-    monkeypatch.setattr(scan_mod.Scanner, "_taken_whole", taken_whole)
+    taken = _whole_answers(monkeypatch)
     with Store.open(ws) as s:
         s.scanner.fork_verify = True
         before = s.checkpoints()[-1].tree
