@@ -141,7 +141,8 @@ def check(store: StoreState) -> FsckReport:
         # without it the next checkpoint reads the files again and stores what is missing.
         # Under the gc lock, as gc drops it: a checkpoint holds that lock (shared) from its
         # look at the mark to its commit, so none commits a scan built on the cache
-        # dropped here (redteam31); fsck waits for a running one, or a gc, to end
+        # dropped here (redteam31); fsck waits for a running one, or a gc, to end, for
+        # at most ``LOCK_WAIT_S``
         try:
             dropped = _forget_caches_locked(store)
         except OSError:
