@@ -48,3 +48,34 @@ def test_turns_whose_code_cannot_be_imported_are_a_named_error(
         store.turns(sid)
     monkeypatch.undo()
     assert len(store.turns(sid)) == 1
+
+
+@pytest.mark.parametrize("module", ["turnback.rewind.plan", "turnback.fs.winnames"])
+def test_the_plan_and_name_checks_imported_late_fail_as_named_errors(
+        store: Store, ws: Path, monkeypatch: pytest.MonkeyPatch, module: str) -> None:
+    """``cold27`` moved ``rewind.plan`` and ``fs.winnames`` into the rewind's methods
+    without ``imported_late``: an upgrade while a server ran made the next rewind a bare
+    ``ImportError`` (an internal error, the CLI's traceback) rather than what it is.
+    Fails before (redteam35). Still before anything is written."""
+    write(ws, "f", "v1")
+    cp = store.checkpoint()
+    write(ws, "f", "v2")
+    before = len(store.checkpoints())
+    store.windows = True  # the Windows name check runs here too (``_refuse_unportable``)
+    _blocked(monkeypatch, module)
+    with pytest.raises(CodeChanged, match=module.replace(".", r"\.") + ".*restart"):
+        store.rewind(cp.id)
+    assert (ws / "f").read_text() == "v2"
+    assert store.oplog.pending() is None
+    assert len(store.checkpoints()) == before
+
+
+def test_the_notices_imported_late_fail_as_a_named_error(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``store.notices`` (imported only when something was set aside): a named error too.
+    Fails before (a bare ``ImportError``; redteam35)."""
+    _blocked(monkeypatch, "turnback.store.notices")
+    with pytest.raises(CodeChanged, match=r"turnback\.store\.notices"):
+        store.notices()
+    with pytest.raises(CodeChanged, match=r"turnback\.store\.notices"):
+        store.untold_notices("server")

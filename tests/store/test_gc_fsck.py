@@ -252,7 +252,8 @@ def test_gc_keeps_intact_parts_of_a_damaged_checkpoint(store: Store, ws: Path) -
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/locks"), reason="needs Linux' /proc/locks")
-def test_fsck_drops_the_caches_under_the_gc_lock(store: Store, ws: Path) -> None:
+def test_fsck_drops_the_caches_under_the_gc_lock(
+        store: Store, ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A checkpoint holds the gc lock (shared) from its look at the gc mark to its commit:
     fsck, dropping the stat cache on damage, waits for it as gc does, and writes the mark
     once it ends (failed before: the mark was written at once, under the checkpoint, which
@@ -267,23 +268,71 @@ def test_fsck_drops_the_caches_under_the_gc_lock(store: Store, ws: Path) -> None
     lock, mark = store.root / "locks" / "gc", store.root / "cache" / "gc-generation"
     cache = store.scanner.statcache.path
     assert cache.exists() and not mark.exists()
+    tries = _lock_tries(monkeypatch)
     reports: list[bool] = []
     with rw_lock(lock, exclusive=False):  # a checkpoint between its look and its commit
         fsck = threading.Thread(target=lambda: reports.append(store.fsck().ok))
         fsck.start()
         deadline = time.monotonic() + 30
-        while not _blocked_on(lock) and fsck.is_alive() and time.monotonic() < deadline:
+        while len(tries) < 3 and fsck.is_alive() and time.monotonic() < deadline:
             threading.Event().wait(0.005)
-        assert _blocked_on(lock), "fsck waits for the checkpoint's lock"
+        assert tries[:3] == [False] * 3, "fsck waits for the checkpoint's lock"
+        assert fsck.is_alive()
         assert cache.exists() and not mark.exists(), "nothing dropped under the checkpoint"
     fsck.join(60)
     assert reports == [False]
+    assert tries[-1] is True
     assert mark.exists() and not cache.exists()
 
 
-def _blocked_on(lock: Path) -> bool:
-    """Whether a process waits for a flock on ``lock`` (``/proc/locks`` marks a waiter
-    ``->``)."""
-    ino = os.stat(lock).st_ino
-    with open("/proc/locks") as f:
-        return any("->" in row and f":{ino} " in row for row in f)
+def test_fsck_waits_for_the_gc_lock_a_bounded_time_and_says_what_it_kept(
+        store: Store, ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process that holds the gc lock and does not let go (stopped with Ctrl-Z mid
+    checkpoint, a long gc): fsck reports after ``LOCK_WAIT_S``, the damage and the stat
+    cache it kept, rather than waiting for ever with nothing printed (failed before:
+    still waiting 20 s later; redteam35). Run again once the lock is free, it drops it."""
+    import threading
+
+    from turnback.fs.locks import rw_lock
+    from turnback.store import fsck as fsck_mod
+
+    monkeypatch.setattr(fsck_mod, "LOCK_WAIT_S", 0.2, raising=False)
+    _cp, blob = setup_store(store, ws)
+    store.checkpoint()
+    remove_object(store, blob)
+    lock, mark = store.root / "locks" / "gc", store.root / "cache" / "gc-generation"
+    cache = store.scanner.statcache.path
+    reports: list[list[dict[str, object]]] = []
+    with rw_lock(lock, exclusive=False):
+        fsck = threading.Thread(target=lambda: reports.append(store.fsck().damaged))
+        fsck.start()
+        fsck.join(20)
+        assert not fsck.is_alive(), "fsck still waits for the lock"
+        assert cache.exists() and not mark.exists()
+    fsck.join(60)
+    kept = [d for d in reports[0] if d["what"] == "stat cache"]
+    assert len(kept) == 1 and "gc lock" in str(kept[0]["problem"])
+    assert "fsck' again" in str(kept[0]["recoverable"])
+    assert any(d["what"] != "stat cache" for d in reports[0])  # the damage itself
+    again = store.fsck()
+    assert not again.ok and all(d["what"] != "stat cache" for d in again.damaged)
+    assert mark.exists() and not cache.exists()
+
+
+def _lock_tries(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Each try of fsck's at the gc lock from now on: whether it took it."""
+    from contextlib import contextmanager
+
+    from turnback.store import fsck as fsck_mod
+
+    tries: list[bool] = []
+    real = fsck_mod.try_rw_lock
+
+    @contextmanager
+    def recorded(path: Path, *, exclusive: bool):  # type: ignore[no-untyped-def]
+        with real(path, exclusive=exclusive) as held:
+            tries.append(held)
+            yield held
+
+    monkeypatch.setattr(fsck_mod, "try_rw_lock", recorded)
+    return tries

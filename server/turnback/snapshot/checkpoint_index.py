@@ -298,10 +298,18 @@ class CheckpointIndex:
         """The tree the file's last line names, if that line is a checkpoint's record: a
         tree the store holds, known from one read of the file's end rather than the object
         index (a fresh process's no-op, whose one look-up of its recorded root read every
-        pack index: +4.5 M instructions in its serial tail, bench/RESULTS.md, ``noop28``)."""
+        pack index: +4.5 M instructions in its serial tail, bench/RESULTS.md, ``noop28``).
+        Only a line this index would list is believed: a planted ``{"tree": ...}``, or a
+        record whose ids name no object, made the no-op commit the root a planted stat
+        cache named, even ``../../x`` (redteam35)."""
         line = last_line(self.path)
-        tree = None if line is None or line.get("type") == "drop" else line.get("tree")
-        return tree if isinstance(tree, str) else None
+        if line is None or line.get("type") == "drop":
+            return None
+        try:
+            cp = Checkpoint.from_json(line)
+        except (KeyError, TypeError, ValueError):
+            return None
+        return cp.tree if bad_ids(cp) is None else None
 
     def drop(self, ids: list[str], *, fsync: bool) -> None:
         if ids:

@@ -12,7 +12,7 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInput, NotFound, TurnbackError
+from ..errors import InvalidInput, NotFound, TurnbackError, imported_late
 from ..events import JSON
 from ..fs import privacy, storeroots
 from ..fs.locks import rw_lock
@@ -219,8 +219,8 @@ class Store(TurnOps, RewindOps):
     def notices(self) -> list[Any]:
         """What the store found and set aside (a refused object log, a repaired
         ``checkpoints.jsonl``): ``store/notices.py``."""
-        from .notices import current
-
+        with imported_late("turnback.store.notices"):
+            from .notices import current
         return list(current(self))
 
     def untold_notices(self, channel: str, found: list[Any] | None = None) -> list[Any]:
@@ -228,8 +228,8 @@ class Store(TurnOps, RewindOps):
         ``server``) has not told the user yet, now noted told: once for each cause."""
         if found is None and channel == "cli" and not self.set_aside():
             return []  # nothing to tell: ``notices`` not imported (its Notice class is built)
-        from .notices import untold
-
+        with imported_late("turnback.store.notices"):
+            from .notices import untold
         return list(untold(self, channel, found))
 
     def log(self) -> list[JSON]:

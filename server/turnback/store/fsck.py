@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NotFound, StoreDamaged, Unsafe
-from ..fs.locks import rw_lock
+from ..fs.locks import try_rw_lock
 from ..objects.trees import DIR, MAX_DEPTH, MAX_FILES
 from .gc import forget_caches, stray_temps
 
@@ -140,10 +141,44 @@ def check(store: StoreState) -> FsckReport:
         # without it the next checkpoint reads the files again and stores what is missing.
         # Under the gc lock, as gc drops it: a checkpoint holds that lock (shared) from its
         # look at the mark to its commit, so none commits a scan built on the cache
-        # dropped here (redteam31); fsck waits for a running one, or a gc, to end
+        # dropped here (redteam31); fsck waits for a running one, or a gc, to end, for
+        # at most ``LOCK_WAIT_S``
         try:
-            with rw_lock(store.root / "locks" / "gc", exclusive=True):
-                forget_caches(store)
+            dropped = _forget_caches_locked(store)
         except OSError:
-            pass  # a read-only store: fsck still reports
+            dropped = True  # a read-only store (nothing dropped there): fsck still reports
+        if not dropped:
+            rep.damaged.append({
+                "what": "stat cache", "id": "cache/stat.bin",
+                "problem": f"kept: another Turnback process (a checkpoint, a rewind, an export "
+                           f"or gc) held the store's gc lock for {LOCK_WAIT_S:.0f} s, so the "
+                           "cache that may name the damaged objects was not dropped",
+                "recoverable": "run 'turnback fsck' again once that process ends (a stopped "
+                               "one: resume or end it); until then a checkpoint may reuse "
+                               "the damaged objects"})
     return rep
+
+
+# how long fsck waits for the gc lock before it reports without dropping the stat cache:
+# a checkpoint holds it for well under a second, a gc for as long as it runs; a process
+# stopped while holding it (Ctrl-Z) did so for ever, and fsck printed nothing (redteam35)
+LOCK_WAIT_S = 30.0
+
+
+def _forget_caches_locked(store: StoreState) -> bool:
+    """``forget_caches`` under the gc lock, exclusive, as gc drops them; False when the lock
+    stayed busy for ``LOCK_WAIT_S``. Tried, not waited for in the kernel, so that the wait
+    has an end (a try-lock every 10 ms, doubling to 0.5 s)."""
+    lock = store.root / "locks" / "gc"
+    deadline = time.monotonic() + LOCK_WAIT_S
+    pause = 0.01
+    while True:
+        with try_rw_lock(lock, exclusive=True) as held:
+            if held:
+                forget_caches(store)
+                return True
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        time.sleep(min(pause, left))
+        pause = min(pause * 2, 0.5)

@@ -45,7 +45,8 @@ from .session_ops import HEAD, _Head
 # ``rewind.apply``, ``rewind.plan`` and ``fs.winnames`` are imported where a plan is made,
 # applied or checked: the checkpoints (the CLI's, a server's first) that open the store most
 # often need none of them (``rewind.plan`` builds a dataclass and ``winnames`` compiles its
-# patterns: 4.4 M instructions of a fresh no-op's imports, bench/RESULTS.md, cold27)
+# patterns: 4.4 M instructions of a fresh no-op's imports, bench/RESULTS.md, cold27), each
+# in ``imported_late``: a failure there (an upgrade while a server ran) is named as such
 TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
 if TYPE_CHECKING:
     from ..rewind.plan import Plan
@@ -77,8 +78,8 @@ def _skipped_paths(skipped: list[JSON]) -> list[str]:
 
 def _plan_from_json(obj: object, what: str) -> Plan:
     """``Plan.from_json``, its module imported here (see above)."""
-    from ..rewind.plan import Plan
-
+    with imported_late("turnback.rewind.plan"):
+        from ..rewind.plan import Plan
     return Plan.from_json(obj, what)
 
 
@@ -376,12 +377,12 @@ class RewindOps(CheckpointOps):
             want = self._flatten_selected(target, sel)
             now = {p: e for p in [*want, *absent]
                    if (e := self.trees.lookup(current, p)) is not None and e.mode != DIR}
-            from ..rewind.plan import make_plan
-
+            with imported_late("turnback.rewind.plan"):
+                from ..rewind.plan import make_plan
             plan = make_plan(self.trees, now, want, sel, absent, partial)
         else:
-            from ..rewind.plan import diff_plan
-
+            with imported_late("turnback.rewind.plan"):
+                from ..rewind.plan import diff_plan
             plan = diff_plan(self.trees, current, target, sel)
         if unknown:
             # absent from the target only because it could not read them: not removed
@@ -428,8 +429,8 @@ class RewindOps(CheckpointOps):
         """On Windows: refuse, naming the file, a plan writing a name Windows cannot hold
         (``winnames.py``) or a symlink where this user may not make one (Windows asks for
         Developer Mode or an administrator), before anything changes."""
-        from ..fs.winnames import problem
-
+        with imported_late("turnback.fs.winnames"):
+            from ..fs.winnames import problem
         targets = {**plan.write, **plan.create}
         for path in sorted(targets):
             why = problem(path, str(self.workspace))
