@@ -263,6 +263,14 @@ class Store(TurnOps, RewindOps):
 
         return fold_held(self)
 
+    def fold_left(self) -> bool | None:
+        """Merge the logs if another process's holds raw frames (a server killed before
+        its fold): whether it did, None when the gc lock was busy. For a starting
+        server's first quiet moment: see ``store/logmerge.py``."""
+        from .logmerge import fold_left
+
+        return fold_left(self)
+
     def fsck(self) -> Any:
         from .fsck import check
 
