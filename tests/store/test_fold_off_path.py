@@ -211,3 +211,47 @@ def test_empty_logs_older_than_an_hour_are_removed_without_a_merge(ws: Path) -> 
     assert not any(p.exists() for p in old)
     assert all(p.exists() for p in young)
     assert sum(1 for p in _logs(root) if p.stat().st_size) == 1
+
+
+def test_two_servers_folding_and_a_gc_at_once_lose_nothing(ws: Path) -> None:
+    """Two stores on one workspace (two servers) each checkpoint and fold in a loop while a
+    third collects garbage: every checkpoint's files read back, fsck clean."""
+    with Store.open(ws, create=True) as store:
+        store.checkpoint(label="walk")
+    made: dict[str, dict[str, str]] = {}
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+
+    def server(tag: str) -> None:
+        try:
+            with Store.open(ws) as s:
+                s.objects.raw_held = True
+                for k in range(6):
+                    with lock:  # one edit and its checkpoint at a time: the files are shared
+                        files = _edit(ws, f"{tag}{k}", 4)
+                        made[s.checkpoint(label=f"{tag}{k}").id] = files
+                    s.fold_held()
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    def collector() -> None:
+        try:
+            with Store.open(ws) as s:
+                for _ in range(3):
+                    s.gc()
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=server, args=(t,)) for t in ("a", "b")]
+    threads.append(threading.Thread(target=collector))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors, errors
+    assert len(made) == 12
+    with Store.open(ws) as other:
+        for cp, files in made.items():
+            for rel, text in files.items():
+                assert other.file_content(cp, rel).text == text
+        assert other.fsck().ok

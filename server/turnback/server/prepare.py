@@ -16,11 +16,12 @@ The same quiet moment folds the server's own object log (``Store.fold_held``): t
 server writes a checkpoint's held objects as raw zstd frames (no compression on the
 answer's path, ``ObjectStore.raw_held``), and its preparer, poked after each write that
 wrote one (``fold_soon``), packs them again at the configured level once nothing has
-happened for ``QUIET_S``; a write that comes first waits for the fold, as it would for
-any write of the folder: ~40 ms median, up to ~80 ms, 6 disk waits for one at-once
-checkpoint's frame; 80-130 ms, up to ~170 ms, when 16 CLI logs wait to be merged too
-(bench/RESULTS.md, branch ``redteam33``). A fold the gc lock puts off is tried again
-(``FOLD_RETRY_MAX_S``).
+happened for ``QUIET_S``. The fold runs outside the folder's write lock and holds nothing
+a checkpoint needs but for the swap of its log (``store/logmerge.py``): a request that
+comes meanwhile no longer waits for it (it waited 40-170 ms, branch ``redteam33``;
+bench/RESULTS.md, branch ``fold28``). A fold a busy lock puts off (a gc, another
+process's fold) is tried again (``FOLD_RETRY_MAX_S``). The first quiet moment also looks
+once for raw frames another server left (killed before its fold: ``Store.fold_left``).
 
 The server starts a preparer per watched folder; the preparer needs of the server
 only whether it is closing and its writes pool (``Host``), so this module does not
