@@ -257,8 +257,8 @@ class Store(TurnOps, RewindOps):
 
     def fold_held(self) -> bool:
         """Fold this process's raw held frames into a pack at the configured level, if any
-        and if the gc lock is free now; whether it did. For a server's quiet time
-        (``server/prepare.py``): see ``store/logmerge.py``."""
+        and if no gc, merge or other fold runs now; whether it did. Off every writer's
+        path: for a server's quiet time (``server/prepare.py``), see ``store/logmerge.py``."""
         from .logmerge import fold_held
 
         return fold_held(self)
