@@ -1,14 +1,19 @@
 """A red-team pass over ``atonce27``'s fold (``Store.fold_held``), in three figures.
 
-``wait``: how long a write waits behind a fold (the fold holds the folder's write lock):
-its wall time and its disk waits (``os.fsync``/``os.fdatasync`` calls), for one at-once
-checkpoint's raw frame, the same with 16 CLI logs waiting, a held batch past
-``HELD_BYTES``, and ``fsync`` "never". ``left``: the bytes a server's raw frames leave in
-its log when it dies before its fold, against the same frames folded. ``kills N``: a child
-looping edit, checkpoint (``raw_held``), fold, SIGKILLed 0-150 ms after its first
-checkpoint, N times; then the logs and packs left, every checkpoint's files read, fsck.
+``wait``: a fold's own time (until fold28 a write waited for all of it: the fold held
+the folder's write lock and the gc lock exclusive): its wall time and its disk waits
+(``os.fsync``/``os.fdatasync`` calls), for one at-once checkpoint's raw frame, the same
+with 16 CLI logs waiting, a held batch past ``HELD_BYTES``, and ``fsync`` "never".
+``left``: the bytes a server's raw frames leave in its log when it dies before its fold,
+against the same frames folded. ``kills N``: a child looping edit, checkpoint
+(``raw_held``), fold (after ``fold_left`` once, as a starting server since fold28),
+SIGKILLed 0-150 ms after its first checkpoint, N times; then the logs and packs left,
+every checkpoint's files read, fsck.
 
-    PYTHONPATH=server:tests python bench/redteam33_fold.py wait|left|kills N SCRATCH
+``during N``: a checkpoint asked once a fold has begun writing its pack (fold28): its wall
+time against the same checkpoint with no fold, N rounds (and N/4 with 16 CLI logs).
+
+    PYTHONPATH=server:tests python bench/redteam33_fold.py wait|left|kills N|during N SCRATCH
 """
 
 from __future__ import annotations
@@ -20,8 +25,10 @@ import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from turnback import Store
 from turnback.objects import packlog
@@ -92,6 +99,68 @@ def wait(base: Path) -> None:
           fsync="never")
 
 
+def _during(label: str, ws: Path, cli_logs: int, rounds: int) -> None:
+    """A checkpoint of 3 changed files (their paths given, as a server's) asked once the
+    fold has begun writing its pack (its ``_rewrite`` entered, on another thread): that
+    checkpoint's wall time, and the same checkpoint asked with no fold, alternating."""
+    ws.mkdir(parents=True)
+    _edit(ws, "start", 200, 4000)
+    with Store.open(ws, create=True) as s:
+        s.checkpoint(label="walk")
+        s.merge_logs(at_least=0)
+    during, alone, fold_ms = [], [], []
+    three = {f"d{i}/f{i}.txt" for i in range(3)}  # a server's at-once checkpoint: its paths
+    for r in range(rounds):
+        for c in range(cli_logs):
+            _edit(ws, f"cli{r}-{c}", 3, 3000)
+            with Store.open(ws) as other:
+                other.checkpoint(label=f"cli{r}-{c}")
+        with Store.open(ws) as s:
+            s.objects.raw_held = True
+            _edit(ws, f"held{r}", 10, 5000)
+            s.checkpoint(label=f"held{r}")
+            s.checkpoint(dirty=three, label=f"warm{r}")  # a scan base, as in a server
+            _edit(ws, f"alone{r}", 3, 3000)
+            t = time.perf_counter()
+            s.checkpoint(dirty=three, label=f"alone{r}")
+            alone.append((time.perf_counter() - t) * 1000)
+            began = threading.Event()
+            real = s.objects._rewrite
+
+            def rewrite(*a: Any, real: Any = real, began: threading.Event = began) -> int:
+                began.set()
+                return int(real(*a))
+            s.objects._rewrite = rewrite  # type: ignore[method-assign]
+            took: list[float] = []
+
+            def fold(s: Store = s, took: list[float] = took) -> None:
+                t0 = time.perf_counter()
+                s.fold_held()
+                took.append((time.perf_counter() - t0) * 1000)
+            _edit(ws, f"during{r}", 3, 3000)
+            f = threading.Thread(target=fold)
+            f.start()
+            if not began.wait(30):
+                raise SystemExit("the fold did not begin its pack")
+            t = time.perf_counter()
+            s.checkpoint(dirty=three, label=f"during{r}")
+            during.append((time.perf_counter() - t) * 1000)
+            f.join()
+            fold_ms.append(took[0])
+    print(f"{label}: checkpoint asked during a fold ms median {statistics.median(during):.1f} "
+          f"max {max(during):.1f}; the same with no fold median "
+          f"{statistics.median(alone):.1f} max {max(alone):.1f}; the fold median "
+          f"{statistics.median(fold_ms):.1f} max {max(fold_ms):.1f}; "
+          f"load {os.getloadavg()[0]:.1f}")
+    shutil.rmtree(ws)
+
+
+def during(base: Path, rounds: int) -> None:
+    _during(f"one at-once checkpoint's fold, {rounds} rounds", base / "d1", 0, rounds)
+    _during(f"the same + 16 CLI logs, {max(rounds // 4, 1)} rounds", base / "d2", 16,
+            max(rounds // 4, 1))
+
+
 def left(ws: Path) -> None:
     ws.mkdir(parents=True)
     logs, packs = ws / ".turnback" / "objects" / "log", ws / ".turnback" / "objects" / "pack"
@@ -121,6 +190,7 @@ from wsutil import age_tree, write
 ws, n = Path(sys.argv[1]), sys.argv[2]
 with Store.open(ws) as s:
     s.objects.raw_held = True
+    s.fold_left()  # a starting server's first quiet moment (fold28)
     for k in range(1000):
         for i in range(5):
             write(ws, f"d{i}/f.txt", f"{n} {k} {i}\n" * 3000)
@@ -172,6 +242,8 @@ def main() -> None:
     what, scratch = sys.argv[1], Path(sys.argv[-1])
     if what == "wait":
         wait(scratch)
+    elif what == "during":
+        during(scratch, int(sys.argv[2]))
     elif what == "left":
         left(scratch)
     else:

@@ -132,7 +132,7 @@ def test_a_fold_waits_for_a_busy_gc_lock_and_loses_nothing(ws: Path) -> None:
         store.objects.raw_held = True
         files = _edit(ws, "busy")
         cp = store.checkpoint(dirty=set(files), label="busy")
-        with rw_lock(root / "locks" / "gc", exclusive=False):  # another writer
+        with rw_lock(root / "locks" / "gc", exclusive=True):  # a gc, a merge
             assert store.fold_held() is False
         assert store.objects.unfolded
         assert any(p.stat().st_size for p in _logs(root))

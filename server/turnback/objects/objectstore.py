@@ -289,6 +289,73 @@ class ObjectStore:
             if fsync:
                 log.sync()
 
+    def detach_log(self, fsync: bool) -> str | None:
+        """Hand this process's log to a fold and make the next one: its id, or None when
+        there is nothing to fold (no frame in it) or a held batch waits for its record
+        (a checkpoint between its scan and its commit: the fold comes again later).
+
+        The next log is made (and its name synced when ``fsync``) before the swap, so the
+        swap itself holds ``_batch_lock`` for two assignments: a checkpoint that comes
+        meanwhile waits for no file, no sync (``Store.fold_held``). The detached log gets
+        no frame after this: only its writer appends to a log, and its writer moved on."""
+        with self._batch_lock:
+            log = self._log
+            if log is None or log.end == 0:
+                self.unfolded = False  # no frame of this process's to fold
+                return None
+            if self._held is not None:
+                return None
+        ahead = LogFile(self.root / "log")
+        if fsync:
+            ahead.sync()
+        with self._batch_lock:
+            if self._held is not None or self._log is not log:
+                gone: LogFile | None = ahead  # a write came between: fold another time
+            else:
+                gone, self._log = log, ahead
+                self.unfolded = False
+        if gone is ahead:
+            try:
+                unlink_object_file(ahead.path)
+            except (OSError, TurnbackError):
+                pass  # an empty stray: a merge or gc removes it (``STRAY_AGE_S``)
+            ahead.close()
+            return None
+        log.close()
+        return log.id
+
+    def fold_log(self, log: str, fsync: bool) -> tuple[int, int] | None:
+        """Fold one log no writer appends to any more (``detach_log``), with the small packs
+        a merge would leave beside it (``merging.choose``), into one new pack, keeping every
+        object; the (1, packs) folded, or None when the log held no frame. The caller holds
+        the gc lock shared (no gc nor merge runs: they take it exclusively) and the fold
+        lock (no other process's fold takes the same packs), and has put the log's
+        records into ``checkpoints.jsonl`` durably. Other processes' logs are left to the
+        merges: a live writer may be appending to one, and only the exclusive gc lock
+        keeps a frame from going with its removed log."""
+        self.packs.refresh(whole=True)  # where each log's frames end (``_unread_frames``)
+        rows = self.packs.listing(packs=False, only=log).get(log)
+        if not rows or self._unread_frames(log):
+            return None  # a log read up to damage stays whole, for fsck (as a merge's)
+        by_pack = {log: rows}
+        dirty = merging.choose({log: len(rows)}, self.packs.sizes())
+        for pack in dirty[1:]:
+            try:
+                by_pack[pack] = read_index(self.root / "pack" / f"{pack}.idx")
+            except (OSError, StoreDamaged):
+                by_pack[pack] = {}  # unreadable: left as it is (fsck names it)
+        dirty = [p for p in dirty if by_pack[p]]
+        self._rewrite(dirty, by_pack, None, fsync)
+        return 1, len(dirty) - 1
+
+    def raw_logs(self) -> list[str]:
+        """The logs, other than this process's own, that hold a raw frame (a server killed
+        before its fold, ``Store.fold_left``): 12 bytes read a block, the first raw one
+        ending a log's look."""
+        own = self._log.id if self._log is not None else None
+        folder = self.root / "log"
+        return [n for n in log_names(folder) if n != own and packlog.holds_raw(folder / n)]
+
     def _flush_held(self) -> None:
         """Write a held batch without a record (its checkpoint was not committed: a
         refused rewind's scan, which stays the next scan's base). Under ``_batch_lock``."""
@@ -887,6 +954,9 @@ class ObjectStore:
         except BaseException:
             writer.abort()
             raise
+        # known here before the logs and packs it replaces go: a read of this process
+        # between the two finds its objects (a fold runs beside this process's writes)
+        self.packs.add_index(index, writer.id)
         # damaged bytes are never copied into a new pack; a pack holding an object no
         # other copy gave (nor a pack left as it is holds) stays as it is, for fsck to
         # report (copies of its good objects are harmless)

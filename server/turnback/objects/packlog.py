@@ -54,6 +54,8 @@ _TAIL = struct.Struct(">32s4sI")
 _ROW = 52  # packs._ENTRY.size
 HEAD_MAGIC = b"TBFR"
 TAIL_MAGIC = b"TBFE"
+RAW_MAGIC = b"\x28\xb5\x2f\xfd"  # a zstd frame's (``packs.raw_frame``)
+RAW_HEADER = 0xA0  # a raw frame's header byte: one segment, a 4-byte content size
 FRAME_MAX = 32 << 20  # readers take no longer frame (a writer's blocks spill at 8 MiB)
 FRAME_OVERHEAD = len(LOG_MAGIC) + _HEAD.size + _TAIL.size  # a frame's bytes around its parts
 LOG_ROLL = 256 << 20  # past this size a writer starts a new log
@@ -283,7 +285,7 @@ def _noted_end(cache: WalkedLogs, name: str, fd: int, st: os.stat_result) -> int
 
 def records(folder: Path, missing: Callable[[bytes], bool], *, every: bool = False,
             walked: WalkedLogs | None = None,
-            refused: list[str] | None = None) -> Iterator[bytes]:
+            refused: list[str] | None = None, only: str | None = None) -> Iterator[bytes]:
     """The records of every log that ``missing`` asks for, newest first in each log, each
     only if its frame's hash holds. A log is read back from its end until a record that
     is not missing: a process appends its records to ``checkpoints.jsonl`` in the order of
@@ -294,8 +296,10 @@ def records(folder: Path, missing: Callable[[bytes], bool], *, every: bool = Fal
     past ``DEEP`` frames again; never with ``every``. ``refused``: the logs found holding
     what no writer writes (longer than ``READ_MAX``, a frame without an object where the
     read stopped), named to the user once (``store/notices.py``); at no read more, but
-    one for a torn log walked whole."""
+    one for a torn log walked whole. ``only``: that one log's (a fold's)."""
     names = log_names(folder)
+    if only is not None:
+        names = [n for n in names if n == only]
     for name in names:
         try:
             fd = open_regular(folder / name)
@@ -341,6 +345,36 @@ def records(folder: Path, missing: Callable[[bytes], bool], *, every: bool = Fal
             os.close(fd)
     if walked is not None:
         walked.save(names)
+
+
+def holds_raw(path: Path) -> bool:
+    """Whether a frame of the log at ``path`` holds a zstd frame of raw blocks (each of its
+    blocks' first 12 bytes read), as a server's held batch writes them (``packs.raw_frame``:
+    a single-segment header with a 4-byte content size, then a block of type 0); False for
+    a log that cannot be read."""
+    try:
+        fd = open_regular(path)
+    except (OSError, StoreDamaged):
+        return False
+    try:
+        found, _ = frames(fd, 0, min(os.fstat(fd).st_size, READ_MAX))
+        for frame in found:
+            for block in sorted(set(_iter_rows(frame.rows))):
+                head = os.pread(fd, 12, block)
+                if (len(head) == 12 and head[:4] == RAW_MAGIC and head[4] == RAW_HEADER
+                        and (head[9] >> 1) & 3 == 0):
+                    return True
+        return False
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _iter_rows(rows: bytes) -> Iterator[int]:
+    """The block offsets of a frame's rows (``packs._ENTRY``: name, block offset, ...)."""
+    for at in range(0, len(rows) - _ROW + 1, _ROW):
+        yield int.from_bytes(rows[at + 32: at + 40], "big")
 
 
 class LogFile:

@@ -605,13 +605,14 @@ class PackReader:
                 continue  # a pack removed while its index stayed: fsck names it
         return out
 
-    def listing(self, packs: bool = True) -> dict[str, dict[str, Loc]]:
+    def listing(self, packs: bool = True, only: str | None = None
+                ) -> dict[str, dict[str, Loc]]:
         """Every pack's and log's own rows, read from disk now: the index above keeps one
         place an object, the last read, so a copy held twice (two processes that stored
         it at once, a log copied back) is listed here under each. For gc and for a read
         whose copy was damaged (``ObjectStore._other_copy``), never on a hot path. A pack
         or log that cannot be read is left out (fsck names it). ``packs=False``: the
-        logs' only (a merge of the logs)."""
+        logs' only (a merge of the logs); ``only``: that one log's (a fold's)."""
         out: dict[str, dict[str, Loc]] = {}
         try:
             idx = (sorted(n[:-4] for n in os.listdir(self.folder) if n.endswith(".idx"))
@@ -626,6 +627,8 @@ class PackReader:
             except (OSError, StoreDamaged):
                 continue
         for log in log_names(self.log_folder):
+            if only is not None and log != only:
+                continue
             try:
                 fd = open_regular(self.log_folder / log)
             except (OSError, StoreDamaged):

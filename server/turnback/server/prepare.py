@@ -16,11 +16,12 @@ The same quiet moment folds the server's own object log (``Store.fold_held``): t
 server writes a checkpoint's held objects as raw zstd frames (no compression on the
 answer's path, ``ObjectStore.raw_held``), and its preparer, poked after each write that
 wrote one (``fold_soon``), packs them again at the configured level once nothing has
-happened for ``QUIET_S``; a write that comes first waits for the fold, as it would for
-any write of the folder: ~40 ms median, up to ~80 ms, 6 disk waits for one at-once
-checkpoint's frame; 80-130 ms, up to ~170 ms, when 16 CLI logs wait to be merged too
-(bench/RESULTS.md, branch ``redteam33``). A fold the gc lock puts off is tried again
-(``FOLD_RETRY_MAX_S``).
+happened for ``QUIET_S``. The fold runs outside the folder's write lock and holds nothing
+a checkpoint needs but for the swap of its log (``store/logmerge.py``): a request that
+comes meanwhile no longer waits for it (it waited 40-170 ms, branch ``redteam33``;
+bench/RESULTS.md, branch ``fold28``). A fold a busy lock puts off (a gc, another
+process's fold) is tried again (``FOLD_RETRY_MAX_S``). The first quiet moment also looks
+once for raw frames another server left (killed before its fold: ``Store.fold_left``).
 
 The server starts a preparer per watched folder; the preparer needs of the server
 only whether it is closing and its writes pool (``Host``), so this module does not
@@ -101,7 +102,13 @@ class Preparer:
         self._timer: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
         self._fold = False  # a write left raw frames in the server's log: fold them
+        # another's raw frames (a server killed before its fold): looked for once, at the
+        # first quiet moment with the store open (``Store.fold_left``)
+        self._left = True
         self._retry_s = QUIET_S  # the wait before trying a put-off fold again
+        # the first quiet moment comes without a change or a write; armed once the watcher
+        # has started (its start stops the preparer's timer first)
+        loop.call_soon(self._arm)
 
     def fold_soon(self) -> None:
         """A write of this server left raw frames in its log: fold them once quiet. On the
@@ -137,8 +144,14 @@ class Preparer:
         folder = self._folder
         count = folder.tracker.count
         prepare = bool(count) and count is not None and count <= MAX_PATHS
-        fold = self._fold
-        if (not prepare and not fold) or folder.store is None or self._ls.closing:
+        store = folder.store
+        left = self._left and store is not None
+        fold = self._fold or left
+        if self._left and store is None and not self._ls.closing:
+            # the store is not open yet (or not made): looked for again, ever less often
+            self._retry_s = min(self._retry_s * 2, FOLD_RETRY_MAX_S)
+            self._arm(self._retry_s)
+        if (not prepare and not fold) or store is None or self._ls.closing:
             return
         if folder.write_lock.locked():
             # a write runs or waits: a checkpoint among them takes the paths itself; a fold
@@ -146,28 +159,35 @@ class Preparer:
             if fold:
                 self._arm()
             return
-        self._fold = False
+        self._fold = self._left = False
 
-        def job() -> bool:
-            """Whether the fold was put off (the gc lock was busy)."""
-            store = folder.store
-            if store is None:
-                return False
-            if prepare:
-                prepare_folder(folder, store)
-            return fold and not store.fold_held() and store.objects.unfolded
+        def prepare_job() -> bool:
+            return prepare_folder(folder, store)
+
+        def fold_job() -> tuple[bool, bool]:
+            """Whether this process's fold, and the look for others' raw frames, were put
+            off (a lock was busy)."""
+            left_off = left and store.fold_left() is None
+            return not store.fold_held() and store.objects.unfolded, left_off
 
         try:
-            async with folder.write_lock:
-                put_off = await run_blocking(self._ls.pools.writes, job)
+            if prepare:
+                async with folder.write_lock:
+                    await run_blocking(self._ls.pools.writes, prepare_job)
+            # not under the folder's write lock: a request that comes meanwhile does not
+            # wait for the fold (``Store.fold_held`` holds nothing a checkpoint needs but
+            # for the swap of its log)
+            put_off, left_off = (await run_blocking(self._ls.pools.writes, fold_job)
+                                 if fold else (False, False))
         except Exception as exc:  # the checkpoint will read the paths itself
             # a fold that failed (disk full, damage) is not retried in a loop: the next
             # write that leaves raw frames asks again
             log.debug("%s: preparing the next checkpoint or folding the log failed: %s",
                       folder.path, exc)
             return
-        if put_off and not self._ls.closing:
-            self._fold = True
+        if (put_off or left_off) and not self._ls.closing:
+            self._fold = put_off
+            self._left = left_off
             self._retry_s = min(self._retry_s * 2, FOLD_RETRY_MAX_S)
             self._arm(self._retry_s)
         elif fold:

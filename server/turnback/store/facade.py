@@ -257,11 +257,19 @@ class Store(TurnOps, RewindOps):
 
     def fold_held(self) -> bool:
         """Fold this process's raw held frames into a pack at the configured level, if any
-        and if the gc lock is free now; whether it did. For a server's quiet time
-        (``server/prepare.py``): see ``store/logmerge.py``."""
+        and if no gc, merge or other fold runs now; whether it did. Off every writer's
+        path: for a server's quiet time (``server/prepare.py``), see ``store/logmerge.py``."""
         from .logmerge import fold_held
 
         return fold_held(self)
+
+    def fold_left(self) -> bool | None:
+        """Merge the logs if another process's holds raw frames (a server killed before
+        its fold): whether it did, None when the gc lock was busy. For a starting
+        server's first quiet moment: see ``store/logmerge.py``."""
+        from .logmerge import fold_left
+
+        return fold_left(self)
 
     def fsck(self) -> Any:
         from .fsck import check
