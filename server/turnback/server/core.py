@@ -179,7 +179,7 @@ class TurnbackServer(LanguageServer):
                 # its paths out of packs (bench/RESULTS.md, "Issue 16, fifth round")
                 after = _then_warm(after)
             if after is not None and store is not None:
-                self.spawn(self._after(folder, store, after))
+                self.spawn(self._after(folder, store, after, self._request_now()))
                 held = False  # the task lets the lock go
         finally:
             if held:
@@ -199,8 +199,17 @@ class TurnbackServer(LanguageServer):
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _after(self, folder: Folder, store: Store, fn: Callable[[Store], object]
-                     ) -> None:
+    def _request_now(self) -> int | str | None:
+        """The request being handled, if its answer is not written yet (``wire.py``)."""
+        protocol = self.protocol
+        return protocol.request_now() if isinstance(protocol, TurnbackProtocol) else None
+
+    async def _after(self, folder: Folder, store: Store, fn: Callable[[Store], object],
+                     request: int | str | None = None) -> None:
+        """``fn`` on the writes pool once ``request``'s answer is written, then the lock let
+        go. Started at once, the pool's thread took the interpreter's lock for ``fn`` (the
+        stat cache's save) in the loop iteration before the answer's, which then waited for
+        it (bench/RESULTS.md, "Issue 16: the at-once request's server share")."""
         written: list[set[str] | None] = [None]
 
         def job() -> None:
@@ -211,6 +220,8 @@ class TurnbackServer(LanguageServer):
                 written[0] = store.sessions_written()
 
         try:
+            if request is not None and isinstance(self.protocol, TurnbackProtocol):
+                await self.protocol.answered_one(request)
             await run_blocking(self.pools.writes, job)
         except Exception as exc:
             log.error("%s: %s", folder.path, getattr(exc, "message", exc))

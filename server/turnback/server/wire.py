@@ -123,6 +123,20 @@ class TurnbackProtocol(LanguageServerProtocol):
         self._waiting.append((set(self._unanswered), done))
         await done
 
+    def request_now(self) -> int | str | None:
+        """The id of the request whose handler runs now (pygls's context), while its answer
+        is still to be written; None outside a request's handler or once it is answered."""
+        msg_id = self.msg_id
+        return msg_id if msg_id is not None and msg_id in self._unanswered else None
+
+    async def answered_one(self, msg_id: int | str) -> None:
+        """Until request ``msg_id``'s answer is written (now, if it is already)."""
+        if msg_id not in self._unanswered:
+            return
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.append(({msg_id}, done))
+        await done
+
     def send_error(self, msg_id: int | str | None, code: int, message: str) -> None:
         """An error answer written as JSON-RPC spells it, ``"id": null`` included (pygls's
         converter leaves a None out): the framing's answer to what it could not take."""
