@@ -1,7 +1,8 @@
 """Result types of the Python API. Each has ``to_json`` in the protocol's camelCase.
 
 The language server returns exactly these shapes, so the CLI's ``--json`` output,
-the JSON-RPC results and the Python API agree field for field.
+the JSON-RPC results and the Python API agree field for field. The results a checkpoint
+does not make are defined in ``results`` and named here too (loaded on first use).
 """
 
 from __future__ import annotations
@@ -11,8 +12,18 @@ from typing import Any
 
 from .events import JSON, Event, SessionHeader
 from .fs.jsonl import Problem as Problem  # the vocabulary: re-exported
-from .fs.paths import display
 from .records import record
+
+# ``Change``, ``FileContent``, ``RewindResult`` and ``GcResult`` live in ``results`` (a
+# checkpoint makes none of them) and are named here too, loaded on first use
+TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
+if TYPE_CHECKING:
+    from .results import Change as Change
+    from .results import FileContent as FileContent
+    from .results import GcResult as GcResult
+    from .results import RewindResult as RewindResult
+
+_IN_RESULTS = frozenset({"Change", "FileContent", "GcResult", "RewindResult"})
 
 
 @record
@@ -71,102 +82,6 @@ class Checkpoint:
             absent=list(obj.get("absent") or []),
             origin=origin if isinstance(origin, str) else None,
         )
-
-
-@record
-class Change:
-    """One path that differs between two states."""
-
-    path: str
-    status: str  # "added" | "modified" | "deleted"
-    binary: bool = False
-    lines_added: int = 0
-    lines_removed: int = 0
-    kind: str = "file"  # "file" | "symlink"; a mode-only change is "modified"
-    mode_changed: bool = False
-
-    def to_json(self) -> JSON:
-        return {
-            "path": display(self.path),
-            "status": self.status,
-            "binary": self.binary,
-            "linesAdded": self.lines_added,
-            "linesRemoved": self.lines_removed,
-            "kind": self.kind,
-            "modeChanged": self.mode_changed,
-        }
-
-
-@record
-class FileContent:
-    """A file as one checkpoint (or the workspace now) holds it; ``text`` when shown."""
-
-    path: str
-    exists: bool
-    binary: bool = False
-    size: int = 0
-    text: str | None = None
-    kind: str = "file"  # "file" | "symlink" | "executable"
-
-    def to_json(self) -> JSON:
-        out: JSON = {
-            "path": display(self.path),
-            "exists": self.exists,
-            "binary": self.binary,
-            "size": self.size,
-            "kind": self.kind,
-        }
-        if self.text is not None:
-            out["text"] = self.text
-        return out
-
-
-@record
-class RewindResult:
-    """What a rewind or undo did (or, with ``dry_run``, would do)."""
-
-    written: list[str]  # files whose content or mode was overwritten (existed before)
-    created: list[str]  # files recreated (absent before)
-    removed: list[str]  # files deleted (created since the checkpoint)
-    safety_checkpoint: str | None
-    dry_run: bool
-    mode: str = "files"
-    checkpoint: str | None = None
-    head: str | None = None  # session head after a conversation rewind
-
-    def to_json(self) -> JSON:
-        return {
-            # SPEC's `written` lists every path whose content was put in place.
-            "written": sorted(display(p) for p in self.written + self.created),
-            "overwritten": [display(p) for p in self.written],
-            "created": [display(p) for p in self.created],
-            "removed": [display(p) for p in self.removed],
-            "safetyCheckpoint": self.safety_checkpoint,
-            "dryRun": self.dry_run,
-            "mode": self.mode,
-            "checkpoint": self.checkpoint,
-            "head": self.head,
-        }
-
-
-@record
-class GcResult:
-    """What a garbage collection removed (or, with ``dry_run``, would remove)."""
-
-    objects_removed: int
-    bytes_freed: int
-    checkpoints_dropped: list[str]
-    dry_run: bool
-    bytes_after: int
-
-    def to_json(self) -> JSON:
-        return {
-            "objectsRemoved": self.objects_removed,
-            "bytesFreed": self.bytes_freed,
-            "checkpointsDropped": self.checkpoints_dropped,
-            "dryRun": self.dry_run,
-            "bytes": self.bytes_after,
-        }
 
 
 @record
@@ -232,3 +147,14 @@ def jsonable(obj: Any) -> Any:
     """``to_json`` of a model, or the value unchanged."""
     to_json = getattr(obj, "to_json", None)
     return to_json() if callable(to_json) else obj
+
+
+def __getattr__(name: str) -> type:
+    """``Change``, ``FileContent``, ``RewindResult``, ``GcResult``: from ``results``."""
+    if name not in _IN_RESULTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import results
+
+    value: type = getattr(results, name)
+    globals()[name] = value  # once: later look-ups find it directly
+    return value
