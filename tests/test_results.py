@@ -12,7 +12,8 @@ import pytest
 import turnback
 from turnback import models, results
 
-MOVED = ("Change", "FileContent", "GcResult", "RewindResult")
+MOVED = ("Change", "FileContent", "GcResult", "RewindResult", "SessionLog", "SessionPage",
+         "SessionSummary")
 
 
 @pytest.mark.parametrize("name", MOVED)

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
 
     from .errors import Conflict, InvalidInput, NotFound, StoreDamaged, TurnbackError, Unsafe
     from .events import Event, Kind, SessionHeader
-    from .models import Checkpoint, SessionLog, SessionSummary
-    from .results import Change, FileContent, RewindResult
+    from .models import Checkpoint
+    from .results import Change, FileContent, RewindResult, SessionLog, SessionSummary
     from .store.config import FORMAT_VERSION, StoreConfig
     from .store.facade import HEAD, Store
 
@@ -29,7 +29,7 @@ _WHERE = {
     "StoreDamaged": "errors", "TurnbackError": "errors", "Unsafe": "errors",
     "Event": "events", "Kind": "events", "SessionHeader": "events",
     "Change": "results", "Checkpoint": "models", "FileContent": "results",
-    "RewindResult": "results", "SessionLog": "models", "SessionSummary": "models",
+    "RewindResult": "results", "SessionLog": "results", "SessionSummary": "results",
     "HEAD": "store.facade", "Store": "store.facade",
 }
 

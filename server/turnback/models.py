@@ -10,20 +10,24 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Any
 
-from .events import JSON, Event, SessionHeader
+from .events import JSON
 from .fs.jsonl import Problem as Problem  # the vocabulary: re-exported
 from .records import record
 
-# ``Change``, ``FileContent``, ``RewindResult`` and ``GcResult`` live in ``results`` (a
-# checkpoint makes none of them) and are named here too, loaded on first use
+# The other results live in ``results`` (a checkpoint makes none of them) and are named
+# here too, loaded on first use
 TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
 if TYPE_CHECKING:
     from .results import Change as Change
     from .results import FileContent as FileContent
     from .results import GcResult as GcResult
     from .results import RewindResult as RewindResult
+    from .results import SessionLog as SessionLog
+    from .results import SessionPage as SessionPage
+    from .results import SessionSummary as SessionSummary
 
-_IN_RESULTS = frozenset({"Change", "FileContent", "GcResult", "RewindResult"})
+_IN_RESULTS = frozenset({"Change", "FileContent", "GcResult", "RewindResult", "SessionLog",
+                         "SessionPage", "SessionSummary"})
 
 
 @record
@@ -84,65 +88,6 @@ class Checkpoint:
         )
 
 
-@record
-class SessionSummary:
-    """A session's header and stats, without its events (what listings show)."""
-
-    header: SessionHeader
-    stats: JSON
-    events: int
-    head: str | None
-    # False: only the header line was read (a listing answered before counting, see
-    # ``Store.sessions_at_hand``): ``stats``, ``events`` and ``head`` are not known
-    counted: bool = True
-
-    def to_json(self) -> JSON:
-        h = self.header
-        out: JSON = {
-            "id": h.id,
-            "title": h.title,
-            "agent": h.agent,
-            "model": h.model,
-            "cwd": h.cwd,
-            "source": h.source,
-            "startedAt": self.stats.get("startedAt") or h.started,
-            "endedAt": self.stats.get("endedAt") or h.ended,
-            "events": self.events,
-            "head": self.head,
-            "stats": self.stats,
-        }
-        if not self.counted:  # said as not known, never as zeros
-            out.update(startedAt=h.started or None, endedAt=h.ended, events=None, head=None,
-                       stats=None, counted=False)
-        origin = h.extra.get("origin") if h.source == "pulled" else None
-        if isinstance(origin, dict):  # pulled from another machine (sharing/)
-            out["origin"] = origin
-        return out
-
-
-@record
-class SessionLog:
-    """A whole session as read from its backend."""
-
-    header: SessionHeader
-    events: list[Event]
-    head: str | None
-    problems: list[Problem] = field(default_factory=list)
-
-    def by_id(self) -> dict[str, Event]:
-        return {e.id: e for e in self.events}
-
-
-@record
-class SessionPage:
-    """A slice of a session's events, with what a reader of the whole log would see."""
-
-    events: list[Event]  # SessionLog.events[offset:offset + limit]
-    total: int  # len(SessionLog.events)
-    head: str | None
-    problems: list[Problem] = field(default_factory=list)
-
-
 def jsonable(obj: Any) -> Any:
     """``to_json`` of a model, or the value unchanged."""
     to_json = getattr(obj, "to_json", None)
@@ -150,7 +95,7 @@ def jsonable(obj: Any) -> Any:
 
 
 def __getattr__(name: str) -> type:
-    """``Change``, ``FileContent``, ``RewindResult``, ``GcResult``: from ``results``."""
+    """The results defined in ``results`` (``_IN_RESULTS``), loaded on first use."""
     if name not in _IN_RESULTS:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from . import results

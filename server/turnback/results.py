@@ -1,15 +1,18 @@
 """The API's results a checkpoint does not make: a diff's ``Change``, a file as a checkpoint
-holds it (``FileContent``), a rewind's ``RewindResult``, a gc's ``GcResult``. Each has
-``to_json`` in the protocol's camelCase, as ``models``' do.
+holds it (``FileContent``), a rewind's ``RewindResult``, a gc's ``GcResult``, and a
+session's ``SessionSummary``, ``SessionLog`` and ``SessionPage``.
 
-Apart from ``models`` so that a fresh ``turnback checkpoint`` does not build their four
+Apart from ``models`` so that a fresh ``turnback checkpoint`` does not build their seven
 classes on its critical path (bench/RESULTS.md, cold28); ``turnback.models`` still names
 them, loading this module on first use.
 """
 
 from __future__ import annotations
 
-from .events import JSON
+from dataclasses import field
+
+from .events import JSON, Event, SessionHeader
+from .fs.jsonl import Problem
 from .fs.paths import display
 from .records import record
 
@@ -108,3 +111,62 @@ class GcResult:
             "dryRun": self.dry_run,
             "bytes": self.bytes_after,
         }
+
+
+@record
+class SessionSummary:
+    """A session's header and stats, without its events (what listings show)."""
+
+    header: SessionHeader
+    stats: JSON
+    events: int
+    head: str | None
+    # False: only the header line was read (a listing answered before counting, see
+    # ``Store.sessions_at_hand``): ``stats``, ``events`` and ``head`` are not known
+    counted: bool = True
+
+    def to_json(self) -> JSON:
+        h = self.header
+        out: JSON = {
+            "id": h.id,
+            "title": h.title,
+            "agent": h.agent,
+            "model": h.model,
+            "cwd": h.cwd,
+            "source": h.source,
+            "startedAt": self.stats.get("startedAt") or h.started,
+            "endedAt": self.stats.get("endedAt") or h.ended,
+            "events": self.events,
+            "head": self.head,
+            "stats": self.stats,
+        }
+        if not self.counted:  # said as not known, never as zeros
+            out.update(startedAt=h.started or None, endedAt=h.ended, events=None, head=None,
+                       stats=None, counted=False)
+        origin = h.extra.get("origin") if h.source == "pulled" else None
+        if isinstance(origin, dict):  # pulled from another machine (sharing/)
+            out["origin"] = origin
+        return out
+
+
+@record
+class SessionLog:
+    """A whole session as read from its backend."""
+
+    header: SessionHeader
+    events: list[Event]
+    head: str | None
+    problems: list[Problem] = field(default_factory=list)
+
+    def by_id(self) -> dict[str, Event]:
+        return {e.id: e for e in self.events}
+
+
+@record
+class SessionPage:
+    """A slice of a session's events, with what a reader of the whole log would see."""
+
+    events: list[Event]  # SessionLog.events[offset:offset + limit]
+    total: int  # len(SessionLog.events)
+    head: str | None
+    problems: list[Problem] = field(default_factory=list)

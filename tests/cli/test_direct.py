@@ -162,14 +162,15 @@ def test_a_no_op_checkpoint_imports_no_rewind_plan_and_no_notices(ws: Path) -> N
 
 
 def test_a_checkpoint_builds_none_of_the_results_it_does_not_make(ws: Path) -> None:
-    """A checkpoint makes no ``Change``, ``FileContent``, ``RewindResult`` nor ``GcResult``:
-    their classes live in ``turnback.results``, which it never imports (``models`` built
-    all four in every fresh checkpoint before, ~5 M instructions of the parent's on the
-    no-op's critical path; cold28)."""
+    """A checkpoint makes no ``Change``, ``FileContent``, ``RewindResult``, ``GcResult`` nor
+    session result: their classes live in ``turnback.results``, which it never imports
+    (``models`` built all seven in every fresh checkpoint before, ~9 M instructions of the
+    parent's on the no-op's critical path; cold28)."""
     assert _MODEL_CLASSES_AT_EXIT != _MODULES_AT_EXIT
     for classes in _modules_of_two_checkpoints(ws, _MODEL_CLASSES_AT_EXIT):
         assert b"Checkpoint" in classes  # it did build the one it makes
-        for unmade in (b"Change", b"FileContent", b"RewindResult", b"GcResult"):
+        for unmade in (b"Change", b"FileContent", b"RewindResult", b"GcResult",
+                       b"SessionSummary", b"SessionLog", b"SessionPage"):
             assert unmade not in classes, unmade
     for modules in _modules_of_two_checkpoints(ws):
         assert b"turnback.models" in modules and b"turnback.results" not in modules
