@@ -18,14 +18,8 @@ if TYPE_CHECKING:
 
     from .errors import Conflict, InvalidInput, NotFound, StoreDamaged, TurnbackError, Unsafe
     from .events import Event, Kind, SessionHeader
-    from .models import (
-        Change,
-        Checkpoint,
-        FileContent,
-        RewindResult,
-        SessionLog,
-        SessionSummary,
-    )
+    from .models import Checkpoint
+    from .results import Change, FileContent, RewindResult, SessionLog, SessionSummary
     from .store.config import FORMAT_VERSION, StoreConfig
     from .store.facade import HEAD, Store
 
@@ -34,8 +28,8 @@ _WHERE = {
     "Conflict": "errors", "InvalidInput": "errors", "NotFound": "errors",
     "StoreDamaged": "errors", "TurnbackError": "errors", "Unsafe": "errors",
     "Event": "events", "Kind": "events", "SessionHeader": "events",
-    "Change": "models", "Checkpoint": "models", "FileContent": "models",
-    "RewindResult": "models", "SessionLog": "models", "SessionSummary": "models",
+    "Change": "results", "Checkpoint": "models", "FileContent": "results",
+    "RewindResult": "results", "SessionLog": "results", "SessionSummary": "results",
     "HEAD": "store.facade", "Store": "store.facade",
 }
 

@@ -111,13 +111,19 @@ _MODULES_AT_EXIT = (
     "main()\n")
 
 
-def _modules_of_two_checkpoints(ws: Path) -> list[list[bytes]]:
+# the same, saying the classes ``turnback.models`` holds by then
+_MODEL_CLASSES_AT_EXIT = _MODULES_AT_EXIT.replace(
+    "sorted(sys.modules)",
+    "sorted(n for n, v in vars(sys.modules['turnback.models']).items() if isinstance(v, type))")
+
+
+def _modules_of_two_checkpoints(ws: Path, said: str = _MODULES_AT_EXIT) -> list[list[bytes]]:
     """The modules each of two CLI checkpoints of ``ws`` imported (the store made, then a
-    no-op), each asserted to succeed."""
+    no-op), each asserted to succeed (or what ``said`` has them say on stderr instead)."""
     (ws / "f").write_text("x")
     out = []
     for _ in range(2):
-        proc = subprocess.run([sys.executable, "-c", _MODULES_AT_EXIT, "checkpoint", "-m", "x"],
+        proc = subprocess.run([sys.executable, "-c", said, "checkpoint", "-m", "x"],
                               cwd=ws, capture_output=True, env=cli_env(), timeout=120)
         assert proc.returncode == 0, proc.stderr
         out.append(proc.stderr.split())
@@ -153,3 +159,19 @@ def test_a_no_op_checkpoint_imports_no_rewind_plan_and_no_notices(ws: Path) -> N
         for lazy in (b"turnback.rewind.plan", b"turnback.fs.winnames",
                      b"turnback.store.notices"):
             assert lazy not in modules, lazy
+
+
+def test_a_checkpoint_builds_none_of_the_results_it_does_not_make(ws: Path) -> None:
+    """A checkpoint makes no ``Change``, ``FileContent``, ``RewindResult``, ``GcResult`` nor
+    session result: their classes live in ``turnback.results``, which it never imports
+    (``models`` built all seven in every fresh checkpoint before, ~9 M instructions of the
+    parent's on the no-op's critical path; cold28)."""
+    assert _MODEL_CLASSES_AT_EXIT != _MODULES_AT_EXIT
+    for classes in _modules_of_two_checkpoints(ws, _MODEL_CLASSES_AT_EXIT):
+        assert b"Checkpoint" in classes  # it did build the one it makes
+        for unmade in (b"Change", b"FileContent", b"RewindResult", b"GcResult",
+                       b"SessionSummary", b"SessionLog", b"SessionPage"):
+            assert unmade not in classes, unmade
+    for modules in _modules_of_two_checkpoints(ws):
+        assert b"turnback.models" in modules and b"turnback.results" not in modules
+

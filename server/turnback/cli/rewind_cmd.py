@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..interchange import cli_text
-from ..models import RewindResult
+from ..results import RewindResult
 from .common import Ctx, pass_ctx, print_out
 
 

@@ -13,8 +13,11 @@ from typing import Protocol
 
 from ..errors import Conflict, NotFound, TurnbackError
 from ..events import Event, SessionHeader
-from ..models import SessionLog, SessionPage, SessionSummary
 from .stats import StatsAccumulator
+
+TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
+if TYPE_CHECKING:  # imported where one is made: a checkpoint makes none (cold28)
+    from ..results import SessionLog, SessionPage, SessionSummary
 
 # Given the current head, build the events to append (so "parent = head" is
 # decided under the backend's lock, safe with concurrent writers).
@@ -53,6 +56,8 @@ class MemorySessions:
         return log
 
     def create(self, header: SessionHeader) -> None:
+        from ..results import SessionLog
+
         with self._lock:
             if header.id in self._logs:
                 raise Conflict(f"session {header.id!r} already exists")
@@ -103,6 +108,8 @@ class MemorySessions:
             return copy.deepcopy(self._get(session_id))
 
     def page(self, session_id: str, offset: int, limit: int) -> SessionPage:
+        from ..results import SessionPage
+
         log = self.load(session_id)
         return SessionPage(log.events[offset : offset + limit], len(log.events), log.head,
                            log.problems)
@@ -111,6 +118,8 @@ class MemorySessions:
         return [self.summary(sid) for sid in self.ids()]
 
     def summary(self, session_id: str) -> SessionSummary:
+        from ..results import SessionSummary
+
         with self._lock:
             log = self._get(session_id)
             acc = StatsAccumulator()

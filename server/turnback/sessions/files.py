@@ -52,13 +52,14 @@ from ..fs.locks import file_lock, file_lock_free
 from ..fs.privacy import make_dir
 from ..fs.reading import open_append, open_regular, read_regular
 from ..fs.replacing import replace_file
-from ..models import Problem, SessionLog, SessionPage, SessionSummary
+from ..models import Problem
 from ..records import record
 from .backend import EventFactory
 from .stats import StatsAccumulator, stats_ok
 
 TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
 if TYPE_CHECKING:
+    from ..results import SessionLog, SessionPage, SessionSummary
     from .headers import HeaderRead
 
 
@@ -367,6 +368,8 @@ class FileSessions:
                 head = _head_of(v)
         if header is None:
             raise StoreDamaged(f"{path} has no session header line; run 'turnback fsck'")
+        from ..results import SessionLog  # where one is made: a checkpoint makes none
+
         log = SessionLog(header, events, head, problems)
         stop = start + end
         mark = data[max(0, end - MARK) : end] if end else (before.mark if before else b"")
@@ -417,6 +420,8 @@ class FileSessions:
                     events.append(Event.from_json(loads(raw[a - base : b - base])))
         finally:
             os.close(fd)
+        from ..results import SessionPage  # where one is made: a checkpoint makes none
+
         return SessionPage(events, total, head, problems)
 
     @staticmethod
@@ -691,6 +696,8 @@ class FileSessions:
         matches its file, else its header line alone (``counted`` False); the ``exact``
         ones (this server's writes) counted. A file whose first line is no session header
         is left out until it is counted, as are names that are no session id."""
+        from ..results import SessionSummary  # where one is made: a checkpoint makes none
+
         if not self.root.exists():
             return []
         out: list[SessionSummary] = []
@@ -752,6 +759,8 @@ class FileSessions:
         """``shown`` with each session not counted given the title and end of the meta
         lines at its file's end (``read_latest_meta``): a page of ``at_hand`` showing a
         session renamed or ended since its header line as it is. Counted ones as given."""
+        from ..results import SessionSummary  # where one is made: a checkpoint makes none
+
         todo = [s for s in shown if not s.counted]
         if not todo:
             return shown
@@ -851,6 +860,8 @@ class FileSessions:
     @staticmethod
     def _summary_from(entry: dict[str, Any]) -> SessionSummary:
         """The summary of an index entry; built once per entry, then reused."""
+        from ..results import SessionSummary  # where one is made: a checkpoint makes none
+
         summary = entry.get("_summary")
         if summary is None:
             if "filesEdited" not in entry["stats"]:

@@ -22,8 +22,13 @@ from ..fs.instore import store_folder
 from ..fs.jsonl import dumps, loads
 from ..fs.reading import read_regular
 from ..fs.replacing import replace_file
-from ..models import SessionSummary
 from .stats import stats_ok
+
+TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
+if TYPE_CHECKING:
+    from ..results import (
+        SessionSummary,  # imported where one is made: a checkpoint makes none (cold28)
+    )
 
 FORMAT = 1
 COUNT = 500  # the extension's first page is 200 (``turnback.pageSize``); room for more
@@ -84,6 +89,8 @@ def _summary(e: Any) -> SessionSummary | None:
             and "filesEdited" in stats and stats_ok(stats) and type(events) is int
             and events >= 0 and isinstance(head, (str, type(None)))):
         return None
+    from ..results import SessionSummary  # where one is made: a checkpoint makes none
+
     try:
         return SessionSummary(SessionHeader.from_json(header), stats, events, head)
     except (InvalidInput, TypeError, ValueError, KeyError, AttributeError):

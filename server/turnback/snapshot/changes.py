@@ -10,8 +10,11 @@ from collections.abc import Callable, Iterator
 
 from ..errors import StoreDamaged
 from ..fs.paths import quote
-from ..models import Change
 from ..objects.trees import DIR, LINK, MAX_DEPTH, MAX_FILES, Entry, TreeReader
+
+TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
+if TYPE_CHECKING:
+    from ..results import Change  # imported where one is made: a checkpoint makes none
 
 Reader = Callable[[str, Entry], bytes]  # (path, entry) -> content
 LARGE = 2_000_000  # above this many bytes, line counts use a cheaper matcher
@@ -94,6 +97,8 @@ def describe(path: str, old: Entry | None, new: Entry | None, read_old: Reader,
     if not binary:
         added, removed = count_lines(a, b)
     mode_changed = old is not None and new is not None and old.mode != new.mode
+    from ..results import Change
+
     return Change(path, status, binary, added, removed, kind, mode_changed)
 
 

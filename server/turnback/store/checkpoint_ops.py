@@ -20,13 +20,17 @@ from ..fs.jsonl import dumps
 from ..fs.locks import rw_lock, try_rw_lock
 from ..fs.paths import display, normalize
 from ..fs.reading import read_regular
-from ..models import Change, Checkpoint, FileContent
+from ..models import Checkpoint
 from ..objects.objectstore import BLOB
 from ..objects.trees import DIR, LINK, MAX_DEPTH, Entry, Tree, is_executable
 from ..snapshot import changes as changes_mod
 from ..snapshot.checkpoint_index import bad_ids as _bad_record
 from ..snapshot.nodes import PastBound, Progress, ScanResult
 from .session_ops import HEAD, WORKSPACE_SESSION, SessionOps, _Head
+
+TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
+if TYPE_CHECKING:
+    from ..results import Change, FileContent  # a checkpoint makes neither (cold28)
 
 MAX_TEXT = 8 * 1024 * 1024  # fileContent returns text up to this size
 WARM_MAX = 64  # prepare() reads the previous versions of at most this many files
@@ -578,6 +582,8 @@ class CheckpointOps(SessionOps):
         return self.objects.get(BLOB, entry.hash)
 
     def file_content(self, checkpoint: str, path: str) -> FileContent:
+        from ..results import FileContent  # a checkpoint makes none: imported here (cold28)
+
         cp = self.resolve_checkpoint(checkpoint)
         rel = normalize(path)
         entry = self.trees.lookup(cp.tree, rel)

@@ -22,8 +22,9 @@ from ..fs.folders import identity
 from ..fs.locks import rw_lock
 from ..fs.tempnames import TMP_PREFIX
 from ..fs.walk import walk
-from ..models import Checkpoint, GcResult
+from ..models import Checkpoint
 from ..objects.objfolder import unlink_in_store
+from ..results import GcResult
 
 if TYPE_CHECKING:
     from .state import StoreState

@@ -34,7 +34,7 @@ from ..fs.jsonl import dumps
 from ..fs.locks import file_lock, rw_lock
 from ..fs.namefold import NameRules, Site, collisions, probe_site, probe_store
 from ..fs.paths import display, normalize, quote
-from ..models import Checkpoint, RewindResult
+from ..models import Checkpoint
 from ..objects.trees import DIR, LINK, Entry
 from ..rewind import signing
 from ..rewind.oplog import APPLIED
@@ -49,6 +49,7 @@ from .session_ops import HEAD, _Head
 # in ``imported_late``: a failure there (an upgrade while a server ran) is named as such
 TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
 if TYPE_CHECKING:
+    from ..results import RewindResult  # imported where one is made (cold28)
     from ..rewind.plan import Plan
 
 MODES = ("files", "conversation", "both")
@@ -135,6 +136,8 @@ class RewindOps(CheckpointOps):
                                   dirty=dirty, finish_later=finish_later)
 
     def _rewind_conversation(self, cp: Checkpoint, dry_run: bool) -> RewindResult:
+        from ..results import RewindResult
+
         if not cp.session_id or not cp.event_id:
             raise Conflict(f"checkpoint {cp.id} belongs to no session event: nothing to rewind")
         if dry_run:
@@ -156,6 +159,8 @@ class RewindOps(CheckpointOps):
     ) -> RewindResult:
         """``unknown``: paths the target checkpoint skipped (unreadable, too large): what
         they held then is not known, so the rewind leaves them as they are."""
+        from ..results import RewindResult
+
         self.finish_rewind()
         self._refuse_if_journal_bad()
         with file_lock(self.root / "locks" / "rewind"), self._mutex:
@@ -721,6 +726,8 @@ class RewindOps(CheckpointOps):
              finish_later: bool = False) -> RewindResult:
         """Revert the last rewind or undo (so undo twice is redo); ``finish_later`` as in
         ``rewind``."""
+        from ..results import RewindResult
+
         self.finish_rewind()
         last = self.oplog.last()
         if last is None:

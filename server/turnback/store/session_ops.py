@@ -15,10 +15,17 @@ from ..events import (
     new_session_id,
     now_iso,
 )
-from ..models import SessionLog, SessionPage, SessionSummary
 from ..sessions import first_page
 from ..sessions.files import FileSessions
 from .state import StoreState
+
+TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
+if TYPE_CHECKING:
+    from ..results import (  # imported where one is made: a checkpoint makes none (cold28)
+        SessionLog,
+        SessionPage,
+        SessionSummary,
+    )
 
 WORKSPACE_SESSION = "workspace"
 # Session bytes a listing counts before its first answer: about 0.2 s of CPU (87 MB/s

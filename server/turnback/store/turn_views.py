@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..events import JSON, Event, Kind
-from ..models import Change, Checkpoint, SessionLog
+from ..models import Checkpoint
+from ..results import Change, SessionLog
 from ..sessions.files import ReadLog
 
 TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
