@@ -109,3 +109,66 @@ def test_a_name_with_a_nul_is_refused_not_cut(folder: tuple[int, Path]) -> None:
         with pytest.raises(ValueError, match="null byte"):
             exchange.exchange(fd, str(where), *pair)
     assert (where / "a").read_bytes() == b"a\n" and (where / "b").read_bytes() == b"b\n"
+
+
+def _no_replace_here(fd: int, where: Path) -> bool:
+    (where / "p1").write_bytes(b"1")
+    try:
+        return exchange.rename_no_replace(fd, str(where), "p1", "p2")
+    finally:
+        for n in ("p1", "p2"):
+            if (where / n).exists():
+                (where / n).unlink()
+
+
+@pytest.mark.parametrize("there", ("file", "dangling link", "folder"))
+def test_a_rename_without_replacing_leaves_what_stands_there(
+        folder: tuple[int, Path], there: str) -> None:
+    """``rename_no_replace`` onto a name taken, even by a dangling link: ``FileExistsError``
+    naming both, both left as they were (``os.rename`` replaces the file and the link)."""
+    fd, where = folder
+    if not _no_replace_here(fd, where):
+        pytest.skip("no RENAME_NOREPLACE on this system or file system")
+    (where / "a").write_bytes(b"a\n")
+    b = where / "b"
+    if there == "file":
+        b.write_bytes(b"b\n")
+    elif there == "dangling link":
+        b.symlink_to(where / "nowhere")
+    else:
+        b.mkdir()
+    with pytest.raises(FileExistsError) as got:
+        exchange.rename_no_replace(fd, str(where), "a", "b")
+    assert got.value.filename == str(where / "a") and got.value.filename2 == str(b)
+    assert (where / "a").read_bytes() == b"a\n"
+    assert {"file": lambda: b.read_bytes() == b"b\n", "dangling link": b.is_symlink,
+            "folder": b.is_dir}[there]()
+
+
+def test_a_rename_without_replacing_renames_to_a_free_name(folder: tuple[int, Path]) -> None:
+    fd, where = folder
+    if not _no_replace_here(fd, where):
+        pytest.skip("no RENAME_NOREPLACE on this system or file system")
+    (where / "a").write_bytes(b"a\n")
+    ino = (where / "a").stat().st_ino
+    assert exchange.rename_no_replace(fd, str(where), "a", "b") is True
+    assert not (where / "a").exists() and (where / "b").stat().st_ino == ino
+
+
+@pytest.mark.parametrize("err", (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP))
+def test_no_rename_without_replacing_here_is_said_not_raised(
+        folder: tuple[int, Path], monkeypatch: pytest.MonkeyPatch, err: int) -> None:
+    """The flag refused (``EINVAL``) or no call (``ENOSYS``): False, nothing moved."""
+    fd, where = folder
+    monkeypatch.setattr(exchange, "_raw_excl", lambda *_: err)
+    (where / "a").write_bytes(b"a\n")
+    assert exchange.rename_no_replace(fd, str(where), "a", "b") is False
+    assert (where / "a").read_bytes() == b"a\n" and not (where / "b").exists()
+
+
+def test_a_name_with_a_nul_is_refused_by_the_rename_too(folder: tuple[int, Path]) -> None:
+    fd, where = folder
+    (where / "a").write_bytes(b"a\n")
+    with pytest.raises(ValueError, match="null byte"):
+        exchange.rename_no_replace(fd, str(where), "a", "b\0c")
+    assert (where / "a").read_bytes() == b"a\n" and not (where / "b").exists()

@@ -200,9 +200,18 @@ def test_a_late_write_under_a_long_name_that_cannot_be_put_back_is_kept(
             raise OSError(5, "Input/output error")
         real_rename(self, src, dst)
 
+    real_link = rw.FdFolder.link
+
+    def refused_link(self: rw.FdFolder, src: str, dst: str) -> None:
+        # the put back links the file kept in place once the rewind's write is moved aside
+        if dst == long and src.startswith(rw.TMP_PREFIX) and not (ws / long).exists():
+            raise OSError(5, "Input/output error")
+        real_link(self, src, dst)
+
     def before_the_rename(self: rw.Applier, dfd: Folder, name: str, *rest: str) -> str | None:
         if name == long:
             monkeypatch.setattr(rw.FdFolder, "rename", refused_back)
+            monkeypatch.setattr(rw.FdFolder, "link", refused_link)
             (ws / long).write_bytes(W1)
         return real_keep(self, dfd, name, *rest)
 
@@ -231,9 +240,18 @@ def test_a_saved_name_never_replaces_a_file_standing_there(
             raise OSError(5, "Input/output error")
         real_rename(self, src, dst)
 
+    real_link = rw.FdFolder.link
+
+    def refused_link(self: rw.FdFolder, src: str, dst: str) -> None:
+        # the put back links the file kept in place once the rewind's write is moved aside
+        if dst == "z.txt" and src.startswith(rw.TMP_PREFIX) and not (ws / "z.txt").exists():
+            raise OSError(5, "Input/output error")
+        real_link(self, src, dst)
+
     def before_the_rename(self: rw.Applier, dfd: Folder, name: str, *rest: str) -> str | None:
         if name == "z.txt":
             monkeypatch.setattr(rw.FdFolder, "rename", refused_back)
+            monkeypatch.setattr(rw.FdFolder, "link", refused_link)
             (ws / "z.txt").write_bytes(W1)
         return real_keep(self, dfd, name, *rest)
 

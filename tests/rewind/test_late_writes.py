@@ -135,8 +135,17 @@ def test_a_late_write_that_cannot_be_put_back_is_kept_under_a_name_it_names(
             raise OSError(5, "Input/output error")
         real_rename(self, src, dst)
 
+    real_link = rw.FdFolder.link
+
+    def refused_link(self: rw.FdFolder, src: str, dst: str) -> None:
+        # the put back links the file kept in place once the rewind's write is moved aside
+        if dst == "z.txt" and src.startswith(rw.TMP_PREFIX) and not (ws / "z.txt").exists():
+            raise OSError(5, "Input/output error")
+        real_link(self, src, dst)
+
     def by_name() -> None:
         monkeypatch.setattr(rw.FdFolder, "rename", refused_back)
+        monkeypatch.setattr(rw.FdFolder, "link", refused_link)
         with open(ws / "z.txt", "r+b") as f:
             f.write(b"z3, written in place\n")
 

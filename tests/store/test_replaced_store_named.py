@@ -33,10 +33,6 @@ def _files(root: Path) -> list[str]:
 @pytest.mark.parametrize("named", [False, True], ids=["in the workspace", "--store"])
 def test_a_store_swapped_in_the_scan_is_named_replaced(
         tmp_path: Path, put: str, how: str, named: bool) -> None:
-    if named and how == "checkpoint":
-        pytest.skip("a store named with --store is written by path: a full checkpoint "
-                    "whose scan met no missing object commits into what was put there "
-                    "(left open by store27, docs/RELIABILITY.md)")
     ws = tmp_path / "ws"
     ws.mkdir()
     for i in range(3):

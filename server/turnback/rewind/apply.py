@@ -20,7 +20,7 @@ import blake3
 
 from ..errors import Conflict, TurnbackError, Unsafe
 from ..fs import rewindnames
-from ..fs.exchange import exchange
+from ..fs.exchange import exchange, rename_no_replace
 from ..fs.folders import (
     FdFolder,
     Folder,
@@ -582,14 +582,18 @@ class Applier:
                          pid, nonce))
         tmp = rewindnames.make(pid, tag)
         placed = False  # renamed into place: the name ``tmp`` is no longer ours to unlink
+        # nothing stands at the path at this look (or only an empty folder, removed here):
+        # a create, whose rename replaces nothing (``_create``)
+        absent = False
         try:
             if seen is None:
                 try:
                     st = dfd.lstat(name)
                     if stat.S_ISDIR(st.st_mode) and not is_link(st):
                         self._clear_dir(dfd, name, path)
+                        absent = True
                 except FileNotFoundError:
-                    pass
+                    absent = True
             if entry.mode == LINK:
                 target = self.objects.get(BLOB, entry.hash)
                 if not target or b"\0" in target:
@@ -615,7 +619,9 @@ class Applier:
                         os.fsync(fd)
                 finally:
                     os.close(fd)
-            kept = self._keep_replaced(dfd, name, path, seen)
+            # a create keeps nothing: a file come to the path since the look is a stranger,
+            # which the no-replace rename refuses (its second name made it the file replaced)
+            kept = None if absent else self._keep_replaced(dfd, name, path, seen)
             # the file linked, by identity: ``release`` unlinks that name only if it still is;
             # this ``lstat`` is also the look after the rename's (``_check_replaced``)
             kept_st = None if kept is None else _lstat_or_none(dfd, kept)
@@ -636,7 +642,7 @@ class Applier:
                 # the path since the link (the save lost, redteam30)
                 swapped = (kept is not None and isinstance(dfd, FdFolder)
                            and _swap(dfd, tmp, name))
-                if not swapped:
+                if not swapped and not (absent and _create(dfd, tmp, name, path)):
                     dfd.rename(tmp, name)
             except BaseException:
                 if kept is not None and ident is not None:
@@ -680,7 +686,7 @@ class Applier:
             if not back:
                 # a newer thing at the path (a swap refused between a file and a folder):
                 # it stays, the stranger is saved aside, and the error says where
-                aside = put_back(dfd, tmp, name, False)
+                aside = put_back(dfd, tmp, name, None)
                 if aside is not None and _same(disk_entry(dfd, name), entry):
                     self.done.append(path)  # the rewind's write there: the roll-back's
         except OSError as exc:
@@ -726,7 +732,7 @@ class Applier:
             return
         try:
             # over the rewind's own write only: a save renamed over it since is newer
-            saved = put_back(dfd, kept, name, _same(disk_entry(dfd, name), entry))
+            saved = put_back(dfd, kept, name, _holds(dfd, entry))
         except OSError as exc:
             try:
                 saved = save_aside(dfd, kept, name)
@@ -803,7 +809,7 @@ class Applier:
                         try:
                             if len(paths) == 1:
                                 put_back(folder, kept, name,
-                                         _same(disk_entry(folder, name), targets[paths[0]]))
+                                         _holds(folder, targets[paths[0]]))
                             else:  # two paths' tags alike (1 in 2**32 a pair): whose is unknown
                                 save_aside(folder, kept, name)
                         except OSError:
@@ -843,7 +849,8 @@ class Applier:
             return []
         try:
             if len(swapped) == 1:
-                put_back(folder, name, swapped[0].split("/")[-1], True)
+                put_back(folder, name, swapped[0].split("/")[-1],
+                         _holds(folder, plan.target(swapped[0])))
             else:  # which path it came out of is unknown: kept beside them, no path named
                 save_aside(folder, name, "")
                 return []
@@ -1070,6 +1077,27 @@ def _swap(dfd: FdFolder, a: str, b: str) -> bool:
         return exchange(dfd.fd, dfd.path, a, b)
     except FileNotFoundError:
         return False
+
+
+def _holds(dfd: Folder, entry: Entry | None) -> Callable[[str], bool]:
+    """Whether a name in ``dfd`` holds ``entry`` (the rewind's own write there): the look
+    ``put_back`` makes before it replaces it, and again once it moved it aside."""
+    return lambda name: _same(disk_entry(dfd, name), entry)
+
+
+def _create(dfd: Folder, tmp: str, name: str, path: str) -> bool:
+    """Rename ``tmp`` to ``name``, where nothing stood at the look, without replacing what
+    came there since (``fs/exchange.py``): a save renamed over the path between the look
+    and a plain rename was replaced, its bytes in no checkpoint (trust28). ``Changed``
+    naming ``path`` where something stands there now (it is left untouched); False where
+    there is no such rename (folders by path, an older kernel or C library, a file system
+    without the flag): the caller renames as before."""
+    if not isinstance(dfd, FdFolder):
+        return False
+    try:
+        return rename_no_replace(dfd.fd, dfd.path, tmp, name)
+    except FileExistsError:
+        raise Changed([path]) from None
 
 
 def _took_out_own(dfd: FdFolder, tmp: str, kept_st: os.stat_result) -> bool:

@@ -13,7 +13,9 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Callable
 
+from ..fs.exchange import rename_no_replace
 from ..fs.folders import FdFolder, Folder
 
 SAVED_INFIX = ".turnback-saved-"
@@ -24,19 +26,75 @@ def saved_tag() -> str:
     return os.urandom(4).hex()
 
 
-def put_back(dfd: Folder, kept: str, name: str, over_target: bool) -> str | None:
-    """Move the file ``kept`` to ``name``: over what stands there only when ``over_target``
-    (the caller found there the rewind's own write), else only where nothing stands.
-    Returns None once in place, or the name it was saved aside under (something else
-    stands at ``name``). OSError when it could not be moved at all: it keeps ``kept``."""
-    if over_target:
-        dfd.rename(kept, name)
-        return None
+def put_back(dfd: Folder, kept: str, name: str,
+             is_target: Callable[[str], bool] | None) -> str | None:
+    """Move the file ``kept`` to ``name``: over what stands there only where ``is_target``
+    (None: never) says of it that it is the rewind's own write, else only where nothing
+    stands. Returns None once in place, or the name it was saved aside under (something
+    else stands at ``name``). OSError when it could not be moved at all: it keeps ``kept``.
+
+    The rewind's write is first moved aside in one rename that replaces nothing, then
+    looked at there: a rename of ``kept`` over a name looked at just before replaced a save
+    renamed over it in between (trust28). Moved aside and not the rewind's write (that
+    save), it goes back; else it is unlinked (a checkpoint holds it) and ``kept`` is put in
+    place replacing nothing: a save come to ``name`` meanwhile stays. Every byte is kept
+    that way, where a swap would have to swap a save back again, racing once more."""
+    aside = None  # where the rewind's write was moved, until ``kept`` is in place
+    if is_target is not None and is_target(name):
+        aside = _move_aside(dfd, name)
+        if aside is not None and not is_target(aside):
+            # a save put at ``name`` since the look: the newest, back in place
+            try:
+                _rename_no_replace(dfd, aside, name)
+            except FileExistsError:
+                pass  # a third save: the second keeps its saved name
+            return save_aside(dfd, kept, name)
     try:
         _move_no_replace(dfd, kept, name)
         return None
     except FileExistsError:
-        return save_aside(dfd, kept, name)
+        return save_aside(dfd, kept, name)  # a save came while the path was free: it stays
+    except OSError:
+        if aside is not None:
+            # the path as it was: the rewind's write is the roll-back's to undo
+            try:
+                _rename_no_replace(dfd, aside, name)
+                aside = None
+            except OSError:
+                pass
+        raise
+    finally:
+        if aside is not None:
+            try:
+                dfd.unlink(aside)  # the rewind's write, looked at there: a checkpoint holds it
+            except OSError:
+                pass  # a stray saved name, its bytes a checkpoint's
+
+
+def _move_aside(dfd: Folder, name: str) -> str | None:
+    """Rename ``name`` to a fresh saved name (``.turnback-saved-<8 hex>``, which no
+    clean-up removes: a crash before the caller's unlink keeps it, whatever it is);
+    None where nothing stands at ``name``."""
+    for _ in range(16):
+        aside = f"{SAVED_INFIX}{saved_tag()}"
+        try:
+            _rename_no_replace(dfd, name, aside)
+            return aside
+        except FileExistsError:
+            continue
+        except FileNotFoundError:
+            return None
+    raise FileExistsError(errno.EEXIST, "every saved name drawn names a file already",
+                          os.path.join(dfd.path, name))
+
+
+def _rename_no_replace(dfd: Folder, src: str, dst: str) -> None:
+    """Rename ``src`` (whatever it is) to ``dst`` unless something stands at ``dst``
+    (FileExistsError): in one step where the system can (``fs/exchange.py``), else after
+    a look (folders by path, an older kernel)."""
+    if isinstance(dfd, FdFolder) and rename_no_replace(dfd.fd, dfd.path, src, dst):
+        return
+    _rename_if_free(dfd, src, dst)
 
 
 def save_aside(dfd: Folder, kept: str, name: str) -> str:

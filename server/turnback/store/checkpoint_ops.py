@@ -144,6 +144,18 @@ class CheckpointOps(SessionOps):
         ``checked``: the caller found no gc since the last scan and the root in place
         under the gc lock it still holds (``_snapshot``)."""
         res, skipped = self._snapshot(dirty, progress, bound, checked)
+        if not checked:
+            # the root looked at again before the commit: a store named with ``--store`` is
+            # written by path, and one replaced during a scan that met no missing object
+            # took the checkpoint into what was put there (a link's target, an empty
+            # folder), naming objects left in the moved store (store27's open item).
+            # ``checked`` (checkpoint_now) is left as it was: no full scan, and its cost
+            # was counted to the system call
+            replaced = self._replaced()
+            if replaced is not None:
+                self._statcache.discard()
+                self._scan_base = None
+                raise replaced
         try:
             cp = self._commit_checkpoint(
                 res.tree, label, session_id, auto, res.files, res.bytes, skipped
