@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 
 import turnback.rewind.apply as rw
+import turnback.rewind.putback as putback
 from turnback import Store
 from turnback.fs import exchange
-from wsutil import journal_left, write
+from wsutil import journal_left, second_names, write
 
 N1 = b"n1, in the checkpoint\n"
 BY_PATH = os.environ.get("TURNBACK_FS_PATHS") == "1"
@@ -203,3 +204,123 @@ def test_a_kill_right_after_the_create_rename_is_recovered(
         again.undo()
         again.finish_rewind()
         assert not (ws / "n.txt").exists() and (ws / "a.txt").read_text() == "a2\n"
+
+
+# --- the put back's seams: after its move aside, before the kept file goes in place ---
+
+W1 = b"z3, written through a descriptor held open, before the rename\n"
+W2 = b"z4, the user's save in the put back's free moment\n"
+
+
+def _with_second_names(ws: Path) -> tuple[Store, str]:
+    """z.txt and a.txt in a checkpoint, both changed since; skips without hard links."""
+    if BY_PATH:
+        pytest.skip("no second names where folders are reached by path: no put back")
+    probe = ws / "probe"
+    probe.write_bytes(b"")
+    try:
+        os.link(probe, ws / "probe2")
+        os.unlink(ws / "probe2")
+    except OSError:
+        pytest.skip("no hard links on this file system: no second names, no put back")
+    finally:
+        probe.unlink()
+    write(ws, "a.txt", "a1\n")
+    write(ws, "z.txt", "z1\n")
+    store = Store.open(ws)
+    cp = store.checkpoint().id
+    write(ws, "a.txt", "a2\n")
+    write(ws, "z.txt", "z2\n")
+    return store, cp
+
+
+def _late_write(ws: Path, fd: int) -> None:
+    """W1 lands in z.txt through ``fd`` right before its replacement (the file kept by its
+    second name holds it, to be put back)."""
+    real_keep = rw.Applier._keep_replaced
+
+    def before_the_rename(self: rw.Applier, dfd: rw.Folder, name: str,
+                          *rest: str) -> str | None:
+        if name == "z.txt":
+            os.pwrite(fd, W1, 0)
+        return real_keep(self, dfd, name, *rest)
+
+    rw.Applier._keep_replaced = before_the_rename  # type: ignore[method-assign]
+
+
+def _after_the_move_aside(then: Callable[[str], None]) -> None:
+    real = putback._move_aside
+
+    def moved_then(dfd: rw.Folder, name: str) -> str | None:
+        aside = real(dfd, name)
+        if name == "z.txt" and aside is not None:
+            then(aside)
+        return aside
+
+    putback._move_aside = moved_then  # type: ignore[assignment]
+
+
+def _saved(ws: Path) -> list[bytes]:
+    return sorted(p.read_bytes() for p in ws.iterdir() if ".turnback-saved-" in p.name)
+
+
+def test_a_save_in_the_put_backs_free_moment_stays(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The put back moved the rewind's write aside (the path free) and a save is renamed
+    over z.txt before the late write's file goes in place: the save stays at z.txt, the
+    late write is saved aside and named in ``Changed``, the rewind's write (a checkpoint's
+    bytes) is gone, the rewind rolled back, no name of it left."""
+    store, cp = _with_second_names(ws)
+    fd = os.open(ws / "z.txt", os.O_WRONLY)
+    monkeypatch.setattr(rw.Applier, "_keep_replaced", rw.Applier._keep_replaced)
+    monkeypatch.setattr(putback, "_move_aside", putback._move_aside)
+    _late_write(ws, fd)
+    fired: list[str] = []
+
+    def save(aside: str) -> None:
+        fired.append(aside)
+        (ws / "z.txt.swp").write_bytes(W2)
+        os.replace(ws / "z.txt.swp", ws / "z.txt")
+
+    _after_the_move_aside(save)
+    try:
+        with pytest.raises(rw.Changed, match=r"z\.txt\.turnback-saved-[0-9a-f]{8}"):
+            store.rewind(cp)
+    finally:
+        os.close(fd)
+        store.close()
+    assert fired
+    assert (ws / "z.txt").read_bytes() == W2
+    assert _saved(ws) == [W1]
+    assert (ws / "a.txt").read_text() == "a2\n"
+    assert not journal_left(ws / ".turnback") and not second_names(ws)
+
+
+def test_a_kill_after_the_put_backs_move_aside_is_recovered(ws: Path) -> None:
+    """A real ``os._exit`` in a child right after the put back moved the rewind's write
+    aside (z.txt free, the late write still at its second name): the next open puts the
+    late write back at z.txt; nothing of the user's is lost, no temporary name is left.
+    The rewind's write (z1, a checkpoint's bytes) stays at a ``.turnback-saved-`` name
+    (docs/RELIABILITY.md, trust28: named by no message)."""
+    store, cp = _with_second_names(ws)
+    store.close()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            fd = os.open(ws / "z.txt", os.O_WRONLY)
+            _late_write(ws, fd)
+            _after_the_move_aside(lambda aside: os._exit(9))
+            with Store.open(ws) as child:
+                child.rewind(cp)
+        finally:
+            os._exit(3)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 9
+    assert not (ws / "z.txt").exists()  # killed in the free moment
+    with Store.open(ws) as again:
+        assert again.journal_problem is None
+        assert not journal_left(again.root)
+    assert (ws / "z.txt").read_bytes() == W1
+    assert _saved(ws) == [b"z1\n"]
+    assert not [n for n in os.listdir(ws) if n.startswith(rw.TMP_PREFIX)]
+    assert not second_names(ws)
