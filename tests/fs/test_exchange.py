@@ -172,3 +172,44 @@ def test_a_name_with_a_nul_is_refused_by_the_rename_too(folder: tuple[int, Path]
     with pytest.raises(ValueError, match="null byte"):
         exchange.rename_no_replace(fd, str(where), "a", "b\0c")
     assert (where / "a").read_bytes() == b"a\n" and not (where / "b").exists()
+
+
+def test_a_refused_rename_is_told_from_a_filtered_call(
+        folder: tuple[int, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """``EPERM`` for this rename only (a sticky folder, an immutable file: the call with no
+    names answers ``ENOENT``) is raised as before; ``EPERM`` for every call (a seccomp
+    filter) is "no such rename here", and the call is not asked again (redteam36)."""
+    fd, where = folder
+    (where / "a").write_bytes(b"a\n")
+    asked: list[int] = []
+
+    def refused(dir_fd: int, a: bytes, b: bytes, flag: int) -> int:
+        asked.append(flag)
+        return errno.EPERM if a else errno.ENOENT
+
+    monkeypatch.setattr(exchange, "_loaded", [refused])
+    with pytest.raises(PermissionError):
+        exchange.rename_no_replace(fd, str(where), "a", "b")
+    assert exchange._loaded == [refused]
+
+    def filtered(dir_fd: int, a: bytes, b: bytes, flag: int) -> int:
+        asked.append(flag)
+        return errno.EPERM
+
+    monkeypatch.setattr(exchange, "_loaded", [filtered])
+    asked.clear()
+    assert exchange.rename_no_replace(fd, str(where), "a", "b") is False
+    assert exchange.exchange(fd, str(where), "a", "b") is False
+    assert len(asked) == 2 and exchange._loaded == [None]
+    assert (where / "a").read_bytes() == b"a\n" and not (where / "b").exists()
+
+
+def test_the_look_for_a_filter_is_not_refused_by_an_unfiltered_kernel(
+        folder: tuple[int, Path]) -> None:
+    """The real call with no names: ``ENOENT`` from a kernel that runs it, so a genuine
+    ``EPERM`` is never taken for a filter here."""
+    fd, _ = folder
+    call = exchange._load()
+    if call is None:
+        pytest.skip("no rename call taking flags in this C library")
+    assert exchange._filtered(call, fd) is False

@@ -69,7 +69,22 @@ def _flagged(dir_fd: int, a: bytes, b: bytes, flag: int) -> int:
     if not _loaded:
         _loaded.append(_load())
     call = _loaded[0]
-    return errno.ENOSYS if call is None else call(dir_fd, a, b, flag)
+    if call is None:
+        return errno.ENOSYS
+    err = call(dir_fd, a, b, flag)
+    if err == errno.EPERM and _filtered(call, dir_fd):
+        _loaded[0] = None  # the process's filter: no such call for the rest of its life
+        return errno.ENOSYS
+    return err
+
+
+def _filtered(call: _Call, dir_fd: int) -> bool:
+    """Whether ``EPERM`` came from a filter refusing the call itself (seccomp: systemd-nspawn,
+    a container runtime's older default), not from this rename (a sticky folder, an
+    immutable file): the call asked again with no names and no flag, which the kernel
+    answers ``ENOENT``; a filter answers ``EPERM`` again. Raised, that ``EPERM`` failed
+    every rewind that created or replaced a file (redteam36)."""
+    return call(dir_fd, b"", b"", 0) == errno.EPERM
 
 
 def _raw(dir_fd: int, a: bytes, b: bytes) -> int:

@@ -39,7 +39,7 @@ from ..objects.objectstore import BLOB, CHUNK, ObjectStore, hash_bytes
 from ..objects.trees import LINK, STAT_MODES, Entry, permissions
 from .lostnames import unlink_lost
 from .plan import Plan
-from .putback import SAVED_INFIX, put_back, save_aside
+from .putback import SAVED_INFIX, clear_special, is_special, put_back, save_aside
 
 UNREADABLE = Entry("?", "unreadable", 0)  # equal to no entry a plan holds
 
@@ -591,6 +591,11 @@ class Applier:
                     st = dfd.lstat(name)
                     if stat.S_ISDIR(st.st_mode) and not is_link(st):
                         self._clear_dir(dfd, name, path)
+                        absent = True
+                    elif is_special(st):
+                        # a FIFO: taken away first, so the create replaces nothing
+                        if not clear_special(dfd, name):
+                            raise Changed([path])
                         absent = True
                 except FileNotFoundError:
                     absent = True

@@ -71,6 +71,32 @@ def put_back(dfd: Folder, kept: str, name: str,
                 pass  # a stray saved name, its bytes a checkpoint's
 
 
+def clear_special(dfd: Folder, name: str) -> bool:
+    """Take away the FIFO, socket or device at ``name`` (nothing a rewind keeps: a plain
+    rename replaced it) so that a create renames without replacing: a save renamed over it
+    between the look and that plain rename was lost (redteam36). Moved aside first, looked
+    at there, unlinked only if it still is one. True once ``name`` is free; False where
+    what was moved is something else (a save come since the look): it goes back, replacing
+    nothing (a newer one there: it keeps its saved name)."""
+    aside = _move_aside(dfd, name)
+    if aside is None:
+        return True
+    if is_special(dfd.lstat(aside)):
+        dfd.unlink(aside)
+        return True
+    try:
+        _rename_no_replace(dfd, aside, name)
+    except FileExistsError:
+        pass
+    return False
+
+
+def is_special(st: os.stat_result) -> bool:
+    """A FIFO, socket or device: no file, folder or link."""
+    return not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)
+                or stat.S_ISLNK(st.st_mode))
+
+
 def _move_aside(dfd: Folder, name: str) -> str | None:
     """Rename ``name`` to a fresh saved name (``.turnback-saved-<8 hex>``, which no
     clean-up removes: a crash before the caller's unlink keeps it, whatever it is);
