@@ -1,0 +1,52 @@
+"""A red-team pass over ``fold28`` (branch ``redteam37``): the fold runs under the gc lock
+held *shared*, beside other processes' writers, so what a writer wrote and has not synced
+yet is now within a fold's reach."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from turnback import Store
+from turnback.objects.objectstore import BLOB
+from wsutil import age_tree, write
+
+
+def _raw_checkpoint(store: Store, ws: Path) -> None:
+    """A checkpoint whose held batch went out as raw frames (a server's): a fold is due."""
+    store.checkpoint(label="walk")
+    store.objects.raw_held = True
+    files = {f"d{i}/f{i}.txt": f"raw line {i}\n" * 400 for i in range(12)}
+    for rel, text in files.items():
+        write(ws, rel, text)
+    age_tree(ws)
+    store.checkpoint(dirty=set(files), label="raw")
+    assert store.objects.unfolded
+
+
+def test_a_fold_that_takes_another_writers_unsynced_pack_does_not_fail_its_sync(
+        ws: Path) -> None:
+    """Fails before: another process's batch past the log's bound went into a small pack
+    (held under the gc lock shared, waiting for its ``sync`` before its commit); a fold,
+    under the same shared lock, chose that pack (``merging.choose``), copied it into its
+    own synced pack and removed it; the writer's ``sync`` then raised FileNotFoundError
+    on the pack's name and its checkpoint (or a rewind's safety checkpoint) failed."""
+    root = ws / ".turnback"
+    with Store.open(ws, create=True) as server:
+        _raw_checkpoint(server, ws)
+        with Store.open(ws) as writer:
+            blobs = [os.urandom(500 << 10) for _ in range(17)]  # 8.3 MiB: past LOG_BYTES
+            with writer.objects.batch(fsync=True):
+                names = [writer.objects.put(BLOB, b) for b in blobs]
+            packs = {p.name for p in (root / "objects" / "pack").glob("*.pack")}
+            assert server.fold_held() is True
+            taken = packs - {p.name for p in (root / "objects" / "pack").glob("*.pack")}
+            assert taken, "the fold took no pack of the writer's: the attack did not run"
+            writer.objects.sync()  # before the fix: FileNotFoundError
+            for name, data in zip(names, blobs, strict=True):
+                assert writer.objects.get(BLOB, name) == data
+                assert server.objects.get(BLOB, name) == data
+    with Store.open(ws) as again:
+        for name, data in zip(names, blobs, strict=True):
+            assert again.objects.get(BLOB, name) == data
+        assert again.fsck().ok
