@@ -5,9 +5,11 @@ yet is now within a fold's reach."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 from turnback import Store
+from turnback.objects.merging import MERGE_AT
 from turnback.objects.objectstore import BLOB
 from wsutil import age_tree, write
 
@@ -49,4 +51,42 @@ def test_a_fold_that_takes_another_writers_unsynced_pack_does_not_fail_its_sync(
     with Store.open(ws) as again:
         for name, data in zip(names, blobs, strict=True):
             assert again.objects.get(BLOB, name) == data
+        assert again.fsck().ok
+
+
+def test_a_quiet_servers_log_made_ahead_removed_as_stale_loses_no_later_checkpoint(
+        ws: Path) -> None:
+    """Probed, sound: a server quiet for more than ``STRAY_AGE_S`` holds the log its fold
+    made ahead, still empty; a CLI call past ``MERGE_AT`` removes it as a stale empty log
+    (under the gc lock taken exclusively). The server's next checkpoint must not append to
+    the removed file (``LogFile.usable``: the inode at the name is gone): its objects and
+    record are read back by another process, fsck clean."""
+    root = ws / ".turnback"
+    logs = root / "objects" / "log"
+    with Store.open(ws, create=True) as server:
+        _raw_checkpoint(server, ws)
+        assert server.fold_held() is True
+        ahead = server.objects._log
+        assert ahead is not None and ahead.path.exists() and ahead.path.stat().st_size == 0
+        hour_ago = time.time() - 7200
+        planted = []
+        for i in range(MERGE_AT):
+            p = logs / f"log-{900000 + i}-{i:016x}"
+            p.touch()
+            planted.append(p)
+        for p in [*planted, ahead.path]:
+            os.utime(p, (hour_ago, hour_ago))
+        with Store.open(ws) as cli:
+            assert cli.merge_logs() is None
+        assert not ahead.path.exists(), "the stale removal did not run: the attack did not"
+        files = {f"late/f{i}.txt": f"after the quiet hour {i}\n" * 200 for i in range(5)}
+        for rel, text in files.items():
+            write(ws, rel, text)
+        age_tree(ws)
+        cp = server.checkpoint(dirty=set(files), label="late")
+        assert server.objects._log is not ahead
+        assert server.fold_held() is True
+    with Store.open(ws) as again:
+        for rel, text in files.items():
+            assert again.file_content(cp.id, rel).text == text
         assert again.fsck().ok
