@@ -90,3 +90,57 @@ def test_a_quiet_servers_log_made_ahead_removed_as_stale_loses_no_later_checkpoi
         for rel, text in files.items():
             assert again.file_content(cp.id, rel).text == text
         assert again.fsck().ok
+
+
+
+def _raw_fold(store: Store, ws: Path, tag: str) -> None:
+    """A raw checkpoint of 60 new files, folded: its log holds enough objects for the fold
+    to take the small packs before it (``merging.choose``)."""
+    files = {f"{tag}/g{i}.txt": f"{tag} line {i}\n" * 100 for i in range(60)}
+    for rel, text in files.items():
+        write(ws, rel, text)
+    age_tree(ws)
+    store.checkpoint(dirty=set(files), label=tag)
+    assert store.fold_held() is True
+
+
+def test_a_read_across_two_folds_in_a_row_finds_its_object(ws: Path) -> None:
+    """A reader of another process (no lock: a CLI ``show``, a rewind's read) placed an
+    object in a small pack; a fold took that pack into its own and removed it; the reader's
+    read misses and lists the packs again, and a second fold (the server's next quiet
+    moment) takes the pack it found there before its read. Folds come at every quiet
+    moment of every server, not only past ``MERGE_AT`` logs as merges do."""
+    root = ws / ".turnback"
+    with Store.open(ws, create=True) as server:
+        _raw_checkpoint(server, ws)
+        cp = server.checkpoints()[-1]
+        assert server.fold_held() is True
+        entry = server.trees.lookup(cp.tree, "d3/f3.txt")
+        assert entry is not None
+        blob, text = entry.hash, ("raw line 3\n" * 400).encode()
+        with Store.open(ws) as reader:
+            assert reader.objects.exists(blob)  # placed in the fold's pack, not yet opened
+            first = reader.objects.packs.locate(blob)
+            assert first is not None
+            _raw_fold(server, ws, "second")
+            assert not (root / "objects" / "pack" / f"{first.pack}.pack").exists(), \
+                "the second fold did not take the pack: the attack did not run"
+            packs = reader.objects.packs
+            real = packs.refresh
+            moved: list[str] = []
+
+            def refresh(whole: bool = False) -> None:
+                real(whole)
+                if not moved:  # the reader's look lands between two folds
+                    loc = packs.locate(blob)
+                    moved.append(loc.pack if loc is not None else "")
+                    _raw_fold(server, ws, "third")
+
+            packs.refresh = refresh  # type: ignore[method-assign]
+            got = reader.objects.get(BLOB, blob)  # before the fix: NotFound
+            packs.refresh = real  # type: ignore[method-assign]
+            assert moved and not (root / "objects" / "pack" / f"{moved[0]}.pack").exists(), \
+                "the third fold did not take the pack the reader found: the attack did not run"
+            assert got == text
+    with Store.open(ws) as again:
+        assert again.fsck().ok
