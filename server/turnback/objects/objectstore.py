@@ -41,6 +41,9 @@ SYNC_FILES_MAX = 16  # more new object files than this: one syncfs (see ObjectSt
 # The most one loose object may inflate to: far above any size cap a store is likely to have
 # had, and a bound on what a damaged (or crafted) frame can make a reader allocate or write.
 MAX_LOOSE = 4 << 30
+# a read that finds its object's pack removed before it reads it lists the packs again, at
+# most this many times in a row (each one a whole gc, merge or fold meanwhile)
+MOVES_MAX = 8
 INFLATE_AT_ONCE = STREAM_THRESHOLD  # frames saying they hold more are inflated chunk by chunk
 _NAME = re.compile(r"[0-9a-f]{64}")
 _JOIN_MAX = 64 << 10  # hash_bytes: objects up to this size are copied once, not updated into
@@ -533,32 +536,56 @@ class ObjectStore:
         dirs |= {d.parent for d in dirs if d.name not in ("pack", "log")}
         if log is not None and log.named:
             dirs.discard(log.folder)
-        fsync_all(paths, sorted(dirs))
+        self._fsync_present(paths, sorted(dirs))
         if log is not None and log.path in paths:
             log.named = True
+
+    def _fsync_present(self, paths: list[Path], dirs: list[Path]) -> None:
+        """``fsync_all``, leaving out a pack of ours that is gone: another process's fold
+        runs under the gc lock held shared, as this writer holds it, and may take a small
+        pack written here before its sync (``merging.choose``); it copies it into its own
+        pack, synced, before it removes it (``fold_log``), so there is nothing left to sync
+        of it. Under that lock nothing else removes a pack (gc and merges take it
+        exclusively); before, the checkpoint failed on FileNotFoundError (redteam37)."""
+        pack = self.root / "pack"
+        while True:
+            try:
+                fsync_all(paths, dirs)
+                return
+            except FileNotFoundError:
+                left = [p for p in paths if p.parent != pack or os.path.lexists(p)]
+                if len(left) == len(paths):
+                    raise
+                paths = left
 
     # -- reading ---------------------------------------------------------------------
     def _packed(self, name: str) -> bytes | None:
         self._ensure_index()
-        for attempt in range(2):
+        for attempt in range(MOVES_MAX + 1):
             loc = self.packs.locate(name)
+            gone = False
             if loc is not None:
                 try:
                     return self.packs.read(loc)
                 except FileNotFoundError:
-                    pass  # repacked by gc under us
+                    gone = True  # repacked under us (gc, a merge, a fold)
             for w in (self._writer, self._held):
                 if w is not None:
                     own = w.read_own(name)
                     if own is not None:
                         return own
-            if attempt == 0:
-                self.packs.refresh()
-                # a log's frames past LOG_EAGER (packs.py), for a name not loose either: a
-                # large object is a loose file, and each process's first read of one read a
-                # planted log whole here (redteam19)
-                if self.packs.locate(name) is None and not self.path(name).exists():
-                    self.packs.read_rest()
+            if attempt > 0 and not gone:
+                return None
+            # listed again: and again while the pack found there goes before its read (a
+            # server folds at each quiet moment: two folds in a row made this NotFound,
+            # redteam37)
+            self.packs.refresh()
+            # a log's frames past LOG_EAGER (packs.py), for a name not loose either: a
+            # large object is a loose file, and each process's first read of one read a
+            # planted log whole here (redteam19)
+            if (attempt == 0 and self.packs.locate(name) is None
+                    and not self.path(name).exists()):
+                self.packs.read_rest()
         return None
 
     def _raw(self, name: str) -> bytes:
