@@ -80,7 +80,10 @@ def age_tree(root: Path, seconds: float = 10.0) -> None:
         for f in files:
             p = Path(dirpath) / f
             if not p.is_symlink():
-                age(p, seconds)
+                try:
+                    age(p, seconds)
+                except FileNotFoundError:
+                    pass  # a store's temporary file, gone since the listing (another thread's)
 
 
 def cli_env(**extra: str) -> dict[str, str]:

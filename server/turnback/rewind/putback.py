@@ -147,21 +147,27 @@ def _move_no_replace(dfd: Folder, src: str, dst: str) -> None:
     if isinstance(dfd, FdFolder):
         try:
             dfd.link(src, dst)  # EEXIST whatever stands there, even a dangling link
-        except PermissionError:
-            # a folder (``link`` refuses one: EPERM), swapped out of a path by a rewind
-            # (``Applier._stranger_out``): renamed, which replaces no file (ENOTDIR) and
-            # no folder holding one (ENOTEMPTY); left at a rewind's temporary name it was
-            # left out of every checkpoint (redteam34)
-            st = dfd.lstat(src)
-            if not stat.S_ISDIR(st.st_mode):
+        except OSError as exc:
+            if exc.errno not in _NO_LINK:
                 raise
-            _rename_if_free(dfd, src, dst)
+            # a folder (``link`` refuses one: EPERM), swapped out of a path by a rewind
+            # (``Applier._stranger_out``; left at a rewind's temporary name it was left out
+            # of every checkpoint: redteam34), or a file system with no hard links (a FUSE
+            # passthrough, some network ones: EPERM, ENOSYS, EROFS): renamed, replacing
+            # nothing. A real refusal (EACCES, a read-only folder) refuses the rename too
+            _rename_no_replace(dfd, src, dst)
             return
         dfd.unlink(src)
         return
     # folders reached by path hold no second names (``Applier._keep_replaced``): only a
     # saved name comes here, after a look
     _rename_if_free(dfd, src, dst)
+
+
+# ``link`` refused for what the file or the file system is, not for the name: a folder
+# (EPERM), a file system with no hard links (a FUSE passthrough answers EROFS or ENOSYS,
+# some network ones EPERM or EOPNOTSUPP)
+_NO_LINK = frozenset({errno.EPERM, errno.EROFS, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP})
 
 
 def _rename_if_free(dfd: Folder, src: str, dst: str) -> None:
