@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 from ..fs.exchange import rename_no_replace
 from ..fs.folders import FdFolder, Folder
+from ..fs.hardlinks import makes_links
 
 SAVED_INFIX = ".turnback-saved-"
 
@@ -147,14 +148,16 @@ def _move_no_replace(dfd: Folder, src: str, dst: str) -> None:
     if isinstance(dfd, FdFolder):
         try:
             dfd.link(src, dst)  # EEXIST whatever stands there, even a dangling link
-        except OSError as exc:
-            if exc.errno not in _NO_LINK:
-                raise
-            # a folder (``link`` refuses one: EPERM), swapped out of a path by a rewind
+        except FileExistsError:
+            raise
+        except OSError:
+            # a folder (``link`` refuses any), swapped out of a path by a rewind
             # (``Applier._stranger_out``; left at a rewind's temporary name it was left out
-            # of every checkpoint: redteam34), or a file system with no hard links (a FUSE
-            # passthrough, some network ones: EPERM, ENOSYS, EROFS): renamed, replacing
-            # nothing. A real refusal (EACCES, a read-only folder) refuses the rename too
+            # of every checkpoint: redteam34), or a file system with no hard links (asked
+            # of it, not told by the errno: each answers its own): renamed, replacing
+            # nothing. A refusal of this link where links work (EIO) is raised
+            if not (stat.S_ISDIR(dfd.lstat(src).st_mode) or not makes_links(dfd)):
+                raise
             _rename_no_replace(dfd, src, dst)
             return
         dfd.unlink(src)
@@ -162,12 +165,6 @@ def _move_no_replace(dfd: Folder, src: str, dst: str) -> None:
     # folders reached by path hold no second names (``Applier._keep_replaced``): only a
     # saved name comes here, after a look
     _rename_if_free(dfd, src, dst)
-
-
-# ``link`` refused for what the file or the file system is, not for the name: a folder
-# (EPERM), a file system with no hard links (a FUSE passthrough answers EROFS or ENOSYS,
-# some network ones EPERM or EOPNOTSUPP)
-_NO_LINK = frozenset({errno.EPERM, errno.EROFS, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP})
 
 
 def _rename_if_free(dfd: Folder, src: str, dst: str) -> None:
