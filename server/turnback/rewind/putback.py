@@ -28,11 +28,14 @@ def saved_tag() -> str:
 
 
 def put_back(dfd: Folder, kept: str, name: str,
-             is_target: Callable[[str], bool] | None) -> str | None:
+             is_target: Callable[[str], bool] | None,
+             saved_too: list[str] | None = None) -> str | None:
     """Move the file ``kept`` to ``name``: over what stands there only where ``is_target``
     (None: never) says of it that it is the rewind's own write, else only where nothing
     stands. Returns None once in place, or the name it was saved aside under (something
     else stands at ``name``). OSError when it could not be moved at all: it keeps ``kept``.
+    ``saved_too`` gets the name of any other file this left aside: a save that could not
+    go back (a third one stood at ``name`` by then), for the caller's message to name.
 
     The rewind's write is first moved aside in one rename that replaces nothing, then
     looked at there: a rename of ``kept`` over a name looked at just before replaced a save
@@ -48,7 +51,14 @@ def put_back(dfd: Folder, kept: str, name: str,
             try:
                 _rename_no_replace(dfd, aside, name)
             except FileExistsError:
-                pass  # a third save: the second keeps its saved name
+                # a third save: the second stays aside, given the path's name to be found
+                # by, and named to the caller (trust29: no message named it)
+                try:
+                    aside = save_aside(dfd, aside, name)
+                except OSError:
+                    pass  # it keeps ``.turnback-saved-<hex>``: named as that
+                if saved_too is not None:
+                    saved_too.append(aside)
             return save_aside(dfd, kept, name)
     try:
         _move_no_replace(dfd, kept, name)
