@@ -104,3 +104,27 @@ def _makes_links(ws: Path) -> bool:
     assert isinstance(root, FdFolder)
     with root:
         return hardlinks.makes_links(root)
+
+
+def test_a_folder_that_takes_no_probe_file_is_asked_again_later(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The probe's own file refused (a read-only folder): the caller's refusal is raised,
+    and no answer is kept for the device: another folder of it may take the probe."""
+    real_open = FdFolder.open
+    refused: list[str] = []
+
+    def no_new_file(self: FdFolder, name: str, flags: int, mode: int = 0o777) -> int:
+        if flags & os.O_CREAT and rewindnames.is_marked(name) and not refused:
+            refused.append(name)
+            raise PermissionError(errno.EACCES, "read-only folder", name)
+        return real_open(self, name, flags, mode)
+
+    monkeypatch.setattr(FdFolder, "open", no_new_file)
+    root = open_root(str(ws))
+    assert isinstance(root, FdFolder)
+    with root:
+        assert hardlinks.makes_links(root) is True  # cannot tell: the refusal stands
+        assert refused and hardlinks._by_device == {}
+        hardlinks.makes_links(root)  # asked again, answered this time
+        assert len(hardlinks._by_device) == 1
+    assert _left(ws) == []

@@ -29,17 +29,21 @@ def makes_links(dfd: FdFolder) -> bool:
     dev = os.fstat(dfd.fd).st_dev
     known = _by_device.get(dev)
     if known is None:
-        known = _by_device[dev] = _probe(dfd)
-    return known
+        known = _probe(dfd)
+        if known is not None:
+            _by_device[dev] = known
+    return True if known is None else known
 
 
-def _probe(dfd: FdFolder) -> bool:
+def _probe(dfd: FdFolder) -> bool | None:
+    """The file system's answer; None where this folder takes no file of ours (not kept:
+    another folder of the device may)."""
     first = rewindnames.make(os.getpid(), os.urandom(4).hex())
     second = rewindnames.make(os.getpid(), os.urandom(4).hex())
     try:
         os.close(dfd.open(first, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_CLOEXEC, 0o600))
     except OSError:
-        return True
+        return None
     try:
         dfd.link(first, second)
     except OSError:
