@@ -87,12 +87,20 @@ def tell_notices(store: Store) -> None:
     object log, a repaired checkpoints.jsonl: ``store/notices.py``), on every CLI path that
     opens the store itself: click's commands (``Ctx.open``), this fast path and the agents'
     hook (``hook_cmd``), which said nothing before (trust21). Right after the open, before
-    the command's own output; a warning never stops the command."""
+    the command's own output; a warning never stops the command, nor does its module
+    failing to import after an upgrade (``CodeChanged``): said once, the command goes on."""
+    from ..errors import CodeChanged
+
     try:
         for notice in store.untold_notices("cli"):
             _write(sys.stderr, f"turnback: {notice.message}\n")
     except OSError:
         pass
+    except CodeChanged as exc:  # its own text says "nothing was changed": not so here
+        _write(sys.stderr, "turnback: what the store set aside could not be shown: "
+               f"Turnback's code could not be imported ({exc.__cause__}); its files changed "
+               "since this command started (upgraded while it ran?). The command goes on; "
+               "run it again, or reinstall Turnback if this comes back\n")
 
 
 def merge_logs_after(store: Store) -> None:

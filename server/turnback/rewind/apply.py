@@ -134,30 +134,33 @@ class Changed(Conflict):
     """A path changed between the plan and its write: the rewind keeps it and stops."""
 
     def __init__(self, paths: list[str], saved: str | None = None,
-                 newer_saved: bool = False) -> None:
+                 newer_saved: bool = False, also: list[str] | None = None) -> None:
         shown = ", ".join(f"'{p}'" for p in paths[:5]) + (" …" if len(paths) > 5 else "")
         if saved is not None and newer_saved:
             # a third thing put at the path between the two swaps (``_stranger_out``): the
             # path holds the first save again, the later one is the one saved aside
-            super().__init__(
+            text = (
                 f"{shown} changed twice while the rewind ran (saved by an editor or an agent): "
                 f"what was saved there first is in place, and what was put there after it is "
                 f"in '{saved}'; the rewind was rolled back: nothing was lost, and there is "
                 "nothing of it to undo (undo would undo the operation before it). Keep what "
                 "you need of that file, then rewind again once the workspace is quiet")
         elif saved is None:
-            super().__init__(
+            text = (
                 f"{shown} changed while the rewind ran (saved by an editor or an agent); the "
                 "new content is kept and the rewind was rolled back: nothing was lost, and "
                 "there is nothing of it to undo (undo would undo the operation before it). "
                 "Rewind again once the workspace is quiet")
         else:
-            super().__init__(
+            text = (
                 f"{shown} changed twice while the rewind ran (saved by an editor or an agent): "
                 f"the newest content is kept in place, and what it held before that is in "
                 f"'{saved}'; the rewind was rolled back: nothing was lost, and there is nothing of "
                 "it to undo (undo would undo the operation before it). Keep what you need of "
                 "that file, then rewind again once the workspace is quiet")
+        if also:  # a save that a later one kept from its path (``put_back``, trust29)
+            text += ". A save made in between is in " + ", ".join(f"'{a}'" for a in also)
+        super().__init__(text)
         self.paths = paths
         self.saved = saved
 
@@ -735,9 +738,10 @@ class Applier:
             now = disk_entry(dfd, kept)
         if _same(now, was) or _same(now, entry):
             return
+        too: list[str] = []  # a second save that a third kept from going back
         try:
             # over the rewind's own write only: a save renamed over it since is newer
-            saved = put_back(dfd, kept, name, _holds(dfd, entry))
+            saved = put_back(dfd, kept, name, _holds(dfd, entry), too)
         except OSError as exc:
             try:
                 saved = save_aside(dfd, kept, name)
@@ -747,7 +751,8 @@ class Applier:
                 f"'{path}' changed while the rewind ran and could not be put back ({exc}): "
                 f"what it held is in '{os.path.join(dfd.path, saved)}'; move it back to "
                 f"'{path}'") from None
-        raise Changed([path], None if saved is None else os.path.join(dfd.path, saved))
+        raise Changed([path], None if saved is None else os.path.join(dfd.path, saved),
+                      also=[os.path.join(dfd.path, t) for t in too])
 
     def restore_late(self, plan: Plan) -> list[str]:
         """After a crash: put back in place each replaced file, still held by its second

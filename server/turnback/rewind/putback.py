@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 from ..fs.exchange import rename_no_replace
 from ..fs.folders import FdFolder, Folder
+from ..fs.hardlinks import makes_links
 
 SAVED_INFIX = ".turnback-saved-"
 
@@ -27,11 +28,14 @@ def saved_tag() -> str:
 
 
 def put_back(dfd: Folder, kept: str, name: str,
-             is_target: Callable[[str], bool] | None) -> str | None:
+             is_target: Callable[[str], bool] | None,
+             saved_too: list[str] | None = None) -> str | None:
     """Move the file ``kept`` to ``name``: over what stands there only where ``is_target``
     (None: never) says of it that it is the rewind's own write, else only where nothing
     stands. Returns None once in place, or the name it was saved aside under (something
     else stands at ``name``). OSError when it could not be moved at all: it keeps ``kept``.
+    ``saved_too`` gets the name of any other file this left aside: a save that could not
+    go back (a third one stood at ``name`` by then), for the caller's message to name.
 
     The rewind's write is first moved aside in one rename that replaces nothing, then
     looked at there: a rename of ``kept`` over a name looked at just before replaced a save
@@ -47,7 +51,14 @@ def put_back(dfd: Folder, kept: str, name: str,
             try:
                 _rename_no_replace(dfd, aside, name)
             except FileExistsError:
-                pass  # a third save: the second keeps its saved name
+                # a third save: the second stays aside, given the path's name to be found
+                # by, and named to the caller (trust29: no message named it)
+                try:
+                    aside = save_aside(dfd, aside, name)
+                except OSError:
+                    pass  # it keeps ``.turnback-saved-<hex>``: named as that
+                if saved_too is not None:
+                    saved_too.append(aside)
             return save_aside(dfd, kept, name)
     try:
         _move_no_replace(dfd, kept, name)
@@ -147,14 +158,16 @@ def _move_no_replace(dfd: Folder, src: str, dst: str) -> None:
     if isinstance(dfd, FdFolder):
         try:
             dfd.link(src, dst)  # EEXIST whatever stands there, even a dangling link
-        except OSError as exc:
-            if exc.errno not in _NO_LINK:
-                raise
-            # a folder (``link`` refuses one: EPERM), swapped out of a path by a rewind
+        except FileExistsError:
+            raise
+        except OSError:
+            # a folder (``link`` refuses any), swapped out of a path by a rewind
             # (``Applier._stranger_out``; left at a rewind's temporary name it was left out
-            # of every checkpoint: redteam34), or a file system with no hard links (a FUSE
-            # passthrough, some network ones: EPERM, ENOSYS, EROFS): renamed, replacing
-            # nothing. A real refusal (EACCES, a read-only folder) refuses the rename too
+            # of every checkpoint: redteam34), or a file system with no hard links (asked
+            # of it, not told by the errno: each answers its own): renamed, replacing
+            # nothing. A refusal of this link where links work (EIO) is raised
+            if not (stat.S_ISDIR(dfd.lstat(src).st_mode) or not makes_links(dfd)):
+                raise
             _rename_no_replace(dfd, src, dst)
             return
         dfd.unlink(src)
@@ -162,12 +175,6 @@ def _move_no_replace(dfd: Folder, src: str, dst: str) -> None:
     # folders reached by path hold no second names (``Applier._keep_replaced``): only a
     # saved name comes here, after a look
     _rename_if_free(dfd, src, dst)
-
-
-# ``link`` refused for what the file or the file system is, not for the name: a folder
-# (EPERM), a file system with no hard links (a FUSE passthrough answers EROFS or ENOSYS,
-# some network ones EPERM or EOPNOTSUPP)
-_NO_LINK = frozenset({errno.EPERM, errno.EROFS, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP})
 
 
 def _rename_if_free(dfd: Folder, src: str, dst: str) -> None:

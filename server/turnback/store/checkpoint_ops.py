@@ -113,13 +113,14 @@ class CheckpointOps(SessionOps):
                 # 30 s for another process (one stopped holding it: ^Z on an append)
                 if not held or not self.backend.append_free_now(session_id or WORKSPACE_SESSION):
                     return None
-                if self._gc_generation() != self._gc_seen or self._root_held.replaced():
+                if self._gc_generation() != self._gc_seen:
                     return None  # a gc since (any process's): the scan would walk it all
                 # the scan's own look at each changed path bounds it (``NOW_BYTES``, no
                 # folder listed whole, no walk) and sizes its read: one ``lstat`` a path,
                 # and a file grown after it is read only as far as it was admitted
-                # ``checked``: the mark and the root were just looked at, under the gc
-                # lock held since; the scan's own ``_check_gc`` would read them again
+                # ``checked``: the mark was just looked at, under the gc lock held since;
+                # the scan's own ``_check_gc`` would read it again. The root is looked at
+                # once, after the scan, before the commit (``_checkpoint_held``; trust29)
                 return self._checkpoint_held(label, session_id, auto, dirty, None, True,
                                              bound=NOW_BYTES, checked=True)
         except PastBound:
@@ -141,21 +142,20 @@ class CheckpointOps(SessionOps):
                          ) -> Checkpoint:
         """The checkpoint itself; the caller holds the mutex and the gc lock. ``bound``:
         the scan's (``Scanner.scan``); ``PastBound`` with nothing done past it.
-        ``checked``: the caller found no gc since the last scan and the root in place
-        under the gc lock it still holds (``_snapshot``)."""
+        ``checked``: the caller found no gc since the last scan under the gc lock it
+        still holds (``_snapshot``). The root is looked at here, after the scan, for
+        every caller."""
         res, skipped = self._snapshot(dirty, progress, bound, checked)
-        if not checked:
-            # the root looked at again before the commit: a store named with ``--store`` is
-            # written by path, and one replaced during a scan that met no missing object
-            # took the checkpoint into what was put there (a link's target, an empty
-            # folder), naming objects left in the moved store (store27's open item).
-            # ``checked`` (checkpoint_now) is left as it was: no full scan, and its cost
-            # was counted to the system call
-            replaced = self._replaced()
-            if replaced is not None:
-                self._statcache.discard()
-                self._scan_base = None
-                raise replaced
+        # the root looked at again before the commit: a store named with ``--store`` is
+        # written by path, and one replaced during a scan that met no missing object
+        # took the checkpoint into what was put there (a link's target, an empty
+        # folder), naming objects left in the moved store (store27's open item;
+        # checkpoint_now's too since trust29, its look before the scan moved here)
+        replaced = self._replaced()
+        if replaced is not None:
+            self._statcache.discard()
+            self._scan_base = None
+            raise replaced
         try:
             cp = self._commit_checkpoint(
                 res.tree, label, session_id, auto, res.files, res.bytes, skipped

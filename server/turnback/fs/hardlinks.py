@@ -1,0 +1,62 @@
+"""Whether a folder's file system makes hard links at all, asked once a device.
+
+A put back moves a file to a name by ``link`` then ``unlink``, which replaces nothing. Where
+the file system has no hard links (a FUSE passthrough, FAT, some network file systems) every
+``link`` is refused, each file system with an errno of its own (EPERM, EROFS, ENOSYS,
+EOPNOTSUPP, EACCES...): a list of errnos at the call site took some for "no hard links" and
+missed others. The file system is asked instead, with files of this process's own: an
+empty file made under a rewind's temporary name (left out of every checkpoint, so a crash
+in between leaves an empty file no checkpoint takes) and linked to a second one; both
+unlinked. A refusal of one link where links
+work (EIO, a full link count) is then told from a file system that has none.
+"""
+
+from __future__ import annotations
+
+import os
+
+from . import rewindnames
+from .folders import FdFolder
+from .osflags import O_CLOEXEC
+
+_by_device: dict[int, bool] = {}  # st_dev -> links made there; a file system's fact
+
+
+def makes_links(dfd: FdFolder) -> bool:
+    """Whether the file system holding ``dfd`` makes hard links. Asked once a device and
+    process (one ``fstat`` each later time); where the probe cannot make its own file
+    (a read-only folder), True: the caller's refusal is then a real one, raised."""
+    dev = os.fstat(dfd.fd).st_dev
+    known = _by_device.get(dev)
+    if known is None:
+        known = _probe(dfd)
+        if known is not None:
+            _by_device[dev] = known
+    return True if known is None else known
+
+
+def _probe(dfd: FdFolder) -> bool | None:
+    """The file system's answer; None where this folder takes no file of ours (not kept:
+    another folder of the device may)."""
+    first = rewindnames.make(os.getpid(), os.urandom(4).hex())
+    second = rewindnames.make(os.getpid(), os.urandom(4).hex())
+    try:
+        os.close(dfd.open(first, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_CLOEXEC, 0o600))
+    except OSError:
+        return None
+    try:
+        dfd.link(first, second)
+    except OSError:
+        return False
+    else:
+        _unlink(dfd, second)
+        return True
+    finally:
+        _unlink(dfd, first)
+
+
+def _unlink(dfd: FdFolder, name: str) -> None:
+    try:
+        dfd.unlink(name)
+    except OSError:
+        pass  # a rewind's temporary name: the clean-up's

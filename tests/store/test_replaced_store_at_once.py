@@ -1,0 +1,73 @@
+"""A store named with ``--store`` replaced during an at-once checkpoint's scan is refused.
+
+``Store.checkpoint_now`` (the server's checkpoint, and the at-once path) looked at the
+store's root before its scan only. A store named with ``--store`` is written by path: one
+renamed away during the scan, with a link to a folder outside or an empty folder put in its
+place, took the checkpoint's record into what was put there when the scan met no missing
+object (its trees warm in memory, its changed file new content). The full checkpoint looks
+again before its commit since ``trust28``; ``trust29`` makes ``checkpoint_now`` do the same.
+The race is made deterministic by doing the swap inside the scan (``Scanner.scan``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import pytest
+
+from turnback import Store
+from turnback.errors import TurnbackError
+from turnback.snapshot.scan import Scanner
+
+
+def _files(root: Path) -> list[str]:
+    if root.is_symlink() or not root.is_dir():
+        return []
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+@pytest.mark.parametrize("put", ["a link", "an empty folder", "nothing"])
+def test_a_named_store_swapped_in_an_at_once_scan_is_refused(tmp_path: Path, put: str) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for i in range(3):
+        (ws / f"f{i}.txt").write_text(f"file {i}\n")
+    (ws / "sub").mkdir()
+    (ws / "sub" / "g.txt").write_text("g\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    store_dir = tmp_path / "named-store"
+    with Store.open(ws, store_dir=store_dir) as store:
+        store.checkpoint(label="walk")
+        store.save_scan_cache()
+        store.warm_trees()  # as a server does while quiet: the scan reads no tree
+        (ws / "f1.txt").write_text("new content, in no object yet\n")
+        root, moved = store.root, tmp_path / "moved"
+        real = Scanner.scan
+
+        def scan(self: Scanner, *a: Any, **kw: Any) -> Any:
+            os.rename(root, moved)
+            if put == "a link":
+                os.symlink(elsewhere, root)
+            elif put == "an empty folder":
+                root.mkdir()
+            return real(self, *a, **kw)
+
+        with mock.patch.object(Scanner, "scan", scan), pytest.raises(TurnbackError) as got:
+            store.checkpoint_now({"f1.txt"})
+        message = str(got.value)
+        assert str(root) in message and "was replaced" in message, message
+        assert "nothing was recorded" in message
+        assert _files(elsewhere) == [] and _files(root) == []
+    if root.is_symlink():
+        root.unlink()
+    elif root.exists():
+        shutil.rmtree(root)
+    os.rename(moved, root)
+    with Store.open(ws, store_dir=store_dir) as store:
+        assert [c.label for c in store.checkpoints()] == ["walk"]
+        assert store.fsck().ok
