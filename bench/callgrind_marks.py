@@ -3,16 +3,23 @@
 A script wraps the functions it measures (``marked``) so each call says ``label>`` on
 entry and ``label<`` on exit through ``dump``; callgrind, run with
 ``--dump-before=os_access``, writes one counter file per interval, and the script's
-summary reads them back in order (``dump_files``, ``instructions``)."""
+summary reads them back in order (``dump_files``, ``instructions``) and adds each
+interval to the parts open then (``RoundCounts``)."""
 
 from __future__ import annotations
 
 import functools
 import glob
+import json
 import os
-from collections.abc import Callable
+import statistics
+import sys
+from collections import defaultdict
+from collections.abc import Callable, Hashable
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
+
+K = TypeVar("K", bound=Hashable)
 
 
 def dump(name: str) -> None:
@@ -50,3 +57,90 @@ def instructions(path: str) -> int:
             if line.startswith("summary:") or line.startswith("totals:"):
                 return int(line.split()[1])
     return 0
+
+
+def wrap_part(mod: Any, owner: str | None, attr: str, mark: Callable[[str], None]) -> None:
+    """Mark a method where its class defines it, or a module's function and every
+    ``turnback`` module's name bound to it (``from … import name``); a part absent at
+    this commit is left out. Labelled ``Owner.attr`` or ``module.attr``."""
+    label = f"{owner or mod.__name__.rsplit('.', 1)[1]}.{attr}"
+    if owner is not None:
+        cls = getattr(mod, owner, None)
+        raw = None if cls is None else cls.__dict__.get(attr)
+        if raw is None:
+            return
+        if isinstance(raw, staticmethod):
+            setattr(cls, attr, staticmethod(marked(raw.__func__, label, mark)))
+        else:
+            setattr(cls, attr, marked(raw, label, mark))
+        return
+    fn = getattr(mod, attr, None)
+    if fn is None:
+        return
+    new = marked(fn, label, mark)
+    for other in list(sys.modules.values()):
+        name = getattr(other, "__name__", "") or ""
+        if name.startswith("turnback") and getattr(other, attr, None) is fn:
+            setattr(other, attr, new)
+
+
+def run_atonce(marks_path: Path, argv: list[str], marks: list[str],
+               on_phase: Callable[[str], None], wrap: Callable[[], None]) -> None:
+    """``atonce_parts.main(argv)`` with its phase marks given to ``on_phase`` and ``wrap``
+    called once it (and so ``turnback``) is imported; ``marks`` written to ``marks_path``
+    at the end, after a raise too, for the summary."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import atonce_parts
+
+    atonce_parts.mark = on_phase  # type: ignore[attr-defined]
+    wrap()
+    try:
+        atonce_parts.main(argv)
+    finally:
+        marks_path.write_text(json.dumps(marks))
+
+
+class RoundCounts(Generic[K]):
+    """Each part's instructions a round: inclusive (every interval while it is on the
+    stack), own (the intervals where it is the innermost part open, else ``(phase)``'s)
+    and its calls; ``(phase)`` inclusive is the phase's whole. A part a kept round did not
+    see counts 0 in it (``median``)."""
+
+    def __init__(self) -> None:
+        self.incl: dict[K, list[int]] = defaultdict(list)
+        self.own: dict[K, list[int]] = defaultdict(list)
+        self.calls: dict[K, list[int]] = defaultdict(list)
+        self.rounds = 0
+        self._incl: dict[K, int] = defaultdict(int)
+        self._own: dict[K, int] = defaultdict(int)
+        self._calls: dict[K, int] = defaultdict(int)
+
+    def charge(self, cost: int, stack: list[str], key: Callable[[str], K]) -> None:
+        """One interval's ``cost`` to the round: to every part on ``stack``, and as own
+        to the innermost."""
+        self._incl[key("(phase)")] += cost
+        for label in set(stack):
+            self._incl[key(label)] += cost
+        self._own[key(stack[-1] if stack else "(phase)")] += cost
+
+    def called(self, key: K) -> int:
+        """The round's calls of ``key`` so far (0 for none, kept as a row)."""
+        return self._calls[key]
+
+    def call(self, key: K) -> None:
+        self._calls[key] += 1
+
+    def close(self, keep: bool = True) -> None:
+        """End the round: its counts appended when ``keep``, dropped otherwise."""
+        if keep:
+            for key in {*self._incl, *self._calls}:
+                self.incl[key].append(self._incl[key])
+                self.own[key].append(self._own[key])
+                self.calls[key].append(self._calls[key])
+            self.rounds += 1
+        self._incl.clear(), self._own.clear(), self._calls.clear()
+
+    def median(self, counts: dict[K, list[int]], key: K) -> float:
+        """The median over the kept rounds, a round without ``key`` counted as 0."""
+        values = counts[key]
+        return statistics.median(values + [0] * (self.rounds - len(values)))

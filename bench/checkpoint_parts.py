@@ -22,17 +22,12 @@ sees the same edits.
 
 from __future__ import annotations
 
+import importlib
 import json
-import statistics
 import sys
-from collections import defaultdict
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from callgrind_marks import dump, dump_files, instructions, marked
-
-HERE = Path(__file__).resolve().parent
+from callgrind_marks import RoundCounts, dump, dump_files, instructions, run_atonce, wrap_part
 
 # (module, owner, attribute): the functions on the at-once checkpoint's path; those called
 # once a file or a folder are here too, so their sum is seen
@@ -82,36 +77,7 @@ PARTS = (
 )
 
 
-def _wrap(mod: Any, owner: str | None, attr: str, mark: Callable[[str], None]) -> None:
-    """Wrap a method where its class defines it, or a module's function and every
-    ``turnback`` module's name bound to it (``from … import name``)."""
-    label = f"{owner or mod.__name__.rsplit('.', 1)[1]}.{attr}"
-    if owner is not None:
-        cls = getattr(mod, owner)
-        raw = cls.__dict__.get(attr)
-        if raw is None:
-            return  # absent at this commit
-        if isinstance(raw, staticmethod):
-            setattr(cls, attr, staticmethod(marked(raw.__func__, label, mark)))
-        else:
-            setattr(cls, attr, marked(raw, label, mark))
-        return
-    fn = getattr(mod, attr, None)
-    if fn is None:
-        return
-    new = marked(fn, label, mark)
-    for other in list(sys.modules.values()):
-        if getattr(other, "__name__", "").startswith("turnback") \
-                and getattr(other, attr, None) is fn:
-            setattr(other, attr, new)
-
-
 def run(marks_path: Path, argv: list[str], plain: bool) -> None:
-    sys.path.insert(0, str(HERE))
-    import importlib
-
-    import atonce_parts
-
     marks: list[str] = []
     phase = ["idle"]
 
@@ -126,59 +92,42 @@ def run(marks_path: Path, argv: list[str], plain: bool) -> None:
         mark("phase:" + name)
         phase[0] = name
 
-    atonce_parts.mark = mark_phase  # type: ignore[attr-defined]
-    if not plain:
-        for modname, owner, attr in PARTS:
-            _wrap(importlib.import_module(modname), owner, attr, mark)
-    try:
-        atonce_parts.main(argv)
-    finally:
-        marks_path.write_text(json.dumps(marks))
+    def wrap() -> None:
+        if not plain:
+            for modname, owner, attr in PARTS:
+                wrap_part(importlib.import_module(modname), owner, attr, mark)
+
+    run_atonce(marks_path, argv, marks, mark_phase, wrap)
 
 
 def summarize(out: Path) -> None:
     marks = json.loads((out / "marks.json").read_text())
     files = dump_files(out, marks)
-    incl: dict[str, list[int]] = defaultdict(list)  # per label, per checkpoint round
-    own: dict[str, list[int]] = defaultdict(list)
-    calls: dict[str, list[int]] = defaultdict(list)
+    counts: RoundCounts[str] = RoundCounts()  # per label, per checkpoint round
     phase = "idle"
     stack: list[str] = []
-    rnd_incl: dict[str, int] = defaultdict(int)
-    rnd_own: dict[str, int] = defaultdict(int)
-    rnd_calls: dict[str, int] = defaultdict(int)
     for k, m in enumerate(marks, start=1):
         # dump k holds what ran between mark k-1 and mark k
         cost = instructions(files[k])
         if phase == "checkpoint":
-            rnd_incl["(phase)"] += cost
-            for label in set(stack):
-                rnd_incl[label] += cost
-            rnd_own[stack[-1] if stack else "(phase)"] += cost
+            counts.charge(cost, stack, str)
         if m.startswith("phase:"):
             new = m[6:]
             if phase == "checkpoint" and new != "checkpoint":
-                for label in {*rnd_incl, *rnd_calls}:
-                    incl[label].append(rnd_incl[label])
-                    own[label].append(rnd_own[label])
-                    calls[label].append(rnd_calls[label])
-                rnd_incl.clear(), rnd_own.clear(), rnd_calls.clear()
+                counts.close()
             phase = new
         elif m.endswith(">"):
             stack.append(m[:-1])
-            rnd_calls[m[:-1]] += 1
+            counts.call(m[:-1])
         else:
             if stack and stack[-1] == m[:-1]:
                 stack.pop()
-    n = len(incl["(phase)"])
-    print(f"{n} checkpoints; medians per checkpoint (instructions, thousands)")
+    print(f"{counts.rounds} checkpoints; medians per checkpoint (instructions, thousands)")
     print(f"{'function':40s} {'calls':>6s} {'inclusive':>10s} {'own':>9s}")
-    rows = sorted(incl, key=lambda lab: -statistics.median(incl[lab] + [0] * (n - len(incl[lab]))))
-    for label in rows:
-        pad = [0] * (n - len(incl[label]))
-        print(f"{label:40s} {statistics.median(calls[label] + pad):6.0f} "
-              f"{statistics.median(incl[label] + pad) / 1000:10.1f} "
-              f"{statistics.median(own[label] + pad) / 1000:9.1f}")
+    for label in sorted(counts.incl, key=lambda lab: -counts.median(counts.incl, lab)):
+        print(f"{label:40s} {counts.median(counts.calls, label):6.0f} "
+              f"{counts.median(counts.incl, label) / 1000:10.1f} "
+              f"{counts.median(counts.own, label) / 1000:9.1f}")
 
 
 def main() -> int:

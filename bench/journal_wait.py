@@ -14,9 +14,7 @@ ends it (unlink, or truncate). The format 2 side is ``fs.atomic.atomic_write`` w
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -24,15 +22,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "server"))
 
+from wait_rounds import JOURNAL, RECORD, alternate  # noqa: E402
+
 from turnback.fs.atomic import atomic_write  # noqa: E402
 from turnback.fs.jsonl import append_lines, dumps  # noqa: E402
 from turnback.rewind import signing  # noqa: E402
 from turnback.rewind.oplog import OpLog  # noqa: E402
-
-RECORD = {"id": "0123456789ab", "label": "before rewind to 0123456789ab", "x": "y" * 200}
-JOURNAL = {"id": "0123456789abcdef", "op": "rewind",
-           "plan": {"write": {f"src/some/deep/folder/file_{i}.py": ["f", "ab" * 32, 1500]
-                              for i in range(10)}, "create": {}, "remove": []}}
 
 
 def renamed(root: Path) -> float:
@@ -70,23 +65,13 @@ def main() -> int:
     log = OpLog(new)
     log.begin(JOURNAL, fsync=True)  # the store's first rewind made the file
     log.end()
-    times: dict[str, list[float]] = {"renamed": [], "in place": []}
-    load = [os.getloadavg()[0]]
-    try:
-        for i in range(a.rounds):
-            order = ("renamed", "in place") if i % 2 == 0 else ("in place", "renamed")
-            for side in order:
-                took = renamed(old) if side == "renamed" else in_place(new, log)
-                times[side].append(took * 1000)
-    finally:
-        load.append(os.getloadavg()[0])
+
+    def cleanup() -> None:
         shutil.rmtree(old, ignore_errors=True)
         shutil.rmtree(new, ignore_errors=True)
-    print(f"{a.rounds} rounds each, alternating, load {load[0]:.2f} -> {load[1]:.2f}")
-    for side, ts in times.items():
-        q = statistics.quantiles(ts, n=4)
-        print(f"  {side:9s} median {statistics.median(ts):6.2f} ms  quartiles {q[0]:6.2f} "
-              f"{q[2]:6.2f}  min {min(ts):6.2f}  max {max(ts):6.2f}")
+
+    alternate({"renamed": lambda: renamed(old), "in place": lambda: in_place(new, log)},
+              a.rounds, cleanup)
     return 0
 
 

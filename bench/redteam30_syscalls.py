@@ -8,16 +8,14 @@ load does not move it. redteam30's fix must add none on a regular file's way.
 from __future__ import annotations
 
 import os
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections import Counter
 
-from turnback import Store
+from strace_counts import CALLS, call_of, on_workspace, traced_step
 
-CALLS = "newfstatat,lstat,linkat,link,renameat,rename,renameat2,unlinkat,unlink,openat"
+from turnback import Store
 
 
 def main() -> None:
@@ -33,23 +31,11 @@ def main() -> None:
         for i in range(100):
             with open(os.path.join(ws, f"d{i % 4}", f"f{i}.txt"), "w") as f:
                 f.write("v2\n")
-        code = (f"import os\nfrom turnback import Store\ns = Store.open({ws!r})\n"
-                f"os.write(2, b'MARK-START')\ns.rewind({cp!r})\nos.write(2, b'MARK-END')\n"
-                "s.close()\n")
-        trace = os.path.join(base, "trace")
-        subprocess.run(["strace", "-f", "-e", f"trace={CALLS},write", "-o", trace,
-                        sys.executable, "-c", code], check=True, capture_output=True)
-        with open(trace) as f:
-            lines = f.read().splitlines()
-        start = next(i for i, line in enumerate(lines) if "MARK-START" in line)
-        end = next(i for i, line in enumerate(lines) if "MARK-END" in line)
+        step = f"s.rewind({cp!r})"
         counted: Counter[str] = Counter()
-        for line in lines[start + 1:end]:
-            call = line.split(None, 1)[-1].split("(")[0]
-            # by path, or relative to a folder's descriptor: a file's name, a second name's
-            ours = ws in line or re.search(r'"(f\d+\.txt|d\d|\.turnback-tmp-[^"]*)"', line)
-            if call in CALLS.split(",") and ours and "/.turnback/" not in line:
-                counted[call] += 1
+        for line in traced_step(base, ws, step, strace_args=["-e", f"trace={CALLS},write"]):
+            if on_workspace(line, ws):
+                counted[call_of(line)] += 1
         print(dict(sorted(counted.items())))
     finally:
         shutil.rmtree(base)

@@ -20,6 +20,7 @@ one workspace, so each sees the same edits.
 
 from __future__ import annotations
 
+import importlib
 import json
 import statistics
 import sys
@@ -28,9 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from callgrind_marks import dump, dump_files, instructions, marked
-
-HERE = Path(__file__).resolve().parent
+from callgrind_marks import dump, dump_files, instructions, marked, run_atonce
 
 # (module, owner, attribute, part): the rewind's parts, in the order they run
 PARTS = (
@@ -48,6 +47,9 @@ PARTS = (
 
 
 def _wrap(owner: Any, attr: str, label: str, mark: Callable[[str], None]) -> None:
+    """Wrap on the class named, where it defines the method or inherits it (``_snapshot``
+    is ``CheckpointOps``'): not ``callgrind_marks.wrap_part``, which takes only a class's
+    own and a module function's every binding."""
     static = isinstance(getattr(owner, "__dict__", {}).get(attr), staticmethod)
     wrapper = marked(getattr(owner, attr), label, mark)
     setattr(owner, attr, staticmethod(wrapper) if static else wrapper)
@@ -55,25 +57,18 @@ def _wrap(owner: Any, attr: str, label: str, mark: Callable[[str], None]) -> Non
 
 def run(marks_path: Path, argv: list[str]) -> None:
     sys.argv = [sys.argv[0], *argv]  # atonce_parts reads --src at its import
-    sys.path.insert(0, str(HERE))
-    import importlib
-
-    import atonce_parts
-
     marks: list[str] = []
 
     def mark(name: str) -> None:
         marks.append(name)
         dump(name)
 
-    atonce_parts.mark = lambda phase: mark("phase:" + phase)  # type: ignore[attr-defined]
-    for module, owner, attr, label in PARTS:
-        mod = importlib.import_module(module)
-        _wrap(mod if owner is None else getattr(mod, owner), attr, label, mark)
-    try:
-        atonce_parts.main(argv)
-    finally:
-        marks_path.write_text(json.dumps(marks))
+    def wrap() -> None:
+        for module, owner, attr, label in PARTS:
+            mod = importlib.import_module(module)
+            _wrap(mod if owner is None else getattr(mod, owner), attr, label, mark)
+
+    run_atonce(marks_path, argv, marks, lambda phase: mark("phase:" + phase), wrap)
 
 
 def summarize(out: Path) -> None:

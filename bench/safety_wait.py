@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -29,13 +28,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "server"))
 
+from wait_rounds import JOURNAL, RECORD, alternate  # noqa: E402
+
 from turnback.fs.jsonl import append_lines  # noqa: E402
 from turnback.rewind.oplog import OpLog  # noqa: E402
 
-RECORD = {"id": "0123456789ab", "label": "before rewind to 0123456789ab", "x": "y" * 200}
-JOURNAL = {"id": "0123456789abcdef", "op": "rewind",
-           "plan": {"write": {f"src/some/deep/folder/file_{i}.py": ["f", "ab" * 32, 1500]
-                              for i in range(10)}, "create": {}, "remove": []}}
 FRAME = os.urandom(40_000)
 
 
@@ -80,25 +77,14 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=60)
     a = ap.parse_args()
     sides = {"two waits": Side(a.dir / "two"), "one wait": Side(a.dir / "one")}
-    times: dict[str, list[float]] = {name: [] for name in sides}
-    load = [os.getloadavg()[0]]
-    try:
-        for i in range(a.rounds):
-            order = list(sides) if i % 2 == 0 else list(reversed(sides))
-            for name in order:
-                side = sides[name]
-                took = side.two_waits() if name == "two waits" else side.one_wait()
-                times[name].append(took * 1000)
-    finally:
-        load.append(os.getloadavg()[0])
+
+    def cleanup() -> None:
         for side in sides.values():
             side.close()
         shutil.rmtree(a.dir, ignore_errors=True)
-    print(f"{a.rounds} rounds each, alternating, load {load[0]:.2f} -> {load[1]:.2f}")
-    for name, ts in times.items():
-        q = statistics.quantiles(ts, n=4)
-        print(f"  {name:9s} median {statistics.median(ts):6.2f} ms  quartiles {q[0]:6.2f} "
-              f"{q[2]:6.2f}  min {min(ts):6.2f}  max {max(ts):6.2f}")
+
+    alternate({"two waits": sides["two waits"].two_waits,
+               "one wait": sides["one wait"].one_wait}, a.rounds, cleanup)
     return 0
 
 

@@ -32,14 +32,13 @@ import argparse
 import importlib
 import json
 import os
-import statistics
 import sys
 import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from callgrind_marks import dump, instructions, marked
+from callgrind_marks import RoundCounts, dump, instructions, wrap_part
 
 HERE = Path(__file__).resolve().parent
 
@@ -72,24 +71,6 @@ PARTS = (
     ("turnback.server.wire", "TurnbackProtocol", "_send_body"),
     ("pygls.io_", "StdoutWriter", "write"),
 )
-
-
-def _wrap(mod: Any, owner: str | None, attr: str, mark: Any) -> None:
-    label = f"{owner or mod.__name__.rsplit('.', 1)[1]}.{attr}"
-    if owner is not None:
-        cls = getattr(mod, owner, None)
-        raw = None if cls is None else cls.__dict__.get(attr)
-        if raw is not None:
-            setattr(cls, attr, marked(raw, label, mark))
-        return
-    fn = getattr(mod, attr, None)
-    if fn is None:
-        return
-    new = marked(fn, label, mark)
-    for other in list(sys.modules.values()):
-        name = getattr(other, "__name__", "") or ""
-        if name.startswith("turnback") and getattr(other, attr, None) is fn:
-            setattr(other, attr, new)
 
 
 def serve(marks_path: Path, plain: bool) -> int:
@@ -130,7 +111,7 @@ def serve(marks_path: Path, plain: bool) -> int:
     from turnback.server import wire
 
     for modname, owner, attr in PARTS if not plain else PARTS[-12:-11]:
-        _wrap(importlib.import_module(modname), owner, attr, mark)
+        wrap_part(importlib.import_module(modname), owner, attr, mark)
     sent = wire.TurnbackProtocol._send_body
 
     def send_body(self: Any, body: bytes) -> None:
@@ -200,26 +181,14 @@ def summarize(out: Path, only: str = "loop") -> None:
     paths: list[str] = []
     marks = json.loads((out / "marks.json").read_text())
     files = _thread_dumps(out, len(marks))
-    incl: dict[tuple[str, str], list[int]] = defaultdict(list)
-    own: dict[tuple[str, str], list[int]] = defaultdict(list)
-    calls: dict[tuple[str, str], list[int]] = defaultdict(list)
-    rnd_incl: dict[tuple[str, str], int] = defaultdict(int)
-    rnd_own: dict[tuple[str, str], int] = defaultdict(int)
-    rnd_calls: dict[tuple[str, str], int] = defaultdict(int)
+    counts: RoundCounts[tuple[str, str]] = RoundCounts()
     phase = "idle"
     stacks: dict[int, list[str]] = defaultdict(list)
 
     def close_round() -> None:
-        path = "loop" if rnd_calls[("request", "CheckpointOps.checkpoint_now")] else "pool"
+        path = "loop" if counts.called(("request", "CheckpointOps.checkpoint_now")) else "pool"
         paths.append(path)
-        if path != only:
-            rnd_incl.clear(), rnd_own.clear(), rnd_calls.clear()
-            return
-        for key in {*rnd_incl, *rnd_calls}:
-            incl[key].append(rnd_incl[key])
-            own[key].append(rnd_own[key])
-            calls[key].append(rnd_calls[key])
-        rnd_incl.clear(), rnd_own.clear(), rnd_calls.clear()
+        counts.close(keep=path == only)
 
     for k, m in enumerate(marks, start=1):
         tid, file = files[k]
@@ -227,10 +196,7 @@ def summarize(out: Path, only: str = "loop") -> None:
         stack = stacks[tid]
         where = "" if tid == 1 else f"[thread {tid}] "
         if phase in ("request", "after"):
-            rnd_incl[(phase, where + "(phase)")] += cost
-            for label in set(stack):
-                rnd_incl[(phase, where + label)] += cost
-            rnd_own[(phase, where + (stack[-1] if stack else "(phase)"))] += cost
+            counts.charge(cost, stack, lambda label, ph=phase, w=where: (ph, w + label))
         if m.startswith("phase:"):
             new = m[6:]
             if new == "request" and phase == "after":
@@ -238,7 +204,7 @@ def summarize(out: Path, only: str = "loop") -> None:
             phase = new  # a thread mid-call keeps its stack across phases
         elif m.endswith(">"):
             stack.append(m[:-1])
-            rnd_calls[(phase, where + m[:-1])] += 1
+            counts.call((phase, where + m[:-1]))
         elif stack and stack[-1] == m[:-1]:
             stack.pop()
     n = paths.count(only)
@@ -246,14 +212,11 @@ def summarize(out: Path, only: str = "loop") -> None:
     print("medians a round (instructions, thousands; the loop's thread unless named)")
     print(f"{'phase':8s} {'part':40s} {'calls':>6s} {'inclusive':>10s} {'own':>9s}")
     for ph in ("request", "after"):
-        keys = [key for key in incl if key[0] == ph]
-
-        def med(v: list[int]) -> float:
-            return statistics.median(v + [0] * (n - len(v)))
-
-        for key in sorted(keys, key=lambda key: -med(incl[key])):
-            print(f"{ph:8s} {key[1]:40s} {med(calls[key]):6.0f} {med(incl[key]) / 1000:10.1f} "
-                  f"{med(own[key]) / 1000:9.1f}")
+        keys = [key for key in counts.incl if key[0] == ph]
+        for key in sorted(keys, key=lambda key: -counts.median(counts.incl, key)):
+            print(f"{ph:8s} {key[1]:40s} {counts.median(counts.calls, key):6.0f} "
+                  f"{counts.median(counts.incl, key) / 1000:10.1f} "
+                  f"{counts.median(counts.own, key) / 1000:9.1f}")
 
 
 def main() -> int:

@@ -11,44 +11,28 @@ at its root before the commit (trust28's third item) costs what it costs there.
 from __future__ import annotations
 
 import os
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
 
-from turnback import Store
+from strace_counts import call_of, on_workspace, traced_step
 
-CALLS = "newfstatat,lstat,linkat,link,renameat,rename,renameat2,unlinkat,unlink,openat"
+from turnback import Store
 
 
 def _counted(base: str, ws: str, cp: str, store: str | None = None) -> dict[str, int]:
     step = f"s.rewind({cp!r})" if store is None else "s.checkpoint()"
-    code = (f"import os\nfrom pathlib import Path\nfrom turnback import Store\n"
-            f"s = Store.open({ws!r}, store_dir={store!r} and Path({store!r}))\n"
-            f"os.write(2, b'MARK-START')\n{step}\nos.write(2, b'MARK-END')\n"
-            "s.close()\n")
-    trace = os.path.join(base, "trace")
-    subprocess.run(["strace", "-f", "-o", trace, sys.executable, "-c", code],
-                   check=True, capture_output=True)
-    with open(trace) as f:
-        lines = f.read().splitlines()
-    start = next(i for i, line in enumerate(lines) if "MARK-START" in line)
-    end = next(i for i, line in enumerate(lines) if "MARK-END" in line)
     counted: Counter[str] = Counter()
-    for line in lines[start + 1:end]:
-        call = line.split(None, 1)[-1].split("(")[0]
+    for line in traced_step(base, ws, step, store):
         counted["(all calls)"] += 1
         if store is not None:
             if f'"{store}"' in line:
-                counted[f"{call} on the store's root"] += 1
+                counted[f"{call_of(line)} on the store's root"] += 1
             continue
-        # by path, or relative to a folder's descriptor: a file's name, a temporary name's
-        ours = ws in line or re.search(r'"(f\d+\.txt|d\d|\.turnback-tmp-[^"]*)"', line)
-        if call in CALLS.split(",") and ours and "/.turnback/" not in line:
-            counted[call] += 1
+        if on_workspace(line, ws):
+            counted[call_of(line)] += 1
     return dict(sorted(counted.items()))
 
 

@@ -80,6 +80,18 @@ def fake_server(path: Path, behave: Callable[[socket.socket], None]) -> Iterator
             path.unlink()
 
 
+def answering(out: bytes) -> Callable[[socket.socket], None]:
+    """A fake server's part that greets, reads the request and answers ``out``, exit 0:
+    what a live server would say, for the tests that must never reach it."""
+
+    def answer(conn: socket.socket) -> None:
+        conn.sendall(sockets.GREETING)
+        read_request(conn)
+        conn.sendall(sockets.encode_answer(0, out, b""))
+
+    return answer
+
+
 def read_request(conn: socket.socket) -> list[str]:
     n = int.from_bytes(recv_exactly(conn, 4), "big")
     return sockets.decode_request(recv_exactly(conn, n))
@@ -136,12 +148,7 @@ def test_no_socket_no_handoff(store: Path) -> None:
 def test_turned_off(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = sock_path(store)
 
-    def answer(conn: socket.socket) -> None:
-        conn.sendall(sockets.GREETING)
-        read_request(conn)
-        conn.sendall(sockets.encode_answer(0, b"from the fake\n", b""))
-
-    with fake_server(path, answer) as got:
+    with fake_server(path, answering(b"from the fake\n")) as got:
         monkeypatch.setenv("TURNBACK_HANDOFF", "0")
         assert handoff.handoff(["-C", str(store.parent), "status"]) is None
         assert got == []
@@ -191,12 +198,7 @@ def test_planted_file_and_link(store: Path, tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir(mode=0o700)
 
-    def answer(conn: socket.socket) -> None:
-        conn.sendall(sockets.GREETING)
-        read_request(conn)
-        conn.sendall(sockets.encode_answer(0, b"hijacked\n", b""))
-
-    with fake_server(elsewhere / "s", answer) as got:
+    with fake_server(elsewhere / "s", answering(b"hijacked\n")) as got:
         path.symlink_to(elsewhere / "s")
         assert handoff.handoff(["-C", str(store.parent), "status"]) is None
         proc = run_cli(store.parent, "status")
@@ -209,12 +211,7 @@ def test_run_folder_as_link_is_refused(store: Path, tmp_path: Path) -> None:
     elsewhere.mkdir(mode=0o700)
     (store / "run").symlink_to(elsewhere)
 
-    def answer(conn: socket.socket) -> None:
-        conn.sendall(sockets.GREETING)
-        read_request(conn)
-        conn.sendall(sockets.encode_answer(0, b"hijacked\n", b""))
-
-    with fake_server(elsewhere / "cli.sock", answer) as got:
+    with fake_server(elsewhere / "cli.sock", answering(b"hijacked\n")) as got:
         assert handoff.handoff(["-C", str(store.parent), "status"]) is None
         assert got == []
 
@@ -222,12 +219,7 @@ def test_run_folder_as_link_is_refused(store: Path, tmp_path: Path) -> None:
 def test_open_modes_are_refused(store: Path) -> None:
     path = sock_path(store)
 
-    def answer(conn: socket.socket) -> None:
-        conn.sendall(sockets.GREETING)
-        read_request(conn)
-        conn.sendall(sockets.encode_answer(0, b"x\n", b""))
-
-    with fake_server(path, answer) as got:
+    with fake_server(path, answering(b"x\n")) as got:
         path.chmod(0o666)
         assert handoff.handoff(["-C", str(store.parent), "status"]) is None
         path.chmod(0o600)
@@ -243,12 +235,7 @@ def test_open_modes_are_refused(store: Path) -> None:
 def test_socket_of_another_user_is_refused(store: Path) -> None:
     path = sock_path(store)
 
-    def answer(conn: socket.socket) -> None:
-        conn.sendall(sockets.GREETING)
-        read_request(conn)
-        conn.sendall(sockets.encode_answer(0, b"x\n", b""))
-
-    with fake_server(path, answer) as got:
+    with fake_server(path, answering(b"x\n")) as got:
         os.chown(path, 4321, 4321)
         assert stat.S_ISSOCK(os.lstat(path).st_mode)
         assert handoff.handoff(["-C", str(store.parent), "status"]) is None

@@ -20,7 +20,7 @@ import orjson
 import pytest
 
 import turnback.rewind.apply as rw
-from turnback import Store, StoreDamaged
+from turnback import Checkpoint, Store, StoreDamaged
 from turnback.objects.objectstore import BLOB, TREE, ObjectStore
 from turnback.rewind import signing
 from wsutil import dead_pid, journal_left, picture, rewind_temp, write
@@ -39,6 +39,18 @@ def ws(tmp_path: Path) -> Path:
     write(d, ".git/HEAD", "ref: refs/heads/main\n")
     return d
 
+
+
+def _signed_journal(store: Store, cp: Checkpoint, plan: dict[str, object],
+                    **fields: object) -> None:
+    """A journal of rewind ``op1`` to ``cp`` (its own safety checkpoint) carrying ``plan``,
+    signed with this user's key as Turnback signs one: a forged or shipped journal that
+    the recovery reads as its own (``fields`` replace the record's)."""
+    record = {"id": "op1", "op": "rewind", "ts": "2026-01-01T00:00:00Z", "mode": "files",
+              "checkpoint": cp.id, "target": cp.tree, "safety": cp.id, "paths": None,
+              "session": cp.session_id, "prevHead": None, "toEvent": None, "undoOf": None,
+              "plan": plan, **fields}
+    (store.root / "journal.json").write_bytes(orjson.dumps(signing.sign(record)))
 
 def test_a_secret_is_never_readable_through_the_rewinds_temporary_file(
         ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -108,12 +120,8 @@ def test_a_forged_journal_cannot_delete_files_named_like_temporary_files(ws: Pat
     store = Store.open(ws)
     cp = store.checkpoint()
     h = store.objects.put(BLOB, b"a\n")
-    record = {"id": "op1", "op": "rewind", "ts": "2026-01-01T00:00:00Z", "mode": "files",
-              "checkpoint": cp.id, "target": cp.tree, "safety": cp.id, "paths": None,
-              "session": cp.session_id, "prevHead": None, "toEvent": None, "undoOf": None,
-              # a valid plan that changes nothing: it writes what d/a.txt already holds
-              "plan": {"write": {"d/a.txt": ["f", h, 2]}}}
-    (store.root / "journal.json").write_bytes(orjson.dumps(signing.sign(record)))
+    # a valid plan that changes nothing: it writes what d/a.txt already holds
+    _signed_journal(store, cp, {"write": {"d/a.txt": ["f", h, 2]}})
     write(ws, f"d/{ours}", "half a file\n")  # what a killed rewind of op1 leaves
     store.close()
     Store.open(ws)
@@ -149,11 +157,7 @@ def test_a_journal_cannot_write_into_git_or_the_store_in_another_case(ws: Path,
     store = Store.open(ws)
     cp = store.checkpoint()
     h = store.objects.put(BLOB, b"#!/bin/sh\necho owned\n")
-    record = {"id": "op1", "op": "rewind", "ts": "2026-01-01T00:00:00Z", "mode": "files",
-              "checkpoint": cp.id, "target": cp.tree, "safety": cp.id, "paths": None,
-              "session": cp.session_id, "prevHead": None, "toEvent": None, "undoOf": None,
-              "plan": {"create": {path: ["x", h, 21]}}}
-    (store.root / "journal.json").write_bytes(orjson.dumps(signing.sign(record)))
+    _signed_journal(store, cp, {"create": {path: ["x", h, 21]}})
     store.close()
     before = picture(ws, skip=(b".turnback",))
     again = Store.open(ws)
@@ -204,11 +208,7 @@ def test_a_journal_never_empties_a_nested_repositorys_git_folder(
     store = Store.open(ws)
     cp = store.checkpoint()
     h = store.objects.put(BLOB, b"x\n")
-    record = {"id": "op1", "op": "rewind", "ts": "2026-01-01T00:00:00Z", "mode": "files",
-              "checkpoint": cp.id, "target": cp.tree, "safety": cp.id, "paths": None,
-              "session": cp.session_id, "prevHead": None, "toEvent": None, "undoOf": None,
-              "plan": {"create": {"sub": ["f", h, 2]}}}
-    (store.root / "journal.json").write_bytes(orjson.dumps(signing.sign(record)))
+    _signed_journal(store, cp, {"create": {"sub": ["f", h, 2]}})
     store.close()
     real = os.listdir
     monkeypatch.setattr(os, "listdir", lambda p=".": sorted(real(p)))
@@ -228,11 +228,7 @@ def test_a_folder_named_like_a_temporary_file_does_not_stop_the_store_opening(
     store = Store.open(ws)
     cp = store.checkpoint()
     h = store.objects.put(BLOB, b"a\n")
-    record = {"id": "op1", "op": "rewind", "ts": "2026-01-01T00:00:00Z", "mode": "files",
-              "checkpoint": cp.id, "target": cp.tree, "safety": cp.id, "paths": None,
-              "session": cp.session_id, "prevHead": None, "toEvent": None, "undoOf": None,
-              "plan": {"write": {"d/a.txt": ["f", h, 2]}}}
-    (store.root / "journal.json").write_bytes(orjson.dumps(signing.sign(record)))
+    _signed_journal(store, cp, {"write": {"d/a.txt": ["f", h, 2]}})
     store.close()
     again = Store.open(ws)
     assert not journal_left(again.root)
@@ -252,11 +248,7 @@ def test_a_journal_whose_safety_tree_is_unsafe_does_not_stop_the_store_opening(
     line = {**cp.to_json(), "id": cp.id[:-4] + "beef", "tree": bad}
     with open(store.root / "checkpoints.jsonl", "ab") as f:
         f.write(orjson.dumps(line) + b"\n")
-    record = {"id": "op1", "op": "rewind", "ts": "2026-01-01T00:00:00Z", "mode": "files",
-              "checkpoint": cp.id, "target": cp.tree, "safety": line["id"], "paths": None,
-              "session": cp.session_id, "prevHead": None, "toEvent": None, "undoOf": None,
-              "plan": {"write": {"a.txt": ["f", h, 2]}}}
-    (store.root / "journal.json").write_bytes(orjson.dumps(signing.sign(record)))
+    _signed_journal(store, cp, {"write": {"a.txt": ["f", h, 2]}}, safety=line["id"])
     store.close()
     again = Store.open(ws)
     assert again.journal_problem is not None and "was not applied" in again.journal_problem
@@ -265,13 +257,8 @@ def test_a_journal_whose_safety_tree_is_unsafe_does_not_stop_the_store_opening(
 
 
 def _noop_journal(store: Store, **fields: object) -> None:
-    cp = store.checkpoints()[-1]
     h = store.objects.put(BLOB, b"a\n")
-    record = {"id": "op1", "op": "rewind", "ts": "2026-01-01T00:00:00Z", "mode": "files",
-              "checkpoint": cp.id, "target": cp.tree, "safety": cp.id, "paths": None,
-              "session": cp.session_id, "prevHead": None, "toEvent": None, "undoOf": None,
-              "plan": {"write": {"a.txt": ["f", h, 2]}}, **fields}
-    (store.root / "journal.json").write_bytes(orjson.dumps(signing.sign(record)))
+    _signed_journal(store, store.checkpoints()[-1], {"write": {"a.txt": ["f", h, 2]}}, **fields)
 
 
 def test_a_journal_of_a_session_not_in_the_store_does_not_stop_the_store_opening(

@@ -15,20 +15,15 @@ import pytest
 import turnback.rewind.apply as rw
 import turnback.rewind.putback as putback
 from turnback import Store
-from turnback.fs import exchange
-from wsutil import journal_left, write
+from wsutil import journal_left
 
-N1 = b"n1, in the checkpoint\n"
+from .seams import N1, no_replace_here, removed_since
+
 SAVE = b"the user's save over the FIFO\n"
 
 
 def _fifo_where_a_file_was(ws: Path) -> tuple[Store, str]:
-    write(ws, "a.txt", "a1\n")
-    (ws / "n.txt").write_bytes(N1)
-    store = Store.open(ws)
-    cp = store.checkpoint().id
-    write(ws, "a.txt", "a2\n")
-    (ws / "n.txt").unlink()
+    store, cp = removed_since(ws)
     os.mkfifo(ws / "n.txt")
     return store, cp
 
@@ -38,20 +33,6 @@ def _save() -> Callable[[Path], None]:
         (ws / "n.txt.swp").write_bytes(SAVE)
         os.replace(ws / "n.txt.swp", ws / "n.txt")
     return save
-
-
-def _no_replace_here(where: Path) -> bool:
-    if os.environ.get("TURNBACK_FS_PATHS") == "1":
-        return False
-    (where / "p1").write_bytes(b"1")
-    fd = os.open(where, os.O_RDONLY)
-    try:
-        return exchange.rename_no_replace(fd, str(where), "p1", "p2")
-    finally:
-        os.close(fd)
-        for n in ("p1", "p2"):
-            if (where / n).exists():
-                (where / n).unlink()
 
 
 def test_a_fifo_at_a_created_path_is_replaced_by_the_checkpoints_file(ws: Path) -> None:
@@ -71,7 +52,7 @@ def test_a_save_over_a_fifo_at_a_created_path_is_kept(
     rename (its write's chmod) or before the FIFO's move aside. Kept, ``Changed`` naming
     n.txt, the rewind rolled back. The first case fails before the fix (n.txt held the
     checkpoint's bytes, the save in no file)."""
-    if not _no_replace_here(ws):
+    if not no_replace_here(ws):
         pytest.skip("no RENAME_NOREPLACE here (or folders by path): the create is a rename")
     store, cp = _fifo_where_a_file_was(ws)
     fired: list[int] = []

@@ -13,20 +13,15 @@ import os
 from pathlib import Path
 
 import pytest
-from tests.rewind.test_late_write_put_back import (
-    W1,
-    W2,
-    _Killed,
-    _late_write_then_kill,
-    _prepared,
-    _saved,
-)
+from tests.rewind.test_late_write_put_back import W2, _prepared, _saved
 
 import turnback.rewind.apply as rw
 import turnback.rewind.putback as putback
 from turnback import Store
 from turnback.fs.folders import Folder
 from wsutil import journal_left
+
+from .seams import W1, Killed, late_write_then_kill
 
 # second names are made only where folders are held by descriptors (not TURNBACK_FS_PATHS=1)
 pytestmark = pytest.mark.skipif(os.environ.get("TURNBACK_FS_PATHS") == "1",
@@ -44,11 +39,11 @@ def test_an_edit_in_place_after_a_kill_before_the_rename_is_not_saved_aside(
         kept = real_keep(self, dfd, name, *rest)
         if name == "z.txt":
             assert kept is not None
-            raise _Killed  # the second name made, z.txt not yet replaced
+            raise Killed  # the second name made, z.txt not yet replaced
         return kept
 
     monkeypatch.setattr(rw.Applier, "_keep_replaced", killed_after)
-    with pytest.raises(_Killed):
+    with pytest.raises(Killed):
         store.rewind(cp)
     monkeypatch.undo()
     assert journal_left(store.root)
@@ -72,18 +67,18 @@ def test_a_kill_in_the_middle_of_a_save_aside_leaves_one_saved_file(
     ``unlink`` of the second name) and is killed between the two: the open after it saved
     the same file aside again, a second saved name, a hard link to the first."""
     store, cp = _prepared(ws)
-    _late_write_then_kill(ws, monkeypatch, store, cp)
+    late_write_then_kill(ws, monkeypatch, store, cp)
     (ws / "z.txt").write_bytes(W2)  # the user's edit after the crash: W1 is saved aside
     real_move = putback._move_no_replace
 
     def killed_between(dfd: Folder, src: str, dst: str) -> None:
         if putback.SAVED_INFIX in dst:
             dfd.link(src, dst)
-            raise _Killed  # linked, not yet unlinked
+            raise Killed  # linked, not yet unlinked
         real_move(dfd, src, dst)
 
     monkeypatch.setattr(putback, "_move_no_replace", killed_between)
-    with pytest.raises(_Killed):
+    with pytest.raises(Killed):
         Store.open(ws)
     monkeypatch.undo()
     with Store.open(ws) as again:

@@ -22,16 +22,21 @@ from turnback import Store
 from turnback.fs.folders import Folder
 from wsutil import journal_left, write
 
+from .seams import (
+    W1,
+    Killed,
+    changed_since,
+    late_write,
+    late_write_then_kill,
+    refuse_put_back,
+    skip_without_hard_links,
+)
+
 # second names are made only where folders are held by descriptors (not TURNBACK_FS_PATHS=1)
 pytestmark = pytest.mark.skipif(os.environ.get("TURNBACK_FS_PATHS") == "1",
                                 reason="no second names where folders are reached by path")
 
-W1 = b"z3, written through a descriptor held open, before the rename\n"
 W2 = b"z4, the user's newest\n"
-
-
-class _Killed(BaseException):
-    """The process dies here: no roll-back, the journal stays for the next open."""
 
 
 def _saved(ws: Path, name: str) -> list[bytes]:
@@ -40,63 +45,9 @@ def _saved(ws: Path, name: str) -> list[bytes]:
                 ".turnback-saved-")]
 
 
-def _needs_second_names(ws: Path) -> None:
-    """Skip where the file system has no hard links (the case-folding test mount): no
-    second name is made there, and the look is before the rename."""
-    probe = ws / "probe"
-    probe.write_bytes(b"")
-    try:
-        os.link(probe, ws / "probe2")
-        os.unlink(ws / "probe2")
-    except OSError:
-        pytest.skip("no hard links on this file system: no second names")
-    finally:
-        probe.unlink()
-
-
 def _prepared(ws: Path, extra: dict[str, str] | None = None) -> tuple[Store, str]:
-    _needs_second_names(ws)
-    write(ws, "a.txt", "a1\n")
-    write(ws, "z.txt", "z1\n")
-    for path, text in (extra or {}).items():
-        write(ws, path, text)
-    store = Store.open(ws)
-    cp = store.checkpoint()
-    write(ws, "a.txt", "a2\n")
-    write(ws, "z.txt", "z2\n")
-    return store, cp.id
-
-
-def _late_write_then_kill(ws: Path, monkeypatch: pytest.MonkeyPatch, store: Store,
-                          cp: str) -> None:
-    """Rewind; W1 lands in z.txt before its rename; the process dies after the rename,
-    before the look at the replaced file."""
-    fd = os.open(ws / "z.txt", os.O_WRONLY)
-    real_keep = rw.Applier._keep_replaced
-
-    def before_the_rename(self: rw.Applier, dfd: Folder, name: str, *rest: str) -> str | None:
-        if name == "z.txt":
-            os.pwrite(fd, W1, 0)
-        return real_keep(self, dfd, name, *rest)
-
-    real_check = rw.Applier._check_replaced
-
-    def killed(dfd: Folder, name: str, *rest: object) -> None:
-        if name == "z.txt":
-            raise _Killed
-        real_check(dfd, name, *rest)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(rw.Applier, "_keep_replaced", before_the_rename)
-    monkeypatch.setattr(rw.Applier, "_check_replaced", staticmethod(killed))
-    try:
-        with pytest.raises(_Killed):
-            store.rewind(cp)
-    finally:
-        os.close(fd)
-        monkeypatch.undo()
-    assert (ws / "z.txt").read_text() == "z1\n"  # the rewind's write, the late one held
-    assert journal_left(store.root)
-    store.close()
+    skip_without_hard_links(ws)
+    return changed_since(ws, extra)
 
 
 def test_the_next_open_keeps_an_edit_made_after_the_crash(
@@ -104,7 +55,7 @@ def test_the_next_open_keeps_an_edit_made_after_the_crash(
     """The user edits z.txt after the crash, before the next open: restore_late put the
     older late write over it (the edit was lost)."""
     store, cp = _prepared(ws)
-    _late_write_then_kill(ws, monkeypatch, store, cp)
+    late_write_then_kill(ws, monkeypatch, store, cp)
     (ws / "z.txt").write_bytes(W2)
     with Store.open(ws) as again:
         assert not journal_left(again.root)
@@ -122,7 +73,7 @@ def test_the_next_open_keeps_a_late_write_when_its_recovery_is_rolled_back(
     store, cp = _prepared(ws, {"sub/new.txt": "new\n"})
     (ws / "sub" / "new.txt").unlink()
     (ws / "sub").rmdir()
-    _late_write_then_kill(ws, monkeypatch, store, cp)
+    late_write_then_kill(ws, monkeypatch, store, cp)
     (ws / "sub" / "new.txt").unlink()
     (ws / "sub").rmdir()
     (ws / "sub").write_text("a file where the plan makes a folder\n")
@@ -139,14 +90,8 @@ def test_a_save_after_the_rename_is_not_overwritten_by_the_put_back(
     W2 (the newest was lost)."""
     store, cp = _prepared(ws)
     fd = os.open(ws / "z.txt", os.O_WRONLY)
-    real_keep = rw.Applier._keep_replaced
     real_entry, real_file_entry = rw.disk_entry, rw._file_entry
     saved_once: list[str] = []
-
-    def before_the_rename(self: rw.Applier, dfd: Folder, name: str, *rest: str) -> str | None:
-        if name == "z.txt":
-            os.pwrite(fd, W1, 0)
-        return real_keep(self, dfd, name, *rest)
 
     def editor_saves(dfd: Folder, name: str) -> None:
         if name.startswith(rw.TMP_PREFIX) and not saved_once and (
@@ -163,7 +108,7 @@ def test_a_save_after_the_rename_is_not_overwritten_by_the_put_back(
         editor_saves(dfd, name)  # the look at a second name its lstat found a file
         return real_file_entry(dfd, name)
 
-    monkeypatch.setattr(rw.Applier, "_keep_replaced", before_the_rename)
+    late_write(monkeypatch, fd)
     monkeypatch.setattr(rw, "disk_entry", editor_saves_first)
     monkeypatch.setattr(rw, "_file_entry", editor_saves_before_the_read)
     try:
@@ -183,7 +128,7 @@ def test_a_late_write_under_a_long_name_that_cannot_be_put_back_is_kept(
         ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The put back fails and ``<name>.turnback-saved-<hex>`` is over NAME_MAX: the file
     kept its temporary name, which the roll-back's clean-up then deleted."""
-    _needs_second_names(ws)
+    skip_without_hard_links(ws)
     long = "z" * 240 + ".txt"
     write(ws, "a.txt", "a1\n")
     write(ws, long, "z1\n")
@@ -191,27 +136,11 @@ def test_a_late_write_under_a_long_name_that_cannot_be_put_back_is_kept(
     cp = store.checkpoint()
     write(ws, "a.txt", "a2\n")
     write(ws, long, "z2\n")
-    real_rename = rw.FdFolder.rename
     real_keep = rw.Applier._keep_replaced
-
-    def refused_back(self: rw.FdFolder, src: str, dst: str) -> None:
-        if dst == long and src.startswith(rw.TMP_PREFIX) and (ws / long).read_text(
-                ) == "z1\n":  # the put back, once the rewind's own write is in place
-            raise OSError(5, "Input/output error")
-        real_rename(self, src, dst)
-
-    real_link = rw.FdFolder.link
-
-    def refused_link(self: rw.FdFolder, src: str, dst: str) -> None:
-        # the put back links the file kept in place once the rewind's write is moved aside
-        if dst == long and src.startswith(rw.TMP_PREFIX) and not (ws / long).exists():
-            raise OSError(5, "Input/output error")
-        real_link(self, src, dst)
 
     def before_the_rename(self: rw.Applier, dfd: Folder, name: str, *rest: str) -> str | None:
         if name == long:
-            monkeypatch.setattr(rw.FdFolder, "rename", refused_back)
-            monkeypatch.setattr(rw.FdFolder, "link", refused_link)
+            refuse_put_back(monkeypatch, ws, long)
             (ws / long).write_bytes(W1)
         return real_keep(self, dfd, name, *rest)
 
@@ -231,27 +160,11 @@ def test_a_saved_name_never_replaces_a_file_standing_there(
     store, cp = _prepared(ws, {"z.txt.turnback-saved-00000000": "the user's own\n"})
     tags = iter(["00000000", "00000000", "11111111"])
     monkeypatch.setattr(putback, "saved_tag", lambda: next(tags))
-    real_rename = rw.FdFolder.rename
     real_keep = rw.Applier._keep_replaced
-
-    def refused_back(self: rw.FdFolder, src: str, dst: str) -> None:
-        if dst == "z.txt" and src.startswith(rw.TMP_PREFIX) and (ws / "z.txt").read_text(
-                ) == "z1\n":
-            raise OSError(5, "Input/output error")
-        real_rename(self, src, dst)
-
-    real_link = rw.FdFolder.link
-
-    def refused_link(self: rw.FdFolder, src: str, dst: str) -> None:
-        # the put back links the file kept in place once the rewind's write is moved aside
-        if dst == "z.txt" and src.startswith(rw.TMP_PREFIX) and not (ws / "z.txt").exists():
-            raise OSError(5, "Input/output error")
-        real_link(self, src, dst)
 
     def before_the_rename(self: rw.Applier, dfd: Folder, name: str, *rest: str) -> str | None:
         if name == "z.txt":
-            monkeypatch.setattr(rw.FdFolder, "rename", refused_back)
-            monkeypatch.setattr(rw.FdFolder, "link", refused_link)
+            refuse_put_back(monkeypatch, ws, "z.txt")
             (ws / "z.txt").write_bytes(W1)
         return real_keep(self, dfd, name, *rest)
 
@@ -269,7 +182,7 @@ def test_a_planted_kept_name_never_replaces_a_users_file(
     """After a crash, a file named as z.txt's second name is planted (the op id read from
     the journal) while z.txt holds the user's edit: the next open keeps the edit in place."""
     store, cp = _prepared(ws)
-    _late_write_then_kill(ws, monkeypatch, store, cp)
+    late_write_then_kill(ws, monkeypatch, store, cp)
     for n in os.listdir(ws):
         if n.startswith(rw.TMP_PREFIX):
             os.unlink(ws / n)  # no late write of the user's: only the planted one
@@ -326,7 +239,7 @@ def test_two_paths_whose_second_names_tie_are_not_swapped_by_the_next_open(
     """Two paths of one folder whose derived tags are alike (8 hex digits: 1 in 2**32 a
     pair, 1% for a rewind of 10,000 files in one folder): after a crash, the next open took
     a.txt's second name for b.txt's and put a.txt's old bytes over b.txt."""
-    _needs_second_names(ws)
+    skip_without_hard_links(ws)
     write(ws, "a.txt", "a1\n")
     write(ws, "b.txt", "b1\n")
     store = Store.open(ws)
@@ -336,10 +249,10 @@ def test_two_paths_whose_second_names_tie_are_not_swapped_by_the_next_open(
     monkeypatch.setattr(rw, "kept_name", lambda op, path: "0badcafe")
 
     def killed(self: rw.Applier) -> None:
-        raise _Killed  # files in place, the second names not yet unlinked
+        raise Killed  # files in place, the second names not yet unlinked
 
     monkeypatch.setattr(rw.Applier, "release", killed)
-    with pytest.raises(_Killed):
+    with pytest.raises(Killed):
         store.rewind(cp.id)
     store.close()
     monkeypatch.undo()
@@ -385,12 +298,12 @@ def test_a_write_during_the_undo_is_kept_when_the_undo_is_killed(
 
     def killed(dfd: Folder, name: str, *rest: object) -> None:
         if name == "a.txt" and seen.count("a.txt") == 2:
-            raise _Killed
+            raise Killed
         real_check(dfd, name, *rest)  # type: ignore[arg-type]
 
     monkeypatch.setattr(rw.Applier, "_keep_replaced", before_the_rename)
     monkeypatch.setattr(rw.Applier, "_check_replaced", staticmethod(killed))
-    with pytest.raises(_Killed):
+    with pytest.raises(Killed):
         store.rewind(cp)
     monkeypatch.undo()
     assert journal_left(store.root)

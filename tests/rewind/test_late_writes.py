@@ -21,18 +21,15 @@ from turnback import Store
 from turnback.fs.folders import Folder
 from wsutil import journal_left, write
 
+from .seams import changed_since, refuse_put_back
+
 
 def _rewind_with_a_write_before_the_rename(
         ws: Path, monkeypatch: pytest.MonkeyPatch, late_write: Callable[[], None],
         after_edits: Callable[[], None] = lambda: None) -> Store:
     """Rewind a.txt and z.txt; ``late_write`` runs once z.txt was looked at, right before
     its replacement (when its second name is made); ``after_edits`` before the rewind."""
-    write(ws, "a.txt", "a1\n")
-    write(ws, "z.txt", "z1\n")
-    store = Store.open(ws)
-    cp = store.checkpoint()
-    write(ws, "a.txt", "a2\n")
-    write(ws, "z.txt", "z2\n")
+    store, cp = changed_since(ws)
     after_edits()
     real = rw.Applier._keep_replaced
     fired: list[str] = []
@@ -45,7 +42,7 @@ def _rewind_with_a_write_before_the_rename(
 
     monkeypatch.setattr(rw.Applier, "_keep_replaced", before_the_rename)
     with pytest.raises(rw.Changed, match=r"z\.txt") as info:
-        store.rewind(cp.id)
+        store.rewind(cp)
     assert fired == ["z.txt"]
     # rolled back, not recorded: the message keeps the user from an undo of the operation before
     assert "nothing of it to undo" in str(info.value)
@@ -127,34 +124,13 @@ def test_no_late_write_the_rewind_goes_ahead_and_frees_what_it_replaced(
 def test_a_late_write_that_cannot_be_put_back_is_kept_under_a_name_it_names(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ws = tmp_path / "ws"
-    real_rename = rw.FdFolder.rename
-
-    def refused_back(self: rw.FdFolder, src: str, dst: str) -> None:
-        if dst == "z.txt" and src.startswith(rw.TMP_PREFIX) and (ws / "z.txt").read_text(
-                ) == "z1\n":  # the put back, once the rewind's own write is in place
-            raise OSError(5, "Input/output error")
-        real_rename(self, src, dst)
-
-    real_link = rw.FdFolder.link
-
-    def refused_link(self: rw.FdFolder, src: str, dst: str) -> None:
-        # the put back links the file kept in place once the rewind's write is moved aside
-        if dst == "z.txt" and src.startswith(rw.TMP_PREFIX) and not (ws / "z.txt").exists():
-            raise OSError(5, "Input/output error")
-        real_link(self, src, dst)
 
     def by_name() -> None:
-        monkeypatch.setattr(rw.FdFolder, "rename", refused_back)
-        monkeypatch.setattr(rw.FdFolder, "link", refused_link)
+        refuse_put_back(monkeypatch, ws, "z.txt")
         with open(ws / "z.txt", "r+b") as f:
             f.write(b"z3, written in place\n")
 
-    write(ws, "a.txt", "a1\n")
-    write(ws, "z.txt", "z1\n")
-    store = Store.open(ws)
-    cp = store.checkpoint()
-    write(ws, "a.txt", "a2\n")
-    write(ws, "z.txt", "z2\n")
+    store, cp = changed_since(ws)
     real = rw.Applier._keep_replaced
 
     def before_the_rename(self: rw.Applier, dfd: Folder, name: str, *rest: str) -> str | None:
@@ -164,7 +140,7 @@ def test_a_late_write_that_cannot_be_put_back_is_kept_under_a_name_it_names(
 
     monkeypatch.setattr(rw.Applier, "_keep_replaced", before_the_rename)
     with pytest.raises(rw.Unsafe, match=r"z\.txt\.turnback-saved-[0-9a-f]{8}"):
-        store.rewind(cp.id)
+        store.rewind(cp)
     saved = [p for p in ws.iterdir() if p.name.startswith("z.txt.turnback-saved-")]
     assert len(saved) == 1 and saved[0].read_bytes() == b"z3, written in place\n"
     store.close()

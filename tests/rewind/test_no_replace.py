@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,28 +21,23 @@ import turnback.rewind.apply as rw
 from turnback import Store
 from turnback.fs import exchange
 from turnback.fs.folders import Folder
-from wsutil import journal_left, second_names, write
+from wsutil import journal_left, second_names
 
-N1 = b"n1, in the checkpoint\n"
+from .seams import (
+    BY_PATH,
+    N1,
+    W1,
+    before_the_create,
+    changed_since,
+    late_write,
+    late_write_then_kill,
+    no_replace_here,
+    removed_since,
+    skip_without_hard_links,
+)
+
 SAVE = b"n2, the user's save\n"
-W1 = b"z3, written through a descriptor held open, before the rename\n"
 W2 = b"z4, the user's save after the put back's look\n"
-BY_PATH = os.environ.get("TURNBACK_FS_PATHS") == "1"
-
-
-def _renames_without_replacing(where: Path) -> bool:
-    if BY_PATH:
-        return False
-    (where / "p1").write_bytes(b"1")
-    fd = os.open(where, os.O_RDONLY)
-    try:
-        done = exchange.rename_no_replace(fd, str(where), "p1", "p2")
-    finally:
-        os.close(fd)
-        for n in ("p1", "p2"):
-            if (where / n).exists():
-                (where / n).unlink()
-    return done
 
 
 def _save(path: Path, kind: str, outside: Path) -> None:
@@ -61,32 +56,11 @@ def created(tmp_path: Path) -> Iterator[tuple[Path, Store, str]]:
     """A workspace whose last checkpoint holds n.txt, since removed, and a.txt, changed:
     a rewind to it creates n.txt and writes a.txt."""
     ws = tmp_path / "ws"
-    write(ws, "a.txt", "a1\n")
-    write(ws, "n.txt", N1)
-    store = Store.open(ws)
-    cp = store.checkpoint().id
-    write(ws, "a.txt", "a2\n")
-    (ws / "n.txt").unlink()
+    store, cp = removed_since(ws)
     try:
         yield ws, store, cp
     finally:
         store.close()
-
-
-def _before_the_create(monkeypatch: pytest.MonkeyPatch, then: Callable[[], None]) -> None:
-    """``then`` runs once, when n.txt's write is whole at its temporary name: after the
-    look at n.txt, before the rename into place."""
-    real = rw.chmod_fd
-    fired: list[int] = []
-
-    def chmod_then(fd: int, where: str, mode: int) -> None:
-        real(fd, where, mode)
-        with open(where, "rb") as f:
-            if f.read() == N1 and not fired:
-                fired.append(fd)
-                then()
-
-    monkeypatch.setattr(rw, "chmod_fd", chmod_then)
 
 
 @pytest.mark.parametrize("kind", ("renamed", "written", "symlink out"))
@@ -98,12 +72,12 @@ def test_a_save_at_a_created_path_before_its_rename_is_kept(
     naming n.txt, the newcomer untouched, the rewind rolled back, no name left. Fails
     before the fix (the rewind went through, n.txt the checkpoint's)."""
     ws, store, cp = created
-    if not _renames_without_replacing(tmp_path):
+    if not no_replace_here(tmp_path):
         pytest.skip("no RENAME_NOREPLACE here (or folders by path): the create is a rename, "
                     "docs/RELIABILITY.md says what it leaves")
     outside = tmp_path / "outside.txt"
     outside.write_bytes(b"outside\n")
-    _before_the_create(monkeypatch, lambda: _save(ws / "n.txt", kind, outside))
+    before_the_create(monkeypatch, lambda: _save(ws / "n.txt", kind, outside))
     with pytest.raises(rw.Changed, match=r"n\.txt"):
         store.rewind(cp)
     if kind == "symlink out":
@@ -144,17 +118,10 @@ needs_second_names = pytest.mark.skipif(
 
 
 def _late_write(ws: Path, monkeypatch: pytest.MonkeyPatch) -> int:
-    """W1 lands in z.txt through a descriptor held open, right before its replacement: the
-    file kept by its second name holds it, to be put back. Returns the descriptor."""
+    """W1 lands in z.txt through a descriptor held open, right before its replacement
+    (``seams.late_write``). Returns the descriptor."""
     fd = os.open(ws / "z.txt", os.O_WRONLY)
-    real_keep = rw.Applier._keep_replaced
-
-    def before_the_rename(self: rw.Applier, dfd: Folder, name: str, *rest: str) -> str | None:
-        if name == "z.txt":
-            os.pwrite(fd, W1, 0)
-        return real_keep(self, dfd, name, *rest)
-
-    monkeypatch.setattr(rw.Applier, "_keep_replaced", before_the_rename)
+    late_write(monkeypatch, fd)
     return fd
 
 
@@ -182,22 +149,8 @@ def _saved(ws: Path) -> list[bytes]:
 
 
 def _prepared(ws: Path) -> tuple[Store, str]:
-    write(ws, "a.txt", "a1\n")
-    write(ws, "z.txt", "z1\n")
-    probe = ws / "probe"
-    probe.write_bytes(b"")
-    try:
-        os.link(probe, ws / "probe2")
-        os.unlink(ws / "probe2")
-    except OSError:
-        pytest.skip("no hard links on this file system: no second names, no put back")
-    finally:
-        probe.unlink()
-    store = Store.open(ws)
-    cp = store.checkpoint().id
-    write(ws, "a.txt", "a2\n")
-    write(ws, "z.txt", "z2\n")
-    return store, cp
+    skip_without_hard_links(ws)
+    return changed_since(ws)
 
 
 @needs_second_names
@@ -223,10 +176,6 @@ def test_a_save_after_the_put_backs_look_is_not_replaced(
     store.close()
 
 
-class _Killed(BaseException):
-    """The process dies here: no roll-back, the journal stays for the next open."""
-
-
 @needs_second_names
 def test_a_save_after_recoverys_look_is_not_replaced(
         ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -235,24 +184,7 @@ def test_a_save_after_recoverys_look_is_not_replaced(
     renamed over z.txt right after its look was replaced (W2 lost). Now W2 stays and W1 is
     saved aside. Fails before the fix (z.txt held W1)."""
     store, cp = _prepared(ws)
-    fd = _late_write(ws, monkeypatch)
-
-    real_check = rw.Applier._check_replaced
-
-    def killed(dfd: Folder, name: str, *rest: object) -> None:
-        if name == "z.txt":
-            raise _Killed
-        real_check(dfd, name, *rest)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(rw.Applier, "_check_replaced", staticmethod(killed))
-    try:
-        with pytest.raises(_Killed):
-            store.rewind(cp)
-    finally:
-        os.close(fd)
-        monkeypatch.undo()
-    assert (ws / "z.txt").read_text() == "z1\n" and journal_left(store.root)
-    store.close()
+    late_write_then_kill(ws, monkeypatch, store, cp)
     fired = _save_after_the_look(ws, monkeypatch)
     with Store.open(ws) as again:
         assert not journal_left(again.root)

@@ -20,50 +20,19 @@ import turnback.rewind.apply as rw
 import turnback.rewind.putback as putback
 from turnback import Store
 from turnback.fs import exchange
-from wsutil import journal_left, second_names, write
+from wsutil import journal_left, second_names
 
-N1 = b"n1, in the checkpoint\n"
-BY_PATH = os.environ.get("TURNBACK_FS_PATHS") == "1"
-
-
-def _no_replace_here(where: Path) -> bool:
-    if BY_PATH:
-        return False
-    (where / "p1").write_bytes(b"1")
-    fd = os.open(where, os.O_RDONLY)
-    try:
-        return exchange.rename_no_replace(fd, str(where), "p1", "p2")
-    finally:
-        os.close(fd)
-        for n in ("p1", "p2"):
-            if (where / n).exists():
-                (where / n).unlink()
-
-
-def _prepared(ws: Path, name: str = "n.txt") -> tuple[Store, str]:
-    """A checkpoint holding ``name`` and a.txt; ``name`` removed and a.txt changed since."""
-    write(ws, "a.txt", "a1\n")
-    (ws / name).write_bytes(N1)
-    store = Store.open(ws)
-    cp = store.checkpoint().id
-    write(ws, "a.txt", "a2\n")
-    (ws / name).unlink()
-    return store, cp
-
-
-def _before_the_create(monkeypatch: pytest.MonkeyPatch, then: Callable[[], None]) -> None:
-    """``then`` runs once, after the create's look, before its rename (at the write's chmod)."""
-    real = rw.chmod_fd
-    fired: list[int] = []
-
-    def chmod_then(fd: int, where: str, mode: int) -> None:
-        real(fd, where, mode)
-        with open(where, "rb") as f:
-            if f.read() == N1 and not fired:
-                fired.append(fd)
-                then()
-
-    monkeypatch.setattr(rw, "chmod_fd", chmod_then)
+from .seams import (
+    BY_PATH,
+    N1,
+    W1,
+    before_the_create,
+    changed_since,
+    late_write,
+    no_replace_here,
+    removed_since,
+    skip_without_hard_links,
+)
 
 
 def _plant(path: Path, kind: str) -> None:
@@ -85,12 +54,12 @@ def test_a_newcomer_of_any_kind_at_a_created_path_is_kept(
     look and its rename: refused, ``Changed`` naming n.txt, the newcomer as it was, the
     rewind rolled back, no name of the op left; and the rewind goes through once the
     newcomer is gone, and its undo too."""
-    if not _no_replace_here(tmp_path):
+    if not no_replace_here(tmp_path):
         pytest.skip("no RENAME_NOREPLACE here (or folders by path): docs/RELIABILITY.md")
     ws = tmp_path / "ws"
-    store, cp = _prepared(ws)
+    store, cp = removed_since(ws)
     try:
-        _before_the_create(monkeypatch, lambda: _plant(ws / "n.txt", kind))
+        before_the_create(monkeypatch, lambda: _plant(ws / "n.txt", kind))
         with pytest.raises(rw.Changed, match=r"n\.txt"):
             store.rewind(cp)
         monkeypatch.undo()
@@ -151,7 +120,7 @@ def test_a_create_of_an_odd_name_goes_through_the_c_call(
         calls.append(b)
         return real(dir_fd, a, b)
 
-    store, cp = _prepared(ws, text)
+    store, cp = removed_since(ws, text)
     try:
         monkeypatch.setattr(exchange, "_raw_excl", counted)
         store.rewind(cp)
@@ -171,10 +140,10 @@ def test_a_kill_right_after_the_create_rename_is_recovered(
     place (before anything that follows it): the next open's recovery finishes the
     rewind (n.txt the checkpoint's, a.txt too), no journal or temporary name left, and
     the rewind can be undone."""
-    if not _no_replace_here(tmp_path):
+    if not no_replace_here(tmp_path):
         pytest.skip("no RENAME_NOREPLACE here (or folders by path): docs/RELIABILITY.md")
     ws = tmp_path / "ws"
-    store, cp = _prepared(ws)
+    store, cp = removed_since(ws)
     store.close()
     pid = os.fork()
     if pid == 0:  # the child: rewinds, killed right after the create's rename
@@ -208,7 +177,6 @@ def test_a_kill_right_after_the_create_rename_is_recovered(
 
 # --- the put back's seams: after its move aside, before the kept file goes in place ---
 
-W1 = b"z3, written through a descriptor held open, before the rename\n"
 W2 = b"z4, the user's save in the put back's free moment\n"
 
 
@@ -216,36 +184,8 @@ def _with_second_names(ws: Path) -> tuple[Store, str]:
     """z.txt and a.txt in a checkpoint, both changed since; skips without hard links."""
     if BY_PATH:
         pytest.skip("no second names where folders are reached by path: no put back")
-    probe = ws / "probe"
-    probe.write_bytes(b"")
-    try:
-        os.link(probe, ws / "probe2")
-        os.unlink(ws / "probe2")
-    except OSError:
-        pytest.skip("no hard links on this file system: no second names, no put back")
-    finally:
-        probe.unlink()
-    write(ws, "a.txt", "a1\n")
-    write(ws, "z.txt", "z1\n")
-    store = Store.open(ws)
-    cp = store.checkpoint().id
-    write(ws, "a.txt", "a2\n")
-    write(ws, "z.txt", "z2\n")
-    return store, cp
-
-
-def _late_write(ws: Path, fd: int) -> None:
-    """W1 lands in z.txt through ``fd`` right before its replacement (the file kept by its
-    second name holds it, to be put back)."""
-    real_keep = rw.Applier._keep_replaced
-
-    def before_the_rename(self: rw.Applier, dfd: rw.Folder, name: str,
-                          *rest: str) -> str | None:
-        if name == "z.txt":
-            os.pwrite(fd, W1, 0)
-        return real_keep(self, dfd, name, *rest)
-
-    rw.Applier._keep_replaced = before_the_rename  # type: ignore[method-assign]
+    skip_without_hard_links(ws)
+    return changed_since(ws)
 
 
 def _after_the_move_aside(then: Callable[[str], None]) -> None:
@@ -272,9 +212,8 @@ def test_a_save_in_the_put_backs_free_moment_stays(
     bytes) is gone, the rewind rolled back, no name of it left."""
     store, cp = _with_second_names(ws)
     fd = os.open(ws / "z.txt", os.O_WRONLY)
-    monkeypatch.setattr(rw.Applier, "_keep_replaced", rw.Applier._keep_replaced)
     monkeypatch.setattr(putback, "_move_aside", putback._move_aside)
-    _late_write(ws, fd)
+    late_write(monkeypatch, fd)
     fired: list[str] = []
 
     def save(aside: str) -> None:
@@ -296,7 +235,8 @@ def test_a_save_in_the_put_backs_free_moment_stays(
     assert not journal_left(ws / ".turnback") and not second_names(ws)
 
 
-def test_a_kill_after_the_put_backs_move_aside_is_recovered(ws: Path) -> None:
+def test_a_kill_after_the_put_backs_move_aside_is_recovered(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A real ``os._exit`` in a child right after the put back moved the rewind's write
     aside (z.txt free, the late write still at its second name): the next open puts the
     late write back at z.txt; nothing of the user's is lost, no temporary name is left.
@@ -308,7 +248,7 @@ def test_a_kill_after_the_put_backs_move_aside_is_recovered(ws: Path) -> None:
     if pid == 0:
         try:
             fd = os.open(ws / "z.txt", os.O_WRONLY)
-            _late_write(ws, fd)
+            late_write(monkeypatch, fd)
             _after_the_move_aside(lambda aside: os._exit(9))
             with Store.open(ws) as child:
                 child.rewind(cp)

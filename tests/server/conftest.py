@@ -14,9 +14,9 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import pytest_lsp
@@ -26,6 +26,9 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import register_lsp_features
 
 from turnback.server.wire import plain_json_converter
+
+if TYPE_CHECKING:
+    from turnback.server.core import TurnbackServer
 
 REPO = Path(__file__).resolve().parents[2]
 # faulthandler: a server killed for hanging prints every thread's stack first.
@@ -235,3 +238,31 @@ def run_cli(ws: Path, *args: str) -> str:
         check=True,
     )
     return out.stdout
+
+
+@pytest.fixture
+def server() -> Iterator[TurnbackServer]:
+    """The server's class in-process (no client, no process), its pools shut down after."""
+    from turnback.server.core import TurnbackServer
+
+    ls = TurnbackServer()
+    try:
+        yield ls
+    finally:
+        ls.pools.shutdown()
+
+
+def plain_listing(items: list[Any]) -> list[Any]:
+    """A session listing as plain JSON, to compare two."""
+    return [s.to_json() for s in items]
+
+
+def fresh_listing(ws: Path) -> list[Any]:
+    """What another process lists now: the truth a kept listing must equal."""
+    from turnback import Store
+
+    other = Store.open(ws)
+    try:
+        return plain_listing(other.sessions()[0])
+    finally:
+        other.close()

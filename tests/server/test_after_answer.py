@@ -12,12 +12,10 @@ pygls writes it; no client.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from turnback import Store
 from turnback.server.core import TurnbackServer
@@ -38,15 +36,6 @@ class _Recorded(ThreadPoolExecutor):
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
         self.order.append("pool job")
         return super().submit(fn, *args, **kwargs)
-
-
-@pytest.fixture
-def server() -> Iterator[TurnbackServer]:
-    ls = TurnbackServer()
-    try:
-        yield ls
-    finally:
-        ls.pools.shutdown()
 
 
 def _run_request(ls: TurnbackServer, folder: Folder, answered: bool = False) -> list[str]:

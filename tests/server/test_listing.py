@@ -7,7 +7,6 @@ named sessions is only a shorter way to the same answer.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -15,18 +14,7 @@ import orjson
 from turnback import Kind, Store
 from turnback.server.listing import ListingCache
 
-
-def _listed(items: list[Any]) -> list[Any]:
-    return [s.to_json() for s in items]
-
-
-def _fresh(ws: Path) -> list[Any]:
-    """What another process lists now: the truth the kept listing must equal."""
-    other = Store.open(ws)
-    try:
-        return _listed(other.sessions()[0])
-    finally:
-        other.close()
+from .conftest import fresh_listing, plain_listing
 
 
 def _session(store: Store, sid: str, started: str, prompts: int) -> None:
@@ -40,7 +28,7 @@ def test_named_sessions_are_summarized_again_in_order(store: Store) -> None:
     for i in range(8):
         _session(store, f"s{i}", f"2026-01-0{i + 1}T00:00:00.000Z", 1)
     cache = ListingCache(lambda: True)
-    assert _listed(cache.sessions(store)) == _fresh(ws)
+    assert plain_listing(cache.sessions(store)) == fresh_listing(ws)
     writer = Store.open(ws)  # another process's writes, as the watcher reports them
     try:
         writer.append("s3", Kind.PROMPT, {"text": "more"})
@@ -51,9 +39,9 @@ def test_named_sessions_are_summarized_again_in_order(store: Store) -> None:
         (ws / ".turnback" / "sessions" / "s6.jsonl").write_bytes(b"not a session\n")
         cache.changed({"s3", "s9", "s0a", "s5", "s6", "not an id"})
         assert cache.peek() is None  # stale: answered off the event loop, never as it was
-        listed = _listed(cache.sessions(store))
+        listed = plain_listing(cache.sessions(store))
         assert cache.refreshes == 1
-        assert listed == _fresh(ws)
+        assert listed == fresh_listing(ws)
         ids = [s["id"] for s in listed]
         assert ids == ["s7", "s4", "s9", "s3", "s2", "s1", "s0", "s0a"]
         assert next(s for s in listed if s["id"] == "s3")["stats"]["prompts"] == 2
@@ -88,7 +76,7 @@ def test_a_change_during_a_refresh_is_not_lost(store: Store) -> None:
     finally:
         del store.session_summary
     assert cache.peek() is None
-    assert _listed(cache.sessions(store)) == _fresh(store.workspace)
+    assert plain_listing(cache.sessions(store)) == fresh_listing(store.workspace)
 
 
 def test_an_unnamed_change_or_no_watcher_lists_in_full(store: Store) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,8 @@ from turnback.server.folders import Folder
 from turnback.server.listing import ListingCache
 from turnback.server.settings import Settings
 
+from .conftest import fresh_listing, plain_listing
+
 CLAUDE_LINES = (
     '{"type":"user","message":{"role":"user","content":"fix the bug"},"uuid":"u1",'
     '"parentUuid":null,"sessionId":"cc1","timestamp":"2026-02-01T00:00:00.000Z","cwd":"/x"}\n'
@@ -37,27 +39,6 @@ CLAUDE_LINES = (
     '"uuid":"u2","parentUuid":"u1","sessionId":"cc1","timestamp":"2026-02-01T00:00:01.000Z",'
     '"cwd":"/x"}\n'
 )
-
-
-def _listed(items: list[Any]) -> list[Any]:
-    return [s.to_json() for s in items]
-
-
-def _fresh(ws: Path) -> list[Any]:
-    other = Store.open(ws)
-    try:
-        return _listed(other.sessions()[0])
-    finally:
-        other.close()
-
-
-@pytest.fixture
-def server() -> Iterator[TurnbackServer]:
-    ls = TurnbackServer()
-    try:
-        yield ls
-    finally:
-        ls.pools.shutdown()
 
 
 @pytest.fixture
@@ -99,9 +80,9 @@ def _kept_then_refreshed(ls: TurnbackServer, folder: Folder, fn: Callable[[Store
     cache = folder.listing
     cache.sessions(store)
     _write(ls, folder, fn, after)
-    listed = _listed(cache.sessions(store))
+    listed = plain_listing(cache.sessions(store))
     assert cache.refreshes == 1, "the write dropped the kept listing"
-    assert listed == _fresh(store.workspace)
+    assert listed == fresh_listing(store.workspace)
     return listed
 
 
@@ -113,7 +94,7 @@ def _kept_as_is(ls: TurnbackServer, folder: Folder, fn: Callable[[Store], Any]) 
     before = cache.sessions(store)
     _write(ls, folder, fn)
     assert cache.peek() is before, "the write dropped the kept listing"
-    assert _listed(before) == _fresh(store.workspace)
+    assert plain_listing(before) == fresh_listing(store.workspace)
 
 
 def _checkpoint_of(store: Store, label: str) -> str:

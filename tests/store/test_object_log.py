@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 import pytest
 
-from turnback import Store
+from turnback import Checkpoint, Store
 from turnback.objects import objectstore, packlog, packs
 from turnback.snapshot import checkpoint_index
 from turnback.store.config import FORMAT_VERSION
@@ -35,6 +35,30 @@ def edit(ws: Path, tag: str, n: int = 10) -> None:
     for i in range(n):
         write(ws, f"d{i % 3}/f{i}.txt", f"{tag} {i}\n" * 20)
     age_tree(ws)
+
+
+def _read_back(ws: Path, cp: Checkpoint, tag: str) -> None:
+    """Another process reads ``cp``'s d0/f0.txt as ``edit(ws, tag)`` wrote it, and fsck
+    finds the store whole."""
+    fresh = Store.open(ws)
+    assert fresh.read_file(cp.id, "d0/f0.txt") == f"{tag} 0\n".encode() * 20
+    assert fresh.fsck().ok
+
+
+def _second_line_lost(ws: Path, torn: int = 0,
+                      label: str | None = None) -> tuple[Store, Checkpoint, Checkpoint]:
+    """Two checkpoints (``edit`` a, then b); the second's line cut from checkpoints.jsonl
+    as a power cut cuts an unsynced tail (``torn`` bytes of it left), its log frame kept."""
+    edit(ws, "a")
+    store = Store.open(ws)
+    first = store.checkpoint()
+    index = store.root / "checkpoints.jsonl"
+    kept = index.stat().st_size
+    edit(ws, "b")
+    second = store.checkpoint(label=label)
+    with open(index, "r+b") as f:
+        f.truncate(kept + torn)
+    return store, first, second
 
 
 @pytest.fixture
@@ -85,9 +109,7 @@ def test_a_small_checkpoint_waits_for_the_disk_once_and_makes_no_file(
         cp = store.checkpoint()
         assert waits == ["fdatasync" if hasattr(os, "fdatasync") else "fsync"]
         assert (pack_files(store), logs(store)) == before, "a file was made"
-    fresh = Store.open(ws)
-    assert fresh.read_file(cp.id, "d0/f0.txt") == b"c 0\n" * 20
-    assert fresh.fsck().ok
+    _read_back(ws, cp, "c")
 
 
 def test_the_frame_holds_the_objects_and_the_record(ws: Path) -> None:
@@ -115,15 +137,8 @@ def test_a_record_is_put_back_only_after_its_log_is_synced(
     synced (a rewind's safety frame waits for its journal): the line it puts back must not
     reach checkpoints.jsonl before the frame is on disk, or a power cut keeps the line
     without its objects."""
-    edit(ws, "a")
-    store = Store.open(ws)
-    store.checkpoint()
+    store, _, second = _second_line_lost(ws)  # the line not yet appended
     index = store.root / "checkpoints.jsonl"
-    kept = index.stat().st_size
-    edit(ws, "b")
-    second = store.checkpoint()
-    with open(index, "r+b") as f:
-        f.truncate(kept)  # the line not yet appended
     order: list[str] = []
     real_fsync, real_append = os.fsync, checkpoint_index.append_lines
 
@@ -148,15 +163,9 @@ def test_a_record_lost_from_checkpoints_jsonl_is_put_back(ws: Path, log_end: str
     """A power cut may lose checkpoints.jsonl's unsynced tail: the log frame, synced
     before the answer, brings the record back at the next open (read from the log's end
     back; from its start when its end is a frame that was never finished)."""
-    edit(ws, "a")
-    store = Store.open(ws)
-    first = store.checkpoint()
+    # gone, and a torn start of the line left
+    store, first, second = _second_line_lost(ws, torn=7, label="answered")
     index = store.root / "checkpoints.jsonl"
-    kept = index.stat().st_size
-    edit(ws, "b")
-    second = store.checkpoint(label="answered")
-    with open(index, "r+b") as f:
-        f.truncate(kept + 7)  # gone, and a torn start of the line left
     if log_end == "torn":
         with open(logs(store)[0], "ab") as f:
             f.write(b"TBFR" + os.urandom(300))
@@ -292,26 +301,14 @@ def test_gc_merges_the_logs_and_a_writer_whose_log_went_starts_another(ws: Path)
     assert Store.open(ws).read_file(kept.id, "d0/f0.txt") == b"b 0\n" * 20
     edit(ws, "c")
     nxt = server.checkpoint()  # its old log was removed: a frame there would be lost
-    fresh = Store.open(ws)
-    assert fresh.read_file(nxt.id, "d0/f0.txt") == b"c 0\n" * 20
-    assert fresh.fsck().ok
+    _read_back(ws, nxt, "c")
 
 
 def test_gc_keeps_a_checkpoint_whose_line_a_crash_lost(ws: Path) -> None:
-    edit(ws, "a")
-    store = Store.open(ws)
-    store.checkpoint()
-    index = store.root / "checkpoints.jsonl"
-    kept = index.stat().st_size
-    edit(ws, "b")
-    cp = store.checkpoint()
-    with open(index, "r+b") as f:
-        f.truncate(kept)
+    store, _, cp = _second_line_lost(ws)
     from turnback.store import gc
     gc.collect(store)  # this process's view, not reopened: gc restores the line itself
-    fresh = Store.open(ws)
-    assert fresh.read_file(cp.id, "d0/f0.txt") == b"b 0\n" * 20
-    assert fresh.fsck().ok
+    _read_back(ws, cp, "b")
 
 
 def test_a_large_batch_still_writes_a_pack(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,7 +7,6 @@ names is as it was. Run again with folders reached by path (scripts/test-fspaths
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +17,8 @@ from turnback.errors import Unsafe
 from turnback.objects import packs
 from turnback.objects.objectstore import BLOB, LOOSE_THRESHOLD, hash_bytes
 from wsutil import age_tree, write
+
+from .swap_setup import aged_workspace, outside_folder, swap
 
 BIG = b"attacker-visible bytes\n" * (LOOSE_THRESHOLD // 16)  # a loose object
 
@@ -34,31 +35,14 @@ def _contents(folder: Path) -> dict[str, bytes]:
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    for i in range(4):
-        write(root, f"d{i % 2}/f{i}.txt", f"file {i}\n")
-    age_tree(root)
-    return root
+    return aged_workspace(tmp_path)
 
 
 @pytest.fixture
 def outside(tmp_path: Path) -> Path:
     """The folder a swapped-in link names (``~/.bashrc.d`` in the attack), with a file of
     its own."""
-    folder = tmp_path / "outside"
-    folder.mkdir()
-    (folder / "mine.sh").write_text("echo mine\n")
-    return folder
-
-
-def _swap(folder: Path, outside: Path) -> None:
-    """``folder`` replaced by a link to ``outside``; what it held copied there first, so a
-    gc reading through the link finds files to remove."""
-    if folder.exists():
-        shutil.copytree(folder, outside, dirs_exist_ok=True)
-        shutil.rmtree(folder)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    os.symlink(outside, folder)
+    return outside_folder(tmp_path)
 
 
 def _edit(ws: Path, tag: str, data: bytes | None = None) -> None:
@@ -90,7 +74,7 @@ def test_a_loose_object_is_not_written_through_a_linked_subfolder(
         store: Store, ws: Path, outside: Path) -> None:
     name = hash_bytes(BLOB, BIG)
     sub = f"objects/{name[:2]}"
-    _swap(store.root / sub, outside)
+    swap(store.root / sub, outside)
     before = _contents(outside)
     _edit(ws, "big", BIG)
     _refused(lambda: store.checkpoint(dirty={"d0/f0.txt"}), sub)
@@ -102,7 +86,7 @@ def test_a_put_with_no_batch_is_not_written_through_a_linked_subfolder(
     data = b"a small object put with no writer\n"
     name = hash_bytes(BLOB, data)
     sub = f"objects/{name[:2]}"
-    _swap(store.root / sub, outside)
+    swap(store.root / sub, outside)
     before = _contents(outside)
     _refused(lambda: store.objects.put(BLOB, data, name), sub)
     assert _contents(outside) == before
@@ -114,7 +98,7 @@ def test_a_streamed_object_is_not_written_through_a_linked_subfolder(
     data = os.urandom(1 << 16) * 130
     name = hash_bytes(BLOB, data)
     sub = f"objects/{name[:2]}"
-    _swap(store.root / sub, outside)
+    swap(store.root / sub, outside)
     before = _contents(outside)
     path = write(ws, "huge.bin", data)
     _refused(lambda: store.objects.put_file(path, len(data)), sub)
@@ -124,7 +108,7 @@ def test_a_streamed_object_is_not_written_through_a_linked_subfolder(
 @pytest.mark.usefixtures("packs_only")
 def test_a_pack_is_not_written_through_a_linked_pack_folder(
         store: Store, ws: Path, outside: Path) -> None:
-    _swap(store.root / "objects" / "pack", outside)
+    swap(store.root / "objects" / "pack", outside)
     before = _contents(outside)
     _edit(ws, "into a pack")
     _refused(lambda: store.checkpoint(dirty={"d0/f0.txt"}), "objects/pack")
@@ -136,7 +120,7 @@ def test_a_log_is_not_made_through_a_linked_log_folder(
     """The process's log was made by the first checkpoint; gone from its name, the next
     frame starts a new log, which must not be made where the link points."""
     assert (store.root / "objects" / "log").is_dir()
-    _swap(store.root / "objects" / "log", outside)
+    swap(store.root / "objects" / "log", outside)
     before = _contents(outside)
     _edit(ws, "into the log")
     _refused(lambda: store.checkpoint(dirty={"d0/f0.txt"}), "objects/log")
@@ -145,7 +129,7 @@ def test_a_log_is_not_made_through_a_linked_log_folder(
 
 def test_nothing_is_written_through_a_linked_objects_folder(
         store: Store, ws: Path, outside: Path) -> None:
-    _swap(store.root / "objects", outside)
+    swap(store.root / "objects", outside)
     before = _contents(outside)
     _edit(ws, "anywhere")
     _refused(lambda: store.checkpoint(dirty={"d0/f0.txt"}), "objects")
@@ -156,7 +140,7 @@ def test_the_checkpoint_after_the_link_is_removed_stores_again(
         store: Store, ws: Path, outside: Path) -> None:
     """The refusal loses nothing: once the link is gone the same content is stored and
     read back."""
-    _swap(store.root / "objects" / "log", outside)
+    swap(store.root / "objects" / "log", outside)
     _edit(ws, "later")
     with pytest.raises(Unsafe):
         store.checkpoint(dirty={"d0/f0.txt"})
@@ -179,7 +163,7 @@ def _garbage(store: Store, ws: Path, data: bytes | None = None) -> None:
 def test_gc_removes_and_writes_nothing_through_a_linked_pack_folder(
         store: Store, ws: Path, outside: Path) -> None:
     _garbage(store, ws)
-    _swap(store.root / "objects" / "pack", outside)
+    swap(store.root / "objects" / "pack", outside)
     before = _contents(outside)
     _refused(lambda: store.gc(keep_last=1), "objects/pack")
     assert _contents(outside) == before
@@ -189,7 +173,7 @@ def test_gc_removes_no_log_through_a_linked_log_folder(
         store: Store, ws: Path, outside: Path) -> None:
     _garbage(store, ws)
     store.objects.close()  # its log is the copy's now: a gc would merge and remove it
-    _swap(store.root / "objects" / "log", outside)
+    swap(store.root / "objects" / "log", outside)
     before = _contents(outside)
     assert any(n.startswith("log-") for n in before)
     _refused(lambda: store.gc(keep_last=1), "objects/log")
@@ -202,7 +186,7 @@ def test_gc_removes_no_loose_object_through_a_linked_subfolder(
     sub = f"objects/{hash_bytes(BLOB, BIG)[:2]}"
     # only the copy: a file of another name there fails the gc before (it names no object)
     (outside / "mine.sh").unlink()
-    _swap(store.root / sub, outside)
+    swap(store.root / sub, outside)
     before = _contents(outside)
     assert len(before) == 1
     _refused(lambda: store.gc(keep_last=1), sub)
@@ -212,7 +196,7 @@ def test_gc_removes_no_loose_object_through_a_linked_subfolder(
 def test_gc_removes_nothing_through_a_linked_objects_folder(
         store: Store, ws: Path, outside: Path) -> None:
     _garbage(store, ws, BIG)
-    _swap(store.root / "objects", outside)
+    swap(store.root / "objects", outside)
     before = _contents(outside)
     _refused(lambda: store.gc(keep_last=1), "objects")
     assert _contents(outside) == before

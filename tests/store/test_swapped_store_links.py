@@ -21,6 +21,8 @@ from turnback.errors import Unsafe
 from turnback.fs import sockets
 from wsutil import age_tree, write
 
+from .swap_setup import aged_workspace, outside_folder, swap
+
 
 def _contents(folder: Path) -> dict[str, bytes | str]:
     """Every entry below ``folder`` with its bytes (a socket or other non-file: its kind):
@@ -36,21 +38,14 @@ def _contents(folder: Path) -> dict[str, bytes | str]:
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    for i in range(4):
-        write(root, f"d{i % 2}/f{i}.txt", f"file {i}\n")
-    age_tree(root)
-    return root
+    return aged_workspace(tmp_path)
 
 
 @pytest.fixture
 def outside(tmp_path: Path) -> Path:
     """The folder a swapped-in link names (``~/.config`` in the attack), with a file of its
     own."""
-    folder = tmp_path / "outside"
-    folder.mkdir()
-    (folder / "mine.sh").write_text("echo mine\n")
-    return folder
+    return outside_folder(tmp_path)
 
 
 @pytest.fixture
@@ -61,15 +56,6 @@ def store(ws: Path) -> Iterator[Store]:
         s.append("s1", Kind.PROMPT, {"text": "x"})
         s.sessions()  # the listing's caches: index/, first page
         yield s
-
-
-def _swap(folder: Path, outside: Path) -> None:
-    """``folder`` replaced by a link to ``outside``; what it held copied there first, so a
-    write or removal through the link finds what it expects."""
-    if folder.exists():
-        shutil.copytree(folder, outside, dirs_exist_ok=True)
-        shutil.rmtree(folder)
-    os.symlink(outside, folder)
 
 
 def _edit(ws: Path, tag: str) -> None:
@@ -83,7 +69,7 @@ def _refused(link: str) -> pytest.RaisesExc[Unsafe]:
 
 def test_a_session_is_not_created_through_a_linked_sessions_folder(
         store: Store, outside: Path) -> None:
-    _swap(store.root / "sessions", outside)
+    swap(store.root / "sessions", outside)
     before = _contents(outside)
     with _refused("sessions"):
         store.start_session(title="new", session_id="s2")
@@ -92,7 +78,7 @@ def test_a_session_is_not_created_through_a_linked_sessions_folder(
 
 def test_an_event_is_not_appended_through_a_linked_sessions_folder(
         store: Store, outside: Path) -> None:
-    _swap(store.root / "sessions", outside)
+    swap(store.root / "sessions", outside)
     before = _contents(outside)
     with _refused("sessions"):
         store.append("s1", Kind.PROMPT, {"text": "through the link"})
@@ -101,7 +87,7 @@ def test_an_event_is_not_appended_through_a_linked_sessions_folder(
 
 def test_no_lock_file_is_made_through_a_linked_locks_folder(
         store: Store, ws: Path, outside: Path) -> None:
-    _swap(store.root / "locks", outside)
+    swap(store.root / "locks", outside)
     before = _contents(outside)
     _edit(ws, "locks")
     with _refused("locks"):
@@ -113,7 +99,7 @@ def test_the_stat_cache_is_not_saved_through_a_linked_cache_folder(
         store: Store, ws: Path, outside: Path) -> None:
     """A cache: the checkpoint is taken, its cache not saved (a re-read costs, nothing is
     lost)."""
-    _swap(store.root / "cache", outside)
+    swap(store.root / "cache", outside)
     before = _contents(outside)
     _edit(ws, "cache")
     cp = store.checkpoint()  # a walk: the whole stat cache is written again
@@ -127,7 +113,7 @@ def test_gc_removes_and_writes_nothing_through_a_linked_cache_folder(
     for tag in ("one", "two"):  # a checkpoint for gc to drop, with objects of its own
         _edit(ws, tag)
         store.checkpoint(dirty={"d0/f0.txt"})
-    _swap(store.root / "cache", outside)
+    swap(store.root / "cache", outside)
     before = _contents(outside)
     assert "stat.bin" in before  # what gc removes (and its mark, which it writes)
     with _refused("cache"):
@@ -139,7 +125,7 @@ def test_the_listing_caches_are_not_saved_through_a_linked_index_folder(
         store: Store, outside: Path) -> None:
     """These caches were written through ``fs/instore.store_folder`` before (links16): kept
     so, and their folders (``index/acc/``) made the same way."""
-    _swap(store.root / "index", outside)
+    swap(store.root / "index", outside)
     before = _contents(outside)
     store.start_session(title="more", session_id="s3")
     store.append("s3", Kind.PROMPT, {"text": "y"})
@@ -159,7 +145,7 @@ def test_the_handoff_socket_is_not_bound_through_a_linked_run_folder(
     if path is None or not sockets.available():
         pytest.skip("no socket address for this store's path")
     (store.root / "run").mkdir(mode=0o700, exist_ok=True)
-    _swap(store.root / "run", outside)
+    swap(store.root / "run", outside)
     outside.chmod(0o700)
     (outside / sockets.SOCKET_NAME).write_text("a file of the user's named like the socket\n")
     before = _contents(outside)

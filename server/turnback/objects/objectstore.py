@@ -340,16 +340,7 @@ class ObjectStore:
         rows = self.packs.listing(packs=False, only=log).get(log)
         if not rows or self._unread_frames(log):
             return None  # a log read up to damage stays whole, for fsck (as a merge's)
-        by_pack = {log: rows}
-        dirty = merging.choose({log: len(rows)}, self.packs.sizes())
-        for pack in dirty[1:]:
-            try:
-                by_pack[pack] = read_index(self.root / "pack" / f"{pack}.idx")
-            except (OSError, StoreDamaged):
-                by_pack[pack] = {}  # unreadable: left as it is (fsck names it)
-        dirty = [p for p in dirty if by_pack[p]]
-        self._rewrite(dirty, by_pack, None, fsync)
-        return 1, len(dirty) - 1
+        return 1, self._merge_chosen({log: rows}, fsync)
 
     def raw_logs(self) -> list[str]:
         """The logs, other than this process's own, that hold a raw frame (a server killed
@@ -926,9 +917,16 @@ class ObjectStore:
                 by_pack[log] = {n: loc for n, loc in by_pack[log].items() if n not in held}
                 if not by_pack[log]:
                     del by_pack[log]
-        logs = {p: len(rows) for p, rows in by_pack.items()}
-        if not logs:
+        if not by_pack:
             return None
+        logs = len(by_pack)
+        return logs, self._merge_chosen(by_pack, fsync)
+
+    def _merge_chosen(self, by_pack: dict[str, dict[str, Loc]], fsync: bool) -> int:
+        """Rewrite the logs in ``by_pack`` (each with rows), and the small packs a merge
+        would leave beside them (``merging.choose``), into one new pack; the number of
+        packs taken. One path for a fold and a merge, so both choose and skip alike."""
+        logs = {p: len(rows) for p, rows in by_pack.items()}
         # the packs chosen by their files' sizes, and only their indexes read: a store
         # of 10,000 hooks' objects has ~30 packs, ~75,000 rows (38 ms a merge, read all)
         dirty = merging.choose(logs, self.packs.sizes())
@@ -939,7 +937,7 @@ class ObjectStore:
                 by_pack[pack] = {}  # unreadable: left as it is (fsck names it)
         dirty = [p for p in dirty if by_pack[p]]
         self._rewrite(dirty, by_pack, None, fsync)
-        return len(logs), len(dirty) - len(logs)
+        return len(dirty) - len(logs)
 
     def _rewrite(self, dirty: list[str], by_pack: dict[str, dict[str, Loc]],
                  keep: set[str] | None, fsync: bool) -> int:
