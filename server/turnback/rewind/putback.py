@@ -50,9 +50,10 @@ def put_back(dfd: Folder, kept: str, name: str,
             # a save put at ``name`` since the look: the newest, back in place
             try:
                 _rename_no_replace(dfd, aside, name)
-            except FileExistsError:
-                # a third save: the second stays aside, given the path's name to be found
-                # by, and named to the caller (trust29: no message named it)
+            except OSError:
+                # a third save (FileExistsError), or the rename refused (EIO): the second
+                # stays aside, given the path's name to be found by, and named to the
+                # caller (trust29 named it for a third save only; redteam38)
                 try:
                     aside = save_aside(dfd, aside, name)
                 except OSError:
