@@ -66,3 +66,22 @@ def test_a_named_store_replaced_before_an_at_once_checkpoint_gets_nothing(
         assert store.fsck().ok
         store.checkpoint(label="here")
     assert _holds(root, SECRET)  # the look above could find it: it is there once written
+
+
+def test_a_named_store_reached_through_a_linked_parent_is_not_taken_for_replaced(
+        tmp_path: Path) -> None:
+    """The root look compares what the path leads to (``os.stat``, links followed) with the
+    folder held: a parent reached by a link is the same folder, no false "replaced"."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "f.txt").write_text("f1\n")
+    (tmp_path / "real").mkdir()
+    os.symlink(tmp_path / "real", tmp_path / "via")
+    with Store.open(ws, store_dir=tmp_path / "via" / "store") as store:
+        store.checkpoint(label="walk")
+        store.save_scan_cache()
+        store.warm_trees()
+        (ws / "f.txt").write_bytes(SECRET)
+        cp = store.checkpoint_now({"f.txt"})
+        assert cp is not None and store.read_file(cp.id, "f.txt") == SECRET
+    assert _holds(tmp_path / "real" / "store", SECRET)
