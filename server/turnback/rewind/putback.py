@@ -35,7 +35,8 @@ def put_back(dfd: Folder, kept: str, name: str,
     stands. Returns None once in place, or the name it was saved aside under (something
     else stands at ``name``). OSError when it could not be moved at all: it keeps ``kept``.
     ``saved_too`` gets the name of any other file this left aside: a save that could not
-    go back (a third one stood at ``name`` by then), for the caller's message to name.
+    go back (a third one stood at ``name`` by then, or that rename was refused), for the
+    caller's message to name.
 
     The rewind's write is first moved aside in one rename that replaces nothing, then
     looked at there: a rename of ``kept`` over a name looked at just before replaced a save
