@@ -88,7 +88,8 @@ def tell_notices(store: Store) -> None:
     opens the store itself: click's commands (``Ctx.open``), this fast path and the agents'
     hook (``hook_cmd``), which said nothing before (trust21). Right after the open, before
     the command's own output; a warning never stops the command, nor does its module
-    failing to import after an upgrade (``CodeChanged``): said once, the command goes on."""
+    failing to import after an upgrade (``CodeChanged``; ``SyntaxError``, a file of it
+    half-written): said once, the command goes on."""
     from ..errors import CodeChanged
 
     try:
@@ -96,9 +97,11 @@ def tell_notices(store: Store) -> None:
             _write(sys.stderr, f"turnback: {notice.message}\n")
     except OSError:
         pass
-    except CodeChanged as exc:  # its own text says "nothing was changed": not so here
+    except (CodeChanged, SyntaxError) as exc:  # its own text says "nothing was changed":
+        # not so here. SyntaxError: a module file half-written by an upgrade (redteam38)
+        why = exc.__cause__ if isinstance(exc, CodeChanged) else exc  # names the file
         _write(sys.stderr, "turnback: what the store set aside could not be shown: "
-               f"Turnback's code could not be imported ({exc.__cause__}); its files changed "
+               f"Turnback's code could not be imported ({why}); its files changed "
                "since this command started (upgraded while it ran?). The command goes on; "
                "run it again, or reinstall Turnback if this comes back\n")
 

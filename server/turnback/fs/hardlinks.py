@@ -13,6 +13,7 @@ work (EIO, a full link count) is then told from a file system that has none.
 
 from __future__ import annotations
 
+import errno
 import os
 
 from . import rewindnames
@@ -20,6 +21,13 @@ from .folders import FdFolder
 from .osflags import O_CLOEXEC
 
 _by_device: dict[int, bool] = {}  # st_dev -> links made there; a file system's fact
+
+# the probe's link refused for this moment or these names, not for what the file system is
+# (a bad sector, a full folder block or quota, its name taken, a signal): no answer kept,
+# where "no links" was kept for the process's life and one put back's EIO renamed past
+# (redteam38). A file system without links answering one of these is asked again each time
+_NO_ANSWER = frozenset({errno.EIO, errno.ENOSPC, errno.EDQUOT, errno.EEXIST, errno.EMLINK,
+                        errno.EINTR, errno.ENOMEM, errno.EAGAIN})
 
 
 def makes_links(dfd: FdFolder) -> bool:
@@ -37,7 +45,7 @@ def makes_links(dfd: FdFolder) -> bool:
 
 def _probe(dfd: FdFolder) -> bool | None:
     """The file system's answer; None where this folder takes no file of ours (not kept:
-    another folder of the device may)."""
+    another folder of the device may) or its link failed for the moment (``_NO_ANSWER``)."""
     first = rewindnames.make(os.getpid(), os.urandom(4).hex())
     second = rewindnames.make(os.getpid(), os.urandom(4).hex())
     try:
@@ -46,8 +54,8 @@ def _probe(dfd: FdFolder) -> bool | None:
         return None
     try:
         dfd.link(first, second)
-    except OSError:
-        return False
+    except OSError as exc:
+        return None if exc.errno in _NO_ANSWER else False
     else:
         _unlink(dfd, second)
         return True

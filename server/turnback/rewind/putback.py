@@ -35,7 +35,8 @@ def put_back(dfd: Folder, kept: str, name: str,
     stands. Returns None once in place, or the name it was saved aside under (something
     else stands at ``name``). OSError when it could not be moved at all: it keeps ``kept``.
     ``saved_too`` gets the name of any other file this left aside: a save that could not
-    go back (a third one stood at ``name`` by then), for the caller's message to name.
+    go back (a third one stood at ``name`` by then, or that rename was refused), for the
+    caller's message to name.
 
     The rewind's write is first moved aside in one rename that replaces nothing, then
     looked at there: a rename of ``kept`` over a name looked at just before replaced a save
@@ -50,9 +51,10 @@ def put_back(dfd: Folder, kept: str, name: str,
             # a save put at ``name`` since the look: the newest, back in place
             try:
                 _rename_no_replace(dfd, aside, name)
-            except FileExistsError:
-                # a third save: the second stays aside, given the path's name to be found
-                # by, and named to the caller (trust29: no message named it)
+            except OSError:
+                # a third save (FileExistsError), or the rename refused (EIO): the second
+                # stays aside, given the path's name to be found by, and named to the
+                # caller (trust29 named it for a third save only; redteam38)
                 try:
                     aside = save_aside(dfd, aside, name)
                 except OSError:

@@ -1,0 +1,85 @@
+"""``tell_notices`` against a notices module half-written by an upgrade, and a planted
+``cache/notices-told`` (redteam38's pass over trust29).
+
+trust29 let a command go on after ``CodeChanged`` from the notices' late import; a module
+file half-written by an upgrade while the command ran fails as ``SyntaxError`` instead (no
+``ImportError``, so no ``CodeChanged``): the command stopped with a traceback, its work not
+done. The told-file is input: a FIFO or a huge file planted there neither blocks nor stops
+the command (probed: sound before and after).
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from turnback import Store
+from turnback.cli import direct
+from turnback.objects.packlog import LOG_MAGIC, encode
+
+PLANTED = "log-1-0123456789abcdef"
+NOTICES = "turnback.store.notices"
+
+
+def _planted_store(ws: Path) -> None:
+    (ws / "a.txt").write_text("a\n")
+    with Store.open(ws, create=True) as store:
+        store.checkpoint(label="first")
+    planted = ws / ".turnback" / "objects" / "log" / PLANTED
+    planted.write_bytes(LOG_MAGIC + encode(8, [], b"", b"") * 50)  # refused: a notice to tell
+
+
+class _HalfWritten(importlib.abc.MetaPathFinder):
+    """The notices' module as a file cut short by an upgrade: its compile fails."""
+
+    def find_spec(self, name: str, path: Sequence[str] | None,
+                  target: ModuleType | None = None) -> None:
+        if name == NOTICES:
+            raise SyntaxError("'(' was never closed", ("notices.py", 40, 1, "def current("))
+        return None
+
+
+def _checkpoint(ws: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    (ws / "a.txt").write_text("b\n")
+    code = direct.run_argv(["-C", str(ws), "checkpoint", "-m", "second"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    with Store.open(ws) as store:
+        assert [c.label for c in store.checkpoints()] == ["first", "second"]
+    return err
+
+
+def test_a_half_written_notices_module_lets_the_command_go_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    _planted_store(ws)
+    monkeypatch.delitem(sys.modules, NOTICES, raising=False)
+    monkeypatch.setattr(sys, "meta_path", [_HalfWritten(), *sys.meta_path])
+    err = _checkpoint(ws, capsys)  # SyntaxError raised past before: no checkpoint
+    assert err.count("could not be shown") == 1, err
+    assert "notices.py, line 40" in err and "reinstall" in err, err
+
+
+@pytest.mark.parametrize("kind", ["fifo", "huge"])
+def test_a_planted_told_file_neither_blocks_nor_stops_the_command(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    _planted_store(ws)
+    told = ws / ".turnback" / "cache" / "notices-told"
+    told.parent.mkdir(exist_ok=True)
+    if kind == "fifo":
+        os.mkfifo(told)  # an open for reading that waited would hang here
+    else:
+        with open(told, "wb") as f:
+            f.truncate(1 << 32)  # 4 GiB, sparse: read at most MAX_BYTES
+    err = _checkpoint(ws, capsys)
+    assert "holds frames no Turnback writes" in err, err  # still told
