@@ -83,6 +83,30 @@ def test_one_link_refused_where_links_work_is_raised(
     assert _left(ws) == []
 
 
+def test_a_file_the_process_may_not_link_is_renamed_into_replacing_nothing(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """EPERM where links work: Linux's ``fs.protected_hardlinks`` refuses to link a file
+    another user owns that this one cannot read and write (a root-owned file a container
+    left in the workspace), while the probe's own file links. trust29 raised it, the late
+    write left at its temporary name; trust28's list renamed it. Renamed again, replacing
+    nothing (the hook stands in for the owner: root is never refused)."""
+    if not _makes_links(ws):
+        pytest.skip("no hard links on this file system: the probe already says rename")
+    (ws / "kept").write_bytes(b"the late write\n")
+    (ws / "z.txt").write_bytes(b"the user's newest\n")
+    _refuse_links(monkeypatch, errno.EPERM, probe_too=False)
+    root = open_root(str(ws))
+    assert isinstance(root, FdFolder)
+    with root:
+        assert putback.put_back(root, "kept", "moved.txt", None) is None
+        with pytest.raises(FileExistsError):  # and still replaces nothing
+            putback._move_no_replace(root, "moved.txt", "z.txt")
+    assert (ws / "moved.txt").read_bytes() == b"the late write\n"
+    assert (ws / "z.txt").read_bytes() == b"the user's newest\n"
+    assert not (ws / "kept").exists()
+    assert _left(ws) == []
+
+
 def test_the_real_file_system_is_moved_into_replacing_nothing(ws: Path) -> None:
     """No hook: on the case-folding FUSE mount (TURNBACK_TEST_FS=casefold, EROFS to any
     link) as on a local disk, the move replaces nothing and leaves no name behind."""

@@ -162,13 +162,16 @@ def _move_no_replace(dfd: Folder, src: str, dst: str) -> None:
             dfd.link(src, dst)  # EEXIST whatever stands there, even a dangling link
         except FileExistsError:
             raise
-        except OSError:
+        except OSError as exc:
             # a folder (``link`` refuses any), swapped out of a path by a rewind
             # (``Applier._stranger_out``; left at a rewind's temporary name it was left out
-            # of every checkpoint: redteam34), or a file system with no hard links (asked
-            # of it, not told by the errno: each answers its own): renamed, replacing
-            # nothing. A refusal of this link where links work (EIO) is raised
-            if not (stat.S_ISDIR(dfd.lstat(src).st_mode) or not makes_links(dfd)):
+            # of every checkpoint: redteam34), a file this process may not link where links
+            # work (EPERM: Linux's ``fs.protected_hardlinks`` refuses a file another user
+            # owns that this one cannot read and write), or a file system with no hard
+            # links (asked of it, not told by the errno: each answers its own): renamed,
+            # replacing nothing. A refusal of this link where links work (EIO) is raised
+            if not (exc.errno == errno.EPERM or stat.S_ISDIR(dfd.lstat(src).st_mode)
+                    or not makes_links(dfd)):
                 raise
             _rename_no_replace(dfd, src, dst)
             return
