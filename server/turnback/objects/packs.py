@@ -58,9 +58,10 @@ IDX_MAGIC = b"TBIDX1\n"
 BLOCK_RAW = 64 << 10
 # A file block's zstd frame is cut into zstd blocks at the first object end past each this
 # many bytes (``_in_parts``): zstd decodes a block whole, so a read that stops at its
-# object's end decodes the blocks up to it, not the frame's rest. On SPEC's workspace: a cold
-# read's zstd instructions -33%, the first pack 0.8% smaller, its compression +11%
-# (bench/RESULTS.md, branch ``rewind29``). Readers take any frame; no format change.
+# object's end decodes the blocks up to it, not the frame's rest: a cold read's zstd
+# instructions -31% (the small bench workspace), SPEC's first pack 0.8% smaller, its
+# compression +11% (bench/RESULTS.md, branch ``rewind29``). Readers take any frame: no
+# format change.
 SUB_BLOCK = 8 << 10
 CACHE_BYTES = 16 << 20  # decompressed blocks kept for the next reads
 TREE_LEVEL = -1  # zstd level of tree blocks (see PackWriter)
