@@ -56,6 +56,13 @@ IDX_MAGIC = b"TBIDX1\n"
 # checkpoint and 100 x 10 files larger than shadow git's .git by apparent size (141.7 MB
 # against 140.5; 138.9 against 140.6 at 64 KiB: bench/run.py, bench/RESULTS.md): not kept.
 BLOCK_RAW = 64 << 10
+# A file block's zstd frame is cut into zstd blocks at the first object end past each this
+# many bytes (``_in_parts``): zstd decodes a block whole, so a read that stops at its
+# object's end decodes the blocks up to it, not the frame's rest: a cold read's zstd
+# instructions -31% (the small bench workspace), SPEC's first pack 0.8% smaller, its
+# compression +11% (bench/RESULTS.md, branch ``rewind29``). Readers take any frame: no
+# format change.
+SUB_BLOCK = 8 << 10
 CACHE_BYTES = 16 << 20  # decompressed blocks kept for the next reads
 TREE_LEVEL = -1  # zstd level of tree blocks (see PackWriter)
 # The most a log frame's last, partial file block is compressed at (see PackWriter._level)
@@ -218,6 +225,39 @@ def raw_frame(data: bytes) -> bytes:
             return b"".join(parts)
 
 
+def _in_parts(cctx: zstandard.ZstdCompressor, data: bytes,
+              objects: list[tuple[str, int, int]]) -> bytes:
+    """``data`` as one zstd frame whose zstd blocks end at object ends ``SUB_BLOCK`` or more
+    apart (``objects``: name, offset, length, in order), so that reading one object decodes
+    only the zstd blocks up to its end."""
+    if len(data) <= SUB_BLOCK:
+        return cctx.compress(data)
+    co = cctx.compressobj(size=len(data))
+    view = memoryview(data)
+    out: list[bytes] = []
+    last = 0
+    for _name, off, length in objects:
+        end = off + length
+        if end - last >= SUB_BLOCK and end < len(data):
+            out.append(co.compress(view[last:end]))
+            out.append(co.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK))
+            last = end
+    out.append(co.compress(view[last:]))
+    out.append(co.flush())
+    return b"".join(out)
+
+
+def _one_block(frame: bytes) -> bool:
+    """Whether zstd ``frame`` is one zstd block (its first is its last): a tree block, an
+    older pack's; False when its header cannot say (zstd's own read then does)."""
+    if len(frame) < 6 or not frame.startswith(_ZSTD_MAGIC):
+        return False
+    fhd = frame[4]
+    single = (fhd >> 5) & 1
+    at = 5 + (0 if single else 1) + (0, 1, 2, 4)[fhd & 3] + (single, 2, 4, 8)[fhd >> 6]
+    return len(frame) > at and bool(frame[at] & 1)
+
+
 class _Block:
     """Objects waiting to be compressed together into one block (one zstd frame)."""
 
@@ -303,7 +343,9 @@ class PackWriter:
         if level is None:
             block = raw_frame(data)
             self.raw_blocks += 1
-        else:
+        elif blk is self._blobs:
+            block = _in_parts(_compressor(level), data, blk.pending)
+        else:  # a tree is read whole, with its block's others (``trees.py``)
             block = _compressor(level).compress(data)
         pack, pos, blen, index = _ENTRY.pack, self._pos, len(block), self._index
         for name, off, ln in blk.pending:
@@ -709,7 +751,9 @@ class PackReader:
             if block is not None:
                 self._blocks.move_to_end(key)
         if block is None or len(block) < need:
-            block = self._decompress(loc, need)
+            # a block's first read decodes it up to its object's end; a second one that
+            # needs more decodes it whole (a rewind's targets in one block: two at most)
+            block = self._decompress(loc, need if block is None else BLOCK_MAX)
             with self._lock:
                 old = self._blocks.pop(key, None)
                 if old is not None:
@@ -724,8 +768,8 @@ class PackReader:
         return block[loc.off: need]
 
     def _decompress(self, loc: Loc, need: int) -> bytes:
-        """The block's decompressed bytes up to ``need`` at least (its end, at most): an object
-        early in a block costs only the part of the frame before it."""
+        """The block's decompressed bytes up to ``need`` (its end, at most): an object early
+        in a block costs only the zstd blocks of the frame up to its end (``SUB_BLOCK``)."""
         d = getattr(self._dctx, "d", None)
         if d is None:
             # a damaged frame header cannot make it reserve more than a block for its window
@@ -743,12 +787,14 @@ class PackReader:
             os.close(fd)
         if len(raw) != loc.block_len:
             raise StoreDamaged(f"pack {loc.pack} is truncated; run 'turnback fsck'")
+        if _one_block(raw):
+            need = BLOCK_MAX  # decoded whole either way (a tree block): kept whole
         try:
             reader = d.stream_reader(raw)
             parts: list[bytes] = []
             got = 0
             while got < need:
-                chunk = reader.read(max(need - got, 1 << 16))
+                chunk = reader.read(min(need - got, 1 << 17))
                 if not chunk:
                     break
                 parts.append(chunk)
