@@ -10,7 +10,10 @@ import pytest
 from tests.objects.test_block_parts import _payloads, _written
 
 from turnback.errors import StoreDamaged
+from turnback.objects import packs
 from turnback.objects.packs import Loc, PackReader
+
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 
 def test_a_partial_decode_finishing_late_does_not_replace_the_whole_block(
@@ -60,3 +63,34 @@ def test_a_frame_damaged_past_an_object_serves_it_and_caches_nothing_from_the_fa
         reader.read(last)
     assert {k: len(v) for k, v in reader._blocks.items()} == {
         k: len(v) for k, v in cached.items()}, "a failed decode was cached"
+
+
+def _rle(n: int, last: bool) -> bytes:
+    """A zstd RLE block: ``n`` times the byte A."""
+    return ((n << 3) | (1 << 1) | int(last)).to_bytes(3, "little") + b"A"
+
+
+def test_a_frame_header_of_any_descriptor_or_length_is_read_without_error() -> None:
+    # probe (sound before): every descriptor byte at every length up to past its fields
+    for fhd in range(256):
+        for length in range(20):
+            frame = (ZSTD_MAGIC + bytes([fhd]) + bytes(range(1, 40)))[:length]
+            assert packs._one_block(frame) in (True, False)
+    # a header whose last-block bit is one block on: True; a second RLE block after: False
+    assert packs._one_block(ZSTD_MAGIC + bytes([0x00, 10 << 3]) + _rle(100, True))
+    assert not packs._one_block(ZSTD_MAGIC + bytes([0x00, 10 << 3]) + _rle(100, False))
+
+
+def test_a_frame_of_a_gibibyte_is_decoded_no_further_than_a_block(tmp_path: Path) -> None:
+    # probe (sound before): 8,000 RLE blocks of 128 KiB behind a 16 MiB window, no size
+    frame = ZSTD_MAGIC + bytes([0x00, 14 << 3]) + b"".join(
+        _rle(128 << 10, i == 7999) for i in range(8000))
+    (tmp_path / "x.pack").write_bytes(packs.PACK_MAGIC + frame)
+    reader = PackReader(tmp_path)
+    at = len(packs.PACK_MAGIC)
+    assert reader.read(Loc("x", at, len(frame), 0, 10)) == b"A" * 10
+    assert [len(b) for b in reader._blocks.values()] == [10]  # to the object's end only
+    assert reader.read(Loc("x", at, len(frame), 150, 10)) == b"A" * 10
+    assert [len(b) for b in reader._blocks.values()] == [packs.BLOCK_MAX]
+    with pytest.raises(StoreDamaged, match="past any block's end"):
+        reader.read(Loc("x", at, len(frame), packs.BLOCK_MAX - 5, 10))  # its index: refused
