@@ -758,6 +758,10 @@ class PackReader:
                 old = self._blocks.pop(key, None)
                 if old is not None:
                     self._cached -= len(old)
+                    if len(old) > len(block):
+                        # another thread decoded more of it meanwhile: a short one stored
+                        # over it made the next read past its end decode the block again
+                        block = old
                 self._blocks[key] = block
                 self._cached += len(block)
                 while self._cached > CACHE_BYTES and len(self._blocks) > 1:
