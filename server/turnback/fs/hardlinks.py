@@ -5,8 +5,9 @@ the file system has no hard links (a FUSE passthrough, FAT, some network file sy
 ``link`` is refused, each file system with an errno of its own (EPERM, EROFS, ENOSYS,
 EOPNOTSUPP, EACCES...): a list of errnos at the call site took some for "no hard links" and
 missed others. The file system is asked instead, with files of this process's own: an
-empty file made under a rewind's temporary name (left out of every checkpoint, so a crash
-in between leaves an empty file no checkpoint takes) and linked to a second one; both
+empty file made under a rewind's temporary name of a probe's (``rewindnames.probe``: left
+out of every checkpoint, and an empty one a killed process left is removed by the next
+rewind's or recovery's clean-up in that folder, trust30) and linked to a second one; both
 unlinked. A refusal of one link where links
 work (EIO, a full link count) is then told from a file system that has none.
 """
@@ -46,8 +47,8 @@ def makes_links(dfd: FdFolder) -> bool:
 def _probe(dfd: FdFolder) -> bool | None:
     """The file system's answer; None where this folder takes no file of ours (not kept:
     another folder of the device may) or its link failed for the moment (``_NO_ANSWER``)."""
-    first = rewindnames.make(os.getpid(), os.urandom(4).hex())
-    second = rewindnames.make(os.getpid(), os.urandom(4).hex())
+    first = rewindnames.probe(os.getpid(), os.urandom(2).hex())
+    second = rewindnames.probe(os.getpid(), os.urandom(2).hex())
     try:
         os.close(dfd.open(first, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_CLOEXEC, 0o600))
     except OSError:

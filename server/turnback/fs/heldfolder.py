@@ -9,16 +9,24 @@ cannot be reused, so the path leading to another (device, inode) means another f
 
 from __future__ import annotations
 
+import errno
 import os
 import weakref
 from pathlib import Path
 
 from .osflags import O_CLOEXEC
 
+# ``stat``'s answers that say nothing stands at the path (or a file stands where a folder
+# of it was): replaced. Any other (EACCES, EIO, ELOOP...) says the path could not be looked at
+_NOTHING_THERE = frozenset({errno.ENOENT, errno.ENOTDIR})
+
 
 class HeldFolder:
     def __init__(self, path: Path) -> None:
         self.path = path
+        # why the last ``replaced`` could not look at ``path`` (EACCES on a parent, EIO):
+        # that answer was True, the safe side, but the store may still be there (trust30)
+        self.unreadable: OSError | None = None
         try:  # where a folder cannot be opened (Windows), it is never said to be replaced
             self._fd: int | None = os.open(
                 path, os.O_RDONLY | O_CLOEXEC | getattr(os, "O_DIRECTORY", 0))
@@ -29,12 +37,16 @@ class HeldFolder:
         self._closer = weakref.finalize(self, os.close, self._fd)
 
     def replaced(self) -> bool:
-        """Whether ``path`` now leads to another folder, or nowhere."""
+        """Whether ``path`` now leads to another folder, or nowhere; True too where it cannot
+        be looked at (then ``unreadable`` holds why): nothing is trusted to a store unseen."""
+        self.unreadable = None
         if self._fd is None:
             return False
         try:
             now, was = os.stat(self.path), os.fstat(self._fd)
-        except OSError:
+        except OSError as exc:
+            if exc.errno not in _NOTHING_THERE:
+                self.unreadable = exc
             return True
         return (now.st_dev, now.st_ino) != (was.st_dev, was.st_ino)
 

@@ -40,6 +40,24 @@ def make(pid: int, tag: str) -> str:
     return head + _mark(head)
 
 
+def probe(pid: int, nonce: str) -> str:
+    """A name for ``fs/hardlinks``'s probe files in process ``pid``: ``nonce`` (4 hex) and 4
+    of a CRC of it with the pid, which ``is_probe`` tells again. No op made it, so a crash
+    between its open and its unlink left an empty file no clean-up took (redteam38's open
+    item): ``rewind/apply.py``'s ``remove_temps`` removes an empty one whose writer is gone
+    (trust30)."""
+    return make(pid, nonce + _probe_check(pid, nonce))
+
+
+def is_probe(pid: int, tag: str) -> bool:
+    """Whether ``tag`` (of a name ``parse`` read, with its ``pid``) is a probe's tag."""
+    return tag[4:] == _probe_check(pid, tag[:4])
+
+
+def _probe_check(pid: int, nonce: str) -> str:
+    return f"{zlib.crc32(f'probe{chr(0)}{pid}{chr(0)}{nonce}'.encode('ascii')) & 0xFFFF:04x}"
+
+
 def parse(name: str) -> tuple[int, str] | None:
     """(pid, tag) of a name ``make`` gives, down to its mark; None for anything else."""
     m = _NAME.match(name)

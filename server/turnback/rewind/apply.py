@@ -224,7 +224,8 @@ def _of_op(op: str, folder: str, kept_tags: set[str], name: str,
            st: os.stat_result) -> int | None:
     """The pid in ``name`` if it is a temporary name rewind ``op`` made in ``folder`` (its
     ``lstat`` in ``st``): a second name (a regular file, its tag one of ``kept_tags``) or a
-    file being written (a file or a link, its tag ``write_tag``'s). Else None: a look-alike
+    file being written (a file or a link, its tag ``write_tag``'s), or an empty probe file
+    (``rewindnames.probe``: any op's clean-up in its folder takes it). Else None: a look-alike
     (a wrong mark or tag, a folder, a link by a second name's name) is the user's."""
     got = rewindnames.parse(name)
     kind = _kind(st)
@@ -237,6 +238,8 @@ def _of_op(op: str, folder: str, kept_tags: set[str], name: str,
     pid, tag = got
     if kind == "f" and tag in kept_tags:
         return pid
+    if kind == "f" and st.st_size == 0 and rewindnames.is_probe(pid, tag):
+        return pid  # fs/hardlinks' empty probe file, of no op: left by a kill (trust30)
     if kind is not None and tag == write_tag(op, folder, kind, pid, tag[:4]):
         return pid
     return None

@@ -48,6 +48,15 @@ def replaced_store(root: Path) -> Conflict:
         "window)")
 
 
+def unreadable_store(root: Path, why: OSError) -> Conflict:
+    """The error for a store whose root could not be looked at (a parent's permissions, a
+    disk error): refused as a replaced one is, but named for what is true (trust30)."""
+    return Conflict(
+        f"the store {root} could not be looked at ({why.strerror or why}); nothing was "
+        "recorded. Check that this user can reach that folder and that its disk reads, "
+        "then run the command again")
+
+
 class StoreState:
     """The components of one store and the state its operations share. Thread-safe for the
     server's use (``_mutex``)."""
@@ -133,7 +142,10 @@ class StoreState:
         """The error naming this store as replaced under this process, if it was: asked
         before a checkpoint, and where an object is missing (a swap in the scan; before
         ``store27`` named "object … is missing; run 'turnback fsck'")."""
-        return replaced_store(self.root) if self._root_held.replaced() else None
+        if not self._root_held.replaced():
+            return None
+        why = self._root_held.unreadable
+        return replaced_store(self.root) if why is None else unreadable_store(self.root, why)
 
     def _check_gc(self) -> None:
         """After a gc (any process), cached hashes may name removed objects: forget them.
