@@ -18,14 +18,14 @@ from pathlib import Path
 
 import pytest
 
-import turnback.rewind.apply as rw
 from turnback import Store
 from turnback.errors import TurnbackError
 from turnback.fs.folders import Folder
 from turnback.rewind import putback
 from wsutil import journal_left, write
 
-W1 = b"z3, written through a descriptor held open, before the rename\n"
+from .seams import W1, late_write, skip_without_hard_links
+
 W2 = b"z4, a save renamed over the path after the put back's look\n"
 
 pytestmark = pytest.mark.skipif(os.environ.get("TURNBACK_FS_PATHS") == "1",
@@ -37,24 +37,13 @@ def test_a_second_save_that_cannot_go_back_is_named(
         ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write(ws, "a.txt", "a1\n")
     write(ws, "z.txt", "z1\n")
-    try:
-        os.link(ws / "a.txt", ws / "probe2")
-        os.unlink(ws / "probe2")
-    except OSError:
-        pytest.skip("no hard links on this file system: no second names, no put back")
+    skip_without_hard_links(ws)
     store = Store.open(ws)
     cp = store.checkpoint().id
     write(ws, "a.txt", "a2\n")
     write(ws, "z.txt", "z2\n")
 
     fd = os.open(ws / "z.txt", os.O_WRONLY)
-    real_keep = rw.Applier._keep_replaced
-
-    def late_write(self: rw.Applier, dfd: Folder, name: str, *rest: str) -> str | None:
-        if name == "z.txt":
-            os.pwrite(fd, W1, 0)
-        return real_keep(self, dfd, name, *rest)
-
     real_aside = putback._move_aside
     real_rename = putback._rename_no_replace
     fired: list[str] = []
@@ -73,7 +62,7 @@ def test_a_second_save_that_cannot_go_back_is_named(
             raise OSError(errno.EIO, os.strerror(errno.EIO), dst)
         real_rename(dfd, src, dst)
 
-    monkeypatch.setattr(rw.Applier, "_keep_replaced", late_write)
+    late_write(monkeypatch, fd)
     monkeypatch.setattr(putback, "_move_aside", one_save)
     monkeypatch.setattr(putback, "_rename_no_replace", refused_back)
     try:

@@ -23,7 +23,8 @@ from turnback.fs.folders import Folder
 from turnback.rewind import putback
 from wsutil import journal_left, second_names, write
 
-W1 = b"z3, written through a descriptor held open, before the rename\n"
+from .seams import W1, late_write, skip_without_hard_links
+
 W2 = b"z4, a save renamed over the path after the put back's look\n"
 W3 = b"z5, a save put at the path while it was free\n"
 
@@ -41,28 +42,13 @@ def test_a_second_save_kept_from_its_path_by_a_third_is_named(
         ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write(ws, "a.txt", "a1\n")
     write(ws, "z.txt", "z1\n")
-    probe = ws / "probe"
-    probe.write_bytes(b"")
-    try:
-        os.link(probe, ws / "probe2")
-        os.unlink(ws / "probe2")
-    except OSError:
-        pytest.skip("no hard links on this file system: no second names, no put back")
-    finally:
-        probe.unlink()
+    skip_without_hard_links(ws)
     store = Store.open(ws)
     cp = store.checkpoint().id
     write(ws, "a.txt", "a2\n")
     write(ws, "z.txt", "z2\n")
 
     fd = os.open(ws / "z.txt", os.O_WRONLY)
-    real_keep = rw.Applier._keep_replaced
-
-    def late_write(self: rw.Applier, dfd: Folder, name: str, *rest: str) -> str | None:
-        if name == "z.txt":
-            os.pwrite(fd, W1, 0)  # lands in the file about to be replaced
-        return real_keep(self, dfd, name, *rest)
-
     real_aside = putback._move_aside
     fired: list[str] = []
 
@@ -75,7 +61,7 @@ def test_a_second_save_kept_from_its_path_by_a_third_is_named(
         _save(ws, W3)  # the path free: a third save lands there
         return got
 
-    monkeypatch.setattr(rw.Applier, "_keep_replaced", late_write)
+    late_write(monkeypatch, fd)
     monkeypatch.setattr(putback, "_move_aside", two_saves)
     try:
         with pytest.raises(rw.Changed) as got:
