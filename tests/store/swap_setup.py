@@ -1,6 +1,8 @@
 """The set-up of the swapped-link tests (``test_swapped_links.py``,
 ``test_swapped_store_links.py``): a workspace of four aged files, and the folder outside
-it a swapped-in link names, holding a file of the user's that no Turnback call may touch."""
+it a swapped-in link names, holding a file of the user's that no Turnback call may touch;
+and a store folder replaced while a process holds it (``test_replaced_store_*.py``,
+``test_checkpoint_now.py``)."""
 
 from __future__ import annotations
 
@@ -37,3 +39,15 @@ def swap(folder: Path, outside: Path) -> None:
         shutil.rmtree(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
     os.symlink(outside, folder)
+
+
+def replace_store(root: Path, moved: Path, put: str, elsewhere: Path) -> None:
+    """The store at ``root`` moved to ``moved`` and ``put`` in its place: "a link" (to
+    ``elsewhere``), "an empty folder", "a copy" (of the store), or anything else: nothing."""
+    os.rename(root, moved)
+    if put == "a link":
+        os.symlink(elsewhere, root)
+    elif put == "an empty folder":
+        root.mkdir()
+    elif put == "a copy":
+        shutil.copytree(moved, root, symlinks=True)

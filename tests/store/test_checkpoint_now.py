@@ -14,6 +14,8 @@ import pytest
 
 from turnback import Store
 
+from .swap_setup import replace_store
+
 
 def _workspace(ws: Path) -> Path:
     ws.mkdir()
@@ -416,13 +418,7 @@ def test_the_store_swapped_in_the_scan_records_nothing_anywhere(
         before: list[tuple[str, int]] = []
 
         def scan(self: Scanner, *a: Any, **kw: Any) -> Any:
-            os.rename(root, moved)
-            if put == "a link":
-                os.symlink(elsewhere, root)
-            elif put == "an empty folder":
-                root.mkdir()
-            elif put == "a copy":
-                shutil.copytree(moved, root, symlinks=True)
+            replace_store(root, moved, put, elsewhere)
             before.extend(_files(root))
             return real(self, *a, **kw)
 

@@ -23,6 +23,8 @@ from turnback import Store
 from turnback.errors import TurnbackError
 from turnback.snapshot.scan import Scanner
 
+from .swap_setup import replace_store
+
 
 def _files(root: Path) -> list[str]:
     if root.is_symlink() or not root.is_dir():
@@ -50,11 +52,7 @@ def test_a_named_store_swapped_in_an_at_once_scan_is_refused(tmp_path: Path, put
         real = Scanner.scan
 
         def scan(self: Scanner, *a: Any, **kw: Any) -> Any:
-            os.rename(root, moved)
-            if put == "a link":
-                os.symlink(elsewhere, root)
-            elif put == "an empty folder":
-                root.mkdir()
+            replace_store(root, moved, put, elsewhere)
             return real(self, *a, **kw)
 
         with mock.patch.object(Scanner, "scan", scan), pytest.raises(TurnbackError) as got:
