@@ -56,8 +56,8 @@ class HeldFolder:
         wherever its path leads now (the checkpoint's record after the look: a store
         swapped in between got the line; redteam38). None where none is held (Windows):
         written by path. The caller closes it. Where folders are reached by path
-        (``TURNBACK_FS_PATHS``), a ``PathFolder`` that refuses a path leading elsewhere at
-        each call: the window is its one ``stat`` before the ``open``."""
+        (``TURNBACK_FS_PATHS``), a ``PathFolder`` of the held identity: its path looked at
+        before and after the ``open``, a write refused where it leads elsewhere."""
         if self._fd is None:
             return None
         if DESCRIPTORS:
