@@ -7,6 +7,7 @@ the server maps errors by class and never by parsing messages.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 from collections.abc import Iterator
 
 
@@ -62,6 +63,25 @@ class CodeChanged(TurnbackError):
     changed or went missing since the process started (an upgrade while a server ran)."""
 
 
+# what ``compile`` says of source holding a NUL byte (a SyntaxError on 3.11.7, a ValueError
+# on 3.10.13): never a message of Turnback's own
+_NUL_SOURCE = "source code string cannot contain null bytes"
+
+
+def _nul_file(module: str) -> str:
+    """The file of ``module`` if it holds a NUL byte, else what to look at."""
+    try:
+        spec = importlib.util.find_spec(module)
+        origin = spec.origin if spec is not None else None
+        if origin is not None:
+            with open(origin, "rb") as f:
+                if b"\0" in f.read():
+                    return f"{origin} holds NUL bytes"
+    except (ImportError, OSError, ValueError):
+        pass
+    return f"a file {module} imports holds NUL bytes"
+
+
 @contextlib.contextmanager
 def imported_late(module: str) -> Iterator[None]:
     """Around an import made where its code is first needed rather than at start (a
@@ -69,6 +89,12 @@ def imported_late(module: str) -> Iterator[None]:
     anything is written: said as what it is, not as a bug."""
     try:
         yield
+    except (SyntaxError, ValueError) as exc:
+        if str(exc) != _NUL_SOURCE:
+            raise  # a bug's: shown as one
+        # a module file whose tail is zeros (a crash mid-write): 3.11 raises SyntaxError,
+        # 3.10 ValueError, neither naming the file; one SyntaxError naming it in both
+        raise SyntaxError(f"{_NUL_SOURCE}: {_nul_file(module)}") from exc
     except ImportError as exc:
         raise CodeChanged(
             f"Turnback's module {module} could not be imported ({exc}): Turnback's files "

@@ -98,7 +98,8 @@ def tell_notices(store: Store) -> None:
     except OSError:
         pass
     except (CodeChanged, SyntaxError) as exc:  # its own text says "nothing was changed":
-        # not so here. SyntaxError: a module file half-written by an upgrade (redteam38)
+        # not so here. SyntaxError: a module file half-written by an upgrade (redteam38),
+        # or zero-filled by a crash (3.10's ValueError made one: errors.imported_late)
         why = exc.__cause__ if isinstance(exc, CodeChanged) else exc  # names the file
         _write(sys.stderr, "turnback: what the store set aside could not be shown: "
                f"Turnback's code could not be imported ({why}); its files changed "

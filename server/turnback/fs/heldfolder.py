@@ -14,7 +14,8 @@ import os
 import weakref
 from pathlib import Path
 
-from .osflags import O_CLOEXEC
+from .folders import FdFolder, Folder, PathFolder, identity
+from .osflags import DESCRIPTORS, O_CLOEXEC
 
 # ``stat``'s answers that say nothing stands at the path (or a file stands where a folder
 # of it was): replaced. Any other (EACCES, EIO, ELOOP...) says the path could not be looked at
@@ -49,6 +50,19 @@ class HeldFolder:
                 self.unreadable = exc
             return True
         return (now.st_dev, now.st_ino) != (was.st_dev, was.st_ino)
+
+    def folder(self) -> Folder | None:
+        """The held folder, for a write that must land in the folder ``replaced`` looked at,
+        wherever its path leads now (the checkpoint's record after the look: a store
+        swapped in between got the line; redteam38). None where none is held (Windows):
+        written by path. The caller closes it. Where folders are reached by path
+        (``TURNBACK_FS_PATHS``), a ``PathFolder`` of the held identity: its path looked at
+        before and after the ``open``, a write refused where it leads elsewhere."""
+        if self._fd is None:
+            return None
+        if DESCRIPTORS:
+            return FdFolder(os.dup(self._fd), str(self.path))
+        return PathFolder(str(self.path), identity(os.fstat(self._fd)))
 
     def close(self) -> None:
         if self._fd is not None:

@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from ..records import record
+from .folders import Folder
 from .locks import file_lock
 from .privacy import FILE_MODE, make_dir
 from .reading import open_append, open_regular
@@ -136,16 +137,19 @@ def _torn_tail_start(fd: int, size: int) -> int:
     return 0
 
 
-def append_lines(path: Path, objs: Iterable[Any], *, fsync: bool = False) -> int:
+def append_lines(path: Path, objs: Iterable[Any], *, fsync: bool = False,
+                 folder: Folder | None = None) -> int:
     """Append JSON objects as lines; return the offset where they start.
 
     Under the lock, a torn tail left by a crashed writer is truncated first, so
-    the new lines never glue onto half a line.
+    the new lines never glue onto half a line. ``folder``: the folder holding ``path``,
+    open (the caller's): the file opened by its name there, not by its path.
     """
     data = b"".join(dumps(o) + b"\n" for o in objs)
-    make_dir(path.parent)
+    if folder is None:
+        make_dir(path.parent)
     with file_lock(path):
-        fd = open_append(path, create=FILE_MODE)
+        fd = open_append(path, create=FILE_MODE, in_folder=folder)
         try:
             size = os.fstat(fd).st_size
             tail = _torn_tail_start(fd, size)

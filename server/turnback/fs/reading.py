@@ -50,12 +50,16 @@ def _refuse(path: Path | str, what: str) -> NotRegular:
                       "Move it out of the way (run 'turnback fsck' if it is in the store)")
 
 
-def open_append(path: Path | str, *, create: int | None = None) -> int:
+def open_append(path: Path | str, *, create: int | None = None,
+                in_folder: Folder | None = None) -> int:
     """A read-write, append-only descriptor on the regular file at ``path``, never through a
     link (a planted ``checkpoints.jsonl -> ~/.profile`` must not get Turnback's lines);
-    created with mode ``create`` when given and absent."""
+    created with mode ``create`` when given and absent. ``in_folder``: the folder holding
+    ``path``, already open (the caller's, not closed here): its name opened there."""
     flags = os.O_RDWR | os.O_APPEND | O_CLOEXEC | O_BINARY
     flags |= os.O_CREAT if create is not None else 0
+    if in_folder is not None:
+        return _open_checked(os.path.basename(path), flags, create or 0, folder=in_folder)
     folder = instore.folder_of(path, create=False)  # a store's file: no link on the way
     if folder is None:
         return _open_checked(path, flags, create or 0)

@@ -92,6 +92,9 @@ SORTED_MIN = 4096
 # at BLOCK_RAW (256 KiB and 1 MiB in earlier versions) plus at most one object under 512 KiB.
 # A damaged index or block costs a reader at most this much memory.
 BLOCK_MAX = 16 << 20
+# The shortest object stored: its type and NUL (``blob\0``, an empty file). A shorter
+# index row is damage.
+MIN_OBJECT = len(b"blob\0")
 PACK_ID = re.compile(r"pack-[0-9]+-[0-9a-f]{16}")  # PackWriter's ids; names of .pack and .idx
 # A writer's blocks stay in memory up to this many compressed bytes and SORTED_MIN objects
 # (a small checkpoint: ~50-200 KB, ~70 objects); past either it writes a pack instead
@@ -742,6 +745,12 @@ class PackReader:
     def read(self, loc: Loc) -> bytes:
         key = (loc.pack, loc.block_off)
         need = loc.off + loc.length
+        if loc.length < MIN_OBJECT:
+            # no writer writes one; its read decoded nothing and cached an empty block
+            # counted as 0 bytes: ``CACHE_BYTES`` bounded no count of them (redteam39)
+            raise StoreDamaged(f"pack {loc.pack}: its index gives an object {loc.length} "
+                               f"bytes, fewer than any object's {MIN_OBJECT}; run "
+                               "'turnback fsck'")
         if need > BLOCK_MAX:
             raise StoreDamaged(f"pack {loc.pack}: its index places an object at bytes "
                                f"{loc.off}-{need} of a block, past any block's end; run "

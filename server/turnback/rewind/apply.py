@@ -757,10 +757,14 @@ class Applier:
                 saved = save_aside(dfd, kept, name)
             except OSError:
                 saved = kept  # a temporary name: a roll-back's clean-up may remove it
+            # a second save left aside before the refusal is named too (redteam38)
+            also = "".join(f"; a save made in between is in '{os.path.join(dfd.path, t)}'"
+                           for t in too)
             raise Unsafe(
                 f"'{path}' changed while the rewind ran and could not be put back ({exc}): "
-                f"what it held is in '{os.path.join(dfd.path, saved)}'; move it back to "
-                f"'{path}'") from None
+                f"what it held is in '{os.path.join(dfd.path, saved)}'{also}; "
+                + (f"look at each and move the one to keep back to '{path}'" if too
+                   else f"move it back to '{path}'")) from None
         raise Changed([path], None if saved is None else os.path.join(dfd.path, saved),
                       also=[os.path.join(dfd.path, t) for t in too])
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from ..errors import InvalidInput, NotFound, StoreDamaged, TurnbackError
 from ..events import is_id
 from ..fs.atomic import atomic_write
+from ..fs.folders import Folder
 from ..fs.jsonl import append_lines, last_line, loads, parse_object
 from ..fs.reading import open_regular, read_regular
 from ..models import Checkpoint, Problem
@@ -43,8 +44,13 @@ def bad_ids(cp: Checkpoint) -> str | None:
 
 
 class CheckpointIndex:
-    def __init__(self, path: Path, mended: Path | None = None) -> None:
+    def __init__(self, path: Path, mended: Path | None = None,
+                 folder: Callable[[], Folder | None] | None = None) -> None:
         self.path = path
+        # the folder holding ``path`` as the store last looked at it (``HeldFolder.folder``):
+        # a record is appended there, not by path, so a store replaced after that look
+        # gets no line (redteam38); None (or its None): by path
+        self._folder = folder
         # the mark of the last whole repair (``_mended_through``): the damaged lines it
         # covered stay in this append-only file, and made every later process repair again
         self.mended = mended
@@ -140,7 +146,12 @@ class CheckpointIndex:
             return list(self._cache)
 
     def add(self, cp: Checkpoint, *, fsync: bool) -> None:
-        append_lines(self.path, [cp.to_json()], fsync=fsync)
+        folder = self._folder() if self._folder is not None else None
+        try:
+            append_lines(self.path, [cp.to_json()], fsync=fsync, folder=folder)
+        finally:
+            if folder is not None:
+                folder.close()
 
     def restore(self, logged: Callable[[Callable[[bytes], bool], bool], Iterable[bytes]],
                 stored: Callable[[str], bool], *, fsync: bool, every: bool = False) -> int:

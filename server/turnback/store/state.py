@@ -81,13 +81,15 @@ class StoreState:
         self.backend = sessions
         self.objects = ObjectStore(root / "objects", config.compression_level)
         self.trees = TreeReader(self.objects)
-        self.index = CheckpointIndex(root / "checkpoints.jsonl", root / "cache" / "index-mended")
+        self._root_held = HeldFolder(root)  # _check_gc: still this store, not one in its place
+        # a record goes into the root looked at before it, wherever that went (redteam38)
+        self.index = CheckpointIndex(root / "checkpoints.jsonl", root / "cache" / "index-mended",
+                                     self._root_held.folder)
         self.oplog = OpLog(root)
         self.ignore = IgnoreRules(workspace, root, config.ignores)
         self._statcache = StatCache(root / "cache" / "stat.bin")
         self._gc_seen = self._gc_generation()
         self._packs_gen: str | None = None  # the gc mark when the pack indexes were last listed
-        self._root_held = HeldFolder(root)  # _check_gc: still this store, not one in its place
         # not a bound method: a cycle through it kept a Store never closed (and its
         # descriptors) until the cyclic collector ran
         held = self._root_held

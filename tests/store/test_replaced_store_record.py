@@ -1,0 +1,77 @@
+"""A store named with ``--store`` replaced between the look at its root and its record.
+
+``_checkpoint_held`` looks at the root (``HeldFolder.replaced``) after the scan, then
+commits: the object log's frame goes through the log's held descriptor, but
+``checkpoints.jsonl`` was opened by its path ~11 system calls later. A store moved away in
+that window, with a link or an empty folder put at its path, got the checkpoint's record
+line in what was put there (redteam38's open item). The record now goes through the held
+root (``HeldFolder.folder``): into the store that was looked at, wherever it went. The
+swap is made inside ``ObjectStore.commit``, the step between the look and the record.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import pytest
+
+from turnback import Store
+from turnback.errors import TurnbackError
+from turnback.fs.osflags import DESCRIPTORS
+from turnback.objects.objectstore import ObjectStore
+
+from .swap_setup import replace_store
+
+
+def _records_in(root: Path) -> list[Path]:
+    """Every ``checkpoints.jsonl`` at or below ``root`` (a link followed: what it names)."""
+    if not root.exists():
+        return []
+    return sorted(p for p in root.rglob("checkpoints.jsonl"))
+
+
+@pytest.mark.parametrize("put", ["a link", "an empty folder"])
+def test_a_store_replaced_after_the_look_gets_no_record(tmp_path: Path, put: str) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "f.txt").write_text("one\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    store_dir = tmp_path / "named-store"
+    moved = tmp_path / "moved"
+    with Store.open(ws, store_dir=store_dir) as store:
+        store.checkpoint(label="first")
+        (ws / "f.txt").write_text("two, in no object yet\n")
+        root = store.root
+        real = ObjectStore.commit
+
+        def commit(self: ObjectStore, *a: Any, **kw: Any) -> Any:
+            out = real(self, *a, **kw)
+            replace_store(root, moved, put, elsewhere)  # after the look, before the record
+            return out
+
+        with mock.patch.object(ObjectStore, "commit", commit):
+            try:
+                cp_id: str | None = store.checkpoint(label="second").id
+            except TurnbackError:  # its session event, after the record, finds no session
+                cp_id = None  # file at the path (NotFound): the record stands
+        # nothing of the record in what was put at the store's path
+        assert _records_in(elsewhere) == [] and _records_in(root) == []
+        lines = (moved / "checkpoints.jsonl").read_bytes().splitlines()
+        if DESCRIPTORS:  # the record is in the store that was looked at, where it went
+            assert len(lines) == 2 and b'"second"' in lines[1]
+            assert cp_id is None or cp_id.encode() in lines[1]
+        else:  # folders by path (Windows): refused at the path's look, left in the log
+            assert len(lines) == 1 and cp_id is None
+    if root.is_symlink():
+        root.unlink()
+    else:
+        shutil.rmtree(root)
+    os.rename(moved, root)
+    with Store.open(ws, store_dir=store_dir) as store:  # by path: put back from the log
+        assert [c.label for c in store.checkpoints()] == ["first", "second"]
+        assert store.fsck().ok
