@@ -39,8 +39,9 @@ from typing import Any
 
 from server_bench import arguments, started
 
-# thread id -> (ns on a core, ns waiting for one, voluntary switches, minor faults)
-Counters = dict[int, tuple[int, int, int, int]]
+# thread id -> (ns on a core, ns waiting for one, voluntary switches, minor faults,
+# clock ticks in user mode, in the kernel)
+Counters = dict[int, tuple[int, int, int, int, int, int]]
 VOLUNTARY = re.compile(r"voluntary_ctxt_switches:\s*(\d+)")
 
 
@@ -57,10 +58,11 @@ def counters(pid: int) -> Counters:
             with open(f"/proc/{pid}/task/{tid}/status") as f:
                 found = VOLUNTARY.search(f.read())
             with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                faults = int(f.read().rsplit(")", 1)[1].split()[7])
+                fields = f.read().rsplit(")", 1)[1].split()
+            faults, user, kernel = int(fields[7]), int(fields[11]), int(fields[12])
         except (OSError, ValueError):
             continue  # a thread that ended meanwhile (an fsync helper)
-        out[int(tid)] = (cpu, queue, int(found[1]) if found else 0, faults)
+        out[int(tid)] = (cpu, queue, int(found[1]) if found else 0, faults, user, kernel)
     return out
 
 
@@ -77,7 +79,7 @@ def names(pid: int) -> dict[int, str]:
 
 
 def delta(before: Counters, after: Counters, tid: int) -> tuple[float, float, int, int]:
-    b = before.get(tid, (0, 0, 0, 0))
+    b = before.get(tid, (0, 0, 0, 0, 0, 0))
     a = after.get(tid, b)
     return (a[0] - b[0]) / 1e6, (a[1] - b[1]) / 1e6, a[2] - b[2], a[3] - b[3]
 
@@ -96,7 +98,10 @@ def request(pid: int, call: Callable[[], Any]) -> tuple[dict[str, Any], Any]:
         o_cpu, o_queue, o_vol, _ = delta(c0, c1, tid)
         if o_cpu > 0.005 or o_vol:
             others[tid] = [round(o_cpu, 3), round(o_queue, 3), o_vol]
-    return {"wall": round(wall, 3), "loopCpu": round(cpu, 3), "loopQueue": round(queue, 3),
+    # every thread's user and kernel clock ticks (10 ms each: summed over a run by the caller)
+    ticks = [sum(c1[t][i] - c0.get(t, c1[t])[i] for t in c1) for i in (4, 5)]
+    return {"wall": round(wall, 3), "userTicks": ticks[0], "kernelTicks": ticks[1],
+            "loopCpu": round(cpu, 3), "loopQueue": round(queue, 3),
             "loopSleep": round(max(wall - cpu - queue, 0.0), 3), "loopSwitches": vol,
             "loopFaults": faults, "others": others, "monotonic": [m0, m1]}, result
 
@@ -114,6 +119,9 @@ def summary(rows: list[dict[str, Any]], tname: dict[int, str]) -> dict[str, Any]
         "wall": med("wall"), "loopCpu": med("loopCpu"), "loopQueue": med("loopQueue"),
         "loopSleep": med("loopSleep"), "loopSwitches": med("loopSwitches"),
         "othersCpu": round(statistics.median(busy), 2),
+        # every thread's clock ticks over the run's requests: the kernel's share of their CPU
+        "ticks": {"user": sum(r["userTicks"] for r in rows),
+                  "kernel": sum(r["kernelTicks"] for r in rows)},
         "othersOver0.5ms": sum(b > 0.5 for b in busy),
         # thread: [requests it ran in, its CPU over all of them]
         "othersByThread": {k: [len(v), round(sum(v), 2)] for k, v in by_thread.items()},
