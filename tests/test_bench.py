@@ -23,6 +23,7 @@ from edits import Editor, text_files  # noqa: E402
 from gen_workspace import MARKER, SYMLINKS, Plan, generate  # noqa: E402
 from shadow_git import ShadowGit, dir_size  # noqa: E402
 from toc import contents, rewritten  # noqa: E402
+from wall_sched import runs, split  # noqa: E402
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -358,3 +359,25 @@ def test_import_costs_counts_each_interval_to_the_module_on_top(tmp_path: Path) 
     (tmp_path / "cg.42").write_text("totals: 999\n")  # the child's: no dump of its own
     assert count(tmp_path) == {"(no module: start, work between imports)": 100 + 40 + 60,
                                "a": 10 + 30, "b": 20, "c": 50}
+
+
+def test_wall_sched_splits_a_request_by_what_the_scheduler_saw() -> None:
+    """A made-up ``perf sched timehist --state`` of one request (20 ms from send to answer):
+    the loop's thread runs 4 ms, sleeps while another server thread runs 5 ms (a GIL held),
+    waits 1 ms for a core, runs 2 ms, waits 2 ms for the disk, runs 6 ms."""
+    timehist = """
+           time    cpu  task name                       wait time  sch delay   run time  state
+     1.004000 [0000]  python[100]                          0.000      0.000      4.000      S
+     1.009000 [0001]  python[101/100]                      0.000      0.000      5.000      S
+     1.012000 [0000]  python[100]                          6.000      1.000      2.000      D
+     1.020000 [0000]  python[100]                          2.000      0.000      6.000      R
+     1.020000 [0001]  git[7]                               0.000      0.000      0.010      S
+"""
+    by_tid: dict[int, list[Any]] = {}
+    for r in runs(timehist.splitlines()):
+        by_tid.setdefault(r.tid, []).append(r)
+    assert {r.pid for r in by_tid[101]} == {100} and by_tid[7][0].pid == 7
+    row = split({"monotonic": [1_000_000_000, 1_020_000_000], "wall": 20.0}, by_tid, {100, 101})
+    assert row["thread"] == 100
+    assert (row["run"], row["queue"], row["sleep"], row["disk"]) == (12.0, 1.0, 5.0, 2.0)
+    assert row["othersInSleep"] == 5.0 and row["gilSlices"] == 1
