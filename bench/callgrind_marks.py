@@ -41,6 +41,43 @@ def marked(fn: Callable[..., Any], label: str, mark: Callable[[str], None]) -> A
     return wrapper
 
 
+# (module, owner, attribute, part): a rewind's parts, in the order they run (``preload``
+# inside ``journal``'s wait, ``lookafter`` inside ``apply``); owner None for a module's
+# function
+REWIND_PARTS: tuple[tuple[str, str | None, str, str], ...] = (
+    ("turnback.store.rewind_ops", "RewindOps", "_snapshot", "scan"),
+    ("turnback.store.rewind_ops", "RewindOps", "_plan", "plan"),
+    ("turnback.store.rewind_ops", "RewindOps", "_check_objects", "checkobjects"),
+    ("turnback.rewind.apply", None, "check_conflicts", "conflicts"),
+    ("turnback.store.rewind_ops", "RewindOps", "_commit_safety", "commitsafety"),
+    ("turnback.rewind.oplog", "OpLog", "begin", "journal"),
+    ("turnback.rewind.apply", "Applier", "preload", "preload"),
+    ("turnback.rewind.apply", "Applier", "apply", "apply"),
+    ("turnback.rewind.apply", "Applier", "_check_replaced", "lookafter"),
+    ("turnback.rewind.apply", "Applier", "release", "release"),
+)
+
+
+def recorder(marks: list[str]) -> Callable[[str], None]:
+    """A ``mark``: the name appended to ``marks`` (the summary's order) and an interval
+    ended there."""
+
+    def mark(name: str) -> None:
+        marks.append(name)
+        dump(name)
+
+    return mark
+
+
+def wrap_on(owner: Any, attr: str, label: str, mark: Callable[[str], None]) -> None:
+    """Mark ``attr`` on the class or module named, where it defines the method or inherits
+    it (``_snapshot`` is ``CheckpointOps``'): not ``wrap_part``, which takes only a class's
+    own and a module function's every binding."""
+    static = isinstance(getattr(owner, "__dict__", {}).get(attr), staticmethod)
+    wrapper = marked(getattr(owner, attr), label, mark)
+    setattr(owner, attr, staticmethod(wrapper) if static else wrapper)
+
+
 def dump_files(out: Path, marks: list[str]) -> dict[int, str]:
     """``OUT/cg.out.N`` by N: dump k holds what ran between mark k-1 and mark k."""
     files = {int(p.rsplit(".", 1)[1]): p for p in glob.glob(str(out / "cg.out.*"))

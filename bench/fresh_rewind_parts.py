@@ -32,21 +32,15 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from callgrind_marks import dump, instructions, marked  # noqa: E402
+from callgrind_marks import REWIND_PARTS, dump, instructions, recorder, wrap_on  # noqa: E402
 
-# (module, owner, attribute, part): what a fresh rewind does, in order
+# (module, owner, attribute, part): what a fresh rewind does, in order: the at-once
+# rewind's parts but ``lookafter`` (not a part here: inside ``apply``), with the CLI's run,
+# the store's open and close and the record after them
 PARTS = (
     ("turnback.cli.direct", None, "run_argv", "direct"),  # after the handoff and the fork
     ("turnback.store.facade", "Store", "open", "open"),
-    ("turnback.store.rewind_ops", "RewindOps", "_snapshot", "scan"),
-    ("turnback.store.rewind_ops", "RewindOps", "_plan", "plan"),
-    ("turnback.store.rewind_ops", "RewindOps", "_check_objects", "checkobjects"),
-    ("turnback.rewind.apply", None, "check_conflicts", "conflicts"),
-    ("turnback.store.rewind_ops", "RewindOps", "_commit_safety", "commitsafety"),
-    ("turnback.rewind.oplog", "OpLog", "begin", "journal"),
-    ("turnback.rewind.apply", "Applier", "preload", "preload"),
-    ("turnback.rewind.apply", "Applier", "apply", "apply"),
-    ("turnback.rewind.apply", "Applier", "release", "release"),
+    *(part for part in REWIND_PARTS if part[3] != "lookafter"),
     ("turnback.store.rewind_ops", "RewindOps", "_finish_or_retry", "record"),
     ("turnback.store.facade", "Store", "close", "close"),
 )
@@ -59,10 +53,7 @@ def _wrap_later(marks: list[str]) -> None:
 
     real_import = builtins.__import__
     pending = {m for m, _o, _a, _p in PARTS}
-
-    def mark(name: str) -> None:
-        marks.append(name)
-        dump(name)
+    mark = recorder(marks)
 
     def hook(name: str, *a: Any, **k: Any) -> Any:
         out = real_import(name, *a, **k)
@@ -74,11 +65,8 @@ def _wrap_later(marks: list[str]) -> None:
                 pending.discard(module)
                 for m, owner, attr, label in PARTS:
                     if m == module:
-                        target = mod if owner is None else getattr(mod, owner)
-                        static = isinstance(getattr(target, "__dict__", {}).get(attr),
-                                            staticmethod)
-                        w = marked(getattr(target, attr), label, mark)
-                        setattr(target, attr, staticmethod(w) if static else w)
+                        wrap_on(mod if owner is None else getattr(mod, owner), attr, label,
+                                mark)
         return out
 
     builtins.__import__ = hook

@@ -16,25 +16,19 @@ import sys
 import tempfile
 from pathlib import Path
 
+from strace_counts import warm_named_store
+
 from turnback import Store
 from turnback.fs import hardlinks, rewindnames
 from turnback.fs.folders import FdFolder, open_root
 
 
 def window(where: Path) -> None:
-    with tempfile.TemporaryDirectory(dir=where) as d:
-        ws = Path(d) / "ws"
-        ws.mkdir()
-        for i in range(200):
-            (ws / f"f{i}.txt").write_text(f"file {i}\n")
-        with Store.open(ws, store_dir=Path(d) / "named-store") as store:
-            store.checkpoint(label="walk")
-            store.save_scan_cache()
-            store.warm_trees()
-            (ws / "f1.txt").write_bytes(os.urandom(256))
-            os.write(2, b"MARK-BEGIN\n")
-            assert store.checkpoint_now({"f1.txt"}) is not None
-            os.write(2, b"MARK-END\n")
+    with warm_named_store(where, 200, "named-store", label="walk") as (ws, store):
+        (ws / "f1.txt").write_bytes(os.urandom(256))
+        os.write(2, b"MARK-BEGIN\n")
+        assert store.checkpoint_now({"f1.txt"}) is not None
+        os.write(2, b"MARK-END\n")
 
 
 def _killed_in_probe(self: FdFolder, src: str, dst: str) -> None:

@@ -25,48 +25,27 @@ import json
 import statistics
 import sys
 from collections import defaultdict
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from callgrind_marks import dump, dump_files, instructions, marked, run_atonce
-
-# (module, owner, attribute, part): the rewind's parts, in the order they run
-PARTS = (
-    ("turnback.store.rewind_ops", "RewindOps", "_snapshot", "scan"),
-    ("turnback.store.rewind_ops", "RewindOps", "_plan", "plan"),
-    ("turnback.store.rewind_ops", "RewindOps", "_check_objects", "checkobjects"),
-    ("turnback.rewind.apply", None, "check_conflicts", "conflicts"),
-    ("turnback.store.rewind_ops", "RewindOps", "_commit_safety", "commitsafety"),
-    ("turnback.rewind.oplog", "OpLog", "begin", "journal"),
-    ("turnback.rewind.apply", "Applier", "preload", "preload"),
-    ("turnback.rewind.apply", "Applier", "apply", "apply"),
-    ("turnback.rewind.apply", "Applier", "_check_replaced", "lookafter"),
-    ("turnback.rewind.apply", "Applier", "release", "release"),
+from callgrind_marks import (
+    REWIND_PARTS,
+    dump_files,
+    instructions,
+    recorder,
+    run_atonce,
+    wrap_on,
 )
-
-
-def _wrap(owner: Any, attr: str, label: str, mark: Callable[[str], None]) -> None:
-    """Wrap on the class named, where it defines the method or inherits it (``_snapshot``
-    is ``CheckpointOps``'): not ``callgrind_marks.wrap_part``, which takes only a class's
-    own and a module function's every binding."""
-    static = isinstance(getattr(owner, "__dict__", {}).get(attr), staticmethod)
-    wrapper = marked(getattr(owner, attr), label, mark)
-    setattr(owner, attr, staticmethod(wrapper) if static else wrapper)
 
 
 def run(marks_path: Path, argv: list[str]) -> None:
     sys.argv = [sys.argv[0], *argv]  # atonce_parts reads --src at its import
     marks: list[str] = []
-
-    def mark(name: str) -> None:
-        marks.append(name)
-        dump(name)
+    mark = recorder(marks)
 
     def wrap() -> None:
-        for module, owner, attr, label in PARTS:
+        for module, owner, attr, label in REWIND_PARTS:
             mod = importlib.import_module(module)
-            _wrap(mod if owner is None else getattr(mod, owner), attr, label, mark)
+            wrap_on(mod if owner is None else getattr(mod, owner), attr, label, mark)
 
     run_atonce(marks_path, argv, marks, lambda phase: mark("phase:" + phase), wrap)
 

@@ -13,28 +13,21 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from pathlib import Path
+
+from strace_counts import warm_named_store
 
 from turnback import Store
 
 
 def atonce(where: Path, n: int = 20) -> None:
-    with tempfile.TemporaryDirectory(dir=where) as d:
-        ws = Path(d) / "ws"
-        ws.mkdir()
-        for i in range(50):
-            (ws / f"f{i}.txt").write_text(f"file {i}\n")
-        with Store.open(ws, store_dir=Path(d) / "store") as store:
-            store.checkpoint()
+    with warm_named_store(where, 50, "store") as (ws, store):
+        made = 0
+        for i in range(n):
+            (ws / "f1.txt").write_text(f"v{i}\n")
+            made += store.checkpoint_now({"f1.txt"}) is not None
             store.save_scan_cache()
-            store.warm_trees()
-            made = 0
-            for i in range(n):
-                (ws / "f1.txt").write_text(f"v{i}\n")
-                made += store.checkpoint_now({"f1.txt"}) is not None
-                store.save_scan_cache()
-        print(f"{made} of {n} at once", file=sys.stderr)
+    print(f"{made} of {n} at once", file=sys.stderr)
 
 
 def kind(ws: Path) -> None:

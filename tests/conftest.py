@@ -81,3 +81,13 @@ def _no_turnback_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """A developer's TURNBACK_* variables must not redirect the tests' stores."""
     for name in ("TURNBACK_STORE", "TURNBACK_SESSION", "TURNBACK_AUTO_INIT"):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _no_link_answer_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``fs/hardlinks`` keeps its answer a device for the process's life: a test whose hook
+    refuses every ``link`` (the probe's too) would tell every later test's rewind that the
+    tests' disk makes no links, and their second names would not be made."""
+    from turnback.fs import hardlinks
+
+    monkeypatch.setattr(hardlinks, "_by_device", {})

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
+from pack_reads import count_inflations, varied_text
 from turnback.objects import packs
 from turnback.objects.packs import BLOCK_RAW, SUB_BLOCK, Loc, PackReader, PackWriter
 
@@ -17,9 +18,7 @@ from turnback.objects.packs import BLOCK_RAW, SUB_BLOCK, Loc, PackReader, PackWr
 def _payloads(n: int, seed: int = 3) -> list[bytes]:
     """Blobs of 1-6 KB of varied text (as a workspace's source files)."""
     rng = random.Random(seed)
-    words = [f"w{i:04d}" for i in range(3000)]
-    return [b"blob\0" + " ".join(rng.choice(words) for _ in range(rng.randint(200, 1200)))
-            .encode() for _ in range(n)]
+    return [b"blob\0" + varied_text(rng).encode() for _ in range(n)]
 
 
 def _block_ends(frame: bytes) -> list[int]:
@@ -74,17 +73,8 @@ def test_a_file_block_is_cut_into_zstd_blocks_at_object_ends(tmp_path: Path) -> 
 
 @pytest.fixture
 def inflated(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
-    """(bytes inflated, end of the object wanted) of each block decompression."""
-    seen: list[tuple[int, int]] = []
-    decompress = PackReader._decompress
-
-    def counted(self: PackReader, loc: Loc, need: int) -> bytes:
-        out = decompress(self, loc, need)
-        seen.append((len(out), loc.off + loc.length))
-        return out
-
-    monkeypatch.setattr(PackReader, "_decompress", counted)
-    return seen
+    """(bytes inflated, end of the object wanted in its block) of each block decompression."""
+    return count_inflations(monkeypatch)
 
 
 def test_a_cold_read_stops_at_its_objects_end_and_a_block_inflates_twice_at_most(

@@ -8,20 +8,18 @@ from pathlib import Path
 
 import pytest
 
+from pack_reads import count_inflations, varied_text
 from turnback import Store
 from turnback.objects import packs
-from turnback.objects.packs import Loc, PackReader
 
 
 def _workspace(root: Path, files: int = 240) -> dict[str, bytes]:
     """Files of 1-6 KB of varied text: ~0.8 MB, many blocks of any size."""
     rng = random.Random(7)
-    words = [f"w{i:04d}" for i in range(3000)]
     out: dict[str, bytes] = {}
     for i in range(files):
         rel = f"d{i % 8}/f{i}.txt"
-        body = " ".join(rng.choice(words) for _ in range(rng.randint(200, 1200)))
-        data = f"{i}\n{body}\n".encode()
+        data = f"{i}\n{varied_text(rng)}\n".encode()
         p = root / rel
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_bytes(data)
@@ -32,16 +30,7 @@ def _workspace(root: Path, files: int = 240) -> dict[str, bytes]:
 @pytest.fixture
 def inflated(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
     """(bytes inflated, end of the object wanted in its block) of each block decompression."""
-    seen: list[tuple[int, int]] = []
-    decompress = PackReader._decompress
-
-    def counted(self: PackReader, loc: Loc, need: int) -> bytes:
-        out = decompress(self, loc, need)
-        seen.append((len(out), need))
-        return out
-
-    monkeypatch.setattr(PackReader, "_decompress", counted)
-    return seen
+    return count_inflations(monkeypatch)
 
 
 def _read_cold(store: Store, cp: str, files: dict[str, bytes]) -> None:

@@ -44,6 +44,12 @@ def makes_links(dfd: FdFolder) -> bool:
     return True if known is None else known
 
 
+def known_without(dev: int) -> bool:
+    """Whether the device ``dev`` (an ``st_dev``) was found to make no hard links: the answer
+    kept, no call made (a caller about to ``link`` there skips it)."""
+    return _by_device.get(dev) is False
+
+
 def _probe(dfd: FdFolder) -> bool | None:
     """The file system's answer; None where this folder takes no file of ours (not kept:
     another folder of the device may) or its link failed for the moment (``_NO_ANSWER``)."""

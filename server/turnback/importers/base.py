@@ -368,6 +368,14 @@ class JsonlParser(FileParser):
         raise NotImplementedError
 
 
+def unreadable(path: Path, exc: InvalidInput | Unsafe | OSError, what: str = "file") -> Problem:
+    """The problem of an input that could not be read, the ``what`` it is skipped: refused
+    as input (too large, not a regular file: its message) or the system's error."""
+    if isinstance(exc, OSError):
+        return Problem(str(path), 0, f"cannot read ({exc.strerror or exc}); {what} skipped")
+    return Problem(str(path), 0, f"{exc.message}; {what} skipped")
+
+
 class DocumentParser:
     """A parser of whole JSON documents (formats that rewrite files rather than append).
 
@@ -386,12 +394,10 @@ class DocumentParser:
         """A JSON object file, or a problem naming it."""
         try:
             value = orjson.loads(read_regular(path, self.ctx.max_line))
-        except (InvalidInput, Unsafe) as exc:
-            return Problem(str(path), 0, f"{exc.message}; file skipped")
         except orjson.JSONDecodeError as exc:
             return Problem(str(path), _error_line(exc), f"not valid JSON ({exc}); file skipped")
-        except OSError as exc:
-            return Problem(str(path), 0, f"cannot read ({exc.strerror or exc}); file skipped")
+        except (InvalidInput, Unsafe, OSError) as exc:
+            return unreadable(path, exc)
         if not isinstance(value, dict):
             return Problem(str(path), 1, f"expected a JSON object, found {type(value).__name__}")
         return value

@@ -52,6 +52,7 @@ from .base import (
     safe_id,
     short_title,
     sub_id,
+    unreadable,
     workspace_relpath,
 )
 from .chain import Chain
@@ -98,11 +99,8 @@ class CrushParser(DocumentParser):
     def parse(self) -> Iterator[Record]:
         try:
             conn = open_db(self.path, self.ctx.max_line)
-        except (InvalidInput, Unsafe) as exc:
-            yield self.problem(f"{exc.message}; database skipped")
-            return
-        except OSError as exc:
-            yield self.problem(f"cannot read ({exc.strerror or exc}); database skipped")
+        except (InvalidInput, Unsafe, OSError) as exc:
+            yield unreadable(self.path, exc, "database")
             return
         try:
             sessions = conn.execute(

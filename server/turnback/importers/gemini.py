@@ -52,6 +52,7 @@ from .base import (
     safe_id,
     short_title,
     sub_id,
+    unreadable,
 )
 from .chain import Chain
 from .inputs import find, read_regular
@@ -186,11 +187,8 @@ class GeminiParser(DocumentParser):
     def parse(self) -> Iterator[Record]:
         try:
             data = read_regular(self.path, self.ctx.max_line)
-        except (InvalidInput, Unsafe) as exc:
-            yield self.problem(f"{exc.message}; file skipped")
-            return
-        except OSError as exc:
-            yield self.problem(f"cannot read ({exc.strerror or exc}); file skipped")
+        except (InvalidInput, Unsafe, OSError) as exc:
+            yield unreadable(self.path, exc)
             return
         replay = Replay()
         try:

@@ -8,6 +8,7 @@ is what lets a journal finish an interrupted rewind by applying the plan again.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import itertools
 import os
@@ -19,7 +20,7 @@ from collections.abc import Callable
 import blake3
 
 from ..errors import Conflict, TurnbackError, Unsafe
-from ..fs import rewindnames
+from ..fs import hardlinks, rewindnames
 from ..fs.exchange import exchange, rename_no_replace
 from ..fs.folders import (
     FdFolder,
@@ -909,7 +910,8 @@ class Applier:
         blocks was most of a rename's cost, 0.79 ms a file against 0.05 ms this way
         (medians, load 9.7, bench/rename_replaced.py; the unlink comes later, ``release``).
         None, and a plain rename, where there is no such file or no hard link (FAT, a full
-        link count): the same result either way; and with folders reached by path
+        link count): the same result either way (a file system found to make none,
+        ``fs/hardlinks``, is not tried again); and with folders reached by path
         (Windows), where a link swapped into the path could put that name outside the
         workspace, out of ``release``'s reach."""
         if not isinstance(dfd, FdFolder):
@@ -918,13 +920,18 @@ class Applier:
             st = seen if seen is not None else dfd.lstat(name)  # ``seen``: the caller's look
         except OSError:
             return None
-        if not stat.S_ISREG(st.st_mode):
+        if not stat.S_ISREG(st.st_mode) or hardlinks.known_without(st.st_dev):
             return None
         tag = os.urandom(4).hex() if self.op is None else kept_name(self.op, path)
         kept = rewindnames.make(os.getpid(), tag)
         try:
             dfd.link(name, kept)
         except OSError:
+            # a plain rename, whatever the refusal: it replaces the file all the same. The
+            # put back's question asked (once a device), so that where the file system has
+            # no links the next files are not tried
+            with contextlib.suppress(OSError):
+                hardlinks.makes_links(dfd)
             return None
         return kept
 

@@ -69,8 +69,13 @@ class Plan:
                 back.create[p] = was
             else:
                 back.write[p] = was
-        back.remove.sort(key=lambda p: (-p.count("/"), p))
+        back.order_removals()
         return back
+
+    def order_removals(self) -> None:
+        """The removals deepest first, then by name: a folder's files go before it, and
+        every plan of the same paths removes in the same order."""
+        self.remove.sort(key=lambda p: (-p.count("/"), p))
 
     def empty(self) -> bool:
         return not (self.write or self.create or self.remove)
@@ -131,7 +136,7 @@ def make_plan(
                 plan.remove.append(path)
     for path in plan.remove:
         plan.before[path] = current[path]
-    plan.remove.sort(key=lambda p: (-p.count("/"), p))
+    plan.order_removals()
     return plan
 
 
@@ -169,5 +174,5 @@ def diff_plan(trees: TreeReader, current: str, target: str, sel: list[str] | Non
             plan.create[path] = new
         else:
             plan.write[path] = new
-    plan.remove.sort(key=lambda p: (-p.count("/"), p))
+    plan.order_removals()
     return plan

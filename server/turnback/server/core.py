@@ -148,11 +148,7 @@ class TurnbackServer(LanguageServer):
                 store.objects.raw_held = folder.preparer is not None
                 if not had_store:
                     return fn(store)
-                store.sessions_written()  # what came before this write is not its own
-                try:
-                    return fn(store)
-                finally:
-                    written[0] = store.sessions_written()
+                return _noting_sessions(store, fn, written)
 
             try:
                 got = job(short) if on_loop and short is not None else None
@@ -160,12 +156,7 @@ class TurnbackServer(LanguageServer):
                     got = await run_blocking(self.pools.writes, job, cancel)
                 result = cast(T, got)
             finally:
-                # read-your-writes for this server's clients
-                touched = written[0]
-                if touched is None:
-                    folder.listing.invalidate()
-                elif touched:
-                    folder.listing.changed(touched, own=True)
+                folder.listing.after_write(written[0])
             if not had_store and folder.store is not None:
                 log.info("created the store %s", folder.store_root)
                 await self.serve_cli(folder)
@@ -213,11 +204,7 @@ class TurnbackServer(LanguageServer):
         written: list[set[str] | None] = [None]
 
         def job() -> None:
-            store.sessions_written()  # as in ``write``: only what ``fn`` writes is its own
-            try:
-                fn(store)
-            finally:
-                written[0] = store.sessions_written()
+            _noting_sessions(store, fn, written)
 
         try:
             if request is not None and isinstance(self.protocol, TurnbackProtocol):
@@ -226,11 +213,7 @@ class TurnbackServer(LanguageServer):
         except Exception as exc:
             log.error("%s: %s", folder.path, getattr(exc, "message", exc))
         finally:
-            touched = written[0]
-            if touched is None:
-                folder.listing.invalidate()
-            elif touched:
-                folder.listing.changed(touched, own=True)
+            folder.listing.after_write(written[0])
             folder.write_lock.release()
 
     def follow(self, folder: Folder) -> None:
@@ -338,6 +321,18 @@ def _no_store(folder: Folder) -> str:
         f"no Turnback store for {folder.path} yet (looked in {folder.store_root}); "
         "create a checkpoint or import a session to start one"
     )
+
+
+def _noting_sessions(store: Store, fn: Callable[[Store], T],
+                     written: list[set[str] | None]) -> T:
+    """``fn(store)``, the sessions it wrote put in ``written[0]`` (for
+    ``ListingCache.after_write``): the store's count emptied first, so what came before
+    this write is not its own."""
+    store.sessions_written()
+    try:
+        return fn(store)
+    finally:
+        written[0] = store.sessions_written()
 
 
 def _then_warm(after: Callable[[Store], object] | None) -> Callable[[Store], object]:

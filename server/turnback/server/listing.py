@@ -64,6 +64,16 @@ class ListingCache:
             if self._items is not None:
                 self._stale |= sessions
 
+    def after_write(self, written: set[str] | None) -> None:
+        """Read-your-writes for this server's clients once one of its writes ended:
+        ``written`` the sessions the store says it wrote (``Store.sessions_written``; none,
+        nothing to do), or None where that is unknown (the write opened the store, or
+        failed before it said): the whole listing dropped."""
+        if written is None:
+            self.invalidate()
+        elif written:
+            self.changed(written, own=True)
+
     def claim_first_listing(self) -> bool:
         """True once: the caller starts the first full listing (answering meanwhile from
         ``Store.first_sessions``)."""
