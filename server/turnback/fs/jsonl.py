@@ -148,7 +148,7 @@ def append_lines(path: Path, objs: Iterable[Any], *, fsync: bool = False,
     data = b"".join(dumps(o) + b"\n" for o in objs)
     if folder is None:
         make_dir(path.parent)
-    with file_lock(path):
+    with file_lock(path, folder=folder):
         fd = open_append(path, create=FILE_MODE, in_folder=folder)
         try:
             size = os.fstat(fd).st_size
@@ -252,38 +252,44 @@ def last_line(path: Path) -> dict[str, Any] | None:
     except FileNotFoundError:
         return None
     try:
-        pos = _torn_tail_start(fd, os.fstat(fd).st_size)
-        block = TAIL_FIRST  # a line or a few; more only for a longer last line
-        carried: list[bytes] | None = None  # a line begun before the last read, end first
-        held = 0  # its bytes so far: past MAX_LINE, its pieces are let go
-        while pos > 0:
-            start = max(0, pos - block)
-            parts = os.pread(fd, pos - start, start).split(b"\n")
-            pos, block = start, min(block * 4, TAIL_MOST)
-            if carried is not None:  # this read's last part is the carried line's front
-                held += len(parts[-1])
-                if held <= MAX_LINE:
-                    carried.append(parts[-1])
-                else:
-                    carried.clear()
-                if len(parts) == 1 and start > 0:
-                    continue  # no line end in this read: it goes on before it
-                parts[-1] = b"".join(reversed(carried)) if held <= MAX_LINE else b""
-                carried, held = None, 0
-            if start > 0:  # the first part may begin before this read
-                first = parts.pop(0)
-                carried, held = [first], len(first)
-            for raw in reversed(parts):
-                raw = raw.strip()
-                if not raw:
-                    continue
-                try:
-                    value = loads(raw)
-                except orjson.JSONDecodeError:
-                    continue
-                if isinstance(value, dict):
-                    return value
-        return None
+        return last_line_of(fd, os.fstat(fd).st_size)
     finally:
         os.close(fd)
+
+
+def last_line_of(fd: int, size: int) -> dict[str, Any] | None:
+    """``last_line`` of the file open at ``fd`` (readable), ``size`` bytes long: for an
+    appender that reads the head and writes on one descriptor (one open, not two)."""
+    pos = _torn_tail_start(fd, size)
+    block = TAIL_FIRST  # a line or a few; more only for a longer last line
+    carried: list[bytes] | None = None  # a line begun before the last read, end first
+    held = 0  # its bytes so far: past MAX_LINE, its pieces are let go
+    while pos > 0:
+        start = max(0, pos - block)
+        parts = os.pread(fd, pos - start, start).split(b"\n")
+        pos, block = start, min(block * 4, TAIL_MOST)
+        if carried is not None:  # this read's last part is the carried line's front
+            held += len(parts[-1])
+            if held <= MAX_LINE:
+                carried.append(parts[-1])
+            else:
+                carried.clear()
+            if len(parts) == 1 and start > 0:
+                continue  # no line end in this read: it goes on before it
+            parts[-1] = b"".join(reversed(carried)) if held <= MAX_LINE else b""
+            carried, held = None, 0
+        if start > 0:  # the first part may begin before this read
+            first = parts.pop(0)
+            carried, held = [first], len(first)
+        for raw in reversed(parts):
+            raw = raw.strip()
+            if not raw:
+                continue
+            try:
+                value = loads(raw)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(value, dict):
+                return value
+    return None
 

@@ -23,6 +23,7 @@ while waiting, and it has no shared mode for the reader/writer lock.
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 import time
@@ -32,8 +33,9 @@ from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Protocol
 
-from ..errors import Conflict
+from ..errors import Conflict, LinkedInStore
 from . import instore
+from .folders import Folder
 from .osflags import O_CLOEXEC as _CLOEXEC
 from .privacy import FILE_MODE
 
@@ -147,6 +149,22 @@ def _open_lock_file(path: str) -> int:
     return instore.open_file(path, os.O_RDWR | os.O_CREAT | _CLOEXEC, FILE_MODE, make_dirs=True)
 
 
+def _open_lock_in(folder: Folder, path: str) -> int:
+    """The lock file ``path`` by its name in ``folder`` (open, the caller's), created if
+    missing, never through a link: the lock of the folder that folder is, wherever its
+    path leads now (a store swapped after its root's look got an empty lock made in what
+    was put there, which serialized nothing with a writer of the moved store)."""
+    try:
+        return folder.open(os.path.basename(path), os.O_RDWR | os.O_CREAT | _CLOEXEC, FILE_MODE)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise LinkedInStore(
+                f"{path} is a link (or was replaced while Turnback opened it); Turnback "
+                "writes nothing through it. Remove it (see what it points to first), "
+                "then try again") from None
+        raise
+
+
 def _poll(lock: _Backend, fd: int, exclusive: bool, timeout: float | None,
           path: str) -> None:
     """Take the lock, polling with a growing pause (0.5 ms up to 20 ms); ``Conflict`` once
@@ -166,13 +184,17 @@ def _poll(lock: _Backend, fd: int, exclusive: bool, timeout: float | None,
 class FileLock:
     """An exclusive lock on ``path``, held by a ``with`` block."""
 
-    def __init__(self, path: str, timeout: float) -> None:
+    def __init__(self, path: str, timeout: float, folder: Folder | None = None) -> None:
         self.path = path
         self.timeout = timeout
+        self.folder = folder  # the folder holding ``path``, open (the caller's); None: by path
         self._fd = -1
 
     def acquire(self) -> None:
-        fd = _open_lock_file(self.path)
+        if self.folder is not None:
+            fd = _open_lock_in(self.folder, self.path)
+        else:
+            fd = _open_lock_file(self.path)
         try:
             _poll(backend(), fd, True, self.timeout, self.path)
         except BaseException:
@@ -201,9 +223,10 @@ class FileLock:
         self.release()
 
 
-def file_lock(path: Path, timeout: float = 30.0) -> FileLock:
-    """An exclusive lock beside ``path`` (``<path>.lock``)."""
-    return FileLock(str(path) + ".lock", timeout)
+def file_lock(path: Path, timeout: float = 30.0, *, folder: Folder | None = None) -> FileLock:
+    """An exclusive lock beside ``path`` (``<path>.lock``); ``folder``: the folder holding
+    ``path``, open (the caller's): the lock file opened by its name there, not by path."""
+    return FileLock(str(path) + ".lock", timeout, folder)
 
 
 def file_lock_free(path: Path) -> bool:

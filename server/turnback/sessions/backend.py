@@ -13,6 +13,7 @@ from typing import Protocol
 
 from ..errors import Conflict, NotFound, TurnbackError
 from ..events import Event, SessionHeader
+from ..fs.folders import Folder
 from .stats import StatsAccumulator
 
 TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
@@ -30,7 +31,7 @@ class SessionBackend(Protocol):
     def missing(self, session_id: str, hint: str = "") -> TurnbackError: ...
     def ids(self) -> list[str]: ...
     def append(self, session_id: str, make: EventFactory, *, need_ids: bool = False,
-               fsync: bool = False) -> list[Event]: ...
+               fsync: bool = False, store_root: Folder | None = None) -> list[Event]: ...
     def append_free_now(self, session_id: str) -> bool: ...
     def set_head(self, session_id: str, event_id: str) -> None: ...
     def update_meta(self, session_id: str, meta: dict[str, str]) -> None: ...
@@ -74,8 +75,8 @@ class MemorySessions:
             return list(self._logs)
 
     def append(self, session_id: str, make: EventFactory, *, need_ids: bool = False,
-               fsync: bool = False) -> list[Event]:
-        with self._lock:
+               fsync: bool = False, store_root: Folder | None = None) -> list[Event]:
+        with self._lock:  # ``store_root``: no folder holds a memory session
             log = self._get(session_id)
             ids = {e.id for e in log.events} if need_ids else None
             events = make(log.head, ids)

@@ -36,7 +36,7 @@ from ..errors import (
 from ..events import Event, SessionHeader, check_id, is_id
 from ..fs import instore
 from ..fs.atomic import atomic_write
-from ..fs.folders import open_root
+from ..fs.folders import Folder, PathFolder, open_root
 from ..fs.instore import store_folder
 from ..fs.jsonl import (
     MAX_NESTING,
@@ -44,6 +44,7 @@ from ..fs.jsonl import (
     bounded,
     dumps,
     last_line,
+    last_line_of,
     loads,
     parse_object,
     read_lines,
@@ -61,6 +62,16 @@ TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
 if TYPE_CHECKING:
     from ..results import SessionLog, SessionPage, SessionSummary
     from .headers import HeaderRead
+
+
+def _is_in(folder: Folder, name: str) -> bool:
+    """Whether anything stands at ``name`` in ``folder`` (a link too, not followed: it
+    is refused when opened, naming it, rather than told as no session)."""
+    try:
+        folder.lstat(name)
+    except FileNotFoundError:
+        return False
+    return True
 
 
 def _head_of(line: dict[str, Any] | None) -> str | None:
@@ -204,36 +215,59 @@ class FileSessions:
     def _write_locked(self, path: Path, lines: list[bytes], fsync: bool) -> None:
         fd = open_append(path)
         try:
-            size = os.fstat(fd).st_size
-            tail = _torn_tail_start(fd, size)
-            if tail < size:
-                os.ftruncate(fd, tail)  # a crashed writer's half line: cut it off
-            data = b"".join(lines)
-            view = memoryview(data)
-            while view:
-                n = os.write(fd, view)
-                view = view[n:]
-            if fsync or self.fsync_appends:
-                os.fsync(fd)
+            self._write_at_end(fd, os.fstat(fd).st_size, lines, fsync)
         finally:
             os.close(fd)
 
+    def _write_at_end(self, fd: int, size: int, lines: list[bytes], fsync: bool) -> None:
+        tail = _torn_tail_start(fd, size)
+        if tail < size:
+            os.ftruncate(fd, tail)  # a crashed writer's half line: cut it off
+        data = b"".join(lines)
+        view = memoryview(data)
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
+        if fsync or self.fsync_appends:
+            os.fsync(fd)
+
     def append(self, session_id: str, make: EventFactory, *, need_ids: bool = False,
-               fsync: bool = False) -> list[Event]:
+               fsync: bool = False, store_root: Folder | None = None) -> list[Event]:
+        """``store_root``: the store's root, open (the caller's; not with ``need_ids``): the
+        session's file, its lock and its last line reached from there, not by path, so the
+        event goes into the store that root is (a checkpoint's, after its record: a copy
+        of the store put at its path got the event, naming a record it lacks)."""
+        if store_root is not None:
+            if need_ids:
+                raise ValueError("need_ids reads by path: not with store_root")
+            with store_root.child(self.root.name) as folder:
+                if isinstance(store_root, PathFolder):  # looked at by path: the root still
+                    store_root.stat_self()  # the held one after, so ``folder`` is its own
+                return self._append_in(session_id, make, fsync, folder)
+        return self._append_in(session_id, make, fsync, None, need_ids=need_ids)
+
+    def _append_in(self, session_id: str, make: EventFactory, fsync: bool,
+                   folder: Folder | None, *, need_ids: bool = False) -> list[Event]:
         path = self.path(session_id)
-        if not path.exists():
+        if not (path.exists() if folder is None else _is_in(folder, path.name)):
             raise self.missing(session_id, "; start one with 'turnback session start'")
-        with file_lock(path):
-            head = _head_of(last_line(path))
-            ids = self._event_ids_locked(session_id, path) if need_ids else None
-            events = make(head, set(ids) if ids is not None else None)
-            if events:
-                self._touch(session_id)
-                self._write_locked(path, [_event_line(e) for e in events], fsync)
-                if ids is not None:
-                    ids.update(e.id for e in events)
-                    st = os.stat(path)
-                    self._ids[session_id] = (st.st_ino, st.st_size, ids)
+        with file_lock(path, folder=folder):
+            # one descriptor reads the head and takes the lines (it was opened twice)
+            fd = open_append(path, in_folder=folder)
+            try:
+                size = os.fstat(fd).st_size
+                head = _head_of(last_line_of(fd, size))
+                ids = self._event_ids_locked(session_id, path) if need_ids else None
+                events = make(head, set(ids) if ids is not None else None)
+                if events:
+                    self._touch(session_id)
+                    self._write_at_end(fd, size, [_event_line(e) for e in events], fsync)
+            finally:
+                os.close(fd)
+            if events and ids is not None:
+                ids.update(e.id for e in events)
+                st = os.stat(path)
+                self._ids[session_id] = (st.st_ino, st.st_size, ids)
         return events
 
     def append_free_now(self, session_id: str) -> bool:

@@ -145,13 +145,19 @@ class CheckpointIndex:
             self._refresh()
             return list(self._cache)
 
-    def add(self, cp: Checkpoint, *, fsync: bool) -> None:
-        folder = self._folder() if self._folder is not None else None
-        try:
+    def add(self, cp: Checkpoint, *, fsync: bool, folder: Folder | None = None) -> None:
+        """Append ``cp``'s record (and take its lock) in ``folder`` when given (open, the
+        caller's: one held root for the record and what follows it), else in the
+        store's held root (opened and closed here), else by path."""
+        if folder is not None:
             append_lines(self.path, [cp.to_json()], fsync=fsync, folder=folder)
+            return
+        own = self._folder() if self._folder is not None else None
+        try:
+            append_lines(self.path, [cp.to_json()], fsync=fsync, folder=own)
         finally:
-            if folder is not None:
-                folder.close()
+            if own is not None:
+                own.close()
 
     def restore(self, logged: Callable[[Callable[[bytes], bool], bool], Iterable[bytes]],
                 stored: Callable[[str], bool], *, fsync: bool, every: bool = False) -> int:

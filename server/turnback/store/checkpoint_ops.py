@@ -15,7 +15,7 @@ from ..events import (
     new_id,
     now_iso,
 )
-from ..fs.folders import open_dir, open_root
+from ..fs.folders import Folder, open_dir, open_root
 from ..fs.jsonl import dumps
 from ..fs.locks import rw_lock, try_rw_lock
 from ..fs.paths import display, normalize
@@ -167,7 +167,11 @@ class CheckpointOps(SessionOps):
         # saved only now: a crash before the commit must not leave a cache file that
         # names objects no checkpoint holds (the next checkpoint would trust them)
         if save_later:
-            self._cache_unsaved = True
+            self._cache_unsaved = True  # saved after ``_check_gc``'s look at the root
+        elif self._root_held.replaced():
+            # the record went into the store looked at, wherever it went; its stat cache,
+            # written by path, would go into what is at the path now (a link's target)
+            self._statcache.discard()
         else:
             try:
                 self.scanner.save_cache()
@@ -380,9 +384,21 @@ class CheckpointOps(SessionOps):
         cp = self._new_checkpoint(tree, label, session_id, auto, files, nbytes, skipped,
                                   partial=partial, absent=absent, ts=ts, cp_id=cp_id)
         logged = self.objects.commit(dumps(cp.to_json()), fsync=self.config.fsync_commits)
-        self.index.add(cp, fsync=self.config.fsync_commits and not logged)
-        self._checkpoint_event(cp, parent)
+        self._record(cp, parent, fsync=self.config.fsync_commits and not logged)
         return cp
+
+    def _record(self, cp: Checkpoint, parent: str | _Head | None, *, fsync: bool) -> None:
+        """``cp``'s record, its lock and its session event, all through one ``dup`` of the
+        held root (``HeldFolder.folder``): into the store whose root was looked at,
+        wherever its path leads now (a store replaced after the look got the lock file,
+        or, a copy, the event naming a record it lacks). None held (Windows): by path."""
+        root = self._root_held.folder()
+        try:
+            self.index.add(cp, fsync=fsync, folder=root)
+            self._checkpoint_event(cp, parent, root)
+        finally:
+            if root is not None:
+                root.close()
 
     def _new_checkpoint(
         self, tree: str, label: str | None, session_id: str | None, auto: bool, files: int,
@@ -396,14 +412,16 @@ class CheckpointOps(SessionOps):
         return Checkpoint(cid, label or f"checkpoint {when[:19].replace('T', ' ')}", when, tree,
                           sid, f"cp-{cid}", auto, partial, files, nbytes, skipped, absent or [])
 
-    def _checkpoint_event(self, cp: Checkpoint, parent: str | _Head | None) -> None:
-        """The session event that says ``cp`` was taken (its id ``cp.event_id``)."""
+    def _checkpoint_event(self, cp: Checkpoint, parent: str | _Head | None,
+                          store_root: Folder | None = None) -> None:
+        """The session event that says ``cp`` was taken (its id ``cp.event_id``);
+        ``store_root``: the store's root, open (``_record``), else by path."""
         assert cp.session_id is not None and cp.event_id is not None
         self.append(cp.session_id, Kind.CHECKPOINT,
                     {"checkpoint": cp.id, "label": cp.label, "auto": cp.auto,
                      "files": cp.files, "bytes": cp.bytes, "partial": cp.partial,
                      "skipped": len(cp.skipped)},
-                    parent=parent, ts=cp.ts, event_id=cp.event_id)
+                    parent=parent, ts=cp.ts, event_id=cp.event_id, store_root=store_root)
 
     def import_checkpoint(
         self,
