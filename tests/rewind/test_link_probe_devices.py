@@ -27,7 +27,6 @@ def test_a_folder_on_another_file_system_is_asked_on_its_own(
         ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     if not os.path.isdir("/dev/shm") or os.stat("/dev/shm").st_dev == os.stat(ws).st_dev:
         pytest.skip("no /dev/shm on a file system other than the workspace's")
-    monkeypatch.setattr(hardlinks, "_by_device", {})
     no_links = os.stat(ws).st_dev
     real = FdFolder.link
 

@@ -26,11 +26,6 @@ pytestmark = pytest.mark.skipif(os.environ.get("TURNBACK_FS_PATHS") == "1",
                                 reason="folders reached by path make no links (a look, a rename)")
 
 
-@pytest.fixture(autouse=True)
-def _nothing_known(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(hardlinks, "_by_device", {})
-
-
 def _links_here(ws: Path) -> bool:
     try:
         os.link(ws / "probe", ws / "probe2")

@@ -24,11 +24,6 @@ pytestmark = pytest.mark.skipif(os.environ.get("TURNBACK_FS_PATHS") == "1",
                                 reason="folders reached by path make no links (a look, a rename)")
 
 
-@pytest.fixture(autouse=True)
-def _nothing_known(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(hardlinks, "_by_device", {})  # each test's file system asked anew
-
-
 def _refuse_links(monkeypatch: pytest.MonkeyPatch, code: int, probe_too: bool) -> list[str]:
     """Every ``link`` refused with ``code`` (a file system with no hard links), or only
     those not of the probe's own names (one link refused where links work)."""
