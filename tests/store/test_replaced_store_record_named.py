@@ -69,3 +69,9 @@ def test_a_store_replaced_while_its_record_is_written_is_named_replaced(
         assert [c.label for c in store.checkpoints()] == ["first", "second"]
         assert store.fsck().ok
 
+
+@pytest.mark.parametrize("put", ["a link", "an empty folder"])
+def test_nothing_is_made_where_the_replaced_store_path_leads(tmp_path: Path, put: str) -> None:
+    root, _, elsewhere, _ = _swapped_checkpoint(tmp_path, put)
+    assert sorted(os.listdir(elsewhere)) == []  # the link's target: the user's folder
+    assert sorted(os.listdir(root)) == []  # the empty folder put there (or the link's)

@@ -143,12 +143,12 @@ def append_lines(path: Path, objs: Iterable[Any], *, fsync: bool = False,
 
     Under the lock, a torn tail left by a crashed writer is truncated first, so
     the new lines never glue onto half a line. ``folder``: the folder holding ``path``,
-    open (the caller's): the file opened by its name there, not by its path.
+    open (the caller's): the file and its lock opened by their names there, not by path.
     """
     data = b"".join(dumps(o) + b"\n" for o in objs)
     if folder is None:
         make_dir(path.parent)
-    with file_lock(path):
+    with file_lock(path, folder=folder):  # beside the file, in the same folder (redteam40)
         fd = open_append(path, create=FILE_MODE, in_folder=folder)
         try:
             size = os.fstat(fd).st_size

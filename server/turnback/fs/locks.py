@@ -34,6 +34,7 @@ from typing import Protocol
 
 from ..errors import Conflict
 from . import instore
+from .folders import Folder
 from .osflags import O_CLOEXEC as _CLOEXEC
 from .privacy import FILE_MODE
 
@@ -141,10 +142,12 @@ def backend() -> _Backend:
     return _backend
 
 
-def _open_lock_file(path: str) -> int:
+def _open_lock_file(path: str, folder: Folder | None = None) -> int:
     """The lock file, created (with its folder) if missing; in a store this process
-    opened, through its folder opened without following a link (``fs/instore.py``)."""
-    return instore.open_file(path, os.O_RDWR | os.O_CREAT | _CLOEXEC, FILE_MODE, make_dirs=True)
+    opened, through its folder opened without following a link (``fs/instore.py``);
+    ``folder``: the folder holding it, open (the caller's): its name opened there."""
+    return instore.open_file(path, os.O_RDWR | os.O_CREAT | _CLOEXEC, FILE_MODE,
+                             make_dirs=folder is None, in_folder=folder)
 
 
 def _poll(lock: _Backend, fd: int, exclusive: bool, timeout: float | None,
@@ -166,13 +169,14 @@ def _poll(lock: _Backend, fd: int, exclusive: bool, timeout: float | None,
 class FileLock:
     """An exclusive lock on ``path``, held by a ``with`` block."""
 
-    def __init__(self, path: str, timeout: float) -> None:
+    def __init__(self, path: str, timeout: float, folder: Folder | None = None) -> None:
         self.path = path
         self.timeout = timeout
+        self.folder = folder  # the folder holding ``path``, open (the caller's), or None
         self._fd = -1
 
     def acquire(self) -> None:
-        fd = _open_lock_file(self.path)
+        fd = _open_lock_file(self.path, self.folder)
         try:
             _poll(backend(), fd, True, self.timeout, self.path)
         except BaseException:
@@ -201,9 +205,10 @@ class FileLock:
         self.release()
 
 
-def file_lock(path: Path, timeout: float = 30.0) -> FileLock:
-    """An exclusive lock beside ``path`` (``<path>.lock``)."""
-    return FileLock(str(path) + ".lock", timeout)
+def file_lock(path: Path, timeout: float = 30.0, *, folder: Folder | None = None) -> FileLock:
+    """An exclusive lock beside ``path`` (``<path>.lock``); ``folder``: the folder holding
+    ``path``, open (the caller's): the lock made there, beside the file it guards."""
+    return FileLock(str(path) + ".lock", timeout, folder)
 
 
 def file_lock_free(path: Path) -> bool:
