@@ -166,10 +166,14 @@ def make_folder(path: Path | str) -> bool:
     return True
 
 
-def open_file(path: Path | str, flags: int, mode: int = 0, *, make_dirs: bool = False) -> int:
+def open_file(path: Path | str, flags: int, mode: int = 0, *, make_dirs: bool = False,
+              in_folder: Folder | None = None) -> int:
     """``os.open(path, flags, mode)``; for ``path`` in a store this process opened, through
     its folder, never following a link on the way or at its name (``LinkedInStore`` names
-    it). ``make_dirs``: missing folders are made (0700)."""
+    it). ``make_dirs``: missing folders are made (0700). ``in_folder``: the folder holding
+    ``path``, already open (the caller's, not closed here): its name opened there."""
+    if in_folder is not None:
+        return _open_named(in_folder, path, flags, mode)
     folder = folder_of(path, create=make_dirs)
     if folder is None:
         try:
@@ -180,6 +184,14 @@ def open_file(path: Path | str, flags: int, mode: int = 0, *, make_dirs: bool = 
             make_dir(Path(os.path.dirname(path) or "."))
             return os.open(path, flags, mode)
     try:
+        return _open_named(folder, path, flags, mode)
+    finally:
+        folder.close()
+
+
+def _open_named(folder: Folder, path: Path | str, flags: int, mode: int) -> int:
+    """``path``'s name opened in ``folder``, the folder holding it."""
+    try:
         return folder.open(os.path.basename(path), flags, mode)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
@@ -188,8 +200,6 @@ def open_file(path: Path | str, flags: int, mode: int = 0, *, make_dirs: bool = 
                 "writes nothing through it. Remove it (see what it points to first), "
                 "then try again") from None
         raise
-    finally:
-        folder.close()
 
 
 def unlink(path: Path | str, *, missing_ok: bool = True) -> None:

@@ -143,7 +143,7 @@ def append_lines(path: Path, objs: Iterable[Any], *, fsync: bool = False,
 
     Under the lock, a torn tail left by a crashed writer is truncated first, so
     the new lines never glue onto half a line. ``folder``: the folder holding ``path``,
-    open (the caller's): the file opened by its name there, not by its path.
+    open (the caller's): the file and its lock opened by their names there, not by path.
     """
     data = b"".join(dumps(o) + b"\n" for o in objs)
     if folder is None:

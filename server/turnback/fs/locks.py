@@ -23,7 +23,6 @@ while waiting, and it has no shared mode for the reader/writer lock.
 
 from __future__ import annotations
 
-import errno
 import os
 import sys
 import time
@@ -33,7 +32,7 @@ from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Protocol
 
-from ..errors import Conflict, LinkedInStore
+from ..errors import Conflict
 from . import instore
 from .folders import Folder
 from .osflags import O_CLOEXEC as _CLOEXEC
@@ -143,26 +142,12 @@ def backend() -> _Backend:
     return _backend
 
 
-def _open_lock_file(path: str) -> int:
+def _open_lock_file(path: str, folder: Folder | None = None) -> int:
     """The lock file, created (with its folder) if missing; in a store this process
-    opened, through its folder opened without following a link (``fs/instore.py``)."""
-    return instore.open_file(path, os.O_RDWR | os.O_CREAT | _CLOEXEC, FILE_MODE, make_dirs=True)
-
-
-def _open_lock_in(folder: Folder, path: str) -> int:
-    """The lock file ``path`` by its name in ``folder`` (open, the caller's), created if
-    missing, never through a link: the lock of the folder that folder is, wherever its
-    path leads now (a store swapped after its root's look got an empty lock made in what
-    was put there, which serialized nothing with a writer of the moved store)."""
-    try:
-        return folder.open(os.path.basename(path), os.O_RDWR | os.O_CREAT | _CLOEXEC, FILE_MODE)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise LinkedInStore(
-                f"{path} is a link (or was replaced while Turnback opened it); Turnback "
-                "writes nothing through it. Remove it (see what it points to first), "
-                "then try again") from None
-        raise
+    opened, through its folder opened without following a link (``fs/instore.py``);
+    ``folder``: the folder holding it, open (the caller's): its name opened there."""
+    return instore.open_file(path, os.O_RDWR | os.O_CREAT | _CLOEXEC, FILE_MODE,
+                             make_dirs=folder is None, in_folder=folder)
 
 
 def _poll(lock: _Backend, fd: int, exclusive: bool, timeout: float | None,
@@ -187,14 +172,11 @@ class FileLock:
     def __init__(self, path: str, timeout: float, folder: Folder | None = None) -> None:
         self.path = path
         self.timeout = timeout
-        self.folder = folder  # the folder holding ``path``, open (the caller's); None: by path
+        self.folder = folder  # the folder holding ``path``, open (the caller's), or None
         self._fd = -1
 
     def acquire(self) -> None:
-        if self.folder is not None:
-            fd = _open_lock_in(self.folder, self.path)
-        else:
-            fd = _open_lock_file(self.path)
+        fd = _open_lock_file(self.path, self.folder)
         try:
             _poll(backend(), fd, True, self.timeout, self.path)
         except BaseException:
@@ -225,7 +207,7 @@ class FileLock:
 
 def file_lock(path: Path, timeout: float = 30.0, *, folder: Folder | None = None) -> FileLock:
     """An exclusive lock beside ``path`` (``<path>.lock``); ``folder``: the folder holding
-    ``path``, open (the caller's): the lock file opened by its name there, not by path."""
+    ``path``, open (the caller's): the lock made there, beside the file it guards."""
     return FileLock(str(path) + ".lock", timeout, folder)
 
 

@@ -59,12 +59,14 @@ def open_append(path: Path | str, *, create: int | None = None,
     flags = os.O_RDWR | os.O_APPEND | O_CLOEXEC | O_BINARY
     flags |= os.O_CREAT if create is not None else 0
     if in_folder is not None:
-        return _open_checked(os.path.basename(path), flags, create or 0, folder=in_folder)
+        return _open_checked(os.path.basename(path), flags, create or 0, folder=in_folder,
+                             shown=path)
     folder = instore.folder_of(path, create=False)  # a store's file: no link on the way
     if folder is None:
         return _open_checked(path, flags, create or 0)
     try:
-        fd = _open_checked(os.path.basename(path), flags, create or 0, folder=folder)
+        fd = _open_checked(os.path.basename(path), flags, create or 0, folder=folder,
+                           shown=path)
     finally:
         folder.close()
     return fd
@@ -82,9 +84,12 @@ def open_regular(path: Path | str, *, follow: bool = False, folder: Folder | Non
 
 
 def _open_checked(path: Path | str, flags: int, mode: int = 0, *, follow: bool = False,
-                  folder: Folder | None = None) -> int:
+                  folder: Folder | None = None, shown: Path | str | None = None) -> int:
     """``os.open`` not following a last link (unless ``follow``), then ``NotRegular`` (and
-    the descriptor closed) for a link or anything but a regular file."""
+    the descriptor closed) for a link or anything but a regular file. ``shown``: the
+    file's path for the refusal, where ``path`` is a bare name in ``folder`` (redteam40:
+    "checkpoints.jsonl is a symbolic link" named no store)."""
+    shown = path if shown is None else shown
     try:
         if folder is not None:
             fd = folder.open(os.fspath(path), flags, mode)
@@ -96,10 +101,12 @@ def _open_checked(path: Path | str, flags: int, mode: int = 0, *, follow: bool =
             fd = open_path_nofollow(os.fspath(path), flags, mode)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise _refuse(path, "a symbolic link") from None
+            raise _refuse(shown, "a symbolic link") from None
+        if exc.errno == errno.EISDIR:  # opened to write: the open itself refuses a folder
+            raise _refuse(shown, "a folder") from None
         raise
     try:
-        require_regular(fd, path)
+        require_regular(fd, shown)
     except BaseException:
         os.close(fd)
         raise

@@ -48,6 +48,18 @@ def replaced_store(root: Path) -> Conflict:
         "window)")
 
 
+def replaced_while_recorded(root: Path, cp_id: str) -> Conflict:
+    """The error for a store replaced after the look before a checkpoint's commit and
+    before its record and session event were written (redteam40): what those steps met at
+    ``root`` (a link, no session) says nothing of what happened."""
+    return Conflict(
+        f"the store {root} was replaced (made again, restored or moved) while this process "
+        f"recorded checkpoint {cp_id}: its record went into the store this process had "
+        "opened, wherever that is now (or stays in that store's object log, put back when "
+        f"it is next opened), not into what is at {root}. Run the command again (in an "
+        "editor: reload its window)")
+
+
 def unreadable_store(root: Path, why: OSError) -> Conflict:
     """The error for a store whose root could not be looked at (a parent's permissions, a
     disk error): refused as a replaced one is, but named for what is true (trust30)."""
