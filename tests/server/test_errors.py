@@ -117,6 +117,24 @@ async def test_a_link_swapped_into_the_objects_is_refused_and_the_server_stays_u
     await client.call("turnback/createCheckpoint", {})
 
 
+def _link_in_place_of(folder: Path, target: Path) -> None:
+    """``folder`` emptied, removed and made a link to ``target``. The server's work after a
+    checkpoint's answer (the stat cache's save under the gc lock) may make the folder or a
+    lock file in it again meanwhile: swapped again until the link stands (a full run once
+    met ``FileExistsError`` at the link)."""
+    for _ in range(1000):
+        try:
+            if folder.is_dir() and not folder.is_symlink():
+                for f in folder.iterdir():
+                    f.unlink(missing_ok=True)
+                folder.rmdir()
+            folder.symlink_to(target, target_is_directory=True)
+            return
+        except OSError:  # made again (EEXIST, ENOTEMPTY) or gone meanwhile: once more
+            continue
+    raise AssertionError(f"{folder} was made again 1000 times: the link never stood")
+
+
 async def test_a_link_swapped_for_the_locks_is_refused_and_the_server_stays_up(
         with_store: TurnbackClient, ws: Path) -> None:
     """locks/ replaced by a link while the server holds the store: the checkpoint fails
@@ -126,11 +144,8 @@ async def test_a_link_swapped_for_the_locks_is_refused_and_the_server_stays_up(
     await client.call("turnback/createCheckpoint", {})
     outside = ws.parent / "outside"
     outside.mkdir()
+    _link_in_place_of(ws / ".turnback" / "locks", outside)
     locks = ws / ".turnback" / "locks"
-    for f in locks.iterdir():
-        f.unlink()
-    locks.rmdir()
-    locks.symlink_to(outside, target_is_directory=True)
     (ws / "src" / "app.py").write_text("print('swapped')\n")
     await client.fails("turnback/createCheckpoint", {}, UNSAFE, "'locks' is a symlink")
     assert list(outside.iterdir()) == [], "nothing was made through the link"
