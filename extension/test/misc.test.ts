@@ -84,7 +84,8 @@ describe('status bar text', () => {
       'demo',
       now,
     );
-    assert.equal(s.text, '$(history) 5m · 3');
+    assert.equal(s.text, '$(history) 3 checkpoints · 5m ago');
+    assert.equal(statusText([cp('a', '2026-11-21T11:59:50Z', 'x')], 'demo', now).text, '$(history) 1 checkpoint · just now');
     assert.equal(
       s.tooltip,
       'Turnback: last checkpoint “new” 5 min ago; 3 checkpoints in demo. Click to show the Turnback view.',
