@@ -59,7 +59,7 @@ export function turnLabel(turn: Pick<Turn, 'id' | 'prompt'>): string {
 }
 
 /** How much of a prompt names its turn in a tab title or a notification: enough to know it. */
-export const TURN_TITLE_WIDTH = 60;
+export const TURN_TITLE_WIDTH = 40;
 
 /**
  * A turn's prompt as a title of its own (“before …” in a diff tab, a rewind's question and
