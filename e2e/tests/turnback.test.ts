@@ -137,6 +137,10 @@ step("Compare This Turn shows every file the turn changed in one diff editor", "
   await view.inlineAction(FIRST_TURN, "Compare This Turn");
   const tab = page.locator(".editor-group-container.active .tab.active", { hasText: /before “Add a farewell/ });
   await tab.first().waitFor({ timeout: 30_000 });
+  // Both ends fit a tab: the prompt is cut short, so "after “…”" is not pushed out of sight.
+  const title = plain(await tab.first().innerText());
+  assert.match(title, /before “Add a farewell.*” ↔ after “Add a farewell/);
+  assert.ok(title.length <= 110, `the tab's title is ${title.length} characters: ${title}`);
   // The multi-file diff editor lists the turn's three files.
   for (const name of ["greet.py", "cli.py", "test_farewell.py"]) {
     await page.locator(".editor-group-container.active", { hasText: name }).first().waitFor();
@@ -210,6 +214,9 @@ step("the Turnback view shows the sessions, their events and checkpoints", "view
   await view.row("Checkpoint: Brighter logo");
   await view.row("Checkpoint: Shorter farewell (branch)");
   await view.row("Prompt: Actually, make the farewell shorter.");
+  // The branch's rewind and its safety checkpoint name the checkpoint, not its id.
+  await view.row("Checkpoint: before rewind to “farewell() added”");
+  await view.row("Rewind: rewind to “farewell() added” (files)");
 });
 
 step("a checkpoint's changed file opens in a diff with both sides' text", "diff-text", async () => {
@@ -276,6 +283,8 @@ step("Create Checkpoint from the command palette records the workspace as it is"
   // on its twistie would race that, and could collapse it again).
   const shown = await view.row("Checkpoint: From the palette");
   await expectAttribute(shown, "aria-selected", "true");
+  // The status bar says what it counts and how old the newest is.
+  await page.locator(".statusbar-item", { hasText: /\d+ checkpoints · just now/ }).first().waitFor({ timeout: 20_000 });
 });
 
 step("an event appended with the CLI from outside shows up in the tree by itself", "cli-append", async () => {
