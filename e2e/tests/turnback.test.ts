@@ -240,6 +240,8 @@ step("a binary file's diff says so on both sides, with each side's size", "diff-
   assert.match(diff.title, /logo\.png/);
   assert.ok(diff.original.includes(`assets/logo.png is a binary file (${before.length} B)`), diff.original);
   assert.ok(diff.modified.includes(`assets/logo.png is a binary file (${after.length} B)`), diff.modified);
+  // in short lines: a side of the diff does not wrap, and a long line ran out of sight
+  assert.match(diff.original, /^puts it back byte for byte\.$/m);
   await view.collapse("Checkpoint: Brighter logo");
 });
 
