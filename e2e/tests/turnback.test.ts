@@ -140,7 +140,7 @@ step("Compare This Turn shows every file the turn changed in one diff editor", "
   // Both ends fit a tab: the prompt is cut short, so "after “…”" is not pushed out of sight.
   const title = plain(await tab.first().innerText());
   assert.match(title, /before “Add a farewell.*” ↔ after “Add a farewell/);
-  assert.ok(title.length <= 110, `the tab's title is ${title.length} characters: ${title}`);
+  assert.ok(title.length <= 130, `the tab's title is ${title.length} characters: ${title}`);
   // The multi-file diff editor lists the turn's three files.
   for (const name of ["greet.py", "cli.py", "test_farewell.py"]) {
     await page.locator(".editor-group-container.active", { hasText: name }).first().waitFor();
