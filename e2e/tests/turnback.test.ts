@@ -23,6 +23,7 @@ import {
   makeDemoWorkspace,
   PYTHON,
   readTree,
+  settledTree,
   showBytes,
   treeDiff,
 } from "../lib/turnback.ts";
@@ -79,8 +80,9 @@ function expectedTree(checkpointId: string): Map<string, Buffer> {
 
 /** The workspace equals the checkpoint: per the independent copy and per `turnback show`. */
 async function assertWorkspaceIs(checkpointId: string): Promise<void> {
-  const onDisk = readTree(workspace);
-  assert.deepEqual(treeDiff(expectedTree(checkpointId), onDisk), [], "workspace vs the files copied at the checkpoint");
+  const expected = expectedTree(checkpointId);
+  const onDisk = await settledTree(workspace, expected);
+  assert.deepEqual(treeDiff(expected, onDisk), [], "workspace vs the files copied at the checkpoint");
   for (const [path, bytes] of onDisk) {
     const stored = await showBytes(workspace, checkpointId, path);
     assert.ok(stored.equals(bytes), `${path}: turnback show ${checkpointId} gives different bytes`);
@@ -164,7 +166,7 @@ step("Rewind to Before This Turn lists the files, puts them back, and Undo resto
   await shots.take(page, "turn-rewound");
   await clickToastButton(page, /^Rewound to before “Add a farewell/, "Undo Rewind");
   await toastText(page, /^Undid the last rewind/);
-  assert.deepEqual(treeDiff(beforeTurnRewind, readTree(workspace)), []);
+  assert.deepEqual(treeDiff(beforeTurnRewind, await settledTree(workspace, beforeTurnRewind)), []);
   await view.collapse(FIRST_TURN);
   // Collapsed, so that the File History rows below are the only ones with these labels.
   await view.collapse("Add a farewell command");
@@ -266,7 +268,7 @@ step("Undo Rewind in the notification brings the state before the rewind back", 
   assert.ok(beforeRewind !== undefined, "needs the rewind step");
   await clickToastButton(page, /^Rewound to “Tests pass”/, "Undo Rewind");
   await toastText(page, /^Undid the last rewind/);
-  assert.deepEqual(treeDiff(beforeRewind, readTree(workspace)), []);
+  assert.deepEqual(treeDiff(beforeRewind, await settledTree(workspace, beforeRewind)), []);
 });
 
 step("Create Checkpoint from the command palette records the workspace as it is", "palette-checkpoint", async () => {
