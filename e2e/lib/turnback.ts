@@ -70,12 +70,39 @@ export function readTree(workspace: string): Map<string, Buffer> {
         if (dir === workspace && entry.name === ".turnback") continue;
         walk(full);
       } else {
-        files.set(relative(workspace, full).split(sep).join("/"), readFileSync(full));
+        let bytes: Buffer;
+        try {
+          bytes = readFileSync(full);
+        } catch (err) {
+          // gone since the listing: a rewind's second name let go after its answer
+          if ((err as NodeJS.ErrnoException).code === "ENOENT") continue;
+          throw err;
+        }
+        files.set(relative(workspace, full).split(sep).join("/"), bytes);
       }
     }
   };
   walk(workspace);
   return files;
+}
+
+/**
+ * The workspace's tree once it equals `expected`, or as it is at `timeoutMs`. A rewind or
+ * undo answers before its second names (`.turnback-tmp-…`, which keep a replaced file for a
+ * write that lands late) are let go after the answer, so a tree read at the answer's toast
+ * can still hold them for a moment: wait for the condition, not a fixed time.
+ */
+export async function settledTree(
+  workspace: string,
+  expected: Map<string, Buffer>,
+  timeoutMs = 10_000,
+): Promise<Map<string, Buffer>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const tree = readTree(workspace);
+    if (treeDiff(expected, tree).length === 0 || Date.now() >= deadline) return tree;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 /** Differences between two trees, one line each; empty when they are byte-equal. */

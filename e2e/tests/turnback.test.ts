@@ -23,6 +23,7 @@ import {
   makeDemoWorkspace,
   PYTHON,
   readTree,
+  settledTree,
   showBytes,
   treeDiff,
 } from "../lib/turnback.ts";
@@ -79,8 +80,9 @@ function expectedTree(checkpointId: string): Map<string, Buffer> {
 
 /** The workspace equals the checkpoint: per the independent copy and per `turnback show`. */
 async function assertWorkspaceIs(checkpointId: string): Promise<void> {
-  const onDisk = readTree(workspace);
-  assert.deepEqual(treeDiff(expectedTree(checkpointId), onDisk), [], "workspace vs the files copied at the checkpoint");
+  const expected = expectedTree(checkpointId);
+  const onDisk = await settledTree(workspace, expected);
+  assert.deepEqual(treeDiff(expected, onDisk), [], "workspace vs the files copied at the checkpoint");
   for (const [path, bytes] of onDisk) {
     const stored = await showBytes(workspace, checkpointId, path);
     assert.ok(stored.equals(bytes), `${path}: turnback show ${checkpointId} gives different bytes`);
@@ -137,6 +139,10 @@ step("Compare This Turn shows every file the turn changed in one diff editor", "
   await view.inlineAction(FIRST_TURN, "Compare This Turn");
   const tab = page.locator(".editor-group-container.active .tab.active", { hasText: /before “Add a farewell/ });
   await tab.first().waitFor({ timeout: 30_000 });
+  // Both ends fit a tab: the prompt is cut short, so "after “…”" is not pushed out of sight.
+  const title = plain(await tab.first().innerText());
+  assert.match(title, /before “Add a farewell.*” ↔ after “Add a farewell/);
+  assert.ok(title.length <= 130, `the tab's title is ${title.length} characters: ${title}`);
   // The multi-file diff editor lists the turn's three files.
   for (const name of ["greet.py", "cli.py", "test_farewell.py"]) {
     await page.locator(".editor-group-container.active", { hasText: name }).first().waitFor();
@@ -160,7 +166,7 @@ step("Rewind to Before This Turn lists the files, puts them back, and Undo resto
   await shots.take(page, "turn-rewound");
   await clickToastButton(page, /^Rewound to before “Add a farewell/, "Undo Rewind");
   await toastText(page, /^Undid the last rewind/);
-  assert.deepEqual(treeDiff(beforeTurnRewind, readTree(workspace)), []);
+  assert.deepEqual(treeDiff(beforeTurnRewind, await settledTree(workspace, beforeTurnRewind)), []);
   await view.collapse(FIRST_TURN);
   // Collapsed, so that the File History rows below are the only ones with these labels.
   await view.collapse("Add a farewell command");
@@ -210,6 +216,9 @@ step("the Turnback view shows the sessions, their events and checkpoints", "view
   await view.row("Checkpoint: Brighter logo");
   await view.row("Checkpoint: Shorter farewell (branch)");
   await view.row("Prompt: Actually, make the farewell shorter.");
+  // The branch's rewind and its safety checkpoint name the checkpoint, not its id.
+  await view.row("Checkpoint: before rewind to “farewell() added”");
+  await view.row("Rewind: rewind to “farewell() added” (files)");
 });
 
 step("a checkpoint's changed file opens in a diff with both sides' text", "diff-text", async () => {
@@ -233,6 +242,8 @@ step("a binary file's diff says so on both sides, with each side's size", "diff-
   assert.match(diff.title, /logo\.png/);
   assert.ok(diff.original.includes(`assets/logo.png is a binary file (${before.length} B)`), diff.original);
   assert.ok(diff.modified.includes(`assets/logo.png is a binary file (${after.length} B)`), diff.modified);
+  // in short lines: a side of the diff does not wrap, and a long line ran out of sight
+  assert.match(diff.original, /^puts it back byte for byte\.$/m);
   await view.collapse("Checkpoint: Brighter logo");
 });
 
@@ -257,7 +268,7 @@ step("Undo Rewind in the notification brings the state before the rewind back", 
   assert.ok(beforeRewind !== undefined, "needs the rewind step");
   await clickToastButton(page, /^Rewound to “Tests pass”/, "Undo Rewind");
   await toastText(page, /^Undid the last rewind/);
-  assert.deepEqual(treeDiff(beforeRewind, readTree(workspace)), []);
+  assert.deepEqual(treeDiff(beforeRewind, await settledTree(workspace, beforeRewind)), []);
 });
 
 step("Create Checkpoint from the command palette records the workspace as it is", "palette-checkpoint", async () => {
@@ -276,6 +287,8 @@ step("Create Checkpoint from the command palette records the workspace as it is"
   // on its twistie would race that, and could collapse it again).
   const shown = await view.row("Checkpoint: From the palette");
   await expectAttribute(shown, "aria-selected", "true");
+  // The status bar says what it counts and how old the newest is.
+  await page.locator(".statusbar-item", { hasText: /\d+ checkpoints · just now/ }).first().waitFor({ timeout: 20_000 });
 });
 
 step("an event appended with the CLI from outside shows up in the tree by itself", "cli-append", async () => {

@@ -7,6 +7,7 @@
 import * as vscode from 'vscode';
 
 import type { TurnbackClient } from './client';
+import { CheckpointNames } from './checkpointNames';
 import { matchFolder, folderId } from './folders';
 import type { EventWindow } from './tree/model';
 import type {
@@ -79,8 +80,11 @@ export class StoreCache implements vscode.Disposable {
     const limit = this.limit(key);
     return this.remember(key, async () => {
       const fetch = async (offset: number): Promise<EventWindow> => {
-        const r = await this.client.request('turnback/session', { folder, sessionId, offset, limit });
-        return { ...r, offset };
+        const [r, names] = await Promise.all([
+          this.client.request('turnback/session', { folder, sessionId, offset, limit }),
+          this.names(folder),
+        ]);
+        return { ...r, events: r.events.map((e) => names.event(e)), offset };
       };
       const first = await fetch(Math.max(0, (knownTotal ?? 0) - limit));
       const end = first.offset + first.events.length;
@@ -98,8 +102,11 @@ export class StoreCache implements vscode.Disposable {
   /** One turn's steps. */
   steps(folder: string, sessionId: string, turnId: string): Promise<Step[]> {
     return this.remember(`steps|${folder}|${sessionId}|${turnId}`, async () => {
-      const r = await this.client.request('turnback/turnSteps', { folder, sessionId, turnId });
-      return r.steps;
+      const [r, names] = await Promise.all([
+        this.client.request('turnback/turnSteps', { folder, sessionId, turnId }),
+        this.names(folder),
+      ]);
+      return r.steps.map((st) => names.step(st));
     });
   }
 
@@ -107,15 +114,34 @@ export class StoreCache implements vscode.Disposable {
   fileHistory(folder: string, path: string): Promise<FileHistoryResult> {
     const key = `history|${folder}|${path}`;
     const limit = this.limit(key);
-    return this.remember(key, () => this.client.request('turnback/fileHistory', { folder, path, limit }));
+    return this.remember(key, async () => {
+      const [r, names] = await Promise.all([
+        this.client.request('turnback/fileHistory', { folder, path, limit }),
+        this.names(folder),
+      ]);
+      return { ...r, versions: r.versions.map((v) => names.version(v)) };
+    });
   }
 
   /** Every checkpoint of the folder. */
   checkpoints(folder: string): Promise<Checkpoint[]> {
     return this.remember(`checkpoints|${folder}`, async () => {
       const r = await this.client.request('turnback/checkpoints', { folder });
-      return r.checkpoints;
+      const names = new CheckpointNames(r.checkpoints);
+      return r.checkpoints.map((cp) => names.checkpoint(cp));
     });
+  }
+
+  /**
+   * Names for the checkpoint ids in store text (checkpointNames.ts), from the folder's
+   * checkpoints; none when they cannot be listed, so that the text still shows, with ids.
+   */
+  private async names(folder: string): Promise<CheckpointNames> {
+    try {
+      return new CheckpointNames(await this.checkpoints(folder));
+    } catch {
+      return new CheckpointNames([]);
+    }
   }
 
   /** What changed from one checkpoint to another (cached: both are immutable). */

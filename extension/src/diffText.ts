@@ -20,10 +20,16 @@ export function changesTitle(left: string, right: string): string {
   return visible(`Turnback: ${left} ↔ ${right}`);
 }
 
-/** What a binary file's side of a diff says instead of showing its bytes. */
+/**
+ * What a binary file's side of a diff says instead of showing its bytes, in short lines:
+ * a side of a diff is half an editor wide and does not wrap, so one long line ran out of
+ * sight ("Restore This File or Rewind to Here puts it b").
+ */
 export function binaryNotice(path: string, size: number): string {
   return (
-    `${path} is a binary file (${formatBytes(size)}); its bytes are not shown.\n` +
-    'Restore This File or Rewind to Here puts it back byte for byte.\n'
+    `${path} is a binary file (${formatBytes(size)});\n` +
+    'its bytes are not shown.\n' +
+    'Restore This File or Rewind to Here\n' +
+    'puts it back byte for byte.\n'
   );
 }

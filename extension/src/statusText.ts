@@ -62,8 +62,11 @@ function checkpointText(
       tooltip: `Turnback: ${folderName} has no checkpoints yet. Click to show the Turnback view.`,
     };
   }
+  // "7 checkpoints · 5m ago": "5m · 7" alone said neither what was counted nor what was 5m
+  const short = formatShortAge(last.ts, now);
+  const age = short === 'now' ? 'just now' : short === '?' ? 'time unknown' : `${short} ago`;
   return {
-    text: `$(history) ${formatShortAge(last.ts, now)} · ${String(checkpoints.length)}`,
+    text: `$(history) ${countOf(checkpoints.length, 'checkpoint')} · ${age}`,
     tooltip:
       `Turnback: last checkpoint “${checkpointTitle(last)}” ${formatAge(last.ts, now)}; ` +
       `${countOf(checkpoints.length, 'checkpoint')} in ${folderName}. Click to show the Turnback view.`,

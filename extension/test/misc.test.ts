@@ -59,6 +59,13 @@ describe('diff titles', () => {
     assert.match(binaryNotice('img/logo.png', 2048), /^img\/logo\.png is a binary file \(2\.0 KB\)/);
   });
 
+  it("keep a binary file's notice in lines that fit half an editor", () => {
+    const lines = binaryNotice('assets/logo.png', 169).trimEnd().split('\n');
+    assert.equal(lines[0], 'assets/logo.png is a binary file (169 B);');
+    assert.ok(lines.every((l) => l.length <= 44), lines.join(' | '));
+    assert.match(lines.join(' '), /Restore This File or Rewind to Here puts it back byte for byte\.$/);
+  });
+
   it('show a name’s bidi override and zero-width characters as escapes', () => {
     // a tab's title: "invoice\u202efdp.exe" reordered all of it, a prompt's too (redteam25)
     assert.equal(diffTitle('d/invoice\u202efdp.exe', 'after “a\u200bb”', 'Now'), 'invoice\\u202efdp.exe (after “a\\u200bb” ↔ Now)');
@@ -84,7 +91,8 @@ describe('status bar text', () => {
       'demo',
       now,
     );
-    assert.equal(s.text, '$(history) 5m · 3');
+    assert.equal(s.text, '$(history) 3 checkpoints · 5m ago');
+    assert.equal(statusText([cp('a', '2026-11-21T11:59:50Z', 'x')], 'demo', now).text, '$(history) 1 checkpoint · just now');
     assert.equal(
       s.tooltip,
       'Turnback: last checkpoint “new” 5 min ago; 3 checkpoints in demo. Click to show the Turnback view.',

@@ -59,6 +59,17 @@ describe('turn rows', () => {
     assert.equal(noCheckpointNote(n), undefined);
   });
 
+  it("title a turn's two ends by a prompt short enough for a tab to show both", () => {
+    const prompt = `Add a farewell(name) next to greet() with a test, ${'and wire it into the CLI '.repeat(3)}as bye.`;
+    const n = turnNode(FOLDER, 's1', 'claude-code', turn({ prompt }));
+    const before = n.checkpoint?.previous?.title ?? '';
+    const after = n.checkpoint?.title ?? '';
+    assert.match(before, /^before “Add a farewell\(name\) next to greet\(\) .*…”$/);
+    assert.match(after, /^after “Add a farewell/);
+    assert.ok(before.length <= 50 && after.length <= 50, `${before} / ${after}`);
+    assert.equal(n.label, prompt); // the row itself keeps the whole prompt
+  });
+
   it('say when a turn has no checkpoint, and offer the nearest', () => {
     const n = turnNode(FOLDER, 's1', 'aider', turn({ before: null, after: null, changes: null, nearest: {
       id: 'cp0', label: 'start', ts: '', tree: '', sessionId: null, eventId: null, auto: false, partial: false, files: 1,

@@ -12,6 +12,7 @@ import { countOf, inline } from '../format';
 import { folderPath } from '../uris';
 import { affectedPaths } from '../rewindText';
 import type { TurnNode } from '../tree/model';
+import { turnTitle } from '../tree/turns';
 import { compareWithPrevious } from './compare';
 import { type Services, isTreeNode, requireTrust, showError, withProgress } from './common';
 import { rewindTo } from './rewind';
@@ -28,7 +29,7 @@ export async function rewindTurn(services: Services, arg: unknown): Promise<void
     return;
   }
   if (turn.before !== undefined) {
-    const described = `before “${turn.prompt}”`;
+    const described = `before “${turnTitle(turn.prompt)}”`;
     await rewindTo(services, { folder: turn.folder, checkpoint: { id: turn.before, title: described }, described }, arg);
     return;
   }

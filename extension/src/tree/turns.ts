@@ -58,6 +58,18 @@ export function turnLabel(turn: Pick<Turn, 'id' | 'prompt'>): string {
   return oneLine(turn.prompt, 200) || '(empty prompt)';
 }
 
+/** How much of a prompt names its turn in a tab title or a notification: enough to know it. */
+export const TURN_TITLE_WIDTH = 40;
+
+/**
+ * A turn's prompt as a title of its own (“before …” in a diff tab, a rewind's question and
+ * notification): the whole prompt (up to 200 characters) pushed the tab's other side,
+ * “after …”, out of sight.
+ */
+export function turnTitle(prompt: string): string {
+  return oneLine(prompt, TURN_TITLE_WIDTH);
+}
+
 export function turnNode(folder: string, sessionId: string, agent: string, t: Turn): TurnNode {
   const parentKey = sessionKey(folder, sessionId);
   const desc: string[] = [];
@@ -93,7 +105,8 @@ export function turnNode(folder: string, sessionId: string, agent: string, t: Tu
   let checkpoint: CheckpointRef | undefined;
   if (t.before !== null && t.after !== null && t.before !== t.after) {
     tags.push('comparable');
-    checkpoint = { id: t.after, title: `after “${turnLabel(t)}”`, previous: { id: t.before, title: `before “${turnLabel(t)}”` } };
+    const title = turnTitle(turnLabel(t));
+    checkpoint = { id: t.after, title: `after “${title}”`, previous: { id: t.before, title: `before “${title}”` } };
   }
   if (CONTINUABLE_AGENTS.includes(agent) && t.id !== 'prelude') {
     tags.push('continuable');

@@ -1,0 +1,81 @@
+/**
+ * Checkpoint ids inside store text, shown as the checkpoints' names. The store labels a
+ * rewind's safety checkpoint "before rewind to ab54a072d588" and summarises a rewind event
+ * as "rewind to ab54a072d588 (files)": an id no one can place. Here the id becomes the
+ * name of the checkpoint it starts (“Tests pass”), recursively a few levels, so that the
+ * safety checkpoint of an undo reads "before undo to “before rewind to “Tests pass””". An
+ * id that names no known checkpoint (or more than one) is left as it is. Pure.
+ */
+
+import type { Checkpoint, FileVersion, SessionEvent, Step } from './protocol';
+import { checkpointTitle } from './tree/labels';
+
+/** How the store writes an id into a label: at least 12 lowercase hex digits, a word of its own. */
+const HEX_ID = /\b[0-9a-f]{12,64}\b/g;
+/** The store prints 12 characters; ids are indexed by those. */
+const KEY = 12;
+/** A safety checkpoint of an undo of an undo of …: names nest this deep, then stay ids. */
+const DEPTH = 3;
+/**
+ * Of a named checkpoint's own label only this much is named in turn (its title shows 80
+ * characters): a store label of a million ids, each naming a checkpoint labelled the same,
+ * would otherwise be read a million times over at every level.
+ */
+const INNER = 200;
+
+export class CheckpointNames {
+  private readonly byKey = new Map<string, Pick<Checkpoint, 'id' | 'label'>[]>();
+
+  constructor(all: readonly Pick<Checkpoint, 'id' | 'label'>[]) {
+    for (const cp of all) {
+      const key = cp.id.slice(0, KEY);
+      const list = this.byKey.get(key);
+      if (list === undefined) {
+        this.byKey.set(key, [cp]);
+      } else {
+        list.push(cp);
+      }
+    }
+  }
+
+  /** `text` with each id of a known checkpoint replaced by “its title”. */
+  name(text: string, depth = DEPTH): string {
+    if (depth <= 0) {
+      return text;
+    }
+    return text.replace(HEX_ID, (token) => {
+      const found = (this.byKey.get(token.slice(0, KEY)) ?? []).filter((cp) => cp.id.startsWith(token));
+      const cp = found.length === 1 ? found[0] : undefined;
+      if (cp === undefined) {
+        return token;
+      }
+      return `“${checkpointTitle({ id: cp.id, label: this.name(cp.label.slice(0, INNER), depth - 1) })}”`;
+    });
+  }
+
+  checkpoint<T extends Pick<Checkpoint, 'label'>>(cp: T): T {
+    const label = this.name(cp.label);
+    return label === cp.label ? cp : { ...cp, label };
+  }
+
+  /** A rewind step's or a safety checkpoint step's label. */
+  step(s: Step): Step {
+    const label = this.name(s.label);
+    return label === s.label ? s : { ...s, label };
+  }
+
+  /** A rewind event's summary (a checkpoint event is named by its checkpoint already). */
+  event(e: SessionEvent): SessionEvent {
+    if (e.summary === undefined) {
+      return e;
+    }
+    const summary = this.name(e.summary);
+    return summary === e.summary ? e : { ...e, summary };
+  }
+
+  version(v: FileVersion): FileVersion {
+    const checkpoint = this.checkpoint(v.checkpoint);
+    const previousLabel = v.previousLabel === null ? null : this.name(v.previousLabel);
+    return checkpoint === v.checkpoint && previousLabel === v.previousLabel ? v : { ...v, checkpoint, previousLabel };
+  }
+}

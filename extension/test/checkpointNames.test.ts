@@ -1,0 +1,66 @@
+import * as assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { CheckpointNames } from '../src/checkpointNames';
+import type { FileVersion, Step } from '../src/protocol';
+
+// ids as the store makes them (64 hex digits); its labels quote the first 12
+const TESTS = `ab54a072d588${'1'.repeat(52)}`;
+const SAFETY = `325c5f935905${'2'.repeat(52)}`;
+const UNDO = `3299e910a888${'3'.repeat(52)}`;
+const all = [
+  { id: TESTS, label: 'Tests pass' },
+  { id: SAFETY, label: 'before rewind to ab54a072d588' },
+  { id: UNDO, label: 'before undo to 325c5f935905' },
+];
+
+describe('checkpoint ids in store text', () => {
+  const names = new CheckpointNames(all);
+
+  it("names a rewind's safety checkpoint by the checkpoint it rewound to, not its id", () => {
+    assert.equal(names.name('before rewind to ab54a072d588'), 'before rewind to “Tests pass”');
+    assert.equal(names.name('rewind to ab54a072d588 (files)'), 'rewind to “Tests pass” (files)');
+  });
+
+  it("names an undo's through the safety checkpoint it went back to", () => {
+    assert.equal(names.name('before undo to 325c5f935905'), 'before undo to “before rewind to “Tests pass””');
+  });
+
+  it('leaves an unknown, ambiguous or non-id word as it is, and stops at a cycle', () => {
+    assert.equal(names.name('rewind to 0123456789ab (files)'), 'rewind to 0123456789ab (files)');
+    assert.equal(names.name('fix deadbeef and cafe'), 'fix deadbeef and cafe');
+    const twins = new CheckpointNames([
+      { id: `aaaaaaaaaaaa${'1'.repeat(52)}`, label: 'one' },
+      { id: `aaaaaaaaaaaa${'2'.repeat(52)}`, label: 'two' },
+    ]);
+    assert.equal(twins.name('before rewind to aaaaaaaaaaaa'), 'before rewind to aaaaaaaaaaaa');
+    const loop = new CheckpointNames([{ id: `bbbbbbbbbbbb${'1'.repeat(52)}`, label: 'before undo to bbbbbbbbbbbb' }]);
+    assert.match(loop.name('before undo to bbbbbbbbbbbb'), /^before undo to “before undo to “before undo to “before undo to bbbbbbbbbbbb”””$/);
+  });
+
+  it("reads only the start of a named checkpoint's own label, however many ids it holds", () => {
+    const id = `cccccccccccc${'1'.repeat(52)}`;
+    const huge = Array.from({ length: 20_000 }, () => 'cccccccccccc').join(' ');
+    const named = new CheckpointNames([{ id, label: huge }]).name('before rewind to cccccccccccc');
+    // one title of at most 80 characters, holding names of its own at most 80 long each
+    assert.ok(named.length < 200, named);
+    assert.match(named, /^before rewind to ““/);
+  });
+
+  it('names ids in checkpoint labels, steps, event summaries and file versions, and keeps the rest', () => {
+    assert.equal(names.checkpoint({ id: SAFETY, label: all[1]?.label ?? '' }).label, 'before rewind to “Tests pass”');
+    const kept = { id: TESTS, label: 'Tests pass' };
+    assert.equal(names.checkpoint(kept), kept);
+    const step: Step = { id: 'e1', kind: 'rewind', label: 'rewind to ab54a072d588 (files)', ts: '2026-11-29T03:39:28Z' };
+    assert.deepEqual(names.step(step), { ...step, label: 'rewind to “Tests pass” (files)' });
+    const event = { id: 'e2', parent: null, ts: step.ts, kind: 'rewind', summary: step.label };
+    assert.equal(names.event(event).summary, 'rewind to “Tests pass” (files)');
+    const version = {
+      checkpoint: { id: UNDO, label: 'before undo to 325c5f935905' },
+      previousLabel: 'before rewind to ab54a072d588',
+    } as unknown as FileVersion;
+    const named = names.version(version);
+    assert.equal(named.checkpoint.label, 'before undo to “before rewind to “Tests pass””');
+    assert.equal(named.previousLabel, 'before rewind to “Tests pass”');
+  });
+});
