@@ -1,0 +1,79 @@
+"""A checkpoint's session event through the held store root (``trust32``), when
+``sessions/`` is not what it should be: the error names the thing and says what to do.
+
+Reached by path, a ``sessions/`` swapped for a link after the store was opened was
+refused as ``LinkedInStore`` naming it. Through the held root
+(``FileSessions.append(store_root=)``) it became a bare ``NotADirectoryError`` ("[Errno
+20] Not a directory") or, by path (``TURNBACK_FS_PATHS=1``), ``OSError`` ELOOP; and none
+there at all a bare ``FileNotFoundError`` where it was ``NotFound`` ("no session ...").
+Each is again what it was by path (``FileSessions._sessions_in``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from turnback import Store
+from turnback.errors import LinkedInStore, NotFound
+
+
+def _store(tmp_path: Path) -> tuple[Path, Path]:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "f.txt").write_text("one\n")
+    return ws, tmp_path / "named-store"
+
+
+def _after_the_look(store: Store, then: Callable[[], None]) -> None:
+    """``then`` run just after the checkpoint's look at its session (``exists``), before
+    its record and event: what the event finds is what ``then`` left."""
+    real = store.backend.exists
+
+    def exists_then(session_id: str) -> bool:
+        there = real(session_id)
+        then()
+        return there
+
+    store.backend.exists = exists_then  # type: ignore[method-assign]
+
+
+@pytest.mark.parametrize("put", ["a link to a copy", "a file"])
+def test_sessions_swapped_after_the_look_is_refused_naming_it(tmp_path: Path, put: str) -> None:
+    ws, store_dir = _store(tmp_path)
+    copy = tmp_path / "copy"
+    with Store.open(ws, store_dir=store_dir) as store:
+        sid = store.start_session(title="t").id
+        sessions = store.root / "sessions"
+
+        def swap() -> None:
+            shutil.copytree(sessions, copy)
+            shutil.rmtree(sessions)
+            if put == "a file":
+                sessions.write_text("not a folder\n")
+            else:
+                os.symlink(copy, sessions)
+
+        _after_the_look(store, swap)
+        (ws / "f.txt").write_text("two\n")
+        with pytest.raises(LinkedInStore) as caught:
+            store.checkpoint(label="c", session_id=sid)
+    message = str(caught.value)
+    assert str(store_dir / "sessions") in message
+    assert "Remove it" in message
+    # nothing of it went into the link's target
+    assert len((copy / f"{sid}.jsonl").read_bytes().splitlines()) == 1  # the header only
+
+
+def test_sessions_gone_after_the_look_is_no_session(tmp_path: Path) -> None:
+    ws, store_dir = _store(tmp_path)
+    with Store.open(ws, store_dir=store_dir) as store:
+        sid = store.start_session(title="t").id
+        _after_the_look(store, lambda: shutil.rmtree(store.root / "sessions"))
+        (ws / "f.txt").write_text("two\n")
+        with pytest.raises(NotFound, match="no session"):
+            store.checkpoint(label="c", session_id=sid)
