@@ -84,7 +84,9 @@ def open_regular(path: Path | str, *, follow: bool = False, folder: Folder | Non
 def _open_checked(path: Path | str, flags: int, mode: int = 0, *, follow: bool = False,
                   folder: Folder | None = None) -> int:
     """``os.open`` not following a last link (unless ``follow``), then ``NotRegular`` (and
-    the descriptor closed) for a link or anything but a regular file."""
+    the descriptor closed) for a link or anything but a regular file; in ``folder``, named
+    by its folder's path too (a bare "checkpoints.jsonl is a symbolic link" said not where)."""
+    shown = os.path.join(folder.path, path) if folder is not None else path
     try:
         if folder is not None:
             fd = folder.open(os.fspath(path), flags, mode)
@@ -96,10 +98,10 @@ def _open_checked(path: Path | str, flags: int, mode: int = 0, *, follow: bool =
             fd = open_path_nofollow(os.fspath(path), flags, mode)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise _refuse(path, "a symbolic link") from None
+            raise _refuse(shown, "a symbolic link") from None
         raise
     try:
-        require_regular(fd, path)
+        require_regular(fd, shown)
     except BaseException:
         os.close(fd)
         raise
