@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from turnback import Store
-from turnback.errors import LinkedInStore, NotFound
+from turnback.errors import Conflict, LinkedInStore, NotFound
+from turnback.fs.folders import PathFolder, identity
 
 
 def _store(tmp_path: Path) -> tuple[Path, Path]:
@@ -77,3 +78,36 @@ def test_sessions_gone_after_the_look_is_no_session(tmp_path: Path) -> None:
         (ws / "f.txt").write_text("two\n")
         with pytest.raises(NotFound, match="no session"):
             store.checkpoint(label="c", session_id=sid)
+
+
+@pytest.mark.parametrize("then", ["another folder there", "nothing there"])
+def test_a_root_replaced_by_path_is_said_to_be(tmp_path: Path, then: str) -> None:
+    """Folders by path (``PathFolder``, as ``TURNBACK_FS_PATHS=1`` or Windows give): the
+    root's look after ``sessions/`` is reached refused a replaced root with a bare
+    ``OSError`` ("[Errno 40] was replaced while Turnback used it; not followed"), or
+    ``FileNotFoundError`` for a root moved away; now ``Conflict`` saying the store was
+    replaced and what to do. Nothing is appended."""
+    ws, store_dir = _store(tmp_path)
+    with Store.open(ws, store_dir=store_dir) as store:
+        sid = store.start_session(title="t").id
+        session = store.root / "sessions" / f"{sid}.jsonl"
+        before = session.read_bytes()
+        held = PathFolder(str(store.root), identity(os.stat(store.root)))
+        real = held.child
+
+        def child_then(name: str) -> PathFolder:
+            """``sessions/`` reached, then the root moved away and (a copy) put back."""
+            out = real(name)
+            shutil.copytree(store.root, tmp_path / "copy")
+            os.rename(store.root, tmp_path / "moved")
+            if then == "another folder there":
+                os.rename(tmp_path / "copy", store.root)
+            return out
+
+        held.child = child_then  # type: ignore[method-assign]
+        with pytest.raises(Conflict, match="was replaced") as caught:
+            store.append(sid, "note", {"n": 1}, store_root=held)
+        assert str(store.root) in str(caught.value)
+        assert (tmp_path / "moved" / "sessions" / f"{sid}.jsonl").read_bytes() == before
+        if then == "another folder there":
+            assert session.read_bytes() == before

@@ -68,6 +68,20 @@ if TYPE_CHECKING:
 _START_ONE = "; start one with 'turnback session start'"  # what a missing session's error says
 
 
+def _still_held(store_root: PathFolder) -> None:
+    """``Conflict`` unless ``store_root``'s path still leads to it (folders by path): a
+    store replaced or moved away is said to be, not a bare ``OSError`` (ELOOP, ENOENT)."""
+    try:
+        store_root.stat_self()
+    except OSError as exc:
+        if exc.errno not in (errno.ELOOP, errno.ENOENT, errno.ENOTDIR):
+            raise
+        raise Conflict(
+            f"the store {store_root.path} was replaced (made again, restored or moved) while "
+            "this process was using it; the session event was not written. Run the command "
+            "again (in an editor: reload its window)") from None
+
+
 def _is_in(folder: Folder, name: str) -> bool:
     """Whether anything stands at ``name`` in ``folder`` (a link too, not followed: it
     is refused when opened, naming it, rather than told as no session)."""
@@ -246,7 +260,7 @@ class FileSessions:
                 raise ValueError("need_ids reads by path: not with store_root")
             with self._sessions_in(store_root, session_id) as folder:
                 if isinstance(store_root, PathFolder):  # looked at by path: the root still
-                    store_root.stat_self()  # the held one after, so ``folder`` is its own
+                    _still_held(store_root)  # the held one after, so ``folder`` is its own
                 return self._append_in(session_id, make, fsync, folder)
         return self._append_in(session_id, make, fsync, None, need_ids=need_ids)
 
