@@ -158,11 +158,25 @@ def _open_lock_in(folder: Folder, path: str) -> int:
         return folder.open(os.path.basename(path), os.O_RDWR | os.O_CREAT | _CLOEXEC, FILE_MODE)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
+            _folder_still(folder)
             raise LinkedInStore(
                 f"{path} is a link (or was replaced while Turnback opened it); Turnback "
                 "writes nothing through it. Remove it (see what it points to first), "
                 "then try again") from None
         raise
+
+
+def _folder_still(folder: Folder) -> None:
+    """``Conflict`` where ``folder`` itself was replaced (folders by path: ``PathFolder``
+    refuses an open in a folder whose path leads elsewhere with the same ELOOP as a link
+    at the name), so the lock file is not blamed and no one is told to remove it."""
+    try:
+        folder.stat_self()
+    except OSError:
+        raise Conflict(
+            f"{folder.path} was replaced (made again, restored or moved) while this process "
+            "was using it; nothing was written. Run the command again (in an editor: reload "
+            "its window)") from None
 
 
 def _poll(lock: _Backend, fd: int, exclusive: bool, timeout: float | None,
