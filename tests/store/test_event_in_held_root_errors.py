@@ -6,7 +6,8 @@ refused as ``LinkedInStore`` naming it. Through the held root
 (``FileSessions.append(store_root=)``) it became a bare ``NotADirectoryError`` ("[Errno
 20] Not a directory") or, by path (``TURNBACK_FS_PATHS=1``), ``OSError`` ELOOP; and none
 there at all a bare ``FileNotFoundError`` where it was ``NotFound`` ("no session ...").
-Each is again what it was by path (``FileSessions._sessions_in``).
+Each is again what it was by path (``FileSessions._sessions_in``). And a link the user
+put in a store they named (``--store``) is followed again, as by path.
 """
 
 from __future__ import annotations
@@ -45,9 +46,11 @@ def _after_the_look(store: Store, then: Callable[[], None]) -> None:
 
 @pytest.mark.parametrize("put", ["a link to a copy", "a file"])
 def test_sessions_swapped_after_the_look_is_refused_naming_it(tmp_path: Path, put: str) -> None:
-    ws, store_dir = _store(tmp_path)
+    """The workspace's own store (``.turnback``): a link in its layout is never followed."""
+    ws, _named = _store(tmp_path)
+    store_dir = ws / ".turnback"
     copy = tmp_path / "copy"
-    with Store.open(ws, store_dir=store_dir) as store:
+    with Store.open(ws) as store:
         sid = store.start_session(title="t").id
         sessions = store.root / "sessions"
 
@@ -111,3 +114,21 @@ def test_a_root_replaced_by_path_is_said_to_be(tmp_path: Path, then: str) -> Non
         assert (tmp_path / "moved" / "sessions" / f"{sid}.jsonl").read_bytes() == before
         if then == "another folder there":
             assert session.read_bytes() == before
+
+
+def test_a_linked_sessions_folder_in_a_named_store_gets_its_events(tmp_path: Path) -> None:
+    """A store the user named (``--store``) may hold links (``sessions/`` on another disk,
+    tests/reliability/test_redteam_surfaces.py): by path they were followed; through the
+    held root ``sessions/`` was refused, and every checkpoint's event failed after its
+    record with a bare ``NotADirectoryError``. Followed again, by path, as before."""
+    ws, store_dir = _store(tmp_path)
+    elsewhere = tmp_path / "other-disk"
+    with Store.open(ws, store_dir=store_dir) as store:
+        sid = store.start_session(title="t").id
+    shutil.move(store_dir / "sessions", elsewhere)
+    os.symlink(elsewhere, store_dir / "sessions")
+    with Store.open(ws, store_dir=store_dir) as store:
+        (ws / "f.txt").write_text("two\n")
+        cp = store.checkpoint(label="c", session_id=sid)
+    last = (elsewhere / f"{sid}.jsonl").read_bytes().splitlines()[-1]
+    assert f'"checkpoint":"{cp.id}"'.encode() in last

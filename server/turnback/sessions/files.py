@@ -35,7 +35,7 @@ from ..errors import (
     imported_late,
 )
 from ..events import Event, SessionHeader, check_id, is_id
-from ..fs import instore
+from ..fs import instore, storeroots
 from ..fs.atomic import atomic_write
 from ..fs.folders import Folder, PathFolder, open_root
 from ..fs.instore import store_folder
@@ -258,16 +258,22 @@ class FileSessions:
         if store_root is not None:
             if need_ids:
                 raise ValueError("need_ids reads by path: not with store_root")
-            with self._sessions_in(store_root, session_id) as folder:
+            folder = self._sessions_in(store_root, session_id)
+            if folder is None:  # a link the user put in a store they named: by path
+                return self._append_in(session_id, make, fsync, None)
+            with folder:
                 if isinstance(store_root, PathFolder):  # looked at by path: the root still
                     _still_held(store_root)  # the held one after, so ``folder`` is its own
                 return self._append_in(session_id, make, fsync, folder)
         return self._append_in(session_id, make, fsync, None, need_ids=need_ids)
 
-    def _sessions_in(self, store_root: Folder, session_id: str) -> Folder:
+    def _sessions_in(self, store_root: Folder, session_id: str) -> Folder | None:
         """``sessions/`` opened in ``store_root``, refused as by path (``missing``): none
         there is no session (``NotFound``), a link or a file put in its place is
-        ``LinkedInStore`` naming it, never the system's bare "Not a directory"."""
+        ``LinkedInStore`` naming it, never the system's bare "Not a directory". None for
+        a link to a folder in a store the user named (``--store``, never listed in
+        ``storeroots``): links in its layout are their choice, followed by path as
+        before ``trust32`` (refused, every checkpoint's event failed after its record)."""
         try:
             return store_root.child(self.root.name)
         except FileNotFoundError:
@@ -275,6 +281,8 @@ class FileSessions:
         except OSError as exc:
             if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
                 raise
+        if storeroots.find(self.path(session_id)) is None and self.root.is_dir():
+            return None
         raise LinkedInStore(
             f"{os.path.join(store_root.path, self.root.name)} is a link or no folder (put "
             "there after the store was opened); Turnback writes no session event through "
