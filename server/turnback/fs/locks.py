@@ -32,7 +32,7 @@ from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Protocol
 
-from ..errors import Conflict
+from ..errors import Conflict, LinkedInStore
 from . import instore
 from .folders import Folder
 from .osflags import O_CLOEXEC as _CLOEXEC
@@ -146,8 +146,26 @@ def _open_lock_file(path: str, folder: Folder | None = None) -> int:
     """The lock file, created (with its folder) if missing; in a store this process
     opened, through its folder opened without following a link (``fs/instore.py``);
     ``folder``: the folder holding it, open (the caller's): its name opened there."""
-    return instore.open_file(path, os.O_RDWR | os.O_CREAT | _CLOEXEC, FILE_MODE,
-                             make_dirs=folder is None, in_folder=folder)
+    try:
+        return instore.open_file(path, os.O_RDWR | os.O_CREAT | _CLOEXEC, FILE_MODE,
+                                 make_dirs=folder is None, in_folder=folder)
+    except LinkedInStore:
+        if folder is not None:  # the folder replaced, not a link at the name (redteam41)
+            _folder_still(folder)
+        raise
+
+
+def _folder_still(folder: Folder) -> None:
+    """``Conflict`` where ``folder`` itself was replaced (folders by path: ``PathFolder``
+    refuses an open in a folder whose path leads elsewhere with the same ELOOP as a link
+    at the name), so the lock file is not blamed and no one is told to remove it."""
+    try:
+        folder.stat_self()
+    except OSError:
+        raise Conflict(
+            f"{folder.path} was replaced (made again, restored or moved) while this process "
+            "was using it; nothing was written. Run the command again (in an editor: reload "
+            "its window)") from None
 
 
 def _poll(lock: _Backend, fd: int, exclusive: bool, timeout: float | None,

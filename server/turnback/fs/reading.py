@@ -87,9 +87,10 @@ def _open_checked(path: Path | str, flags: int, mode: int = 0, *, follow: bool =
                   folder: Folder | None = None, shown: Path | str | None = None) -> int:
     """``os.open`` not following a last link (unless ``follow``), then ``NotRegular`` (and
     the descriptor closed) for a link or anything but a regular file. ``shown``: the
-    file's path for the refusal, where ``path`` is a bare name in ``folder`` (redteam40:
-    "checkpoints.jsonl is a symbolic link" named no store)."""
-    shown = path if shown is None else shown
+    file's path for the refusal; in ``folder`` by default its folder's path joined to
+    the name (redteam40, redteam41: "checkpoints.jsonl is a symbolic link" named no store)."""
+    if shown is None:
+        shown = os.path.join(folder.path, path) if folder is not None else path
     try:
         if folder is not None:
             fd = folder.open(os.fspath(path), flags, mode)

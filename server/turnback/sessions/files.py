@@ -13,6 +13,7 @@ grown session is counted from where its accumulator stopped.
 from __future__ import annotations
 
 import copy
+import errno
 import os
 import stat
 import threading
@@ -34,7 +35,7 @@ from ..errors import (
     imported_late,
 )
 from ..events import Event, SessionHeader, check_id, is_id
-from ..fs import instore
+from ..fs import instore, storeroots
 from ..fs.atomic import atomic_write
 from ..fs.folders import Folder, PathFolder, open_root
 from ..fs.instore import store_folder
@@ -62,6 +63,23 @@ TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
 if TYPE_CHECKING:
     from ..results import SessionLog, SessionPage, SessionSummary
     from .headers import HeaderRead
+
+
+_START_ONE = "; start one with 'turnback session start'"  # what a missing session's error says
+
+
+def _still_held(store_root: PathFolder) -> None:
+    """``Conflict`` unless ``store_root``'s path still leads to it (folders by path): a
+    store replaced or moved away is said to be, not a bare ``OSError`` (ELOOP, ENOENT)."""
+    try:
+        store_root.stat_self()
+    except OSError as exc:
+        if exc.errno not in (errno.ELOOP, errno.ENOENT, errno.ENOTDIR):
+            raise
+        raise Conflict(
+            f"the store {store_root.path} was replaced (made again, restored or moved) while "
+            "this process was using it; the session event was not written. Run the command "
+            "again (in an editor: reload its window)") from None
 
 
 def _is_in(folder: Folder, name: str) -> bool:
@@ -240,17 +258,42 @@ class FileSessions:
         if store_root is not None:
             if need_ids:
                 raise ValueError("need_ids reads by path: not with store_root")
-            with store_root.child(self.root.name) as folder:
+            folder = self._sessions_in(store_root, session_id)
+            if folder is None:  # a link the user put in a store they named: by path
+                return self._append_in(session_id, make, fsync, None)
+            with folder:
                 if isinstance(store_root, PathFolder):  # looked at by path: the root still
-                    store_root.stat_self()  # the held one after, so ``folder`` is its own
+                    _still_held(store_root)  # the held one after, so ``folder`` is its own
                 return self._append_in(session_id, make, fsync, folder)
         return self._append_in(session_id, make, fsync, None, need_ids=need_ids)
+
+    def _sessions_in(self, store_root: Folder, session_id: str) -> Folder | None:
+        """``sessions/`` opened in ``store_root``, refused as by path (``missing``): none
+        there is no session (``NotFound``), a link or a file put in its place is
+        ``LinkedInStore`` naming it, never the system's bare "Not a directory". None for
+        a link to a folder in a store the user named (``--store``, never listed in
+        ``storeroots``): links in its layout are their choice, followed by path as
+        before ``trust32`` (refused, every checkpoint's event failed after its record)."""
+        try:
+            return store_root.child(self.root.name)
+        except FileNotFoundError:
+            raise self.missing(session_id, _START_ONE) from None
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
+                raise
+        if storeroots.find(self.path(session_id)) is None and self.root.is_dir():
+            return None
+        raise LinkedInStore(
+            f"{os.path.join(store_root.path, self.root.name)} is a link or no folder (put "
+            "there after the store was opened); Turnback writes no session event through "
+            "it, so nothing was written there. Remove it (see what it points to first), "
+            "then try again")
 
     def _append_in(self, session_id: str, make: EventFactory, fsync: bool,
                    folder: Folder | None, *, need_ids: bool = False) -> list[Event]:
         path = self.path(session_id)
         if not (path.exists() if folder is None else _is_in(folder, path.name)):
-            raise self.missing(session_id, "; start one with 'turnback session start'")
+            raise self.missing(session_id, _START_ONE)
         with file_lock(path, folder=folder):
             # one descriptor reads the head and takes the lines (it was opened twice)
             fd = open_append(path, in_folder=folder)
