@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
+from unittest import mock
 
 from wsutil import age_tree, write
 
@@ -51,3 +55,21 @@ def replace_store(root: Path, moved: Path, put: str, elsewhere: Path) -> None:
         root.mkdir()
     elif put == "a copy":
         shutil.copytree(moved, root, symlinks=True)
+
+
+@contextmanager
+def replaced_after(owner: type, method: str, root: Path, moved: Path, put: str,
+                   elsewhere: Path) -> Iterator[None]:
+    """``owner.method`` patched to ``replace_store`` (``root`` moved to ``moved``, ``put`` in
+    its place) right after it returns: a swap at one step of a checkpoint (after
+    ``ObjectStore.commit``: between the root's look and the record; after
+    ``CheckpointIndex.add``: between the record and the event)."""
+    real = getattr(owner, method)
+
+    def then_replaced(self: Any, *a: Any, **kw: Any) -> Any:
+        out = real(self, *a, **kw)
+        replace_store(root, moved, put, elsewhere)
+        return out
+
+    with mock.patch.object(owner, method, then_replaced):
+        yield

@@ -14,8 +14,6 @@ into what was put there.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
-from unittest import mock
 
 import pytest
 
@@ -25,7 +23,7 @@ from turnback.fs.osflags import DESCRIPTORS
 from turnback.objects.objectstore import ObjectStore
 from turnback.snapshot.checkpoint_index import CheckpointIndex
 
-from .swap_setup import replace_store
+from .swap_setup import replaced_after
 
 
 def _files(root: Path) -> list[str]:
@@ -57,15 +55,9 @@ def _swapped_checkpoint(tmp_path: Path, put: str,
         store.checkpoint(label="first")
         (ws / "f.txt").write_text("two, in no object yet\n")
         root = store.root
-        real = ObjectStore.commit
-
-        def commit(self: ObjectStore, *a: Any, **kw: Any) -> Any:
-            out = real(self, *a, **kw)
-            replace_store(root, moved, put, elsewhere)  # after the look, before the record
-            return out
-
         cp_id: str | None = None
-        with mock.patch.object(ObjectStore, "commit", commit):
+        # after the look, before the record
+        with replaced_after(ObjectStore, "commit", root, moved, put, elsewhere):
             try:
                 if how == "checkpoint":
                     cp_id = store.checkpoint(label="second").id
@@ -132,13 +124,8 @@ def test_a_copy_put_there_after_the_record_gets_no_event(tmp_path: Path) -> None
         store.checkpoint(label="first")
         (ws / "f.txt").write_text("two\n")
         root = store.root
-        real = CheckpointIndex.add
-
-        def add(self: CheckpointIndex, *a: Any, **kw: Any) -> None:
-            real(self, *a, **kw)
-            replace_store(root, moved, "a copy", tmp_path)  # after the record, before the event
-
-        with mock.patch.object(CheckpointIndex, "add", add):
+        # after the record, before the event
+        with replaced_after(CheckpointIndex, "add", root, moved, "a copy", tmp_path):
             try:
                 cp_id: str | None = store.checkpoint(label="second").id
             except (TurnbackError, OSError):

@@ -14,8 +14,6 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
-from typing import Any
-from unittest import mock
 
 import pytest
 
@@ -24,7 +22,7 @@ from turnback.errors import TurnbackError
 from turnback.fs.osflags import DESCRIPTORS
 from turnback.objects.objectstore import ObjectStore
 
-from .swap_setup import replace_store
+from .swap_setup import replaced_after
 
 
 def _records_in(root: Path) -> list[Path]:
@@ -47,14 +45,8 @@ def test_a_store_replaced_after_the_look_gets_no_record(tmp_path: Path, put: str
         store.checkpoint(label="first")
         (ws / "f.txt").write_text("two, in no object yet\n")
         root = store.root
-        real = ObjectStore.commit
-
-        def commit(self: ObjectStore, *a: Any, **kw: Any) -> Any:
-            out = real(self, *a, **kw)
-            replace_store(root, moved, put, elsewhere)  # after the look, before the record
-            return out
-
-        with mock.patch.object(ObjectStore, "commit", commit):
+        # after the look, before the record
+        with replaced_after(ObjectStore, "commit", root, moved, put, elsewhere):
             try:
                 cp_id: str | None = store.checkpoint(label="second").id
             except TurnbackError:  # its session event, after the record, finds no session

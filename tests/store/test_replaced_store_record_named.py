@@ -17,8 +17,6 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
-from typing import Any
-from unittest import mock
 
 import pytest
 
@@ -27,7 +25,7 @@ from turnback.errors import Conflict
 from turnback.fs.osflags import DESCRIPTORS
 from turnback.objects.objectstore import ObjectStore
 
-from .swap_setup import replace_store
+from .swap_setup import replaced_after
 
 
 def _swapped_checkpoint(tmp_path: Path, put: str
@@ -45,15 +43,8 @@ def _swapped_checkpoint(tmp_path: Path, put: str
     with Store.open(ws, store_dir=root) as store:
         store.checkpoint(label="first")
         (ws / "f.txt").write_text("two\n")
-        real = ObjectStore.commit
-
-        def commit(self: ObjectStore, *a: Any, **kw: Any) -> Any:
-            out = real(self, *a, **kw)
-            replace_store(root, moved, put, elsewhere)
-            return out
-
         raised: BaseException | None = None
-        with mock.patch.object(ObjectStore, "commit", commit):
+        with replaced_after(ObjectStore, "commit", root, moved, put, elsewhere):
             try:
                 store.checkpoint(label="second")
             except Conflict as exc:
