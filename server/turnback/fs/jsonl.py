@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from ..errors import StoreDamaged
 from ..records import record
 from .folders import Folder
 from .locks import file_lock
@@ -240,33 +241,63 @@ def parse_object(
     return value
 
 
+# Complete lines looked at back from a file's end for its last object. Turnback writes only
+# objects, so a file of its own ends with one; a longer run of other lines after it is planted
+# or damaged. Unbounded, every append to a session ending in 4 MB of two-byte lines parsed
+# them all, 6-7 s of CPU under the session's lock (16 MB: 31 s; branch junk33).
+HEAD_REACH = 1024
+
+
+class NoLastObject(StoreDamaged):
+    """None of a file's last ``HEAD_REACH`` complete lines is a JSON object: what it ends
+    with is not looked for further back, and nothing is written after it."""
+
+
+def _no_last_object(shown: str) -> NoLastObject:
+    return NoLastObject(
+        f"{shown}: none of its last {HEAD_REACH} lines is a JSON object (Turnback writes "
+        "only objects there: they were planted, or the file is damaged), so its last record "
+        "is not looked for further back and nothing was written to it. Run 'turnback fsck', "
+        "which lists those lines by number, and remove them (keep every line up to the last "
+        "JSON object); the records before them are all read as before")
+
+
 def last_line(path: Path) -> dict[str, Any] | None:
     """The last complete, parsable line, read from the file's end (costs a line, not the file).
 
     Read backwards in reads of at most ``TAIL_MOST``; a line longer than ``MAX_LINE`` is
     passed over, not held, as ``read_lines`` does (a planted 256 MiB line at a session's
     end was read whole, in reads growing by 4x: +768 MiB of memory and 4.7 s for every
-    append and head look at it; redteam31)."""
+    append and head look at it; redteam31). ``NoLastObject`` past ``HEAD_REACH`` lines."""
     try:
         fd = open_regular(path)
     except FileNotFoundError:
         return None
     try:
-        return last_line_of(fd, os.fstat(fd).st_size)
+        return last_line_of(fd, os.fstat(fd).st_size, shown=str(path))
     finally:
         os.close(fd)
 
 
-def last_line_of(fd: int, size: int) -> dict[str, Any] | None:
+def last_line_of(fd: int, size: int, *, shown: str) -> dict[str, Any] | None:
     """``last_line`` of the file open at ``fd`` (readable), ``size`` bytes long: for an
-    appender that reads the head and writes on one descriptor (one open, not two)."""
+    appender that reads the head and writes on one descriptor (one open, not two).
+    ``shown``: the file's name in ``NoLastObject``, raised when none of the last
+    ``HEAD_REACH`` complete lines (blank ones too) is an object; None when the file holds
+    fewer lines and none is."""
     pos = _torn_tail_start(fd, size)
+    looked = 0  # complete lines looked at, back from the end
+    last_read = True  # the file's last read: it ends at a newline, nothing after it a line
     block = TAIL_FIRST  # a line or a few; more only for a longer last line
     carried: list[bytes] | None = None  # a line begun before the last read, end first
     held = 0  # its bytes so far: past MAX_LINE, its pieces are let go
     while pos > 0:
         start = max(0, pos - block)
         parts = os.pread(fd, pos - start, start).split(b"\n")
+        if last_read:
+            last_read = False
+            if len(parts) > 1 and not parts[-1]:  # not when the file was cut meanwhile
+                parts.pop()
         pos, block = start, min(block * 4, TAIL_MOST)
         if carried is not None:  # this read's last part is the carried line's front
             held += len(parts[-1])
@@ -282,6 +313,9 @@ def last_line_of(fd: int, size: int) -> dict[str, Any] | None:
             first = parts.pop(0)
             carried, held = [first], len(first)
         for raw in reversed(parts):
+            looked += 1
+            if looked > HEAD_REACH:
+                raise _no_last_object(shown)
             raw = raw.strip()
             if not raw:
                 continue

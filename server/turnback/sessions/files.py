@@ -299,7 +299,7 @@ class FileSessions:
             fd = open_append(path, in_folder=folder)
             try:
                 size = os.fstat(fd).st_size
-                head = _head_of(last_line_of(fd, size))
+                head = _head_of(last_line_of(fd, size, shown=str(path)))
                 ids = self._event_ids_locked(session_id, path) if need_ids else None
                 events = make(head, set(ids) if ids is not None else None)
                 if events:

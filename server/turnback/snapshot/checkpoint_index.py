@@ -19,7 +19,7 @@ from ..errors import InvalidInput, NotFound, StoreDamaged, TurnbackError
 from ..events import is_id
 from ..fs.atomic import atomic_write
 from ..fs.folders import Folder
-from ..fs.jsonl import append_lines, last_line, loads, parse_object
+from ..fs.jsonl import NoLastObject, append_lines, last_line, loads, parse_object
 from ..fs.reading import open_regular, read_regular
 from ..models import Checkpoint, Problem
 from ..objects.objectstore import is_hash
@@ -318,8 +318,12 @@ class CheckpointIndex:
         pack index: +4.5 M instructions in its serial tail, bench/RESULTS.md, ``noop28``).
         Only a line this index would list is believed: a planted ``{"tree": ...}``, or a
         record whose ids name no object, made the no-op commit the root a planted stat
-        cache named, even ``../../x`` (redteam35)."""
-        line = last_line(self.path)
+        cache named, even ``../../x`` (redteam35). None after a run of junk lines too
+        (``NoLastObject``): the look-up is made the usual way."""
+        try:
+            line = last_line(self.path)
+        except NoLastObject:
+            return None
         if line is None or line.get("type") == "drop":
             return None
         try:

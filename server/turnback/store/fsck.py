@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import NotFound, StoreDamaged, Unsafe
+from ..fs.jsonl import NoLastObject
 from ..fs.locks import try_rw_lock
 from ..objects.trees import DIR, MAX_DEPTH, MAX_FILES
 from .gc import forget_caches, stray_temps
@@ -150,6 +151,14 @@ def check(store: StoreState) -> FsckReport:
         for p in log.problems:
             rep.damaged.append({"what": "session", "id": sid, "problem": str(p),
                                 "recoverable": "every other line is read"})
+        try:  # what an append looks at: a run of junk at the end refuses every one
+            store.backend.head(sid)
+        except NoLastObject as exc:
+            rep.damaged.append({
+                "what": "session", "id": sid, "problem": exc.message,
+                "recoverable": "its events are all read; appends to it (events, a fork, a "
+                               "title, a rewind of its conversation) are refused until the "
+                               "lines listed above for it are removed"})
     if any(d["what"] in ("object", "pack", "log", "checkpoint") for d in rep.damaged):
         # the stat cache would keep new checkpoints pointing at the damaged objects:
         # without it the next checkpoint reads the files again and stores what is missing.
