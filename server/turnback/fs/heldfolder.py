@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
+import threading
 import weakref
 from pathlib import Path
 
@@ -28,6 +29,10 @@ class HeldFolder:
         # why the last ``replaced`` could not look at ``path`` (EACCES on a parent, EIO):
         # that answer was True, the safe side, but the store may still be there (trust30)
         self.unreadable: OSError | None = None
+        # the descriptor's users and its close, one at a time: a close from another thread
+        # (a server closing the store) between a look at ``_fd`` and its use let the number,
+        # reused meanwhile by any open, be ``dup``-ed for a record's write (junk33)
+        self._using = threading.Lock()
         try:  # where a folder cannot be opened (Windows), it is never said to be replaced
             self._fd: int | None = os.open(
                 path, os.O_RDONLY | O_CLOEXEC | getattr(os, "O_DIRECTORY", 0))
@@ -41,10 +46,11 @@ class HeldFolder:
         """Whether ``path`` now leads to another folder, or nowhere; True too where it cannot
         be looked at (then ``unreadable`` holds why): nothing is trusted to a store unseen."""
         self.unreadable = None
-        if self._fd is None:
-            return False
         try:
-            now, was = os.stat(self.path), os.fstat(self._fd)
+            with self._using:
+                if self._fd is None:
+                    return False
+                now, was = os.stat(self.path), os.fstat(self._fd)
         except OSError as exc:
             if exc.errno not in _NOTHING_THERE:
                 self.unreadable = exc
@@ -58,13 +64,15 @@ class HeldFolder:
         written by path. The caller closes it. Where folders are reached by path
         (``TURNBACK_FS_PATHS``), a ``PathFolder`` of the held identity: its path looked at
         before and after the ``open``, a write refused where it leads elsewhere."""
-        if self._fd is None:
-            return None
-        if DESCRIPTORS:
-            return FdFolder(os.dup(self._fd), str(self.path))
-        return PathFolder(str(self.path), identity(os.fstat(self._fd)))
+        with self._using:
+            if self._fd is None:
+                return None
+            if DESCRIPTORS:
+                return FdFolder(os.dup(self._fd), str(self.path))
+            return PathFolder(str(self.path), identity(os.fstat(self._fd)))
 
     def close(self) -> None:
-        if self._fd is not None:
-            self._fd = None
-            self._closer()
+        with self._using:
+            if self._fd is not None:
+                self._fd = None
+                self._closer()

@@ -149,12 +149,18 @@ class Store(TurnOps, RewindOps):
         return store
 
     def close(self) -> None:
-        try:
-            self._close()
-        finally:
-            self.objects.close()  # its log's descriptor: one a Store, else they pile up
-            if self._guard is not None:
-                self._guard()  # once: a second close releases nothing
+        """Close the store once the checkpoint, rewind or fold under way in another thread
+        (a server's pool) has ended; anything asked of it later is refused
+        (``store/closing.py``). A second close does nothing."""
+        with self._mutex.closing() as first:
+            if not first:
+                return
+            try:
+                self._close()
+            finally:
+                self.objects.close()  # its log's descriptor: one a Store, else they pile up
+                if self._guard is not None:
+                    self._guard()
 
     def _close(self) -> None:
         self.finish_rewind()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -32,6 +31,7 @@ from ..snapshot.checkpoint_index import CheckpointIndex
 from ..snapshot.ignore import IgnoreRules
 from ..snapshot.scan import Scanner
 from ..snapshot.statcache import StatCache
+from .closing import StoreMutex
 from .config import FORMAT_VERSION, StoreConfig
 
 TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
@@ -133,7 +133,7 @@ class StoreState:
         self._temporary: list[Path] = []  # Store.memory()'s folders, removed by close()
         # releases this open in fs/storeroots.py (its held folders closed with the last)
         self._guard: Callable[[], object] | None = None
-        self._mutex = threading.RLock()
+        self._mutex = StoreMutex(root)  # a close waits for its holders, then refuses
 
     def _gc_generation(self) -> str:
         """The gc mark: its value and its file's identity (inode, times, size), which every
