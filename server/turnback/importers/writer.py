@@ -42,7 +42,7 @@ def is_turn_end(event: Event) -> bool:
     return event.kind == Kind.NOTE and event.data.get("subtype") in TURN_END_NOTES
 
 
-class Applier:
+class RecordWriter:
     def __init__(self, store: Store, result: ImportResult) -> None:
         self.store = store
         self.result = result
