@@ -34,7 +34,7 @@ print(json.dumps({"import": t1 - t0, "call": t2 - t1, "id": cp.id}))
 
 _SOURCE: Path | None = None
 # whether the CLI may leave a background server running (cli/background.py); off unless a
-# benchmark measures exactly that (bench/cli_rounds.py --background)
+# benchmark measures exactly that (bench/probes/cli/cli_rounds.py --background)
 BACKGROUND = False
 
 

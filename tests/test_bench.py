@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
-sys.path.insert(0, str(BENCH))
+# the harness, and the probes with tests of their own (wall_sched; pyspy_top, import_costs)
+sys.path[:0] = [str(BENCH), str(BENCH / "probes" / "server"), str(BENCH / "probes" / "cli")]
 
 from edits import Editor, text_files  # noqa: E402
 from gen_workspace import MARKER, SYMLINKS, Plan, generate  # noqa: E402

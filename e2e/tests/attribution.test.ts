@@ -1,6 +1,6 @@
 // Line attribution in a real VS Code: the current line's origin at its end, and how long
 // it takes to appear after the cursor moves — in the demo's small file and in a file of
-// 5,000 lines with many versions, made before the editor starts (as bench/blame.py makes
+// 5,000 lines with many versions, made before the editor starts (as bench/probes/sessions/blame.py makes
 // it, fewer turns). The latency is measured in the page, from the key's own event to the
 // first frame after the annotation of the cursor's new line is in the DOM; it is printed
 // (and written to artifacts/e2e/attribution-latency.json), never asserted: figures
@@ -32,7 +32,7 @@ let page: Page;
 const figures: Record<string, unknown> = {};
 
 // An agent's turns on big.py, a checkpoint at the start and the end of each, a person's
-// edit between them: bench/blame.py's history, through the store's Python API.
+// edit between them: bench/probes/sessions/blame.py's history, through the store's Python API.
 const BIG_HISTORY = `
 import random, sys
 from pathlib import Path

@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 from turnback import Store
 from turnback.events import Event
 from turnback.importers import registry
-from turnback.importers.apply import Applier
 from turnback.importers.base import (
     CheckpointRecord,
     Context,
@@ -29,6 +28,7 @@ from turnback.importers.base import (
     is_valid_id,
 )
 from turnback.importers.result import ImportResult
+from turnback.importers.writer import RecordWriter
 from turnback.models import Problem
 
 # Keys and values the formats use, so the fuzz reaches past "unknown line".
@@ -126,10 +126,10 @@ def test_what_importers_yield_the_store_takes(source: str, lines: list[bytes]) -
         (folder / "ws").mkdir()
         records = run_lines(source, lines, folder / "ws")
         store = Store.open(folder / "ws", store_dir=folder / "store")
-        applier = Applier(store, ImportResult())
+        writer = RecordWriter(store, ImportResult())
         for rec in records:
-            applier.add(rec)
-        applier.close()
+            writer.add(rec)
+        writer.close()
 
 
 documents = st.one_of(

@@ -28,7 +28,7 @@ from turnback.importers.runner import import_source
 from turnback.interchange import cli_text
 from turnback.interchange.export import export_jsonl, export_markdown
 from turnback.objects import packs as packs_mod
-from turnback.sharing import sharing
+from turnback.sharing import operations
 
 from .crashkit import tally
 
@@ -84,7 +84,7 @@ def everything_reads(store: Store, sid: str, remote: Path) -> dict[str, Any]:
     jsonl = io.BytesIO()
     export_jsonl(store, sid, jsonl)
     export_markdown(store, sid, io.StringIO())
-    out = sharing.push(store, remote.as_uri())
+    out = operations.push(store, remote.as_uri())
     assert out["sessions"] >= 1
     for raw in jsonl.getvalue().splitlines():
         obj = orjson.loads(raw)
@@ -193,7 +193,7 @@ def test_a_failed_push_names_its_cause_not_a_broken_pipe(
     for name in set(os.listdir(store.root / "objects" / "pack")) - packs:
         os.unlink(store.root / "objects" / "pack" / name)
     with pytest.raises(TurnbackError, match="missing"):
-        sharing.push(store, bare.as_uri())
+        operations.push(store, bare.as_uri())
     count("push over a store missing objects")
 
 
@@ -211,8 +211,8 @@ def test_a_planted_object_map_line_does_not_stop_every_pull(tmp_path: Path) -> N
         (tmp_path / "a" / "sub" / "f.txt").write_text("f\n")
         (tmp_path / "a" / "top.txt").write_text("1\n")
         a.checkpoint(label="one")
-        sharing.push(a, bare.as_uri())
-        sharing.pull(b, bare.as_uri())
+        operations.push(a, bare.as_uri())
+        operations.pull(b, bare.as_uri())
         objmap = b.root / "share" / "objmap"
         lines = objmap.read_text().splitlines()
         assert any(line.startswith("g") for line in lines)
@@ -220,8 +220,8 @@ def test_a_planted_object_map_line_does_not_stop_every_pull(tmp_path: Path) -> N
                                    else line) + "\n" for line in lines))
         (tmp_path / "a" / "top.txt").write_text("2\n")  # sub/ unchanged: its tree is known
         a.checkpoint(label="two")
-        sharing.push(a, bare.as_uri())
-        (got,) = sharing.pull(b, bare.as_uri())["machines"]
+        operations.push(a, bare.as_uri())
+        (got,) = operations.pull(b, bare.as_uri())["machines"]
         assert got["refused"] is None and got["checkpoints"] == 1
         two = next(c for c in b.checkpoints() if c.label == "two")
         assert b.read_file(two.id, "sub/f.txt") == b"f\n"
@@ -249,8 +249,8 @@ def test_names_that_are_not_utf8_are_pushed_and_pulled_as_they_are(tmp_path: Pat
             "path": odd, "note": f"AKIAIOSFODNN7EXAMPLE {odd}"}})
         (tmp_path / "a" / "x.txt").write_text("x\n")
         a.checkpoint(label=f"after {odd}", session_id="s1")
-        sharing.push(a, bare.as_uri())
-        (got,) = sharing.pull(b, bare.as_uri())["machines"]
+        operations.push(a, bare.as_uri())
+        (got,) = operations.pull(b, bare.as_uri())["machines"]
         assert got["refused"] is None and got["checkpoints"] == 1
         (sid,) = [s.header.id for s in b.sessions()[0] if s.header.id.startswith("s1@")]
         pulled = b.session(sid)

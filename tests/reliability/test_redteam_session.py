@@ -17,7 +17,7 @@ from turnback.errors import Unsafe
 from turnback.fs.reading import NotRegular
 from turnback.objects import packs
 from turnback.sessions.files import FileSessions, ReadLog
-from turnback.sharing import redact, sharing
+from turnback.sharing import operations, redact
 from wsutil import age, age_tree, plain_scan, write
 
 from .crashkit import tally
@@ -41,7 +41,7 @@ def _shared(tmp_path: Path) -> tuple[Store, Path]:
     (ws / "a.txt").write_text("a\n")
     store = Store.open(ws, create=True)
     store.checkpoint()
-    sharing.push(store)
+    operations.push(store)
     return store, remote
 
 
@@ -80,7 +80,7 @@ def test_a_shipped_sharing_repository_config_runs_nothing(tmp_path: Path, case: 
         (store.workspace / "b.txt").write_text("b\n")
         store.checkpoint()
         with pytest.raises(Unsafe, match="never writes there"):
-            sharing.push(store) if verb == "push" else sharing.pull(store)
+            operations.push(store) if verb == "push" else operations.pull(store)
         assert not marker.exists()
         count(f"sharing repository config: {case} ({verb})")
     finally:
@@ -91,11 +91,11 @@ def test_the_sharing_repository_turnback_writes_is_accepted(tmp_path: Path) -> N
     """Its own keys (machine id, forgotten sessions, history remote) pass the check."""
     store, remote = _shared(tmp_path)
     try:
-        sharing.remote(store, set_to=str(remote))
+        operations.remote(store, set_to=str(remote))
         (store.workspace / "b.txt").write_text("b\n")
         store.checkpoint()
-        assert sharing.push(store)["checkpoints"] >= 2
-        sharing.pull(store)
+        assert operations.push(store)["checkpoints"] >= 2
+        operations.pull(store)
     finally:
         store.close()
 
@@ -395,7 +395,7 @@ def test_a_planted_link_or_fifo_in_share_is_never_followed_nor_waited_on(
         (store.workspace / "k.env").write_text('API_TOKEN="abcdefgh12345678"\n')
         store.checkpoint()
         with pytest.raises(NotRegular):
-            sharing.push(store)
+            operations.push(store)
         assert victim.read_bytes() == b"# the user's own file\n"
         count(f"share/{name} planted as a {plant}")
     finally:
@@ -416,7 +416,7 @@ def test_a_link_inside_the_sharing_repository_is_refused(tmp_path: Path, inside:
         (store.workspace / "c.txt").write_text("c\n")
         store.checkpoint()
         with pytest.raises(Unsafe, match="symbolic link"):
-            sharing.push(store)
+            operations.push(store)
         after = sorted(p.name for p in elsewhere.rglob("*")) if elsewhere.is_dir() else []
         assert after == before
         count(f"share/git/{inside} linked elsewhere")

@@ -269,7 +269,7 @@ def test_a_remote_that_accepts_and_never_answers_stops_the_pull(
     server, holding the folder's writes (every checkpoint) with it. git is stopped once it
     has said nothing for TURNBACK_GIT_STALL seconds; the store is unchanged and its sharing
     lock free (a second pull is stopped the same way, not blocked)."""
-    from turnback.sharing import sharing
+    from turnback.sharing import operations
     from turnback.sharing.gitrun import GitStalled
 
     monkeypatch.setenv("TURNBACK_GIT_STALL", "0.5")
@@ -280,7 +280,7 @@ def test_a_remote_that_accepts_and_never_answers_stops_the_pull(
         url = f"git://127.0.0.1:{silent.getsockname()[1]}/team.git"
         for _ in range(2):
             with pytest.raises(GitStalled, match=r"sent nothing for 0\.5 s"):
-                sharing.pull(s, url)
+                operations.pull(s, url)
         assert s.checkpoints() == [] and s.sessions()[1] == 0
     count("a remote that never answers")
 

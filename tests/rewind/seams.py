@@ -9,6 +9,7 @@ so each test still fails on the code it was written against."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -83,6 +84,20 @@ def changed_since(ws: Path, extra: dict[str, str] | None = None) -> tuple[Store,
     write(ws, "a.txt", "a2\n")
     write(ws, "z.txt", "z2\n")
     return store, cp
+
+
+def saved_over(ws: Path, data: bytes, name: str = "z.txt") -> None:
+    """An editor's save: ``data`` written beside ``name``, then renamed over it."""
+    (ws / f"{name}.swp").write_bytes(data)
+    os.replace(ws / f"{name}.swp", ws / name)
+
+
+def set_aside(ws: Path, message: str) -> tuple[dict[str, bytes], set[str]]:
+    """The files set aside in ``ws`` (``.turnback-saved-<hex>`` names, with their
+    content), and the names of such files that ``message`` gives."""
+    held = {p.name: p.read_bytes() for p in ws.iterdir() if "turnback-saved-" in p.name}
+    named = {Path(p).name for p in re.findall(r"'([^']*turnback-saved-[0-9a-f]{8})'", message)}
+    return held, named
 
 
 def before_the_create(monkeypatch: pytest.MonkeyPatch, then: Callable[[], None]) -> None:

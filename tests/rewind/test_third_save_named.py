@@ -12,18 +12,16 @@ are made inside ``putback._move_aside``, before and after its rename.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 import pytest
 
 import turnback.rewind.apply as rw
-from turnback import Store
 from turnback.fs.folders import Folder
 from turnback.rewind import putback
-from wsutil import journal_left, second_names, write
+from wsutil import journal_left, second_names
 
-from .seams import W1, late_write, skip_without_hard_links
+from .seams import W1, changed_since, late_write, saved_over, set_aside, skip_without_hard_links
 
 W2 = b"z4, a save renamed over the path after the put back's look\n"
 W3 = b"z5, a save put at the path while it was free\n"
@@ -33,20 +31,10 @@ pytestmark = pytest.mark.skipif(os.environ.get("TURNBACK_FS_PATHS") == "1",
                                        "no put back")
 
 
-def _save(ws: Path, data: bytes) -> None:
-    (ws / "z.txt.swp").write_bytes(data)
-    os.replace(ws / "z.txt.swp", ws / "z.txt")
-
-
 def test_a_second_save_kept_from_its_path_by_a_third_is_named(
         ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    write(ws, "a.txt", "a1\n")
-    write(ws, "z.txt", "z1\n")
     skip_without_hard_links(ws)
-    store = Store.open(ws)
-    cp = store.checkpoint().id
-    write(ws, "a.txt", "a2\n")
-    write(ws, "z.txt", "z2\n")
+    store, cp = changed_since(ws)
 
     fd = os.open(ws / "z.txt", os.O_WRONLY)
     real_aside = putback._move_aside
@@ -55,10 +43,10 @@ def test_a_second_save_kept_from_its_path_by_a_third_is_named(
     def two_saves(dfd: Folder, name: str) -> str | None:
         if name != "z.txt" or fired or (ws / "z.txt").read_bytes() != b"z1\n":
             return real_aside(dfd, name)
-        _save(ws, W2)  # after the put back's look found the rewind's write
+        saved_over(ws, W2)  # after the put back's look found the rewind's write
         got = real_aside(dfd, name)  # W2 moved aside
         fired.append("yes")
-        _save(ws, W3)  # the path free: a third save lands there
+        saved_over(ws, W3)  # the path free: a third save lands there
         return got
 
     late_write(monkeypatch, fd)
@@ -69,12 +57,10 @@ def test_a_second_save_kept_from_its_path_by_a_third_is_named(
     finally:
         os.close(fd)
     assert fired
-    message = str(got.value)
     assert (ws / "z.txt").read_bytes() == W3
-    named = {Path(p).name for p in re.findall(r"'([^']*turnback-saved-[0-9a-f]{8})'", message)}
-    held = {p.name: p.read_bytes() for p in ws.iterdir() if "turnback-saved-" in p.name}
+    held, named = set_aside(ws, str(got.value))
     assert sorted(held.values()) == sorted([W1, W2])  # nothing lost
-    assert named == set(held), (message, held)  # and each found by the message
+    assert named == set(held), (str(got.value), held)  # and each found by the message
     assert all(n.startswith("z.txt.turnback-saved-") for n in held)
     assert (ws / "a.txt").read_text() == "a2\n"  # rolled back
     assert not journal_left(store.root) and not second_names(ws)

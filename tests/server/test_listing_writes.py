@@ -156,7 +156,7 @@ def _git(*args: str, cwd: Path | None = None) -> None:
 
 def test_push_forget_and_delete_keep_the_listing_and_a_pull_refreshes(
         server: TurnbackServer, folder: Folder, tmp_path: Path) -> None:
-    from turnback.sharing.sharing import delete, pull, push
+    from turnback.sharing.operations import delete, pull, push
 
     bare = tmp_path / "team.git"
     _git("init", "--quiet", "--bare", str(bare))

@@ -55,7 +55,7 @@ def test_the_kept_trees_are_out_of_the_collectors_sight(ws: Path) -> None:
 def test_garbage_pending_at_the_freeze_is_not_kept_for_good(ws: Path) -> None:
     """A cycle that became garbage in the oldest generation before a warm-up: frozen with
     the trees it would never be collected (a server freezes after each walk: 10,854 such
-    objects after 50 walks, bench/redteam5_freeze.py)."""
+    objects after 50 walks, bench/probes/memory/redteam5_freeze.py)."""
     import weakref
 
     class Cycle:

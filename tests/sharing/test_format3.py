@@ -9,7 +9,7 @@ from texttrees import write_text_trees
 from turnback import Store
 from turnback.objects.objectstore import TREE
 from turnback.objects.trees import BINARY_TAG
-from turnback.sharing import sharing
+from turnback.sharing import operations
 from wsutil import write
 
 from .conftest import Machine, Remote, git
@@ -31,11 +31,11 @@ def test_a_mixed_store_pushes_and_its_history_pulls_whole(
         assert lib_old == lib_new and lib_old is not None  # kept as the text tree it was
         assert s.objects.get(TREE, lib_old.hash)[:1] != BINARY_TAG
         assert s.objects.get(TREE, new.tree)[:1] == BINARY_TAG
-        machine = sharing.push(s, remote.url)["machine"]
+        machine = operations.push(s, remote.url)["machine"]
     commits = git("--git-dir", str(remote.path), "rev-list", f"refs/turnback/{machine}")
     assert commits.strip()
     with Store.open(b.ws) as s:
-        pulled = sharing.pull(s, remote.url)["machines"]
+        pulled = operations.pull(s, remote.url)["machines"]
         assert [(p["refused"], p["checkpoints"]) for p in pulled] == [(None, 2)]
         assert s.read_file(old.id, "src/app.py") == b"v1\n"
         assert s.read_file(new.id, "src/app.py") == b"v2\n"

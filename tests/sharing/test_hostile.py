@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from turnback import Store
-from turnback.sharing import sharing
+from turnback.sharing import operations
 from turnback.sharing.gitobjects import GIT_DIR, GIT_FILE, GitEntry, encode_tree
 from wsutil import picture, write
 
@@ -143,12 +143,12 @@ def test_a_hostile_history_is_refused_with_nothing_written(
     with Store.open(a.ws) as s:
         write(a.ws, "honest.txt", "ok\n")
         s.checkpoint("honest")
-        honest = sharing.push(s, remote.url)["machine"]
+        honest = operations.push(s, remote.url)["machine"]
     CASES[case](Crafter(remote.path))
     write(b.ws, "mine.txt", "b's\n")
     before = picture(b.ws)
     with Store.open(b.ws, config={"size_cap_bytes": CAP}) as s:
-        result = sharing.pull(s, remote.url)
+        result = operations.pull(s, remote.url)
         by = {m["machine"]: m for m in result["machines"]}
         assert by[honest]["refused"] is None and by[honest]["checkpoints"] == 1
         evil = [m for name, m in by.items() if name.startswith("evil-")]
@@ -202,7 +202,7 @@ def test_a_layout_1_history_is_still_pulled_and_its_machine_upgrades_it(
     with Store.open(a.ws) as s:
         write(a.ws, "app.py", "v1\n")
         old_cp = s.checkpoint("before the upgrade")
-        mine = sharing.remote(s, look=False)["machine"]
+        mine = operations.remote(s, look=False)["machine"]
     man = {"checkpoints": [{**{k: v for k, v in old_cp.to_json().items() if k != "tree"}}],
            "sessions": {}}
     crafter = Crafter(remote.path)
@@ -210,7 +210,7 @@ def test_a_layout_1_history_is_still_pulled_and_its_machine_upgrades_it(
         GIT_DIR, old_cp.id.encode(), crafter.files({b"app.py": b"v1\n"})))
     old = git("--git-dir", str(remote.path), "rev-parse", f"refs/turnback/{mine}").strip()
     with Store.open(b.ws) as s:
-        first = sharing.pull(s, remote.url)["machines"]
+        first = operations.pull(s, remote.url)["machines"]
         assert [(m["refused"], m["checkpoints"]) for m in first] == [(None, 1)]
         assert s.read_file(old_cp.id, "app.py") == b"v1\n"
     # a's store as the older Turnback left it: its last push is the layout-1 commit
@@ -221,12 +221,12 @@ def test_a_layout_1_history_is_still_pulled_and_its_machine_upgrades_it(
             f"refs/turnback/{mine}:{LOCAL_REF}")
         write(a.ws, "app.py", "v2\n")
         new_cp = s.checkpoint("after the upgrade")
-        pushed = sharing.push(s, remote.url)
+        pushed = operations.push(s, remote.url)
     assert not pushed["replaces"]
     new = git("--git-dir", str(remote.path), "rev-parse", f"refs/turnback/{mine}").strip()
     assert git("--git-dir", str(remote.path), "merge-base", "--is-ancestor", old, new) == ""
     with Store.open(b.ws) as s:
-        second = sharing.pull(s, remote.url)["machines"]
+        second = operations.pull(s, remote.url)["machines"]
         assert [(m["refused"], m["checkpoints"]) for m in second] == [(None, 1)]
         assert s.read_file(new_cp.id, "app.py") == b"v2\n"
         assert sorted(c.label for c in s.checkpoints()) == ["after the upgrade",

@@ -13,7 +13,7 @@ import pytest
 
 from turnback import Store
 from turnback.errors import Unsafe
-from turnback.sharing import sharing
+from turnback.sharing import operations
 from turnback.sharing.repo import ShareRepo
 from wsutil import write
 
@@ -45,6 +45,6 @@ def test_a_link_put_in_place_of_the_sharing_repository_is_refused(tmp_path: Path
             (store.root / swapped).symlink_to(outside)
         before = _listing(outside)
         with pytest.raises(Unsafe, match="share"):
-            sharing.push(store, f"file://{remote}")
+            operations.push(store, f"file://{remote}")
         assert _listing(outside) == before
         assert outside.exists() != swapped.startswith("fresh")  # git init made nothing there

@@ -2,7 +2,8 @@
 ``test_swapped_store_links.py``): a workspace of four aged files, and the folder outside
 it a swapped-in link names, holding a file of the user's that no Turnback call may touch;
 and a store folder replaced while a process holds it (``test_replaced_store_*.py``,
-``test_checkpoint_now.py``)."""
+``test_checkpoint_now.py``): the start those tests share, the swap at a step of a
+checkpoint, and the store put back in its place after."""
 
 from __future__ import annotations
 
@@ -10,10 +11,13 @@ import os
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from unittest import mock
 
+from turnback import Store
+from turnback.snapshot.scan import Scanner
 from wsutil import age_tree, write
 
 
@@ -73,3 +77,53 @@ def replaced_after(owner: type, method: str, root: Path, moved: Path, put: str,
 
     with mock.patch.object(owner, method, then_replaced):
         yield
+
+
+@contextmanager
+def replaced_at_scan(root: Path, moved: Path, put: str, elsewhere: Path) -> Iterator[None]:
+    """``replace_store`` (``root`` moved to ``moved``, ``put`` in its place) as a
+    checkpoint's scan begins: after the store was opened and looked at, before anything of
+    the checkpoint is written."""
+    real = Scanner.scan
+
+    def scan(self: Scanner, *a: Any, **kw: Any) -> Any:
+        replace_store(root, moved, put, elsewhere)
+        return real(self, *a, **kw)
+
+    with mock.patch.object(Scanner, "scan", scan):
+        yield
+
+
+def put_back(root: Path, moved: Path) -> None:
+    """The store moved to ``moved`` put back at ``root``, whatever was put there removed."""
+    if root.is_symlink():
+        root.unlink()
+    elif root.exists():
+        shutil.rmtree(root)
+    os.rename(moved, root)
+
+
+@dataclass(frozen=True)
+class OneFile:
+    """The paths of ``one_checkpoint_then_an_edit``."""
+
+    ws: Path  # one file, f.txt
+    store_dir: Path  # the store's folder (``--store``), outside the workspace
+    elsewhere: Path  # an empty folder of the user's (~/.config in the attack) a link names
+    moved: Path  # where the store goes when it is replaced
+
+
+@contextmanager
+def one_checkpoint_then_an_edit(tmp_path: Path, edit: str = "two, in no object yet\n"
+                                ) -> Iterator[tuple[Store, OneFile]]:
+    """A ``--store`` store open on a workspace of one file, f.txt, with one checkpoint
+    ("first") and f.txt changed since to ``edit``: the next checkpoint has one new object."""
+    at = OneFile(ws=tmp_path / "ws", store_dir=tmp_path / "named-store",
+                 elsewhere=tmp_path / "elsewhere", moved=tmp_path / "moved")
+    at.ws.mkdir()
+    (at.ws / "f.txt").write_text("one\n")
+    at.elsewhere.mkdir()
+    with Store.open(at.ws, store_dir=at.store_dir) as store:
+        store.checkpoint(label="first")
+        (at.ws / "f.txt").write_text(edit)
+        yield store, at

@@ -11,19 +11,14 @@ The race is made deterministic by doing the swap inside the scan (``Scanner.scan
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
-from typing import Any
-from unittest import mock
 
 import pytest
 
 from turnback import Store
 from turnback.errors import TurnbackError
-from turnback.snapshot.scan import Scanner
 
-from .swap_setup import replace_store
+from .swap_setup import put_back, replaced_at_scan
 
 
 def _files(root: Path) -> list[str]:
@@ -49,23 +44,13 @@ def test_a_named_store_swapped_in_an_at_once_scan_is_refused(tmp_path: Path, put
         store.warm_trees()  # as a server does while quiet: the scan reads no tree
         (ws / "f1.txt").write_text("new content, in no object yet\n")
         root, moved = store.root, tmp_path / "moved"
-        real = Scanner.scan
-
-        def scan(self: Scanner, *a: Any, **kw: Any) -> Any:
-            replace_store(root, moved, put, elsewhere)
-            return real(self, *a, **kw)
-
-        with mock.patch.object(Scanner, "scan", scan), pytest.raises(TurnbackError) as got:
+        with replaced_at_scan(root, moved, put, elsewhere), pytest.raises(TurnbackError) as got:
             store.checkpoint_now({"f1.txt"})
         message = str(got.value)
         assert str(root) in message and "was replaced" in message, message
         assert "nothing was recorded" in message
         assert _files(elsewhere) == [] and _files(root) == []
-    if root.is_symlink():
-        root.unlink()
-    elif root.exists():
-        shutil.rmtree(root)
-    os.rename(moved, root)
+    put_back(root, moved)
     with Store.open(ws, store_dir=store_dir) as store:
         assert [c.label for c in store.checkpoints()] == ["walk"]
         assert store.fsck().ok

@@ -20,6 +20,8 @@ import pytest
 from turnback import Store
 from turnback.errors import TurnbackError
 
+from .swap_setup import put_back
+
 SECRET = os.urandom(256)  # no compression shrinks it: an object log holds it raw
 
 
@@ -55,12 +57,8 @@ def test_a_named_store_replaced_before_an_at_once_checkpoint_gets_nothing(
             store.checkpoint_now({"f1.txt"})
         assert "was replaced" in str(got.value), got.value
         assert _holds(elsewhere, SECRET) == []  # written there before the refusal, before
-    if root.is_symlink():
-        root.unlink()
-    else:
-        shutil.rmtree(root)
-    shutil.rmtree(elsewhere, ignore_errors=True)
-    os.rename(moved, root)
+    shutil.rmtree(elsewhere, ignore_errors=True)  # the copy (at the path itself, or linked)
+    put_back(root, moved)
     with Store.open(ws, store_dir=store_dir) as store:
         assert [c.label for c in store.checkpoints()] == ["walk"]
         assert store.fsck().ok

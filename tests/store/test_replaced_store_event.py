@@ -17,13 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from turnback import Store
 from turnback.errors import TurnbackError
 from turnback.fs.osflags import DESCRIPTORS
 from turnback.objects.objectstore import ObjectStore
 from turnback.snapshot.checkpoint_index import CheckpointIndex
 
-from .swap_setup import replaced_after
+from .swap_setup import one_checkpoint_then_an_edit, replaced_after
 
 
 def _files(root: Path) -> list[str]:
@@ -44,17 +43,8 @@ def _swapped_checkpoint(tmp_path: Path, put: str,
     the root's path and in ``elsewhere`` (the link's target), its id or None where
     refused). Looked at before the store's close: the close's own steps (the gc lock, by
     path) are not the checkpoint's."""
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "f.txt").write_text("one\n")
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    store_dir = tmp_path / "named-store"
-    moved = tmp_path / "moved"
-    with Store.open(ws, store_dir=store_dir) as store:
-        store.checkpoint(label="first")
-        (ws / "f.txt").write_text("two, in no object yet\n")
-        root = store.root
+    with one_checkpoint_then_an_edit(tmp_path) as (store, at):
+        root, moved, elsewhere = store.root, at.moved, at.elsewhere
         cp_id: str | None = None
         # after the look, before the record
         with replaced_after(ObjectStore, "commit", root, moved, put, elsewhere):
@@ -115,17 +105,10 @@ def test_a_copy_put_there_gets_no_event_naming_a_record_it_lacks(tmp_path: Path,
 def test_a_copy_put_there_after_the_record_gets_no_event(tmp_path: Path) -> None:
     """The swap between the record and the event: by path (``PathFolder``), ``sessions/``
     is looked up by its path, which leads into the copy; the root's look after it refuses."""
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "f.txt").write_text("one\n")
-    store_dir = tmp_path / "named-store"
-    moved = tmp_path / "moved"
-    with Store.open(ws, store_dir=store_dir) as store:
-        store.checkpoint(label="first")
-        (ws / "f.txt").write_text("two\n")
-        root = store.root
+    with one_checkpoint_then_an_edit(tmp_path, "two\n") as (store, at):
+        root, moved = store.root, at.moved
         # after the record, before the event
-        with replaced_after(CheckpointIndex, "add", root, moved, "a copy", tmp_path):
+        with replaced_after(CheckpointIndex, "add", root, moved, "a copy", at.elsewhere):
             try:
                 cp_id: str | None = store.checkpoint(label="second").id
             except (TurnbackError, OSError):

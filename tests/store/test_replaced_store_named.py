@@ -9,19 +9,14 @@ store was replaced (``store27``); nothing is written anywhere, as before.
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
-from typing import Any
-from unittest import mock
 
 import pytest
 
 from turnback import Store
 from turnback.errors import TurnbackError
-from turnback.snapshot.scan import Scanner
 
-from .swap_setup import replace_store
+from .swap_setup import put_back, replaced_at_scan
 
 
 def _files(root: Path) -> list[str]:
@@ -49,13 +44,7 @@ def test_a_store_swapped_in_the_scan_is_named_replaced(
         store.save_scan_cache()
         (ws / "f1.txt").write_text("changed\n")
         root, moved = store.root, tmp_path / "moved"
-        real = Scanner.scan
-
-        def scan(self: Scanner, *a: Any, **kw: Any) -> Any:
-            replace_store(root, moved, put, elsewhere)
-            return real(self, *a, **kw)
-
-        with mock.patch.object(Scanner, "scan", scan), pytest.raises(TurnbackError) as got:
+        with replaced_at_scan(root, moved, put, elsewhere), pytest.raises(TurnbackError) as got:
             if how == "checkpoint_now":
                 store.checkpoint_now({"f1.txt"})
             else:
@@ -65,11 +54,7 @@ def test_a_store_swapped_in_the_scan_is_named_replaced(
         assert "was replaced" in message or "no longer the folder Turnback opened" in message
         assert "missing" not in message and "fsck" not in message
         assert _files(elsewhere) == [] and _files(root) == []
-    if root.is_symlink():
-        root.unlink()
-    elif root.exists():
-        shutil.rmtree(root)
-    os.rename(moved, root)
+    put_back(root, moved)
     with Store.open(ws, store_dir=store_dir) as store:
         assert [c.label for c in store.checkpoints()] == ["walk"]
         assert store.fsck().ok

@@ -11,8 +11,6 @@ swap is made inside ``ObjectStore.commit``, the step between the look and the re
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -22,7 +20,7 @@ from turnback.errors import TurnbackError
 from turnback.fs.osflags import DESCRIPTORS
 from turnback.objects.objectstore import ObjectStore
 
-from .swap_setup import replaced_after
+from .swap_setup import one_checkpoint_then_an_edit, put_back, replaced_after
 
 
 def _records_in(root: Path) -> list[Path]:
@@ -34,36 +32,23 @@ def _records_in(root: Path) -> list[Path]:
 
 @pytest.mark.parametrize("put", ["a link", "an empty folder"])
 def test_a_store_replaced_after_the_look_gets_no_record(tmp_path: Path, put: str) -> None:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "f.txt").write_text("one\n")
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    store_dir = tmp_path / "named-store"
-    moved = tmp_path / "moved"
-    with Store.open(ws, store_dir=store_dir) as store:
-        store.checkpoint(label="first")
-        (ws / "f.txt").write_text("two, in no object yet\n")
-        root = store.root
+    with one_checkpoint_then_an_edit(tmp_path) as (store, at):
+        root, moved = store.root, at.moved
         # after the look, before the record
-        with replaced_after(ObjectStore, "commit", root, moved, put, elsewhere):
+        with replaced_after(ObjectStore, "commit", root, moved, put, at.elsewhere):
             try:
                 cp_id: str | None = store.checkpoint(label="second").id
             except TurnbackError:  # its session event, after the record, finds no session
                 cp_id = None  # file at the path (NotFound): the record stands
         # nothing of the record in what was put at the store's path
-        assert _records_in(elsewhere) == [] and _records_in(root) == []
+        assert _records_in(at.elsewhere) == [] and _records_in(root) == []
         lines = (moved / "checkpoints.jsonl").read_bytes().splitlines()
         if DESCRIPTORS:  # the record is in the store that was looked at, where it went
             assert len(lines) == 2 and b'"second"' in lines[1]
             assert cp_id is None or cp_id.encode() in lines[1]
         else:  # folders by path (Windows): refused at the path's look, left in the log
             assert len(lines) == 1 and cp_id is None
-    if root.is_symlink():
-        root.unlink()
-    else:
-        shutil.rmtree(root)
-    os.rename(moved, root)
-    with Store.open(ws, store_dir=store_dir) as store:  # by path: put back from the log
+    put_back(root, moved)
+    with Store.open(at.ws, store_dir=at.store_dir) as store:  # by path: put back from the log
         assert [c.label for c in store.checkpoints()] == ["first", "second"]
         assert store.fsck().ok

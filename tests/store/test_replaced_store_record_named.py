@@ -15,7 +15,6 @@ store that was looked at, and only folders reached by path (which refuse the swa
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -25,7 +24,7 @@ from turnback.errors import Conflict
 from turnback.fs.osflags import DESCRIPTORS
 from turnback.objects.objectstore import ObjectStore
 
-from .swap_setup import replaced_after
+from .swap_setup import one_checkpoint_then_an_edit, put_back, replaced_after
 
 
 def _swapped_checkpoint(tmp_path: Path, put: str
@@ -33,16 +32,8 @@ def _swapped_checkpoint(tmp_path: Path, put: str
     """A second checkpoint whose store is replaced by ``put`` inside ``ObjectStore.commit``
     (after the look, before the record): the store's path, where it went, the folder a
     link names, and what the checkpoint raised (None: it was made)."""
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "f.txt").write_text("one\n")
-    elsewhere = tmp_path / "elsewhere"  # the user's folder (~/.config in the attack)
-    elsewhere.mkdir()
-    root = tmp_path / "named-store"
-    moved = tmp_path / "moved"
-    with Store.open(ws, store_dir=root) as store:
-        store.checkpoint(label="first")
-        (ws / "f.txt").write_text("two\n")
+    with one_checkpoint_then_an_edit(tmp_path, "two\n") as (store, at):
+        root, moved, elsewhere = at.store_dir, at.moved, at.elsewhere
         raised: BaseException | None = None
         with replaced_after(ObjectStore, "commit", root, moved, put, elsewhere):
             try:
@@ -64,8 +55,7 @@ def test_a_store_replaced_while_its_record_is_written_is_named_replaced(
         assert "symbolic link" not in text and "session start" not in text
         # where the record went is said: the store that was looked at, or its log
         assert "put back" in text and "Run the command again" in text
-    (root.unlink() if root.is_symlink() else shutil.rmtree(root))
-    os.rename(moved, root)
+    put_back(root, moved)
     with Store.open(tmp_path / "ws", store_dir=root) as store:  # nothing lost
         assert [c.label for c in store.checkpoints()] == ["first", "second"]
         assert store.fsck().ok

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..fs.paths import one_line
-from ..sharing.sharing import pull
+from ..sharing.operations import pull
 from .common import Ctx, emit, pass_ctx
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..sharing.sharing import delete, push
+from ..sharing.operations import delete, push
 from .common import Ctx, emit, pass_ctx
 
 

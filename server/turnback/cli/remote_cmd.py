@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..sharing.sharing import remote
+from ..sharing.operations import remote
 from .common import Ctx, emit, pass_ctx
 
 

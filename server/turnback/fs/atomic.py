@@ -42,8 +42,9 @@ def fsync_all(files: Sequence[Path], dirs: Sequence[Path] = (),
 
     A journalling file system (ext4's jbd2, XFS's log) commits fsyncs that wait at the
     same time as one transaction: a checkpoint's pack, pack index and their folder
-    synced together cost about one fsync, not three (``bench/fsync_group.py``: 9-11 ms
-    one after the other, 2-4 ms together, on the benchmark's VM under load). Their
+    synced together cost about one fsync, not three
+    (``bench/probes/objects/fsync_group.py``: 9-11 ms one after the other, 2-4 ms together,
+    on the benchmark's VM under load). Their
     order among themselves does not matter: the caller commits only once all of them
     are done, which this call returning means. A file's failure raises (as ``os.fsync``
     would); a folder's is ignored, as in ``fsync_dir``.

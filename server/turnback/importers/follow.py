@@ -36,12 +36,12 @@ from pathlib import Path
 from ..fs.paths import expand_home
 from ..store.facade import Store
 from . import registry
-from .apply import Applier
 from .base import Context, DocumentParser, FileParser
 from .inputs import find
 from .live import WatchRoot, input_files, input_of
 from .result import ImportResult
 from .runner import Check, Cursor, Progress, make_context, read_lines
+from .writer import RecordWriter
 
 
 @dataclass(slots=True)
@@ -89,8 +89,8 @@ class Follower:
         self.files: dict[Path, _Followed] = {}
         self.polls = 0
         self.refused_seen: set[str] = set()  # links and FIFOs passed over, reported once
-        # One applier for all polls: it knows the sessions and the titles' ranks.
-        self.applier = Applier(store, ImportResult())
+        # One writer for all polls: it knows the sessions and the titles' ranks.
+        self.writer = RecordWriter(store, ImportResult())
         self.agents: dict[str, str] = {}  # session id → the source whose turns it had
         self.owners: dict[Path, Path] = {}  # a file standing for a followed input → it
         self._roots: list[tuple[str, WatchRoot]] | None = None
@@ -193,8 +193,8 @@ class Follower:
         the first poll, which imports the existing sessions.
         """
         result = ImportResult()
-        applier = self.applier
-        applier.result = result
+        writer = self.writer
+        writer.result = result
         forced: set[Path] = set()
         candidates = self._candidates(changed, forced)
         first = self.polls == 0
@@ -207,7 +207,7 @@ class Follower:
             if check is not None:
                 check()
             seen.add(path)
-            size = self._look(name, path, first, now, applier, result, check,
+            size = self._look(name, path, first, now, writer, result, check,
                               path in forced)
             done += size
             if progress is not None:
@@ -215,16 +215,16 @@ class Follower:
         for path, state in self.files.items():
             resting = now - state.last_growth >= self.idle_flush
             if path not in seen and not state.flushed and resting:
-                self._flush(state, path, applier, result)
+                self._flush(state, path, writer, result)
         for problem in self.ctx.refused:
             if problem.file not in self.refused_seen:
                 self.refused_seen.add(problem.file)
                 result.add_problem(problem)
         self.ctx.refused.clear()
-        applier.close()
+        writer.close()
         return result
 
-    def _look(self, name: str, path: Path, first: bool, now: float, applier: Applier,
+    def _look(self, name: str, path: Path, first: bool, now: float, writer: RecordWriter,
               result: ImportResult, check: Check | None, forced: bool = False) -> int:
         """Read what is new in one input; the bytes it holds."""
         state = self.files.get(path)
@@ -239,7 +239,7 @@ class Follower:
             signature = _signature(path)
             if signature != state.signature or forced:
                 state.signature = signature
-                self._read_document(state, path, applier, result, check)
+                self._read_document(state, path, writer, result, check)
             return st.st_size
         if state is None or st.st_ino != state.inode or st.st_size < state.cursor.offset:
             # new, replaced or truncated: read it again from the start (ids dedupe)
@@ -250,51 +250,51 @@ class Follower:
                                   signature=_signature(path))
                 self.files[path] = state
                 self.owners.update(dict.fromkeys(input_files(path), path))
-                self._read_document(state, path, applier, result, check, parser)
+                self._read_document(state, path, writer, result, check, parser)
                 return st.st_size
             if folder:
                 return 0  # only a document is read from a folder
             state = _Followed(name, parser, inode=st.st_ino, history=history)
             self.files[path] = state
         if st.st_size > state.cursor.offset:
-            self._read(state, path, applier, result, final=False, check=check)
+            self._read(state, path, writer, result, final=False, check=check)
             state.last_growth = now
             state.flushed = False
             state.history = False
         elif not state.flushed and now - state.last_growth >= self.idle_flush:
-            self._flush(state, path, applier, result)
+            self._flush(state, path, writer, result)
         return st.st_size
 
-    def _flush(self, state: _Followed, path: Path, applier: Applier,
+    def _flush(self, state: _Followed, path: Path, writer: RecordWriter,
                result: ImportResult) -> None:
-        self._read(state, path, applier, result, final=True)
+        self._read(state, path, writer, result, final=True)
         state.flushed = True
         for sid in sorted(state.open_turns):  # the file rests: the turn is over
             result.add_ended(sid)
         state.open_turns.clear()
 
-    def _read(self, state: _Followed, path: Path, applier: Applier, result: ImportResult,
+    def _read(self, state: _Followed, path: Path, writer: RecordWriter, result: ImportResult,
               *, final: bool, check: Check | None = None) -> None:
         assert state.parser is not None
-        applier.file = str(path)
+        writer.file = str(path)
         before = list(result.prompted), list(result.ended)
-        read_lines(state.parser, path, applier, state.cursor, final=final, check=check)
-        applier.flush()
+        read_lines(state.parser, path, writer, state.cursor, final=final, check=check)
+        writer.flush()
         self._turns(state, result, before)
 
-    def _read_document(self, state: _Followed, path: Path, applier: Applier,
+    def _read_document(self, state: _Followed, path: Path, writer: RecordWriter,
                        result: ImportResult, check: Check | None,
                        parser: DocumentParser | None = None) -> None:
         doc = parser or registry.get(state.source).parser(path, self.ctx)
         if not isinstance(doc, DocumentParser):
             return
-        applier.file = str(path)
+        writer.file = str(path)
         before = list(result.prompted), list(result.ended)
         for rec in doc.parse():
             if check is not None:
                 check()
-            applier.add(rec)
-        applier.flush()
+            writer.add(rec)
+        writer.flush()
         self._turns(state, result, before)
         state.history = False
 

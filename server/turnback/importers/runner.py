@@ -12,11 +12,11 @@ from ..fs.paths import expand_home
 from ..models import Problem
 from ..store.facade import Store
 from . import registry
-from .apply import Applier
 from .base import Context, DocumentParser, FileParser, SkippedLine, iter_raw_lines
 from .inputs import check_named
 from .result import ImportResult
 from .sniff import LABELS, looks_like, same_family
+from .writer import RecordWriter
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes in all)
 # Called between lines, records and files; raising from it stops the import. What
@@ -72,14 +72,14 @@ def import_source(
     ctx.refused.clear()
     files = _own_files(src.name, files, named=target is not None and not target.is_dir(),
                        result=result)
-    applier = Applier(store, result)
+    writer = RecordWriter(store, result)
     sizes = [_size(f) for f in files]
     total = sum(sizes)
     done = 0
     for f, size in zip(files, sizes, strict=True):
         if check is not None:
             check()
-        applier.file = str(f)
+        writer.file = str(f)
         result.files += 1
         parser = src.parser(f, ctx)
 
@@ -91,20 +91,20 @@ def import_source(
             for rec in parser.parse():
                 if check is not None:
                     check()
-                applier.add(rec)
+                writer.add(rec)
         else:
-            read_lines(parser, f, applier, Cursor(), final=True, progress=step, check=check)
+            read_lines(parser, f, writer, Cursor(), final=True, progress=step, check=check)
         done += size
         if progress is not None:
             progress(done, total)
-    applier.close()
+    writer.close()
     return result
 
 
 def read_lines(
     parser: FileParser,
     path: Path,
-    applier: Applier,
+    writer: RecordWriter,
     cursor: Cursor,
     *,
     final: bool,
@@ -122,10 +122,10 @@ def read_lines(
             if check is not None:
                 check()
             if isinstance(item, Problem):
-                applier.add(item)
+                writer.add(item)
                 continue
             if isinstance(item, SkippedLine):
-                applier.add(item.problem)
+                writer.add(item.problem)
                 cursor.offset, cursor.line = item.end, item.number + 1
                 continue
             read = True
@@ -133,20 +133,20 @@ def read_lines(
             try:
                 records = list(parser.feed(item))
             except Exception as exc:  # one odd line must not stop an import
-                applier.add(parser.problem(item.number, f"could not read this line ({exc!r})"))
+                writer.add(parser.problem(item.number, f"could not read this line ({exc!r})"))
                 continue
             for rec in records:
-                applier.add(rec)
-            applier.consumed(item.end - item.offset)
+                writer.add(rec)
+            writer.consumed(item.end - item.offset)
             if progress is not None and item.end >= next_report:
                 progress(item.end - start)
                 next_report = item.end + PROGRESS_EVERY
     except OSError as exc:
-        applier.add(Problem(str(path), cursor.line, f"cannot read: {exc.strerror or exc}"))
+        writer.add(Problem(str(path), cursor.line, f"cannot read: {exc.strerror or exc}"))
     except Unsafe as exc:  # a link or FIFO found by a walk, or swapped in since
-        applier.add(Problem(str(path), 0, f"{exc.message}; skipped"))
+        writer.add(Problem(str(path), 0, f"{exc.message}; skipped"))
     for rec in parser.finish(final):
-        applier.add(rec)
+        writer.add(rec)
     return read
 
 

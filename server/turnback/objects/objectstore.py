@@ -169,7 +169,7 @@ class ObjectStore:
         by the next checkpoint and never stored again (tests/reliability/
         test_redteam_packs_stale.py). One ``stat`` a pack a batch: 11-22 packs, 2-4 us each,
         in an at-once checkpoint after a rewind (whose files are all stored already), none
-        in most others (bench/redteam8_pack_looks.py).
+        in most others (bench/probes/objects/redteam8_pack_looks.py).
         """
         loc = self.packs.locate(name)
         if loc is None:

@@ -50,7 +50,8 @@ IDX_MAGIC = b"TBIDX1\n"
 # smaller blocks make reads cheaper at some cost in ratio. A rewind's targets are mostly
 # originals from the first checkpoint's pack, one cold block each: on SPEC's workspace a
 # cold read costs 0.08 ms of CPU with 64 KiB blocks against 0.14-0.18 ms with 256 KiB, for
-# a store 5.7% larger (133.3 MB against 126.1; bench/block_size.py, bench/RESULTS.md).
+# a store 5.7% larger (133.3 MB against 126.1; bench/probes/objects/block_size.py,
+# bench/RESULTS.md).
 # Packs written with other sizes (256 KiB, 1 MiB before) read the same. 32 KiB cut an at-once
 # rewind's reads by 31% of their instructions (rewind26) but made the store after a first
 # checkpoint and 100 x 10 files larger than shadow git's .git by apparent size (141.7 MB

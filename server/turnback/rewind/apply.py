@@ -908,7 +908,8 @@ class Applier:
         """Give the regular file ``name`` a second, temporary name before a rename replaces
         it, so the rename does not free its blocks: on ext4 freeing a replaced file's
         blocks was most of a rename's cost, 0.79 ms a file against 0.05 ms this way
-        (medians, load 9.7, bench/rename_replaced.py; the unlink comes later, ``release``).
+        (medians, load 9.7, bench/probes/rewind/rename_replaced.py; the unlink comes later,
+        ``release``).
         None, and a plain rename, where there is no such file or no hard link (FAT, a full
         link count): the same result either way (a file system found to make none,
         ``fs/hardlinks``, is not tried again); and with folders reached by path

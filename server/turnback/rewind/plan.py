@@ -60,17 +60,20 @@ class Plan:
         """The plan that puts ``paths`` (default: all of them) back as they were before."""
         back = Plan()
         for p in self.paths() if paths is None else paths:
-            was, now = self.before.get(p), self.target(p)
-            back.before[p] = now
-            if was is None:
-                if now is not None:
-                    back.remove.append(p)
-            elif now is None:
-                back.create[p] = was
-            else:
-                back.write[p] = was
+            back.take(p, self.target(p), self.before.get(p))
         back.order_removals()
         return back
+
+    def take(self, path: str, now: Entry | None, wanted: Entry | None) -> None:
+        """Plan ``path`` from what it holds (``now``) to ``wanted`` (None: no file)."""
+        self.before[path] = now
+        if wanted is None:
+            if now is not None:
+                self.remove.append(path)
+        elif now is None:
+            self.create[path] = wanted
+        else:
+            self.write[path] = wanted
 
     def order_removals(self) -> None:
         """The removals deepest first, then by name: a folder's files go before it, and
@@ -148,7 +151,6 @@ def diff_plan(trees: TreeReader, current: str, target: str, sel: list[str] | Non
     checkpoint does not matter).
     """
     plan = Plan()
-    removed: set[str] = set()
     if sel is None:
         items = list(diff_trees(trees, current, target))
     else:
@@ -164,15 +166,7 @@ def diff_plan(trees: TreeReader, current: str, target: str, sel: list[str] | Non
             fb = None if b_dir else b
             if fa != fb:
                 items.append((p, fa, fb))
-    for path, old, new in items:
-        plan.before[path] = old
-        if new is None:
-            if path not in removed:
-                removed.add(path)
-                plan.remove.append(path)
-        elif old is None:
-            plan.create[path] = new
-        else:
-            plan.write[path] = new
+    for path, old, new in dict.fromkeys(items):  # selections that overlap: each path once
+        plan.take(path, old, new)
     plan.order_removals()
     return plan

@@ -342,9 +342,9 @@ def _then_warm(after: Callable[[Store], object] | None) -> Callable[[Store], obj
             after(store)
         started = time.perf_counter()
         # Garbage cycles pending at the freeze below would be frozen for good (never
-        # collected: 10,854 objects after 50 walks, bench/redteam5_freeze.py): collected
-        # here, before the trees are read, while the collector has little to walk (at
-        # 42,000 folders: after the read, ~100 ms more of the folder's write lock)
+        # collected: 10,854 objects after 50 walks, bench/probes/memory/redteam5_freeze.py):
+        # collected here, before the trees are read, while the collector has little to walk
+        # (at 42,000 folders: after the read, ~100 ms more of the folder's write lock)
         gc.collect()
         read = store.warm_trees()
         if read:

@@ -25,7 +25,7 @@ walk, so the walk re-lists every folder with an event on the child's watch since
 elsewhere, no records) and the child waits for the walk's job as before.
 
 ``TURNBACK_START_WORKER=0`` leaves it out, ``TURNBACK_START_WORKER=idle`` keeps it
-waiting for the walk's job (both for measuring, bench/startup_walks.py).
+waiting for the walk's job (both for measuring, bench/probes/server/startup_walks.py).
 """
 
 from __future__ import annotations

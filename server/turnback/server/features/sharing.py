@@ -18,7 +18,7 @@ def register(ls: TurnbackServer) -> None:
     @ls.feature(methods.PUSH_HISTORY)
     @rpc_method(methods.PUSH_HISTORY)
     async def push_history(ls: TurnbackServer, params: Any) -> JSON:
-        from ...sharing.sharing import push  # here: detect-secrets loads only when pushing
+        from ...sharing.operations import push  # here: detect-secrets loads only when pushing
 
         p = Params(params, methods.PUSH_HISTORY)
         folder = await ls.folder(p.string("folder"), methods.PUSH_HISTORY)
@@ -39,7 +39,7 @@ def register(ls: TurnbackServer) -> None:
     @ls.feature(methods.PULL_HISTORY)
     @rpc_method(methods.PULL_HISTORY)
     async def pull_history(ls: TurnbackServer, params: Any) -> JSON:
-        from ...sharing.sharing import pull
+        from ...sharing.operations import pull
 
         p = Params(params, methods.PULL_HISTORY)
         folder = await ls.folder(p.string("folder"), methods.PULL_HISTORY)
