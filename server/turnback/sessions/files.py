@@ -277,6 +277,10 @@ class FileSessions:
         except OSError as exc:
             if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
                 raise
+            if isinstance(store_root, PathFolder):
+                # by path, the root replaced is refused with the same ELOOP as a link at
+                # ``sessions``: told as replaced, never followed as a named store's link
+                _still_held(store_root)
         else:
             if isinstance(store_root, PathFolder):
                 try:

@@ -119,8 +119,9 @@ class CheckpointOps(SessionOps):
                     # go to (opened once, kept to the commit), not by path: a store
                     # replaced before this call got ``sessions/`` and the lock made there
                     folders = open_record_folders(self._root_held, self.backend, sid)
-                except (OSError, TurnbackError):
-                    return None  # ``checkpoint`` says what is wrong
+                except (OSError, NotFound, LinkedInStore):
+                    return None  # ``checkpoint`` says what is wrong (a replaced store:
+                    # ``Conflict``, raised as the root's look after the scan raises it)
                 with folders:
                     return self._checkpoint_at_once(label, session_id, auto, dirty, folders)
         except PastBound:
