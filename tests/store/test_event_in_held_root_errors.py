@@ -109,7 +109,7 @@ def test_a_root_replaced_by_path_is_said_to_be(tmp_path: Path, then: str) -> Non
 
         held.child = child_then  # type: ignore[method-assign]
         with pytest.raises(Conflict, match="was replaced") as caught:
-            store.append(sid, "note", {"n": 1}, store_root=held)
+            store.append(sid, "note", {"n": 1}, sessions=store.backend.sessions_in(held, sid))
         assert str(store.root) in str(caught.value)
         assert (tmp_path / "moved" / "sessions" / f"{sid}.jsonl").read_bytes() == before
         if then == "another folder there":

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from turnback import Store
+from turnback.store.record_folders import open_record_folders
 
 
 def _scratch() -> Path:
@@ -87,12 +88,8 @@ def _appender(ws: str, st: str, sid: str, held: bool, n: int) -> None:
     with Store.open(Path(ws), store_dir=Path(st)) as s:
         for i in range(n):
             if held:  # as a checkpoint's event: the lock opened relative to the held root
-                root = s._root_held.folder()
-                try:
-                    s.append(sid, "note", {"held": held, "i": i}, store_root=root)
-                finally:
-                    if root is not None:
-                        root.close()
+                with open_record_folders(s._root_held, s.backend, sid) as folders:
+                    s.append(sid, "note", {"held": held, "i": i}, sessions=folders.sessions)
             else:  # as the CLI's append: the lock opened by its path
                 s.append(sid, "note", {"held": held, "i": i})
 

@@ -39,6 +39,9 @@ class HeldFolder:
         except OSError:
             self._fd = None
             return
+        # the held folder's (device, inode), kept: an open descriptor's never changes, so
+        # each look is one ``stat`` of the path (it was a ``stat`` and an ``fstat``)
+        self._ident = identity(os.fstat(self._fd))
         # closed when dropped unclosed too (a Store never closed): no descriptor kept for it
         self._closer = weakref.finalize(self, os.close, self._fd)
 
@@ -50,12 +53,12 @@ class HeldFolder:
             with self._using:
                 if self._fd is None:
                     return False
-                now, was = os.stat(self.path), os.fstat(self._fd)
+                now = os.stat(self.path)
         except OSError as exc:
             if exc.errno not in _NOTHING_THERE:
                 self.unreadable = exc
             return True
-        return (now.st_dev, now.st_ino) != (was.st_dev, was.st_ino)
+        return identity(now) != self._ident
 
     def folder(self) -> Folder | None:
         """The held folder, for a write that must land in the folder ``replaced`` looked at,
@@ -69,7 +72,7 @@ class HeldFolder:
                 return None
             if DESCRIPTORS:
                 return FdFolder(os.dup(self._fd), str(self.path))
-            return PathFolder(str(self.path), identity(os.fstat(self._fd)))
+            return PathFolder(str(self.path), self._ident)
 
     def close(self) -> None:
         with self._using:

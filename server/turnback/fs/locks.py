@@ -229,21 +229,23 @@ def file_lock(path: Path, timeout: float = 30.0, *, folder: Folder | None = None
     return FileLock(str(path) + ".lock", timeout, folder)
 
 
-def file_lock_free(path: Path) -> bool:
+def file_lock_free(path: Path, folder: Folder | None = None) -> bool:
     """Whether ``file_lock(path)`` would be taken at once now (taken and let go): for a
     caller that must not wait (the server's event loop) to decline before it writes
     anything. Another process may take it right after; that window is microseconds,
-    not the whole time a stopped holder keeps it."""
-    with try_rw_lock(Path(str(path) + ".lock"), exclusive=True) as held:
+    not the whole time a stopped holder keeps it. ``folder``: as ``file_lock``'s."""
+    with try_rw_lock(Path(str(path) + ".lock"), exclusive=True, folder=folder) as held:
         return held
 
 
 @contextmanager
-def try_rw_lock(path: Path, *, exclusive: bool) -> Iterator[bool]:
+def try_rw_lock(path: Path, *, exclusive: bool,
+                folder: Folder | None = None) -> Iterator[bool]:
     """``rw_lock`` taken only if it is free now: yields whether it is held. For work that
     may be left to a later process (merging the object logs) and must never make a
-    caller wait behind a writer or a gc."""
-    fd = _open_lock_file(str(path))
+    caller wait behind a writer or a gc. ``folder``: the folder holding the lock file,
+    open (the caller's): its name opened there, not by path."""
+    fd = _open_lock_file(str(path), folder)
     try:
         held = backend().try_lock(fd, exclusive)
         try:

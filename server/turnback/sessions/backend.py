@@ -30,9 +30,10 @@ class SessionBackend(Protocol):
     def exists(self, session_id: str) -> bool: ...
     def missing(self, session_id: str, hint: str = "") -> TurnbackError: ...
     def ids(self) -> list[str]: ...
+    def sessions_in(self, store_root: Folder, session_id: str) -> Folder | None: ...
     def append(self, session_id: str, make: EventFactory, *, need_ids: bool = False,
-               fsync: bool = False, store_root: Folder | None = None) -> list[Event]: ...
-    def append_free_now(self, session_id: str) -> bool: ...
+               fsync: bool = False, sessions: Folder | None = None) -> list[Event]: ...
+    def append_free_now(self, session_id: str, sessions: Folder | None = None) -> bool: ...
     def set_head(self, session_id: str, event_id: str) -> None: ...
     def update_meta(self, session_id: str, meta: dict[str, str]) -> None: ...
     def load(self, session_id: str) -> SessionLog: ...
@@ -74,9 +75,13 @@ class MemorySessions:
         with self._lock:
             return list(self._logs)
 
+    def sessions_in(self, store_root: Folder, session_id: str) -> Folder | None:
+        """None: no folder holds a memory session."""
+        return None
+
     def append(self, session_id: str, make: EventFactory, *, need_ids: bool = False,
-               fsync: bool = False, store_root: Folder | None = None) -> list[Event]:
-        with self._lock:  # ``store_root``: no folder holds a memory session
+               fsync: bool = False, sessions: Folder | None = None) -> list[Event]:
+        with self._lock:  # ``sessions``: no folder holds a memory session
             log = self._get(session_id)
             ids = {e.id for e in log.events} if need_ids else None
             events = make(log.head, ids)
@@ -85,7 +90,7 @@ class MemorySessions:
                 log.head = events[-1].id
             return events
 
-    def append_free_now(self, session_id: str) -> bool:
+    def append_free_now(self, session_id: str, sessions: Folder | None = None) -> bool:
         """Always: nothing outside this process holds a memory session."""
         return True
 

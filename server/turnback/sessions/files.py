@@ -78,7 +78,7 @@ def _still_held(store_root: PathFolder) -> None:
             raise
         raise Conflict(
             f"the store {store_root.path} was replaced (made again, restored or moved) while "
-            "this process was using it; the session event was not written. Run the command "
+            "this process was using it; nothing was written in it. Run the command "
             "again (in an editor: reload its window)") from None
 
 
@@ -250,37 +250,45 @@ class FileSessions:
             os.fsync(fd)
 
     def append(self, session_id: str, make: EventFactory, *, need_ids: bool = False,
-               fsync: bool = False, store_root: Folder | None = None) -> list[Event]:
-        """``store_root``: the store's root, open (the caller's; not with ``need_ids``): the
-        session's file, its lock and its last line reached from there, not by path, so the
-        event goes into the store that root is (a checkpoint's, after its record: a copy
-        of the store put at its path got the event, naming a record it lacks)."""
-        if store_root is not None:
-            if need_ids:
-                raise ValueError("need_ids reads by path: not with store_root")
-            folder = self._sessions_in(store_root, session_id)
-            if folder is None:  # a link the user put in a store they named: by path
-                return self._append_in(session_id, make, fsync, None)
-            with folder:
-                if isinstance(store_root, PathFolder):  # looked at by path: the root still
-                    _still_held(store_root)  # the held one after, so ``folder`` is its own
-                return self._append_in(session_id, make, fsync, folder)
-        return self._append_in(session_id, make, fsync, None, need_ids=need_ids)
+               fsync: bool = False, sessions: Folder | None = None) -> list[Event]:
+        """``sessions``: the session's folder, open (the caller's, from ``sessions_in``; not
+        with ``need_ids``): the session's file, its lock and its last line reached there,
+        not by path, so the event goes into the store whose root that folder was opened
+        in (a checkpoint's: a copy of the store put at its path got the event, naming a
+        record it lacks)."""
+        if sessions is not None and need_ids:
+            raise ValueError("need_ids reads by path: not with sessions")
+        return self._append_in(session_id, make, fsync, sessions, need_ids=need_ids)
 
-    def _sessions_in(self, store_root: Folder, session_id: str) -> Folder | None:
-        """``sessions/`` opened in ``store_root``, refused as by path (``missing``): none
+    def sessions_in(self, store_root: Folder, session_id: str) -> Folder | None:
+        """``sessions/`` opened in ``store_root`` (the caller's, open), for ``append`` and
+        ``append_free_now``; the caller closes it. Refused as by path (``missing``): none
         there is no session (``NotFound``), a link or a file put in its place is
         ``LinkedInStore`` naming it, never the system's bare "Not a directory". None for
         a link to a folder in a store the user named (``--store``, never listed in
         ``storeroots``): links in its layout are their choice, followed by path as
-        before ``trust32`` (refused, every checkpoint's event failed after its record)."""
+        before ``trust32`` (refused, every checkpoint's event failed after its record).
+        Folders by path (``PathFolder``): the root's path looked at again once
+        ``sessions/`` is reached, so that folder is the held root's own."""
         try:
-            return store_root.child(self.root.name)
+            folder = store_root.child(self.root.name)
         except FileNotFoundError:
             raise self.missing(session_id, _START_ONE) from None
         except OSError as exc:
             if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
                 raise
+            if isinstance(store_root, PathFolder):
+                # by path, the root replaced is refused with the same ELOOP as a link at
+                # ``sessions``: told as replaced, never followed as a named store's link
+                _still_held(store_root)
+        else:
+            if isinstance(store_root, PathFolder):
+                try:
+                    _still_held(store_root)
+                except BaseException:
+                    folder.close()
+                    raise
+            return folder
         if storeroots.find(self.path(session_id)) is None and self.root.is_dir():
             return None
         raise LinkedInStore(
@@ -313,10 +321,13 @@ class FileSessions:
                 self._ids[session_id] = (st.st_ino, st.st_size, ids)
         return events
 
-    def append_free_now(self, session_id: str) -> bool:
+    def append_free_now(self, session_id: str, sessions: Folder | None = None) -> bool:
         """Whether ``append`` would take the session's file lock at once (another process
-        appending, or one stopped while holding it, would make it wait up to 30 s)."""
-        return file_lock_free(self.path(session_id))
+        appending, or one stopped while holding it, would make it wait up to 30 s).
+        ``sessions``: the session's folder, open (``sessions_in``): the lock opened there,
+        not by path (where a replaced store's path leads, it made ``sessions/`` and the
+        lock file)."""
+        return file_lock_free(self.path(session_id), folder=sessions)
 
     def _event_ids_locked(self, session_id: str, path: Path) -> set[str]:
         """The session's event ids, reading only what was appended since the last call."""

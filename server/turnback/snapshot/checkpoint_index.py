@@ -44,13 +44,8 @@ def bad_ids(cp: Checkpoint) -> str | None:
 
 
 class CheckpointIndex:
-    def __init__(self, path: Path, mended: Path | None = None,
-                 folder: Callable[[], Folder | None] | None = None) -> None:
+    def __init__(self, path: Path, mended: Path | None = None) -> None:
         self.path = path
-        # the folder holding ``path`` as the store last looked at it (``HeldFolder.folder``):
-        # a record is appended there, not by path, so a store replaced after that look
-        # gets no line (redteam38); None (or its None): by path
-        self._folder = folder
         # the mark of the last whole repair (``_mended_through``): the damaged lines it
         # covered stay in this append-only file, and made every later process repair again
         self.mended = mended
@@ -146,21 +141,15 @@ class CheckpointIndex:
             return list(self._cache)
 
     def add(self, cp: Checkpoint, *, fsync: bool, folder: Folder | None = None) -> None:
-        """Append ``cp``'s record (and take its lock) in ``folder`` when given (open, the
-        caller's: one held root for the record and what follows it), else in the
-        store's held root (opened and closed here), else by path."""
-        if folder is not None:
-            append_lines(self.path, [cp.to_json()], fsync=fsync, folder=folder)
-            return
-        own = self._folder() if self._folder is not None else None
-        try:
-            append_lines(self.path, [cp.to_json()], fsync=fsync, folder=own)
-        finally:
-            if own is not None:
-                own.close()
+        """Append ``cp``'s record (and take its lock) in ``folder``: the folder holding the
+        file as the store last looked at it (the caller's, open: a ``dup`` of the held
+        root, ``HeldFolder.folder``), so a store replaced after that look gets no line
+        (redteam38); None (none held: Windows; a caller with no store) by path."""
+        append_lines(self.path, [cp.to_json()], fsync=fsync, folder=folder)
 
     def restore(self, logged: Callable[[Callable[[bytes], bool], bool], Iterable[bytes]],
-                stored: Callable[[str], bool], *, fsync: bool, every: bool = False) -> int:
+                stored: Callable[[str], bool], *, fsync: bool, every: bool = False,
+                folder: Callable[[], Folder | None] = lambda: None) -> int:
         """Append the logged records whose id no line holds, nor a drop: lines a crash
         took from the file's unsynced tail after their log frames were on disk.
         ``logged(missing, every)`` yields the records ``missing`` asks for
@@ -168,7 +157,10 @@ class CheckpointIndex:
         must be ``stored``; one that fails is left out (fsck names the log frame if its
         bytes are damaged). ``every``: a repair, each log read whole (lines lost from the
         file's middle; also when a line of its last ``TAIL_BYTES`` is damaged); what it
-        put back is counted in ``repaired``. Returns how many were appended."""
+        put back is counted in ``repaired``. Returns how many were appended. ``folder``
+        opens the folder to append them in (as ``add``'s; called only when there are
+        records to put back, closed here): the held root, so records read from the
+        logs of the store that was opened never go into one put at its path since."""
         tail = self._tail_ids()  # the whole file read only for a record not among its lines
         if tail is None:
             every, tail = True, set()
@@ -217,7 +209,12 @@ class CheckpointIndex:
             found.sort(key=lambda f: f[0].ts)
             # the record as its writer wrote it: a key this version does not know (a newer
             # Turnback's, which readers ignore) is put back with the rest
-            append_lines(self.path, [v for _, v in found], fsync=fsync)
+            into = folder()
+            try:
+                append_lines(self.path, [v for _, v in found], fsync=fsync, folder=into)
+            finally:
+                if into is not None:
+                    into.close()
             if every:
                 self.repaired += len(found)
         if covered is not None:
@@ -333,6 +330,8 @@ class CheckpointIndex:
         return cp.tree if bad_ids(cp) is None else None
 
     def drop(self, ids: list[str], *, fsync: bool) -> None:
+        """Drop lines for ``ids`` (retention, ``store/gc.py``), by path as every other step
+        of a gc: the gc refuses a store replaced under its process first."""
         if ids:
             append_lines(self.path, [{"type": "drop", "id": i} for i in ids], fsync=fsync)
 

@@ -26,6 +26,7 @@ from ..objects.trees import DIR, LINK, MAX_DEPTH, Entry, Tree, is_executable
 from ..snapshot import changes as changes_mod
 from ..snapshot.checkpoint_index import bad_ids as _bad_record
 from ..snapshot.nodes import PastBound, Progress, ScanResult
+from .record_folders import RecordFolders, open_record_folders
 from .session_ops import HEAD, WORKSPACE_SESSION, SessionOps, _Head
 from .state import replaced_while_recorded
 
@@ -110,24 +111,42 @@ class CheckpointOps(SessionOps):
             return None
         try:
             with try_rw_lock(self.root / "locks" / "gc", exclusive=False) as held:
-                # the checkpoint's event takes the session's file lock, waiting up to
-                # 30 s for another process (one stopped holding it: ^Z on an append)
-                if not held or not self.backend.append_free_now(session_id or WORKSPACE_SESSION):
+                if not held:
                     return None
-                if self._gc_generation() != self._gc_seen:
-                    return None  # a gc since (any process's): the scan would walk it all
-                # the scan's own look at each changed path bounds it (``NOW_BYTES``, no
-                # folder listed whole, no walk) and sizes its read: one ``lstat`` a path,
-                # and a file grown after it is read only as far as it was admitted
-                # ``checked``: the mark was just looked at, under the gc lock held since;
-                # the scan's own ``_check_gc`` would read it again. The root is looked at
-                # once, after the scan, before the commit (``_checkpoint_held``; trust29)
-                return self._checkpoint_held(label, session_id, auto, dirty, None, True,
-                                             bound=NOW_BYTES, checked=True)
+                sid = session_id or WORKSPACE_SESSION
+                try:
+                    # the session's lock looked at in the folders its record and event
+                    # go to (opened once, kept to the commit), not by path: a store
+                    # replaced before this call got ``sessions/`` and the lock made there
+                    folders = open_record_folders(self._root_held, self.backend, sid)
+                except (OSError, NotFound, LinkedInStore):
+                    return None  # ``checkpoint`` says what is wrong (a replaced store:
+                    # ``Conflict``, raised as the root's look after the scan raises it)
+                with folders:
+                    return self._checkpoint_at_once(label, session_id, auto, dirty, folders)
         except PastBound:
             return None
         finally:
             self._mutex.release()
+
+    def _checkpoint_at_once(self, label: str | None, session_id: str | None, auto: bool,
+                            dirty: frozenset[str], folders: RecordFolders
+                            ) -> Checkpoint | None:
+        """``checkpoint_now``'s checkpoint, under its mutex and gc lock, in ``folders``."""
+        # the checkpoint's event takes the session's file lock, waiting up to 30 s for
+        # another process (one stopped holding it: ^Z on an append)
+        if not self.backend.append_free_now(session_id or WORKSPACE_SESSION, folders.sessions):
+            return None
+        if self._gc_generation() != self._gc_seen:
+            return None  # a gc since (any process's): the scan would walk it all
+        # the scan's own look at each changed path bounds it (``NOW_BYTES``, no folder
+        # listed whole, no walk) and sizes its read: one ``lstat`` a path, and a file grown
+        # after it is read only as far as it was admitted. ``checked``: the mark was just
+        # looked at, under the gc lock held since; the scan's own ``_check_gc`` would read
+        # it again. The root is looked at once, after the scan, before the commit
+        # (``_checkpoint_held``; trust29)
+        return self._checkpoint_held(label, session_id, auto, dirty, None, True,
+                                     bound=NOW_BYTES, checked=True, folders=folders)
 
     def _check_checkpoint_args(self, label: str | None, session_id: str | None) -> None:
         if session_id is not None:
@@ -139,13 +158,14 @@ class CheckpointOps(SessionOps):
 
     def _checkpoint_held(self, label: str | None, session_id: str | None, auto: bool,
                          dirty: Iterable[str] | None, progress: Progress | None,
-                         save_later: bool, bound: int | None = None, checked: bool = False
-                         ) -> Checkpoint:
+                         save_later: bool, bound: int | None = None, checked: bool = False,
+                         folders: RecordFolders | None = None) -> Checkpoint:
         """The checkpoint itself; the caller holds the mutex and the gc lock. ``bound``:
         the scan's (``Scanner.scan``); ``PastBound`` with nothing done past it.
         ``checked``: the caller found no gc since the last scan under the gc lock it
         still holds (``_snapshot``). The root is looked at here, after the scan, for
-        every caller."""
+        every caller. ``folders``: where the record and event go (the caller's, open),
+        else opened in ``_commit_checkpoint``."""
         res, skipped = self._snapshot(dirty, progress, bound, checked)
         # the root looked at again before the commit: a store named with ``--store`` is
         # written by path, and one replaced during a scan that met no missing object
@@ -159,8 +179,8 @@ class CheckpointOps(SessionOps):
             raise replaced
         try:
             cp = self._commit_checkpoint(
-                res.tree, label, session_id, auto, res.files, res.bytes, skipped
-            )
+                res.tree, label, session_id, auto, res.files, res.bytes, skipped,
+                folders=folders)
         except BaseException:
             self._statcache.discard()
             self._scan_base = None
@@ -374,6 +394,7 @@ class CheckpointOps(SessionOps):
         nbytes: int, skipped: list[JSON], *, partial: bool = False,
         absent: list[str] | None = None, parent: str | _Head | None = HEAD,
         ts: str | None = None, cp_id: str | None = None,
+        folders: RecordFolders | None = None,
     ) -> Checkpoint:
         """Append the checkpoint's record (fsynced per policy) and its session event.
 
@@ -381,33 +402,42 @@ class CheckpointOps(SessionOps):
         one log frame, synced per policy; its line in ``checkpoints.jsonl`` then needs no
         wait of its own: a crash that loses it there is made whole from the log at the
         next open (``CheckpointIndex.restore``). (A rewind's safety checkpoint syncs its
-        frame with its journal instead: ``RewindOps._commit_safety``.)"""
+        frame with its journal instead: ``RewindOps._commit_safety``.) ``folders``: where
+        the record and event go, open (``checkpoint_now``'s); else opened here, before the
+        log frame: a ``sessions/`` removed or swapped since the look is refused with
+        nothing of the checkpoint written (not even the frame, which the next open would
+        put back as a record without its event)."""
         cp = self._new_checkpoint(tree, label, session_id, auto, files, nbytes, skipped,
                                   partial=partial, absent=absent, ts=ts, cp_id=cp_id)
-        logged = self.objects.commit(dumps(cp.to_json()), fsync=self.config.fsync_commits)
+        own = None
+        if folders is None:
+            assert cp.session_id is not None
+            folders = own = open_record_folders(self._root_held, self.backend, cp.session_id)
         try:
-            self._record(cp, parent, fsync=self.config.fsync_commits and not logged)
-        except (OSError, TurnbackError) as exc:
-            # a store replaced since the look: what the record's or the event's step met
-            # at the path (a link, no session) is not what happened (redteam40). Looked
-            # at only on a failure: no system call on the way that succeeds
-            if not self._root_held.replaced() or self._root_held.unreadable is not None:
-                raise
-            raise replaced_while_recorded(self.root, cp.id) from exc
+            logged = self.objects.commit(dumps(cp.to_json()), fsync=self.config.fsync_commits)
+            try:
+                self._record(cp, parent, folders, fsync=self.config.fsync_commits and not logged)
+            except (OSError, TurnbackError) as exc:
+                # a store replaced since the look: what the record's or the event's step
+                # met at the path (a link, no session) is not what happened (redteam40).
+                # Looked at only on a failure: no system call on the way that succeeds
+                if not self._root_held.replaced() or self._root_held.unreadable is not None:
+                    raise
+                raise replaced_while_recorded(self.root, cp.id) from exc
+        finally:
+            if own is not None:
+                own.close()
         return cp
 
-    def _record(self, cp: Checkpoint, parent: str | _Head | None, *, fsync: bool) -> None:
-        """``cp``'s record, its lock and its session event, all through one ``dup`` of the
-        held root (``HeldFolder.folder``): into the store whose root was looked at,
-        wherever its path leads now (a store replaced after the look got the lock file,
-        or, a copy, the event naming a record it lacks). None held (Windows): by path."""
-        root = self._root_held.folder()
-        try:
-            self.index.add(cp, fsync=fsync, folder=root)
-            self._checkpoint_event(cp, parent, root)
-        finally:
-            if root is not None:
-                root.close()
+    def _record(self, cp: Checkpoint, parent: str | _Head | None, folders: RecordFolders,
+                *, fsync: bool) -> None:
+        """``cp``'s record, its lock and its session event, all in ``folders``: one ``dup``
+        of the held root (``HeldFolder.folder``) and the session's folder opened there,
+        into the store whose root was looked at, wherever its path leads now (a store
+        replaced after the look got the lock file, or, a copy, the event naming a record
+        it lacks). None held (Windows): by path."""
+        self.index.add(cp, fsync=fsync, folder=folders.root)
+        self._checkpoint_event(cp, parent, folders.sessions)
 
     def _new_checkpoint(
         self, tree: str, label: str | None, session_id: str | None, auto: bool, files: int,
@@ -422,15 +452,15 @@ class CheckpointOps(SessionOps):
                           sid, f"cp-{cid}", auto, partial, files, nbytes, skipped, absent or [])
 
     def _checkpoint_event(self, cp: Checkpoint, parent: str | _Head | None,
-                          store_root: Folder | None = None) -> None:
+                          sessions: Folder | None) -> None:
         """The session event that says ``cp`` was taken (its id ``cp.event_id``);
-        ``store_root``: the store's root, open (``_record``), else by path."""
+        ``sessions``: its session's folder, open (``RecordFolders``), else by path."""
         assert cp.session_id is not None and cp.event_id is not None
         self.append(cp.session_id, Kind.CHECKPOINT,
                     {"checkpoint": cp.id, "label": cp.label, "auto": cp.auto,
                      "files": cp.files, "bytes": cp.bytes, "partial": cp.partial,
                      "skipped": len(cp.skipped)},
-                    parent=parent, ts=cp.ts, event_id=cp.event_id, store_root=store_root)
+                    parent=parent, ts=cp.ts, event_id=cp.event_id, sessions=sessions)
 
     def import_checkpoint(
         self,
@@ -509,11 +539,12 @@ class CheckpointOps(SessionOps):
                     raise InvalidInput(f"pulled checkpoint {cp.id[:80]!r}: {_bad_record(cp)}")
                 self._refuse_reserved(self._new_paths(cp.tree, checked),
                                       "pulled checkpoint path")
-            for cp in records:
-                if self.index.get(cp.id) is not None:
-                    continue
-                self.index.add(cp, fsync=self.config.fsync_commits)
-                out.append(cp)
+            with RecordFolders(self._root_held.folder(), None) as held:  # as a checkpoint's
+                for cp in records:
+                    if self.index.get(cp.id) is not None:
+                        continue
+                    self.index.add(cp, fsync=self.config.fsync_commits, folder=held.root)
+                    out.append(cp)
             return out
 
     def _write_nested(self, nested: dict[str, Any]) -> str:

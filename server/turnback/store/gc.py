@@ -110,6 +110,13 @@ def collect(store: StoreState, *, dry_run: bool = False, keep_last: int | None =
     keep_days = cfg.keep_days if keep_days is None else keep_days
     quota_bytes = cfg.quota_bytes if quota_bytes is None else quota_bytes
     with rw_lock(store.root / "locks" / "gc", exclusive=True):
+        # a store replaced under this process (restored, made again, a copy moved in) is
+        # not collected: every step below reaches the store by path (its listing, the
+        # drop lines, the objects removed), and this process's caches (pack indexes, the
+        # checkpoints read) are the moved store's. One ``stat``, under the lock
+        replaced = store._replaced()
+        if replaced is not None:
+            raise replaced
         if not dry_run:
             # the logs are merged and removed below: every record they hold must be in
             # checkpoints.jsonl first (each log read whole: a line lost from the file's

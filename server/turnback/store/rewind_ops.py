@@ -40,7 +40,9 @@ from ..rewind import signing
 from ..rewind.oplog import APPLIED
 from ..snapshot import prescan
 from .checkpoint_ops import CheckpointOps, folder_gone
+from .record_folders import RecordFolders, open_record_folders
 from .session_ops import HEAD, _Head
+from .state import replaced_before_rewind
 
 # ``rewind.apply``, ``rewind.plan`` and ``fs.winnames`` are imported where a plan is made,
 # applied or checked: the checkpoints (the CLI's, a server's first) that open the store most
@@ -170,7 +172,8 @@ class RewindOps(CheckpointOps):
                 return RewindResult(sorted(plan.write), sorted(plan.create), plan.remove, None,
                                     True, mode, label_id)
             sid = session_id if session_id and self.backend.exists(session_id) else None
-            with rw_lock(self.root / "locks" / "gc", exclusive=False):
+            with rw_lock(self.root / "locks" / "gc", exclusive=False), \
+                    contextlib.ExitStack() as keep:
                 # the safety checkpoint is committed only once the rewind is known to go
                 # ahead: a refused rewind leaves nothing behind (and `latest~1` stays put)
                 res, skipped = self._snapshot(dirty, None)
@@ -190,41 +193,62 @@ class RewindOps(CheckpointOps):
                     self._prepared_skipped = skipped
                     raise
                 try:
+                    # its record, event and listing in one dup of the held root and the
+                    # session's folder opened there first, as a checkpoint's (``_record``)
+                    folders = keep.enter_context(open_record_folders(
+                        self._root_held, self.backend, sid or self._workspace_session()))
                     safety, frame = self._commit_safety(
                         res.tree, f"before {op} to {label_id}", sid, res.files, res.bytes,
-                        skipped)
-                except BaseException:
+                        skipped, folders)
+                except BaseException as exc:
                     self._statcache.discard()  # as in checkpoint()
                     self._scan_base = None
+                    if (isinstance(exc, (OSError, TurnbackError))
+                            and self._root_held.replaced()):
+                        # what the event met at the path (folders by path: no session)
+                        # is not what happened; looked at on a failure only (redteam40)
+                        raise replaced_before_rewind(self.root, None,
+                                                     self._root_held.unreadable) from exc
                     raise
                 sid = safety.session_id
                 assert sid is not None
-                prev_head = self.backend.head(sid)
-                op_id = new_id()
-                record = {
-                    "id": op_id, "op": op, "ts": now_iso(), "mode": mode,
-                    "checkpoint": label_id, "target": target_tree, "safety": safety.id,
-                    "paths": sel, "session": sid, "prevHead": prev_head,
-                    "toEvent": to_event if mode == "both" else None, "undoOf": undo_of,
-                    "plan": plan.to_json(),
-                }
-                with imported_late("turnback.rewind.apply"):
-                    from ..rewind.apply import Applier
-                applier = Applier(str(self.workspace), self.objects, False, op_id)
-                # one wait for the journal and the safety checkpoint: its log frame (which
-                # holds its record), or its record in checkpoints.jsonl when it went to a
-                # pack (its objects synced before); no file changes before it returns, and
-                # the files' contents are read meanwhile
+                replaced = False
                 try:
+                    # the root looked at again before the journal and the head's read, by
+                    # path: a store replaced since the scan's look gets no journal (nor
+                    # the rewind's later writes), and the workspace is not touched
+                    replaced = self._root_held.replaced()
+                    if replaced:
+                        raise replaced_before_rewind(self.root, safety.id,
+                                                     self._root_held.unreadable)
+                    prev_head = self.backend.head(sid)
+                    op_id = new_id()
+                    record = {
+                        "id": op_id, "op": op, "ts": now_iso(), "mode": mode,
+                        "checkpoint": label_id, "target": target_tree, "safety": safety.id,
+                        "paths": sel, "session": sid, "prevHead": prev_head,
+                        "toEvent": to_event if mode == "both" else None, "undoOf": undo_of,
+                        "plan": plan.to_json(),
+                    }
+                    with imported_late("turnback.rewind.apply"):
+                        from ..rewind.apply import Applier
+                    applier = Applier(str(self.workspace), self.objects, False, op_id)
+                    # one wait for the journal and the safety checkpoint: its log frame
+                    # (which holds its record), or its record in checkpoints.jsonl when it
+                    # went to a pack (its objects synced before); no file changes before
+                    # it returns, and the files' contents are read meanwhile
                     self.oplog.begin(
                         record, fsync=self.config.fsync_commits,
                         sync_with=frame[0] if frame is not None else [self.index.path],
                         sync_dirs=frame[1] if frame is not None else [],
                         meanwhile=functools.partial(applier.preload, plan))
                 except BaseException:
-                    if frame is not None:  # kept, as a checkpoint is: synced, then listed
+                    # kept, as a checkpoint is: synced, then listed; not where its frame's
+                    # path leads elsewhere (left in the frame, put back at the store's
+                    # next open if the frame reached the disk)
+                    if frame is not None and not replaced:
                         fsync_all(*frame)
-                        self.index.add(safety, fsync=False)
+                        self.index.add(safety, fsync=False, folder=folders.root)
                     self._cache_unsaved = True
                     raise
                 if frame is not None:
@@ -232,9 +256,14 @@ class RewindOps(CheckpointOps):
                     # frame (two files synced together may land one without the other);
                     # a cut that takes the line is made whole from the frame at the next
                     # open, before the journal is recovered
-                    self.index.add(safety, fsync=False)
+                    self.index.add(safety, fsync=False, folder=folders.root)
                 if finish_later:
                     self._cache_unsaved = True  # saved by finish_rewind, after the answer
+                elif self._root_held.replaced():
+                    # the safety checkpoint went into the store looked at; its stat cache,
+                    # saved by path, would go into what is at the path now (as a
+                    # checkpoint's, ``_checkpoint_held``)
+                    self._statcache.discard()
                 else:
                     # after the wait: the stat cache names objects of the frame
                     self.scanner.save_cache()
@@ -265,20 +294,21 @@ class RewindOps(CheckpointOps):
 
     def _commit_safety(
         self, tree: str, label: str, session_id: str | None, files: int, nbytes: int,
-        skipped: list[JSON],
+        skipped: list[JSON], folders: RecordFolders,
     ) -> tuple[Checkpoint, tuple[list[Path], list[Path]] | None]:
         """A rewind's safety checkpoint, not yet durable: its held objects and record
         written as one log frame, unsynced, and its session event; with the files and
         folders whose sync makes the frame durable, to be synced with the journal and only
         then listed in ``checkpoints.jsonl`` (the caller). None for those when there was
         no frame (nothing new held, or a pack: its objects were synced here): the record
-        is then appended now, unsynced, and synced with the journal."""
+        is then appended now, unsynced, and synced with the journal. Record and event in
+        ``folders`` (the caller's, open: it lists the record there after the journal)."""
         cp = self._new_checkpoint(tree, label, session_id, True, files, nbytes, skipped)
         frame = self.objects.commit_unsynced(dumps(cp.to_json()),
                                              fsync=self.config.fsync_commits)
         if frame is None:
-            self.index.add(cp, fsync=False)
-        self._checkpoint_event(cp, HEAD)
+            self.index.add(cp, fsync=False, folder=folders.root)
+        self._checkpoint_event(cp, HEAD, folders.sessions)
         return cp, frame
 
     def finish_rewind(self) -> None:

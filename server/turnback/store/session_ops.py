@@ -139,11 +139,11 @@ class SessionOps(StoreState):
         ts: str | None = None,
         event_id: str | None = None,
         fsync: bool = False,
-        store_root: Folder | None = None,
+        sessions: Folder | None = None,
     ) -> Event:
         """Append one event; ``parent`` defaults to the head (decided under the file lock).
-        ``store_root``: the store's root, open (the caller's): the session reached from
-        there, not by path (``FileSessions.append``)."""
+        ``sessions``: the session's folder, open (the caller's, ``backend.sessions_in``):
+        the session reached there, not by path (``FileSessions.append``)."""
         self.finish_rewind()
         check_id(session_id, "session id")
         if not isinstance(kind, str) or not kind or len(kind) > 64:
@@ -159,7 +159,7 @@ class SessionOps(StoreState):
             p = head if isinstance(parent, _Head) else parent
             return [Event(eid, session_id, p, ts or now_iso(), kind, dict(data or {}))]
 
-        return self.backend.append(session_id, make, fsync=fsync, store_root=store_root)[0]
+        return self.backend.append(session_id, make, fsync=fsync, sessions=sessions)[0]
 
     def _refuse_pulled(self, session_id: str) -> None:
         """A session pulled from another machine is a read-only copy (``sharing/``): its

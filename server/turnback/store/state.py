@@ -60,6 +60,21 @@ def replaced_while_recorded(root: Path, cp_id: str) -> Conflict:
         "editor: reload its window)")
 
 
+def replaced_before_rewind(root: Path, safety_id: str | None, why: OSError | None
+                           ) -> Conflict:
+    """The error for a store replaced (or, ``why``, no longer readable) after a rewind's
+    look and before its journal: nothing was rewound; its safety checkpoint (``safety_id``
+    when it was recorded) is in the store this process opened."""
+    what = ("was replaced (made again, restored or moved)" if why is None
+            else f"could not be looked at ({why.strerror or why})")
+    safety = "its safety checkpoint" + (f" {safety_id}" if safety_id else "")
+    return Conflict(
+        f"the store {root} {what} while this process began a rewind: nothing was "
+        f"rewound; {safety} went into the store this process had opened, wherever that "
+        "is now (or stays in its object log, put back when it is next opened), not into "
+        f"what is at {root}. Run the command again (in an editor: reload its window)")
+
+
 def unreadable_store(root: Path, why: OSError) -> Conflict:
     """The error for a store whose root could not be looked at (a parent's permissions, a
     disk error): refused as a replaced one is, but named for what is true (trust30)."""
@@ -95,8 +110,7 @@ class StoreState:
         self.trees = TreeReader(self.objects)
         self._root_held = HeldFolder(root)  # _check_gc: still this store, not one in its place
         # a record goes into the root looked at before it, wherever that went (redteam38)
-        self.index = CheckpointIndex(root / "checkpoints.jsonl", root / "cache" / "index-mended",
-                                     self._root_held.folder)
+        self.index = CheckpointIndex(root / "checkpoints.jsonl", root / "cache" / "index-mended")
         self.oplog = OpLog(root)
         self.ignore = IgnoreRules(workspace, root, config.ignores)
         self._statcache = StatCache(root / "cache" / "stat.bin")
@@ -239,7 +253,8 @@ class StoreState:
                 lambda missing, whole: logged_records(
                     folder, missing, every=whole, refused=refused,
                     walked=None if whole else WalkedLogs(self.root / "cache" / "logs-walked")),
-                stored, fsync=self.config.fsync_commits, every=every)
+                stored, fsync=self.config.fsync_commits, every=every,
+                folder=self._root_held.folder)
         finally:
             self.refused_logs.update(refused)
 
