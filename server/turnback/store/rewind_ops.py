@@ -40,6 +40,7 @@ from ..rewind import signing
 from ..rewind.oplog import APPLIED
 from ..snapshot import prescan
 from .checkpoint_ops import CheckpointOps, folder_gone
+from .safety_names import safety_label
 from .session_ops import HEAD, _Head
 
 # ``rewind.apply``, ``rewind.plan`` and ``fs.winnames`` are imported where a plan is made,
@@ -191,7 +192,7 @@ class RewindOps(CheckpointOps):
                     raise
                 try:
                     safety, frame = self._commit_safety(
-                        res.tree, f"before {op} to {label_id}", sid, res.files, res.bytes,
+                        res.tree, safety_label(op, label_id), sid, res.files, res.bytes,
                         skipped)
                 except BaseException:
                     self._statcache.discard()  # as in checkpoint()
