@@ -262,6 +262,14 @@ export function toast(page: Page, message: Text): Locator {
   });
 }
 
+/**
+ * Waits (up to `timeoutMs`) until no Turnback progress toast ("Turnback: Rewind…") is on
+ * screen: one may show for a slow task and then goes with it, never outliving it for long.
+ */
+export async function noProgressNotification(page: Page, timeoutMs = 5_000): Promise<void> {
+  await toast(page, /^Turnback: .*…$/).first().waitFor({ state: "detached", timeout: timeoutMs });
+}
+
 /** Waits for the toast and returns its message. */
 export async function toastText(page: Page, message: Text, timeoutMs = 30_000): Promise<string> {
   const t = toast(page, message).first();
