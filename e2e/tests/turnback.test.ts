@@ -166,7 +166,7 @@ step("Rewind to Before This Turn lists the files, puts them back, and Undo resto
   await assertWorkspaceIs(cp("Before the agent"));
   await shots.take(page, "turn-rewound");
   await clickToastButton(page, /^Rewound to before “Add a farewell/, "Undo Rewind");
-  await toastText(page, /^Undid the last rewind/);
+  await notificationText(page, /^Undid the last rewind/);
   assert.deepEqual(treeDiff(beforeTurnRewind, await settledTree(workspace, beforeTurnRewind)), []);
   await view.collapse(FIRST_TURN);
   // Collapsed, so that the File History rows below are the only ones with these labels.
@@ -270,7 +270,7 @@ step("rewind from the tree's inline action, confirmed, puts the checkpoint's fil
 step("Undo Rewind in the notification brings the state before the rewind back", "undo", async () => {
   assert.ok(beforeRewind !== undefined, "needs the rewind step");
   await clickToastButton(page, /^Rewound to “Tests pass”/, "Undo Rewind");
-  await toastText(page, /^Undid the last rewind/);
+  await notificationText(page, /^Undid the last rewind/);
   assert.deepEqual(treeDiff(beforeRewind, await settledTree(workspace, beforeRewind)), []);
 });
 
