@@ -262,6 +262,14 @@ export function toast(page: Page, message: Text): Locator {
   });
 }
 
+/**
+ * Waits (up to `timeoutMs`) until no Turnback progress toast ("Turnback: Rewind…") is on
+ * screen: one may show for a slow task and then goes with it, never outliving it for long.
+ */
+export async function noProgressNotification(page: Page, timeoutMs = 5_000): Promise<void> {
+  await toast(page, /^Turnback: .*…$/).first().waitFor({ state: "detached", timeout: timeoutMs });
+}
+
 /** Waits for the toast and returns its message. */
 export async function toastText(page: Page, message: Text, timeoutMs = 30_000): Promise<string> {
   const t = toast(page, message).first();
@@ -295,8 +303,29 @@ export async function notificationText(page: Page, message: Text, timeoutMs = 30
   return text;
 }
 
+/**
+ * Clicks a notification's button: on its toast, or, once VS Code has taken the toast away
+ * (an information toast goes after 15 s; the disk checks before the click took longer on a
+ * loaded machine), in the Notifications center, where the user finds it then.
+ */
 export async function clickToastButton(page: Page, message: Text, button: string): Promise<void> {
-  await toast(page, message).first().locator(".monaco-button", { hasText: exact(button) }).click();
+  const onToast = toast(page, message).first().locator(".monaco-button", { hasText: exact(button) });
+  if ((await onToast.count()) > 0) {
+    try {
+      await onToast.click({ timeout: 5_000 });
+      return;
+    } catch {
+      // gone between the look and the click: the center has it
+    }
+  }
+  await runCommand(page, "Notifications: Show Notifications");
+  const item = page
+    .locator(".notifications-center .notification-list-item", {
+      has: page.locator(".notification-list-item-message", { hasText: message }),
+    })
+    .first();
+  await item.locator(".monaco-button", { hasText: exact(button) }).click();
+  await runCommand(page, "Notifications: Hide Notifications");
 }
 
 /** Dismisses every notification, so the next one a test waits for is new. */

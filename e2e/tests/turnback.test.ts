@@ -34,6 +34,7 @@ import {
   clickToastButton,
   expectAttribute,
   inputBox,
+  noProgressNotification,
   openFile,
   quickPick,
   notificationText,
@@ -165,7 +166,7 @@ step("Rewind to Before This Turn lists the files, puts them back, and Undo resto
   await assertWorkspaceIs(cp("Before the agent"));
   await shots.take(page, "turn-rewound");
   await clickToastButton(page, /^Rewound to before “Add a farewell/, "Undo Rewind");
-  await toastText(page, /^Undid the last rewind/);
+  await notificationText(page, /^Undid the last rewind/);
   assert.deepEqual(treeDiff(beforeTurnRewind, await settledTree(workspace, beforeTurnRewind)), []);
   await view.collapse(FIRST_TURN);
   // Collapsed, so that the File History rows below are the only ones with these labels.
@@ -218,7 +219,9 @@ step("the Turnback view shows the sessions, their events and checkpoints", "view
   await view.row("Prompt: Actually, make the farewell shorter.");
   // The branch's rewind and its safety checkpoint name the checkpoint, not its id.
   await view.row("Checkpoint: before rewind to “farewell() added”");
-  await view.row("Rewind: rewind to “farewell() added” (files)");
+  await view.row("Rewind to “farewell() added” (files)");
+  // the undos of the steps above: said once, not "before undo to “before rewind to …”"
+  await view.row("Checkpoint: before undo");
 });
 
 step("a checkpoint's changed file opens in a diff with both sides' text", "diff-text", async () => {
@@ -267,7 +270,7 @@ step("rewind from the tree's inline action, confirmed, puts the checkpoint's fil
 step("Undo Rewind in the notification brings the state before the rewind back", "undo", async () => {
   assert.ok(beforeRewind !== undefined, "needs the rewind step");
   await clickToastButton(page, /^Rewound to “Tests pass”/, "Undo Rewind");
-  await toastText(page, /^Undid the last rewind/);
+  await notificationText(page, /^Undid the last rewind/);
   assert.deepEqual(treeDiff(beforeRewind, await settledTree(workspace, beforeRewind)), []);
 });
 
@@ -327,6 +330,9 @@ step("rewinding to a checkpoint whose stored content is gone fails readably and 
   assert.match(error, /doomed\.txt/);
   assert.match(error, /missing/);
   assert.match(error, /not changed/);
+  assert.doesNotMatch(error, /cannot rewind/i, "the error says the action's word twice");
+  // no progress notification stays beside the error (a quick rewind shows none at all)
+  await noProgressNotification(page);
   assert.doesNotMatch(error, /param '/, "the error blames a parameter the user never gave");
   assert.deepEqual(treeDiff(untouched, readTree(workspace)), [], "the workspace after the failed rewind");
   assert.ok(made.id.length > 0);

@@ -2,12 +2,15 @@
  * Checkpoint ids inside store text, shown as the checkpoints' names. The store labels a
  * rewind's safety checkpoint "before rewind to ab54a072d588" and summarises a rewind event
  * as "rewind to ab54a072d588 (files)": an id no one can place. Here the id becomes the
- * name of the checkpoint it starts (“Tests pass”), recursively a few levels, so that the
- * safety checkpoint of an undo reads "before undo to “before rewind to “Tests pass””". An
- * id that names no known checkpoint (or more than one) is left as it is. Pure.
+ * name of the checkpoint it starts (“Tests pass”), recursively a few levels. A safety
+ * checkpoint the server marks (`safetyOf`, turnback/checkpoints) is said in words of its
+ * own: "before rewind to “Tests pass”", and an undo's "before undo", where naming its
+ * label's id nested ("before undo to “before rewind to “Tests pass””"). An id that names
+ * no known checkpoint (or more than one) is left as it is. Pure.
  */
 
 import type { Checkpoint, FileVersion, SessionEvent, Step } from './protocol';
+import { SafetyOps } from './protocol';
 import { checkpointTitle } from './tree/labels';
 
 /** How the store writes an id into a label: at least 12 lowercase hex digits, a word of its own. */
@@ -23,11 +26,15 @@ const DEPTH = 3;
  */
 const INNER = 200;
 
-export class CheckpointNames {
-  private readonly byKey = new Map<string, Pick<Checkpoint, 'id' | 'label'>[]>();
+type Named = Pick<Checkpoint, 'id' | 'label' | 'safetyOf'>;
 
-  constructor(all: readonly Pick<Checkpoint, 'id' | 'label'>[]) {
+export class CheckpointNames {
+  private readonly byKey = new Map<string, Named[]>();
+  private readonly byId = new Map<string, Named>();
+
+  constructor(all: readonly Named[]) {
     for (const cp of all) {
+      this.byId.set(cp.id, cp);
       const key = cp.id.slice(0, KEY);
       const list = this.byKey.get(key);
       if (list === undefined) {
@@ -44,17 +51,50 @@ export class CheckpointNames {
       return text;
     }
     return text.replace(HEX_ID, (token) => {
-      const found = (this.byKey.get(token.slice(0, KEY)) ?? []).filter((cp) => cp.id.startsWith(token));
-      const cp = found.length === 1 ? found[0] : undefined;
-      if (cp === undefined) {
-        return token;
-      }
-      return `“${checkpointTitle({ id: cp.id, label: this.name(cp.label.slice(0, INNER), depth - 1) })}”`;
+      const cp = this.unique(token);
+      return cp === undefined ? token : `“${this.title(cp, depth)}”`;
     });
   }
 
-  checkpoint<T extends Pick<Checkpoint, 'label'>>(cp: T): T {
-    const label = this.name(cp.label);
+  /** The one known checkpoint whose id starts with `token`. */
+  private unique(token: string): Named | undefined {
+    const found = (this.byKey.get(token.slice(0, KEY)) ?? []).filter((cp) => cp.id.startsWith(token));
+    return found.length === 1 ? found[0] : undefined;
+  }
+
+  /** A named checkpoint's title, its own label named in turn (one level less). */
+  private title(cp: Named, depth: number): string {
+    const safety = this.safetyOf(cp);
+    const label = safety !== undefined ? this.safetyWords(safety, cp.label, depth - 1) : this.name(cp.label.slice(0, INNER), depth - 1);
+    return checkpointTitle({ id: cp.id, label });
+  }
+
+  private safetyOf(cp: Pick<Checkpoint, 'safetyOf'> & { id?: string }): Checkpoint['safetyOf'] {
+    return cp.safetyOf ?? (cp.id !== undefined ? this.byId.get(cp.id)?.safetyOf : undefined);
+  }
+
+  /**
+   * What a safety checkpoint was taken before: "before undo" (what it undid is a safety
+   * checkpoint itself, whose name nested), "before rewind to “its target”"; an operation
+   * this version does not know, its label named as any other.
+   */
+  private safetyWords(safety: NonNullable<Checkpoint['safetyOf']>, label: string, depth: number): string {
+    if (safety.op === SafetyOps.safetyUndo) {
+      return 'before undo';
+    }
+    if (safety.op !== SafetyOps.safetyRewind || typeof safety.checkpoint !== 'string') {
+      return this.name(label.slice(0, INNER), depth);
+    }
+    if (depth <= 1) {
+      return 'before rewind';
+    }
+    const target = this.unique(safety.checkpoint);
+    return target === undefined ? this.name(label.slice(0, INNER), depth) : `before rewind to “${this.title(target, depth)}”`;
+  }
+
+  checkpoint<T extends Pick<Checkpoint, 'label' | 'safetyOf'> & { id?: string }>(cp: T): T {
+    const safety = this.safetyOf(cp);
+    const label = safety !== undefined ? this.safetyWords(safety, cp.label, DEPTH) : this.name(cp.label);
     return label === cp.label ? cp : { ...cp, label };
   }
 
@@ -75,7 +115,13 @@ export class CheckpointNames {
 
   version(v: FileVersion): FileVersion {
     const checkpoint = this.checkpoint(v.checkpoint);
-    const previousLabel = v.previousLabel === null ? null : this.name(v.previousLabel);
+    const previous = v.previous !== null ? this.byId.get(v.previous) : undefined;
+    const previousLabel =
+      v.previousLabel === null
+        ? null
+        : previous !== undefined
+          ? this.checkpoint({ ...previous, label: v.previousLabel }).label
+          : this.name(v.previousLabel);
     return checkpoint === v.checkpoint && previousLabel === v.previousLabel ? v : { ...v, checkpoint, previousLabel };
   }
 }

@@ -34,9 +34,34 @@ export function errorText(err: unknown): string {
   return 'unknown error (see the Turnback output channel)';
 }
 
+/**
+ * The server's message with the action's own verb taken out of its start: the store says
+ * "cannot rewind: the stored content … is missing", which under "Rewind failed:" said the
+ * word twice. "cannot <verb>: " goes; "cannot <verb> 'x': …" is a sentence of its own
+ * (`Cannot restore 'x': …`), shown as it is, capitalised, with no "failed" before it.
+ */
+function withoutVerb(action: string, text: string): { text: string; own: boolean } {
+  const verb = (/^[A-Za-z]+/.exec(action)?.[0] ?? '').toLowerCase();
+  if (verb === '') {
+    return { text, own: false };
+  }
+  const lead = `cannot ${verb}`;
+  if (text.slice(0, lead.length).toLowerCase() !== lead) {
+    return { text, own: false };
+  }
+  const rest = text.slice(lead.length);
+  if (rest.startsWith(': ') && rest.length > 2) {
+    return { text: rest.slice(2), own: false };
+  }
+  if (rest.startsWith(' ')) {
+    return { text: `Cannot ${verb}${rest}`, own: true };
+  }
+  return { text, own: false };
+}
+
 /** "Rewind failed: <server message>" plus a hint for the codes that need one. */
 export function describeError(action: string, err: unknown): string {
-  const text = errorText(err);
+  const { text, own } = withoutVerb(action, errorText(err));
   const code = errorCode(err);
   let hint = '';
   if (code === ErrorCodes.storeDamaged && !text.includes('fsck')) {
@@ -44,5 +69,5 @@ export function describeError(action: string, err: unknown): string {
   } else if (code === ErrorCodes.unsafe && !/not changed|nothing was/i.test(text)) {
     hint = ' Nothing was changed.';
   }
-  return `${action} failed: ${text}${hint}`;
+  return own ? `${text}${hint}` : `${action} failed: ${text}${hint}`;
 }

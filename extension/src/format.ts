@@ -70,29 +70,58 @@ function pad2(n: number): string {
   return n < 10 ? `0${String(n)}` : String(n);
 }
 
-/** "2026-11-21" in UTC, so that every machine labels a moment alike. */
-export function formatDate(ms: number): string {
-  const d = new Date(ms);
+/**
+ * Minutes east of UTC on this machine at `ms` (its zone's rule for that day, summer time
+ * included): the clock the user reads everywhere else. Times are shown in it; tooltips
+ * name it ("UTC+1"). Tests pass an offset of their own.
+ */
+export function localOffset(ms: number): number {
+  const minutes = -new Date(ms).getTimezoneOffset();
+  return Object.is(minutes, -0) ? 0 : minutes;
+}
+
+/** `ms` moved by `offset` minutes, so that its UTC fields read as that zone's clock. */
+function shifted(ms: number, offset: number): Date {
+  return new Date(ms + offset * MINUTE);
+}
+
+/** "UTC", "UTC+1", "UTC-5", "UTC+5:30": the zone of a shown time. */
+export function zoneName(offset: number): string {
+  if (offset === 0) {
+    return 'UTC';
+  }
+  const sign = offset > 0 ? '+' : '-';
+  const abs = Math.abs(offset);
+  const minutes = abs % 60;
+  return `UTC${sign}${String(Math.floor(abs / 60))}${minutes === 0 ? '' : `:${pad2(minutes)}`}`;
+}
+
+/** "2026-11-21", in the local zone (or `offset` minutes east of UTC). */
+export function formatDate(ms: number, offset = localOffset(ms)): string {
+  const d = shifted(ms, offset);
   return `${String(d.getUTCFullYear())}-${pad2(d.getUTCMonth() + 1)}-${pad2(d.getUTCDate())}`;
 }
 
-/** "2026-11-21 14:03:07 UTC", for tooltips. */
-export function formatTimestamp(ts: string | null | undefined): string {
+/** "2026-11-21 15:03:07 UTC+1", for tooltips: local time, its zone named. */
+export function formatTimestamp(ts: string | null | undefined, offset?: number): string {
   const t = parseTime(ts);
   if (t === undefined) {
     return ts ?? 'unknown';
   }
-  const d = new Date(t);
-  return `${formatDate(t)} ${pad2(d.getUTCHours())}:${pad2(d.getUTCMinutes())}:${pad2(d.getUTCSeconds())} UTC`;
+  const zone = offset ?? localOffset(t);
+  return `${formatDate(t, zone)} ${formatClock(ts, zone)} ${zoneName(zone)}`;
 }
 
-/** "14:03:07" (UTC), the time of an event within its session. */
-export function formatClock(ts: string | null | undefined): string {
+/**
+ * "15:03:07", the time of an event within its session, on the local clock (it was UTC
+ * with no mark, an hour or more off the clock beside it for most people).
+ */
+export function formatClock(ts: string | null | undefined, offset?: number): string {
   const t = parseTime(ts);
   if (t === undefined) {
     return '';
   }
-  const d = new Date(t);
+  const d = shifted(t, offset ?? localOffset(t));
   return `${pad2(d.getUTCHours())}:${pad2(d.getUTCMinutes())}:${pad2(d.getUTCSeconds())}`;
 }
 

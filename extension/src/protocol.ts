@@ -41,6 +41,21 @@ export const Notifications = {
 export const REQUESTS: readonly string[] = Object.values(Methods);
 export const NOTIFICATIONS: readonly string[] = Object.values(Notifications);
 
+/**
+ * Fields of answers named in methods.py too: a checkpoint's `safetyOf`, and the operations
+ * it names (a unit test checks both sides agree).
+ */
+export const Fields = {
+  safetyOf: 'safetyOf',
+} as const;
+
+export const SafetyOps = {
+  safetyRewind: 'rewind',
+  safetyUndo: 'undo',
+} as const;
+
+export type SafetyOp = (typeof SafetyOps)[keyof typeof SafetyOps];
+
 /** JSON-RPC error codes the server answers with (server/turnback/errors.py). */
 export const ErrorCodes = {
   invalidParams: -32602,
@@ -202,6 +217,12 @@ export interface Checkpoint {
   skipped?: { path: string; reason: string; size?: number }[];
   /** The machine it was pulled from (turnback/pullHistory): its files can be rewound to, not its conversation. */
   origin?: string;
+  /**
+   * A rewind's or an undo's safety checkpoint: the operation and the checkpoint it went to
+   * (turnback/checkpoints; older servers leave it out, and the label says it with an id).
+   * `op` is read as any string: a later server may name an operation this one does not know.
+   */
+  safetyOf?: { op: SafetyOp | (string & {}); checkpoint: string };
 }
 
 export interface CheckpointsResult {

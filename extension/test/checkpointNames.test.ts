@@ -8,6 +8,7 @@ import type { FileVersion, Step } from '../src/protocol';
 const TESTS = `ab54a072d588${'1'.repeat(52)}`;
 const SAFETY = `325c5f935905${'2'.repeat(52)}`;
 const UNDO = `3299e910a888${'3'.repeat(52)}`;
+const REDO = `4411aa22bb33${'4'.repeat(52)}`;
 const all = [
   { id: TESTS, label: 'Tests pass' },
   { id: SAFETY, label: 'before rewind to ab54a072d588' },
@@ -62,5 +63,34 @@ describe('checkpoint ids in store text', () => {
     const named = names.version(version);
     assert.equal(named.checkpoint.label, 'before undo to “before rewind to “Tests pass””');
     assert.equal(named.previousLabel, 'before rewind to “Tests pass”');
+  });
+
+  it("says a safety checkpoint the server marks in words, an undo's without nesting", () => {
+    const marked = new CheckpointNames([
+      { id: TESTS, label: 'Tests pass' },
+      { id: SAFETY, label: 'before rewind to ab54a072d588', safetyOf: { op: 'rewind', checkpoint: 'ab54a072d588' } },
+      { id: UNDO, label: 'before undo to 325c5f935905', safetyOf: { op: 'undo', checkpoint: '325c5f935905' } },
+      { id: REDO, label: 'before undo to 3299e910a888', safetyOf: { op: 'undo', checkpoint: '3299e910a888' } },
+    ]);
+    // "before undo to “before rewind to “Tests pass””" before
+    assert.equal(marked.checkpoint({ id: UNDO, label: 'before undo to 325c5f935905' }).label, 'before undo');
+    assert.equal(marked.checkpoint({ id: REDO, label: 'before undo to 3299e910a888' }).label, 'before undo');
+    assert.equal(marked.checkpoint({ id: SAFETY, label: 'before rewind to ab54a072d588' }).label, 'before rewind to “Tests pass”');
+    // an undo's event, or text naming an undo's safety checkpoint, says its words too
+    assert.equal(marked.name('rewind to 3299e910a888 (files)'), 'rewind to “before undo” (files)');
+    // a file version whose previous version is an undo's safety checkpoint
+    const version = { checkpoint: { id: TESTS, label: 'Tests pass' }, previous: UNDO, previousLabel: 'before undo to 325c5f935905' } as unknown as FileVersion;
+    assert.equal(marked.version(version).previousLabel, 'before undo');
+  });
+
+  it('bounds a marked safety checkpoint that names itself, and keeps an unknown operation as a label', () => {
+    const self = `dddddddddddd${'1'.repeat(52)}`;
+    const loop = new CheckpointNames([{ id: self, label: 'x', safetyOf: { op: 'rewind', checkpoint: 'dddddddddddd' } }]);
+    assert.equal(loop.checkpoint({ id: self, label: 'x' }).label, 'before rewind to “before rewind to “before rewind””');
+    const odd = new CheckpointNames([
+      { id: TESTS, label: 'Tests pass' },
+      { id: SAFETY, label: 'before redo to ab54a072d588', safetyOf: { op: 'redo', checkpoint: 'ab54a072d588' } },
+    ]);
+    assert.equal(odd.checkpoint({ id: SAFETY, label: 'before redo to ab54a072d588' }).label, 'before redo to “Tests pass”');
   });
 });

@@ -7,14 +7,17 @@ import {
   formatBytes,
   formatClock,
   formatCount,
+  formatDate,
   formatDuration,
   formatShortAge,
   formatTimestamp,
   inline,
   listPaths,
+  localOffset,
   oneLine,
   visible,
   shortId,
+  zoneName,
 } from '../src/format';
 
 const NOW = Date.parse('2026-11-21T12:00:00.000Z');
@@ -56,11 +59,39 @@ describe('formatShortAge', () => {
 });
 
 describe('timestamps and durations', () => {
-  it('prints UTC so every machine shows the same label', () => {
-    assert.equal(formatTimestamp('2026-11-21T09:08:07.123Z'), '2026-11-21 09:08:07 UTC');
-    assert.equal(formatClock('2026-11-21T09:08:07.123Z'), '09:08:07');
+  it('prints the local time, and names its zone in a tooltip', () => {
+    // 09:08:07 UTC was shown as "09:08:07", with no mark, to someone whose clock said 10:08
+    const ts = '2026-11-21T09:08:07.123Z';
+    assert.equal(formatClock(ts, 60), '10:08:07');
+    assert.equal(formatClock(ts, -300), '04:08:07');
+    assert.equal(formatTimestamp(ts, 60), '2026-11-21 10:08:07 UTC+1');
+    assert.equal(formatTimestamp(ts, 330), '2026-11-21 14:38:07 UTC+5:30');
+    assert.equal(formatTimestamp(ts, -600), '2026-11-20 23:08:07 UTC-10');
+    assert.equal(formatTimestamp(ts, 0), '2026-11-21 09:08:07 UTC');
+    assert.equal(formatDate(Date.parse('2026-11-21T23:30:00Z'), 60), '2026-11-22');
+    assert.equal(zoneName(-570), 'UTC-9:30');
     assert.equal(formatClock('garbage'), '');
     assert.equal(formatTimestamp('garbage'), 'garbage');
+  });
+
+  it("takes the machine's zone, summer time included, when given none", () => {
+    const saved = process.env.TZ;
+    try {
+      process.env.TZ = 'Europe/Berlin';
+      assert.equal(localOffset(Date.parse('2026-01-15T12:00:00Z')), 60);
+      assert.equal(localOffset(Date.parse('2026-07-15T12:00:00Z')), 120);
+      assert.equal(formatClock('2026-07-15T09:08:07Z'), '11:08:07');
+      assert.equal(formatTimestamp('2026-01-15T09:08:07Z'), '2026-01-15 10:08:07 UTC+1');
+      process.env.TZ = 'UTC';
+      assert.equal(localOffset(Date.parse('2026-07-15T12:00:00Z')), 0);
+      assert.equal(formatClock('2026-07-15T09:08:07Z'), '09:08:07');
+    } finally {
+      if (saved === undefined) {
+        delete process.env.TZ;
+      } else {
+        process.env.TZ = saved;
+      }
+    }
   });
 
   it('formats durations at a useful precision', () => {

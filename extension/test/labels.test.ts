@@ -40,6 +40,15 @@ describe('event labels', () => {
     );
   });
 
+  it('says a rewind once: "Rewind to “Tests pass” (files)", not "Rewind: rewind to …"', () => {
+    const base = { id: 'e', parent: null, ts: '' };
+    assert.equal(eventLabel({ ...base, kind: 'rewind', data: {}, summary: 'rewind to “Tests pass” (files)' }), 'Rewind to “Tests pass” (files)');
+    assert.equal(eventLabel({ ...base, kind: 'rewind', data: {}, summary: 'undo (files)' }), 'Undo (files)');
+    // an importer's own words keep the title
+    assert.equal(eventLabel({ ...base, kind: 'rewind', data: {}, summary: 'went back' }), 'Rewind: went back');
+    assert.equal(eventLabel({ ...base, kind: 'rewind', data: {} }), 'Rewind');
+  });
+
   it('picks icons, with failures in the error color', () => {
     assert.deepEqual(kindIcon({ kind: 'prompt', data: {} }), { id: 'comment' });
     assert.deepEqual(kindIcon({ kind: 'tool_result', data: { isError: true } }), { id: 'error', color: 'errorForeground' });

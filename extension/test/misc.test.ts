@@ -34,7 +34,10 @@ describe('errors', () => {
 
   it('adds no hint the server already gave', () => {
     const msg = "cannot rewind: the stored content of 'doomed.txt' is missing; the workspace was not changed. Run 'turnback fsck'";
-    assert.equal(describeError('Rewind', { code: -32003, message: msg }), `Rewind failed: ${msg}`);
+    assert.equal(
+      describeError('Rewind', { code: -32003, message: msg }),
+      "Rewind failed: the stored content of 'doomed.txt' is missing; the workspace was not changed. Run 'turnback fsck'",
+    );
     assert.equal(
       describeError('Rewind', { code: -32004, message: 'a symlink escapes the workspace' }),
       'Rewind failed: a symlink escapes the workspace Nothing was changed.',
@@ -43,6 +46,29 @@ describe('errors', () => {
       describeError('Rewind', { code: -32004, message: 'refused; the workspace was not changed' }),
       'Rewind failed: refused; the workspace was not changed',
     );
+  });
+
+  it("does not say the action's verb twice", () => {
+    // "Rewind failed: cannot rewind: …" (ux31's e2e screenshot)
+    assert.equal(
+      describeError('Rewind', { code: -32003, message: "cannot rewind: object 1a2b is missing. Run 'turnback fsck'" }),
+      "Rewind failed: object 1a2b is missing. Run 'turnback fsck'",
+    );
+    assert.equal(
+      describeError('Undo Rewind', { code: -32001, message: 'cannot undo: the safety checkpoint is gone' }),
+      'Undo Rewind failed: the safety checkpoint is gone',
+    );
+    // a sentence of its own, not a prefix: shown as the server says it, capitalised
+    assert.equal(
+      describeError('Restore', { code: -32004, message: "cannot restore 'a.txt': a folder stands there; nothing was changed" }),
+      "Cannot restore 'a.txt': a folder stands there; nothing was changed",
+    );
+    // another verb is no repetition
+    assert.equal(
+      describeError('Rewind', { code: -32004, message: "cannot restore 'a.txt': nothing was changed" }),
+      "Rewind failed: cannot restore 'a.txt': nothing was changed",
+    );
+    assert.equal(describeError('Rewind', new Error('cannot rewinding')), 'Rewind failed: cannot rewinding');
   });
 
   it('copes with things that are not errors', () => {

@@ -244,6 +244,32 @@ describe('event nodes', () => {
     assert.equal(tail.checkpoint.previous?.id, 'cp1');
   });
 
+  it("says an abandoned branch is off the current one on its first row only, not on each", () => {
+    // e1 → e2 → e3 → e4 (abandoned, three rows) ; rewound to e1, then e1 → e5 (head)
+    const events = [
+      ev('e1', null, 'prompt', { text: 'first' }, 1),
+      ev('e2', 'e1', 'prompt', { text: 'try A' }, 2),
+      ev('e3', 'e2', 'response', { text: 'A done' }, 3),
+      ev('e4', 'e3', 'prompt', { text: 'more A' }, 4),
+      ev('e5', 'e1', 'prompt', { text: 'try B' }, 5),
+    ];
+    const nodes = eventNodes({
+      folder: FOLDER,
+      sessionId: 's1',
+      result: { events, head: 'e5', total: 5, offset: 0 },
+      checkpoints: [],
+      now: NOW,
+    });
+    const said = ['e2', 'e3', 'e4'].filter((id) => (byEvent(nodes, id).description ?? '').includes('off the current branch'));
+    assert.deepEqual(said, ['e2']);
+    for (const id of ['e2', 'e3', 'e4']) {
+      // every row still looks it, is tagged for its menu, and its tooltip says it
+      assert.equal(byEvent(nodes, id).icon?.color, 'disabledForeground');
+      assert.match(byEvent(nodes, id).contextValue, /\boffBranch\b/);
+      assert.match(String(byEvent(nodes, id).tooltip), /off the current branch/);
+    }
+  });
+
   it('shows branches: where they start, where they split, and what is off the current one', () => {
     // e1 → e2 → e3 (abandoned) ; rewound to e2, then e2 → e4 → e5 (head)
     const branched = [

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 
-import { Methods, NOTIFICATIONS, Notifications, REQUESTS } from '../src/protocol';
+import { Fields, Methods, NOTIFICATIONS, Notifications, REQUESTS, SafetyOps } from '../src/protocol';
 import { repoRoot } from './repo';
 
 interface PythonMethods {
@@ -54,6 +54,14 @@ describe('protocol constants against methods.py', () => {
     assert.deepEqual(py.notifications, ['turnback/didChange']);
   });
 
+  it("names an answer's fields and the safety operations as methods.py does", () => {
+    for (const [key, value] of [...Object.entries(Fields), ...Object.entries(SafetyOps)]) {
+      const constant = [...py.constants.keys()].find((k) => camel(k) === key);
+      assert.ok(constant !== undefined, `methods.py has no constant for ${key}`);
+      assert.equal(py.constants.get(constant), value, constant);
+    }
+  });
+
   it('has the same request names', () => {
     assert.deepEqual([...REQUESTS].sort(), [...py.requests].sort());
   });
@@ -63,7 +71,7 @@ describe('protocol constants against methods.py', () => {
   });
 
   it('keys each name like its Python constant', () => {
-    const all: Record<string, string> = { ...Methods, ...Notifications };
+    const all: Record<string, string> = { ...Methods, ...Notifications, ...Fields, ...SafetyOps };
     for (const [constant, value] of py.constants) {
       assert.equal(all[camel(constant)], value, `${constant} = "${value}" is Methods.${camel(constant)}`);
     }

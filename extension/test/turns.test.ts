@@ -105,6 +105,28 @@ describe('turn rows', () => {
     assert.ok(n.contextValue.includes('offBranch'));
   });
 
+  it("say an abandoned branch is off the current one on its first turn only", () => {
+    const turns = [
+      turn({ id: 'p1', index: 1 }),
+      turn({ id: 'p2', index: 2, branchStart: true, onHeadPath: false }),
+      turn({ id: 'p3', index: 3, onHeadPath: false }),
+      turn({ id: 'p4', index: 4, onHeadPath: false }),
+      turn({ id: 'p5', index: 5, branchStart: true, head: true }),
+    ];
+    const nodes = turnNodes(FOLDER, 's1', { turns, total: 5, offset: 0, session: SESSION });
+    const said = nodes.filter((n) => (n.description ?? '').includes('off the current branch')).map((n) => n.key.split('|').pop());
+    assert.deepEqual(said, ['p2']);
+    for (const n of nodes.slice(1, 4)) {
+      assert.ok(n.contextValue.includes('offBranch'), n.key);
+      assert.match(String(n.tooltip), /off the current branch/);
+    }
+  });
+
+  it('name a rewind step as a sentence, not "rewind" twice', () => {
+    assert.equal(stepLabel({ id: 'r', kind: 'rewind', label: 'rewind to “Tests pass” (files)', ts: '' }), 'Rewind to “Tests pass” (files)');
+    assert.equal(stepLabel({ id: 'u', kind: 'rewind', label: 'undo (files)', ts: '' }), 'Undo (files)');
+  });
+
   it('page from the latest, with a row for earlier turns', () => {
     const nodes = turnNodes(FOLDER, 's1', { turns: [turn()], total: 3000, offset: 2999, session: SESSION });
     assert.equal(nodes[0]?.type, 'loadMore');

@@ -199,6 +199,25 @@ class SessionHeader:
                 setattr(self, key, meta[key])
 
 
+# a line of a test runner's progress marks: pytest's "..F.s" with or without its
+# "[ 40%]", unittest's "....E" (at least two marks, or one with its percentage)
+_PROGRESS = re.compile(r"[.FEsxX]{2,}(?:\s*\[\s*\d{1,3}%\])?|[.FEsxX]\s*\[\s*\d{1,3}%\]")
+
+
+def is_progress(line: str) -> bool:
+    """Whether ``line`` holds only a test runner's progress marks."""
+    return _PROGRESS.fullmatch(line.strip()) is not None
+
+
+def without_progress(output: str) -> str:
+    """A tool's output without the lines that are only progress marks (pytest's dots),
+    which said nothing in a one-line summary; the output as it is when nothing else is
+    left. Reads the first 64 KiB: a summary shows its start."""
+    head = output[:65536]
+    kept = [line for line in head.splitlines() if not is_progress(line)]
+    return "\n".join(kept) if any(line.strip() for line in kept) else output
+
+
 def summarize(event: Event, width: int = 120) -> str:
     """A one-line human summary of an event for trees and lists."""
     d = event.data
@@ -224,8 +243,14 @@ def summarize(event: Event, width: int = 120) -> str:
         text = f"iteration {d.get('iteration', '?')}" + (
             "" if d.get("success", True) else " (failed)"
         )
+    elif event.kind == Kind.REWIND and d.get("undo"):
+        # an undo goes back to the safety checkpoint of what it undoes: "rewind to" that
+        # checkpoint's id named nothing a person had asked for
+        text = f"undo ({d.get('mode', 'files')})"
     elif event.kind == Kind.REWIND:
         text = f"rewind to {d.get('checkpoint', '?')} ({d.get('mode', 'files')})"
+    elif event.kind == Kind.TOOL_RESULT and text and text == d.get("output"):
+        text = without_progress(text)
     text = " ".join(text.split())
     if len(text) > width:
         text = text[: width - 1] + "…"

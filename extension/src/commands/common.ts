@@ -12,6 +12,7 @@ import type { StoreCache } from '../cache';
 import type { TurnbackClient } from '../client';
 import { describeError } from '../errors';
 import type { RewindMode } from '../protocol';
+import { NOTIFY_AFTER_MS, whenSlow } from '../slow';
 import type { SessionTreeProvider } from '../tree/provider';
 import type { CheckpointRef, TreeNode } from '../tree/model';
 import type { FileHistoryProvider } from '../history/provider';
@@ -43,14 +44,24 @@ export function showError(action: string, err: unknown): void {
   void vscode.window.showErrorMessage(describeError(action, err));
 }
 
-/** Runs `task` with a notification that shows progress; errors propagate. */
+/**
+ * Runs `task` with its progress in the status bar, and in a notification once it has run
+ * `NOTIFY_AFTER_MS` (slow.ts: a quick one's notification outlived it by up to 800 ms, beside
+ * the answer or the error that followed); errors propagate.
+ */
 export function withProgress<T>(title: string, task: (token: vscode.CancellationToken) => Promise<T>): Promise<T> {
-  return Promise.resolve(
-    vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `Turnback: ${title}`, cancellable: false },
-      (_progress, token) => task(token),
+  const running = Promise.resolve(
+    vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: `Turnback: ${title}` }, (_progress, token) =>
+      task(token),
     ),
   );
+  whenSlow(running, NOTIFY_AFTER_MS, () => {
+    void vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `Turnback: ${title}`, cancellable: false },
+      () => running.catch(() => undefined),
+    );
+  });
+  return running;
 }
 
 /** A checkpoint a command acts on. */

@@ -85,6 +85,15 @@ export function eventSummary(event: Pick<SessionEvent, 'kind' | 'data' | 'summar
   return '';
 }
 
+/**
+ * A rewind's summary as a sentence of its own: the server says "rewind to “X” (files)" or
+ * "undo (files)", which under "Rewind: " said the word twice. Any other summary (an
+ * importer's words) is left for the "Rewind: " title.
+ */
+export function rewindSentence(summary: string): string | undefined {
+  return /^(rewind|undo)\b/.test(summary) ? `${summary.charAt(0).toUpperCase()}${summary.slice(1)}` : undefined;
+}
+
 /** "Prompt: make the tests pass"; a checkpoint is named by its own label. */
 export function eventLabel(event: SessionEvent, checkpoint?: Checkpoint): string {
   const title = kindTitle(event.kind);
@@ -92,7 +101,8 @@ export function eventLabel(event: SessionEvent, checkpoint?: Checkpoint): string
     return `${title}: ${checkpointTitle(checkpoint)}`;
   }
   const summary = eventSummary(event);
-  return summary ? `${title}: ${summary}` : title;
+  const sentence = event.kind === 'rewind' ? rewindSentence(summary) : undefined;
+  return sentence ?? (summary ? `${title}: ${summary}` : title);
 }
 
 /** A checkpoint's name: its label, else "checkpoint 1a2b3c4d". */

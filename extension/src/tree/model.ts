@@ -7,7 +7,7 @@
  * package.json menus with `viewItem =~ /\bcheckpoint\b/`.
  */
 
-import { countOf, formatAge, formatClock, formatCount, oneLine, shortId, visible } from '../format';
+import { countOf, formatAge, formatClock, formatCount, formatTimestamp, oneLine, shortId, visible } from '../format';
 import type {
   Change,
   Checkpoint,
@@ -431,8 +431,10 @@ export function eventNodes(input: EventsInput): TreeNode[] {
     nodes.push(loadMore(parentKey, folder, 'events', events.length, result.total, sessionId));
   }
 
+  let offBefore = false; // the row above is off the current branch, and said so
   for (const e of events) {
     const p = placement.get(e.id);
+    const off = p?.onHeadPath === false;
     const fromData = checkpointIdInData(e);
     const cp = byEvent.get(e.id) ?? (fromData !== undefined ? byId.get(fromData) : undefined);
     const ref = cp ? refs.get(cp.id) : undefined;
@@ -461,10 +463,14 @@ export function eventNodes(input: EventsInput): TreeNode[] {
     if (p !== undefined && p.children > 1) {
       desc.push(`${String(p.children)} branches`);
     }
-    if (p?.onHeadPath === false) {
-      desc.push('off the current branch');
+    if (off) {
+      // once, on the first row of a run: every row of an abandoned branch said it
+      if (!offBefore) {
+        desc.push('off the current branch');
+      }
       tags.push('offBranch');
     }
+    offBefore = off;
     if (cp && e.kind !== 'checkpoint' && ref) {
       desc.push(`◆ ${ref.title}`);
     }
@@ -478,10 +484,13 @@ export function eventNodes(input: EventsInput): TreeNode[] {
       `**${escapeMarkdown(eventLabel(e, cp))}**`,
       '',
       `id: \`${e.id}\``,
-      `time: ${escapeMarkdown(e.ts)}`,
+      `time: ${escapeMarkdown(formatTimestamp(e.ts))}`,
     ];
     if (isHead) {
       tooltipLines.push('the session head: new events attach here');
+    }
+    if (off) {
+      tooltipLines.push('off the current branch');
     }
     if (cp) {
       tooltipLines.push('', checkpointTooltip(cp));

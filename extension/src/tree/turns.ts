@@ -8,10 +8,10 @@
  * fork of its own session file).
  */
 
-import { countOf, formatClock, formatCount, formatDuration, oneLine } from '../format';
+import { countOf, formatClock, formatCount, formatDuration, formatTimestamp, oneLine } from '../format';
 import type { Step, Turn, TurnsResult } from '../protocol';
 import { codeSpan, escapeMarkdown } from '../markdown';
-import { checkpointTitle } from './labels';
+import { checkpointTitle, rewindSentence } from './labels';
 import {
   type CheckpointRef,
   type StepNode,
@@ -70,7 +70,12 @@ export function turnTitle(prompt: string): string {
   return oneLine(prompt, TURN_TITLE_WIDTH);
 }
 
-export function turnNode(folder: string, sessionId: string, agent: string, t: Turn): TurnNode {
+/**
+ * `offBranchSaid`: the row above is off the current branch too and says so; this one then
+ * only looks it (dimmed), so that an abandoned branch says "off the current branch" once,
+ * on its first row, not on every one.
+ */
+export function turnNode(folder: string, sessionId: string, agent: string, t: Turn, offBranchSaid = false): TurnNode {
   const parentKey = sessionKey(folder, sessionId);
   const desc: string[] = [];
   if (t.head) {
@@ -93,7 +98,7 @@ export function turnNode(folder: string, sessionId: string, agent: string, t: Tu
   if (t.branchStart) {
     desc.push('↳ branch');
   }
-  if (t.onHeadPath === false) {
+  if (t.onHeadPath === false && !offBranchSaid) {
     desc.push('off the current branch');
   }
   const tags = ['turn'];
@@ -114,13 +119,17 @@ export function turnNode(folder: string, sessionId: string, agent: string, t: Tu
   if (t.onHeadPath === false) {
     tags.push('offBranch');
   }
-  const tip = [`**${escapeMarkdown(turnLabel(t))}**`, '', `turn ${String(t.index)} · ${escapeMarkdown(t.ts)}`]; // times are a transcript's text
+  // times are a transcript's text: one that is no time is shown as it is, escaped
+  const tip = [`**${escapeMarkdown(turnLabel(t))}**`, '', `turn ${String(t.index)} · ${escapeMarkdown(formatTimestamp(t.ts))}`];
   if (tools !== undefined) {
     tip.push(tools);
   }
   tip.push(changes ?? (t.before === null ? 'no checkpoint before this turn' : 'no checkpoint after this turn'));
   if (nearest !== undefined) {
     tip.push(`nearest checkpoint: ${escapeMarkdown(nearest.title)}`);
+  }
+  if (t.onHeadPath === false) {
+    tip.push('off the current branch');
   }
   let icon = { id: t.toolCallsFailed > 0 ? 'comment-unresolved' : 'comment', color: undefined as string | undefined };
   if (t.head) {
@@ -159,8 +168,11 @@ export function turnNodes(folder: string, sessionId: string, result: TurnsResult
     const more = loadMore(parentKey, folder, 'turns', result.turns.length, result.total, sessionId);
     nodes.push({ ...more, description: `the last ${formatCount(result.turns.length)} of ${formatCount(result.total)} turns shown` });
   }
+  let offBefore = false;
   for (const t of result.turns) {
-    nodes.push(turnNode(folder, sessionId, agent, t));
+    const off = t.onHeadPath === false;
+    nodes.push(turnNode(folder, sessionId, agent, t, off && offBefore));
+    offBefore = off;
   }
   if (result.turns.length === 0) {
     nodes.push(message(parentKey, 0, 'No events in this session'));
@@ -183,6 +195,10 @@ const STEP_ICONS: Record<string, string> = {
 
 /** A tool call and its result in one row: `Bash(pytest -q) ✗ 1 failed`. */
 export function stepLabel(s: Step): string {
+  if (s.kind === 'rewind') {
+    const label = oneLine(s.label, 300);
+    return rewindSentence(label) ?? label;
+  }
   if (s.kind !== 'tool') {
     return oneLine(s.label, 300);
   }
@@ -213,7 +229,7 @@ export function stepNodes(turn: TurnNode, steps: readonly Step[], showFolded: bo
       eventId: s.id,
       label: stepLabel(s),
       description: formatClock(s.ts),
-      tooltip: `${escapeMarkdown(stepLabel(s))}  \n${escapeMarkdown(s.ts)}  \nevent ${codeSpan(s.id)}`,
+      tooltip: `${escapeMarkdown(stepLabel(s))}  \n${escapeMarkdown(formatTimestamp(s.ts))}  \nevent ${codeSpan(s.id)}`,
       contextValue: `step ${s.kind}${s.failed === true ? ' failed' : ''}`,
       collapsible: 'none',
       icon: s.failed === true ? { id: 'error', color: 'errorForeground' } : { id: icon },

@@ -9,6 +9,7 @@ import click
 from ..errors import NotFound
 from ..fs.paths import one_line, quote
 from ..interchange import cli_text
+from ..store.safety_names import words
 from .common import Ctx, emit, pass_ctx, print_out, progress_bar
 
 
@@ -41,9 +42,12 @@ def checkpoints(ctx: Ctx, session_id: str | None) -> None:
                    "logs that hold them; 'turnback fsck' lists the damaged lines", err=True)
 
     def human() -> None:
+        # a safety checkpoint's label names a checkpoint by id: said in words instead
+        by_id = {c.id: c for c in (items if session_id is None else store.checkpoints(None))}
         for c in items:
             flags = ("auto " if c.auto else "") + ("partial" if c.partial else "")
-            click.echo(f"{c.id}  {c.ts[:19]}  {c.files:>6} files  {flags:<12} {one_line(c.label)}")
+            label = one_line(words(c, by_id))
+            click.echo(f"{c.id}  {c.ts[:19]}  {c.files:>6} files  {flags:<12} {label}")
 
     emit(ctx, {"checkpoints": [c.to_json() for c in items]}, human)
 

@@ -9,7 +9,9 @@ import click
 from ..errors import InvalidInput, NotFound
 from ..events import summarize
 from ..fs.paths import one_line
+from ..models import Checkpoint
 from ..store.facade import HEAD, Store
+from ..store.safety_names import words
 from .common import Ctx, emit, parse_json_arg, pass_ctx
 
 
@@ -157,6 +159,17 @@ def fork(ctx: Ctx, event_id: str, session_id: str | None) -> None:
     emit(ctx, {"sessionId": sid, "head": head}, f"session {sid}: head is now {head}")
 
 
+def _named(cid: object, by_id: dict[str, Checkpoint]) -> str:
+    """A checkpoint id of the operation log with the checkpoint's name in words
+    ("e40156470bcb “Tests pass”"); an id the store no longer lists, bare."""
+    if not isinstance(cid, str) or not cid:
+        return "-"
+    cp = by_id.get(cid)
+    if cp is None:
+        return one_line(cid)
+    return f"{one_line(cid)} “{one_line(words(cp, by_id))}”"
+
+
 @click.command("log")
 @pass_ctx
 def oplog(ctx: Ctx) -> None:
@@ -167,8 +180,12 @@ def oplog(ctx: Ctx) -> None:
     def human() -> None:
         if not ops:
             click.echo("no rewinds yet")
+            return
+        by_id = {c.id: c for c in store.checkpoints(None)}
         for op in ops:
-            click.echo(f"{op.get('ts', '')[:19]}  {op.get('op'):<6} {op.get('mode'):<12} "
-                       f"to {op.get('checkpoint') or '-'}  safety {op.get('safety') or '-'}")
+            click.echo(f"{one_line(str(op.get('ts', ''))[:19])}  {one_line(str(op.get('op'))):<6} "
+                       f"{one_line(str(op.get('mode'))):<12} "
+                       f"to {_named(op.get('checkpoint'), by_id)}  "
+                       f"safety {one_line(str(op.get('safety') or '-'))}")
 
     emit(ctx, {"operations": ops}, human)

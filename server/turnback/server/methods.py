@@ -30,6 +30,12 @@ BLAME = "turnback/blame"
 
 DID_CHANGE = "turnback/didChange"
 
+# Fields of answers that extension/src/protocol.ts names too (docs/PROTOCOL.md): a
+# checkpoint's `safetyOf` says it is a rewind's or an undo's safety checkpoint, and of which
+SAFETY_OF = "safetyOf"
+SAFETY_REWIND = "rewind"
+SAFETY_UNDO = "undo"
+
 REQUESTS = (
     STATUS,
     SESSIONS,

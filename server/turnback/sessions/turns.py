@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..events import JSON, Event, Kind, parse_iso, summarize
+from ..events import JSON, Event, Kind, is_progress, parse_iso, summarize
 
 PRELUDE = "prelude"  # the id of turn 0 (events before the first prompt)
 LABEL_WIDTH = 200
@@ -300,12 +300,12 @@ FOLDED_KINDS = frozenset({Kind.THINKING, Kind.USAGE, Kind.RAW})
 
 def result_line(output: object, width: int = RESULT_WIDTH) -> str:
     """A result in one line: its last non-empty line (where test runners and compilers
-    put their verdict), shortened."""
+    put their verdict) that is not only progress marks, shortened."""
     if not isinstance(output, str):
         return ""
     for line in reversed(output.splitlines()):
         line = " ".join(line.split())
-        if line:
+        if line and not is_progress(line):
             return line if len(line) <= width else line[: width - 1] + "…"
     return ""
 

@@ -41,6 +41,7 @@ from ..rewind.oplog import APPLIED
 from ..snapshot import prescan
 from .checkpoint_ops import CheckpointOps, folder_gone
 from .record_folders import RecordFolders, open_record_folders
+from .safety_names import safety_label
 from .session_ops import HEAD, _Head
 from .state import replaced_before_rewind
 
@@ -198,7 +199,7 @@ class RewindOps(CheckpointOps):
                     folders = keep.enter_context(open_record_folders(
                         self._root_held, self.backend, sid or self._workspace_session()))
                     safety, frame = self._commit_safety(
-                        res.tree, f"before {op} to {label_id}", sid, res.files, res.bytes,
+                        res.tree, safety_label(op, label_id), sid, res.files, res.bytes,
                         skipped, folders)
                 except BaseException as exc:
                     self._statcache.discard()  # as in checkpoint()

@@ -7,6 +7,7 @@ from typing import Any
 from ...models import Checkpoint
 from ...store.facade import WORKSPACE_SESSION, Store
 from .. import methods, shortwrite
+from ..answers import checkpoint_json
 from ..core import TurnbackServer
 from ..dirty import Ticket
 from ..errors import about_param, rpc_method
@@ -77,7 +78,7 @@ def register(ls: TurnbackServer) -> None:
         folder = await session_or_folder(ls, p.string("folder"), sid, methods.CHECKPOINTS)
 
         def job(store: Store) -> JSON:
-            return {"checkpoints": [c.to_json() for c in store.checkpoints(sid)]}
+            return {"checkpoints": [checkpoint_json(c) for c in store.checkpoints(sid)]}
 
         out = await ls.read_or(folder, job, lambda: {"checkpoints": []})
         out["folder"] = folder.uri

@@ -1,0 +1,43 @@
+"""turnback/checkpoints says which checkpoints are a rewind's or an undo's safety
+checkpoint (``safetyOf``), so a client names them without nesting their labels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from turnback.server import methods
+from turnback.store import safety_names
+
+from .conftest import TurnbackClient
+
+
+def test_the_protocol_names_the_stores_operations() -> None:
+    assert (methods.SAFETY_REWIND, methods.SAFETY_UNDO) == (safety_names.REWIND,
+                                                            safety_names.UNDO)
+
+
+async def test_safety_checkpoints_say_what_they_were_taken_before(
+    client: TurnbackClient, ws: Path
+) -> None:
+    good = (await client.call("turnback/createCheckpoint", {"label": "good"}))["checkpoint"]
+    (ws / "src" / "app.py").write_text("broken\n")
+    rewound = await client.call("turnback/rewind", {"checkpoint": good["id"]})
+    undone = await client.call("turnback/undo", {})
+    listed = {c["id"]: c for c in (await client.call("turnback/checkpoints", {}))["checkpoints"]}
+    # the stored labels are as before: an older client reads them
+    assert listed[rewound["safetyCheckpoint"]]["label"] == f"before rewind to {good['id']}"
+    assert listed[rewound["safetyCheckpoint"]]["safetyOf"] == {"op": "rewind",
+                                                              "checkpoint": good["id"]}
+    assert listed[undone["safetyCheckpoint"]]["safetyOf"] == {
+        "op": "undo", "checkpoint": rewound["safetyCheckpoint"]}
+    assert "safetyOf" not in listed[good["id"]]
+
+
+async def test_a_user_label_of_that_shape_is_no_safety_checkpoint(
+    client: TurnbackClient, ws: Path
+) -> None:
+    good = (await client.call("turnback/createCheckpoint", {"label": "good"}))["checkpoint"]
+    mine = (await client.call("turnback/createCheckpoint",
+                              {"label": f"before rewind to {good['id']}"}))["checkpoint"]
+    listed = {c["id"]: c for c in (await client.call("turnback/checkpoints", {}))["checkpoints"]}
+    assert "safetyOf" not in listed[mine["id"]], "a user's checkpoint is not automatic"
