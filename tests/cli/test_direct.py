@@ -172,7 +172,7 @@ def test_a_checkpoint_compiles_no_pattern_of_names_it_does_not_meet(ws: Path) ->
     """The patterns of a rewind's temporary names, of a write's leftover names, of a
     patch's paths and of lone surrogates are compiled when such a name or patch is met,
     and HFS+'s ignored code points are dropped by ``str.translate``, not compiled by every
-    fresh checkpoint's imports (~5.5 M instructions of the parent's, on the no-op's
+    fresh checkpoint's imports (~7.4 M instructions of the parent's, on the no-op's
     critical path; cold33)."""
     for patterns in _modules_of_two_checkpoints(ws, _PATTERNS_AT_EXIT):
         assert b"'[0-9a-f]{64}'" in patterns  # what the store's names need was compiled
