@@ -25,9 +25,11 @@ from .tempnames import PID_MAX, _gone
 PREFIX = ".turnback-tmp-"
 # seconds a process's start, read against the wall clock, may be off (clock ticks, a slew)
 CLOCK_SLACK = 1.0
-_NAME = re.compile(r"\.turnback-tmp-([0-9]{1,10})-([0-9a-f]{8})([0-9a-f]{4})\Z")
+# Patterns as text, compiled by ``re`` at their first use (and kept in its cache): only a
+# name with ``PREFIX`` is matched, which a fresh checkpoint's imports need not pay for
+_NAME = r"\.turnback-tmp-([0-9]{1,10})-([0-9a-f]{8})([0-9a-f]{4})\Z"
 # the shape before trust24, which a journal a crash left under an older Turnback may still name
-_OLD_NAME = re.compile(r"\.turnback-tmp-([0-9]{1,10})-([0-9a-f]{8})\Z")
+_OLD_NAME = r"\.turnback-tmp-([0-9]{1,10})-([0-9a-f]{8})\Z"
 
 
 def _mark(head: str) -> str:
@@ -60,7 +62,7 @@ def _probe_check(pid: int, nonce: str) -> str:
 
 def parse(name: str) -> tuple[int, str] | None:
     """(pid, tag) of a name ``make`` gives, down to its mark; None for anything else."""
-    m = _NAME.match(name)
+    m = re.match(_NAME, name)
     if m is None or m.group(3) != _mark(name[:m.end(2)]):
         return None
     return int(m.group(1)), m.group(2)
@@ -70,7 +72,7 @@ def parse_old(name: str) -> tuple[int, str] | None:
     """(pid, tag) of a name of the shape rewinds gave before ``trust24`` (no mark): only a
     recovery of that op may take it, and only with a tag the op's own (``kept_name``),
     which binds op and path as the mark cannot (redteam26)."""
-    m = _OLD_NAME.match(name)
+    m = re.match(_OLD_NAME, name)
     return None if m is None else (int(m.group(1)), m.group(2))
 
 

@@ -31,7 +31,8 @@ LEFTOVER_AGE_S = 60
 # a pid_t is a C int: a larger pid in a name is no writer's (and os.kill raised OverflowError
 # for it, which failed the write that swept: redteam19)
 PID_MAX = 2**31 - 1
-_TAIL = re.compile(r"\.([0-9]{1,10})\.([0-9a-f]{4})([0-9a-f]{4})\Z")  # the last one
+# the last one; compiled by ``re`` at its first use (only a candidate with TMP_PREFIX)
+_TAIL = r"\.([0-9]{1,10})\.([0-9a-f]{4})([0-9a-f]{4})\Z"
 
 
 def _mark(raw_part: bytes, tail: str) -> str:
@@ -83,7 +84,7 @@ def made_for(name: str, candidate: str) -> bool:
     process: the file's writer is not looked at here)."""
     if not candidate.startswith(TMP_PREFIX):
         return False
-    m = _TAIL.search(candidate)
+    m = re.search(_TAIL, candidate)
     if m is None:
         return False
     raw = _cut(name, int(m.group(1)))
@@ -93,7 +94,7 @@ def made_for(name: str, candidate: str) -> bool:
 
 def _writer(candidate: str) -> int:
     """The pid in a name ``made_for`` accepted."""
-    m = _TAIL.search(candidate)
+    m = re.search(_TAIL, candidate)
     assert m is not None
     return int(m.group(1))
 

@@ -9,6 +9,7 @@ are not knowable from the call; checkpoints catch them).
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -34,9 +35,15 @@ _PATH_TOOLS: dict[str, tuple[str, ...]] = {
 }
 # Copilot CLI's str_replace_editor: only these commands change the file
 _EDITOR_COMMANDS = frozenset({"create", "str_replace", "insert", "undo_edit"})
-_PATCH_RE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$",
-                       re.MULTILINE)
 MAX_PATH = 4096
+
+
+@functools.cache
+def _patch_re() -> re.Pattern[str]:
+    """Compiled at the first patch met, then kept (not ``re``'s cache, which a server's
+    many ignore patterns may turn over): not in every fresh checkpoint's imports."""
+    return re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$",
+                      re.MULTILINE)
 
 
 def edited_paths(data: dict[str, Any]) -> list[str]:
@@ -83,7 +90,7 @@ def _has_patch(args: Any) -> bool:
 
 def _patch_paths(args: Any) -> list[str]:
     out = []
-    for m in _PATCH_RE.finditer(_text(args)):
+    for m in _patch_re().finditer(_text(args)):
         path = m.group(1) or m.group(2)
         if path and len(path) <= MAX_PATH and path not in out:
             out.append(path)
