@@ -251,7 +251,9 @@ class ObjectStore:
 
     def close(self) -> None:
         """Close this process's object log; a later write starts a new one (a log is only
-        ever appended to by the one writer that made it)."""
+        ever appended to by the one writer that made it). The packs held open for reads
+        are closed too (a later read opens them again)."""
+        self.packs.close()
         log, self._log = self._log, None
         if log is not None:
             if log.untouched() and log.usable():
