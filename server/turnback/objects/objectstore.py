@@ -587,13 +587,17 @@ class ObjectStore:
         Loose and packed alike: nothing read from the store reaches the workspace, the
         screen or another object before its hash matches.
         """
-        path = self.path(name)
+        if not isinstance(name, str) or _NAME.fullmatch(name) is None:
+            raise damaged_name(name, "a stored record")  # ``path``'s guard, for every read
         try:
             raw = self._packed(name)
         except StoreDamaged as exc:
             return self._other_copy(name, exc)
         packed = raw is not None
         if raw is None:
+            # the loose file's path made only when it is read: two pathlib joins were
+            # ~13 k of a packed read's ~135 k Python instructions (bench/RESULTS.md, hot33)
+            path = self.path(name)
             try:
                 # a zstd frame is never much larger than what it holds
                 payload = read_regular(path, limit=MAX_LOOSE + (MAX_LOOSE >> 7) + (1 << 20))
