@@ -595,8 +595,9 @@ class ObjectStore:
             return self._other_copy(name, exc)
         packed = raw is not None
         if raw is None:
-            # the loose file's path made only when it is read: two pathlib joins were
-            # ~13 k of a packed read's ~135 k Python instructions (bench/RESULTS.md, hot33)
+            # the loose file's path made only when it is read: made before each packed
+            # read too, it was ~30 k of a cold read's ~122 k Python instructions
+            # (bench/target_reads.py; bench/RESULTS.md, branch hot33)
             path = self.path(name)
             try:
                 # a zstd frame is never much larger than what it holds
