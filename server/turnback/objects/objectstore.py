@@ -251,7 +251,9 @@ class ObjectStore:
 
     def close(self) -> None:
         """Close this process's object log; a later write starts a new one (a log is only
-        ever appended to by the one writer that made it)."""
+        ever appended to by the one writer that made it). The packs held open for reads
+        are closed too (a later read opens them again)."""
+        self.packs.close()
         log, self._log = self._log, None
         if log is not None:
             if log.untouched() and log.usable():
@@ -585,13 +587,18 @@ class ObjectStore:
         Loose and packed alike: nothing read from the store reaches the workspace, the
         screen or another object before its hash matches.
         """
-        path = self.path(name)
+        if not isinstance(name, str) or _NAME.fullmatch(name) is None:
+            raise damaged_name(name, "a stored record")  # ``path``'s guard, for every read
         try:
             raw = self._packed(name)
         except StoreDamaged as exc:
             return self._other_copy(name, exc)
         packed = raw is not None
         if raw is None:
+            # the loose file's path made only when it is read: made before each packed
+            # read too, it was ~30 k of a cold read's ~122 k Python instructions
+            # (bench/target_reads.py; bench/RESULTS.md, branch hot33)
+            path = self.path(name)
             try:
                 # a zstd frame is never much larger than what it holds
                 payload = read_regular(path, limit=MAX_LOOSE + (MAX_LOOSE >> 7) + (1 << 20))

@@ -40,6 +40,7 @@ from ..fs.atomic import fsync_dir
 from ..fs.osflags import O_BINARY
 from ..fs.reading import open_regular, read_regular
 from ..fs.replacing import replace_file
+from .heldfiles import HeldFiles
 from .objfolder import create_in, object_folder, unlink_object_file
 from .packlog import LOG_ID, LOG_MAGIC, frames, log_names
 from .packlog import _rebase as rebase_rows
@@ -526,6 +527,7 @@ class PackReader:
         self._blocks: OrderedDict[tuple[str, int], bytes] = OrderedDict()
         self._cached = 0  # bytes held in _blocks
         self._dctx = threading.local()
+        self._files = HeldFiles()  # the packs and logs read lately, kept open
         self.damaged: dict[str, str] = {}  # pack id -> what is wrong with its index
 
     def refresh(self, whole: bool = False) -> None:
@@ -551,6 +553,7 @@ class PackReader:
                     self._sorted.pop(pack, None)
                     self._log_ends.pop(pack, None)
                     self._cut.discard(pack)
+                self._files.drop(gone)  # their disk space not kept by a read descriptor
             for log in logs:
                 self._read_log(log, whole)
             for pack in sorted(names - self._loaded):
@@ -788,17 +791,17 @@ class PackReader:
         if d is None:
             # a damaged frame header cannot make it reserve more than a block for its window
             d = self._dctx.d = zstandard.ZstdDecompressor(max_window_size=BLOCK_MAX)
-        fd = open_regular(self.path_of(loc.pack))
+        held, st = self._files.take(loc.pack, self.path_of(loc.pack))
         try:
-            size = os.fstat(fd).st_size
+            size = st.st_size  # a log's now: the held descriptor's file grows with it
             if (loc.block_off < len(PACK_MAGIC) or loc.block_len > BLOCK_MAX
                     or loc.block_off + loc.block_len > size):
                 raise StoreDamaged(
                     f"pack {loc.pack}: its index names bytes {loc.block_off}+{loc.block_len} of "
                     f"a {size}-byte pack (truncated or a damaged index); run 'turnback fsck'")
-            raw = os.pread(fd, loc.block_len, loc.block_off)
+            raw = os.pread(held.fd, loc.block_len, loc.block_off)
         finally:
-            os.close(fd)
+            self._files.give_back(held)
         if len(raw) != loc.block_len:
             raise StoreDamaged(f"pack {loc.pack} is truncated; run 'turnback fsck'")
         if _one_block(raw):
@@ -817,6 +820,16 @@ class PackReader:
         except zstandard.ZstdError as exc:
             raise StoreDamaged(f"pack {loc.pack} has a corrupt block ({exc}); run 'turnback "
                                "fsck'") from exc
+
+    def close(self) -> None:
+        """Close the packs and logs held open for reads (they open again at a next read)."""
+        self._files.close()
+
+    def __del__(self) -> None:
+        # a ``Store`` an API caller never closed: its descriptors not left to the process's end
+        files = getattr(self, "_files", None)
+        if files is not None:
+            files.close()
 
     def files(self) -> Iterator[Path]:
         if self.folder.exists():

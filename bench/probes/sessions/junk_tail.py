@@ -1,7 +1,7 @@
 """One append to a session file ending in MB of two-byte junk lines (branch ``junk33``):
 the head read's CPU and how many lines it parsed, with the Turnback on ``PYTHONPATH``.
 
-    python bench/junk_tail.py MB
+    python bench/probes/sessions/junk_tail.py MB
 
 Prints the append's CPU time, the parses (``fs/jsonl.loads`` calls) it made, what it did
 (appended, or refused and why), and whether the file's bytes before it are intact. Scratch
