@@ -6,10 +6,12 @@ the file system has no hard links (a FUSE passthrough, FAT, some network file sy
 EOPNOTSUPP, EACCES...): a list of errnos at the call site took some for "no hard links" and
 missed others. The file system is asked instead, with files of this process's own: an
 empty file made under a rewind's temporary name of a probe's (``rewindnames.probe``: left
-out of every checkpoint, and an empty one a killed process left is removed by the next
-rewind's or recovery's clean-up in that folder, trust30) and linked to a second one; both
-unlinked. A refusal of one link where links
-work (EIO, a full link count) is then told from a file system that has none.
+out of every checkpoint) and linked to a second one; both unlinked. They are made in an
+open store's root on the same device (``probeplace``), where the next open of that store
+removes one a killed process left; on another device, in the folder asked about, where the
+next rewind's or recovery's clean-up in that folder removes it (trust30). A refusal of one
+link where links work (EIO, a full link count) is then told from a file system that has
+none.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import errno
 import os
 
-from . import rewindnames
+from . import probeplace, rewindnames
 from .folders import FdFolder
 from .osflags import O_CLOEXEC
 
@@ -38,7 +40,7 @@ def makes_links(dfd: FdFolder) -> bool:
     dev = os.fstat(dfd.fd).st_dev
     known = _by_device.get(dev)
     if known is None:
-        known = _probe(dfd)
+        known = _probe_on(dev, dfd)
         if known is not None:
             _by_device[dev] = known
     return True if known is None else known
@@ -48,6 +50,18 @@ def known_without(dev: int) -> bool:
     """Whether the device ``dev`` (an ``st_dev``) was found to make no hard links: the answer
     kept, no call made (a caller about to ``link`` there skips it)."""
     return _by_device.get(dev) is False
+
+
+def _probe_on(dev: int, dfd: FdFolder) -> bool | None:
+    """The probe's answer for device ``dev``, asked in an open store's root there if there
+    is one (``probeplace``), else (or where it takes no file of ours) in ``dfd``."""
+    store_root = probeplace.place(dev)
+    if store_root is not None:
+        with store_root:
+            known = _probe(store_root)
+        if known is not None:
+            return known
+    return _probe(dfd)
 
 
 def _probe(dfd: FdFolder) -> bool | None:
