@@ -90,20 +90,23 @@ def _left_probe(name: str, st: os.stat_result) -> bool:
 
 def sweep(root: Path) -> list[str]:
     """Remove the probe files a killed process left in the store's root; the names removed.
-    Each is moved to a probe name of this process's first and looked at there
+    The root is listed by path (5 system calls an open; by descriptor, ``os.listdir`` dups
+    it first: 8 and the open's 2) and opened only where a probe's name is there. Each is
+    moved to a probe name of this process's first and looked at there
     (``leftovers.remove_checked``): a file put in its place meanwhile is not removed. Never
     fails the open that asked (a read-only store, a root that cannot be listed: left)."""
     removed: list[str] = []
     if not DESCRIPTORS:
         return removed  # no probe is made where folders are reached by path
     try:
+        names = [n for n in os.listdir(root) if n.startswith(rewindnames.PREFIX)]
+        if not names:
+            return removed
         folder = open_root(os.fspath(root))
     except OSError:
         return removed
-    try:
-        for name in folder.listdir():
-            if not name.startswith(rewindnames.PREFIX):
-                continue
+    with folder:
+        for name in names:
             try:
                 st = folder.lstat(name)
                 mine = rewindnames.probe(os.getpid(), os.urandom(2).hex())
@@ -112,8 +115,4 @@ def sweep(root: Path) -> list[str]:
                     removed.append(name)
             except OSError:
                 continue  # gone meanwhile, or the store is read-only: left as it is
-    except OSError:
-        pass
-    finally:
-        folder.close()
     return removed
