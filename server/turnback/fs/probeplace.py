@@ -76,16 +76,21 @@ def place(dev: int) -> FdFolder | None:
     return None
 
 
-def _left_probe(name: str, st: os.stat_result) -> bool:
-    """Whether ``name`` (its ``lstat`` in ``st``) is a probe file a killed process left: a
-    probe's name down to its check, an empty regular file of this user, whose writer is
-    gone. This process's own are live (another thread's probe) or its own to remove."""
+def _probe_file(name: str, st: os.stat_result) -> bool:
+    """Whether ``name`` (its ``lstat`` in ``st``) is another process's probe file: a
+    probe's name down to its check, an empty regular file of this user. This process's
+    own are live (another thread's probe) or its own to remove."""
     got = rewindnames.parse(name)
     if got is None or not rewindnames.is_probe(*got) or got[0] == os.getpid():
         return False
-    if not stat.S_ISREG(st.st_mode) or st.st_size != 0 or st.st_uid != os.geteuid():
-        return False
-    return rewindnames.writer_gone(got[0], st.st_ctime)
+    return stat.S_ISREG(st.st_mode) and st.st_size == 0 and st.st_uid == os.geteuid()
+
+
+def _left_probe(name: str, st: os.stat_result) -> bool:
+    """Whether ``name`` is a probe file (``_probe_file``) a killed process left: its writer
+    gone, or its pid now a process started after the file was made."""
+    pid = (rewindnames.parse(name) or (0, ""))[0]
+    return _probe_file(name, st) and rewindnames.writer_gone(pid, st.st_ctime)
 
 
 def sweep(root: Path) -> list[str]:
@@ -110,8 +115,10 @@ def sweep(root: Path) -> list[str]:
             try:
                 st = folder.lstat(name)
                 mine = rewindnames.probe(os.getpid(), os.urandom(2).hex())
+                # looked at again once moved (the same file, still a probe's), not its
+                # writer: the rename set a new ctime, which a reused pid's start precedes
                 if _left_probe(name, st) and remove_checked(
-                        folder, name, mine, st, partial(_left_probe, name)):
+                        folder, name, mine, st, partial(_probe_file, name)):
                     removed.append(name)
             except OSError:
                 continue  # gone meanwhile, or the store is read-only: left as it is
