@@ -85,9 +85,10 @@ def _no_turnback_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(autouse=True)
 def _no_link_answer_kept(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``fs/hardlinks`` keeps its answer a device for the process's life: a test whose hook
-    refuses every ``link`` (the probe's too) would tell every later test's rewind that the
-    tests' disk makes no links, and their second names would not be made."""
+    """``fs/hardlinks`` keeps a device's "no links" for a minute: a test whose hook refuses
+    every ``link`` (the probe's too) would tell the later tests' rewinds that the tests'
+    disk makes no links, and their second names would not be made."""
     from turnback.fs import hardlinks
 
     monkeypatch.setattr(hardlinks, "_by_device", {})
+    monkeypatch.setattr(hardlinks, "_asked", {})

@@ -154,6 +154,24 @@ async def test_a_link_swapped_for_the_locks_is_refused_and_the_server_stays_up(
     await client.call("turnback/createCheckpoint", {})
 
 
+async def test_a_folder_at_the_record_lock_is_named_and_the_server_stays_up(
+        with_store: TurnbackClient, ws: Path) -> None:
+    """A folder planted at checkpoints.jsonl.lock (opened through the held store root):
+    the checkpoint is answered with StoreDamaged naming its path and what to do (was a bare
+    "[Errno 21] Is a directory", the internal error's code), the server answers on, and
+    checkpoints again once the folder is gone (tests/store/test_lock_is_a_folder.py)."""
+    client = with_store
+    lock = ws / ".turnback" / "checkpoints.jsonl.lock"
+    lock.unlink(missing_ok=True)
+    lock.mkdir()
+    (ws / "src" / "app.py").write_text("print('planted')\n")
+    await client.fails("turnback/createCheckpoint", {}, DAMAGED,
+                       f"{lock} is a folder, not a lock file", "Move that folder out of the way")
+    assert (await client.call("turnback/status", {}))["exists"] is True
+    lock.rmdir()
+    await client.call("turnback/createCheckpoint", {})
+
+
 async def test_damaged_store_is_reported(tmp_path: Path) -> None:
     ws = make_workspace(tmp_path / "ws")
     (ws / ".turnback").mkdir()

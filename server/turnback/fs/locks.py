@@ -23,6 +23,7 @@ while waiting, and it has no shared mode for the reader/writer lock.
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 import time
@@ -37,6 +38,7 @@ from . import instore
 from .folders import Folder
 from .osflags import O_CLOEXEC as _CLOEXEC
 from .privacy import FILE_MODE
+from .reading import NotRegular
 
 
 class _Backend(Protocol):
@@ -142,6 +144,14 @@ def backend() -> _Backend:
     return _backend
 
 
+class LockIsFolder(NotRegular, IsADirectoryError):
+    """A folder where a lock file is opened (``<id>.jsonl.lock``, ``checkpoints.jsonl.lock``,
+    ``locks/gc``): nothing can be locked there, and the bare ``IsADirectoryError`` said
+    nothing of what to do (redteam41). An ``OSError`` too, so a best-effort step that takes
+    a lock (a cache's save, a merge of logs: ``except OSError``) is skipped as before,
+    while a request is answered with ``StoreDamaged``'s code naming the path."""
+
+
 def _open_lock_file(path: str, folder: Folder | None = None) -> int:
     """The lock file, created (with its folder) if missing; in a store this process
     opened, through its folder opened without following a link (``fs/instore.py``);
@@ -153,6 +163,13 @@ def _open_lock_file(path: str, folder: Folder | None = None) -> int:
         if folder is not None:  # the folder replaced, not a link at the name (redteam41)
             _folder_still(folder)
         raise
+    except OSError as exc:
+        if exc.errno != errno.EISDIR:
+            raise
+        raise LockIsFolder(
+            f"{path} is a folder, not a lock file: Turnback cannot take its lock there and "
+            "wrote nothing. Move that folder out of the way (the lock file is made again "
+            "when needed)") from None
 
 
 def _folder_still(folder: Folder) -> None:

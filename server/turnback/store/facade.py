@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import InvalidInput, NotFound, TurnbackError, imported_late
 from ..events import JSON
-from ..fs import privacy, storeroots
+from ..fs import privacy, probeplace, storeroots
 from ..fs.locks import rw_lock
 from ..fs.namefold import EXACT, NameRules, probe, probe_store
 from ..fs.paths import expand_home
@@ -84,6 +84,10 @@ class Store(TurnOps, RewindOps):
             raise
         if guard is not None:  # released by close, or once the Store is collected unclosed
             store._guard = weakref.finalize(store, storeroots.closed, guard)
+        # fs/hardlinks' probe on this device goes into the root, where each open removes
+        # one a killed process left (a folder of the user's kept it for good: trust33)
+        store._probe_place = weakref.finalize(store, probeplace.closed, probeplace.opened(root))
+        probeplace.sweep(root)
         try:
             store.restore_records()  # before recovery: a journal may name a restored record
             store.recover()
@@ -103,6 +107,8 @@ class Store(TurnOps, RewindOps):
             self.objects.close()
             if self._guard is not None:
                 self._guard()
+            if self._probe_place is not None:
+                self._probe_place()
 
     @classmethod
     def _open_made(cls, ws: Path, root: Path, exists: bool,
@@ -161,6 +167,8 @@ class Store(TurnOps, RewindOps):
                 self.objects.close()  # its log's descriptor: one a Store, else they pile up
                 if self._guard is not None:
                     self._guard()
+                if self._probe_place is not None:
+                    self._probe_place()
 
     def _close(self) -> None:
         self.finish_rewind()

@@ -147,6 +147,8 @@ class StoreState:
         self._temporary: list[Path] = []  # Store.memory()'s folders, removed by close()
         # releases this open in fs/storeroots.py (its held folders closed with the last)
         self._guard: Callable[[], object] | None = None
+        # gives up this open as fs/probeplace.py's place for the link probe (Store.open)
+        self._probe_place: Callable[[], object] | None = None
         self._mutex = StoreMutex(root)  # a close waits for its holders, then refuses
 
     def _gc_generation(self) -> str:
