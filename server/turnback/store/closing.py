@@ -10,7 +10,7 @@ and the object log's descriptors under it, and the number of either, reused by t
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
@@ -54,11 +54,18 @@ class StoreMutex:
         self.release()
 
     @contextmanager
-    def closing(self) -> Iterator[bool]:
+    def closing(self, ready: Callable[[], bool] = lambda: True) -> Iterator[bool | None]:
         """Held for a close, once every other holder has let it go: yields whether this is
         the first close (a second one has nothing to do). Closed when the block ends, so
-        the close's own work may take the mutex again."""
+        the close's own work may take the mutex again. Yields None, and leaves the store
+        open, where ``ready()`` (asked under the mutex) is False: the caller takes first
+        what it then lacks, a lock taken before this mutex everywhere else, and asks again
+        (redteam42: the rewind lock, taken under it, met a rewind's finish holding that
+        lock and waiting for this mutex)."""
         with self._lock:
+            if not self._closed and not ready():
+                yield None
+                return
             first = not self._closed
             try:
                 yield first

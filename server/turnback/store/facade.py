@@ -158,17 +158,32 @@ class Store(TurnOps, RewindOps):
         """Close the store once the checkpoint, rewind or fold under way in another thread
         (a server's pool) has ended; anything asked of it later is refused
         (``store/closing.py``). A second close does nothing."""
-        with self._mutex.closing() as first:
-            if not first:
+        unfinishable = False  # the finish failed: the close makes it as before, and ends
+        while True:
+            # a rewind left to finish is finished first, under the rewind lock then the
+            # mutex, as every rewind takes them: under the mutex (``_close``), the close
+            # waited for that lock while a rewind's finish held it and waited for the mutex
+            # (redteam42)
+            if self._unfinished is not None and not unfinishable:
+                try:
+                    self.finish_rewind()
+                except (OSError, TurnbackError):
+                    unfinishable = True
+            ready = (lambda: True) if unfinishable else (lambda: self._unfinished is None)
+            with self._mutex.closing(ready) as first:
+                if first is None:
+                    continue  # a rewind left to finish came meanwhile: finished first
+                if not first:
+                    return
+                try:
+                    self._close()
+                finally:
+                    self.objects.close()  # its log's descriptor: one a Store, else they pile up
+                    if self._guard is not None:
+                        self._guard()
+                    if self._probe_place is not None:
+                        self._probe_place()
                 return
-            try:
-                self._close()
-            finally:
-                self.objects.close()  # its log's descriptor: one a Store, else they pile up
-                if self._guard is not None:
-                    self._guard()
-                if self._probe_place is not None:
-                    self._probe_place()
 
     def _close(self) -> None:
         self.finish_rewind()
