@@ -403,16 +403,21 @@ class CheckpointOps(SessionOps):
         wait of its own: a crash that loses it there is made whole from the log at the
         next open (``CheckpointIndex.restore``). (A rewind's safety checkpoint syncs its
         frame with its journal instead: ``RewindOps._commit_safety``.) ``folders``: where
-        the record and event go, open (``checkpoint_now``'s); else opened here, before the
-        log frame: a ``sessions/`` removed or swapped since the look is refused with
-        nothing of the checkpoint written (not even the frame, which the next open would
+        the record and event go, open (``checkpoint_now``'s: its ``sessions/`` opened
+        again here, as it was held across the scan); else opened here, before the log
+        frame: a ``sessions/`` removed or swapped since the look is refused with nothing
+        of the checkpoint written (not even the frame, which the next open would
         put back as a record without its event)."""
         cp = self._new_checkpoint(tree, label, session_id, auto, files, nbytes, skipped,
                                   partial=partial, absent=absent, ts=ts, cp_id=cp_id)
         own = None
+        assert cp.session_id is not None
         if folders is None:
-            assert cp.session_id is not None
             folders = own = open_record_folders(self._root_held, self.backend, cp.session_id)
+        else:
+            # held across the scan (``checkpoint_now``'s lock look): ``sessions/`` renamed
+            # aside meanwhile would get the event while the record is listed (redteam43)
+            folders.reopen_sessions(self.backend, cp.session_id)
         try:
             logged = self.objects.commit(dumps(cp.to_json()), fsync=self.config.fsync_commits)
             try:

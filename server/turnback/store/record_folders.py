@@ -6,7 +6,8 @@ Opened first, ``sessions/`` removed or swapped for a link after the checkpoint's
 its session is refused before the record (it was refused after: a checkpoint without its
 event), at no extra system call: the same ``openat`` the event made after the record. A
 server's at-once checkpoint opens them before its scan, for its look at the session's
-lock, and keeps them to its record: one open of ``sessions/`` a checkpoint.
+lock, keeps the root to its record and opens ``sessions/`` again there before the record
+(``reopen_sessions``: one renamed aside during the scan got the event, redteam43).
 """
 
 from __future__ import annotations
@@ -28,6 +29,18 @@ class RecordFolders:
     def __init__(self, root: Folder | None, sessions: Folder | None) -> None:
         self.root = root
         self.sessions = sessions
+
+    def reopen_sessions(self, backend: SessionBackend, session_id: str) -> None:
+        """``sessions`` opened again in ``root``, for a caller that held it across a scan
+        (``checkpoint_now``): a ``sessions/`` renamed aside meanwhile got the event in the
+        folder renamed aside while the record was listed. Refused as
+        ``open_record_folders`` is, before anything of the checkpoint is written."""
+        if self.root is None:
+            return
+        if self.sessions is not None:
+            was, self.sessions = self.sessions, None
+            was.close()
+        self.sessions = backend.sessions_in(self.root, session_id)
 
     def close(self) -> None:
         try:

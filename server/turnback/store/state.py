@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..errors import Conflict, NotFound, StoreDamaged, Unsafe
 from ..events import JSON
+from ..fs.folders import Folder
 from ..fs.heldfolder import HeldFolder
 from ..fs.locks import rw_lock
 from ..fs.namefold import EXACT, NameRules
@@ -256,9 +257,20 @@ class StoreState:
                     folder, missing, every=whole, refused=refused,
                     walked=None if whole else WalkedLogs(self.root / "cache" / "logs-walked")),
                 stored, fsync=self.config.fsync_commits, every=every,
-                folder=self._root_held.folder)
+                folder=self._held_for_put_back)
         finally:
             self.refused_logs.update(refused)
+
+    def _held_for_put_back(self) -> Folder | None:
+        """The held root, for records put back from the object logs, looked at first (one
+        ``stat``, only when there is a record to put back): the logs were read by path,
+        so a store replaced before that read gave another store's records, which the held
+        root would list naming trees it lacks (redteam43). Refused, nothing put back: a
+        gc's merge then removes no log whose records are not listed."""
+        replaced = self._replaced()
+        if replaced is not None:
+            raise replaced
+        return self._root_held.folder()
 
     def set_aside(self) -> bool:
         """Whether this process found something set aside: a refused object log or a
