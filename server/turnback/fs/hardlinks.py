@@ -40,9 +40,11 @@ _clock = time.monotonic
 # the probe's link refused for this moment or these names, not for what the file system is
 # (a bad sector, a full folder block or quota, its name taken, a signal): no answer kept,
 # where "no links" was kept for the process's life and one put back's EIO renamed past
-# (redteam38). A file system without links answering one of these is asked again each time
+# (redteam38). A file system without links answering one of these is asked again each time.
+# ENOENT: the probe's first file taken away before its link (another process's sweep of a
+# store root that cannot see this pid, a writer of that root), kept as "no links" (redteam44)
 _NO_ANSWER = frozenset({errno.EIO, errno.ENOSPC, errno.EDQUOT, errno.EEXIST, errno.EMLINK,
-                        errno.EINTR, errno.ENOMEM, errno.EAGAIN})
+                        errno.EINTR, errno.ENOMEM, errno.EAGAIN, errno.ENOENT})
 
 
 def makes_links(dfd: FdFolder) -> bool:
