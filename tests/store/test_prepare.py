@@ -151,3 +151,21 @@ def test_a_gc_after_prepare_leaves_no_cache_naming_removed_objects(tmp_path: Pat
     cp = again.checkpoint()
     assert again.read_file(cp.id, "d0/f0.txt") == b"prepared, never committed\n"
     assert again.fsck().damaged == []
+
+
+def test_full_checkpoint_after_an_unsaved_walk_records_what_changed(tmp_path: Path) -> None:
+    """A ``prepare(None)`` walk of a changed workspace keeps its stat cache rows in memory,
+    unsaved; a full checkpoint after it took the folder's last saved tree whole, recording
+    'g' as it was at the previous checkpoint (the files aged: their rows are trusted)."""
+    from wsutil import age, write
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with Store.open(ws) as store:
+        write(ws, "g", "g")
+        store.checkpoint()
+        write(ws, "g", "g2")
+        age(ws / "g")
+        assert store.prepare(None)
+        cp = store.checkpoint()
+        assert store.read_file(cp.id, "g") == b"g2"

@@ -78,6 +78,7 @@ class Scanner(TreeBuilding):
         changed path bounds and feeds the read alike (``Store.checkpoint_now``).
         """
         self.statcache.load()
+        self.statcache.forget_unsaved_trees()
         self.statcache.new_dirrecs = {}  # filled by this scan's folders alone
         started = time.time_ns()
         skipped: list[dict[str, object]] = []

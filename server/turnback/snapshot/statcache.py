@@ -395,6 +395,19 @@ class StatCache:
             self._packed[folder] = (
                 "\0".join(rows).encode("utf-8", "surrogateescape"), b"".join(rows.values()))
 
+    def forget_unsaved_trees(self) -> None:
+        """Called as a scan starts. A scan left unsaved (a refused rewind's, a prepare's)
+        put its files' rows here, in memory, but its folders' trees only in
+        ``new_dirtrees``: where such a tree is not the one recorded, the next scan found
+        every file matching its (newer) row and took the folder's recorded, older tree
+        whole, the files' old contents (a rewind then left a changed file as it was). Those
+        folders' trees and records are forgotten: the scan builds them from their rows."""
+        for rel, tree in self.new_dirtrees.items():
+            old = self.dirtrees.get(rel)
+            if old is not None and old[0] != tree[0]:
+                del self.dirtrees[rel]
+                self.dirrecs.pop(rel, None)
+
     def begin_full(self) -> None:
         """A full scan starts: it settles every folder it walks (``settle``)."""
         self._settled = set()
