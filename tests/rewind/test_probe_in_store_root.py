@@ -24,40 +24,14 @@ from pathlib import Path
 import pytest
 
 from turnback import Store
-from turnback.fs import hardlinks, probeplace, rewindnames
-from turnback.fs.folders import FdFolder, open_dir, open_root
+from turnback.fs import probeplace, rewindnames
 from wsutil import dead_pid, write
+
+from .probe_kill import probe_killed_at_its_link, probes
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("TURNBACK_FS_PATHS") == "1" or not hasattr(os, "fork"),
     reason="the probe asks folders held by descriptor; the kill needs fork")
-
-
-def _probe_killed_at_its_link(folder: Path) -> int:
-    """Run the probe for ``folder`` in a forked child (the stores this process holds open
-    are open in it too, as in a server) that dies at its ``link`` (``os._exit``, no
-    clean-up of any kind): the child's pid, reaped."""
-    pid = os.fork()
-    if pid == 0:  # the child: nothing here returns
-        try:
-            hardlinks._by_device.clear()
-
-            def link(self: FdFolder, src: str, dst: str) -> None:
-                os._exit(0)  # killed between the probe file's open and its unlink
-
-            FdFolder.link = link  # type: ignore[method-assign]
-            with open_root(str(folder)) as root, open_dir(root, [], create=False) as dfd:
-                assert isinstance(dfd, FdFolder)
-                hardlinks.makes_links(dfd)
-        finally:
-            os._exit(3)  # the probe returned without linking: the test fails below
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
-    return pid
-
-
-def _probes(folder: Path) -> list[str]:
-    return sorted(n for n in os.listdir(folder) if n.startswith(rewindnames.PREFIX))
 
 
 def _of(pid: int, names: list[str]) -> list[str]:
@@ -69,10 +43,10 @@ def test_a_probe_killed_in_a_folder_no_plan_touches_leaves_nothing_there(ws: Pat
     with Store.open(ws) as store:
         root = store.root
         store.checkpoint(label="first")
-        killed = _probe_killed_at_its_link(ws / "d")
-    assert _probes(ws / "d") == [], "the probe's file was made among the user's files"
-    left = _of(killed, _probes(root))
-    assert len(left) == 1 and (root / left[0]).stat().st_size == 0, _probes(root)
+        killed = probe_killed_at_its_link(ws / "d")
+    assert probes(ws / "d") == [], "the probe's file was made among the user's files"
+    left = _of(killed, probes(root))
+    assert len(left) == 1 and (root / left[0]).stat().st_size == 0, probes(root)
     # a user's file of that name shape (a dead pid's) with content, and a live process's
     # probe file: both left by the sweep
     users = rewindnames.probe(dead_pid(), "abcd")
@@ -84,10 +58,10 @@ def test_a_probe_killed_in_a_folder_no_plan_touches_leaves_nothing_there(ws: Pat
         (root / theirs).write_bytes(b"")
         with Store.open(ws) as again:  # no journal: no rewind's clean-up runs
             assert [c.label for c in again.checkpoints()] == ["first"]
-        now = _probes(root)
+        now = probes(root)
         assert left[0] not in now, now
         assert theirs in now and (root / users).read_text() == "mine\n", now
-        assert _probes(ws / "d") == []
+        assert probes(ws / "d") == []
     finally:
         assert live.stdin is not None
         live.stdin.close()
@@ -119,8 +93,8 @@ def test_a_store_on_another_device_leaves_the_probe_in_the_folder(ws: Path) -> N
         write(ws, "d/a.txt", "one\n")
         with Store.open(ws, store_dir=elsewhere / "store") as store:
             store.checkpoint(label="first")
-            killed = _probe_killed_at_its_link(ws / "d")
-            assert _probes(store.root) == []
-        assert len(_of(killed, _probes(ws / "d"))) == 1  # as before trust33: its clean-up's
+            killed = probe_killed_at_its_link(ws / "d")
+            assert probes(store.root) == []
+        assert len(_of(killed, probes(ws / "d"))) == 1  # as before trust33: its clean-up's
     finally:
         shutil.rmtree(elsewhere)

@@ -20,45 +20,20 @@ from pathlib import Path
 import pytest
 
 from turnback import Store
-from turnback.fs import hardlinks, rewindnames
-from turnback.fs.folders import FdFolder, open_dir, open_root
+from turnback.fs import rewindnames
 from wsutil import dead_pid, journal_left, rewind_killed_before_release, write
+
+from .probe_kill import probe_killed_at_its_link, probes
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("TURNBACK_FS_PATHS") == "1" or not hasattr(os, "fork"),
     reason="the probe asks folders held by descriptor; the kill needs fork")
 
 
-def _probe_killed_at_its_link(folder: Path) -> int:
-    """Run the probe in ``folder`` in a child that dies at its ``link`` (``os._exit``, no
-    clean-up of any kind): the child's pid, reaped."""
-    pid = os.fork()
-    if pid == 0:  # the child: nothing here returns
-        try:
-            hardlinks._by_device.clear()
-
-            def link(self: FdFolder, src: str, dst: str) -> None:
-                os._exit(0)  # killed between the probe file's open and its unlink
-
-            FdFolder.link = link  # type: ignore[method-assign]
-            with open_root(str(folder)) as root, open_dir(root, [], create=False) as dfd:
-                assert isinstance(dfd, FdFolder)
-                hardlinks.makes_links(dfd)
-        finally:
-            os._exit(3)  # the probe returned without linking: the test fails below
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
-    return pid
-
-
-def _probes(folder: Path) -> list[str]:
-    return sorted(n for n in os.listdir(folder) if n.startswith(rewindnames.PREFIX))
-
-
 def test_a_killed_probes_file_is_removed_by_the_next_recovery(ws: Path) -> None:
     rewind_killed_before_release(ws)
-    killed = _probe_killed_at_its_link(ws / "d")
-    left = _probes(ws / "d")
+    killed = probe_killed_at_its_link(ws / "d")
+    left = probes(ws / "d")
     ours = [n for n in left if (rewindnames.parse(n) or (0, ""))[0] == killed]
     assert len(ours) == 1 and (ws / "d" / ours[0]).stat().st_size == 0, left
     # a user's file of the same name shape (a dead pid's), with content: never removed
@@ -72,7 +47,7 @@ def test_a_killed_probes_file_is_removed_by_the_next_recovery(ws: Path) -> None:
         write(ws, f"d/{theirs}", "")
         with Store.open(ws) as again:  # another process's open recovers the journal
             assert not journal_left(again.root)
-        now = _probes(ws / "d")
+        now = probes(ws / "d")
         assert ours[0] not in now, now
         assert theirs in now and (ws / "d" / users).read_text() == "mine\n"
     finally:
