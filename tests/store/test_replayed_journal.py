@@ -29,7 +29,7 @@ def _refused_once(monkeypatch: pytest.MonkeyPatch) -> None:
     applied and signed, and the record is retried at the next write."""
     real = RewindOps._finish
 
-    def refuse(self: RewindOps, record: dict[str, object]) -> str:
+    def refuse(self: RewindOps, record: dict[str, object], root: object) -> str:
         monkeypatch.setattr(RewindOps, "_finish", real)
         raise OSError(28, "No space left on device")
 
@@ -74,9 +74,9 @@ def test_a_replayed_journal_not_marked_is_not_recorded_again(
         kept: list[bytes] = []
         real = RewindOps._finish
 
-        def keep(self: RewindOps, record: dict[str, object]) -> str:
+        def keep(self: RewindOps, record: dict[str, object], root: object) -> str:
             kept.append(journal.read_bytes())
-            return real(self, record)
+            return real(self, record, root)
 
         monkeypatch.setattr(RewindOps, "_finish", keep)
         store.rewind(one)

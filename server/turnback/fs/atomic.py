@@ -151,14 +151,21 @@ def fsync_file(path: Path | str) -> None:
 
 
 def atomic_write(path: Path, data: bytes, *, fsync: bool = True, mode: int = FILE_MODE,
-                 private_dirs: bool = True, sync_with: Sequence[Path] = ()) -> None:
+                 private_dirs: bool = True, sync_with: Sequence[Path] = (),
+                 in_folder: Folder | None = None) -> None:
     """Write ``data`` to ``path`` so it is either fully there or not at all.
 
     The defaults suit the store (a 0600 file, missing folders 0700); a file written for
     the user elsewhere passes its ``mode`` and ``private_dirs=False`` (umask applies).
     ``sync_with``: files to make durable before ``path`` appears (with ``fsync``), synced
     together with its content (``fsync_all``): what it names, written just before.
+    ``in_folder``: the folder holding ``path``, open (the caller's, not closed here):
+    written there by name, not by path.
     """
+    if in_folder is not None:
+        _write_in(in_folder, path, (data,), os.O_WRONLY, fsync=fsync, mode=mode,
+                  keep_open=False, sync_with=sync_with)
+        return
     atomic_write_chunks(path, (data,), fsync=fsync, mode=mode, private_dirs=private_dirs,
                         sync_with=sync_with)
 

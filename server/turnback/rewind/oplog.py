@@ -18,6 +18,7 @@ import orjson
 from ..errors import Conflict, LinkedInStore, StoreDamaged
 from ..fs import instore
 from ..fs.atomic import atomic_write, fsync_all
+from ..fs.folders import Folder
 from ..fs.jsonl import append_lines, dumps, last_line, loads, read_lines
 from ..fs.osflags import O_BINARY, O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK
 from ..fs.privacy import FILE_MODE
@@ -47,13 +48,16 @@ class OpLog:
         not kept (the log grows by a line a rewind for as long as the store lives)."""
         return any(line.value.get("id") == op_id for line in read_lines(self.path))
 
-    def add(self, op: dict[str, Any], *, fsync: bool) -> None:
-        append_lines(self.path, [op], fsync=fsync)
+    def add(self, op: dict[str, Any], *, fsync: bool, folder: Folder | None = None) -> None:
+        """``folder``: the store's root, open (the caller's: a rewind's held root, so a
+        store replaced after its journal gets no line where its path leads, trust35)."""
+        append_lines(self.path, [op], fsync=fsync, folder=folder)
 
     # -- journal of the rewind in progress ------------------------------------------
     def begin(self, record: dict[str, Any], *, fsync: bool, sync_with: Sequence[Path] = (),
               sync_dirs: Sequence[Path] = (),
-              meanwhile: Callable[[], None] | None = None) -> None:
+              meanwhile: Callable[[], None] | None = None,
+              folder: Folder | None = None) -> None:
         """Write the journal of a rewind about to start, signed (``signing``), as one line
         into the journal file, which stays in place between rewinds (empty: none pending).
 
@@ -66,9 +70,10 @@ class OpLog:
         ``pending`` and the store's recovery tell both apart from a rewind begun
         (docs/FORMAT.md, "Rewind journal and operation log"). ``meanwhile``: work for
         this thread while the sync is waited for (not done when nothing is synced).
+        ``folder``: as ``add``'s (the sync is by path still).
         """
         line = dumps(signing.sign(record)) + b"\n"
-        fd, made = self._open_for_writing()
+        fd, made = self._open_for_writing(folder)
         try:
             os.ftruncate(fd, 0)
             os.lseek(fd, 0, os.SEEK_SET)  # past what a check of a left journal read
@@ -81,16 +86,18 @@ class OpLog:
             dirs = [*sync_dirs, self.journal.parent] if made else list(sync_dirs)
             fsync_all([self.journal, *sync_with], dirs, meanwhile=meanwhile)
 
-    def mark_applied(self, record: dict[str, Any], *, fsync: bool) -> None:
+    def mark_applied(self, record: dict[str, Any], *, fsync: bool,
+                     folder: Folder | None = None) -> None:
         """Replace the journal of a rewind whose files are all in place by the same record
         marked ``applied``, signed again: the open that finds it records the rewind and
         applies nothing (the plan applied again would undo what the user did since: a
         refused record is retried for as long as a server lives). Replaced whole, by a
-        rename: a kill in between leaves the journal as it was, never an empty one."""
+        rename: a kill in between leaves the journal as it was, never an empty one.
+        ``folder``: as ``add``'s."""
         atomic_write(self.journal, dumps(signing.sign({**record, APPLIED: True})) + b"\n",
-                     fsync=fsync)
+                     fsync=fsync, in_folder=folder)
 
-    def _open_for_writing(self) -> tuple[int, bool]:
+    def _open_for_writing(self, folder: Folder | None) -> tuple[int, bool]:
         """The journal file opened to be written in place, and whether it was just made
         (its name then needs its folder's sync). Anything else standing at its name (a
         link, a folder, a file with a second name elsewhere, which writing in place would
@@ -98,11 +105,12 @@ class OpLog:
         overwritten."""
         flags = os.O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_BINARY | O_CLOEXEC
         try:
-            return instore.open_file(self.journal, flags | os.O_CREAT | os.O_EXCL, FILE_MODE), True
+            return instore.open_file(self.journal, flags | os.O_CREAT | os.O_EXCL, FILE_MODE,
+                                     in_folder=folder), True
         except FileExistsError:
             pass
         try:
-            fd = instore.open_file(self.journal, flags)
+            fd = instore.open_file(self.journal, flags, in_folder=folder)
         except OSError:
             fd = -1  # a symlink (ELOOP), a FIFO, a folder: replaced below
         if fd >= 0:
@@ -121,14 +129,18 @@ class OpLog:
                 return fd, False
             os.close(fd)
         try:
-            instore.unlink(self.journal, missing_ok=False)
+            if folder is not None:
+                folder.unlink(self.journal.name)
+            else:
+                instore.unlink(self.journal, missing_ok=False)
         except LinkedInStore:
             raise
         except OSError as exc:
             raise StoreDamaged(
                 f"{self.journal} is not a file Turnback wrote ({exc.strerror}); nothing was "
                 "changed: move it away and rewind again") from None
-        return instore.open_file(self.journal, flags | os.O_CREAT | os.O_EXCL, FILE_MODE), True
+        return instore.open_file(self.journal, flags | os.O_CREAT | os.O_EXCL, FILE_MODE,
+                                 in_folder=folder), True
 
     def pending(self) -> dict[str, Any] | None:
         """The journal's record, or None when no rewind is pending (no file, an empty one,
@@ -148,13 +160,14 @@ class OpLog:
         except OSError:
             return False
 
-    def end(self) -> None:
+    def end(self, folder: Folder | None = None) -> None:
         """Empty the journal (not synced: a crash that undoes this only makes the next
         open finish a rewind already finished, which it notices). Anything other than the
-        file ``begin`` writes is unlinked, as every journal was before format 3."""
+        file ``begin`` writes is unlinked, as every journal was before format 3.
+        ``folder``: as ``add``'s."""
         try:
             fd = instore.open_file(self.journal, os.O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_BINARY
-                         | O_CLOEXEC)
+                                   | O_CLOEXEC, in_folder=folder)
         except FileNotFoundError:
             return
         except OSError:
@@ -168,7 +181,10 @@ class OpLog:
             finally:
                 os.close(fd)
         try:
-            instore.unlink(self.journal, missing_ok=False)
+            if folder is not None:
+                folder.unlink(self.journal.name)
+            else:
+                instore.unlink(self.journal, missing_ok=False)
         except FileNotFoundError:
             pass
 

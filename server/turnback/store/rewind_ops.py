@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ..errors import (
@@ -29,7 +29,8 @@ from ..events import (
 )
 from ..fs import instore
 from ..fs.atomic import fsync_all, syncfs
-from ..fs.folders import open_root
+from ..fs.folders import Folder, open_root
+from ..fs.heldfolder import HeldFolder
 from ..fs.jsonl import NoLastObject, dumps
 from ..fs.locks import file_lock, rw_lock
 from ..fs.namefold import NameRules, Site, collisions, probe_site, probe_store
@@ -242,7 +243,8 @@ class RewindOps(CheckpointOps):
                         record, fsync=self.config.fsync_commits,
                         sync_with=frame[0] if frame is not None else [self.index.path],
                         sync_dirs=frame[1] if frame is not None else [],
-                        meanwhile=functools.partial(applier.preload, plan))
+                        meanwhile=functools.partial(applier.preload, plan),
+                        folder=folders.root)
                 except BaseException:
                     # kept, as a checkpoint is: synced, then listed; not where its frame's
                     # path leads elsewhere (left in the frame, put back at the store's
@@ -346,16 +348,19 @@ class RewindOps(CheckpointOps):
             self._finish_or_retry(record)
 
     def _finish_or_retry(self, record: JSON) -> str | None:
-        """``_finish``; if refused, retried before the next write (``_record_refused``)."""
-        try:
-            return self._finish(record)
-        except BaseException:
-            self._refused_record = record
-            try:  # the files are in place: an open after this process must not apply again
-                self.oplog.mark_applied(record, fsync=self.config.fsync_commits)
-            except (TurnbackError, OSError):
-                pass  # the journal as it was: the next open applies it (any crash's case)
-            raise
+        """``_finish``; if refused, retried before the next write (``_record_refused``).
+        Both in one ``dup`` of the held root (``_finish``'s)."""
+        with _held_root(self._root_held) as root:
+            try:
+                return self._finish(record, root)
+            except BaseException:
+                self._refused_record = record
+                try:  # the files are in place: an open after this process must not apply again
+                    self.oplog.mark_applied(record, fsync=self.config.fsync_commits,
+                                            folder=root)
+                except (TurnbackError, OSError):
+                    pass  # the journal as it was: the next open applies it (any crash's case)
+                raise
 
     def _record_refused(self) -> None:
         """Record this open's rewind whose files are in place but whose record was refused,
@@ -386,13 +391,14 @@ class RewindOps(CheckpointOps):
             return
         log = self.backend.load(record["session"])
         event_id = f"rw-{record['id']}"
-        if any(e.id == event_id for e in log.events):
-            op = {k: v for k, v in record.items() if k != "plan"}
-            op["newHead"] = event_id  # as ``_finish`` writes it
-            self.oplog.add(op, fsync=True)
-            self.oplog.end()
-        else:
-            self._finish(record)
+        with _held_root(self._root_held) as root:
+            if any(e.id == event_id for e in log.events):
+                op = {k: v for k, v in record.items() if k != "plan"}
+                op["newHead"] = event_id  # as ``_finish`` writes it
+                self.oplog.add(op, fsync=True, folder=root)
+                self.oplog.end(root)
+            else:
+                self._finish(record, root)
 
     def _logged(self, op_id: object) -> bool:
         """Whether the op log holds the operation ``op_id`` anywhere, not only last: a
@@ -569,8 +575,14 @@ class RewindOps(CheckpointOps):
                 out[p] = entry
         return out
 
-    def _finish(self, record: JSON) -> str | None:
-        """Record a rewind whose files are in place: event, op log, end of journal."""
+    def _finish(self, record: JSON, root: Folder | None) -> str | None:
+        """Record a rewind whose files are in place: event, op log, end of journal, in
+        ``root`` (the held root's ``dup``; None: by path, Windows) and the session's folder
+        opened there. By path they went into what the store's path led to: a store replaced
+        after the journal (a copy at its path) got the rewind's event and op-log line, and
+        the store looked at kept its journal pending, applied again at its next open
+        (trust35). Folders by path: refused there (``Conflict``), the journal left to the
+        store's next open."""
         sid = record["session"]
         plan = _plan_from_json(record["plan"], "the rewind's plan")
         data = {"checkpoint": record["checkpoint"], "mode": record["mode"],
@@ -582,12 +594,18 @@ class RewindOps(CheckpointOps):
         if record.get("undoOf"):
             data["undo"] = record["undoOf"]
         parent: str | _Head | None = record["toEvent"] if record.get("toEvent") else HEAD
-        ev = self.append(sid, Kind.REWIND, data, parent=parent, event_id=f"rw-{record['id']}",
-                         fsync=self.config.fsync_commits)
+        sessions = self.backend.sessions_in(root, sid) if root is not None else None
+        try:
+            ev = self.append(sid, Kind.REWIND, data, parent=parent,
+                             event_id=f"rw-{record['id']}", fsync=self.config.fsync_commits,
+                             sessions=sessions)
+        finally:
+            if sessions is not None:
+                sessions.close()
         op = {k: v for k, v in record.items() if k != "plan"}
         op["newHead"] = ev.id
-        self.oplog.add(op, fsync=self.config.fsync_commits)
-        self.oplog.end()
+        self.oplog.add(op, fsync=self.config.fsync_commits, folder=root)
+        self.oplog.end(root)
         return ev.id
 
     def recover(self) -> str | None:
@@ -812,3 +830,14 @@ class RewindOps(CheckpointOps):
                 isinstance(p, str) and _normal(p) == p for p in sel)):
             raise StoreDamaged(f"{where}: its paths are not plain relative paths; "
                                "run 'turnback fsck'")
+
+
+@contextlib.contextmanager
+def _held_root(held: HeldFolder) -> Iterator[Folder | None]:
+    """One ``dup`` of the held root (None where none is held: by path), closed after."""
+    root = held.folder()
+    try:
+        yield root
+    finally:
+        if root is not None:
+            root.close()
