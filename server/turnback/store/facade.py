@@ -22,6 +22,7 @@ from ..objects.merging import MERGE_AT
 from ..objects.objfolder import follow_links_in
 from ..sessions.backend import MemorySessions
 from ..sessions.files import FileSessions
+from .closing import CLOSE_WAIT
 from .config import FORMAT_VERSION, StoreConfig, default_store_dir, load_config, save_config
 from .rewind_ops import MODES, RewindOps
 from .session_ops import (
@@ -166,7 +167,7 @@ class Store(TurnOps, RewindOps):
             # (redteam42)
             if self._unfinished is not None and not unfinishable:
                 try:
-                    self.finish_rewind()
+                    self.finish_rewind(CLOSE_WAIT)
                 except (OSError, TurnbackError):
                     unfinishable = True
             ready = (lambda: True) if unfinishable else (lambda: self._unfinished is None)
@@ -176,6 +177,8 @@ class Store(TurnOps, RewindOps):
                 if not first:
                     return
                 try:
+                    if unfinishable:  # not waited for again (a minute in all, redteam42)
+                        self.leave_unfinished()
                     self._close()
                 finally:
                     self.objects.close()  # its log's descriptor: one a Store, else they pile up
@@ -186,7 +189,7 @@ class Store(TurnOps, RewindOps):
                 return
 
     def _close(self) -> None:
-        self.finish_rewind()
+        self.finish_rewind(CLOSE_WAIT)
         self.scanner.close()
         if self._temporary:
             import shutil

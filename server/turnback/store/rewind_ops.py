@@ -314,7 +314,7 @@ class RewindOps(CheckpointOps):
         self._checkpoint_event(cp, HEAD, folders.sessions)
         return cp, frame
 
-    def finish_rewind(self) -> None:
+    def finish_rewind(self, wait: float = 30.0) -> None:
         """Record the rewind that ``rewind(..., finish_later=True)`` left: sync the files it
         wrote, then its event, its op-log entry and the end of its journal.
 
@@ -323,14 +323,15 @@ class RewindOps(CheckpointOps):
         So a server may answer as soon as the files are in place and do this right after,
         still holding the folder's write lock; every write method of this object calls it
         first, so nothing is recorded out of order. A stat cache left unsaved
-        (``save_scan_cache``) is saved first.
+        (``save_scan_cache``) is saved first. ``wait``: seconds the rewind lock is waited
+        for (a close's are fewer, ``closing.CLOSE_WAIT``).
         """
         self.save_scan_cache()
         if self._refused_record is not None:
-            self._record_refused()
+            self._record_refused(wait)
         if self._unfinished is None:
             return
-        with file_lock(self.root / "locks" / "rewind"), self._mutex:
+        with file_lock(self.root / "locks" / "rewind", wait), self._mutex:
             unfinished, self._unfinished = self._unfinished, None
             if unfinished is None:
                 return
@@ -347,6 +348,15 @@ class RewindOps(CheckpointOps):
                 syncfs(self.workspace)
             self._finish_or_retry(record)
 
+    def leave_unfinished(self) -> None:
+        """A rewind left to finish that a close could not finish (its lock held longer than
+        ``CLOSE_WAIT``): its files are in place and its journal pending, so the next open's
+        ``recover`` records it (the files hold what it writes: nothing applied again), as
+        after a crash. Its kept second names are freed and its descriptors closed now."""
+        unfinished, self._unfinished = self._unfinished, None
+        if unfinished is not None:
+            unfinished[1].release()
+
     def _finish_or_retry(self, record: JSON) -> str | None:
         """``_finish``; if refused, retried before the next write (``_record_refused``).
         Both in one ``dup`` of the held root (``_finish``'s)."""
@@ -362,12 +372,12 @@ class RewindOps(CheckpointOps):
                     pass  # the journal as it was: the next open applies it (any crash's case)
                 raise
 
-    def _record_refused(self) -> None:
+    def _record_refused(self, wait: float = 30.0) -> None:
         """Record this open's rewind whose files are in place but whose record was refused,
         as the next open's ``recover`` would, without applying its plan again (a file set
         back since is left as it is). Refused again: kept for the next write, which goes on
         (rewinds are refused meanwhile: the journal stays, ``journal_problem`` says why)."""
-        with file_lock(self.root / "locks" / "rewind"), self._mutex:
+        with file_lock(self.root / "locks" / "rewind", wait), self._mutex:
             record, self._refused_record = self._refused_record, None
             if record is None:
                 return
