@@ -172,6 +172,36 @@ async def test_a_folder_at_the_record_lock_is_named_and_the_server_stays_up(
     await client.call("turnback/createCheckpoint", {})
 
 
+async def test_a_socket_at_the_record_lock_is_named_and_the_server_stays_up(
+        with_store: TurnbackClient, ws: Path) -> None:
+    """A socket planted at checkpoints.jsonl.lock: answered with StoreDamaged naming its
+    path and what to do (was a bare "[Errno 6] No such device or address", the internal
+    error's code -32603), the server answers on, and checkpoints again once it is gone
+    (tests/store/test_lock_is_a_socket.py)."""
+    import os
+    import socket
+
+    client = with_store
+    lock = ws / ".turnback" / "checkpoints.jsonl.lock"
+    lock.unlink(missing_ok=True)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    here = os.getcwd()
+    os.chdir(lock.parent)  # bound by its name: a socket's path is at most 108 bytes
+    try:
+        sock.bind(lock.name)
+    finally:
+        os.chdir(here)
+    try:
+        (ws / "src" / "app.py").write_text("print('planted')\n")
+        await client.fails("turnback/createCheckpoint", {}, DAMAGED,
+                           f"{lock} is a socket, not a lock file", "Move it out of the way")
+        assert (await client.call("turnback/status", {}))["exists"] is True
+    finally:
+        sock.close()
+    lock.unlink()
+    await client.call("turnback/createCheckpoint", {})
+
+
 async def test_damaged_store_is_reported(tmp_path: Path) -> None:
     ws = make_workspace(tmp_path / "ws")
     (ws / ".turnback").mkdir()

@@ -37,8 +37,9 @@ from ..errors import Conflict, LinkedInStore
 from . import instore
 from .folders import Folder
 from .osflags import O_CLOEXEC as _CLOEXEC
+from .osflags import O_NONBLOCK
 from .privacy import FILE_MODE
-from .reading import NotRegular
+from .reading import NotRegular, kind_of
 
 
 class _Backend(Protocol):
@@ -144,7 +145,20 @@ def backend() -> _Backend:
     return _backend
 
 
-class LockIsFolder(NotRegular, IsADirectoryError):
+class LockNotAFile(NotRegular, OSError):
+    """A socket (or a device) where a lock file is opened: ``open`` fails (``ENXIO`` on
+    Linux, ``EOPNOTSUPP`` on macOS for a socket, ``ENODEV`` for a device without its
+    driver) and the bare ``OSError`` was answered as an internal error (-32603; trust33's
+    open item). Named here as ``LockIsFolder`` names a folder, on the error path only (one
+    ``lstat`` to say what stands there): nothing is added to a lock taken. A FIFO opens
+    (``O_RDWR``, ``O_NONBLOCK``: never waits for a writer) and is locked as a file is."""
+
+
+# what ``open`` answers for a socket or a device at the name (a FIFO opens)
+_NOT_A_FILE = frozenset({errno.ENXIO, errno.EOPNOTSUPP, errno.ENODEV})
+
+
+class LockIsFolder(LockNotAFile, IsADirectoryError):
     """A folder where a lock file is opened (``<id>.jsonl.lock``, ``checkpoints.jsonl.lock``,
     ``locks/gc``): nothing can be locked there, and the bare ``IsADirectoryError`` said
     nothing of what to do (redteam41). An ``OSError`` too, so a best-effort step that takes
@@ -157,19 +171,34 @@ def _open_lock_file(path: str, folder: Folder | None = None) -> int:
     opened, through its folder opened without following a link (``fs/instore.py``);
     ``folder``: the folder holding it, open (the caller's): its name opened there."""
     try:
-        return instore.open_file(path, os.O_RDWR | os.O_CREAT | _CLOEXEC, FILE_MODE,
-                                 make_dirs=folder is None, in_folder=folder)
+        return instore.open_file(path, os.O_RDWR | os.O_CREAT | _CLOEXEC | O_NONBLOCK,
+                                 FILE_MODE, make_dirs=folder is None, in_folder=folder)
     except LinkedInStore:
         if folder is not None:  # the folder replaced, not a link at the name (redteam41)
             _folder_still(folder)
         raise
     except OSError as exc:
-        if exc.errno != errno.EISDIR:
+        if exc.errno == errno.EISDIR:
+            raise LockIsFolder(
+                f"{path} is a folder, not a lock file: Turnback cannot take its lock there "
+                "and wrote nothing. Move that folder out of the way (the lock file is made "
+                "again when needed)") from None
+        if exc.errno not in _NOT_A_FILE:
             raise
-        raise LockIsFolder(
-            f"{path} is a folder, not a lock file: Turnback cannot take its lock there and "
-            "wrote nothing. Move that folder out of the way (the lock file is made again "
-            "when needed)") from None
+        raise LockNotAFile(
+            f"{path} is {_what_is_at(path, folder)}, not a lock file: Turnback cannot take "
+            "its lock there and wrote nothing. Move it out of the way (the lock file is "
+            "made again when needed)") from None
+
+
+def _what_is_at(path: str, folder: Folder | None) -> str:
+    """What stands at ``path`` (a socket, a device), for the refusal's words."""
+    try:
+        st = (folder.lstat(os.path.basename(path)) if folder is not None
+              else os.lstat(path))
+    except OSError:
+        return "not a file"
+    return kind_of(st.st_mode)
 
 
 def _folder_still(folder: Folder) -> None:

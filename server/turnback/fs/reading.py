@@ -33,7 +33,8 @@ class TooLarge(StoreDamaged):
     """A file larger than anything Turnback writes there."""
 
 
-def _kind(mode: int) -> str:
+def kind_of(mode: int) -> str:
+    """What a file of ``mode`` is, in words ("a socket"), for a refusal."""
     if stat.S_ISLNK(mode):
         return "a symbolic link"
     if stat.S_ISDIR(mode):
@@ -118,7 +119,7 @@ def require_regular(fd: int, path: Path | str) -> None:
     """Raise ``NotRegular`` unless ``fd`` is a regular file (for descriptors opened to write)."""
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
-        raise _refuse(path, _kind(mode))
+        raise _refuse(path, kind_of(mode))
 
 
 def read_fd(fd: int, limit: int, path: Path | str) -> bytes:
