@@ -304,10 +304,10 @@ def try_rw_lock(path: Path, *, exclusive: bool,
 
 
 @contextmanager
-def rw_lock(path: Path, *, exclusive: bool) -> Iterator[None]:
+def rw_lock(path: Path, *, exclusive: bool, folder: Folder | None = None) -> Iterator[None]:
     """Hold ``path`` as a shared (writers of new objects) or exclusive (gc) lock, waiting
-    as long as it takes."""
-    fd = _open_lock_file(str(path))
+    as long as it takes. ``folder``: as ``try_rw_lock``'s."""
+    fd = _open_lock_file(str(path), folder)
     try:
         backend().lock(fd, exclusive)
         try:

@@ -11,15 +11,18 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..errors import TurnbackError
 from ..events import parse_iso
 from ..fs import instore
 from ..fs.atomic import atomic_write, fsync_file
-from ..fs.folders import identity
+from ..fs.folders import identity, open_dir
 from ..fs.locks import rw_lock
+from ..fs.privacy import DIR_MODE
 from ..fs.tempnames import TMP_PREFIX
 from ..fs.walk import walk
 from ..models import Checkpoint
@@ -103,20 +106,56 @@ def forget_caches(store: StoreState) -> None:
     atomic_write(gen, f"{time.time_ns()}-{os.getpid()}".encode(), fsync=False)
 
 
+@contextmanager
+def _gc_lock(store: StoreState) -> Iterator[None]:
+    """The exclusive gc lock, in ``locks/`` of the held root (made there if missing): by
+    path, a store replaced before the gc got an empty ``locks/gc`` made where its path led
+    before the look that refused it (trust32's item; trust35). Where no root is held
+    (Windows), by path as before. A root replaced, folders by path: refused as replaced."""
+    root = store._root_held.folder()
+    if root is None:
+        with rw_lock(store.root / "locks" / "gc", exclusive=True):
+            yield
+        return
+    try:
+        try:
+            locks = open_dir(root, ["locks"], create=True, mode=DIR_MODE)
+        except (OSError, TurnbackError):
+            _refuse_if_replaced(store)  # told as replaced, not as what the open met
+            raise
+    finally:
+        root.close()
+    try:
+        with rw_lock(store.root / "locks" / "gc", exclusive=True, folder=locks):
+            yield
+    finally:
+        locks.close()
+
+
+def _refuse_if_replaced(store: StoreState) -> None:
+    """``Conflict`` where the store's root is no longer the folder this process opened (one
+    ``stat``). Asked before each of a gc's steps that write or remove by path: looked at
+    only at the start (trust34), a store replaced during the gc (a copy moved in, under
+    its exclusive lock) got the later steps where its path led, the drop lines, the caches
+    forgotten, the objects removed and the repack, by this process's reading of the moved
+    store (trust35). A swap within one step is not seen (RELIABILITY.md, trust35)."""
+    replaced = store._replaced()
+    if replaced is not None:
+        raise replaced
+
+
 def collect(store: StoreState, *, dry_run: bool = False, keep_last: int | None = None,
             keep_days: float | None = None, quota_bytes: int | None = None) -> GcResult:
     cfg = store.config
     keep_last = cfg.keep_last if keep_last is None else keep_last
     keep_days = cfg.keep_days if keep_days is None else keep_days
     quota_bytes = cfg.quota_bytes if quota_bytes is None else quota_bytes
-    with rw_lock(store.root / "locks" / "gc", exclusive=True):
+    with _gc_lock(store):
         # a store replaced under this process (restored, made again, a copy moved in) is
         # not collected: every step below reaches the store by path (its listing, the
         # drop lines, the objects removed), and this process's caches (pack indexes, the
         # checkpoints read) are the moved store's. One ``stat``, under the lock
-        replaced = store._replaced()
-        if replaced is not None:
-            raise replaced
+        _refuse_if_replaced(store)
         if not dry_run:
             # the logs are merged and removed below: every record they hold must be in
             # checkpoints.jsonl first (each log read whole: a line lost from the file's
@@ -150,7 +189,9 @@ def collect(store: StoreState, *, dry_run: bool = False, keep_last: int | None =
         freed = sum(objects[n] for n in garbage)
         dropped = [c.id for c in plan.drop]
         if not dry_run:
+            _refuse_if_replaced(store)
             store.index.drop(dropped, fsync=cfg.fsync_commits)
+            _refuse_if_replaced(store)
             if garbage:
                 # before anything goes: the stat cache may name garbage (a checkpoint that
                 # crashed before its commit, one retention dropped, an empty folder's tree,
@@ -159,8 +200,11 @@ def collect(store: StoreState, *, dry_run: bool = False, keep_last: int | None =
                 forget_caches(store)
             for name in garbage:
                 if store.objects.is_loose(name):
+                    _refuse_if_replaced(store)
                     store.objects.remove(name)
+            _refuse_if_replaced(store)
             store.objects.repack(reachable, cfg.fsync_commits)
+            _refuse_if_replaced(store)
             now = time.time()
             for tmp in stray_temps(store):
                 try:
