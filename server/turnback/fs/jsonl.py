@@ -22,7 +22,7 @@ from ..records import record
 from .folders import Folder
 from .locks import file_lock
 from .privacy import FILE_MODE, make_dir
-from .reading import open_append, open_regular
+from .reading import open_append_sized, open_regular
 
 
 @record
@@ -157,9 +157,8 @@ def append_lines(path: Path, objs: Iterable[Any], *, fsync: bool = False,
     if folder is None:
         make_dir(path.parent)
     with file_lock(path, folder=folder):
-        fd = open_append(path, create=FILE_MODE, in_folder=folder)
+        fd, size = open_append_sized(path, create=FILE_MODE, in_folder=folder)
         try:
-            size = os.fstat(fd).st_size
             tail = _torn_tail_start(fd, size)
             if tail < size:
                 os.ftruncate(fd, tail)

@@ -52,7 +52,7 @@ from ..fs.jsonl import (
 )
 from ..fs.locks import file_lock, file_lock_free
 from ..fs.privacy import make_dir
-from ..fs.reading import open_append, open_regular, read_regular
+from ..fs.reading import open_append, open_append_sized, open_regular, read_regular
 from ..fs.replacing import replace_file
 from ..models import Problem
 from ..records import record
@@ -307,9 +307,8 @@ class FileSessions:
             raise self.missing(session_id, _START_ONE)
         with file_lock(path, folder=folder):
             # one descriptor reads the head and takes the lines (it was opened twice)
-            fd = open_append(path, in_folder=folder)
+            fd, size = open_append_sized(path, in_folder=folder)
             try:
-                size = os.fstat(fd).st_size
                 # the tail's look and the head's read share one read of the last block
                 tail, last = tail_and_last_line(fd, size, shown=str(path))
                 head = _head_of(last)
