@@ -22,7 +22,7 @@ from ..records import record
 from .folders import Folder
 from .locks import file_lock
 from .privacy import FILE_MODE, make_dir
-from .reading import open_append, open_regular
+from .reading import open_append_sized, open_regular
 
 
 @record
@@ -118,8 +118,15 @@ TAIL_MOST = 65536  # ... up to this much a read, looking for a torn tail's start
 
 def _torn_tail_start(fd: int, size: int) -> int:
     """Offset where a final line without ``\\n`` starts (== size when the file ends cleanly)."""
+    return _tail_read(fd, size)[0]
+
+
+def _tail_read(fd: int, size: int) -> tuple[int, bytes | None]:
+    """``_torn_tail_start`` and, when the file ends cleanly, the last ``TAIL_FIRST`` bytes
+    it read to see that: a reader of the last line starts from them instead of reading
+    them again (a session's append read the same 4 KiB three times)."""
     if size == 0:
-        return 0
+        return 0, None
     pos = size
     # a few lines first, growing: every append and ``last_line`` looks here, and a clean
     # end is the rule (64 KiB read each time cost a 20 KB session file's whole tail,
@@ -129,13 +136,13 @@ def _torn_tail_start(fd: int, size: int) -> int:
         start = max(0, pos - block)
         chunk = os.pread(fd, pos - start, start)
         if pos == size and chunk.endswith(b"\n"):
-            return size
+            return size, chunk
         idx = chunk.rfind(b"\n")
         if idx >= 0:
-            return start + idx + 1
+            return start + idx + 1, None
         pos = start
         block = min(block * 4, TAIL_MOST)
-    return 0
+    return 0, None
 
 
 def append_lines(path: Path, objs: Iterable[Any], *, fsync: bool = False,
@@ -150,9 +157,8 @@ def append_lines(path: Path, objs: Iterable[Any], *, fsync: bool = False,
     if folder is None:
         make_dir(path.parent)
     with file_lock(path, folder=folder):
-        fd = open_append(path, create=FILE_MODE, in_folder=folder)
+        fd, size = open_append_sized(path, create=FILE_MODE, in_folder=folder)
         try:
-            size = os.fstat(fd).st_size
             tail = _torn_tail_start(fd, size)
             if tail < size:
                 os.ftruncate(fd, tail)
@@ -285,7 +291,35 @@ def last_line_of(fd: int, size: int, *, shown: str) -> dict[str, Any] | None:
     ``shown``: the file's name in ``NoLastObject``, raised when none of the last
     ``HEAD_REACH`` complete lines (blank ones too) is an object; None when the file holds
     fewer lines and none is."""
-    pos = _torn_tail_start(fd, size)
+    return tail_and_last_line(fd, size, shown=shown)[1]
+
+
+def tail_and_last_line(fd: int, size: int, *, shown: str) -> tuple[int, dict[str, Any] | None]:
+    """``_torn_tail_start`` and ``last_line_of`` together, for an appender that then
+    writes at that tail (``sessions/files.py``): the file's last block read once for both,
+    not three times (bench/RESULTS.md, branch ``atonce34``)."""
+    for _ in range(CUT_LOOKS):
+        tail, read = _tail_read(fd, size)
+        try:
+            return tail, _last_line_from(fd, tail, read, shown)
+        except _CutWhileRead:
+            size = os.fstat(fd).st_size  # looked at again from where it ends now
+    return _torn_tail_start(fd, size), None
+
+
+# a file cut shorter while its end is read is looked at again from its new end, this many
+# times at most (another hand cutting it each time: no last line, as an empty file)
+CUT_LOOKS = 3
+
+
+class _CutWhileRead(Exception):
+    """A read back from the end came short: the file was cut meanwhile, and pieces read
+    before and after the cut would be glued into a line never written."""
+
+
+def _last_line_from(fd: int, pos: int, read: bytes | None, shown: str) -> dict[str, Any] | None:
+    """``last_line_of`` from the clean end ``pos``; ``read``: the file's last
+    ``TAIL_FIRST`` bytes (or all of it when shorter) when already read, else None."""
     looked = 0  # complete lines looked at, back from the end
     last_read = True  # the file's last read: it ends at a newline, nothing after it a line
     block = TAIL_FIRST  # a line or a few; more only for a longer last line
@@ -293,7 +327,13 @@ def last_line_of(fd: int, size: int, *, shown: str) -> dict[str, Any] | None:
     held = 0  # its bytes so far: past MAX_LINE, its pieces are let go
     while pos > 0:
         start = max(0, pos - block)
-        parts = os.pread(fd, pos - start, start).split(b"\n")
+        if read is not None:  # the tail's look read exactly this block
+            parts, read = read.split(b"\n"), None
+        else:
+            chunk = os.pread(fd, pos - start, start)
+            if len(chunk) != pos - start:
+                raise _CutWhileRead
+            parts = chunk.split(b"\n")
         if last_read:
             last_read = False
             if len(parts) > 1 and not parts[-1]:  # not when the file was cut meanwhile

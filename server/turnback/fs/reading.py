@@ -57,20 +57,27 @@ def open_append(path: Path | str, *, create: int | None = None,
     link (a planted ``checkpoints.jsonl -> ~/.profile`` must not get Turnback's lines);
     created with mode ``create`` when given and absent. ``in_folder``: the folder holding
     ``path``, already open (the caller's, not closed here): its name opened there."""
+    return open_append_sized(path, create=create, in_folder=in_folder)[0]
+
+
+def open_append_sized(path: Path | str, *, create: int | None = None,
+                      in_folder: Folder | None = None) -> tuple[int, int]:
+    """``open_append``'s descriptor and the file's size as its check of the file's kind
+    saw it: an appender that looks at the file's end needs no ``fstat`` of its own (two
+    of each an at-once checkpoint made; bench/RESULTS.md, branch ``atonce34``)."""
     flags = os.O_RDWR | os.O_APPEND | O_CLOEXEC | O_BINARY
     flags |= os.O_CREAT if create is not None else 0
     if in_folder is not None:
-        return _open_checked(os.path.basename(path), flags, create or 0, folder=in_folder,
-                             shown=path)
+        return _open_sized(os.path.basename(path), flags, create or 0, folder=in_folder,
+                           shown=path)
     folder = instore.folder_of(path, create=False)  # a store's file: no link on the way
     if folder is None:
-        return _open_checked(path, flags, create or 0)
+        return _open_sized(path, flags, create or 0)
     try:
-        fd = _open_checked(os.path.basename(path), flags, create or 0, folder=folder,
+        return _open_sized(os.path.basename(path), flags, create or 0, folder=folder,
                            shown=path)
     finally:
         folder.close()
-    return fd
 
 
 def open_regular(path: Path | str, *, follow: bool = False, folder: Folder | None = None) -> int:
@@ -90,6 +97,13 @@ def _open_checked(path: Path | str, flags: int, mode: int = 0, *, follow: bool =
     the descriptor closed) for a link or anything but a regular file. ``shown``: the
     file's path for the refusal; in ``folder`` by default its folder's path joined to
     the name (redteam40, redteam41: "checkpoints.jsonl is a symbolic link" named no store)."""
+    return _open_sized(path, flags, mode, follow=follow, folder=folder, shown=shown)[0]
+
+
+def _open_sized(path: Path | str, flags: int, mode: int = 0, *, follow: bool = False,
+                folder: Folder | None = None, shown: Path | str | None = None
+                ) -> tuple[int, int]:
+    """``_open_checked``'s descriptor and the size its ``fstat`` saw."""
     if shown is None:
         shown = os.path.join(folder.path, path) if folder is not None else path
     try:
@@ -108,11 +122,13 @@ def _open_checked(path: Path | str, flags: int, mode: int = 0, *, follow: bool =
             raise _refuse(shown, "a folder") from None
         raise
     try:
-        require_regular(fd, shown)
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _refuse(shown, _kind(st.st_mode))
     except BaseException:
         os.close(fd)
         raise
-    return fd
+    return fd, st.st_size
 
 
 def require_regular(fd: int, path: Path | str) -> None:

@@ -45,14 +45,14 @@ from ..fs.jsonl import (
     bounded,
     dumps,
     last_line,
-    last_line_of,
     loads,
     parse_object,
     read_lines,
+    tail_and_last_line,
 )
 from ..fs.locks import file_lock, file_lock_free
 from ..fs.privacy import make_dir
-from ..fs.reading import open_append, open_regular, read_regular
+from ..fs.reading import open_append, open_append_sized, open_regular, read_regular
 from ..fs.replacing import replace_file
 from ..models import Problem
 from ..records import record
@@ -233,12 +233,15 @@ class FileSessions:
     def _write_locked(self, path: Path, lines: list[bytes], fsync: bool) -> None:
         fd = open_append(path)
         try:
-            self._write_at_end(fd, os.fstat(fd).st_size, lines, fsync)
+            size = os.fstat(fd).st_size
+            self._write_at_end(fd, size, _torn_tail_start(fd, size), lines, fsync)
         finally:
             os.close(fd)
 
-    def _write_at_end(self, fd: int, size: int, lines: list[bytes], fsync: bool) -> None:
-        tail = _torn_tail_start(fd, size)
+    def _write_at_end(self, fd: int, size: int, tail: int, lines: list[bytes],
+                      fsync: bool) -> None:
+        """``lines`` written at ``tail`` (``_torn_tail_start``, looked at under the lock
+        held since) of the file ``size`` bytes long at ``fd``."""
         if tail < size:
             os.ftruncate(fd, tail)  # a crashed writer's half line: cut it off
         data = b"".join(lines)
@@ -304,15 +307,17 @@ class FileSessions:
             raise self.missing(session_id, _START_ONE)
         with file_lock(path, folder=folder):
             # one descriptor reads the head and takes the lines (it was opened twice)
-            fd = open_append(path, in_folder=folder)
+            fd, size = open_append_sized(path, in_folder=folder)
             try:
-                size = os.fstat(fd).st_size
-                head = _head_of(last_line_of(fd, size, shown=str(path)))
+                # the tail's look and the head's read share one read of the last block
+                tail, last = tail_and_last_line(fd, size, shown=str(path))
+                head = _head_of(last)
                 ids = self._event_ids_locked(session_id, path) if need_ids else None
                 events = make(head, set(ids) if ids is not None else None)
                 if events:
                     self._touch(session_id)
-                    self._write_at_end(fd, size, [_event_line(e) for e in events], fsync)
+                    self._write_at_end(fd, size, tail, [_event_line(e) for e in events],
+                                       fsync)
             finally:
                 os.close(fd)
             if events and ids is not None:

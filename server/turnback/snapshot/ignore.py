@@ -86,6 +86,11 @@ class _Spec:
         return None if res.include is None else bool(res.include)
 
 
+# ``IgnoreRules.in_dir_again``'s answers kept (about 0.2 KB each): the paths of a few
+# hundred incremental checkpoints' changed files and their folders
+JUDGED_MAX = 4096
+
+
 class IgnoreRules:
     def __init__(self, workspace: Path, store_dir: Path, extra: list[str]) -> None:
         self.workspace = workspace
@@ -108,6 +113,9 @@ class IgnoreRules:
         # info/exclude, then core.excludesFile: read on first use, again after ``forget``
         self._git: list[tuple[str, _Spec]] | None = None
         self._git_sig = ""
+        # ``in_dir_again``'s answers by (path, is a folder): a function of the cached rules
+        # above alone, dropped with them
+        self._judged: dict[tuple[str, bool], bool] = {}
 
     def _git_specs(self) -> list[tuple[str, _Spec]]:
         """Git's other ignore files, each with the workspace's path in the repository
@@ -177,6 +185,7 @@ class IgnoreRules:
         self._sig_chains.clear()
         self._chain_sigs.clear()
         self._git = None
+        self._judged.clear()
 
     def forget_below(self, dir_rel: str) -> None:
         """Drop the cached ignore files of ``dir_rel`` and every folder below it: a folder
@@ -188,6 +197,9 @@ class IgnoreRules:
         for cache in (self._specs, self._sigs, self._sig_chains, self._chains):
             for key in [k for k in cache if k == dir_rel or k.startswith(below)]:
                 del cache[key]
+        # the entries inside it were judged by the rules dropped (itself, by its parent's)
+        for judged in [k for k in self._judged if k[0].startswith(below)]:
+            del self._judged[judged]
 
     def chain(self, dir_rel: str) -> list[tuple[int, _Spec]]:
         """The ignore files that apply inside ``dir_rel``, deepest first, with the length of
@@ -237,6 +249,21 @@ class IgnoreRules:
             if r.include is not None:
                 return bool(r.include)
         return False
+
+    def in_dir_again(self, dir_rel: str, rel: str, name: str, is_dir: bool) -> bool:
+        """``in_dir``, remembered until the rules it read are dropped (``forget``,
+        ``forget_below``): an incremental scan judges the folders on the paths to the
+        changed files again at every checkpoint (~15 K instructions a name through the
+        rules' patterns, most of an at-once checkpoint's 26; bench/RESULTS.md, branch
+        ``atonce34``). At most ``JUDGED_MAX`` kept: a walk's names go through ``in_dir``."""
+        key = (rel, is_dir)
+        got = self._judged.get(key)
+        if got is None:
+            got = self.in_dir(dir_rel, rel, name, is_dir)
+            if len(self._judged) >= JUDGED_MAX:
+                self._judged.clear()
+            self._judged[key] = got
+        return got
 
     def is_ignored(self, rel: str, is_dir: bool) -> bool:
         """Whether ``rel`` (posix, relative to the workspace) is left out.

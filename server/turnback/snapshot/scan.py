@@ -619,7 +619,7 @@ class Scanner(TreeBuilding):
                 continue
             mode = st.st_mode
             if S_ISDIR(mode) and (DESCRIPTORS or not is_link(st)):
-                if self.ignore.in_dir(rel_dir, rel, name, True):
+                if self.ignore.in_dir_again(rel_dir, rel, name, True):
                     node.entries.pop(name, None)
                     continue
                 old = base_tree.get(name)
@@ -634,7 +634,7 @@ class Scanner(TreeBuilding):
                                                           pending, skipped)
                 continue
             node.entries.pop(name, None)
-            if self.ignore.in_dir(rel_dir, rel, name, False):
+            if self.ignore.in_dir_again(rel_dir, rel, name, False):
                 continue
             if S_ISREG(mode):
                 if st.st_size > self.size_cap:
