@@ -220,8 +220,9 @@ step("the Turnback view shows the sessions, their events and checkpoints", "view
   // The branch's rewind and its safety checkpoint name the checkpoint, not its id.
   await view.row("Checkpoint: before rewind to “farewell() added”");
   await view.row("Rewind to “farewell() added” (files)");
-  // the undos of the steps above: said once, not "before undo to “before rewind to …”"
-  await view.row("Checkpoint: before undo");
+  // the undos of the steps above: said once, naming the rewind they undid, not
+  // "before undo to “before rewind to …”" nor a bare "before undo"
+  await view.row(/^Checkpoint: before undo of rewind to “[^“”]+”$/);
 });
 
 step("a checkpoint's changed file opens in a diff with both sides' text", "diff-text", async () => {
