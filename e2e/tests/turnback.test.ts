@@ -297,7 +297,8 @@ step("Create Checkpoint from the command palette records the workspace as it is"
 
 step("an event appended with the CLI from outside shows up in the tree by itself", "cli-append", async () => {
   await view.expand("Add a farewell command");
-  const text = `Appended from outside the editor at ${new Date().toISOString()}`;
+  // short enough for a row's label (cut at 60 characters), unique to this run
+  const text = `Appended from outside at ${Date.now().toString(36)}`;
   await run(CLI, ["record", "prompt", "--session", demo.sessions.main, "--text", text], { cwd: workspace });
   await view.row(`Prompt: ${text}`, 20_000);
 });

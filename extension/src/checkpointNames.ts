@@ -73,12 +73,17 @@ export class CheckpointNames {
   /**
    * What a safety checkpoint was taken before, in the server's words (`safetyOf.words`);
    * undefined for any other checkpoint, or a mark without words (then its label is named
-   * as any other). Its own or, for a checkpoint given without it, the listed one's.
+   * as any other). Its own or else the listed one's: a checkpoint inside another answer
+   * (turnback/fileHistory's) carries its record's `safetyOf`, which has no words.
    */
   private safetyWords(cp: Pick<Checkpoint, 'safetyOf'> & { id?: string }): string | undefined {
-    const safety = cp.safetyOf ?? (cp.id !== undefined ? this.byId.get(cp.id)?.safetyOf : undefined);
-    const words = safety?.words;
-    return typeof words === 'string' && words.trim().length > 0 ? words.slice(0, WORDS) : undefined;
+    const listed = cp.id !== undefined ? this.byId.get(cp.id)?.safetyOf : undefined;
+    for (const words of [cp.safetyOf?.words, listed?.words]) {
+      if (typeof words === 'string' && words.trim().length > 0) {
+        return words.slice(0, WORDS);
+      }
+    }
+    return undefined;
   }
 
   checkpoint<T extends Pick<Checkpoint, 'label' | 'safetyOf'> & { id?: string }>(cp: T): T {

@@ -90,6 +90,13 @@ describe('checkpoint ids in store text', () => {
     // a file version whose previous version is an undo's safety checkpoint
     const version = { checkpoint: { id: TESTS, label: 'Tests pass' }, previous: UNDO, previousLabel: 'before undo to 325c5f935905' } as unknown as FileVersion;
     assert.equal(marked.version(version).previousLabel, 'before undo of rewind to “Tests pass”');
+    // a file version's checkpoint carries its record's safetyOf, without words: the listed words
+    const recorded = {
+      checkpoint: { id: UNDO, label: 'before undo to 325c5f935905', safetyOf: { op: 'undo', checkpoint: '325c5f935905' } },
+      previous: null,
+      previousLabel: null,
+    } as unknown as FileVersion;
+    assert.equal(marked.version(recorded).checkpoint.label, 'before undo of rewind to “Tests pass”');
   });
 
   it('names the label of a mark without words, or with words of the wrong shape, and bounds long words', () => {
