@@ -220,8 +220,9 @@ step("the Turnback view shows the sessions, their events and checkpoints", "view
   // The branch's rewind and its safety checkpoint name the checkpoint, not its id.
   await view.row("Checkpoint: before rewind to “farewell() added”");
   await view.row("Rewind to “farewell() added” (files)");
-  // the undos of the steps above: said once, not "before undo to “before rewind to …”"
-  await view.row("Checkpoint: before undo");
+  // the undos of the steps above: said once, naming the rewind they undid, not
+  // "before undo to “before rewind to …”" nor a bare "before undo"
+  await view.row(/^Checkpoint: before undo of rewind to “[^“”]+”$/);
 });
 
 step("a checkpoint's changed file opens in a diff with both sides' text", "diff-text", async () => {
@@ -296,7 +297,8 @@ step("Create Checkpoint from the command palette records the workspace as it is"
 
 step("an event appended with the CLI from outside shows up in the tree by itself", "cli-append", async () => {
   await view.expand("Add a farewell command");
-  const text = `Appended from outside the editor at ${new Date().toISOString()}`;
+  // short enough for a row's label (cut at 60 characters), unique to this run
+  const text = `Appended from outside at ${Date.now().toString(36)}`;
   await run(CLI, ["record", "prompt", "--session", demo.sessions.main, "--text", text], { cwd: workspace });
   await view.row(`Prompt: ${text}`, 20_000);
 });

@@ -3,14 +3,14 @@
  * rewind's safety checkpoint "before rewind to ab54a072d588" and summarises a rewind event
  * as "rewind to ab54a072d588 (files)": an id no one can place. Here the id becomes the
  * name of the checkpoint it starts (“Tests pass”), recursively a few levels. A safety
- * checkpoint the server marks (`safetyOf`, turnback/checkpoints) is said in words of its
- * own: "before rewind to “Tests pass”", and an undo's "before undo", where naming its
- * label's id nested ("before undo to “before rewind to “Tests pass””"). An id that names
- * no known checkpoint (or more than one) is left as it is. Pure.
+ * checkpoint the server marks (`safetyOf`, turnback/checkpoints) is said in the words the
+ * server sends with it ("before rewind to “Tests pass”", "before undo of rewind to “Tests
+ * pass”"): they are written once, in the server (store/safety_names.py), for the CLI and
+ * the editor alike, so the two cannot drift. An id that names no known checkpoint (or more
+ * than one) is left as it is. Pure.
  */
 
 import type { Checkpoint, FileVersion, SessionEvent, Step } from './protocol';
-import { SafetyOps } from './protocol';
 import { checkpointTitle } from './tree/labels';
 
 /** How the store writes an id into a label: at least 12 lowercase hex digits, a word of its own. */
@@ -25,6 +25,8 @@ const DEPTH = 3;
  * would otherwise be read a million times over at every level.
  */
 const INNER = 200;
+/** The server's words are store text too: bounded as a label's start (they say ~110). */
+const WORDS = 400;
 
 type Named = Pick<Checkpoint, 'id' | 'label' | 'safetyOf'>;
 
@@ -64,37 +66,28 @@ export class CheckpointNames {
 
   /** A named checkpoint's title, its own label named in turn (one level less). */
   private title(cp: Named, depth: number): string {
-    const safety = this.safetyOf(cp);
-    const label = safety !== undefined ? this.safetyWords(safety, cp.label, depth - 1) : this.name(cp.label.slice(0, INNER), depth - 1);
-    return checkpointTitle({ id: cp.id, label });
-  }
-
-  private safetyOf(cp: Pick<Checkpoint, 'safetyOf'> & { id?: string }): Checkpoint['safetyOf'] {
-    return cp.safetyOf ?? (cp.id !== undefined ? this.byId.get(cp.id)?.safetyOf : undefined);
+    const words = this.safetyWords(cp);
+    return checkpointTitle({ id: cp.id, label: words ?? this.name(cp.label.slice(0, INNER), depth - 1) });
   }
 
   /**
-   * What a safety checkpoint was taken before: "before undo" (what it undid is a safety
-   * checkpoint itself, whose name nested), "before rewind to “its target”"; an operation
-   * this version does not know, its label named as any other.
+   * What a safety checkpoint was taken before, in the server's words (`safetyOf.words`);
+   * undefined for any other checkpoint, or a mark without words (then its label is named
+   * as any other). Its own or else the listed one's: a checkpoint inside another answer
+   * (turnback/fileHistory's) carries its record's `safetyOf`, which has no words.
    */
-  private safetyWords(safety: NonNullable<Checkpoint['safetyOf']>, label: string, depth: number): string {
-    if (safety.op === SafetyOps.safetyUndo) {
-      return 'before undo';
+  private safetyWords(cp: Pick<Checkpoint, 'safetyOf'> & { id?: string }): string | undefined {
+    const listed = cp.id !== undefined ? this.byId.get(cp.id)?.safetyOf : undefined;
+    for (const words of [cp.safetyOf?.words, listed?.words]) {
+      if (typeof words === 'string' && words.trim().length > 0) {
+        return words.slice(0, WORDS);
+      }
     }
-    if (safety.op !== SafetyOps.safetyRewind || typeof safety.checkpoint !== 'string') {
-      return this.name(label.slice(0, INNER), depth);
-    }
-    if (depth <= 1) {
-      return 'before rewind';
-    }
-    const target = this.unique(safety.checkpoint);
-    return target === undefined ? this.name(label.slice(0, INNER), depth) : `before rewind to “${this.title(target, depth)}”`;
+    return undefined;
   }
 
   checkpoint<T extends Pick<Checkpoint, 'label' | 'safetyOf'> & { id?: string }>(cp: T): T {
-    const safety = this.safetyOf(cp);
-    const label = safety !== undefined ? this.safetyWords(safety, cp.label, DEPTH) : this.name(cp.label);
+    const label = this.safetyWords(cp) ?? this.name(cp.label);
     return label === cp.label ? cp : { ...cp, label };
   }
 

@@ -71,3 +71,24 @@ export function describeError(action: string, err: unknown): string {
   }
   return own ? `${text}${hint}` : `${action} failed: ${text}${hint}`;
 }
+
+/** How much of an error a notification shows: past about two lines of a toast it was cut off. */
+export const TOAST_WIDTH = 160;
+
+/**
+ * An error message as a notification shows it: a long one's key part first (its first
+ * sentence, or its first `TOAST_WIDTH` characters cut at a word) with the whole message as
+ * `detail`, for a "Show Details" action; a short one whole, with no detail.
+ */
+export function toastParts(message: string, width = TOAST_WIDTH): { summary: string; detail?: string } {
+  if (message.length <= width) {
+    return { summary: message };
+  }
+  const sentence = /^.*?\.(?=\s)/s.exec(message)?.[0];
+  if (sentence !== undefined && sentence.length >= 20 && sentence.length <= width) {
+    return { summary: sentence, detail: message };
+  }
+  const cut = message.slice(0, width - 1);
+  const space = cut.lastIndexOf(' ');
+  return { summary: `${(space > width / 2 ? cut.slice(0, space) : cut).trimEnd()}…`, detail: message };
+}

@@ -47,6 +47,7 @@ export const NOTIFICATIONS: readonly string[] = Object.values(Notifications);
  */
 export const Fields = {
   safetyOf: 'safetyOf',
+  safetyWords: 'words',
 } as const;
 
 export const SafetyOps = {
@@ -218,11 +219,12 @@ export interface Checkpoint {
   /** The machine it was pulled from (turnback/pullHistory): its files can be rewound to, not its conversation. */
   origin?: string;
   /**
-   * A rewind's or an undo's safety checkpoint: the operation and the checkpoint it went to
+   * A rewind's or an undo's safety checkpoint: the operation, the checkpoint it went to,
+   * and what it was taken before in words, "before undo of rewind to “Tests pass”"
    * (turnback/checkpoints; older servers leave it out, and the label says it with an id).
    * `op` is read as any string: a later server may name an operation this one does not know.
    */
-  safetyOf?: { op: SafetyOp | (string & {}); checkpoint: string };
+  safetyOf?: { op: SafetyOp | (string & {}); checkpoint: string; words?: string };
 }
 
 export interface CheckpointsResult {

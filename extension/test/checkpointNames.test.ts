@@ -65,32 +65,50 @@ describe('checkpoint ids in store text', () => {
     assert.equal(named.previousLabel, 'before rewind to “Tests pass”');
   });
 
-  it("says a safety checkpoint the server marks in words, an undo's without nesting", () => {
+  it("says a safety checkpoint the server marks in the server's words, never its own", () => {
     const marked = new CheckpointNames([
       { id: TESTS, label: 'Tests pass' },
-      { id: SAFETY, label: 'before rewind to ab54a072d588', safetyOf: { op: 'rewind', checkpoint: 'ab54a072d588' } },
-      { id: UNDO, label: 'before undo to 325c5f935905', safetyOf: { op: 'undo', checkpoint: '325c5f935905' } },
-      { id: REDO, label: 'before undo to 3299e910a888', safetyOf: { op: 'undo', checkpoint: '3299e910a888' } },
+      {
+        id: SAFETY,
+        label: 'before rewind to ab54a072d588',
+        safetyOf: { op: 'rewind', checkpoint: 'ab54a072d588', words: 'before rewind to “Tests pass”' },
+      },
+      {
+        id: UNDO,
+        label: 'before undo to 325c5f935905',
+        safetyOf: { op: 'undo', checkpoint: '325c5f935905', words: 'before undo of rewind to “Tests pass”' },
+      },
+      // a later server's operation and words: shown as sent, no table of words here
+      { id: REDO, label: 'before undo to 3299e910a888', safetyOf: { op: 'later', checkpoint: '3299e910a888', words: 'before a later thing' } },
     ]);
     // "before undo to “before rewind to “Tests pass””" before
-    assert.equal(marked.checkpoint({ id: UNDO, label: 'before undo to 325c5f935905' }).label, 'before undo');
-    assert.equal(marked.checkpoint({ id: REDO, label: 'before undo to 3299e910a888' }).label, 'before undo');
+    assert.equal(marked.checkpoint({ id: UNDO, label: 'before undo to 325c5f935905' }).label, 'before undo of rewind to “Tests pass”');
+    assert.equal(marked.checkpoint({ id: REDO, label: 'before undo to 3299e910a888' }).label, 'before a later thing');
     assert.equal(marked.checkpoint({ id: SAFETY, label: 'before rewind to ab54a072d588' }).label, 'before rewind to “Tests pass”');
     // an undo's event, or text naming an undo's safety checkpoint, says its words too
-    assert.equal(marked.name('rewind to 3299e910a888 (files)'), 'rewind to “before undo” (files)');
+    assert.equal(marked.name('rewind to 3299e910a888 (files)'), 'rewind to “before undo of rewind to “Tests pass”” (files)');
     // a file version whose previous version is an undo's safety checkpoint
     const version = { checkpoint: { id: TESTS, label: 'Tests pass' }, previous: UNDO, previousLabel: 'before undo to 325c5f935905' } as unknown as FileVersion;
-    assert.equal(marked.version(version).previousLabel, 'before undo');
+    assert.equal(marked.version(version).previousLabel, 'before undo of rewind to “Tests pass”');
+    // a file version's checkpoint carries its record's safetyOf, without words: the listed words
+    const recorded = {
+      checkpoint: { id: UNDO, label: 'before undo to 325c5f935905', safetyOf: { op: 'undo', checkpoint: '325c5f935905' } },
+      previous: null,
+      previousLabel: null,
+    } as unknown as FileVersion;
+    assert.equal(marked.version(recorded).checkpoint.label, 'before undo of rewind to “Tests pass”');
   });
 
-  it('bounds a marked safety checkpoint that names itself, and keeps an unknown operation as a label', () => {
-    const self = `dddddddddddd${'1'.repeat(52)}`;
-    const loop = new CheckpointNames([{ id: self, label: 'x', safetyOf: { op: 'rewind', checkpoint: 'dddddddddddd' } }]);
-    assert.equal(loop.checkpoint({ id: self, label: 'x' }).label, 'before rewind to “before rewind to “before rewind””');
-    const odd = new CheckpointNames([
+  it('names the label of a mark without words, or with words of the wrong shape, and bounds long words', () => {
+    const bare = new CheckpointNames([
       { id: TESTS, label: 'Tests pass' },
-      { id: SAFETY, label: 'before redo to ab54a072d588', safetyOf: { op: 'redo', checkpoint: 'ab54a072d588' } },
+      { id: SAFETY, label: 'before rewind to ab54a072d588', safetyOf: { op: 'rewind', checkpoint: 'ab54a072d588' } },
+      { id: UNDO, label: 'before undo to 325c5f935905', safetyOf: { op: 'undo', checkpoint: '325c5f935905', words: 7 as unknown as string } },
     ]);
-    assert.equal(odd.checkpoint({ id: SAFETY, label: 'before redo to ab54a072d588' }).label, 'before redo to “Tests pass”');
+    assert.equal(bare.checkpoint({ id: SAFETY, label: 'before rewind to ab54a072d588' }).label, 'before rewind to “Tests pass”');
+    assert.equal(bare.checkpoint({ id: UNDO, label: 'before undo to 325c5f935905' }).label, 'before undo to “before rewind to “Tests pass””');
+    const long = new CheckpointNames([{ id: TESTS, label: 'x', safetyOf: { op: 'rewind', checkpoint: 'ab54a072d588', words: 'w'.repeat(1_000_000) } }]);
+    assert.equal(long.checkpoint({ id: TESTS, label: 'x' }).label.length, 400);
+    assert.ok(long.name('rewind to ab54a072d588').length < 120);
   });
 });

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { binaryNotice, changesTitle, diffTitle } from '../src/diffText';
-import { describeError, errorCode, errorText } from '../src/errors';
+import { TOAST_WIDTH, describeError, errorCode, errorText, toastParts } from '../src/errors';
 import type { Checkpoint } from '../src/protocol';
 import { statusText } from '../src/statusText';
 
@@ -30,6 +30,22 @@ describe('errors', () => {
     const huge = errorText({ message: 'x'.repeat(5_000_000) });
     assert.equal(huge.length, 2000);
     assert.ok(huge.endsWith('…'));
+  });
+
+  it("puts a long message's key part in the toast and the whole in its details", () => {
+    assert.deepEqual(toastParts('Rewind failed: no such checkpoint'), { summary: 'Rewind failed: no such checkpoint' });
+    const long =
+      "Rewind failed: the stored content of 'doomed.txt' is missing, the workspace was not changed. " +
+      `Run 'turnback fsck' in the workspace to list what is damaged, then ${'pull it again or rewind elsewhere '.repeat(4)}`;
+    const told = toastParts(long);
+    assert.equal(told.summary, "Rewind failed: the stored content of 'doomed.txt' is missing, the workspace was not changed.");
+    assert.equal(told.detail, long);
+    // no sentence short enough: cut at a word, marked, the whole in the details
+    const words = toastParts(`Import failed: ${'word '.repeat(100)}`);
+    assert.ok(words.summary.length <= TOAST_WIDTH && words.summary.endsWith('word…'), words.summary);
+    const one = toastParts('x'.repeat(1000));
+    assert.equal(one.summary.length, TOAST_WIDTH);
+    assert.equal(one.detail, 'x'.repeat(1000));
   });
 
   it('adds no hint the server already gave', () => {

@@ -20,6 +20,7 @@ import {
   placeEvents,
   sessionNodes,
 } from '../src/tree/model';
+import { ROW_LABEL_WIDTH } from '../src/tree/labels';
 import { liveLinks } from './liveMarkdown';
 
 const FOLDER = 'file:///work/demo';
@@ -148,7 +149,7 @@ describe('event nodes', () => {
     });
     assert.deepEqual(
       nodes.map((n) => n.label),
-      ['Prompt: make the tests pass', 'Tool: Bash(pytest)', 'Result', 'Checkpoint: after tests'],
+      ['Prompt: make the tests pass', 'Tool: Bash(pytest)', 'Result (no output)', 'Checkpoint: after tests'],
     );
     const head = byEvent(nodes, 'e4');
     assert.equal(head.head, true);
@@ -223,7 +224,7 @@ describe('event nodes', () => {
     assert.equal(first.sessionId, 's1');
     assert.deepEqual(
       page.slice(1).map((n) => n.label),
-      ['Result', 'Checkpoint: after tests'],
+      ['Result (no output)', 'Checkpoint: after tests'],
     );
     assert.ok(!page.some((n) => n.type === 'checkpoint'), 'no stray checkpoints before the earliest page');
     assert.doesNotMatch(byEvent(page, 'e3').description ?? '', /branch/, 'a parent before the window is no branch');
@@ -291,8 +292,31 @@ describe('event nodes', () => {
     assert.match(byEvent(nodes, 'e3').contextValue, /\boffBranch\b/);
     assert.equal(byEvent(nodes, 'e3').icon?.color, 'disabledForeground');
     assert.match(byEvent(nodes, 'e4').description ?? '', /↳ branch 2 from “answer”/);
-    assert.match(byEvent(nodes, 'e5').description ?? '', /● head .*branch 2/);
+    // said where the branch starts; its later rows say it in their tooltip only
+    assert.doesNotMatch(byEvent(nodes, 'e5').description ?? '', /branch/);
+    assert.match(String(byEvent(nodes, 'e5').tooltip), /branch 2/);
     assert.doesNotMatch(byEvent(nodes, 'e1').description ?? '', /branch/);
+    assert.doesNotMatch(String(byEvent(nodes, 'e1').tooltip), /branch/);
+  });
+
+  it("cuts a long label so the row's time stays in sight, says it whole in the tooltip, and names an empty result", () => {
+    const prompt = `Refactor the parser ${'and its many tests '.repeat(8)}end`;
+    const nodes = eventNodes({
+      folder: FOLDER,
+      sessionId: 's1',
+      result: {
+        events: [ev('e1', null, 'prompt', { text: prompt }, 1), ev('e2', 'e1', 'tool_result', { output: '' }, 2)],
+        head: 'e2',
+        total: 2,
+        offset: 0,
+      },
+      checkpoints: [],
+      now: NOW,
+    });
+    const row = byEvent(nodes, 'e1');
+    assert.ok(row.label.length <= ROW_LABEL_WIDTH && row.label.endsWith('…'), row.label);
+    assert.match(String(row.tooltip), /and its many tests and its many tests and its many tests/);
+    assert.equal(byEvent(nodes, 'e2').label, 'Result (no output)');
   });
 
   it('says so when a session has no events', () => {

@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 
 import { historyRows, versionStat } from '../src/history/model';
 import type { FileVersion, SessionInfo, Step, Turn } from '../src/protocol';
+import { ROW_LABEL_WIDTH } from '../src/tree/labels';
 import { liveLinks } from './liveMarkdown';
 import { changeSummary, noCheckpointNote, stepLabel, stepNodes, turnNode, turnNodes } from '../src/tree/turns';
 
@@ -67,7 +68,10 @@ describe('turn rows', () => {
     assert.match(before, /^before “Add a farewell\(name\) next to greet\(\) .*…”$/);
     assert.match(after, /^after “Add a farewell/);
     assert.ok(before.length <= 50 && after.length <= 50, `${before} / ${after}`);
-    assert.equal(n.label, prompt); // the row itself keeps the whole prompt
+    // the row is cut so that its time stays in sight; the prompt and the tooltip keep it whole
+    assert.ok(n.label.length <= ROW_LABEL_WIDTH && n.label.endsWith('…'), n.label);
+    assert.equal(n.prompt, prompt);
+    assert.ok((n.tooltip ?? '').includes('wire it into the CLI and wire it into the CLI as bye\\.**'), n.tooltip);
   });
 
   it('say when a turn has no checkpoint, and offer the nearest', () => {
@@ -206,6 +210,14 @@ describe('file history rows', () => {
     assert.equal(row.description, '+3 −1 · Turnback · 1 h ago');
     assert.ok(row.tooltip.includes('before a rewind or undo'), row.tooltip);
     assert.ok(row.tooltip.includes('Add a farewell command'), row.tooltip);
+  });
+
+  it("cut a long prompt so the version's age stays in sight, the whole in the tooltip", () => {
+    const turnPrompt = `Rename every parser module ${'and update its imports '.repeat(6)}done`;
+    const [row] = historyRows(FOLDER, { path: 'a.py', versions: [{ ...v, turnPrompt }], total: 1, offset: 0 }, NOW);
+    assert.ok(row?.kind === 'version');
+    assert.ok(row.label.length <= ROW_LABEL_WIDTH && row.label.endsWith('…'), row.label);
+    assert.ok(row.tooltip.includes(`**${turnPrompt}**`), row.tooltip);
   });
 
   it('fall back to the checkpoint label, and page', () => {

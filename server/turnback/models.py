@@ -7,6 +7,7 @@ does not make are defined in ``results`` and named here too (loaded on first use
 
 from __future__ import annotations
 
+import re
 from dataclasses import field
 from typing import Any
 
@@ -48,6 +49,9 @@ class Checkpoint:
     absent: list[str] = field(default_factory=list)  # partial: paths known not to exist
     # pulled from another machine (sharing/): its machine id; None for this workspace's own
     origin: str | None = None
+    # a rewind's or an undo's safety checkpoint: (operation, id of the checkpoint it goes to),
+    # stored since ux33 so that nothing reads it back from the label (docs/FORMAT.md)
+    safety_of: tuple[str, str] | None = None
 
     def to_json(self) -> JSON:
         out: JSON = {
@@ -66,6 +70,8 @@ class Checkpoint:
         }
         if self.origin is not None:
             out["origin"] = self.origin
+        if self.safety_of is not None:
+            out["safetyOf"] = {"op": self.safety_of[0], "checkpoint": self.safety_of[1]}
         return out
 
     @classmethod
@@ -85,7 +91,23 @@ class Checkpoint:
             skipped=list(obj.get("skipped") or []),
             absent=list(obj.get("absent") or []),
             origin=origin if isinstance(origin, str) else None,
+            safety_of=_safety_of(obj.get("safetyOf")),
         )
+
+
+_SAFETY_OPS = ("rewind", "undo")
+_HEX_ID = re.compile(r"[0-9a-f]{12,64}")
+
+
+def _safety_of(value: Any) -> tuple[str, str] | None:
+    """A record's ``safetyOf`` when it has the shape the store writes, else None: it is
+    store text, so another shape (or operation) is read as no field at all."""
+    if not isinstance(value, dict):
+        return None
+    op, target = value.get("op"), value.get("checkpoint")
+    if op not in _SAFETY_OPS or not isinstance(target, str) or not _HEX_ID.fullmatch(target):
+        return None
+    return (op, target)
 
 
 def jsonable(obj: Any) -> Any:

@@ -23,14 +23,15 @@ def test_checkpoints_and_log_say_names_not_ids(ws: Path) -> None:
     run_cli(ws, "undo")
     rows = out(ws, "checkpoints").splitlines()
     labels = [row.split("  ")[-1].strip() for row in rows]
-    assert labels == ["Tests pass", "Later", "before rewind to “Tests pass”", "before undo",
-                      "before undo"], rows
+    assert labels == ["Tests pass", "Later", "before rewind to “Tests pass”",
+                      "before undo of rewind to “Tests pass”",
+                      "before redo of rewind to “Tests pass”"], rows
     assert all(good not in row[12:] for row in rows), rows
     ids = [row.split()[0] for row in rows]
     log = out(ws, "log").splitlines()
     assert len(log) == 3
     assert f"to {good} “Tests pass”  safety {ids[2]}" in log[0]
     assert f"to {ids[2]} “before rewind to “Tests pass””  safety {ids[3]}" in log[1]
-    assert f"to {ids[3]} “before undo”  safety {ids[4]}" in log[2]
+    assert f"to {ids[3]} “before undo of rewind to “Tests pass””  safety {ids[4]}" in log[2]
     # scripts read --json, which keeps the stored labels
     assert f"before rewind to {good}" in out(ws, "--json", "checkpoints")

@@ -26,10 +26,12 @@ async def test_safety_checkpoints_say_what_they_were_taken_before(
     listed = {c["id"]: c for c in (await client.call("turnback/checkpoints", {}))["checkpoints"]}
     # the stored labels are as before: an older client reads them
     assert listed[rewound["safetyCheckpoint"]]["label"] == f"before rewind to {good['id']}"
-    assert listed[rewound["safetyCheckpoint"]]["safetyOf"] == {"op": "rewind",
-                                                              "checkpoint": good["id"]}
+    # with the words the CLI prints (the extension shows these: written once, in Python)
+    assert listed[rewound["safetyCheckpoint"]]["safetyOf"] == {
+        "op": "rewind", "checkpoint": good["id"], "words": "before rewind to “good”"}
     assert listed[undone["safetyCheckpoint"]]["safetyOf"] == {
-        "op": "undo", "checkpoint": rewound["safetyCheckpoint"]}
+        "op": "undo", "checkpoint": rewound["safetyCheckpoint"],
+        "words": "before undo of rewind to “good”"}
     assert "safetyOf" not in listed[good["id"]]
 
 
@@ -41,3 +43,16 @@ async def test_a_user_label_of_that_shape_is_no_safety_checkpoint(
                               {"label": f"before rewind to {good['id']}"}))["checkpoint"]
     listed = {c["id"]: c for c in (await client.call("turnback/checkpoints", {}))["checkpoints"]}
     assert "safetyOf" not in listed[mine["id"]], "a user's checkpoint is not automatic"
+
+
+async def test_a_sessions_listing_names_checkpoints_of_other_sessions(
+    client: TurnbackClient, ws: Path
+) -> None:
+    good = (await client.call("turnback/createCheckpoint", {"label": "good"}))["checkpoint"]
+    (ws / "src" / "app.py").write_text("broken\n")
+    rewound = await client.call("turnback/rewind", {"checkpoint": good["id"]})
+    listed = {c["id"]: c for c in (await client.call("turnback/checkpoints", {}))["checkpoints"]}
+    sid = listed[rewound["safetyCheckpoint"]]["sessionId"]
+    one = (await client.call("turnback/checkpoints", {"sessionId": sid}))["checkpoints"]
+    said = {c["id"]: c.get("safetyOf", {}).get("words") for c in one}
+    assert said[rewound["safetyCheckpoint"]] == "before rewind to “good”"

@@ -15,7 +15,7 @@ def cp(cid: str, label: str, auto: bool = True, origin: str | None = None) -> Ch
                       origin=origin)
 
 
-def test_words_name_the_target_once_and_an_undo_plainly() -> None:
+def test_words_name_the_target_once_and_an_undo_by_the_rewind_it_undid() -> None:
     tests = cp("e40156470bcb", "Tests pass", auto=False)
     before = cp("206e2865736d", safety_label("rewind", tests.id))
     undo = cp("9dc259fdc4ad", safety_label("undo", before.id))
@@ -23,8 +23,11 @@ def test_words_name_the_target_once_and_an_undo_plainly() -> None:
     again = cp("9674f70ca27a", safety_label("rewind", before.id))
     by_id = {c.id: c for c in (tests, before, undo, redo, again)}
     assert words(before, by_id) == "before rewind to “Tests pass”"
-    assert words(undo, by_id) == "before undo"
-    assert words(redo, by_id) == "before undo"
+    # an undo's says which rewind it was taken before; an undo of that undo is a redo
+    assert words(undo, by_id) == "before undo of rewind to “Tests pass”"
+    assert words(redo, by_id) == "before redo of rewind to “Tests pass”"
+    third = cp("5b0f0e1a2c3d", safety_label("undo", redo.id))
+    assert words(third, {**by_id, third.id: third}) == "before undo of rewind to “Tests pass”"
     # a rewind to a safety checkpoint names it in its words, two levels, no further
     assert words(again, by_id) == "before rewind to “before rewind to “Tests pass””"
     assert words(again, by_id, depth=2) == "before rewind to “before rewind”"
@@ -40,6 +43,43 @@ def test_only_an_automatic_checkpoint_of_this_workspace_with_the_whole_shape_cou
     # naming a checkpoint that is not there: the label as stored
     lone = cp("a" * 12, "before rewind to e40156470bcb")
     assert words(lone, {}) == "before rewind to e40156470bcb"
+
+
+def test_an_undo_whose_chain_ends_nowhere_known_or_loops_says_before_undo() -> None:
+    lone = cp("9dc259fdc4ad", safety_label("undo", "206e2865736d"))
+    assert words(lone, {lone.id: lone}) == "before undo"
+    # two undos naming each other (a written store): the chain stops, no recursion
+    a = cp("aaaaaaaaaaaa", safety_label("undo", "bbbbbbbbbbbb"))
+    b = cp("bbbbbbbbbbbb", safety_label("undo", "aaaaaaaaaaaa"))
+    assert words(a, {a.id: a, b.id: b}) == "before undo"
+    # a rewind whose target is gone: which rewind is said, not where to
+    before = cp("206e2865736d", safety_label("rewind", "e40156470bcb"))
+    undo = cp("9dc259fdc4ad", safety_label("undo", before.id))
+    assert words(undo, {c.id: c for c in (before, undo)}) == "before undo of rewind"
+
+
+def test_the_stored_field_is_read_before_the_label() -> None:
+    tests = cp("e40156470bcb", "Tests pass", auto=False)
+    stored = cp("206e2865736d", "a label of any shape")
+    stored.safety_of = ("rewind", tests.id)
+    assert safety_of(stored) == ("rewind", tests.id)
+    assert words(stored, {c.id: c for c in (tests, stored)}) == "before rewind to “Tests pass”"
+    # a user's checkpoint (or a pulled one) with the field is still none
+    mine = cp("306e2865736d", "mine", auto=False)
+    mine.safety_of = ("rewind", tests.id)
+    assert safety_of(mine) is None
+
+
+def test_a_records_field_of_another_shape_is_read_as_none() -> None:
+    base = cp("206e2865736d", "x").to_json()
+    good = {**base, "safetyOf": {"op": "undo", "checkpoint": "e40156470bcb"}}
+    assert Checkpoint.from_json(good).safety_of == ("undo", "e40156470bcb")
+    assert Checkpoint.from_json(good).to_json() == good
+    for bad in ({"op": "redo", "checkpoint": "e40156470bcb"}, {"op": "rewind"},
+                {"op": "rewind", "checkpoint": "../etc"}, {"op": "rewind", "checkpoint": 7},
+                ["rewind", "e40156470bcb"], "rewind", None):
+        assert Checkpoint.from_json({**base, "safetyOf": bad}).safety_of is None, bad
+    assert "safetyOf" not in cp("206e2865736d", "x").to_json()
 
 
 def test_a_long_target_label_is_cut() -> None:
@@ -64,5 +104,14 @@ def test_the_store_labels_its_safety_checkpoints_in_that_shape(tmp_path: Path) -
         assert rewound.safety_checkpoint is not None and undone.safety_checkpoint is not None
         assert safety_of(by_id[rewound.safety_checkpoint]) == ("rewind", first.id)
         assert safety_of(by_id[undone.safety_checkpoint]) == ("undo", rewound.safety_checkpoint)
+    finally:
+        store.close()
+    # stored in the record, not only read from the label: read back by a new open
+    store = Store.open(ws)
+    try:
+        by_id = {c.id: c for c in store.checkpoints()}
+        assert by_id[rewound.safety_checkpoint].safety_of == ("rewind", first.id)
+        assert by_id[undone.safety_checkpoint].safety_of == ("undo", rewound.safety_checkpoint)
+        assert by_id[first.id].safety_of is None
     finally:
         store.close()

@@ -10,7 +10,7 @@ import type { LineAttribution } from '../blame/annotator';
 
 import type { StoreCache } from '../cache';
 import type { TurnbackClient } from '../client';
-import { describeError } from '../errors';
+import { describeError, toastParts } from '../errors';
 import type { RewindMode } from '../protocol';
 import { NOTIFY_AFTER_MS, whenSlow } from '../slow';
 import type { SessionTreeProvider } from '../tree/provider';
@@ -40,9 +40,24 @@ export function requireTrust(action: string): boolean {
   return false;
 }
 
+/**
+ * The error in a notification: a long one's key part, and "Show Details" for the whole
+ * message (a toast cut it off mid-sentence, with no way to read the rest).
+ */
 export function showError(action: string, err: unknown): void {
-  void vscode.window.showErrorMessage(describeError(action, err));
+  const { summary, detail } = toastParts(describeError(action, err));
+  if (detail === undefined) {
+    void vscode.window.showErrorMessage(summary);
+    return;
+  }
+  void vscode.window.showErrorMessage(summary, SHOW_DETAILS).then((picked) => {
+    if (picked === SHOW_DETAILS) {
+      void vscode.window.showErrorMessage(`${action} failed`, { modal: true, detail });
+    }
+  });
 }
+
+const SHOW_DETAILS = 'Show Details';
 
 /**
  * Runs `task` with its progress in the status bar, and in a notification once it has run

@@ -6,6 +6,7 @@
 import { formatAge, formatCount, oneLine } from '../format';
 import type { FileHistoryResult, FileVersion } from '../protocol';
 import { codeSpan, escapeMarkdown } from '../markdown';
+import { rowLabel } from '../tree/labels';
 
 export interface VersionRow {
   kind: 'version';
@@ -52,7 +53,8 @@ export function versionRow(folder: string, path: string, v: FileVersion, now: nu
   const title = checkpointName(v.checkpoint);
   // a safety checkpoint is named for what it is ("before rewind to …"): under its turn's
   // prompt it read like one more version the agent wrote
-  const label = oneLine(v.turnPrompt !== '' && !v.safety ? v.turnPrompt : title, 200);
+  const full = oneLine(v.turnPrompt !== '' && !v.safety ? v.turnPrompt : title, 200);
+  const label = rowLabel(full); // the age after it stays in sight; the tooltip says it whole
   const parts = [versionStat(v)];
   if (v.safety) {
     parts.push('Turnback'); // taken by the rewind, not by the turn's agent
@@ -64,7 +66,7 @@ export function versionRow(folder: string, path: string, v: FileVersion, now: nu
   if (v.turnId !== null && v.sessionId !== null) {
     tags.push('hasTurn');
   }
-  const tip = [`**${escapeMarkdown(label)}**`, ''];
+  const tip = [`**${escapeMarkdown(full)}**`, ''];
   if (v.safety) {
     const during = v.turnPrompt !== '' ? ` (turn “${escapeMarkdown(v.turnPrompt)}”)` : '';
     tip.push(`Saved by Turnback before a rewind or undo, so that it can be undone${during}`, '');

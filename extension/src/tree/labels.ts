@@ -94,7 +94,10 @@ export function rewindSentence(summary: string): string | undefined {
   return /^(rewind|undo)\b/.test(summary) ? `${summary.charAt(0).toUpperCase()}${summary.slice(1)}` : undefined;
 }
 
-/** "Prompt: make the tests pass"; a checkpoint is named by its own label. */
+/**
+ * "Prompt: make the tests pass"; a checkpoint is named by its own label; a tool's result
+ * with nothing to say, "Result (no output)" (a bare "Result" row looked like a fault).
+ */
 export function eventLabel(event: SessionEvent, checkpoint?: Checkpoint): string {
   const title = kindTitle(event.kind);
   if (event.kind === 'checkpoint' && checkpoint) {
@@ -102,7 +105,22 @@ export function eventLabel(event: SessionEvent, checkpoint?: Checkpoint): string
   }
   const summary = eventSummary(event);
   const sentence = event.kind === 'rewind' ? rewindSentence(summary) : undefined;
+  if (sentence === undefined && summary === '' && event.kind === 'tool_result') {
+    return `${title} (no output)`;
+  }
   return sentence ?? (summary ? `${title}: ${summary}` : title);
+}
+
+/**
+ * How much of a label a tree row shows: VS Code puts the row's description (its time,
+ * "● head", the branch) after the label and cuts the end of the line, so a prompt of 200
+ * characters hid the time in any sidebar. The whole label is in the row's tooltip.
+ */
+export const ROW_LABEL_WIDTH = 60;
+
+/** `label` cut for a tree row (its tooltip says it whole). */
+export function rowLabel(label: string): string {
+  return oneLine(label, ROW_LABEL_WIDTH);
 }
 
 /** A checkpoint's name: its label, else "checkpoint 1a2b3c4d". */

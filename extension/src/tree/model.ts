@@ -26,6 +26,7 @@ import {
   eventLabel,
   eventSummary,
   kindIcon,
+  rowLabel,
   sessionTitle,
   sessionTooltip,
 } from './labels';
@@ -454,11 +455,11 @@ export function eventNodes(input: EventsInput): TreeNode[] {
       desc.push('● head');
     }
     desc.push(formatClock(e.ts));
+    // a branch is said where it starts; its later rows say it in their tooltip only (every
+    // row of the current branch read "· branch 2")
     if (p?.branchStart === true) {
       const from = e.parent !== null ? summaries.get(e.parent) : undefined;
       desc.push(from !== undefined ? `↳ branch ${String(p.lane)} from “${from}”` : `↳ branch ${String(p.lane)}`);
-    } else if (branched && p !== undefined && p.lane > 1) {
-      desc.push(`branch ${String(p.lane)}`);
     }
     if (p !== undefined && p.children > 1) {
       desc.push(`${String(p.children)} branches`);
@@ -489,6 +490,9 @@ export function eventNodes(input: EventsInput): TreeNode[] {
     if (isHead) {
       tooltipLines.push('the session head: new events attach here');
     }
+    if (branched && p !== undefined && p.lane > 1) {
+      tooltipLines.push(`branch ${String(p.lane)}`);
+    }
     if (off) {
       tooltipLines.push('off the current branch');
     }
@@ -505,7 +509,7 @@ export function eventNodes(input: EventsInput): TreeNode[] {
       kind: e.kind,
       head: isHead,
       checkpoint: ref,
-      label: eventLabel(e, cp),
+      label: rowLabel(eventLabel(e, cp)),
       description: desc.filter((d) => d.length > 0).join(' · '),
       tooltip: tooltipLines.join('  \n'),
       contextValue: tags.join(' '),

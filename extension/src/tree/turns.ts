@@ -11,7 +11,7 @@
 import { countOf, formatClock, formatCount, formatDuration, formatTimestamp, oneLine } from '../format';
 import type { Step, Turn, TurnsResult } from '../protocol';
 import { codeSpan, escapeMarkdown } from '../markdown';
-import { checkpointTitle, rewindSentence } from './labels';
+import { checkpointTitle, rewindSentence, rowLabel } from './labels';
 import {
   type CheckpointRef,
   type StepNode,
@@ -150,7 +150,7 @@ export function turnNode(folder: string, sessionId: string, agent: string, t: Tu
     after: t.after ?? undefined,
     nearest,
     checkpoint,
-    label: turnLabel(t),
+    label: rowLabel(turnLabel(t)),
     description: desc.join(' · '),
     tooltip: tip.join('  \n'),
     contextValue: tags.join(' '),
@@ -227,7 +227,7 @@ export function stepNodes(turn: TurnNode, steps: readonly Step[], showFolded: bo
       folder: turn.folder,
       sessionId: turn.sessionId,
       eventId: s.id,
-      label: stepLabel(s),
+      label: rowLabel(stepLabel(s)),
       description: formatClock(s.ts),
       tooltip: `${escapeMarkdown(stepLabel(s))}  \n${escapeMarkdown(formatTimestamp(s.ts))}  \nevent ${codeSpan(s.id)}`,
       contextValue: `step ${s.kind}${s.failed === true ? ' failed' : ''}`,

@@ -11,6 +11,7 @@ from ..fs.paths import one_line, quote
 from ..interchange import cli_text
 from ..store.safety_names import words
 from .common import Ctx, emit, pass_ctx, print_out, progress_bar
+from .times import local_time
 
 
 @click.command("checkpoint")
@@ -47,7 +48,7 @@ def checkpoints(ctx: Ctx, session_id: str | None) -> None:
         for c in items:
             flags = ("auto " if c.auto else "") + ("partial" if c.partial else "")
             label = one_line(words(c, by_id))
-            click.echo(f"{c.id}  {c.ts[:19]}  {c.files:>6} files  {flags:<12} {label}")
+            click.echo(f"{c.id}  {local_time(c.ts)}  {c.files:>6} files  {flags:<12} {label}")
 
     emit(ctx, {"checkpoints": [c.to_json() for c in items]}, human)
 

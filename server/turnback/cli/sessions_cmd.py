@@ -13,6 +13,7 @@ from ..models import Checkpoint
 from ..store.facade import HEAD, Store
 from ..store.safety_names import words
 from .common import Ctx, emit, parse_json_arg, pass_ctx
+from .times import local_clock, local_time
 
 
 def default_session(store: Store, given: str | None) -> str:
@@ -72,7 +73,7 @@ def session_list(ctx: Ctx, query: str | None, limit: int | None, offset: int,
             agent = one_line(s.header.agent)  # a pulled session's is another machine's text
             started = s.stats.get("startedAt") if s.counted else s.header.started
             events = f"{s.events:>6} events" if s.counted else "  not counted"
-            click.echo(f"{s.header.id}  {(started or '')[:19]}  {agent:<12} "
+            click.echo(f"{s.header.id}  {local_time(started or '')}  {agent:<12} "
                        f"{events}  {one_line(s.header.title)}")
         uncounted = sum(1 for s in items if not s.counted)
         more = (f"; {uncounted} not counted yet, shown from their first line: 'turnback "
@@ -101,7 +102,7 @@ def session_show(ctx: Ctx, session_id: str) -> None:
         h = log.header
         click.echo(f"session {h.id}  {one_line(h.title)}\nagent {one_line(h.agent)}  model "
                    f"{one_line(h.model or '-')}  "
-                   f"started {h.started}")
+                   f"started {local_time(h.started or '')}")
         st = summary.stats
         click.echo(f"prompts {st['prompts']}  responses {st['responses']}  tool calls "
                    f"{st['toolCalls']} ({st['toolCallsFailed']} failed)  checkpoints "
@@ -109,7 +110,8 @@ def session_show(ctx: Ctx, session_id: str) -> None:
                    f"{st['tokens']['input']} out {st['tokens']['output']}")
         for e in log.events:
             mark = "*" if e.id == log.head else " "
-            click.echo(f"{mark} {e.id:<20} {e.ts[11:19]} {e.kind:<14} {one_line(summarize(e, 80))}")
+            click.echo(f"{mark} {e.id:<20} {local_clock(e.ts)} {e.kind:<14} "
+                       f"{one_line(summarize(e, 80))}")
         for p in log.problems:
             click.echo(f"warning: {one_line(str(p))}", err=True)
 
@@ -183,7 +185,7 @@ def oplog(ctx: Ctx) -> None:
             return
         by_id = {c.id: c for c in store.checkpoints(None)}
         for op in ops:
-            click.echo(f"{one_line(str(op.get('ts', ''))[:19])}  {one_line(str(op.get('op'))):<6} "
+            click.echo(f"{local_time(str(op.get('ts', '')))}  {one_line(str(op.get('op'))):<6} "
                        f"{one_line(str(op.get('mode'))):<12} "
                        f"to {_named(op.get('checkpoint'), by_id)}  "
                        f"safety {one_line(str(op.get('safety') or '-'))}")

@@ -35,6 +35,8 @@ DID_CHANGE = "turnback/didChange"
 SAFETY_OF = "safetyOf"
 SAFETY_REWIND = "rewind"
 SAFETY_UNDO = "undo"
+# … and what it was taken before, in words (store/safety_names.py writes them, once)
+SAFETY_WORDS = "words"
 
 REQUESTS = (
     STATUS,

@@ -200,8 +200,8 @@ class RewindOps(CheckpointOps):
                     folders = keep.enter_context(open_record_folders(
                         self._root_held, self.backend, sid or self._workspace_session()))
                     safety, frame = self._commit_safety(
-                        res.tree, safety_label(op, label_id), sid, res.files, res.bytes,
-                        skipped, folders)
+                        res.tree, (op, label_id), sid, res.files, res.bytes, skipped,
+                        folders)
                 except BaseException as exc:
                     self._statcache.discard()  # as in checkpoint()
                     self._scan_base = None
@@ -296,8 +296,8 @@ class RewindOps(CheckpointOps):
                                 False, mode, label_id, head)
 
     def _commit_safety(
-        self, tree: str, label: str, session_id: str | None, files: int, nbytes: int,
-        skipped: list[JSON], folders: RecordFolders,
+        self, tree: str, safety_of: tuple[str, str], session_id: str | None, files: int,
+        nbytes: int, skipped: list[JSON], folders: RecordFolders,
     ) -> tuple[Checkpoint, tuple[list[Path], list[Path]] | None]:
         """A rewind's safety checkpoint, not yet durable: its held objects and record
         written as one log frame, unsynced, and its session event; with the files and
@@ -305,8 +305,11 @@ class RewindOps(CheckpointOps):
         then listed in ``checkpoints.jsonl`` (the caller). None for those when there was
         no frame (nothing new held, or a pack: its objects were synced here): the record
         is then appended now, unsynced, and synced with the journal. Record and event in
-        ``folders`` (the caller's, open: it lists the record there after the journal)."""
-        cp = self._new_checkpoint(tree, label, session_id, True, files, nbytes, skipped)
+        ``folders`` (the caller's, open: it lists the record there after the journal);
+        ``safety_of``: (operation, the id it goes to)."""
+        cp = self._new_checkpoint(tree, safety_label(*safety_of), session_id, True, files,
+                                  nbytes, skipped)
+        cp.safety_of = safety_of  # what it protects, stored (the label kept for old readers)
         frame = self.objects.commit_unsynced(dumps(cp.to_json()),
                                              fsync=self.config.fsync_commits)
         if frame is None:

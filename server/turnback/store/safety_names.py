@@ -5,8 +5,10 @@ The store labels the checkpoint a rewind takes first "before rewind to <id>", an
 "before undo to <id of the safety checkpoint it goes back to>". Shown as stored, an undo
 of an undo reads "before undo to 9dc259fdc4ad", and named recursively it nests ("before
 undo to “before rewind to “Tests pass””"). ``words`` says it once: "before rewind to
-“Tests pass”", "before undo". A label is store text (anyone who can write the store
-writes it): only an automatic checkpoint whose whole label has this shape counts, and
+“Tests pass”", "before undo of rewind to “Tests pass”". Since ux33 the record stores
+what it protects (``Checkpoint.safety_of``); an older one is read from its label. Both
+are store text (anyone who can write the store writes them): only an automatic
+checkpoint of this workspace counts, a label only when it has this shape whole, and
 what it names is only a name, never an id that anything acts on.
 """
 
@@ -24,6 +26,8 @@ _LABEL = re.compile(r"before (rewind|undo) to ([0-9a-f]{12,64})")
 # names nest this deep at most: a rewind to a rewind's safety checkpoint names what that
 # one was taken before, and no further
 _DEPTH = 3
+# an undo's chain of undos (undo, redo, undo, …) is followed this far to its rewind
+_HOPS = 64
 # a named checkpoint's own label is shown up to this much (the editor's title width)
 _TITLE = 80
 
@@ -34,10 +38,13 @@ def safety_label(op: str, target_id: str) -> str:
 
 
 def safety_of(cp: Checkpoint) -> tuple[str, str] | None:
-    """(operation, checkpoint id) when ``cp`` is a rewind's or an undo's safety checkpoint
-    by its label: automatic, of this workspace, the whole label in the store's shape."""
+    """(operation, checkpoint id) when ``cp`` is a rewind's or an undo's safety checkpoint:
+    automatic, of this workspace, with its record's ``safetyOf`` (written since ux33) or,
+    in an older record, the whole label in the store's shape."""
     if not cp.auto or cp.origin is not None:
         return None
+    if cp.safety_of is not None:
+        return cp.safety_of
     m = _LABEL.fullmatch(cp.label)
     return (m[1], m[2]) if m is not None else None
 
@@ -50,17 +57,44 @@ def _title(label: str) -> str:
 def words(cp: Checkpoint, by_id: Mapping[str, Checkpoint], depth: int = _DEPTH) -> str:
     """``cp``'s label in words: a safety checkpoint says what it was taken before,
     naming a rewind's target by its own words ("before rewind to “Tests pass”"), an
-    undo's as "before undo" (its target is a safety checkpoint itself: named, it
-    nested); any other label, or one naming an unknown checkpoint, as stored."""
+    undo's by the rewind it undid ("before undo of rewind to “Tests pass”", "before redo
+    of …" when it undid an undo); any other label, or one naming an unknown checkpoint,
+    as stored. The server sends these words to the editor (``safetyOf.words``), so that
+    they are written here only."""
     found = safety_of(cp)
     if found is None:
         return cp.label
     op, target_id = found
     if op == UNDO:
-        return "before undo"
+        return _undo_words(target_id, by_id, depth)
     if depth <= 1:
         return "before rewind"
     target = by_id.get(target_id)
     if target is None:
         return cp.label
     return f"before rewind to “{_title(words(target, by_id, depth - 1))}”"
+
+
+def _undo_words(target_id: str, by_id: Mapping[str, Checkpoint], depth: int) -> str:
+    """An undo's safety checkpoint in words. An undo goes back to the safety checkpoint of
+    the operation it undoes: a rewind's ("undo of rewind to …") or an undo's, whose undo
+    is a redo; the chain is followed (bounded, a cycle in a written store stops it) to the
+    rewind at its end. A chain that ends nowhere known: "before undo"."""
+    hops = 1
+    seen: set[str] = set()
+    target = by_id.get(target_id)
+    while target is not None and target.id not in seen and hops <= _HOPS:
+        seen.add(target.id)
+        found = safety_of(target)
+        if found is None:
+            break
+        op, next_id = found
+        if op == REWIND:
+            verb = "undo" if hops % 2 else "redo"
+            rewound = by_id.get(next_id) if depth > 1 else None
+            if rewound is None:
+                return f"before {verb} of rewind"
+            return f"before {verb} of rewind to “{_title(words(rewound, by_id, depth - 1))}”"
+        hops += 1
+        target = by_id.get(next_id)
+    return "before undo"

@@ -78,7 +78,10 @@ def register(ls: TurnbackServer) -> None:
         folder = await session_or_folder(ls, p.string("folder"), sid, methods.CHECKPOINTS)
 
         def job(store: Store) -> JSON:
-            return {"checkpoints": [checkpoint_json(c) for c in store.checkpoints(sid)]}
+            items = store.checkpoints(sid)
+            # a safety checkpoint's words name checkpoints of any session
+            by_id = {c.id: c for c in (items if sid is None else store.checkpoints(None))}
+            return {"checkpoints": [checkpoint_json(c, by_id) for c in items]}
 
         out = await ls.read_or(folder, job, lambda: {"checkpoints": []})
         out["folder"] = folder.uri
