@@ -8,8 +8,9 @@ fourth round``). Here a thread that finished a job waits for the next one, up to
 are enough. Each job is a function and a lock the caller waits on.
 
 A forked child (crash tests, agents' tools) has none of its parent's threads, and maybe a
-lock its parent's threads held: the first call in a new process starts afresh, with new
-locks and a new queue (nothing of the parent's is waited for).
+lock its parent's threads held: at the fork the child's helpers are made anew, with new
+locks and a new queue (``os.register_at_fork``; a ``getpid`` a call to tell was a system
+call), so nothing of the parent's is waited for.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ Job = Callable[[], None]
 
 class _Helpers:
     def __init__(self) -> None:
-        self.pid = os.getpid()
         self.jobs: SimpleQueue[tuple[Job, _thread.LockType]] = SimpleQueue()
         self.idle = 0  # threads waiting in ``jobs`` (or about to), each to take one job
         self.mutex = _thread.allocate_lock()
@@ -57,16 +57,21 @@ class _Helpers:
             job, done = self.jobs.get()
 
 
-_helpers: _Helpers | None = None
+_helpers = _Helpers()  # made here, not at a first call two threads could make at once
+
+
+def _forget() -> None:
+    global _helpers
+    _helpers = _Helpers()
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork
+    os.register_at_fork(after_in_child=_forget)
 
 
 def run_on_helper(job: Job, errors: list[BaseException]) -> _thread.LockType:
     """Start ``job`` on a helper thread; the lock returned is released once it is done,
     what it raised appended to ``errors`` (the caller raises it)."""
-    global _helpers
-    helpers = _helpers
-    if helpers is None or helpers.pid != os.getpid():
-        helpers = _helpers = _Helpers()
     done = _thread.allocate_lock()
     done.acquire()
 
@@ -76,5 +81,5 @@ def run_on_helper(job: Job, errors: list[BaseException]) -> _thread.LockType:
         except BaseException as exc:  # reraised by the caller's thread
             errors.append(exc)
 
-    helpers.submit(wrapped, done)
+    _helpers.submit(wrapped, done)
     return done
