@@ -78,7 +78,7 @@ def _recovered(store: Store, ws: Path) -> None:
 POINTS: list[tuple[str, str, int, BaseException]] = [
     # (what is patched, its attribute, the call that raises, what it raises)
     ("module", "_write_all", 2, MemoryError()),  # writing the second file's bytes
-    ("module", "_open_folder", 3, KeyboardInterrupt()),  # before the third file
+    ("folders", "get", 3, KeyboardInterrupt()),  # the third file's folder looked up
     ("applier", "_hold", 2, MemoryError()),  # the second file replaced, not yet held
     ("applier", "_keep_replaced", 3, SystemExit(3)),  # before the third's second name
 ]
@@ -91,7 +91,7 @@ def test_any_exception_in_apply_releases(store: Store, ws: Path, keeping: None, 
                                          attr: str, nth: int, exc: BaseException) -> None:
     target = _ready(store, ws)
     fds = _open_fds()
-    owner: Any = rw if where == "module" else rw.Applier
+    owner: Any = {"module": rw, "folders": rw.WriteFolders}.get(where, rw.Applier)
     real = getattr(owner, attr)
     monkeypatch.setattr(owner, attr, _failing_on(nth, real, exc))
     with pytest.raises(type(exc)) as raised:

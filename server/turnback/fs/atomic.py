@@ -6,7 +6,6 @@ worst a stray ``.tmp-*`` file that ``fsck``/``gc`` remove.
 
 from __future__ import annotations
 
-import _thread
 import os
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
@@ -17,6 +16,7 @@ from .folders import FdFolder, Folder
 from .osflags import O_BINARY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK
 from .privacy import FILE_MODE, make_dir
 from .replacing import write_over
+from .synchelpers import run_on_helper
 from .tempnames import temp_name
 
 _syncfs: Callable[[int], int] | None = None
@@ -61,30 +61,14 @@ def fsync_all(files: Sequence[Path], dirs: Sequence[Path] = (),
         for job in jobs:
             job()
         return
-    # a thread per fsync but the first, started here and waited for by a lock each: no
-    # pool to outlive the call (a forked child, as crash tests and agents' tools make,
-    # has none of its parent's threads). ``_thread`` rather than ``threading.Thread``:
-    # ``Thread.start`` waits until the new thread has run, which under load cost 3.1 ms a
-    # thread against 1.25 ms for ``start_new_thread`` (cProfile, bench/atonce_parts.py;
-    # bench/RESULTS.md "Issue 16, fourth round")
+    # a helper thread per fsync but the first, kept between calls (``synchelpers``: a
+    # forked child starts its own), each waited for by a lock
     errors: list[BaseException] = []
-
-    def run(job: Callable[[], None], done: _thread.LockType | None) -> None:
-        try:
-            job()
-        except BaseException as exc:  # reraised by the caller's thread
-            errors.append(exc)
-        finally:
-            if done is not None:
-                done.release()
-
-    waits = []
-    for job in jobs[1:]:
-        done = _thread.allocate_lock()
-        done.acquire()
-        _thread.start_new_thread(run, (job, done))
-        waits.append(done)
-    run(jobs[0], None)
+    waits = [run_on_helper(job, errors) for job in jobs[1:]]
+    try:
+        jobs[0]()
+    except BaseException as exc:
+        errors.insert(0, exc)
     for done in waits:
         done.acquire()
     if errors:

@@ -41,6 +41,7 @@ from ..objects.trees import LINK, STAT_MODES, Entry, permissions
 from .lostnames import unlink_lost
 from .plan import Plan
 from .putback import SAVED_INFIX, clear_special, is_special, put_back, save_aside
+from .writefolders import WriteFolders
 
 UNREADABLE = Entry("?", "unreadable", 0)  # equal to no entry a plan holds
 
@@ -343,38 +344,41 @@ class Applier:
                 if self._check(root, path, None, plan.before.get(path), strict, kept):
                     self._remove(root, path)
                     self.done.append(path)
-            for path, entry in sorted({**plan.write, **plan.create}.items()):
-                # the folder looked in is the one written to: opened once, not again by _put
-                folder = _open_folder(root, path)
-                try:
-                    name = path.split("/")[-1]
-                    was = plan.before.get(path)
-                    # this look is the write's own: ``_put`` makes none of its own before
-                    # it links the file held (3 -> 1 ``lstat`` a replaced file)
-                    seen = None if folder is None else _lstat_or_none(folder, name)
-                    held = seen is not None and stat.S_ISREG(seen.st_mode)
-                    if not (strict and held):
-                        # looked at first: a recovery or a roll-back leaves a path already
-                        # so, or changed, without a write
-                        now = None if folder is None else disk_entry(folder, name)
-                        if not self._decide(path, now, entry, was, strict, kept):
-                            continue
-                    try:
-                        # a file replaced is looked at once replaced, by its second name
-                        # (``_put``): a write landing before the rename is seen there
-                        self._put(root, path, entry, folder, (was,) if held else None,
-                                  seen if held else None)
-                    except Changed:
-                        if strict:
-                            raise
-                        kept.append(path)
-                        continue
-                    self.done.append(path)
-                finally:
-                    if folder is not None:
-                        folder.close()
+            # each folder looked in is the one written to: opened once for every path in
+            # it (and below it), not again by _put (``writefolders``)
+            with WriteFolders(root) as folders:
+                self._write_targets(root, folders, plan, strict, kept)
         self._loaded.clear()
         return kept
+
+    def _write_targets(self, root: Folder, folders: WriteFolders, plan: Plan, strict: bool,
+                       kept: list[str]) -> None:
+        """``apply``'s writes and creates, in path order (see ``apply``)."""
+        for path, entry in sorted({**plan.write, **plan.create}.items()):
+            folder = folders.get(path.split("/")[:-1])
+            name = path.split("/")[-1]
+            was = plan.before.get(path)
+            # this look is the write's own: ``_put`` makes none of its own before
+            # it links the file held (3 -> 1 ``lstat`` a replaced file)
+            seen = None if folder is None else _lstat_or_none(folder, name)
+            held = seen is not None and stat.S_ISREG(seen.st_mode)
+            if not (strict and held):
+                # looked at first: a recovery or a roll-back leaves a path already
+                # so, or changed, without a write
+                now = None if folder is None else disk_entry(folder, name)
+                if not self._decide(path, now, entry, was, strict, kept):
+                    continue
+            try:
+                # a file replaced is looked at once replaced, by its second name
+                # (``_put``): a write landing before the rename is seen there
+                self._put(root, path, entry, folder, (was,) if held else None,
+                          seen if held else None)
+            except Changed:
+                if strict:
+                    raise
+                kept.append(path)
+                continue
+            self.done.append(path)
 
     def _check(self, root: Folder, path: str, want: Entry | None, was: Entry | None,
                strict: bool, kept: list[str]) -> bool:
