@@ -124,7 +124,7 @@ def _open_sized(path: Path | str, flags: int, mode: int = 0, *, follow: bool = F
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise _refuse(shown, _kind(st.st_mode))
+            raise _refuse(shown, kind_of(st.st_mode))
     except BaseException:
         os.close(fd)
         raise
