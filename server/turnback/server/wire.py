@@ -102,17 +102,19 @@ class TurnbackProtocol(LanguageServerProtocol):
                 and message.jsonrpc == self.VERSION):
             self._shutdown_id = message.id
         elif (getattr(message, "method", None) == types.EXIT and not self._shutdown
-              and self._shutdown_id in self._unanswered):
+              and self._shutdown_id is not None and self._shutdown_id in self._unanswered):
             # ``shutdown`` closes the stores off the loop (it waits for a checkpoint under
             # way): an ``exit`` sent before its answer ends the process after it, as it did
             # when the close ran on the loop (else the close was cut and the code was 1)
-            self._exiting = asyncio.ensure_future(self._after_shutdown(message))
+            self._exiting = asyncio.ensure_future(
+                self._after_answer(self._shutdown_id, message))
             return
         super().handle_message(message)
 
-    async def _after_shutdown(self, message: Any) -> None:
+    async def _after_answer(self, msg_id: int | str, message: Any) -> None:
+        """``message`` handled once the request ``msg_id`` is answered."""
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiting.append(({self._shutdown_id}, done))
+        self._waiting.append(({msg_id}, done))
         await done
         super().handle_message(message)
 
