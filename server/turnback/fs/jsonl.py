@@ -263,8 +263,9 @@ def _no_last_object(shown: str) -> NoLastObject:
         f"{shown}: none of its last {HEAD_REACH} lines (or last {HEAD_BYTES} bytes) is one "
         "of its records (Turnback writes only records there: those lines were planted, or "
         "the file is damaged), so its last record is not looked for further back and "
-        "nothing was written to it. Run 'turnback fsck', which lists those lines by number, "
-        "and remove them (keep every line up to the last record); the records before them "
+        "nothing was written to it. Run 'turnback fsck --repair', which moves the lines "
+        "after the last record into a side file beside it ('<name>.junk-<n>'), losing "
+        "nothing ('turnback fsck' lists them by number); the records before them "
         "are all read as before")
 
 

@@ -50,6 +50,7 @@ from ..fs.jsonl import (
     parse_object,
     read_lines,
 )
+from ..fs.junk_tail import SetAside, set_aside
 from ..fs.locks import file_lock, file_lock_free
 from ..fs.privacy import make_dir
 from ..fs.reading import open_append, open_regular, read_regular
@@ -105,6 +106,13 @@ def _sets_head(line: dict[str, Any]) -> bool:
             return False
         return True
     return typ == "head" or (typ == "meta" and "head" in line)
+
+
+def _is_record(line: dict[str, Any]) -> bool:
+    """Whether ``load`` reads this line (an event, a header, a ``meta`` or ``head`` line):
+    what a repair keeps (``set_aside_junk``)."""
+    typ = line.get("type")
+    return _sets_head(line) if typ is None else typ in ("session", "meta", "head")
 
 
 def _head_of(line: dict[str, Any] | None) -> str | None:
@@ -394,6 +402,14 @@ class FileSessions:
 
     def update_meta(self, session_id: str, meta: dict[str, str]) -> None:
         self._control(session_id, {"type": "meta", **meta})
+
+    def set_aside_junk(self, session_id: str) -> SetAside | None:
+        """The lines after the session's last record moved to a side file, when they refuse
+        every append (``fs/junk_tail.set_aside``); None when they do not."""
+        path = self.path(session_id)
+        if not path.exists():
+            raise self.missing(session_id)
+        return set_aside(path, keep=_is_record, head=_sets_head)
 
     def head(self, session_id: str) -> str | None:
         path = self.path(session_id)
