@@ -52,13 +52,20 @@ def gc(ctx: Ctx, dry_run: bool, keep_last: int | None, keep_days: float | None,
 
 
 @click.command("fsck")
+@click.option("--repair", is_flag=True,
+              help="First move the lines after the last record of each log whose appends "
+                   "they refuse into a side file beside it (<name>.junk-<n>).")
 @pass_ctx
-def fsck(ctx: Ctx) -> None:
+def fsck(ctx: Ctx, repair: bool) -> None:
     """Check every object, checkpoint and session; say what is damaged. Exit 1 if any."""
     store = ctx.open()
+    moved = store.repair_logs() if repair else []
     rep = store.fsck()
 
     def human() -> None:
+        for m in moved:
+            click.echo(f"moved {m.bytes} bytes after the last record of {one_line(m.file)} "
+                       f"into {one_line(m.side)}")
         click.echo(f"checked {rep.objects_checked} objects, {rep.checkpoints_checked} "
                    f"checkpoints, {rep.sessions_checked} sessions")
         for d in rep.damaged:
@@ -66,6 +73,7 @@ def fsck(ctx: Ctx) -> None:
                        f"{one_line(str(d['problem']))}\n  recoverable: {d['recoverable']}")
         click.echo("ok" if rep.ok else f"{len(rep.damaged)} problem(s)")
 
-    emit(ctx, rep.to_json(), human)
+    emit(ctx, {**rep.to_json(), "setAside": [m.to_json() for m in moved]} if repair
+         else rep.to_json(), human)
     if not rep.ok:
         raise SystemExit(1)

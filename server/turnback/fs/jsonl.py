@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -252,56 +252,71 @@ def parse_object(
 # or damaged. Unbounded, every append to a session ending in 4 MB of two-byte lines parsed
 # them all, 6-7 s of CPU under the session's lock (16 MB: 31 s; branch junk33).
 HEAD_REACH = 1024
+# ... and bytes: the longest line read back (``MAX_LINE``) and 1 MiB after it. Lines alone
+# bound nothing of their length: 1,024 junk lines of 1 MB each were read and parsed, about
+# 1 GB, by every append (branch junk35). A last record as long as any read is still found.
+HEAD_BYTES = MAX_LINE + (1 << 20)
 
 
 class NoLastObject(StoreDamaged):
-    """None of a file's last ``HEAD_REACH`` complete lines is a JSON object: what it ends
-    with is not looked for further back, and nothing is written after it."""
+    """None of a file's last ``HEAD_REACH`` complete lines (within its last ``HEAD_BYTES``)
+    is a record: what it ends with is not looked for further back, and nothing is written
+    after it."""
 
 
 def _no_last_object(shown: str) -> NoLastObject:
     return NoLastObject(
-        f"{shown}: none of its last {HEAD_REACH} lines is a JSON object (Turnback writes "
-        "only objects there: they were planted, or the file is damaged), so its last record "
-        "is not looked for further back and nothing was written to it. Run 'turnback fsck', "
-        "which lists those lines by number, and remove them (keep every line up to the last "
-        "JSON object); the records before them are all read as before")
+        f"{shown}: none of its last {HEAD_REACH} lines (or last {HEAD_BYTES} bytes) is one "
+        "of its records (Turnback writes only records there: those lines were planted, or "
+        "the file is damaged), so its last record is not looked for further back and "
+        "nothing was written to it. Run 'turnback fsck --repair', which moves the lines "
+        "after the last record into a side file beside it ('<name>.junk-<n>'), losing "
+        "nothing ('turnback fsck' lists them by number); the records before them "
+        "are all read as before")
 
 
-def last_line(path: Path) -> dict[str, Any] | None:
+def last_line(path: Path, accept: Callable[[dict[str, Any]], bool] | None = None
+              ) -> dict[str, Any] | None:
     """The last complete, parsable line, read from the file's end (costs a line, not the file).
 
     Read backwards in reads of at most ``TAIL_MOST``; a line longer than ``MAX_LINE`` is
     passed over, not held, as ``read_lines`` does (a planted 256 MiB line at a session's
     end was read whole, in reads growing by 4x: +768 MiB of memory and 4.7 s for every
-    append and head look at it; redteam31). ``NoLastObject`` past ``HEAD_REACH`` lines."""
+    append and head look at it; redteam31). ``NoLastObject`` past ``HEAD_REACH`` lines or
+    ``HEAD_BYTES`` bytes. ``accept``: which objects are records (``last_line_of``)."""
     try:
         fd = open_regular(path)
     except FileNotFoundError:
         return None
     try:
-        return last_line_of(fd, os.fstat(fd).st_size, shown=str(path))
+        return last_line_of(fd, os.fstat(fd).st_size, shown=str(path), accept=accept)
     finally:
         os.close(fd)
 
 
-def last_line_of(fd: int, size: int, *, shown: str) -> dict[str, Any] | None:
+def last_line_of(fd: int, size: int, *, shown: str,
+                 accept: Callable[[dict[str, Any]], bool] | None = None
+                 ) -> dict[str, Any] | None:
     """``last_line`` of the file open at ``fd`` (readable), ``size`` bytes long: for an
     appender that reads the head and writes on one descriptor (one open, not two).
     ``shown``: the file's name in ``NoLastObject``, raised when none of the last
-    ``HEAD_REACH`` complete lines (blank ones too) is an object; None when the file holds
-    fewer lines and none is."""
-    return tail_and_last_line(fd, size, shown=shown)[1]
+    ``HEAD_REACH`` complete lines (blank ones too) within the last ``HEAD_BYTES`` bytes is a
+    record; None when the file holds fewer lines and none is. ``accept``: whether an object
+    is one of the file's records, as its full read takes them (an object it skips, ``{}``,
+    is a junk line here too, so both find the same last record); None: every object."""
+    return tail_and_last_line(fd, size, shown=shown, accept=accept)[1]
 
 
-def tail_and_last_line(fd: int, size: int, *, shown: str) -> tuple[int, dict[str, Any] | None]:
+def tail_and_last_line(fd: int, size: int, *, shown: str,
+                       accept: Callable[[dict[str, Any]], bool] | None = None
+                       ) -> tuple[int, dict[str, Any] | None]:
     """``_torn_tail_start`` and ``last_line_of`` together, for an appender that then
     writes at that tail (``sessions/files.py``): the file's last block read once for both,
     not three times (bench/RESULTS.md, branch ``atonce34``)."""
     for _ in range(CUT_LOOKS):
         tail, read = _tail_read(fd, size)
         try:
-            return tail, _last_line_from(fd, tail, read, shown)
+            return tail, _last_line_from(fd, tail, read, shown, accept)
         except _CutWhileRead:
             size = os.fstat(fd).st_size  # looked at again from where it ends now
     return _torn_tail_start(fd, size), None
@@ -317,17 +332,22 @@ class _CutWhileRead(Exception):
     before and after the cut would be glued into a line never written."""
 
 
-def _last_line_from(fd: int, pos: int, read: bytes | None, shown: str) -> dict[str, Any] | None:
+def _last_line_from(fd: int, pos: int, read: bytes | None, shown: str,
+                    accept: Callable[[dict[str, Any]], bool] | None
+                    ) -> dict[str, Any] | None:
     """``last_line_of`` from the clean end ``pos``; ``read``: the file's last
     ``TAIL_FIRST`` bytes (or all of it when shorter) when already read, else None."""
+    limit = max(0, pos - HEAD_BYTES)  # no byte before it is read
     looked = 0  # complete lines looked at, back from the end
     last_read = True  # the file's last read: it ends at a newline, nothing after it a line
     block = TAIL_FIRST  # a line or a few; more only for a longer last line
     carried: list[bytes] | None = None  # a line begun before the last read, end first
     held = 0  # its bytes so far: past MAX_LINE, its pieces are let go
     while pos > 0:
-        start = max(0, pos - block)
-        if read is not None:  # the tail's look read exactly this block
+        if pos <= limit:  # the line ending here begins before the bound: not looked at
+            raise _no_last_object(shown)
+        start = max(limit, pos - block)
+        if read is not None and len(read) == pos - start:  # the tail's look read this block
             parts, read = read.split(b"\n"), None
         else:
             chunk = os.pread(fd, pos - start, start)
@@ -357,13 +377,12 @@ def _last_line_from(fd: int, pos: int, read: bytes | None, shown: str) -> dict[s
             if looked > HEAD_REACH:
                 raise _no_last_object(shown)
             raw = raw.strip()
-            if not raw:
-                continue
+            if not raw.startswith(b"{"):
+                continue  # blank, or no object: not parsed (a 1 MB array was, whole)
             try:
                 value = loads(raw)
             except orjson.JSONDecodeError:
                 continue
-            if isinstance(value, dict):
+            if isinstance(value, dict) and (accept is None or accept(value)):
                 return value
     return None
-

@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar, cast
 
@@ -39,6 +40,10 @@ from .wire import TurnbackProtocol, plain_json_converter
 from .work import Pools, run_blocking
 
 log = logging.getLogger("turnback.server")
+
+# How long ``shutdown`` waits for the stores' close (a checkpoint under way finishing) before
+# it answers all the same; the close goes on, and ``exit`` ends the process after it.
+SHUTDOWN_WAIT = 20.0
 # Outside the "turnback" tree, so never forwarded to the client (see logs.py).
 _transport_log = logging.getLogger("turnback_transport")
 
@@ -280,11 +285,37 @@ class TurnbackServer(LanguageServer):
         _transport_log.error("%s: %s", getattr(source, "__name__", source), error)
 
     def close_all(self) -> None:
+        self._stop_watching()
+        self._close_stores()
+
+    async def close_all_off_loop(self, wait: float = SHUTDOWN_WAIT) -> bool:
+        """``close_all``, its stores closed on a thread of their own: a store's close waits
+        for a checkpoint under way (its mutex), and on the loop that wait answered nothing.
+        Waits ``wait`` seconds at most; False when the close is still under way then. The
+        thread is not a daemon: the process ends after it, so no record is left half-written."""
+        self._stop_watching()
+        pool = ThreadPoolExecutor(1, thread_name_prefix="turnback-close")
+        try:
+            closing = asyncio.get_running_loop().run_in_executor(pool, self._close_stores)
+            try:
+                await asyncio.wait_for(asyncio.shield(closing), wait)
+            except TimeoutError:
+                log.warning("shutdown: a store's close still waits for its work after %g s; "
+                            "the process ends once it is done", wait)
+                return False
+            return True
+        finally:
+            pool.shutdown(wait=False)
+
+    def _stop_watching(self) -> None:
         for folder in self.folders.all():
             if folder.follower is not None:
                 folder.follower.stop()
                 folder.follower = None
             folder.stop_watcher()
+
+    def _close_stores(self) -> None:
+        for folder in self.folders.all():
             try:
                 folder.close_store()
             except Exception:

@@ -83,6 +83,8 @@ class TurnbackProtocol(LanguageServerProtocol):
         super().__init__(*args, **kwargs)
         self._unanswered: set[int | str] = set()  # requests received, no answer written yet
         self._waiting: list[tuple[set[int | str], asyncio.Future[None]]] = []
+        self._shutdown_id: int | str | None = None  # the id of the first ``shutdown``
+        self._exiting: asyncio.Future[None] | None = None  # an ``exit`` held for its answer
 
     def handle_message(self, message: Any) -> None:
         """pygls's, except that a request after ``shutdown`` is answered, as LSP asks (pygls
@@ -96,6 +98,24 @@ class TurnbackProtocol(LanguageServerProtocol):
                     f"{message.method}: the server is shutting down ('shutdown' was received); "
                     "only 'exit' is accepted now: start a new server"))
             return
+        if (isinstance(message, RPCRequest) and message.method == types.SHUTDOWN
+                and message.jsonrpc == self.VERSION):
+            self._shutdown_id = message.id
+        elif (getattr(message, "method", None) == types.EXIT and not self._shutdown
+              and self._shutdown_id is not None and self._shutdown_id in self._unanswered):
+            # ``shutdown`` closes the stores off the loop (it waits for a checkpoint under
+            # way): an ``exit`` sent before its answer ends the process after it, as it did
+            # when the close ran on the loop (else the close was cut and the code was 1)
+            self._exiting = asyncio.ensure_future(
+                self._after_answer(self._shutdown_id, message))
+            return
+        super().handle_message(message)
+
+    async def _after_answer(self, msg_id: int | str, message: Any) -> None:
+        """``message`` handled once the request ``msg_id`` is answered."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.append(({msg_id}, done))
+        await done
         super().handle_message(message)
 
     def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:

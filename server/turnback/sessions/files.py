@@ -50,6 +50,7 @@ from ..fs.jsonl import (
     read_lines,
     tail_and_last_line,
 )
+from ..fs.junk_tail import SetAside, set_aside
 from ..fs.locks import file_lock, file_lock_free
 from ..fs.privacy import make_dir
 from ..fs.reading import open_append, open_append_sized, open_regular, read_regular
@@ -90,6 +91,28 @@ def _is_in(folder: Folder, name: str) -> bool:
     except FileNotFoundError:
         return False
     return True
+
+
+def _sets_head(line: dict[str, Any]) -> bool:
+    """Whether ``load`` takes its head from this line: an event it reads, a ``head`` line,
+    a ``meta`` line naming one. The head read from a file's end passes over any other object
+    (``{}``, a header), as ``load`` does: both name the same head (they did not before
+    branch junk35: a planted ``{}`` last made the head None and the next event a root)."""
+    typ = line.get("type")
+    if typ is None:
+        try:
+            Event.from_json(line)
+        except InvalidInput:
+            return False
+        return True
+    return typ == "head" or (typ == "meta" and "head" in line)
+
+
+def _is_record(line: dict[str, Any]) -> bool:
+    """Whether ``load`` reads this line (an event, a header, a ``meta`` or ``head`` line):
+    what a repair keeps (``set_aside_junk``)."""
+    typ = line.get("type")
+    return _sets_head(line) if typ is None else typ in ("session", "meta", "head")
 
 
 def _head_of(line: dict[str, Any] | None) -> str | None:
@@ -310,7 +333,7 @@ class FileSessions:
             fd, size = open_append_sized(path, in_folder=folder)
             try:
                 # the tail's look and the head's read share one read of the last block
-                tail, last = tail_and_last_line(fd, size, shown=str(path))
+                tail, last = tail_and_last_line(fd, size, shown=str(path), accept=_sets_head)
                 head = _head_of(last)
                 ids = self._event_ids_locked(session_id, path) if need_ids else None
                 events = make(head, set(ids) if ids is not None else None)
@@ -363,7 +386,7 @@ class FileSessions:
         if not path.exists():
             raise self.missing(session_id)
         with file_lock(path):
-            current = _head_of(last_line(path))
+            current = _head_of(last_line(path, _sets_head))
             obj["head"] = current if keep_head else head
             self._touch(session_id)
             self._write_locked(path, [dumps(obj) + b"\n"], False)
@@ -385,11 +408,19 @@ class FileSessions:
     def update_meta(self, session_id: str, meta: dict[str, str]) -> None:
         self._control(session_id, {"type": "meta", **meta})
 
+    def set_aside_junk(self, session_id: str) -> SetAside | None:
+        """The lines after the session's last record moved to a side file, when they refuse
+        every append (``fs/junk_tail.set_aside``); None when they do not."""
+        path = self.path(session_id)
+        if not path.exists():
+            raise self.missing(session_id)
+        return set_aside(path, keep=_is_record, head=_sets_head)
+
     def head(self, session_id: str) -> str | None:
         path = self.path(session_id)
         if not path.exists():
             raise self.missing(session_id)
-        return _head_of(last_line(path))
+        return _head_of(last_line(path, _sets_head))
 
     # -- reading -----------------------------------------------------------------
     def load(self, session_id: str) -> SessionLog:

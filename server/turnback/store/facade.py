@@ -308,6 +308,12 @@ class Store(TurnOps, RewindOps):
 
         return check(self)
 
+    def repair_logs(self) -> list[Any]:
+        """``fsck --repair``: logs' junk tails that refuse appends moved to side files."""
+        from .fsck import repair
+
+        return list(repair(self))
+
 
 def _name_rules(ws: Path, root: Path, cfg: StoreConfig) -> NameRules:
     """How names compare in ``ws``: as recorded in ``cfg`` for its device, else probed now

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import NotFound, StoreDamaged, Unsafe
 from ..fs.jsonl import NoLastObject
+from ..fs.junk_tail import SetAside, set_aside
 from ..fs.locks import try_rw_lock
 from ..objects.trees import DIR, MAX_DEPTH, MAX_FILES
 from .gc import forget_caches, stray_temps
@@ -42,6 +43,17 @@ class FsckReport:
 
 class _TooMany(Exception):
     """Ends the walk of a checkpoint whose trees name more files than any walk reads."""
+
+
+def repair(store: StoreState) -> list[SetAside]:
+    """Every session file and ``oplog.jsonl`` whose junk tail refuses appends, that tail moved
+    to a side file beside it (``fs/junk_tail``): appends, ``gc`` and ``undo`` work again and
+    every line is kept. ``Conflict`` for a file another process is writing (the files done
+    before it stay done)."""
+    moved = [m for m in (store.backend.set_aside_junk(sid) for sid in store.backend.ids())
+             if m is not None]
+    op = set_aside(store.oplog.path)
+    return [*moved, op] if op is not None else moved
 
 
 def check(store: StoreState) -> FsckReport:
@@ -157,8 +169,9 @@ def check(store: StoreState) -> FsckReport:
             rep.damaged.append({
                 "what": "session", "id": sid, "problem": exc.message,
                 "recoverable": "its events are all read; appends to it (events, a fork, a "
-                               "title, a rewind of its conversation) are refused until the "
-                               "lines listed above for it are removed"})
+                               "title, a rewind of its conversation) are refused until "
+                               "'turnback fsck --repair' moves the lines after its last "
+                               "record into a side file beside it"})
     if any(d["what"] in ("object", "pack", "log", "checkpoint") for d in rep.damaged):
         # the stat cache would keep new checkpoints pointing at the damaged objects:
         # without it the next checkpoint reads the files again and stores what is missing.

@@ -230,9 +230,10 @@ def register(ls: TurnbackServer) -> None:
                 folder.settle()
 
     @ls.feature(types.SHUTDOWN)
-    def on_shutdown(ls: TurnbackServer, params: None) -> None:
+    async def on_shutdown(ls: TurnbackServer, params: None) -> None:
         ls.closing = True
-        ls.close_all()
+        # off the loop: a store's close waits for a checkpoint under way on the writes pool
+        await ls.close_all_off_loop()
 
     @ls.feature(types.EXIT)
     def on_exit(ls: TurnbackServer, params: None) -> None:

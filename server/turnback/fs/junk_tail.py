@@ -1,0 +1,102 @@
+"""A log's junk tail set aside: the lines after its last record, when there are too many of
+them for the head read (``jsonl.NoLastObject``: every append to the file is refused), are
+moved into a side file beside it, ``<name>.junk-<n>``, so appends work again and no byte is
+lost. Turnback writes only records, so such a run was planted or is damage."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..errors import Conflict
+from ..records import record
+from .jsonl import NoLastObject, last_line, read_lines
+from .locks import try_rw_lock
+from .osflags import O_CLOEXEC
+from .privacy import FILE_MODE
+from .reading import open_append
+
+SIDE = ".junk-"  # a side file: ``<the log's name>.junk-<n>``, n = 1, 2, ...
+MOST_SIDES = 1000  # side files looked past for a free name; more is no repair of ours
+CHUNK = 1 << 20
+
+
+@record
+class SetAside:
+    """What one repair moved: from which file, into which side file, how many bytes."""
+
+    file: str
+    side: str
+    bytes: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "side": self.side, "bytes": self.bytes}
+
+
+def set_aside(path: Path, *, keep: Callable[[dict[str, Any]], bool] | None = None,
+              head: Callable[[dict[str, Any]], bool] | None = None) -> SetAside | None:
+    """Move what follows ``path``'s last line that ``keep`` takes (any object when None)
+    into a new side file beside it, when the head read (``head``: as its writers call
+    ``last_line``) refuses the file; None when it does not (nothing to move: run twice,
+    the second does nothing). Refused (``Conflict``) while another holds the file's lock.
+
+    The tail is copied and flushed to disk before the file is cut: a crash between leaves
+    the lines in both (a later repair copies them again), never in neither."""
+    with try_rw_lock(Path(f"{path}.lock"), exclusive=True) as held:
+        if not held:
+            raise Conflict(
+                f"{path}: another Turnback process is writing it (it holds {path}.lock), so "
+                "nothing was moved; run 'turnback fsck --repair' again once it ends")
+        try:
+            last_line(path, head)
+            return None
+        except NoLastObject:
+            pass
+        cut = 0
+        for line in read_lines(path):
+            if keep is None or keep(line.value):
+                cut = line.end
+        fd = open_append(path)
+        try:
+            size = os.fstat(fd).st_size
+            side, side_name = _new_side(path)
+            try:
+                _copy(fd, cut, size, side)
+            except BaseException:
+                os.close(side)
+                raise
+            os.fsync(side)
+            os.close(side)
+            os.ftruncate(fd, cut)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return SetAside(str(path), side_name, size - cut)
+
+
+def _new_side(path: Path) -> tuple[int, str]:
+    """A new side file beside ``path``, open for writing, and its name (``O_EXCL``: never
+    one already there, nor through a link planted at its name)."""
+    for n in range(1, MOST_SIDES + 1):
+        name = f"{path}{SIDE}{n}"
+        try:
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_CLOEXEC, FILE_MODE)
+        except FileExistsError:
+            continue
+        return fd, name
+    raise Conflict(f"{path}: {MOST_SIDES} side files '{path.name}{SIDE}<n>' are there "
+                   "already, so nothing was moved; look at them and remove those not needed")
+
+
+def _copy(src: int, start: int, end: int, dst: int) -> None:
+    pos = start
+    while pos < end:
+        data = os.pread(src, min(CHUNK, end - pos), pos)
+        if not data:
+            break
+        view = memoryview(data)
+        while view:
+            view = view[os.write(dst, view):]
+        pos += len(data)

@@ -1,0 +1,76 @@
+"""``turnback fsck --repair`` (branch junk35): a log whose junk tail refuses every append
+(``NoLastObject``) has that tail moved to a side file beside it, byte for byte; appends,
+``gc`` and ``undo`` work again. Before, the refusal said to remove the lines by hand and
+``fsck`` had no option to do it."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from turnback import Store
+from wsutil import run_cli
+
+JUNK = b"x\n" * 1500 + b"{}\n" * 600 + b"[1]\r\n" * 10 + b'{"torn'
+
+
+def _session(ws: Path) -> tuple[str, Path]:
+    run_cli(ws, "init")
+    sid = run_cli(ws, "session", "start").stdout.decode().strip()
+    run_cli(ws, "record", "note", "--session", sid, "--text", "before")
+    return sid, ws / ".turnback" / "sessions" / f"{sid}.jsonl"
+
+
+def test_repair_moves_a_sessions_junk_tail_aside(ws: Path) -> None:
+    sid, path = _session(ws)
+    kept = path.read_bytes()
+    with open(path, "ab") as f:
+        f.write(JUNK)
+    refused = run_cli(ws, "record", "note", "--session", sid, "--text", "x", check=None)
+    assert refused.returncode != 0 and b"fsck --repair" in refused.stderr
+    out = run_cli(ws, "fsck", "--repair", check=None).stdout.decode()
+    side = Path(f"{path}.junk-1")
+    assert f"into {side}" in out and f"moved {len(JUNK)} bytes" in out
+    assert side.read_bytes() == JUNK and path.read_bytes() == kept  # every byte kept
+    with Store.open(ws) as st:
+        last = st.session(sid).head
+    run_cli(ws, "record", "note", "--session", sid, "--text", "after")
+    with Store.open(ws) as st:
+        log = st.session(sid)
+        assert log.events[-1].parent == last and log.head == log.events[-1].id
+    again = json.loads(run_cli(ws, "--json", "fsck", "--repair").stdout)
+    assert again["ok"] is True and again["setAside"] == []  # idempotent
+    assert not Path(f"{path}.junk-2").exists()
+
+
+def test_repair_lets_gc_and_undo_run_after_oplog_junk(ws: Path) -> None:
+    run_cli(ws, "init")
+    run_cli(ws, "checkpoint")
+    oplog = ws / ".turnback" / "oplog.jsonl"
+    with open(oplog, "ab") as f:
+        f.write(b"[]\n" * 1100)
+    assert run_cli(ws, "gc", check=None).returncode != 0
+    assert b"oplog.jsonl" in run_cli(ws, "undo", check=None).stderr
+    rep = json.loads(run_cli(ws, "--json", "fsck", "--repair", check=None).stdout)
+    assert [m["side"] for m in rep["setAside"]] == [f"{oplog}.junk-1"]
+    assert Path(f"{oplog}.junk-1").read_bytes() == b"[]\n" * 1100
+    run_cli(ws, "gc")
+
+
+def test_repair_refuses_while_a_writer_holds_the_lock(ws: Path) -> None:
+    fcntl = pytest.importorskip("fcntl")  # the lock's stand-in writer: flock, as Turnback's
+    _sid, path = _session(ws)
+    with open(path, "ab") as f:
+        f.write(JUNK)
+    before = path.read_bytes()
+    fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        proc = run_cli(ws, "fsck", "--repair", check=None)
+    finally:
+        os.close(fd)
+    assert proc.returncode != 0 and f"{path}.lock".encode() in proc.stderr
+    assert path.read_bytes() == before and not Path(f"{path}.junk-1").exists()
