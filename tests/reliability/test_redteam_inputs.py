@@ -163,7 +163,7 @@ def test_the_servers_answer_holding_a_line_nested_1015_deep_is_written() -> None
     the client's request waited for ever. After: written, bounded as the store writes."""
     from pygls.protocol import JsonRPCResponseMessage
 
-    from turnback.server.wire import _plain_body
+    from turnback.server.transport.wire import _plain_body
 
     deep = orjson.loads(nested(1015))
     body = _plain_body(JsonRPCResponseMessage(id=7, jsonrpc="2.0",

@@ -217,7 +217,7 @@ async def test_the_first_import_can_be_cancelled(tmp_path: Path) -> None:
 
 def test_every_agent_source_has_a_name_for_the_status_bar() -> None:
     from turnback.importers.registry import SOURCES
-    from turnback.server.follow import LABELS
+    from turnback.server.jobs.follow import LABELS
 
     assert {s.name for s in SOURCES.values() if s.agent} <= LABELS.keys()
 

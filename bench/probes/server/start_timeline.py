@@ -64,7 +64,7 @@ POINTS = [
      "createCheckpoint received", "before"),
     (CP, "        # A walk of the whole tree may take a while",
      "createCheckpoint: folder ready", "before"),
-    ("server/folders.py", "    trusted, reason = folder.tracker.trusted, folder.tracker.reason",
+    ("server/workspace/folders.py", "    trusted, reason = folder.tracker.trusted, folder.tracker.reason",
      "with_dirty: watcher started", "before"),
     ("store/checkpoint_ops.py", "            res, skipped = self._snapshot(dirty, progress)\n",
      "checkpoint: locks held", "before"),

@@ -88,7 +88,7 @@ class CheckpointOps(SessionOps):
         """``checkpoint(dirty=dirty, save_later=True)`` if it can go on without waiting for
         anything; None, with nothing done, if it cannot.
 
-        For a caller that must not block (a server's event loop, ``server/shortwrite.py``):
+        For a caller that must not block (a server's event loop, ``server/jobs/shortwrite.py``):
         it runs only as an incremental scan (an earlier scan of this object to build on),
         with nothing left of an earlier write to finish first (a rewind's record, a stat
         cache to save: those take the rewind lock and sync the disk; a rewind's paths to

@@ -287,7 +287,7 @@ class Store(TurnOps, RewindOps):
     def fold_held(self) -> bool:
         """Fold this process's raw held frames into a pack at the configured level, if any
         and if no gc, merge or other fold runs now; whether it did. Off every writer's
-        path: for a server's quiet time (``server/prepare.py``), see ``store/logmerge.py``."""
+        path: for a server's quiet time (``server/jobs/prepare.py``), see ``store/logmerge.py``."""
         from .logmerge import fold_held
 
         return fold_held(self)

@@ -35,12 +35,12 @@ import logging
 import os
 from typing import TYPE_CHECKING, Protocol
 
-from .dirty import FLUSH_TIMEOUT_S
+from ..watching.dirty import FLUSH_TIMEOUT_S
 from .work import Pools, run_blocking
 
 if TYPE_CHECKING:
-    from ..store.facade import Store
-    from .folders import Folder
+    from ...store.facade import Store
+    from ..workspace.folders import Folder
 
 log = logging.getLogger("turnback.server")
 

@@ -30,12 +30,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from ..fs import instore
-from ..snapshot.prescan import Worker
-from ..store.watchlimit import WatchLimit
+from ...fs import instore
+from ...snapshot.prescan import Worker
+from ...store.watchlimit import WatchLimit
 from .dirty import DirtyTracker
 
-log = logging.getLogger("turnback.server.watch")
+log = logging.getLogger("turnback.server.watching.watch")
 
 STEP_MS = 2  # quiet time that ends a batch: bounds flush latency (~1-2 steps; 0.6% idle CPU)
 DEBOUNCE_MS = 60  # longest a busy stream of events is held before delivery

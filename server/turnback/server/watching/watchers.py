@@ -3,7 +3,7 @@
 On Linux the on-demand inotify reader of ``inotify_watch.py`` (faster flushes, no
 wake-up per event), elsewhere the watchfiles thread of ``watch.py`` (FSEvents,
 ReadDirectoryChanges, or polling). ``TURNBACK_WATCHER=watchfiles`` forces the
-latter. Both build on ``watch.py``'s :class:`~turnback.server.watch.Watcher`;
+latter. Both build on ``watch.py``'s :class:`~turnback.server.watching.watch.Watcher`;
 the choice lives here, above both, so neither imports the other's sibling.
 """
 

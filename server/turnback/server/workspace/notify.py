@@ -11,8 +11,8 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from .methods import DID_CHANGE
-from .watch import StoreChange
+from ..rpc.methods import DID_CHANGE
+from ..watching.watch import StoreChange
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer

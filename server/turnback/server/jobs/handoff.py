@@ -34,15 +34,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from ..errors import InvalidInput
-from ..fs import instore, privacy, sockets
-from ..fs.folders import FdFolder, open_root
-from ..fs.osflags import O_CLOEXEC, O_NOFOLLOW
-from ..interchange import cli_text
-from ..models import RewindResult
-from ..store import background_lock
-from ..store.facade import WORKSPACE_SESSION, Store
-from .folders import Folder, rewind_with_dirty, with_dirty
+from ...errors import InvalidInput
+from ...fs import instore, privacy, sockets
+from ...fs.folders import FdFolder, open_root
+from ...fs.osflags import O_CLOEXEC, O_NOFOLLOW
+from ...interchange import cli_text
+from ...models import RewindResult
+from ...store import background_lock
+from ...store.facade import WORKSPACE_SESSION, Store
+from ..workspace.folders import Folder, rewind_with_dirty, with_dirty
 
 log = logging.getLogger("turnback.server")
 

@@ -24,19 +24,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 from urllib.parse import unquote, urlparse
 
-from ..errors import InvalidInput, NotFound
-from ..fs.paths import expand_home
-from ..models import RewindResult
-from ..store.config import default_store_dir
-from ..store.facade import Store
-from .dirty import FLUSH_TIMEOUT_S, DirtyTracker, Ticket
+from ...errors import InvalidInput, NotFound
+from ...fs.paths import expand_home
+from ...models import RewindResult
+from ...store.config import default_store_dir
+from ...store.facade import Store
+from ..watching.dirty import FLUSH_TIMEOUT_S, DirtyTracker, Ticket
+from ..watching.watch import StoreChange, Watcher
+from ..watching.watchers import make_watcher
 from .listing import ListingCache
 from .settings import Settings
-from .watch import StoreChange, Watcher
-from .watchers import make_watcher
 
 if TYPE_CHECKING:
-    from ..attribution.cache import BlameCache
+    from ...attribution.cache import BlameCache
 
 log = logging.getLogger("turnback.server")
 
@@ -123,7 +123,7 @@ class Folder:
         """turnback/blame's kept walks (features/blame.py); made, and its modules imported
         (10 ms of the server's start), by the first blame asked."""
         if self._blame is None:
-            from ..attribution.cache import BlameCache
+            from ...attribution.cache import BlameCache
 
             self._blame = BlameCache()
         return self._blame
@@ -193,7 +193,7 @@ class Folder:
         self.stop_watcher()
         if not self.settings.watch or not self.path.is_dir():
             self.tracker.watching(False, "watching is off")
-            from . import startwalk
+            from ..watching import startwalk
 
             startwalk.drop()  # no watcher to hand the start child to
             return
@@ -212,7 +212,7 @@ class Folder:
             self.path, self.store_root, self.tracker, on_change, on_reset=self.listing.invalidate,
             ignores=tuple(ignores), walk_lays=True,
         )
-        from . import inotify_watch, startwalk
+        from ..watching import inotify_watch, startwalk
 
         if not isinstance(self.watcher, inotify_watch.InotifyWatcher):
             startwalk.drop()  # only the inotify watcher takes the start child

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcRequestCancelled
 
-from ..errors import InvalidInput, NotFound, TurnbackError, Unsafe
+from ...errors import InvalidInput, NotFound, TurnbackError, Unsafe
 from .progress import Cancelled
 
 log = logging.getLogger("turnback.server")

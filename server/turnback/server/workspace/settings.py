@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInput
-from ..fs.paths import expand_home, utf8_text
+from ...errors import InvalidInput
+from ...fs.paths import expand_home, utf8_text
 
 SECTION = "turnback"
 

@@ -40,8 +40,8 @@ import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from ..fs import ready
-from ..importers.live import WatchRoot
+from ...fs import ready
+from ...importers.live import WatchRoot
 
 log = logging.getLogger("turnback.server.agents")
 

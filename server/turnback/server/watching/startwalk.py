@@ -33,7 +33,7 @@ from __future__ import annotations
 import os
 from stat import S_ISDIR
 
-from ..snapshot import prescan
+from ...snapshot import prescan
 
 TYPE_CHECKING = False  # not typing's: imported before anything else (see turnback/__init__)
 if TYPE_CHECKING:

@@ -29,7 +29,7 @@ from pygls.protocol import (
 )
 from pygls.protocol.json_rpc import RPCRequest
 
-from ..fs.jsonl import bounded
+from ...fs.jsonl import bounded
 
 logger = logging.getLogger("turnback_transport")
 _traffic_log = logging.getLogger("pygls.protocol.json_rpc")  # TURNBACK_LOG=debug shows it

@@ -31,16 +31,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from ..errors import NotFound
-from ..importers import Follower, ImportResult, registry
-from ..importers.base import Context
-from ..importers.follow import watch_roots
-from ..importers.hooks import hooked_agents
-from ..importers.live import WatchRoot
-from ..store.facade import Store
-from .agent_watch import AgentWatch
-from .folders import Folder, with_dirty
-from .progress import Cancelled, WorkProgress
+from ...errors import NotFound
+from ...importers import Follower, ImportResult, registry
+from ...importers.base import Context
+from ...importers.follow import watch_roots
+from ...importers.hooks import hooked_agents
+from ...importers.live import WatchRoot
+from ...store.facade import Store
+from ..rpc.progress import Cancelled, WorkProgress
+from ..watching.agent_watch import AgentWatch
+from ..workspace.folders import Folder, with_dirty
 
 log = logging.getLogger("turnback.server")
 

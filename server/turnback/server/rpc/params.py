@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..errors import InvalidInput
-from ..events import check_id
-from ..fs.paths import utf8_text
+from ...errors import InvalidInput
+from ...events import check_id
+from ...fs.paths import utf8_text
 
 MAX_STR = 4096  # longest free-text param (a label, a query, a path)
 MAX_LIMIT = 10_000  # largest page a client may ask for

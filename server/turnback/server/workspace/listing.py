@@ -20,9 +20,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from ..errors import InvalidInput, NotFound, StoreDamaged
-from ..models import SessionSummary
-from ..store.facade import Store, listing_order
+from ...errors import InvalidInput, NotFound, StoreDamaged
+from ...models import SessionSummary
+from ...store.facade import Store, listing_order
 
 
 class ListingCache:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..models import Checkpoint
-from ..store.safety_names import safety_of
+from ...models import Checkpoint
+from ...store.safety_names import safety_of
 from . import methods
 
 JSON = dict[str, Any]

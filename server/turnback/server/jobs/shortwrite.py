@@ -29,7 +29,7 @@ from collections.abc import Set
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .folders import Folder
+    from ..workspace.folders import Folder
 
 # An agent's turn changes a few files; SPEC's at-once checkpoint is 10 of them.
 SHORT_PATHS = 32

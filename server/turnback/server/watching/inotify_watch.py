@@ -1,6 +1,6 @@
 """Watches one workspace folder and its store with Linux inotify, read on demand.
 
-The same two jobs as :class:`~turnback.server.watch.FolderWatcher` (store files
+The same two jobs as :class:`~turnback.server.watching.watch.FolderWatcher` (store files
 become ``turnback/didChange``; workspace paths feed the :class:`DirtyTracker`),
 with one difference that matters for an agent waiting on a checkpoint: nothing
 blocks on the inotify descriptor. The kernel queues every event inside the
@@ -64,10 +64,10 @@ import os
 import threading
 from typing import TYPE_CHECKING, Any, Final
 
-from ..snapshot import gitexclude
-from ..snapshot.ignore import ALWAYS, IGNORE_FILES, IgnoreRules
-from ..store import watchlimit
-from ..store.watchlimit import WatchLimit
+from ...snapshot import gitexclude
+from ...snapshot.ignore import ALWAYS, IGNORE_FILES, IgnoreRules
+from ...store import watchlimit
+from ...store.watchlimit import WatchLimit
 from . import startwalk
 from .startwalk import WATCH_MASK
 from .watch import Watcher, classify_store_path
@@ -75,9 +75,9 @@ from .watch import Watcher, classify_store_path
 if TYPE_CHECKING:
     from inotify_simple import INotify
 
-    from ..snapshot.prescan import Worker
+    from ...snapshot.prescan import Worker
 
-log = logging.getLogger("turnback.server.watch")
+log = logging.getLogger("turnback.server.watching.watch")
 
 IDLE_MS = 50  # queue drained this often when nothing happens (20 wake-ups a second)
 BUSY_MS = 10  # ... and this often while events keep coming (a burst must not overflow it)
