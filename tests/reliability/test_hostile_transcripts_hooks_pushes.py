@@ -23,7 +23,7 @@ from turnback.errors import InvalidInput, TurnbackError
 from turnback.events import Kind, SessionHeader
 from turnback.fs.jsonl import MAX_NESTING, NESTED_TOO_DEEP
 from turnback.importers import hooks
-from turnback.importers.claude_code import encode_project_dir
+from turnback.importers.agents.claude_code import encode_project_dir
 from turnback.importers.runner import import_source
 from turnback.interchange import cli_text
 from turnback.interchange.export import export_jsonl, export_markdown
@@ -381,7 +381,7 @@ TRICKY = ["", " ", "x", "x ", " x", "x  y  ", "x\t\u00a0", "\u2003", "  \t ", "2
 def test_the_linear_line_readers_find_what_the_expressions_found() -> None:
     """The aider and Claude Code readers that replaced backtracking expressions (below) give
     what those expressions gave, on blanks of every kind, empty rests, runs of numbers."""
-    from turnback.importers import aider, claude_code
+    from turnback.importers.agents import aider, claude_code
 
     for rest in TRICKY:
         for prefix in (aider._START, aider._EDIT):

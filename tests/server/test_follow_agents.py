@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from turnback.importers.claude_code import encode_project_dir
+from turnback.importers.agents.claude_code import encode_project_dir
 
 from .conftest import TurnbackClient, make_workspace, started
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import InvalidInput
-from ..events import JSON, Event, SessionHeader
-from .base import (
+from ...errors import InvalidInput
+from ...events import JSON, Event, SessionHeader
+from ..base import (
     Context,
     EventRecord,
     JsonlParser,
@@ -25,7 +25,7 @@ from .base import (
     SessionRecord,
     is_valid_id,
 )
-from .inputs import find
+from ..inputs import find
 
 HEADER_FIELDS = ("title", "agent", "model", "cwd", "ended")
 # An explicit header title is the session's own: it beats any guessed title.

@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from ..events import JSON, Event, Kind, SessionHeader
-from .base import (
+from ...events import JSON, Event, Kind, SessionHeader
+from ..base import (
     TITLE_FIRST_PROMPT,
     Context,
     EventRecord,
@@ -46,7 +46,7 @@ from .base import (
     derive_id,
     short_title,
 )
-from .inputs import find, in_workspace
+from ..inputs import find, in_workspace
 
 AGENT = "aider"
 HISTORY_FILE = ".aider.chat.history.md"

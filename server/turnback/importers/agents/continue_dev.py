@@ -24,9 +24,9 @@ from typing import Any
 
 import orjson
 
-from ..events import JSON, Kind, SessionHeader
-from ..models import Problem
-from .base import (
+from ...events import JSON, Kind, SessionHeader
+from ...models import Problem
+from ..base import (
     TITLE_SUMMARY,
     Context,
     DocumentParser,
@@ -43,10 +43,10 @@ from .base import (
     short_title,
     sub_id,
 )
-from .chain import Chain
+from ..chain import Chain
+from ..inputs import find
+from ..matching import Matching, same_dir
 from .copilot_chat import folder_of
-from .inputs import find
-from .matching import Matching, same_dir
 
 INDEX = "sessions.json"
 

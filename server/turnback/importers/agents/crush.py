@@ -34,9 +34,9 @@ from typing import Any
 
 import orjson
 
-from ..errors import InvalidInput, Unsafe
-from ..events import JSON, Kind, SessionHeader
-from .base import (
+from ...errors import InvalidInput, Unsafe
+from ...events import JSON, Kind, SessionHeader
+from ..base import (
     TITLE_SUMMARY,
     CheckpointRecord,
     Context,
@@ -55,9 +55,9 @@ from .base import (
     unreadable,
     workspace_relpath,
 )
-from .chain import Chain
-from .inputs import find, in_workspace
-from .sqlite_input import open_db
+from ..chain import Chain
+from ..inputs import find, in_workspace
+from ..sqlite_input import open_db
 
 DB_NAMES = {"crush": (".crush", "crush.db"), "opencode-go": (".opencode", "opencode.db")}
 MAX_ROWS = 1_000_000  # rows read from one table of one session

@@ -24,9 +24,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..events import JSON, Kind, SessionHeader
-from ..models import Problem
-from .base import (
+from ...events import JSON, Kind, SessionHeader
+from ...models import Problem
+from ..base import (
     TITLE_FIRST_PROMPT,
     TITLE_SUMMARY,
     Context,
@@ -43,10 +43,10 @@ from .base import (
     short_title,
     sub_id,
 )
-from .chain import Chain
+from ..chain import Chain
+from ..inputs import find
+from ..matching import Matching, same_dir
 from .cline import EDITORS
-from .inputs import find
-from .matching import Matching, same_dir
 
 
 def storage_roots(ctx: Context) -> list[Path]:

@@ -28,9 +28,9 @@ from typing import Any
 
 import orjson
 
-from ..errors import InvalidInput, Unsafe
-from ..events import JSON, Kind, SessionHeader
-from .base import (
+from ...errors import InvalidInput, Unsafe
+from ...events import JSON, Kind, SessionHeader
+from ..base import (
     TITLE_FIRST_PROMPT,
     Context,
     DocumentParser,
@@ -45,9 +45,9 @@ from .base import (
     safe_id,
     short_title,
 )
-from .chain import Chain
-from .inputs import find, open_regular, read_regular
-from .matching import Matching, same_dir
+from ..chain import Chain
+from ..inputs import find, open_regular, read_regular
+from ..matching import Matching, same_dir
 
 UI_FILE = "ui_messages.json"
 EXTENSION_IDS = {

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..events import JSON, KNOWN_KINDS, Event, Kind, SessionHeader
-from .base import (
+from ...events import JSON, KNOWN_KINDS, Event, Kind, SessionHeader
+from ..base import (
     TITLE_FIRST_PROMPT,
     Context,
     EventRecord,
@@ -32,7 +32,7 @@ from .base import (
     norm_ts,
     short_title,
 )
-from .inputs import find, in_workspace
+from ..inputs import find, in_workspace
 
 AGENT = "ralph"
 DEFAULT_FILE = Path(".ralph") / "history.jsonl"

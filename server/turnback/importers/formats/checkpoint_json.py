@@ -25,10 +25,10 @@ from typing import Any
 
 import orjson
 
-from ..errors import InvalidInput
-from ..events import JSON, Event, Kind, SessionHeader
-from ..models import Problem
-from .base import (
+from ...errors import InvalidInput
+from ...events import JSON, Event, Kind, SessionHeader
+from ...models import Problem
+from ..base import (
     TITLE_FIRST_PROMPT,
     CheckpointRecord,
     Context,
@@ -46,7 +46,7 @@ from .base import (
     short_title,
     workspace_relpath,
 )
-from .inputs import find
+from ..inputs import find
 
 AGENT = "checkpoint-json"
 

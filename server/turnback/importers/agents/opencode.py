@@ -26,9 +26,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..events import JSON, Kind, SessionHeader
-from ..models import Problem
-from .base import (
+from ...events import JSON, Kind, SessionHeader
+from ...models import Problem
+from ..base import (
     TITLE_SUMMARY,
     Context,
     DocumentParser,
@@ -44,9 +44,9 @@ from .base import (
     short_title,
     sub_id,
 )
-from .chain import Chain
-from .inputs import find
-from .matching import Matching, same_dir
+from ..chain import Chain
+from ..inputs import find
+from ..matching import Matching, same_dir
 
 MAX_FILES = 100_000  # messages of a session, parts of a message
 

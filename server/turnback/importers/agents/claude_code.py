@@ -32,9 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInput, Unsafe
-from ..events import JSON, Event, Kind, SessionHeader
-from .base import (
+from ...errors import InvalidInput, Unsafe
+from ...events import JSON, Event, Kind, SessionHeader
+from ..base import (
     TITLE_FIRST_PROMPT,
     TITLE_LAST_PROMPT,
     TITLE_SUMMARY,
@@ -56,8 +56,8 @@ from .base import (
     sub_id,
     workspace_relpath,
 )
-from .inputs import DEFAULT_MAX_LINE, find, open_regular, read_regular
-from .matching import same_dir
+from ..inputs import DEFAULT_MAX_LINE, find, open_regular, read_regular
+from ..matching import same_dir
 
 AGENT = "claude-code"
 

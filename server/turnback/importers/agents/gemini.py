@@ -32,10 +32,10 @@ from typing import Any
 
 import orjson
 
-from ..errors import InvalidInput, Unsafe
-from ..events import JSON, Kind, SessionHeader
-from ..models import Problem
-from .base import (
+from ...errors import InvalidInput, Unsafe
+from ...events import JSON, Kind, SessionHeader
+from ...models import Problem
+from ..base import (
     TITLE_FIRST_PROMPT,
     TITLE_SUMMARY,
     Context,
@@ -54,8 +54,8 @@ from .base import (
     sub_id,
     unreadable,
 )
-from .chain import Chain
-from .inputs import find, read_regular
+from ..chain import Chain
+from ..inputs import find, read_regular
 
 FINAL_STATUSES = frozenset({"success", "error", "cancelled"})
 MAX_MESSAGES = 200_000  # a replay holds at most this many messages

@@ -29,9 +29,9 @@ from typing import Any
 
 import orjson
 
-from ..errors import Unsafe
-from ..events import JSON, Event, Kind, SessionHeader
-from .base import (
+from ...errors import Unsafe
+from ...events import JSON, Event, Kind, SessionHeader
+from ..base import (
     TITLE_FIRST_PROMPT,
     Context,
     EventRecord,
@@ -48,8 +48,8 @@ from .base import (
     safe_id,
     short_title,
 )
-from .inputs import DEFAULT_MAX_LINE, find, open_regular
-from .matching import Matching, same_dir
+from ..inputs import DEFAULT_MAX_LINE, find, open_regular
+from ..matching import Matching, same_dir
 
 AGENT = "codex"
 MAX_PENDING_LINES = 50

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import orjson
 
-from ..errors import InvalidInput, Unsafe
-from ..events import JSON, Kind, SessionHeader
-from .base import (
+from ...errors import InvalidInput, Unsafe
+from ...events import JSON, Kind, SessionHeader
+from ..base import (
     TITLE_FIRST_PROMPT,
     Context,
     DocumentParser,
@@ -41,9 +41,9 @@ from .base import (
     short_title,
     sub_id,
 )
-from .chain import Chain
-from .inputs import find, read_regular
-from .matching import Matching
+from ..chain import Chain
+from ..inputs import find, read_regular
+from ..matching import Matching
 
 _CD_RE = re.compile(r"(?:^|&&|;)\s*cd\s+(\S+)")
 

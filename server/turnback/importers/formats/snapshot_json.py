@@ -22,10 +22,10 @@ from typing import Any
 
 import orjson
 
-from ..errors import InvalidInput
-from ..events import JSON, Event, Kind, SessionHeader
-from ..models import Problem
-from .base import (
+from ...errors import InvalidInput
+from ...events import JSON, Event, Kind, SessionHeader
+from ...models import Problem
+from ..base import (
     TITLE_FIRST_PROMPT,
     Context,
     DocumentParser,
@@ -40,7 +40,7 @@ from .base import (
     iso_from_epoch,
     short_title,
 )
-from .inputs import find
+from ..inputs import find
 
 AGENT = "snapshot-json"
 SUPPORTED_VERSIONS = (1,)

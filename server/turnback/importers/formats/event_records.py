@@ -26,8 +26,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..events import JSON, Event, Kind, SessionHeader
-from .base import (
+from ...events import JSON, Event, Kind, SessionHeader
+from ..base import (
     TITLE_FIRST_PROMPT,
     Context,
     EventRecord,
@@ -45,7 +45,7 @@ from .base import (
     short_title,
     sub_id,
 )
-from .inputs import find
+from ..inputs import find
 
 AGENT = "event-records"
 _CAMEL_RE = re.compile(r"(?<!^)(?=[A-Z])")
@@ -53,7 +53,7 @@ _CAMEL_RE = re.compile(r"(?<!^)(?=[A-Z])")
 
 def locate(ctx: Context, path: Path | None) -> list[Path]:
     if path is None:
-        from ..errors import InvalidInput
+        from ...errors import InvalidInput
 
         raise InvalidInput(
             "source 'event-records' needs a PATH: a session .jsonl file or a folder of them"

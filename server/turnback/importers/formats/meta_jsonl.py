@@ -21,9 +21,9 @@ from typing import Any
 
 import orjson
 
-from ..errors import InvalidInput
-from ..events import JSON, Event, Kind, SessionHeader
-from .base import (
+from ...errors import InvalidInput
+from ...events import JSON, Event, Kind, SessionHeader
+from ..base import (
     TITLE_FIRST_PROMPT,
     Context,
     EventRecord,
@@ -42,7 +42,7 @@ from .base import (
     safe_id,
     short_title,
 )
-from .inputs import find
+from ..inputs import find
 
 AGENT = "meta-jsonl"
 
