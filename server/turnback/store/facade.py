@@ -23,6 +23,7 @@ from ..objects.objfolder import follow_links_in
 from ..sessions.backend import MemorySessions
 from ..sessions.files import FileSessions
 from .config import FORMAT_VERSION, StoreConfig, default_store_dir, load_config, save_config
+from .file_history_ops import FileHistoryOps
 from .rewind_ops import MODES, RewindOps
 from .session_ops import (
     COUNT_BEFORE_ANSWER,
@@ -31,13 +32,12 @@ from .session_ops import (
     filter_sessions,
     listing_order,
 )
-from .turn_ops import TurnOps
 
 __all__ = ["COUNT_BEFORE_ANSWER", "HEAD", "MODES", "WORKSPACE_SESSION", "Store",
            "filter_sessions", "listing_order"]
 
 
-class Store(TurnOps, RewindOps):
+class Store(FileHistoryOps, RewindOps):
     """The history store of one workspace: sessions, checkpoints, rewinds (the operations
     are layered in ``session_ops``, ``checkpoint_ops`` and ``rewind_ops``); this class opens,
     closes and maintains it. Thread-safe for the server's use."""
