@@ -143,7 +143,7 @@ def test_a_record_lost_before_more_than_the_tail_of_other_lines_is_put_back(
     after it, interleaved with the hook's own earlier ones, before any process restores:
     the open that reads only the file's end finds the record not there, reads it whole,
     and puts it back, and a merge then keeps its objects."""
-    from turnback.snapshot.checkpoint_index import TAIL_BYTES
+    from turnback.store.checkpoint_index import TAIL_BYTES
 
     root = ws / ".turnback"
     index = root / "checkpoints.jsonl"

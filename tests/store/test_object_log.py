@@ -14,7 +14,7 @@ import pytest
 
 from turnback import Checkpoint, Store
 from turnback.objects import objectstore, packlog, packs
-from turnback.snapshot import checkpoint_index
+from turnback.store import checkpoint_index
 from turnback.store.config import FORMAT_VERSION
 from wsutil import age_tree, write
 

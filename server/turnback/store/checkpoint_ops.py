@@ -24,8 +24,8 @@ from ..models import Checkpoint
 from ..objects.objectstore import BLOB
 from ..objects.trees import DIR, LINK, MAX_DEPTH, Entry, Tree, is_executable
 from ..snapshot import changes as changes_mod
-from ..snapshot.checkpoint_index import bad_ids as _bad_record
 from ..snapshot.nodes import PastBound, Progress, ScanResult
+from .checkpoint_index import bad_ids as _bad_record
 from .record_folders import RecordFolders, open_record_folders
 from .session_ops import HEAD, WORKSPACE_SESSION, SessionOps, _Head
 from .state import replaced_while_recorded

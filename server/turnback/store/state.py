@@ -28,10 +28,10 @@ from ..objects.trees import DIR, TreeReader
 from ..objects.walkedlogs import WalkedLogs
 from ..rewind.oplog import OpLog
 from ..sessions.backend import SessionBackend
-from ..snapshot.checkpoint_index import CheckpointIndex
 from ..snapshot.ignore import IgnoreRules
 from ..snapshot.scan import Scanner
 from ..snapshot.statcache import StatCache
+from .checkpoint_index import CheckpointIndex
 from .closing import StoreMutex
 from .config import FORMAT_VERSION, StoreConfig
 
