@@ -46,6 +46,7 @@ from ..base import (
     short_title,
 )
 from ..chain import Chain
+from ..editors import user_folders
 from ..inputs import find, open_regular, read_regular
 from ..matching import Matching, same_dir
 
@@ -56,7 +57,6 @@ EXTENSION_IDS = {
     "kilo-code": "kilocode.kilo-code",
 }
 # Editors whose global storage may hold the extension (Linux and macOS layouts).
-EDITORS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")
 _CWD_RE = re.compile(rb"Current Working Directory \(([^)\\\n]+)\)")
 CWD_SCAN = 1 << 20  # bytes of a task read to find its working folder
 
@@ -67,13 +67,7 @@ EDIT_TOOLS = frozenset({"editedExistingFile", "newFileCreated", "fileDeleted", "
 
 def storage_roots(ctx: Context) -> list[Path]:
     """The editors' global storage folders on this machine."""
-    roots = []
-    config = Path(ctx.env.get("XDG_CONFIG_HOME") or ctx.home / ".config")
-    for editor in EDITORS:
-        roots.append(config / editor / "User" / "globalStorage")
-        roots.append(ctx.home / "Library" / "Application Support" / editor / "User"
-                     / "globalStorage")
-    return roots
+    return user_folders(ctx, "globalStorage")
 
 
 def task_cwd(folder: Path) -> str | None:

@@ -44,19 +44,14 @@ from ..base import (
     sub_id,
 )
 from ..chain import Chain
+from ..editors import user_folders
 from ..inputs import find
 from ..matching import Matching, same_dir
-from .cline import EDITORS
 
 
 def storage_roots(ctx: Context) -> list[Path]:
-    config = Path(ctx.env.get("XDG_CONFIG_HOME") or ctx.home / ".config")
-    roots = []
-    for editor in EDITORS:
-        roots.append(config / editor / "User" / "workspaceStorage")
-        roots.append(ctx.home / "Library" / "Application Support" / editor / "User"
-                     / "workspaceStorage")
-    return roots
+    """The editors' per-workspace storage folders on this machine."""
+    return user_folders(ctx, "workspaceStorage")
 
 
 def folder_of(uri: Any) -> str | None:
