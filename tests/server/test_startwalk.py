@@ -37,7 +37,7 @@ def verify_one(root_fd, rel, want, held=None):
         (ws / rel / "from-child.txt").write_text(rel)
     return got
 prescan.verify_one = verify_one
-from turnback.server import startwalk
+from turnback.server.watching import startwalk
 startwalk.begin()
 made = startwalk._made is not None
 from turnback import Store
@@ -123,7 +123,7 @@ if when == "swap":  # around the child's watch on d7/mid/sub, d7/mid is a link o
             os.rename(ws / "d7" / "mid.real", mid)
     inotify_simple.INotify.add_watch = add_watch
 listed = []
-from turnback.server import startwalk
+from turnback.server.watching import startwalk
 startwalk.begin()
 made = startwalk._made
 mode = made[1]._checker.mode(time.monotonic() + 60) if made is not None else None
@@ -493,7 +493,7 @@ DROP = r"""
 import json, os, sys, time
 from pathlib import Path
 ws = Path(sys.argv[1])
-from turnback.server import startwalk
+from turnback.server.watching import startwalk
 startwalk.begin()
 ino, worker = startwalk._made
 pid = worker._checker.pid
