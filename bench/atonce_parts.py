@@ -92,7 +92,7 @@ def run(workspace: Path, rounds: int, profile: str | None, seed: int | None = No
                     store.checkpoint(label="at once", dirty=edited)
                 store.save_scan_cache()
                 if fold is not None:
-                    fold()  # as the server's preparer does once quiet (server/prepare.py)
+                    fold()  # as the server's preparer does once quiet (server/jobs/prepare.py)
                 continue
             cp = timed("checkpoint", partial(store.checkpoint, label="at once", dirty=edited))
             edited = set(ed.edit(10))

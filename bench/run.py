@@ -15,7 +15,7 @@ Phases, in order (the server is stopped for every "cold" figure):
  4. cold: no-op and 10-file checkpoints by a fresh CLI process and a fresh ``Store.open``
  5. rewind of 10 changed files: CLI and server vs ``git clean -fd && git reset --hard``
  6. at once: the server's 10-file checkpoints and rewinds asked for right after the edits,
-    with no quiet moment for it to read them ahead (see server/turnback/server/prepare.py),
+    with no quiet moment for it to read them ahead (see server/turnback/server/jobs/prepare.py),
     once git's background gc is done; the server's CPU of each checkpoint is kept too
  7. the sweep for the plot: 1 .. 10,000 changed files, server (after a quiet moment and at
     once), CLI and git

@@ -11,9 +11,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 py=${PYTHON:-.venv/bin/python}
 TURNBACK_FS_PATHS=1 exec "$py" -m pytest -q -p no:cacheprovider \
   tests/fs tests/rewind tests/store tests/snapshot \
-  tests/reliability/test_hostile.py tests/reliability/test_redteam.py \
+  tests/reliability/test_hostile.py tests/reliability/test_hostile_journals_and_config.py \
   tests/reliability/test_rewind_capture.py tests/reliability/test_hostile_journal.py \
   tests/reliability/test_corrupt.py tests/reliability/test_privacy.py \
   tests/reliability/test_planted_files.py tests/reliability/test_hostile_imports.py \
-  tests/reliability/test_crash.py tests/reliability/test_redteam_sessions.py \
+  tests/reliability/test_crash.py tests/reliability/test_planted_first_page_and_counts.py \
   --deselect tests/snapshot/test_forked_scan.py "$@"

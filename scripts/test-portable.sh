@@ -10,7 +10,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 py=${PYTHON:-.venv/bin/python}
 TURNBACK_TEST_FS=casefold exec "$py" -m pytest -q -p no:cacheprovider \
   tests/rewind tests/store tests/snapshot \
-  tests/reliability/test_hostile.py tests/reliability/test_redteam.py \
+  tests/reliability/test_hostile.py tests/reliability/test_hostile_journals_and_config.py \
   tests/reliability/test_rewind_capture.py tests/reliability/test_hostile_journal.py \
   tests/reliability/test_corrupt.py \
   --deselect tests/snapshot/test_forked_scan.py "$@"

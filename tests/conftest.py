@@ -8,6 +8,7 @@ rules must not change what the tests' workspaces record. Tests of those rules po
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from collections.abc import Iterator
@@ -16,6 +17,21 @@ from pathlib import Path
 import pytest
 
 from turnback import Store
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """pytest removes a passing run's folders (``tmp_path_retention_policy = "failed"``) but
+    keeps its per-user root ``pytest-of-<user>``, empty: removed here, after pytest's own
+    clean-up, so that a passing run of any suite leaves nothing in the temporary folder. Only
+    an empty root goes (``rmdir``): a failed run's folders stay for a look, and their root."""
+    factory = getattr(config, "_tmp_path_factory", None)
+    basetemp = getattr(factory, "_basetemp", None)
+    if basetemp is None or getattr(factory, "_given_basetemp", None) is not None:
+        return  # no folder made, or one the caller named (--basetemp): not pytest's root
+    root = Path(basetemp).parent
+    if root.name.startswith("pytest-of-"):
+        with contextlib.suppress(OSError):  # not empty, or gone: left as it is
+            root.rmdir()
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -1,7 +1,7 @@
 /**
  * The JSON-RPC surface of the Turnback server, as the extension sees it.
  *
- * Method names mirror `server/turnback/server/methods.py` (a unit test checks
+ * Method names mirror `server/turnback/server/rpc/methods.py` (a unit test checks
  * both lists agree). Types follow the shapes in docs/PROTOCOL.md and
  * `server/turnback/models.py`; fields the server may add later are allowed, and
  * fields a server might leave out are optional so that rendering never trusts

@@ -1,5 +1,5 @@
 /**
- * The method names of extension/src/protocol.ts and server/turnback/server/methods.py
+ * The method names of extension/src/protocol.ts and server/turnback/server/rpc/methods.py
  * must agree: a rename on one side alone would break every client silently.
  */
 
@@ -45,7 +45,7 @@ function camel(constant: string): string {
 }
 
 const py = parseMethodsPy(
-  readFileSync(path.join(repoRoot(), 'server', 'turnback', 'server', 'methods.py'), 'utf8'),
+  readFileSync(path.join(repoRoot(), 'server', 'turnback', 'server', 'rpc', 'methods.py'), 'utf8'),
 );
 
 describe('protocol constants against methods.py', () => {

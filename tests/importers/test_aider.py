@@ -8,7 +8,7 @@ from typing import Any
 
 from turnback import Store
 from turnback.importers import import_source
-from turnback.importers.aider import parse_tokens
+from turnback.importers.agents.aider import parse_tokens
 
 from .conftest import TRANSCRIPTS, need_transcripts
 

@@ -12,7 +12,7 @@ import pytest
 
 from turnback import Store
 from turnback.importers import import_source
-from turnback.importers.claude_code import encode_project_dir
+from turnback.importers.agents.claude_code import encode_project_dir
 from turnback.interchange.export import export_jsonl
 
 from .conftest import TRANSCRIPTS, need_transcripts, transcripts

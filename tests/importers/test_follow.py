@@ -9,7 +9,7 @@ from typing import Any
 
 from turnback import Store
 from turnback.importers import Follower, import_source
-from turnback.importers.claude_code import encode_project_dir
+from turnback.importers.agents.claude_code import encode_project_dir
 
 from .conftest import TRANSCRIPTS, need_transcripts
 

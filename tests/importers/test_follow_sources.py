@@ -16,7 +16,7 @@ from typing import Any
 
 from turnback import Store
 from turnback.importers import Follower
-from turnback.importers.gemini import project_hash
+from turnback.importers.agents.gemini import project_hash
 from turnback.importers.result import ImportResult
 
 from .test_documented_formats import continue_session, copilot_chat, opencode_storage, write

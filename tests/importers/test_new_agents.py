@@ -123,7 +123,7 @@ def test_another_tools_file_in_a_folder_is_skipped_and_reported(store: Store,
 
 
 def test_gemini_discovery_by_project_hash(tmp_path: Path) -> None:
-    from turnback.importers.gemini import project_hash
+    from turnback.importers.agents.gemini import project_hash
     from turnback.importers.registry import discover
 
     ws = tmp_path / "ws"

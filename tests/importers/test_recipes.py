@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from turnback import Store
-from turnback.importers.claude_code import encode_project_dir
+from turnback.importers.agents.claude_code import encode_project_dir
 
 from .conftest import REPO
 

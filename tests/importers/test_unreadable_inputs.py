@@ -32,8 +32,8 @@ def _refuse(monkeypatch: pytest.MonkeyPatch, opener: str, exc: Exception) -> Non
     (Unsafe("a link, not a file"), "a link, not a file; {} skipped"),
 ])
 @pytest.mark.parametrize(("source", "opener", "what"), [
-    ("gemini-cli", "turnback.importers.gemini.read_regular", "file"),
-    ("crush", "turnback.importers.crush.open_db", "database"),
+    ("gemini-cli", "turnback.importers.agents.gemini.read_regular", "file"),
+    ("crush", "turnback.importers.agents.crush.open_db", "database"),
     # a parser that reads through ``DocumentParser.load``
     ("snapshot-json", "turnback.importers.base.read_regular", "file"),
 ])

@@ -20,7 +20,7 @@ import pytest
 
 from turnback import Store
 from turnback.importers import import_source
-from turnback.importers.claude_code import encode_project_dir
+from turnback.importers.agents.claude_code import encode_project_dir
 from wsutil import cli_env, picture
 
 from .crashkit import tally

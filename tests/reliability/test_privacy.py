@@ -145,8 +145,9 @@ def test_tightening_never_follows_a_symlink(ws: Path, tmp_path: Path) -> None:
     loosen(root)
     os.symlink(outside, root / "cache" / "link-to-dir")
     os.symlink(outside / "public.txt", root / "cache" / "link-to-file")
-    # (a default store holding a link is refused at open: test_redteam_surfaces.py; one
-    # named with --store may hold links, and its tightening must not follow them)
+    # (a default store holding a link is refused at open:
+    # test_hostile_sharing_hooks_attribution.py; one named with --store may hold links, and
+    # its tightening must not follow them)
     Store.open(ws, store_dir=root).close()
     assert stat.S_IMODE(os.stat(outside).st_mode) == 0o755
     assert stat.S_IMODE(os.stat(outside / "public.txt").st_mode) == 0o644

@@ -25,7 +25,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import register_lsp_features
 
-from turnback.server.wire import plain_json_converter
+from turnback.server.transport.wire import plain_json_converter
 
 if TYPE_CHECKING:
     from turnback.server.core import TurnbackServer

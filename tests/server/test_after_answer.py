@@ -19,9 +19,9 @@ from typing import Any
 
 from turnback import Store
 from turnback.server.core import TurnbackServer
-from turnback.server.folders import Folder
-from turnback.server.settings import Settings
-from turnback.server.wire import TurnbackProtocol
+from turnback.server.transport.wire import TurnbackProtocol
+from turnback.server.workspace.folders import Folder
+from turnback.server.workspace.settings import Settings
 
 REQUEST = 7
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from turnback.importers.live import WatchRoot
-from turnback.server.agent_watch import AgentWatch
+from turnback.server.watching.agent_watch import AgentWatch
 
 
 class Seen:

@@ -16,8 +16,8 @@ import pytest
 
 from turnback import Store
 from turnback.importers import Follower
-from turnback.importers.gemini import project_hash
-from turnback.server.agent_watch import AgentWatch
+from turnback.importers.agents.gemini import project_hash
+from turnback.server.watching.agent_watch import AgentWatch
 
 TS = "2026-01-01T00:00:0{}.000Z"
 

@@ -10,7 +10,7 @@ from typing import Any
 from pygls.io_ import StdoutWriter
 
 from turnback.server.app import create_server
-from turnback.server.wire import TurnbackProtocol
+from turnback.server.transport.wire import TurnbackProtocol
 
 
 def _server() -> tuple[TurnbackProtocol, dict[str, asyncio.Event], io.BytesIO]:

@@ -15,7 +15,7 @@ from pygls.exceptions import JsonRpcServerError
 
 from shared_data import need_transcripts
 from turnback.errors import InvalidInput
-from turnback.server.folders import file_uri_path
+from turnback.server.workspace.folders import file_uri_path
 
 from .conftest import TurnbackClient, make_workspace, started
 

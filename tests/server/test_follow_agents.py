@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from turnback.importers.claude_code import encode_project_dir
+from turnback.importers.agents.claude_code import encode_project_dir
 
 from .conftest import TurnbackClient, make_workspace, started
 
@@ -217,7 +217,7 @@ async def test_the_first_import_can_be_cancelled(tmp_path: Path) -> None:
 
 def test_every_agent_source_has_a_name_for_the_status_bar() -> None:
     from turnback.importers.registry import SOURCES
-    from turnback.server.follow import LABELS
+    from turnback.server.jobs.follow import LABELS
 
     assert {s.name for s in SOURCES.values() if s.agent} <= LABELS.keys()
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from turnback.server.framing import MAX_BODY
+from turnback.server.transport.framing import MAX_BODY
 
 from .conftest import SERVER_CMD
 from .rawio import RawServer, frame, request

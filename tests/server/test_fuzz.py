@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from turnback.server import methods
+from turnback.server.rpc import methods
 
 from .conftest import TurnbackClient
 

@@ -23,7 +23,7 @@ import pytest
 
 from turnback.cli import handoff
 from turnback.fs import sockets
-from turnback.server import handoff as server_handoff
+from turnback.server.jobs import handoff as server_handoff
 from wsutil import picture
 
 from .conftest import config, folder_params, kill_and_stop, server_env, started
@@ -412,8 +412,8 @@ async def test_a_successful_hand_off_makes_one_pool_trip_notices_and_all(
     command had answered. Told once all the same."""
     from turnback import Store
     from turnback.objects.packlog import LOG_MAGIC, encode
-    from turnback.server.folders import Folder
-    from turnback.server.settings import Settings
+    from turnback.server.workspace.folders import Folder
+    from turnback.server.workspace.settings import Settings
 
     ws = tmp_path / "ws"
     ws.mkdir()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from turnback import Store
-from turnback.server import handoff
+from turnback.server.jobs import handoff
 
 
 class _SwappedAfterBind(socket.socket):

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 
 from turnback import Kind, Store
-from turnback.server.listing import ListingCache
+from turnback.server.workspace.listing import ListingCache
 
 from .conftest import fresh_listing, plain_listing
 

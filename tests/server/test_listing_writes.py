@@ -26,9 +26,9 @@ import pytest
 from turnback import Kind, Store
 from turnback.importers import import_source
 from turnback.server.core import TurnbackServer
-from turnback.server.folders import Folder
-from turnback.server.listing import ListingCache
-from turnback.server.settings import Settings
+from turnback.server.workspace.folders import Folder
+from turnback.server.workspace.listing import ListingCache
+from turnback.server.workspace.settings import Settings
 
 from .conftest import fresh_listing, plain_listing
 

@@ -12,7 +12,7 @@ import pytest
 from lsprotocol import types
 from pygls.progress import Progress
 
-from turnback.server.progress import Cancelled, WorkProgress
+from turnback.server.rpc.progress import Cancelled, WorkProgress
 
 CAPS = types.ClientCapabilities(window=types.WindowClientCapabilities(work_done_progress=True))
 

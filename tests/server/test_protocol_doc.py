@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from turnback.server import methods
+from turnback.server.rpc import methods
 
 from .protocol_examples import DOC, make_demo, record
 

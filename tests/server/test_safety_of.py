@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from turnback.server import methods
+from turnback.server.rpc import methods
 from turnback.store import safety_names
 
 from .conftest import TurnbackClient

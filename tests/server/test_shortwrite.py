@@ -14,12 +14,13 @@ from pathlib import Path
 import pytest
 
 from turnback.models import Checkpoint
-from turnback.server import inotify_watch, shortwrite
 from turnback.server.core import TurnbackServer
-from turnback.server.dirty import DirtyTracker, Ticket
 from turnback.server.features.checkpoints import take_checkpoint, take_checkpoint_now
-from turnback.server.folders import Folder, with_dirty
-from turnback.server.settings import Settings
+from turnback.server.jobs import shortwrite
+from turnback.server.watching import inotify_watch
+from turnback.server.watching.dirty import DirtyTracker, Ticket
+from turnback.server.workspace.folders import Folder, with_dirty
+from turnback.server.workspace.settings import Settings
 from turnback.store.facade import Store
 
 Result = tuple[Checkpoint, Ticket]

@@ -1,4 +1,4 @@
-"""The start-up walk's second core (``server/startwalk.py``): a child forked before the
+"""The start-up walk's second core (``server/watching/startwalk.py``): a child forked before the
 server's threads watches and checks half the folders on the watcher's own inotify
 instance. Run in a fresh process each (the test process has threads: no fork there)."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from turnback import Store
-from turnback.server import inotify_watch
+from turnback.server.watching import inotify_watch
 from turnback.snapshot import prescan
 
 if not inotify_watch.available() or not sys.platform.startswith("linux"):  # pragma: no cover
@@ -37,14 +37,14 @@ def verify_one(root_fd, rel, want, held=None):
         (ws / rel / "from-child.txt").write_text(rel)
     return got
 prescan.verify_one = verify_one
-from turnback.server import startwalk
+from turnback.server.watching import startwalk
 startwalk.begin()
 made = startwalk._made is not None
 from turnback import Store
-from turnback.server.dirty import DirtyTracker
-from turnback.server.folders import Folder, with_dirty
-from turnback.server.inotify_watch import InotifyWatcher
-from turnback.server.settings import Settings
+from turnback.server.watching.dirty import DirtyTracker
+from turnback.server.workspace.folders import Folder, with_dirty
+from turnback.server.watching.inotify_watch import InotifyWatcher
+from turnback.server.workspace.settings import Settings
 tracker = DirtyTracker()
 w = InotifyWatcher(ws, ws / ".turnback", tracker, lambda s, c: None)
 w.walk_lays = True
@@ -123,7 +123,7 @@ if when == "swap":  # around the child's watch on d7/mid/sub, d7/mid is a link o
             os.rename(ws / "d7" / "mid.real", mid)
     inotify_simple.INotify.add_watch = add_watch
 listed = []
-from turnback.server import startwalk
+from turnback.server.watching import startwalk
 startwalk.begin()
 made = startwalk._made
 mode = made[1]._checker.mode(time.monotonic() + 60) if made is not None else None
@@ -142,10 +142,10 @@ if early and when in ("none", "after", "swap"):
 store_files = sorted((str(p), p.stat().st_size, p.stat().st_mtime_ns)
                      for p in (ws / ".turnback").rglob("*") if p.is_file())
 from turnback import Store
-from turnback.server.dirty import DirtyTracker
-from turnback.server.folders import Folder, with_dirty
-from turnback.server.inotify_watch import InotifyWatcher
-from turnback.server.settings import Settings
+from turnback.server.watching.dirty import DirtyTracker
+from turnback.server.workspace.folders import Folder, with_dirty
+from turnback.server.watching.inotify_watch import InotifyWatcher
+from turnback.server.workspace.settings import Settings
 from turnback.snapshot.scan import Scanner
 real_open = Scanner._open_listing
 def open_listing(abs_dir, rel_dir, skipped):
@@ -456,7 +456,7 @@ def test_no_start_at_the_fork_on_a_store_that_is_a_link(fresh_ws: Path,
                                                         monkeypatch: pytest.MonkeyPatch
                                                         ) -> None:
     """The checkpoint refuses a store that is a link; the child does not read it."""
-    from turnback.server import startwalk
+    from turnback.server.watching import startwalk
 
     monkeypatch.delenv("TURNBACK_STORE", raising=False)
     monkeypatch.chdir(fresh_ws)
@@ -475,7 +475,7 @@ def test_no_start_at_the_fork_on_a_store_that_is_a_link(fresh_ws: Path,
                     reason="making a folder another user's needs root")
 def test_no_start_at_the_fork_on_another_users_store(fresh_ws: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    from turnback.server import startwalk
+    from turnback.server.watching import startwalk
 
     monkeypatch.delenv("TURNBACK_STORE", raising=False)
     monkeypatch.chdir(fresh_ws)
@@ -493,12 +493,12 @@ DROP = r"""
 import json, os, sys, time
 from pathlib import Path
 ws = Path(sys.argv[1])
-from turnback.server import startwalk
+from turnback.server.watching import startwalk
 startwalk.begin()
 ino, worker = startwalk._made
 pid = worker._checker.pid
-from turnback.server.folders import Folder
-from turnback.server.settings import Settings
+from turnback.server.workspace.folders import Folder
+from turnback.server.workspace.settings import Settings
 folder = Folder(ws.as_uri(), ws, Settings(watch=False))
 folder.start_watcher(lambda s, c: None)
 try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from turnback.server.dirty import DirtyTracker
+from turnback.server.watching.dirty import DirtyTracker
 
 
 def _tracker() -> tuple[DirtyTracker, list[int]]:

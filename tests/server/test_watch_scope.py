@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 
 from turnback import Store
-from turnback.server import inotify_watch
-from turnback.server.dirty import DirtyTracker
-from turnback.server.folders import Folder, with_dirty
-from turnback.server.inotify_watch import InotifyWatcher
-from turnback.server.settings import Settings
+from turnback.server.watching import inotify_watch
+from turnback.server.watching.dirty import DirtyTracker
+from turnback.server.watching.inotify_watch import InotifyWatcher
+from turnback.server.workspace.folders import Folder, with_dirty
+from turnback.server.workspace.settings import Settings
 from turnback.store import watchlimit
 from wsutil import run_cli
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from turnback.server import inotify_watch
-from turnback.server.dirty import DirtyTracker
-from turnback.server.inotify_watch import InotifyWatcher
-from turnback.server.watch import FolderWatcher, Watcher
-from turnback.server.watchers import make_watcher
+from turnback.server.watching import inotify_watch
+from turnback.server.watching.dirty import DirtyTracker
+from turnback.server.watching.inotify_watch import InotifyWatcher
+from turnback.server.watching.watch import FolderWatcher, Watcher
+from turnback.server.watching.watchers import make_watcher
 
 KINDS = ["inotify", "watchfiles"]
 Changes = list[tuple[set[str], bool]]

@@ -12,7 +12,7 @@ from pygls.io_ import StdoutWriter
 from pygls.protocol import JsonRPCNotification, JsonRPCResponseMessage
 
 from turnback.server.app import create_server
-from turnback.server.wire import TurnbackProtocol, _plain_body
+from turnback.server.transport.wire import TurnbackProtocol, _plain_body
 
 
 def test_plain_answers_and_notifications_are_written_by_orjson() -> None:

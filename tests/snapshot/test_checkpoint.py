@@ -388,7 +388,7 @@ def test_failed_checkpoint_leaves_no_cache_naming_lost_objects(
 
 def test_checkpoint_index_reads_appends_incrementally(tmp_path: Path) -> None:
     from turnback.models import Checkpoint
-    from turnback.snapshot.checkpoint_index import CheckpointIndex
+    from turnback.store.checkpoint_index import CheckpointIndex
 
     path = tmp_path / "checkpoints.jsonl"
     index = CheckpointIndex(path)
@@ -418,7 +418,7 @@ def test_checkpoints_of_one_millisecond_keep_the_order_they_were_taken(tmp_path:
     """Ids are random: within a millisecond, the order appended (a turn's end, then the
     next turn's start) is the order, read at once or line by line, and after a drop."""
     from turnback.models import Checkpoint
-    from turnback.snapshot.checkpoint_index import CheckpointIndex
+    from turnback.store.checkpoint_index import CheckpointIndex
 
     path = tmp_path / "checkpoints.jsonl"
     index = CheckpointIndex(path)

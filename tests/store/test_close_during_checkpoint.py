@@ -11,9 +11,7 @@ for the checkpoint to end, and what is asked of the store later is refused."""
 from __future__ import annotations
 
 import os
-import sys
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from unittest import mock
 
@@ -22,29 +20,15 @@ import pytest
 from turnback import Conflict, Store
 from turnback.fs.osflags import DESCRIPTORS
 
+from .closing import close_in_a_thread, in_function, wait_until
+
 pytestmark = pytest.mark.skipif(
     not DESCRIPTORS, reason="folders by path hold no descriptor to dup (fs/folders.py)")
 
 
 def _blocked_in_close_or_done(closer: threading.Thread, done: threading.Event) -> bool:
     """Whether ``closer`` has finished its close, or waits to take the store's mutex."""
-    if done.is_set():
-        return True
-    frame = sys._current_frames().get(closer.ident or -1)
-    while frame is not None:
-        if frame.f_code.co_name == "closing":
-            return True
-        frame = frame.f_back
-    return False
-
-
-def _wait(cond: Callable[[], bool]) -> None:
-    ended = threading.Event()
-    for _ in range(2000):  # at most ~20 s, only when the close neither ends nor waits
-        if cond():
-            return
-        ended.wait(0.01)
-    raise AssertionError("the close neither ended nor waited for the store's mutex")
+    return done.is_set() or in_function(closer, "closing")
 
 
 def test_a_close_during_a_checkpoint_waits_and_the_record_stays_in_the_store(
@@ -56,25 +40,17 @@ def test_a_close_during_a_checkpoint_waits_and_the_record_stays_in_the_store(
     store.checkpoint(label="first")
     held_fd = store._root_held._fd
     assert held_fd is not None
-    done = threading.Event()
-    errors: list[BaseException] = []
-
-    def close() -> None:
-        try:
-            store.close()
-        except BaseException as exc:  # reported by the assertion below
-            errors.append(exc)
-        finally:
-            done.set()
-
-    closer = threading.Thread(target=close)
+    closing = close_in_a_thread(store)
+    closer, errors, done = closing.thread, closing.errors, closing.done
     opened: list[int] = []
     real_dup = os.dup
 
     def dup(fd: int) -> int:
         if fd == held_fd and not opened and threading.current_thread() is not closer:
             closer.start()
-            _wait(lambda: _blocked_in_close_or_done(closer, done))
+            # at most ~20 s, only when the close neither ends nor waits
+            wait_until(lambda: _blocked_in_close_or_done(closer, done),
+                       "the close neither ended nor waited for the store's mutex", 2000)
             # other threads' opens take the lowest free numbers: the held root's among
             # them if the close let it go (and the object log's, lower, first)
             for _ in range(8):

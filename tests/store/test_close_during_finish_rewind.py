@@ -14,32 +14,14 @@ while holding the mutex."""
 
 from __future__ import annotations
 
-import sys
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from unittest import mock
 
 from turnback import Store
 from turnback.fs.locks import FileLock
 
-
-def _in(thread: threading.Thread, name: str) -> bool:
-    frame = sys._current_frames().get(thread.ident or -1)
-    while frame is not None:
-        if frame.f_code.co_name == name:
-            return True
-        frame = frame.f_back
-    return False
-
-
-def _wait(cond: Callable[[], bool], what: str) -> None:
-    pause = threading.Event()
-    for _ in range(3000):  # a bound for a broken run only: the condition is what is waited for
-        if cond():
-            return
-        pause.wait(0.01)
-    raise AssertionError(what)
+from .closing import close_in_a_thread, in_function, wait_until
 
 
 def test_a_close_while_a_rewind_is_finished_neither_waits_on_the_lock_nor_fails(
@@ -52,18 +34,8 @@ def test_a_close_while_a_rewind_is_finished_neither_waits_on_the_lock_nor_fails(
     store.rewind(first.id, finish_later=True)  # as the server does: recorded after the answer
     assert store._unfinished is not None
 
-    errors: list[BaseException] = []
-    closed = threading.Event()
-
-    def close() -> None:
-        try:
-            store.close()
-        except BaseException as exc:  # reported by the assertion below
-            errors.append(exc)
-        finally:
-            closed.set()
-
-    closer = threading.Thread(target=close)
+    closing = close_in_a_thread(store)
+    closer, errors, closed = closing.thread, closing.errors, closing.done
     finisher_errors: list[BaseException] = []
 
     def finish() -> None:
@@ -81,8 +53,9 @@ def test_a_close_while_a_rewind_is_finished_neither_waits_on_the_lock_nor_fails(
         real_acquire(self)
         if threading.current_thread() is finisher and self.path.endswith("rewind.lock"):
             closer.start()
-            _wait(lambda: closed.is_set() or _in(closer, "_poll"),
-                  "the close neither ended nor waited for the rewind lock")
+            # a bound for a broken run only: the condition is what is waited for
+            wait_until(lambda: closed.is_set() or in_function(closer, "_poll"),
+                       "the close neither ended nor waited for the rewind lock", 3000)
 
     with mock.patch.object(FileLock, "acquire", acquire):
         finisher.start()

@@ -118,8 +118,8 @@ def test_a_root_replaced_by_path_is_said_to_be(tmp_path: Path, then: str) -> Non
 
 def test_a_linked_sessions_folder_in_a_named_store_gets_its_events(tmp_path: Path) -> None:
     """A store the user named (``--store``) may hold links (``sessions/`` on another disk,
-    tests/reliability/test_redteam_surfaces.py): by path they were followed; through the
-    held root ``sessions/`` was refused, and every checkpoint's event failed after its
+    tests/reliability/test_hostile_sharing_hooks_attribution.py): by path they were followed;
+    through the held root ``sessions/`` was refused, and every checkpoint's event failed after its
     record with a bare ``NotADirectoryError``. Followed again, by path, as before."""
     ws, store_dir = _store(tmp_path)
     elsewhere = tmp_path / "other-disk"

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from turnback import Store
 from turnback.cli.main import cli
-from turnback.snapshot.checkpoint_index import TAIL_BYTES
+from turnback.store.checkpoint_index import TAIL_BYTES
 from wsutil import age_tree, write
 
 

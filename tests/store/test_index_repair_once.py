@@ -14,8 +14,8 @@ import pytest
 from tests.store.test_index_repair import _five
 
 from turnback import Store
-from turnback.snapshot.checkpoint_index import TAIL_BYTES
 from turnback.store import state
+from turnback.store.checkpoint_index import TAIL_BYTES
 from wsutil import age_tree, write
 
 

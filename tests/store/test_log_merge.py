@@ -252,7 +252,7 @@ def test_an_open_reads_only_the_end_of_checkpoints_jsonl_unless_a_record_is_lost
         ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Restoring records at open looks for each log's last record among the file's last
     lines (checkpoint_index.TAIL_BYTES); the whole file is read only for one not there."""
-    from turnback.snapshot import checkpoint_index
+    from turnback.store import checkpoint_index
 
     fresh_checkpoints(ws, 6, "a", merge=False)
     reads: list[int] = []

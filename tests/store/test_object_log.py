@@ -14,7 +14,7 @@ import pytest
 
 from turnback import Checkpoint, Store
 from turnback.objects import objectstore, packlog, packs
-from turnback.snapshot import checkpoint_index
+from turnback.store import checkpoint_index
 from turnback.store.config import FORMAT_VERSION
 from wsutil import age_tree, write
 
@@ -368,7 +368,7 @@ def test_a_version_2_store_is_read_as_it_is_and_written_as_version_3(
 
 
 def test_a_log_deleted_by_hand_is_not_trusted_by_the_next_checkpoint(ws: Path) -> None:
-    """As for a pack (tests/reliability/test_redteam_packs_stale.py): the content of a log
+    """As for a pack (tests/reliability/test_pack_removed_without_gc.py): the content of a log
     removed by hand, back in the workspace, is stored again by the long-lived store."""
     edit(ws, "a")
     f = ws / "d0" / "f0.txt"

@@ -12,7 +12,7 @@ from typing import Any
 from unittest import mock
 
 from turnback import Store
-from turnback.snapshot.checkpoint_index import CheckpointIndex
+from turnback.store.checkpoint_index import CheckpointIndex
 
 
 def test_a_record_put_back_while_its_writer_appends_is_listed_once(ws: Path) -> None:

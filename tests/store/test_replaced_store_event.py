@@ -20,7 +20,7 @@ import pytest
 from turnback.errors import TurnbackError
 from turnback.fs.osflags import DESCRIPTORS
 from turnback.objects.objectstore import ObjectStore
-from turnback.snapshot.checkpoint_index import CheckpointIndex
+from turnback.store.checkpoint_index import CheckpointIndex
 
 from .swap_setup import one_checkpoint_then_an_edit, replaced_after
 

@@ -21,7 +21,7 @@ import pytest
 from turnback import Store
 from turnback.errors import TurnbackError
 from turnback.fs.osflags import DESCRIPTORS
-from turnback.snapshot import checkpoint_index
+from turnback.store import checkpoint_index
 
 from .swap_setup import replace_store
 

@@ -139,7 +139,7 @@ def test_the_handoff_socket_is_not_bound_through_a_linked_run_folder(
         store: Store, outside: Path) -> None:
     """Before, ``run/`` was looked at by ``lstat`` and then bound, unlinked and chmod-ed by
     path: a link there was refused unless swapped in between. Now through the folder."""
-    from turnback.server import handoff
+    from turnback.server.jobs import handoff
 
     path = sockets.socket_path(str(store.root))
     if path is None or not sockets.available():

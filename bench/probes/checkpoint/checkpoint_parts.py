@@ -73,7 +73,7 @@ PARTS = (
     ("turnback.objects.packs", "PackWriter", "seal"),
     ("turnback.objects.packlog", "LogFile", "append"),
     ("turnback.objects.packlog", "LogFile", "sync"),
-    ("turnback.snapshot.checkpoint_index", "CheckpointIndex", "add"),
+    ("turnback.store.checkpoint_index", "CheckpointIndex", "add"),
     ("turnback.models", "Checkpoint", "to_json"),
     ("turnback.fs.jsonl", None, "dumps"),
 )

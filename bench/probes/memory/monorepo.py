@@ -101,9 +101,9 @@ def _inotify_watches() -> int:
 def watches(ws: Path, kind: str) -> int:
     """The inotify watches a watcher (``inotify``: Turnback's Linux one; ``watchfiles``: the
     portable one) holds on ``ws``, counted from the kernel's side."""
-    from turnback.server.dirty import DirtyTracker
-    from turnback.server.inotify_watch import InotifyWatcher
-    from turnback.server.watch import FolderWatcher
+    from turnback.server.watching.dirty import DirtyTracker
+    from turnback.server.watching.inotify_watch import InotifyWatcher
+    from turnback.server.watching.watch import FolderWatcher
 
     before = _inotify_watches()
     cls = InotifyWatcher if kind == "inotify" else FolderWatcher

@@ -28,7 +28,7 @@ _SRC = sys.argv[sys.argv.index("--src") + 1] if "--src" in sys.argv[:-1] else No
 sys.path.insert(0, _SRC or str(HERE.parent / "server"))
 
 from turnback import Store  # noqa: E402
-from turnback.server import settings  # noqa: E402
+from turnback.server.workspace import settings  # noqa: E402
 
 
 def _best(fn: Callable[[], object], n: int) -> float:

@@ -47,8 +47,8 @@ def real_lines() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Real user-prompt lines (those the importer takes for a person's prompt) and real
     assistant lines of Claude Code transcripts."""
     from turnback.events import Kind
+    from turnback.importers.agents.claude_code import ClaudeCodeParser
     from turnback.importers.base import Context, EventRecord, RawLine, iter_raw_lines
-    from turnback.importers.claude_code import ClaudeCodeParser
 
     prompts: list[dict[str, Any]] = []
     answers: list[dict[str, Any]] = []

@@ -46,30 +46,30 @@ HERE = Path(__file__).resolve().parents[2]  # bench/ (this probe is in bench/pro
 # (module, owner, attribute) wrapped in the server; the request's path outside the store,
 # then the store's entry points and the work after the answer
 PARTS = (
-    ("turnback.server.framing", None, "_header"),
-    ("turnback.server.framing", None, "_dispatch"),
-    ("turnback.server.wire", "TurnbackProtocol", "handle_message"),
-    ("turnback.server.wire", "TurnbackProtocol", "_handle_request"),
+    ("turnback.server.transport.framing", None, "_header"),
+    ("turnback.server.transport.framing", None, "_dispatch"),
+    ("turnback.server.transport.wire", "TurnbackProtocol", "handle_message"),
+    ("turnback.server.transport.wire", "TurnbackProtocol", "_handle_request"),
     ("pygls.protocol.json_rpc", "JsonRPCProtocol", "structure_message"),
-    ("turnback.server.params", "Params", "__init__"),
-    ("turnback.server.shortwrite", None, "certainly_short"),
-    ("turnback.server.folders", "Folder", "open_store"),
-    ("turnback.server.folders", None, "with_dirty"),
-    ("turnback.server.inotify_watch", "InotifyWatcher", "flush"),
-    ("turnback.server.inotify_watch", "InotifyWatcher", "drain"),
-    ("turnback.server.dirty", "DirtyTracker", "take"),
+    ("turnback.server.rpc.params", "Params", "__init__"),
+    ("turnback.server.jobs.shortwrite", None, "certainly_short"),
+    ("turnback.server.workspace.folders", "Folder", "open_store"),
+    ("turnback.server.workspace.folders", None, "with_dirty"),
+    ("turnback.server.watching.inotify_watch", "InotifyWatcher", "flush"),
+    ("turnback.server.watching.inotify_watch", "InotifyWatcher", "drain"),
+    ("turnback.server.watching.dirty", "DirtyTracker", "take"),
     ("turnback.store.session_ops", "SessionOps", "sessions_written"),
     ("turnback.store.checkpoint_ops", "CheckpointOps", "checkpoint_now"),
     ("turnback.store.checkpoint_ops", "CheckpointOps", "checkpoint"),
     ("turnback.store.checkpoint_ops", "CheckpointOps", "save_scan_cache"),
     ("turnback.store.facade", "Store", "fold_held"),
-    ("turnback.server.listing", "ListingCache", "changed"),
+    ("turnback.server.workspace.listing", "ListingCache", "changed"),
     ("turnback.server.core", "TurnbackServer", "spawn"),
     ("turnback.server.core", "TurnbackServer", "announce"),
     ("turnback.models", "Checkpoint", "to_json"),
-    ("turnback.server.wire", "TurnbackProtocol", "_send_response"),
-    ("turnback.server.wire", None, "_plain_body"),
-    ("turnback.server.wire", "TurnbackProtocol", "_send_body"),
+    ("turnback.server.transport.wire", "TurnbackProtocol", "_send_response"),
+    ("turnback.server.transport.wire", None, "_plain_body"),
+    ("turnback.server.transport.wire", "TurnbackProtocol", "_send_body"),
     ("pygls.io_", "StdoutWriter", "write"),
 )
 
@@ -109,7 +109,7 @@ def serve(marks_path: Path, plain: bool) -> int:
 
     sys.argv = [sys.argv[0]]
     import turnback.server.app as app
-    from turnback.server import wire
+    from turnback.server.transport import wire
 
     for modname, owner, attr in PARTS if not plain else PARTS[-12:-11]:
         wrap_part(importlib.import_module(modname), owner, attr, mark)

@@ -106,8 +106,8 @@ def parts(ws: Path, code: Path) -> None:
     CPU time of each part; watches held after."""
     sys.path.insert(0, str(code))
     from turnback import Store
-    from turnback.server.dirty import DirtyTracker
-    from turnback.server.inotify_watch import InotifyWatcher
+    from turnback.server.watching.dirty import DirtyTracker
+    from turnback.server.watching.inotify_watch import InotifyWatcher
 
     for walk_lays in (False, True):
         t0, c0 = time.perf_counter(), time.process_time()

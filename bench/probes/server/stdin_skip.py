@@ -1,6 +1,6 @@
 """A body the framing refuses, skipped from a regular file as stdin (``StdinReader``'s
 threaded path), then the next header line: time, peak memory and whether the line came
-whole. ``--rev REV`` runs that commit's ``server/turnback/server/stdin.py`` instead of the
+whole. ``--rev REV`` runs that commit's ``server/turnback/server/transport/stdin.py`` instead of the
 imported one (``loop24`` made the skip one executor trip a ``CHUNK``; before it, one a
 skip). Run pairs alternating, from the repository:
 
@@ -24,10 +24,10 @@ from types import ModuleType
 
 def _module(rev: str | None) -> ModuleType:
     if rev is None:
-        from turnback.server import stdin
+        from turnback.server.transport import stdin
 
         return stdin
-    text = subprocess.run(["git", "show", f"{rev}:server/turnback/server/stdin.py"],
+    text = subprocess.run(["git", "show", f"{rev}:server/turnback/server/transport/stdin.py"],
                           capture_output=True, check=True).stdout
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "stdin_at_rev.py")

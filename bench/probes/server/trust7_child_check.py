@@ -24,7 +24,7 @@ import json, os, sys, time
 from mmap import mmap
 from inotify_simple import INotify
 from turnback.snapshot import prescan
-from turnback.server import startwalk
+from turnback.server.watching import startwalk
 ws = sys.argv[1]
 got = prescan.read_records(os.path.join(ws, ".turnback", "cache", "stat.bin"))
 _, recs, trees, _ = got

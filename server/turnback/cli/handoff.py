@@ -1,4 +1,4 @@
-"""Handing a request to a running server (the client side; ``server/handoff.py`` answers).
+"""Handing a request to a running server (the client side; ``server/jobs/handoff.py`` answers).
 
 A fresh ``turnback`` process pays for Python and for the store's modules (~0.2 s) before
 it reads anything, and then reads the workspace without knowing what changed. A server

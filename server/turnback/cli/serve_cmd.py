@@ -32,9 +32,9 @@ def serve_cmd(ctx: Ctx, background: bool, stop: bool, headless: bool) -> None:
     if background or stop:
         sys.exit(_background(ctx, stop))
     if not headless:
-        from ..server.startwalk import begin
+        from ..server.watching.startwalk import begin
 
-        begin()  # before any thread: the start-up walk's second core (server/startwalk.py)
+        begin()  # before any thread: the start-up walk's second core (server/watching/startwalk.py)
     from ..server.codecache import install
 
     install()  # before pygls and lsprotocol are imported

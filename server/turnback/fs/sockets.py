@@ -2,11 +2,11 @@
 
 A running server listens on ``<store>/run/cli.sock`` (AF_UNIX); a fresh ``turnback``
 process hands its request there instead of opening the store itself (``cli/handoff.py``,
-``server/handoff.py``; docs/PROTOCOL.md "The CLI hand-off"). Both ends import this module
+``server/jobs/handoff.py``; docs/PROTOCOL.md "The CLI hand-off"). Both ends import this module
 before anything else of Turnback, so it imports only ``os``, ``stat``, ``sys`` and the C
 module ``_socket`` (``socket`` itself pulls in ``enum``, ~15 ms of a 40 ms hand-off). The
 client's side of an exchange is here too (``exchange``): the CLI's hand-off, and an editor's
-server asking a background one to leave (``server/handoff.py``), speak it alike.
+server asking a background one to leave (``server/jobs/handoff.py``), speak it alike.
 
 Everything found on disk is input: the workspace (and so a store inside it) may come from
 a cloned repository, where a planted ``run/cli.sock`` could be a symlink to another

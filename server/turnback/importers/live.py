@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from . import cline, continue_dev, copilot_chat, copilot_cli, crush, gemini, opencode
+from .agents import cline, continue_dev, copilot_chat, copilot_cli, crush, gemini, opencode
+from .agents.claude_code import encode_project_dir
 from .base import Context
-from .claude_code import encode_project_dir
 
 
 @dataclass(frozen=True, slots=True)

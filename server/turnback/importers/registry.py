@@ -9,9 +9,9 @@ from pathlib import Path
 
 from ..errors import InvalidInput, TurnbackError
 from ..fs.paths import expand_home
-from . import (
+from . import live
+from .agents import (
     aider,
-    checkpoint_json,
     claude_code,
     cline,
     codex,
@@ -19,16 +19,18 @@ from . import (
     copilot_chat,
     copilot_cli,
     crush,
-    event_records,
     gemini,
-    live,
-    meta_jsonl,
     opencode,
+)
+from .base import Context, DocumentParser, FileParser
+from .formats import (
+    checkpoint_json,
+    event_records,
+    meta_jsonl,
     ralph,
     snapshot_json,
     turnback_jsonl,
 )
-from .base import Context, DocumentParser, FileParser
 from .live import WatchRoot
 from .matching import Matching
 

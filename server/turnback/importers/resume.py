@@ -29,9 +29,9 @@ from ..events import check_id
 from ..fs.osflags import O_BINARY, O_NOFOLLOW
 from ..models import Problem
 from ..sessions.turns import opens_turn
+from .agents.claude_code import ClaudeCodeParser, encode_project_dir
+from .agents.codex import CodexParser
 from .base import Context, EventRecord, FileParser, RawLine, SkippedLine, iter_raw_lines
-from .claude_code import ClaudeCodeParser, encode_project_dir
-from .codex import CodexParser
 from .inputs import find
 
 RESUME = {"claude-code": ["claude", "--resume"], "codex": ["codex", "resume"]}

@@ -1,7 +1,7 @@
 """Results as the ``turnback`` command prints them: text, or JSON with ``--json``.
 
 One place for both paths that print them: the CLI working in its own process, and a
-running server answering a CLI's hand-off (``server/handoff.py``), so a hook's output
+running server answering a CLI's hand-off (``server/jobs/handoff.py``), so a hook's output
 does not depend on whether an editor happened to be open. Each function returns what
 goes to stdout and what goes to stderr.
 """

@@ -167,7 +167,7 @@ class ObjectStore:
         A batch that does not list the pack folder (``batch(refresh=False)``) trusts the
         indexes read before: without this look, content of a pack removed by hand was named
         by the next checkpoint and never stored again (tests/reliability/
-        test_redteam_packs_stale.py). One ``stat`` a pack a batch: 11-22 packs, 2-4 us each,
+        test_pack_removed_without_gc.py). One ``stat`` a pack a batch: 11-22 packs, 2-4 us each,
         in an at-once checkpoint after a rewind (whose files are all stored already), none
         in most others (bench/probes/objects/redteam8_pack_looks.py).
         """
@@ -622,7 +622,7 @@ class ObjectStore:
         """``name``'s bytes from another pack, log or its loose file, when the copy the
         index placed it in is damaged: an object stored twice (two processes at once, a
         log copied back) is lost only when every copy is (tests/reliability/
-        test_redteam_object_log.py). Reads every index and log once: damage only."""
+        test_damaged_duplicate_log_frame.py). Reads every index and log once: damage only."""
         for rows in self.packs.listing().values():
             loc = rows.get(name)
             if loc is None:
@@ -913,7 +913,7 @@ class ObjectStore:
         if kept:
             # a log kept as it is (``_rewrite``) gave its objects to a pack at its first
             # merge: taken again at each, every pack left beside the next held one more
-            # copy (tests/objects/test_redteam_kept_log_merge.py); read only when one is kept
+            # copy (tests/objects/test_kept_log_not_copied_again.py); read only when one is kept
             held: set[str] = set()
             for pack in self.packs.sizes():
                 try:

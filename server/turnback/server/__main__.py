@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import sys
 
-from .startwalk import begin
+from .watching.startwalk import begin
 
 begin()  # before any thread: the start-up walk's second core (startwalk.py)
 

@@ -31,7 +31,7 @@ from ..fs.heldfolder import HeldFolder
 from ..fs.osflags import O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK
 from ..store import background_lock
 from ..store.config import default_store_dir
-from .settings import Settings
+from .workspace.settings import Settings
 
 TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
 if TYPE_CHECKING:
@@ -39,8 +39,8 @@ if TYPE_CHECKING:
 
     from ..store.facade import Store
     from .core import TurnbackServer
-    from .folders import Folder
-    from .handoff import HandoffListener
+    from .jobs.handoff import HandoffListener
+    from .workspace.folders import Folder
 
 log = logging.getLogger("turnback.server")
 
@@ -138,10 +138,10 @@ async def _serve(ws: Path, settings: Settings) -> int:
     import asyncio
 
     from .core import TurnbackServer
-    from .folders import path_to_uri
-    from .handoff import HandoffListener
-    from .notify import Unheard
-    from .work import run_blocking
+    from .jobs.handoff import HandoffListener
+    from .jobs.work import run_blocking
+    from .workspace.folders import path_to_uri
+    from .workspace.notify import Unheard
 
     loop = asyncio.get_running_loop()
     ls = TurnbackServer()
@@ -191,7 +191,7 @@ async def _walk_once(ls: TurnbackServer, folder: Folder) -> None:
     the first checkpoint a hook asks for (which would wait for it: 634-758 ms against a
     steady 30-52 ms on SPEC's workspace at load 17, bench/RESULTS.md). A request that
     comes meanwhile waits for it on the folder's write queue, then reads what changed."""
-    from .folders import with_dirty
+    from .workspace.folders import with_dirty
 
     def walk(store: Store) -> bool:
         return with_dirty(folder, store.prepare, bool)[0]

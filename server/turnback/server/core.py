@@ -29,15 +29,15 @@ from pygls.lsp.server import LanguageServer
 from .. import __version__
 from ..errors import NotFound
 from ..store.facade import Store
-from . import shortwrite
-from .folders import Folder, Folders
-from .framing import serve
-from .notify import ChangeNotifier
-from .progress import WorkProgress
-from .settings import Settings
-from .stdin import StdinReader
-from .wire import TurnbackProtocol, plain_json_converter
-from .work import Pools, run_blocking
+from .jobs import shortwrite
+from .jobs.work import Pools, run_blocking
+from .rpc.progress import WorkProgress
+from .transport.framing import serve
+from .transport.stdin import StdinReader
+from .transport.wire import TurnbackProtocol, plain_json_converter
+from .workspace.folders import Folder, Folders
+from .workspace.notify import ChangeNotifier
+from .workspace.settings import Settings
 
 log = logging.getLogger("turnback.server")
 
@@ -224,7 +224,7 @@ class TurnbackServer(LanguageServer):
     def follow(self, folder: Folder) -> None:
         """Start, restart or stop following agents for ``folder``, as its settings say."""
         from ..importers.registry import followable
-        from .follow import AgentFollower
+        from .jobs.follow import AgentFollower
 
         sources = folder.settings.followed(followable())
         current = folder.follower
@@ -249,7 +249,7 @@ class TurnbackServer(LanguageServer):
 
     async def serve_cli(self, folder: Folder) -> None:
         """Hand-offs from the CLI (``handoff.py``), once the folder's store is open."""
-        from . import handoff
+        from .jobs import handoff
 
         store = folder.store
         if store is None or folder.handoff is not None or self.closing:
@@ -267,7 +267,7 @@ class TurnbackServer(LanguageServer):
         if self.notifier is None:
             return
         if folder.preparer is None:
-            from . import prepare
+            from .jobs import prepare
 
             if prepare.enabled():
                 preparer = prepare.Preparer(self, folder, asyncio.get_running_loop())

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from .errors import QuietHandledErrors
+from .rpc.errors import QuietHandledErrors
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer

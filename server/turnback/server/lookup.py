@@ -12,8 +12,8 @@ from __future__ import annotations
 from ..errors import NotFound
 from ..store.facade import Store
 from .core import TurnbackServer
-from .errors import about_param
-from .folders import Folder
+from .rpc.errors import about_param
+from .workspace.folders import Folder
 
 
 async def find_session(

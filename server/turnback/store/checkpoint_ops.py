@@ -24,8 +24,8 @@ from ..models import Checkpoint
 from ..objects.objectstore import BLOB
 from ..objects.trees import DIR, LINK, MAX_DEPTH, Entry, Tree, is_executable
 from ..snapshot import changes as changes_mod
-from ..snapshot.checkpoint_index import bad_ids as _bad_record
 from ..snapshot.nodes import PastBound, Progress, ScanResult
+from .checkpoint_index import bad_ids as _bad_record
 from .record_folders import RecordFolders, open_record_folders
 from .session_ops import HEAD, WORKSPACE_SESSION, SessionOps, _Head
 from .state import replaced_while_recorded
@@ -88,7 +88,7 @@ class CheckpointOps(SessionOps):
         """``checkpoint(dirty=dirty, save_later=True)`` if it can go on without waiting for
         anything; None, with nothing done, if it cannot.
 
-        For a caller that must not block (a server's event loop, ``server/shortwrite.py``):
+        For a caller that must not block (a server's event loop, ``server/jobs/shortwrite.py``):
         it runs only as an incremental scan (an earlier scan of this object to build on),
         with nothing left of an earlier write to finish first (a rewind's record, a stat
         cache to save: those take the rewind lock and sync the disk; a rewind's paths to

@@ -24,6 +24,7 @@ from ..sessions.backend import MemorySessions
 from ..sessions.files import FileSessions
 from .closing import CLOSE_WAIT
 from .config import FORMAT_VERSION, StoreConfig, default_store_dir, load_config, save_config
+from .file_history_ops import FileHistoryOps
 from .rewind_ops import MODES, RewindOps
 from .session_ops import (
     COUNT_BEFORE_ANSWER,
@@ -32,13 +33,12 @@ from .session_ops import (
     filter_sessions,
     listing_order,
 )
-from .turn_ops import TurnOps
 
 __all__ = ["COUNT_BEFORE_ANSWER", "HEAD", "MODES", "WORKSPACE_SESSION", "Store",
            "filter_sessions", "listing_order"]
 
 
-class Store(TurnOps, RewindOps):
+class Store(FileHistoryOps, RewindOps):
     """The history store of one workspace: sessions, checkpoints, rewinds (the operations
     are layered in ``session_ops``, ``checkpoint_ops`` and ``rewind_ops``); this class opens,
     closes and maintains it. Thread-safe for the server's use."""
@@ -290,7 +290,7 @@ class Store(TurnOps, RewindOps):
     def fold_held(self) -> bool:
         """Fold this process's raw held frames into a pack at the configured level, if any
         and if no gc, merge or other fold runs now; whether it did. Off every writer's
-        path: for a server's quiet time (``server/prepare.py``), see ``store/logmerge.py``."""
+        path: for a server's quiet time (``server/jobs/prepare.py``), see ``store/logmerge.py``."""
         from .logmerge import fold_held
 
         return fold_held(self)

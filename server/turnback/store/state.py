@@ -28,10 +28,10 @@ from ..objects.trees import DIR, TreeReader
 from ..objects.walkedlogs import WalkedLogs
 from ..rewind.oplog import OpLog
 from ..sessions.backend import SessionBackend
-from ..snapshot.checkpoint_index import CheckpointIndex
 from ..snapshot.ignore import IgnoreRules
 from ..snapshot.scan import Scanner
 from ..snapshot.statcache import StatCache
+from .checkpoint_index import CheckpointIndex
 from .closing import StoreMutex
 from .config import FORMAT_VERSION, StoreConfig
 
@@ -157,7 +157,7 @@ class StoreState:
         gc changes (``atomic_write`` makes a new file). The value alone read the same after
         a gc when the mark was written back, or replaced by what cannot be read (a FIFO, a
         file too large) where there was none: a prepared checkpoint then committed a tree
-        whose objects the gc had removed (tests/reliability/test_redteam_packs_stale.py)."""
+        whose objects the gc had removed (tests/reliability/test_pack_removed_without_gc.py)."""
         path = self.root / "cache" / "gc-generation"
         try:
             st = os.lstat(path)
@@ -243,7 +243,7 @@ class StoreState:
             # the index read again first: one read at this process's open (a hook's, a
             # server's) misses the frames written since, and a record whose tree looked
             # unstored was skipped, then merged away with its log for good (a killed
-            # hook's, a rewind's safety: tests/reliability/test_redteam_log_merge.py).
+            # hook's, a rewind's safety: tests/reliability/test_log_merge_removals.py).
             # Only when a record is missing: an ordinary open never calls this
             if not looked:
                 self.objects.packs.refresh()

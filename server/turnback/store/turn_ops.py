@@ -1,20 +1,14 @@
-"""The store's views over history: a session's turns (with what each changed) and a
-file's history (every checkpoint where it changed). Reads only."""
+"""The store's view of a session's turns: what each asked and changed, kept between calls.
+Reads only. A file's history, labelled with these turns, is ``file_history_ops.py``."""
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
 
-from ..errors import NotFound, TurnbackError, imported_late
-from ..fs.folders import open_dir, open_root
-from ..fs.paths import normalize
-from ..fs.reading import read_regular
+from ..errors import NotFound, imported_late
 from ..models import Checkpoint
-from ..objects.objectstore import BLOB
-from ..objects.trees import DIR, LINK, Entry
 from ..sessions.files import FileSessions
-from ..snapshot import changes as changes_mod
 from .checkpoint_ops import CheckpointOps
 
 TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
@@ -25,21 +19,18 @@ if TYPE_CHECKING:
     from .turn_views import (
         CheckpointsAt,
         EventMarks,
-        FileVersion,
         SessionView,
         TurnChanges,
         TurnPage,
     )
 
-    # a session's event → turn map, its turns by id, its agent, its rewinds' safety checkpoints
-    _TurnLabels = tuple[dict[str, str], dict[str, Turn], str, frozenset[str]]
 
 MAX_TURN_CHANGES = 2000  # changed files listed per turn; the count stays exact
 _CACHED_SESSIONS = 4  # sessions whose events and turns are kept between calls
 
 
 class TurnOps(CheckpointOps):
-    """Turns and file histories (see ``Store``).
+    """A session's turns (see ``Store``).
 
     A session's turns are built from all its events; paging through them, expanding a turn
     or opening a file's history would read and parse the whole file each time (2 s for
@@ -215,100 +206,6 @@ class TurnOps(CheckpointOps):
         if earlier:
             return earlier[-1]
         return pool[0] if pool else None
-
-    # ------------------------------------------------------------ a file's history
-
-    def file_states(self, path: str, checkpoints: list[Checkpoint] | None = None
-                    ) -> list[tuple[Checkpoint, str | None]]:
-        """Every checkpoint (of ``checkpoints``, in their order; default: all, by time) that
-        says something of ``path``, with the hash of the file it holds there (None:
-        absent, a folder or a link). A partial checkpoint that neither holds the file nor
-        knows it absent is passed over, as in ``file_history``. What line attribution
-        walks (``turnback.attribution``)."""
-        rel = normalize(path, "path")
-        if checkpoints is None:
-            checkpoints = self.checkpoints()  # by time, ties in the order they were taken
-        out: list[tuple[Checkpoint, str | None]] = []
-        for cp in checkpoints:
-            entry = self.trees.lookup(cp.tree, rel)
-            if entry is not None and entry.mode in (DIR, LINK):
-                entry = None
-            if entry is None and cp.partial and rel not in cp.absent:
-                continue
-            out.append((cp, entry.hash if entry is not None else None))
-        return out
-
-    def read_blob(self, blob: str) -> bytes:
-        """A file's bytes by the hash ``file_states`` gave (verified against it)."""
-        return self.objects.get(BLOB, blob)
-
-    def working_file(self, path: str) -> bytes | None:
-        """The file as it is in the workspace now; None when it is absent or unreadable
-        (reached through fs/folders.py, never following a link)."""
-        *folders, name = normalize(path, "path").split("/")
-        try:
-            with open_root(str(self.workspace)) as root:
-                folder = open_dir(root, folders, create=False)
-            with folder:
-                return read_regular(name, folder=folder, limit=self.config.size_cap_bytes)
-        except (OSError, TurnbackError):
-            return None
-
-    def file_history(self, path: str, offset: int = 0, limit: int = 100
-                     ) -> tuple[list[FileVersion], int]:
-        """Every checkpoint where ``path`` changed, newest first, and how many in all.
-
-        A partial checkpoint (an importer's) that neither holds the file nor knows it
-        absent says nothing about it and is passed over.
-        """
-        with imported_late("turnback.store.turn_views"):
-            from .turn_views import FileVersion
-
-        rel = normalize(path, "path")
-        ordered = self.checkpoints()  # by time, ties in the order they were taken
-        found: list[tuple[Checkpoint, Checkpoint | None, Entry | None, Entry | None]] = []
-        prev_cp: Checkpoint | None = None
-        prev_entry: Entry | None = None
-        for cp in ordered:
-            entry = self.trees.lookup(cp.tree, rel)
-            if entry is not None and entry.mode == DIR:
-                entry = None
-            if entry is None and cp.partial and rel not in cp.absent:
-                continue
-            same = (entry is None and prev_entry is None) or (
-                entry is not None and prev_entry is not None
-                and entry.hash == prev_entry.hash and entry.mode == prev_entry.mode)
-            if not same:
-                found.append((cp, prev_cp, prev_entry, entry))
-            prev_cp, prev_entry = cp, entry
-        found.reverse()
-        page = found[offset : offset + limit]
-        turn_cache: dict[str, _TurnLabels] = {}
-        out = []
-        read = self._reader(False)
-        for cp, before, old, new in page:
-            change = changes_mod.describe(rel, old, new, read, read)
-            v = FileVersion(cp, before, change.status, change.lines_added, change.lines_removed,
-                            change.binary)
-            self._label_with_turn(v, turn_cache)
-            out.append(v)
-        return out, len(found)
-
-    def _label_with_turn(self, v: FileVersion, cache: dict[str, _TurnLabels]) -> None:
-        sid, eid = v.checkpoint.session_id, v.checkpoint.event_id
-        if not sid or not eid or not self.has_session(sid):
-            return
-        if sid not in cache:
-            view = self._view(sid)
-            cache[sid] = (view.owner, {t.id: t for t in view.turns},
-                          view.log.header.agent, view.marks.safety)
-        owner, by_id, agent, safety = cache[sid]
-        v.agent = agent
-        v.safety = v.checkpoint.id in safety
-        tid = owner.get(eid)
-        if tid is not None and tid in by_id:
-            v.turn_id = tid
-            v.turn_prompt = by_id[tid].prompt
 
 
 

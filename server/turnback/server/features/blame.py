@@ -12,10 +12,10 @@ import asyncio
 from typing import Any
 
 from ...store.facade import Store
-from .. import methods
 from ..core import TurnbackServer
-from ..errors import about_param, rpc_method
-from ..params import Params
+from ..rpc import methods
+from ..rpc.errors import about_param, rpc_method
+from ..rpc.params import Params
 
 JSON = dict[str, Any]
 

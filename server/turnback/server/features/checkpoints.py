@@ -6,15 +6,16 @@ from typing import Any
 
 from ...models import Checkpoint
 from ...store.facade import WORKSPACE_SESSION, Store
-from .. import methods, shortwrite
-from ..answers import checkpoint_json
 from ..core import TurnbackServer
-from ..dirty import Ticket
-from ..errors import about_param, rpc_method
-from ..folders import Folder, WouldWalk, with_dirty
+from ..jobs import shortwrite
 from ..lookup import find_checkpoint, session_or_folder
-from ..params import Params
-from ..progress import WorkProgress
+from ..rpc import methods
+from ..rpc.answers import checkpoint_json
+from ..rpc.errors import about_param, rpc_method
+from ..rpc.params import Params
+from ..rpc.progress import WorkProgress
+from ..watching.dirty import Ticket
+from ..workspace.folders import Folder, WouldWalk, with_dirty
 
 JSON = dict[str, Any]
 

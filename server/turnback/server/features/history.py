@@ -10,13 +10,13 @@ from typing import Any
 from ...errors import InvalidInput
 from ...models import RewindResult
 from ...store.facade import Store
-from .. import methods
 from ..core import TurnbackServer
-from ..errors import about_param, rpc_method
-from ..folders import rewind_with_dirty
+from ..jobs.work import run_blocking
 from ..lookup import find_session
-from ..params import MAX_LIMIT, Params
-from ..work import run_blocking
+from ..rpc import methods
+from ..rpc.errors import about_param, rpc_method
+from ..rpc.params import MAX_LIMIT, Params
+from ..workspace.folders import rewind_with_dirty
 
 JSON = dict[str, Any]
 

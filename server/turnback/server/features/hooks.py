@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import methods
 from ..core import TurnbackServer
-from ..errors import rpc_method
-from ..params import Params
-from ..work import run_blocking
+from ..jobs.work import run_blocking
+from ..rpc import methods
+from ..rpc.errors import rpc_method
+from ..rpc.params import Params
 
 JSON = dict[str, Any]
 ACTIONS = ("status", "install", "uninstall")

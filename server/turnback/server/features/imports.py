@@ -6,11 +6,11 @@ from typing import Any
 
 from ...fs.paths import expand_home
 from ...store.facade import Store
-from .. import methods
 from ..core import TurnbackServer
-from ..errors import about_param, rpc_method
-from ..params import Params
-from ..progress import WorkProgress
+from ..rpc import methods
+from ..rpc.errors import about_param, rpc_method
+from ..rpc.params import Params
+from ..rpc.progress import WorkProgress
 
 JSON = dict[str, Any]
 

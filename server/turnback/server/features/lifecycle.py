@@ -17,13 +17,14 @@ from typing import Any
 from lsprotocol import types
 
 from ...errors import InvalidInput
-from .. import logs, settings
+from .. import logs
 from ..core import TurnbackServer
-from ..errors import to_jsonrpc
-from ..folders import Folder
-from ..notify import ChangeNotifier
-from ..settings import Settings
-from ..work import run_blocking
+from ..jobs.work import run_blocking
+from ..rpc.errors import to_jsonrpc
+from ..workspace import settings
+from ..workspace.folders import Folder
+from ..workspace.notify import ChangeNotifier
+from ..workspace.settings import Settings
 
 log = logging.getLogger("turnback.server")
 

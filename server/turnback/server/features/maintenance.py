@@ -9,12 +9,12 @@ from lsprotocol import types
 from ...models import GcResult
 from ...store.config import FORMAT_VERSION
 from ...store.facade import Store
-from .. import methods
 from ..core import TurnbackServer
-from ..errors import rpc_method
-from ..folders import Folder
-from ..params import Params
-from ..progress import WorkProgress
+from ..rpc import methods
+from ..rpc.errors import rpc_method
+from ..rpc.params import Params
+from ..rpc.progress import WorkProgress
+from ..workspace.folders import Folder
 
 JSON = dict[str, Any]
 # causes shown by this server, by store: once even where cache/notices-told cannot be written

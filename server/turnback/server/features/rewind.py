@@ -6,12 +6,12 @@ from typing import Any
 
 from ...models import RewindResult
 from ...store.facade import MODES, Store
-from .. import methods
 from ..core import TurnbackServer
-from ..errors import about_param, rpc_method
-from ..folders import rewind_with_dirty
 from ..lookup import find_checkpoint
-from ..params import Params
+from ..rpc import methods
+from ..rpc.errors import about_param, rpc_method
+from ..rpc.params import Params
+from ..workspace.folders import rewind_with_dirty
 
 JSON = dict[str, Any]
 

@@ -9,12 +9,12 @@ from ...errors import NotFound
 from ...events import summarize
 from ...models import SessionSummary
 from ...store.facade import Store, filter_sessions
-from .. import methods
 from ..core import TurnbackServer
-from ..errors import rpc_method
-from ..folders import Folder
 from ..lookup import find_session
-from ..params import MAX_LIMIT, Params
+from ..rpc import methods
+from ..rpc.errors import rpc_method
+from ..rpc.params import MAX_LIMIT, Params
+from ..workspace.folders import Folder
 
 JSON = dict[str, Any]
 log = logging.getLogger("turnback.server")

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from ...store.facade import Store
-from .. import methods
 from ..core import TurnbackServer
-from ..errors import rpc_method
-from ..params import Params
-from ..progress import WorkProgress
+from ..rpc import methods
+from ..rpc.errors import rpc_method
+from ..rpc.params import Params
+from ..rpc.progress import WorkProgress
 
 JSON = dict[str, Any]
 

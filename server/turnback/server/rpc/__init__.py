@@ -1,0 +1,2 @@
+"""The JSON-RPC contract: method names, params checked, errors and answers shaped, ``$/progress``
+and cancellation."""

@@ -1,0 +1,57 @@
+"""``Store.close`` on a thread of its own, for the tests of a close that meets other work
+(a checkpoint, a rewind left to finish): the thread, the close's error kept for the test's
+assertions, and where the close's thread is now."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from turnback import Store
+
+
+@dataclass
+class Closing:
+    """A close not started yet: the test starts ``thread`` where its hook wants the close."""
+
+    thread: threading.Thread
+    errors: list[BaseException]  # what the close raised
+    done: threading.Event  # set once the close ended, whichever way
+
+
+def close_in_a_thread(store: Store) -> Closing:
+    """``store.close()`` on a new thread (not started) that keeps what it raises."""
+    errors: list[BaseException] = []
+    done = threading.Event()
+
+    def close() -> None:
+        try:
+            store.close()
+        except BaseException as exc:  # reported by the test's assertion
+            errors.append(exc)
+        finally:
+            done.set()
+
+    return Closing(threading.Thread(target=close), errors, done)
+
+
+def in_function(thread: threading.Thread, name: str) -> bool:
+    """Whether ``thread`` is now inside a function called ``name`` (at any depth)."""
+    frame = sys._current_frames().get(thread.ident or -1)
+    while frame is not None:
+        if frame.f_code.co_name == name:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def wait_until(cond: Callable[[], bool], what: str, tries: int) -> None:
+    """Wait for ``cond``, 10 ms between looks; ``tries`` bounds a broken run only."""
+    pause = threading.Event()
+    for _ in range(tries):
+        if cond():
+            return
+        pause.wait(0.01)
+    raise AssertionError(what)
