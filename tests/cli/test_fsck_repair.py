@@ -74,3 +74,37 @@ def test_repair_refuses_while_a_writer_holds_the_lock(ws: Path) -> None:
         os.close(fd)
     assert proc.returncode != 0 and f"{path}.lock".encode() in proc.stderr
     assert path.read_bytes() == before and not Path(f"{path}.junk-1").exists()
+
+
+def test_repair_of_a_run_of_records_that_set_no_head_lets_appends_run(ws: Path) -> None:
+    """1,100 copies of the header (or ``meta`` lines naming no head) after the last event:
+    ``load`` passes over them, as the head read does, which refuses the file. The repair
+    cut after the last of them: "moved 0 bytes", an empty side file each run, appends still
+    refused (branch redteam45). It cuts after the last line the head read stops at."""
+    sid, path = _session(ws)
+    kept = path.read_bytes()
+    header = kept.split(b"\n", 1)[0] + b"\n"
+    junk = header * 1100 + b'{"type":"meta","title":"planted"}\n' * 10
+    with open(path, "ab") as f:
+        f.write(junk)
+    rep = json.loads(run_cli(ws, "--json", "fsck", "--repair", check=None).stdout)
+    assert [(m["side"], m["bytes"]) for m in rep["setAside"]] == [(f"{path}.junk-1", len(junk))]
+    assert path.read_bytes() == kept and Path(f"{path}.junk-1").read_bytes() == junk
+    run_cli(ws, "record", "note", "--session", sid, "--text", "after")
+    again = json.loads(run_cli(ws, "--json", "fsck", "--repair").stdout)
+    assert again["setAside"] == [] and not Path(f"{path}.junk-2").exists()
+
+
+def test_repair_keeps_the_header_of_a_session_with_no_event(ws: Path) -> None:
+    """A session of a header only, then junk: the header is the one line kept."""
+    run_cli(ws, "init")
+    sid = run_cli(ws, "session", "start").stdout.decode().strip()
+    path = ws / ".turnback" / "sessions" / f"{sid}.jsonl"
+    kept = path.read_bytes()
+    with open(path, "ab") as f:
+        f.write(b"{}\n" * 1100)
+    run_cli(ws, "fsck", "--repair", check=None)
+    assert path.read_bytes() == kept
+    run_cli(ws, "record", "note", "--session", sid, "--text", "after")
+    with Store.open(ws) as st:
+        assert [e.data.get("text") for e in st.session(sid).events] == ["after"]
