@@ -108,3 +108,23 @@ def test_repair_keeps_the_header_of_a_session_with_no_event(ws: Path) -> None:
     run_cli(ws, "record", "note", "--session", sid, "--text", "after")
     with Store.open(ws) as st:
         assert [e.data.get("text") for e in st.session(sid).events] == ["after"]
+
+
+def test_a_link_at_a_sessions_name_is_passed_over_by_the_repair(ws: Path) -> None:
+    """A link planted in ``sessions/`` stopped the whole repair at it, before any other
+    file was repaired and with no report (branch redteam45): it is left as it is, named by
+    the check, and the file it leads to is not touched."""
+    sid, path = _session(ws)
+    with open(path, "ab") as f:
+        f.write(b"{}\n" * 1100)
+    victim = ws.parent / "victim.jsonl"
+    victim.write_bytes(b'{"a":1}\n' + b"[]\n" * 1100)
+    link = path.parent / "00000000T000000-aaaaaa.jsonl"
+    os.symlink(victim, link)
+    proc = run_cli(ws, "--json", "fsck", "--repair", check=None)
+    rep = json.loads(proc.stdout)
+    assert proc.returncode == 1 and [m["file"] for m in rep["setAside"]] == [str(path)]
+    assert any(str(link) in str(d["problem"]) or d.get("id") == link.stem
+               for d in rep["damaged"])
+    assert victim.read_bytes() == b'{"a":1}\n' + b"[]\n" * 1100 and os.path.islink(link)
+    run_cli(ws, "record", "note", "--session", sid, "--text", "after")
