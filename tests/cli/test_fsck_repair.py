@@ -74,3 +74,57 @@ def test_repair_refuses_while_a_writer_holds_the_lock(ws: Path) -> None:
         os.close(fd)
     assert proc.returncode != 0 and f"{path}.lock".encode() in proc.stderr
     assert path.read_bytes() == before and not Path(f"{path}.junk-1").exists()
+
+
+def test_repair_of_a_run_of_records_that_set_no_head_lets_appends_run(ws: Path) -> None:
+    """1,100 copies of the header (or ``meta`` lines naming no head) after the last event:
+    ``load`` passes over them, as the head read does, which refuses the file. The repair
+    cut after the last of them: "moved 0 bytes", an empty side file each run, appends still
+    refused (branch redteam45). It cuts after the last line the head read stops at."""
+    sid, path = _session(ws)
+    kept = path.read_bytes()
+    header = kept.split(b"\n", 1)[0] + b"\n"
+    junk = header * 1100 + b'{"type":"meta","title":"planted"}\n' * 10
+    with open(path, "ab") as f:
+        f.write(junk)
+    rep = json.loads(run_cli(ws, "--json", "fsck", "--repair", check=None).stdout)
+    assert [(m["side"], m["bytes"]) for m in rep["setAside"]] == [(f"{path}.junk-1", len(junk))]
+    assert path.read_bytes() == kept and Path(f"{path}.junk-1").read_bytes() == junk
+    run_cli(ws, "record", "note", "--session", sid, "--text", "after")
+    again = json.loads(run_cli(ws, "--json", "fsck", "--repair").stdout)
+    assert again["setAside"] == [] and not Path(f"{path}.junk-2").exists()
+
+
+def test_repair_keeps_the_header_of_a_session_with_no_event(ws: Path) -> None:
+    """A session of a header only, then junk: the header is the one line kept."""
+    run_cli(ws, "init")
+    sid = run_cli(ws, "session", "start").stdout.decode().strip()
+    path = ws / ".turnback" / "sessions" / f"{sid}.jsonl"
+    kept = path.read_bytes()
+    with open(path, "ab") as f:
+        f.write(b"{}\n" * 1100)
+    run_cli(ws, "fsck", "--repair", check=None)
+    assert path.read_bytes() == kept
+    run_cli(ws, "record", "note", "--session", sid, "--text", "after")
+    with Store.open(ws) as st:
+        assert [e.data.get("text") for e in st.session(sid).events] == ["after"]
+
+
+def test_a_link_at_a_sessions_name_is_passed_over_by_the_repair(ws: Path) -> None:
+    """A link planted in ``sessions/`` stopped the whole repair at it, before any other
+    file was repaired and with no report (branch redteam45): it is left as it is, named by
+    the check, and the file it leads to is not touched."""
+    sid, path = _session(ws)
+    with open(path, "ab") as f:
+        f.write(b"{}\n" * 1100)
+    victim = ws.parent / "victim.jsonl"
+    victim.write_bytes(b'{"a":1}\n' + b"[]\n" * 1100)
+    link = path.parent / "00000000T000000-aaaaaa.jsonl"
+    os.symlink(victim, link)
+    proc = run_cli(ws, "--json", "fsck", "--repair", check=None)
+    rep = json.loads(proc.stdout)
+    assert proc.returncode == 1 and [m["file"] for m in rep["setAside"]] == [str(path)]
+    assert any(str(link) in str(d["problem"]) or d.get("id") == link.stem
+               for d in rep["damaged"])
+    assert victim.read_bytes() == b'{"a":1}\n' + b"[]\n" * 1100 and os.path.islink(link)
+    run_cli(ws, "record", "note", "--session", sid, "--text", "after")

@@ -121,19 +121,21 @@ def _torn_tail_start(fd: int, size: int) -> int:
     return _tail_read(fd, size)[0]
 
 
-def _tail_read(fd: int, size: int) -> tuple[int, bytes | None]:
+def _tail_read(fd: int, size: int, most: int | None = None) -> tuple[int, bytes | None]:
     """``_torn_tail_start`` and, when the file ends cleanly, the last ``TAIL_FIRST`` bytes
     it read to see that: a reader of the last line starts from them instead of reading
-    them again (a session's append read the same 4 KiB three times)."""
+    them again (a session's append read the same 4 KiB three times). ``most``: bytes read
+    back at most; ``_TornPastBound`` when the torn tail begins before them."""
     if size == 0:
         return 0, None
+    floor = 0 if most is None else max(0, size - most)
     pos = size
     # a few lines first, growing: every append and ``last_line`` looks here, and a clean
     # end is the rule (64 KiB read each time cost a 20 KB session file's whole tail,
     # three times an at-once checkpoint; bench/RESULTS.md, branch ``atonce26``)
     block = TAIL_FIRST
-    while pos > 0:
-        start = max(0, pos - block)
+    while pos > floor:
+        start = max(floor, pos - block)
         chunk = os.pread(fd, pos - start, start)
         if pos == size and chunk.endswith(b"\n"):
             return size, chunk
@@ -142,7 +144,13 @@ def _tail_read(fd: int, size: int) -> tuple[int, bytes | None]:
             return start + idx + 1, None
         pos = start
         block = min(block * 4, TAIL_MOST)
+    if floor > 0:
+        raise _TornPastBound
     return 0, None
+
+
+class _TornPastBound(Exception):
+    """A final line without ``\n`` longer than the bytes a head read looks back."""
 
 
 def append_lines(path: Path, objs: Iterable[Any], *, fsync: bool = False,
@@ -313,13 +321,19 @@ def tail_and_last_line(fd: int, size: int, *, shown: str,
     """``_torn_tail_start`` and ``last_line_of`` together, for an appender that then
     writes at that tail (``sessions/files.py``): the file's last block read once for both,
     not three times (bench/RESULTS.md, branch ``atonce34``)."""
-    for _ in range(CUT_LOOKS):
-        tail, read = _tail_read(fd, size)
-        try:
-            return tail, _last_line_from(fd, tail, read, shown, accept)
-        except _CutWhileRead:
-            size = os.fstat(fd).st_size  # looked at again from where it ends now
-    return _torn_tail_start(fd, size), None
+    try:
+        for _ in range(CUT_LOOKS):
+            # its torn tail looked for within ``HEAD_BYTES`` too: a planted sparse 2 GiB
+            # with no newline at a session's end was read whole by every look at its head,
+            # checkpoints.jsonl's by every fresh process's no-op (branch redteam45)
+            tail, read = _tail_read(fd, size, HEAD_BYTES)
+            try:
+                return tail, _last_line_from(fd, tail, read, shown, accept)
+            except _CutWhileRead:
+                size = os.fstat(fd).st_size  # looked at again from where it ends now
+        return _tail_read(fd, size, HEAD_BYTES)[0], None
+    except _TornPastBound:
+        raise _no_last_object(shown) from None
 
 
 # a file cut shorter while its end is read is looked at again from its new end, this many

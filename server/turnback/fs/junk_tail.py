@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import Conflict
 from ..records import record
-from .jsonl import NoLastObject, last_line, read_lines
+from .jsonl import Line, NoLastObject, last_line, read_lines
 from .locks import try_rw_lock
 from .osflags import O_CLOEXEC
 from .privacy import FILE_MODE
@@ -35,9 +35,10 @@ class SetAside:
         return {"file": self.file, "side": self.side, "bytes": self.bytes}
 
 
-def set_aside(path: Path, *, keep: Callable[[dict[str, Any]], bool] | None = None,
+def set_aside(path: Path, *, keep: Callable[[Line], bool] | None = None,
               head: Callable[[dict[str, Any]], bool] | None = None) -> SetAside | None:
-    """Move what follows ``path``'s last line that ``keep`` takes (any object when None)
+    """Move what follows ``path``'s last line that ``keep`` takes (any object when None;
+    it must take the line the head read stops at, or the cut leaves the file refused)
     into a new side file beside it, when the head read (``head``: as its writers call
     ``last_line``) refuses the file; None when it does not (nothing to move: run twice,
     the second does nothing). Refused (``Conflict``) while another holds the file's lock.
@@ -56,7 +57,7 @@ def set_aside(path: Path, *, keep: Callable[[dict[str, Any]], bool] | None = Non
             pass
         cut = 0
         for line in read_lines(path):
-            if keep is None or keep(line.value):
+            if keep is None or keep(line):
                 cut = line.end
         fd = open_append(path)
         try:

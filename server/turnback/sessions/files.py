@@ -41,6 +41,7 @@ from ..fs.folders import Folder, PathFolder, open_root
 from ..fs.instore import store_folder
 from ..fs.jsonl import (
     MAX_NESTING,
+    Line,
     _torn_tail_start,
     bounded,
     dumps,
@@ -108,11 +109,14 @@ def _sets_head(line: dict[str, Any]) -> bool:
     return typ == "head" or (typ == "meta" and "head" in line)
 
 
-def _is_record(line: dict[str, Any]) -> bool:
-    """Whether ``load`` reads this line (an event, a header, a ``meta`` or ``head`` line):
-    what a repair keeps (``set_aside_junk``)."""
-    typ = line.get("type")
-    return _sets_head(line) if typ is None else typ in ("session", "meta", "head")
+def _kept_by_repair(line: Line) -> bool:
+    """What a repair keeps in the file (``set_aside_junk``): a line the head read stops at
+    (``_sets_head``), and the header as the file's first line. A second header, or a
+    ``meta`` line naming no head (Turnback writes a head in each), after the last of them
+    goes with the junk into the side file: kept, a repair cut after the last of those
+    lines left the head read refusing the file (1,100 copies of the header: "moved 0
+    bytes" and an empty side file each run; branch redteam45)."""
+    return _sets_head(line.value) or (line.offset == 0 and line.value.get("type") == "session")
 
 
 def _head_of(line: dict[str, Any] | None) -> str | None:
@@ -414,7 +418,7 @@ class FileSessions:
         path = self.path(session_id)
         if not path.exists():
             raise self.missing(session_id)
-        return set_aside(path, keep=_is_record, head=_sets_head)
+        return set_aside(path, keep=_kept_by_repair, head=_sets_head)
 
     def head(self, session_id: str) -> str | None:
         path = self.path(session_id)
