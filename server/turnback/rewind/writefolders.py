@@ -42,7 +42,8 @@ class WriteFolders:
     def __init__(self, root: Folder) -> None:
         self._root = root
         self._held: dict[tuple[str, ...], Folder] = {(): root}
-        # each held folder's identity, taken when opened: what its name must still lead to
+        # a held folder's identity (its descriptor's ``fstat``), taken the first time it
+        # serves again: what its name must still lead to (most are never reused)
         self._ids: dict[tuple[str, ...], tuple[int, int]] = {}
         self._shares = isinstance(root, FdFolder)
         self._fresh: Folder | None = None  # the one folder opened by path, closed next
@@ -72,7 +73,6 @@ class WriteFolders:
             except (FileNotFoundError, NotADirectoryError, NotAFolder):
                 return None
             self._held[key[: i + 1]] = here
-            self._ids[key[: i + 1]] = identity(here.stat_self())
         return here
 
     def _still_there(self, key: tuple[str, ...], depth: int) -> int:
@@ -85,10 +85,16 @@ class WriteFolders:
             except OSError:
                 st = None
             if (st is None or is_link(st) or not stat.S_ISDIR(st.st_mode)
-                    or identity(st) != self._ids.get(key[:i])):
+                    or identity(st) != self._identity(key[:i])):
                 self._drop(key[:i])
                 return i - 1
         return depth
+
+    def _identity(self, key: tuple[str, ...]) -> tuple[int, int]:
+        known = self._ids.get(key)
+        if known is None:
+            known = self._ids[key] = identity(self._held[key].stat_self())
+        return known
 
     def _drop(self, top: tuple[str, ...]) -> None:
         """Close and forget the held folder ``top`` and those below it."""
