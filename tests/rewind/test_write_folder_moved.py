@@ -79,3 +79,33 @@ def test_a_folder_moved_during_the_writes_gets_no_more_of_them(
     v2 = [p for p in tmp_path.rglob("*.txt") if ".turnback" not in p.parts
           and p.read_text() == "v2\n"]
     assert len(v2) == 3, v2
+
+
+def test_a_link_swapped_in_for_a_held_folder_is_named_by_its_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The refusal names the folder's path in the workspace (``'d/e' is a symlink``): a
+    step opened from a held parent named only its last name (``'e'``), which in a large
+    workspace tells the user nothing of where to look."""
+    ws, out = tmp_path / "ws", tmp_path / "outside"
+    for p in PATHS:
+        write(ws, p, "v1\n")
+    with Store.open(ws) as store:
+        cp = store.checkpoint()
+        for p in PATHS:
+            write(ws, p, "v2\n")
+        real = rw.Applier._put
+        calls = [0]
+
+        def put_then_swap(self: rw.Applier, root: Any, path: str, *a: Any,
+                          **k: Any) -> None:
+            real(self, root, path, *a, **k)
+            calls[0] += 1
+            if calls[0] == 1:
+                _swapped_for_a_link(ws, out)
+
+        monkeypatch.setattr(rw.Applier, "_put", put_then_swap)
+        with pytest.raises(TurnbackError) as raised:
+            store.rewind(cp.id)
+        monkeypatch.undo()
+    assert "'d/e' is a symlink" in str(raised.value), str(raised.value)
+    assert "'e' is" not in str(raised.value), str(raised.value)

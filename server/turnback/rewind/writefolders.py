@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import stat
 
+from ..errors import Unsafe
 from ..fs.folders import FdFolder, Folder, NotAFolder, identity, is_link, open_dir
 
 # the most descriptors held at once: a rewind of thousands of folders closes them all and
@@ -72,8 +73,22 @@ class WriteFolders:
                 here = open_dir(here, [key[i]], create=False)
             except (FileNotFoundError, NotADirectoryError, NotAFolder):
                 return None
+            except Unsafe:
+                self._named_refusal(key[: i + 1])
+                raise
             self._held[key[: i + 1]] = here
         return here
+
+    def _named_refusal(self, key: tuple[str, ...]) -> None:
+        """Raise the refusal of folder ``key`` from the root: through its held parent it
+        named only its last name (``'e' is a symlink``), from the root it names the path
+        (``'d/e'``) as before; nothing raised (the link gone since), the caller's stands."""
+        try:
+            open_dir(self._root, list(key), create=False).close()
+        except Unsafe:
+            raise
+        except (OSError, NotAFolder):
+            pass
 
     def _still_there(self, key: tuple[str, ...], depth: int) -> int:
         """How many of ``key``'s first ``depth`` folders (all held) are still the folders
