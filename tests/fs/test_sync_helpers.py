@@ -2,12 +2,15 @@
 ``fs/synchelpers.py``): every call started a thread per fsync but the first (a rewind's
 journal sync: two), and ended them. A second call now starts none; a failure on a helper
 is still the caller's; a forked child, which has none of its parent's threads, starts its
-own and does not wait for its parent's."""
+own and does not wait for its parent's (a child that does fails the test within
+``CHILD_BOUND``, killed: it hung the test for ever before, redteam46)."""
 
 from __future__ import annotations
 
 import _thread
 import os
+import signal
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -70,5 +73,27 @@ def test_a_forked_child_syncs_with_its_own_helpers(tmp_path: Path) -> None:
             code = 0
         finally:
             os._exit(code)
-    _, status = os.waitpid(pid, 0)
+    # waited for with a bound: a child given its parent's helpers (no fork handler) waits
+    # for ever on a job no thread of its own takes, and this test hung with it
+    status = _reaped(pid, CHILD_BOUND)
+    assert status is not None, (
+        f"the forked child's fsync_all did not return in {CHILD_BOUND} s: it waited for "
+        "helpers it does not have (killed)")
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+CHILD_BOUND = 60.0  # seconds: a child's 4 syncs take milliseconds; only a hang reaches it
+
+
+def _reaped(pid: int, bound: float) -> int | None:
+    """The child's wait status once it has ended; None (and the child killed and reaped)
+    if it has not within ``bound`` seconds."""
+    deadline = time.monotonic() + bound
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        time.sleep(0.01)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    return None

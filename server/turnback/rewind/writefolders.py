@@ -8,6 +8,14 @@ is reached from the deepest one already held. A descriptor held is the same guar
 one opened afresh: nothing renamed or linked since makes a call through it reach another
 folder (``fs/folders.py``), and each step below it is opened without following a link.
 
+A held folder may have been moved since it was opened (renamed in the workspace, moved out
+of it, swapped for a link, or a folder above it so): its descriptor would still reach it,
+and the rewind's later files of that folder would go where it now is. So before a held
+folder serves another path, each folder on the way is looked at by name in its held parent
+(one ``lstat`` a level, not an ``openat`` and a ``close``): one that is no longer the
+folder held there is dropped, with those below it, and opened afresh, as every path was
+before (``redteam46``): missing, the write's look finds nothing and the rewind stops.
+
 Only where folders are descriptors (``FdFolder``). Reached by path (Windows), a held
 folder would be a path looked at once: a junction swapped in above it since would be
 followed by the next child's path, so every path is walked from the root as before.
@@ -16,7 +24,11 @@ Folders missing (to be made by the write) are not remembered: the next look open
 
 from __future__ import annotations
 
-from ..fs.folders import FdFolder, Folder, NotAFolder, open_dir
+import os
+import stat
+
+from ..errors import Unsafe
+from ..fs.folders import FdFolder, Folder, NotAFolder, identity, is_link, open_dir
 
 # the most descriptors held at once: a rewind of thousands of folders closes them all and
 # starts again (paths come sorted, so the ones it needs next are mostly reopened anyway)
@@ -31,6 +43,9 @@ class WriteFolders:
     def __init__(self, root: Folder) -> None:
         self._root = root
         self._held: dict[tuple[str, ...], Folder] = {(): root}
+        # a held folder's identity (its descriptor's ``fstat``), taken the first time it
+        # serves again: what its name must still lead to (most are never reused)
+        self._ids: dict[tuple[str, ...], tuple[int, int]] = {}
         self._shares = isinstance(root, FdFolder)
         self._fresh: Folder | None = None  # the one folder opened by path, closed next
 
@@ -46,22 +61,61 @@ class WriteFolders:
                 return None
             return self._fresh
         key = tuple(parts)
-        held = self._held.get(key)
-        if held is not None:
-            return held
         if len(self._held) > MAX_HELD:
             self._release()
         depth = len(key)
         while key[:depth] not in self._held:
             depth -= 1
+        depth = self._still_there(key, depth)
         here = self._held[key[:depth]]
         for i in range(depth, len(key)):
             try:
                 here = open_dir(here, [key[i]], create=False)
             except (FileNotFoundError, NotADirectoryError, NotAFolder):
                 return None
+            except Unsafe:
+                self._named_refusal(key[: i + 1])
+                raise
             self._held[key[: i + 1]] = here
         return here
+
+    def _named_refusal(self, key: tuple[str, ...]) -> None:
+        """Raise the refusal of folder ``key`` from the root: through its held parent it
+        named only its last name (``'e' is a symlink``), from the root it names the path
+        (``'d/e'``) as before; nothing raised (the link gone since), the caller's stands."""
+        try:
+            open_dir(self._root, list(key), create=False).close()
+        except Unsafe:
+            raise
+        except (OSError, NotAFolder):
+            pass
+
+    def _still_there(self, key: tuple[str, ...], depth: int) -> int:
+        """How many of ``key``'s first ``depth`` folders (all held) are still the folders
+        held at their names; the first that is not is dropped, with every held folder
+        below it, to be opened afresh."""
+        for i in range(1, depth + 1):
+            try:
+                st: os.stat_result | None = self._held[key[: i - 1]].lstat(key[i - 1])
+            except OSError:
+                st = None
+            if (st is None or is_link(st) or not stat.S_ISDIR(st.st_mode)
+                    or identity(st) != self._identity(key[:i])):
+                self._drop(key[:i])
+                return i - 1
+        return depth
+
+    def _identity(self, key: tuple[str, ...]) -> tuple[int, int]:
+        known = self._ids.get(key)
+        if known is None:
+            known = self._ids[key] = identity(self._held[key].stat_self())
+        return known
+
+    def _drop(self, top: tuple[str, ...]) -> None:
+        """Close and forget the held folder ``top`` and those below it."""
+        for key in [k for k in self._held if k[: len(top)] == top]:
+            self._held.pop(key).close()
+            self._ids.pop(key, None)
 
     def _close_fresh(self) -> None:
         fresh, self._fresh = self._fresh, None
@@ -73,6 +127,7 @@ class WriteFolders:
             if key:
                 folder.close()
         self._held = {(): self._root}
+        self._ids = {}
 
     def close(self) -> None:
         self._close_fresh()
