@@ -61,8 +61,8 @@ def test_a_store_replaced_during_a_gc_gets_nothing_of_its_later_steps(
     (trust35): the copy is left as the swap made it."""
     from unittest import mock
 
-    from turnback.store.checkpoint_index import CheckpointIndex
     from turnback.store import gc
+    from turnback.store.checkpoint_index import CheckpointIndex
 
     ws, store_dir, moved, _elsewhere = _store(tmp_path)
     with Store.open(ws, store_dir=store_dir) as store:
