@@ -355,7 +355,10 @@ class RewindOps(CheckpointOps):
         """A rewind left to finish that a close could not finish (its lock held longer than
         ``CLOSE_WAIT``): its files are in place and its journal pending, so the next open's
         ``recover`` records it (the files hold what it writes: nothing applied again), as
-        after a crash. Its kept second names are freed and its descriptors closed now."""
+        after a crash. Its kept second names are freed and its descriptors closed now. A
+        record refused earlier (``_refused_record``) is left the same way: its journal is
+        pending, marked applied or as it was (redteam47)."""
+        self._refused_record = None
         unfinished, self._unfinished = self._unfinished, None
         if unfinished is not None:
             unfinished[1].release()
