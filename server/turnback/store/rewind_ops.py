@@ -369,13 +369,18 @@ class RewindOps(CheckpointOps):
         with _held_root(self._root_held) as root:
             try:
                 return self._finish(record, root)
-            except BaseException:
+            except BaseException as exc:
                 self._refused_record = record
                 try:  # the files are in place: an open after this process must not apply again
                     self.oplog.mark_applied(record, fsync=self.config.fsync_commits,
                                             folder=root)
                 except (TurnbackError, OSError):
                     pass  # the journal as it was: the next open applies it (any crash's case)
+                replaced = self._replaced() if isinstance(exc, OSError) else None
+                if replaced is not None:
+                    # by path, the journal's end in a root replaced is the folder's bare
+                    # OSError ("[Errno 40] was replaced"), answered -32603 (redteam47)
+                    raise replaced from None
                 raise
 
     def _record_refused(self, wait: float = 30.0) -> None:
