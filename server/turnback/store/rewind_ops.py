@@ -407,12 +407,15 @@ class RewindOps(CheckpointOps):
     def _record_applied(self, record: JSON) -> None:
         """Record a rewind whose files are in place, whatever part of its record a failed
         try (or a crash) already wrote: op log, then its event, then the journal's end."""
-        if self._logged(record["id"]):
-            self.oplog.end()  # already recorded; only the journal was left
-            return
-        log = self.backend.load(record["session"])
-        event_id = f"rw-{record['id']}"
         with _held_root(self._root_held) as root:
+            if self._logged(record["id"]):
+                # already recorded; only the journal was left: ended in the held root, as
+                # ``_finish`` ends it (by path, a copy put at the store's path had its
+                # journal emptied and the store opened kept its own; redteam47)
+                self.oplog.end(root)
+                return
+            log = self.backend.load(record["session"])
+            event_id = f"rw-{record['id']}"
             if any(e.id == event_id for e in log.events):
                 op = {k: v for k, v in record.items() if k != "plan"}
                 op["newHead"] = event_id  # as ``_finish`` writes it
