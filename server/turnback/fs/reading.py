@@ -46,6 +46,20 @@ def kind_of(mode: int) -> str:
     return "a device"
 
 
+# what ``open`` answers for a socket (ENXIO on Linux, EOPNOTSUPP on macOS), a device
+# without its driver (ENODEV) and a FIFO opened to write without a reader (ENXIO)
+_NOT_A_FILE = frozenset({errno.ENXIO, errno.EOPNOTSUPP, errno.ENODEV})
+
+
+def _what_is_at(path: Path | str, folder: Folder | None) -> str:
+    """What stands at ``path`` (in ``folder`` when given), for a refusal's words."""
+    try:
+        st = folder.lstat(os.fspath(path)) if folder is not None else os.lstat(path)
+    except OSError:
+        return "not a file"
+    return kind_of(st.st_mode)
+
+
 def _refuse(path: Path | str, what: str) -> NotRegular:
     return NotRegular(f"{path} is {what}, not a regular file; Turnback does not read through it. "
                       "Move it out of the way (run 'turnback fsck' if it is in the store)")
@@ -120,6 +134,11 @@ def _open_sized(path: Path | str, flags: int, mode: int = 0, *, follow: bool = F
             raise _refuse(shown, "a symbolic link") from None
         if exc.errno == errno.EISDIR:  # opened to write: the open itself refuses a folder
             raise _refuse(shown, "a folder") from None
+        if exc.errno in _NOT_A_FILE:
+            # a socket (a device without its driver, a FIFO opened to write with no
+            # reader): a bare OSError, answered -32603, and a store whose journal was
+            # pending did not open at all (a socket at oplog.jsonl; redteam47)
+            raise _refuse(shown, _what_is_at(path, folder)) from None
         raise
     try:
         st = os.fstat(fd)

@@ -165,7 +165,10 @@ class Store(FileHistoryOps, RewindOps):
             # mutex, as every rewind takes them: under the mutex (``_close``), the close
             # waited for that lock while a rewind's finish held it and waited for the mutex
             # (redteam42)
-            if self._unfinished is not None and not unfinishable:
+            # a record refused earlier too: ``_close``'s retry of it raised a lock held by
+            # another process out of the close, the store half closed (redteam47)
+            if (self._unfinished is not None or self._refused_record is not None) \
+                    and not unfinishable:
                 try:
                     self.finish_rewind(CLOSE_WAIT)
                 except (OSError, TurnbackError):

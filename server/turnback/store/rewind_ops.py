@@ -355,7 +355,10 @@ class RewindOps(CheckpointOps):
         """A rewind left to finish that a close could not finish (its lock held longer than
         ``CLOSE_WAIT``): its files are in place and its journal pending, so the next open's
         ``recover`` records it (the files hold what it writes: nothing applied again), as
-        after a crash. Its kept second names are freed and its descriptors closed now."""
+        after a crash. Its kept second names are freed and its descriptors closed now. A
+        record refused earlier (``_refused_record``) is left the same way: its journal is
+        pending, marked applied or as it was (redteam47)."""
+        self._refused_record = None
         unfinished, self._unfinished = self._unfinished, None
         if unfinished is not None:
             unfinished[1].release()
@@ -366,13 +369,18 @@ class RewindOps(CheckpointOps):
         with _held_root(self._root_held) as root:
             try:
                 return self._finish(record, root)
-            except BaseException:
+            except BaseException as exc:
                 self._refused_record = record
                 try:  # the files are in place: an open after this process must not apply again
                     self.oplog.mark_applied(record, fsync=self.config.fsync_commits,
                                             folder=root)
                 except (TurnbackError, OSError):
                     pass  # the journal as it was: the next open applies it (any crash's case)
+                replaced = self._replaced() if isinstance(exc, OSError) else None
+                if replaced is not None:
+                    # by path, the journal's end in a root replaced is the folder's bare
+                    # OSError ("[Errno 40] was replaced"), answered -32603 (redteam47)
+                    raise replaced from None
                 raise
 
     def _record_refused(self, wait: float = 30.0) -> None:
@@ -399,12 +407,15 @@ class RewindOps(CheckpointOps):
     def _record_applied(self, record: JSON) -> None:
         """Record a rewind whose files are in place, whatever part of its record a failed
         try (or a crash) already wrote: op log, then its event, then the journal's end."""
-        if self._logged(record["id"]):
-            self.oplog.end()  # already recorded; only the journal was left
-            return
-        log = self.backend.load(record["session"])
-        event_id = f"rw-{record['id']}"
         with _held_root(self._root_held) as root:
+            if self._logged(record["id"]):
+                # already recorded; only the journal was left: ended in the held root, as
+                # ``_finish`` ends it (by path, a copy put at the store's path had its
+                # journal emptied and the store opened kept its own; redteam47)
+                self.oplog.end(root)
+                return
+            log = self.backend.load(record["session"])
+            event_id = f"rw-{record['id']}"
             if any(e.id == event_id for e in log.events):
                 op = {k: v for k, v in record.items() if k != "plan"}
                 op["newHead"] = event_id  # as ``_finish`` writes it
