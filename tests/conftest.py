@@ -103,8 +103,13 @@ def _no_turnback_env(monkeypatch: pytest.MonkeyPatch) -> None:
 def _no_link_answer_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     """``fs/hardlinks`` keeps a device's "no links" for a minute: a test whose hook refuses
     every ``link`` (the probe's too) would tell the later tests' rewinds that the tests'
-    disk makes no links, and their second names would not be made."""
-    from turnback.fs import hardlinks
+    disk makes no links, and their second names would not be made. And the probe goes into
+    any open store's root on its device (``fs/probeplace``): a store an earlier test left
+    open (closed only when collected) would take the probes of a test that looks for them
+    in its own store or folder (seen in full runs: which test's store was still open
+    depended on the collector's moment), so each test starts with none listed."""
+    from turnback.fs import hardlinks, probeplace
 
     monkeypatch.setattr(hardlinks, "_by_device", {})
     monkeypatch.setattr(hardlinks, "_asked", {})
+    monkeypatch.setattr(probeplace, "_OPEN", {})

@@ -34,14 +34,6 @@ pytestmark = pytest.mark.skipif(
     reason="the probe asks folders held by descriptor; the kill needs fork")
 
 
-@pytest.fixture(autouse=True)
-def _only_these_stores_open(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The stores each test opens are the only ones open in this process: ``place`` takes
-    any open store's root on the device, so a store an earlier test of the run left open
-    on the same file system would take the probe (the full run saw it once)."""
-    monkeypatch.setattr(probeplace, "_OPEN", {})
-
-
 def _of(pid: int, names: list[str]) -> list[str]:
     return [n for n in names if (rewindnames.parse(n) or (0, ""))[0] == pid]
 
