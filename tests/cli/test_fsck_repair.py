@@ -128,3 +128,36 @@ def test_a_link_at_a_sessions_name_is_passed_over_by_the_repair(ws: Path) -> Non
                for d in rep["damaged"])
     assert victim.read_bytes() == b'{"a":1}\n' + b"[]\n" * 1100 and os.path.islink(link)
     run_cli(ws, "record", "note", "--session", sid, "--text", "after")
+
+
+def test_the_side_file_and_its_name_are_on_disk_before_the_log_is_cut(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The side file is new: its folder's entry must be synced too before the log is cut,
+    else a power cut could keep the shorter log and lose the side file's name (and the
+    bytes it holds). Seen failing without the folder's sync (lead, after junk35)."""
+    from turnback.fs import atomic, junk_tail
+
+    log = tmp_path / "s.jsonl"
+    log.write_bytes(b'{"type":"session","id":"s"}\n' + b"x\n" * 1100)
+    steps: list[str] = []
+    real_fsync, real_truncate, real_dir = os.fsync, os.ftruncate, atomic.fsync_dir
+
+    def fsync(fd: int) -> None:
+        steps.append("fsync")
+        real_fsync(fd)
+
+    def ftruncate(fd: int, length: int) -> None:
+        steps.append("cut")
+        real_truncate(fd, length)
+
+    def fsync_dir(path: Path) -> None:
+        steps.append(f"folder {path.name}")
+        real_dir(path)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "ftruncate", ftruncate)
+    monkeypatch.setattr(junk_tail, "fsync_dir", fsync_dir)
+    moved = junk_tail.set_aside(log)
+    assert moved is not None and moved.bytes == 2200
+    assert steps.index(f"folder {tmp_path.name}") < steps.index("cut"), steps
+    assert steps.index("fsync") < steps.index("cut")

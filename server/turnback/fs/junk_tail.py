@@ -12,6 +12,7 @@ from typing import Any
 
 from ..errors import Conflict
 from ..records import record
+from .atomic import fsync_dir
 from .jsonl import Line, NoLastObject, last_line, read_lines
 from .locks import try_rw_lock
 from .osflags import O_CLOEXEC
@@ -43,8 +44,9 @@ def set_aside(path: Path, *, keep: Callable[[Line], bool] | None = None,
     ``last_line``) refuses the file; None when it does not (nothing to move: run twice,
     the second does nothing). Refused (``Conflict``) while another holds the file's lock.
 
-    The tail is copied and flushed to disk before the file is cut: a crash between leaves
-    the lines in both (a later repair copies them again), never in neither."""
+    The tail is copied and flushed to disk, and the side file's name with its folder,
+    before the file is cut: a crash between leaves the lines in both (a later repair
+    copies them again), never in neither."""
     with try_rw_lock(Path(f"{path}.lock"), exclusive=True) as held:
         if not held:
             raise Conflict(
@@ -70,6 +72,9 @@ def set_aside(path: Path, *, keep: Callable[[Line], bool] | None = None,
                 raise
             os.fsync(side)
             os.close(side)
+            # the side file's name durable before the cut: a power cut after the cut
+            # could else keep the shorter log and lose the new file's entry, and its bytes
+            fsync_dir(path.parent)
             os.ftruncate(fd, cut)
             os.fsync(fd)
         finally:
