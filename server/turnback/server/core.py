@@ -35,6 +35,7 @@ from .rpc.progress import WorkProgress
 from .transport.framing import serve
 from .transport.stdin import StdinReader
 from .transport.wire import TurnbackProtocol, plain_json_converter
+from .waits import within
 from .workspace.folders import Folder, Folders
 from .workspace.notify import ChangeNotifier
 from .workspace.settings import Settings
@@ -297,9 +298,7 @@ class TurnbackServer(LanguageServer):
         pool = ThreadPoolExecutor(1, thread_name_prefix="turnback-close")
         try:
             closing = asyncio.get_running_loop().run_in_executor(pool, self._close_stores)
-            try:
-                await asyncio.wait_for(asyncio.shield(closing), wait)
-            except TimeoutError:
+            if not await within(asyncio.shield(closing), wait):
                 log.warning("shutdown: a store's close still waits for its work after %g s; "
                             "the process ends once it is done", wait)
                 return False

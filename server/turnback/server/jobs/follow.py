@@ -39,6 +39,7 @@ from ...importers.hooks import hooked_agents
 from ...importers.live import WatchRoot
 from ...store.facade import Store
 from ..rpc.progress import Cancelled, WorkProgress
+from ..waits import within
 from ..watching.agent_watch import AgentWatch
 from ..workspace.folders import Folder, with_dirty
 
@@ -162,10 +163,7 @@ class AgentFollower:
         due: float | None = None
         while True:
             timeout = None if due is None else max(0.0, due - time.monotonic())
-            try:
-                await asyncio.wait_for(self._wake.wait(), timeout)
-            except TimeoutError:
-                pass
+            await within(self._wake.wait(), timeout)  # woken, or the time came
             self._wake.clear()
             paths, self._pending = self._pending, set()
             if paths and not self._concerns(paths) and (due is None or time.monotonic() < due):
