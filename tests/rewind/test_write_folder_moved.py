@@ -46,10 +46,12 @@ MOVES: list[Callable[[Path, Path], None]] = [
     _moved_to_outside, _moved_inside, _swapped_for_a_link, _parent_moved_out]
 
 
-@pytest.mark.parametrize("move", MOVES, ids=lambda m: m.__name__.strip("_"))
-def test_a_folder_moved_during_the_writes_gets_no_more_of_them(
+def _rewind_moving_after_the_first_write(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        move: Callable[[Path, Path], None]) -> None:
+        move: Callable[[Path, Path], None]) -> TurnbackError:
+    """Four files in ``d/e`` and ``d`` written, checkpointed, changed; a rewind to the
+    checkpoint whose first file written is followed by ``move(ws, outside)``: the rewind's
+    refusal (it must refuse)."""
     ws, out = tmp_path / "ws", tmp_path / "outside"
     for p in PATHS:
         write(ws, p, "v1\n")
@@ -68,9 +70,17 @@ def test_a_folder_moved_during_the_writes_gets_no_more_of_them(
                 move(ws, out)
 
         monkeypatch.setattr(rw.Applier, "_put", put_then_move)
-        with pytest.raises(TurnbackError):
+        with pytest.raises(TurnbackError) as raised:
             store.rewind(cp.id)
         monkeypatch.undo()
+    return raised.value
+
+
+@pytest.mark.parametrize("move", MOVES, ids=lambda m: m.__name__.strip("_"))
+def test_a_folder_moved_during_the_writes_gets_no_more_of_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        move: Callable[[Path, Path], None]) -> None:
+    _rewind_moving_after_the_first_write(tmp_path, monkeypatch, move)
     # the first file was written before the move (as before rewind34); none after it
     written_out = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.txt")
                          if ".turnback" not in p.parts and p.read_text() == "v1\n")
@@ -86,26 +96,6 @@ def test_a_link_swapped_in_for_a_held_folder_is_named_by_its_path(
     """The refusal names the folder's path in the workspace (``'d/e' is a symlink``): a
     step opened from a held parent named only its last name (``'e'``), which in a large
     workspace tells the user nothing of where to look."""
-    ws, out = tmp_path / "ws", tmp_path / "outside"
-    for p in PATHS:
-        write(ws, p, "v1\n")
-    with Store.open(ws) as store:
-        cp = store.checkpoint()
-        for p in PATHS:
-            write(ws, p, "v2\n")
-        real = rw.Applier._put
-        calls = [0]
-
-        def put_then_swap(self: rw.Applier, root: Any, path: str, *a: Any,
-                          **k: Any) -> None:
-            real(self, root, path, *a, **k)
-            calls[0] += 1
-            if calls[0] == 1:
-                _swapped_for_a_link(ws, out)
-
-        monkeypatch.setattr(rw.Applier, "_put", put_then_swap)
-        with pytest.raises(TurnbackError) as raised:
-            store.rewind(cp.id)
-        monkeypatch.undo()
-    assert "'d/e' is a symlink" in str(raised.value), str(raised.value)
-    assert "'e' is" not in str(raised.value), str(raised.value)
+    raised = _rewind_moving_after_the_first_write(tmp_path, monkeypatch, _swapped_for_a_link)
+    assert "'d/e' is a symlink" in str(raised), str(raised)
+    assert "'e' is" not in str(raised), str(raised)
