@@ -48,6 +48,7 @@ from ..base import (
     safe_id,
     short_title,
 )
+from ..given_path import file_or_folder
 from ..inputs import DEFAULT_MAX_LINE, find, open_regular
 from ..matching import Matching, same_dir
 
@@ -65,7 +66,7 @@ TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_
 def locate(ctx: Context, path: Path | None) -> list[Path]:
     """Rollouts to import: PATH (a file or a folder), or this workspace's rollouts."""
     if path is not None:
-        return find(path, "**", "*.jsonl", refused=ctx.refused) if path.is_dir() else [path]
+        return file_or_folder(ctx, path, "**", "*.jsonl")
     return MATCHING.locate(ctx)
 
 

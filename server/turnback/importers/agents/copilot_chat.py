@@ -45,6 +45,7 @@ from ..base import (
 )
 from ..chain import Chain
 from ..editors import user_folders
+from ..given_path import file_or_folder
 from ..inputs import find
 from ..matching import Matching, same_dir
 
@@ -64,7 +65,7 @@ def folder_of(uri: Any) -> str | None:
 def locate(ctx: Context, path: Path | None) -> list[Path]:
     """PATH (a session file, or a folder of them), or this workspace's chat sessions."""
     if path is not None:
-        return find(path, "**", "*.json", refused=ctx.refused) if path.is_dir() else [path]
+        return file_or_folder(ctx, path, "**", "*.json")
     out: list[Path] = []
     for folder in chat_folders(ctx):
         out.extend(find(folder, "*.json", refused=ctx.refused))

@@ -42,6 +42,7 @@ from ..base import (
     sub_id,
 )
 from ..chain import Chain
+from ..given_path import file_or_folder
 from ..inputs import find, read_regular
 from ..matching import Matching
 
@@ -56,7 +57,7 @@ def copilot_dir(ctx: Context) -> Path:
 def locate(ctx: Context, path: Path | None) -> list[Path]:
     """PATH (a session file or a folder of them), or this workspace's sessions."""
     if path is not None:
-        return find(path, "*.json", refused=ctx.refused) if path.is_dir() else [path]
+        return file_or_folder(ctx, path, "*.json")
     return MATCHING.locate(ctx)
 
 

@@ -22,7 +22,6 @@ from typing import Any
 
 import orjson
 
-from ...errors import InvalidInput
 from ...events import JSON, Event, Kind, SessionHeader
 from ...models import Problem
 from ..base import (
@@ -40,16 +39,15 @@ from ..base import (
     iso_from_epoch,
     short_title,
 )
-from ..inputs import find
+from ..given_path import file_or_folder, required
 
 AGENT = "snapshot-json"
 SUPPORTED_VERSIONS = (1,)
 
 
 def locate(ctx: Context, path: Path | None) -> list[Path]:
-    if path is None:
-        raise InvalidInput("source 'snapshot-json' needs a PATH: a snapshot .json file or folder")
-    return find(path, "*.json", refused=ctx.refused) if path.is_dir() else [path]
+    path = required(AGENT, path, "a snapshot .json file or folder")
+    return file_or_folder(ctx, path, "*.json")
 
 
 def _variant(value: Any) -> tuple[str, Any]:
