@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 from ...events import JSON, Kind, SessionHeader
-from ...models import Problem
 from ..base import (
     TITLE_FIRST_PROMPT,
     TITLE_SUMMARY,
@@ -113,11 +112,7 @@ def _message_text(value: Any) -> str:
 
 
 class CopilotChatParser(DocumentParser):
-    def parse(self) -> Iterator[Record]:
-        doc = self.load(self.path)
-        if isinstance(doc, Problem):
-            yield doc
-            return
+    def on_document(self, doc: JSON) -> Iterator[Record]:
         sid = safe_id(doc.get("sessionId")) or derive_id(self.path.name)
         started = _ms(doc.get("creationDate"))
         yield SessionRecord(SessionHeader(id=sid, agent="copilot-chat", started=started,

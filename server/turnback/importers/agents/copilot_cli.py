@@ -97,11 +97,7 @@ def _inside(path: str, workspace: Path) -> bool:
 class CopilotCliParser(DocumentParser):
     agent = "copilot-cli"
 
-    def parse(self) -> Iterator[Record]:
-        doc = self.load(self.path)
-        if not isinstance(doc, dict):
-            yield doc
-            return
+    def on_document(self, doc: JSON) -> Iterator[Record]:
         sid = safe_id(doc.get("sessionId")) or derive_id(self.path.name)
         started = norm_ts(doc.get("startTime")) or ""
         yield SessionRecord(SessionHeader(id=sid, agent=self.agent, started=started,

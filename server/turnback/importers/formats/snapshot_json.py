@@ -23,7 +23,6 @@ from typing import Any
 import orjson
 
 from ...events import JSON, Event, Kind, SessionHeader
-from ...models import Problem
 from ..base import (
     TITLE_FIRST_PROMPT,
     Context,
@@ -133,11 +132,7 @@ def message_parts(message: Any) -> tuple[str, list[tuple[str, JSON]]]:
 
 
 class SnapshotJsonParser(DocumentParser):
-    def parse(self) -> Iterator[Record]:
-        doc = self.load(self.path)
-        if isinstance(doc, Problem):
-            yield doc
-            return
+    def on_document(self, doc: JSON) -> Iterator[Record]:
         version = doc.get("version")
         if version not in SUPPORTED_VERSIONS:
             yield self.problem(f"unsupported snapshot version {version!r} (expected 1); skipped", 1)
