@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from turnback.models import Checkpoint
-from turnback.records import record
+from turnback.record import record
 
 
 def _pair(frozen: bool) -> tuple[Any, Any]:

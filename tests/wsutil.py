@@ -206,23 +206,28 @@ def second_names(top: Path) -> list[Path]:
     return sorted(p for p in top.rglob(".turnback-tmp-*") if ".turnback/" not in p.as_posix())
 
 
-def keeps_replaced(ws: Path) -> bool:
-    """Whether a rewind keeps replaced files by second names here: folders held by
-    descriptors, and a file system with hard links (the FUSE one of
-    scripts/test-portable.sh has none)."""
-    from turnback.fs.osflags import DESCRIPTORS
-
-    probe = ws / "link-probe"
+def makes_hard_links(ws: Path) -> bool:
+    """Whether the file system under ``ws`` makes hard links (the FUSE one of
+    scripts/test-portable.sh has none); asked of the system, not of ``fs/hardlinks``."""
+    probe, second = ws / "link-probe", ws / "link-probe-2"
     probe.write_bytes(b"")
     try:
-        os.link(probe, ws / "link-probe-2")
+        os.link(probe, second)
     except OSError:
         return False
     else:
-        (ws / "link-probe-2").unlink()
-        return DESCRIPTORS
+        second.unlink()
+        return True
     finally:
         probe.unlink()
+
+
+def keeps_replaced(ws: Path) -> bool:
+    """Whether a rewind keeps replaced files by second names here: folders held by
+    descriptors, and a file system with hard links."""
+    from turnback.fs.osflags import DESCRIPTORS
+
+    return makes_hard_links(ws) and DESCRIPTORS
 
 
 def swaps_names(ws: Path) -> bool:

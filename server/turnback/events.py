@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from .errors import InvalidInput
-from .records import record
+from .record import record
 
 UTC = timezone.utc  # datetime.UTC is 3.11+; Turnback runs on 3.10
 

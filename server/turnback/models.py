@@ -13,7 +13,7 @@ from typing import Any
 
 from .events import JSON
 from .fs.jsonl import Problem as Problem  # the vocabulary: re-exported
-from .records import record
+from .record import record
 
 # The other results live in ``results`` (a checkpoint makes none of them) and are named
 # here too, loaded on first use

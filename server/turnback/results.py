@@ -14,7 +14,7 @@ from dataclasses import field
 from .events import JSON, Event, SessionHeader
 from .fs.jsonl import Problem
 from .fs.paths import display
-from .records import record
+from .record import record
 
 
 @record

@@ -251,3 +251,18 @@ def test_snapshot_json_bad_version_is_reported(store: Store, tmp_path: Path) -> 
 def test_sources_without_a_usual_place_need_a_path(store: Store, source: str) -> None:
     with pytest.raises(InvalidInput, match="needs a PATH"):
         import_source(store, source)
+
+
+def test_a_missing_path_says_what_to_name(store: Store) -> None:
+    """Each source's refusal names the file or folder it reads (one wording, given_path.py)."""
+    wanted = {
+        "checkpoint-json": "a checkpoint .json file or their folder",
+        "event-records": "a session .jsonl file or a folder of them",
+        "meta-jsonl": "a session .jsonl file or its sessions/ folder",
+        "snapshot-json": "a snapshot .json file or folder",
+        "turnback": "an exported .jsonl file or folder",
+    }
+    for source, what in wanted.items():
+        with pytest.raises(InvalidInput) as caught:
+            import_source(store, source)
+        assert caught.value.message == f"source '{source}' needs a PATH: {what}"

@@ -22,6 +22,7 @@ import pytest
 from turnback.fs import hardlinks, rewindnames
 from turnback.fs.folders import FdFolder, open_root
 from turnback.rewind import putback
+from wsutil import makes_hard_links
 
 pytestmark = pytest.mark.skipif(os.environ.get("TURNBACK_FS_PATHS") == "1",
                                 reason="folders reached by path make no links (a look, a rename)")
@@ -45,23 +46,9 @@ class _Disk:
         monkeypatch.setattr(hardlinks, "_clock", lambda: self.now)
 
 
-def _links_here(ws: Path) -> bool:
-    try:
-        os.link(ws / "a", ws / "b")
-    except FileNotFoundError:
-        (ws / "a").write_bytes(b"")
-        return _links_here(ws)
-    except OSError:
-        return False
-    finally:
-        for n in ("a", "b"):
-            (ws / n).unlink(missing_ok=True)
-    return True
-
-
 def test_a_links_answer_is_asked_again_at_the_next_refused_link(
         ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    if not _links_here(ws):
+    if not makes_hard_links(ws):
         pytest.skip("no hard links on the tests' file system")
     disk = _Disk(monkeypatch)
     root = open_root(str(ws))
@@ -79,7 +66,7 @@ def test_a_links_answer_is_asked_again_at_the_next_refused_link(
 
 def test_a_no_links_answer_stands_a_while_then_is_asked_again(
         ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    if not _links_here(ws):
+    if not makes_hard_links(ws):
         pytest.skip("no hard links on the tests' file system")
     disk = _Disk(monkeypatch)
     disk.links = False

@@ -21,32 +21,16 @@ import pytest
 from turnback.fs import hardlinks, rewindnames
 from turnback.fs.folders import FdFolder, open_root
 from turnback.rewind import putback
+from wsutil import makes_hard_links
 
 pytestmark = pytest.mark.skipif(os.environ.get("TURNBACK_FS_PATHS") == "1",
                                 reason="folders reached by path make no links (a look, a rename)")
 
 
-def _links_here(ws: Path) -> bool:
-    try:
-        os.link(ws / "probe", ws / "probe2")
-    except FileNotFoundError:
-        (ws / "probe").write_bytes(b"")
-        return _links_here(ws)
-    except OSError:
-        return False
-    finally:
-        for n in ("probe", "probe2"):
-            try:
-                os.unlink(ws / n)
-            except FileNotFoundError:
-                pass
-    return True
-
-
 @pytest.mark.parametrize("code", [errno.EIO, errno.ENOSPC, errno.EDQUOT, errno.EEXIST])
 def test_a_probe_link_failing_once_keeps_no_answer(
         ws: Path, monkeypatch: pytest.MonkeyPatch, code: int) -> None:
-    if not _links_here(ws):
+    if not makes_hard_links(ws):
         pytest.skip("no hard links on this file system: the probe's 'no' is right there")
     real = FdFolder.link
     failed: list[str] = []

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import os
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,37 +12,10 @@ import pytest
 from turnback.importers.live import WatchRoot
 from turnback.server.watching.agent_watch import AgentWatch
 
+from . import agent_watching
+from .agent_watching import Reported
 
-class Seen:
-    def __init__(self) -> None:
-        self.paths: set[Path] = set()
-        self.cond = threading.Condition()
-
-    def __call__(self, paths: set[Path]) -> None:
-        with self.cond:
-            self.paths |= paths
-            self.cond.notify_all()
-
-    def wait_for(self, pred: Callable[[set[Path]], bool], timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        with self.cond:
-            while not pred(self.paths):
-                left = deadline - time.monotonic()
-                assert left > 0, f"not seen; got {sorted(self.paths)}"
-                self.cond.wait(left)
-
-    def clear(self) -> None:
-        with self.cond:
-            self.paths.clear()
-
-
-@pytest.fixture(params=["inotify", "watchfiles"])
-def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    if request.param == "inotify" and not AgentWatch.inotify():
-        pytest.skip("no inotify here")
-    if request.param == "watchfiles":
-        monkeypatch.setattr(AgentWatch, "inotify", staticmethod(lambda: False))
-    return str(request.param)
+backend = agent_watching.backend  # the fixture: each test with each watch backend
 
 
 @pytest.fixture
@@ -53,8 +25,8 @@ def home(tmp_path: Path) -> Path:
     return h
 
 
-def started(roots: list[WatchRoot], home: Path) -> tuple[AgentWatch, Seen]:
-    seen = Seen()
+def started(roots: list[WatchRoot], home: Path) -> tuple[AgentWatch, Reported]:
+    seen = Reported()
     watch = AgentWatch(roots, seen, limit=home)
     watch.start()
     assert watch.ready.wait(10)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,36 +18,12 @@ from turnback.importers import Follower
 from turnback.importers.agents.gemini import project_hash
 from turnback.server.watching.agent_watch import AgentWatch
 
+from . import agent_watching
+from .agent_watching import Reported
+
+backend = agent_watching.backend  # the fixture: each test with each watch backend
+
 TS = "2026-01-01T00:00:0{}.000Z"
-
-
-class Paths:
-    """What the watch reported, taken in batches as the server's loop does."""
-
-    def __init__(self) -> None:
-        self.paths: set[Path] = set()
-        self.cond = threading.Condition()
-
-    def __call__(self, paths: set[Path]) -> None:
-        with self.cond:
-            self.paths |= paths
-            self.cond.notify_all()
-
-    def take(self, deadline: float) -> set[Path]:
-        with self.cond:
-            while not self.paths and time.monotonic() < deadline:
-                self.cond.wait(deadline - time.monotonic())
-            out, self.paths = self.paths, set()
-            return out
-
-
-@pytest.fixture(params=["inotify", "watchfiles"])
-def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    if request.param == "inotify" and not AgentWatch.inotify():
-        pytest.skip("no inotify here")
-    if request.param == "watchfiles":
-        monkeypatch.setattr(AgentWatch, "inotify", staticmethod(lambda: False))
-    return str(request.param)
 
 
 def write(path: Path, value: Any) -> Path:
@@ -154,7 +129,7 @@ def agents(tmp_path: Path, store: Store) -> Iterator[Agents]:
     a.close()
 
 
-def follow_until(follower: Follower, seen: Paths, done: Callable[[], bool],
+def follow_until(follower: Follower, seen: Reported, done: Callable[[], bool],
                  timeout: float = 30.0) -> set[str]:
     """Poll what the watch reports until ``done``; the sessions reported prompted."""
     deadline = time.monotonic() + timeout
@@ -170,7 +145,7 @@ def test_every_source_followed_through_the_watch(backend: str, store: Store, age
                                                  tmp_path: Path) -> None:
     home = tmp_path / "home"
     follower = Follower(store, home=home, env={})
-    seen = Paths()
+    seen = Reported()
     watch = AgentWatch([r for _, r in follower.roots()], seen, limit=home)
     watch.start()
     try:

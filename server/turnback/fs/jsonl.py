@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from ..errors import StoreDamaged
-from ..records import record
+from ..record import record
 from .folders import Folder
 from .locks import file_lock
 from .privacy import FILE_MODE, make_dir

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Conflict
-from ..records import record
+from ..record import record
 from .atomic import fsync_dir
 from .jsonl import Line, NoLastObject, last_line, read_lines
 from .locks import try_rw_lock

@@ -19,7 +19,7 @@ import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..records import record
+from ..record import record
 from .leftovers import remove_leftovers_at
 from .osflags import O_CLOEXEC, O_NOFOLLOW
 from .tempnames import TMP_PREFIX, made_for, temp_name

@@ -388,6 +388,15 @@ class DocumentParser:
         self.ctx = ctx
 
     def parse(self) -> Iterator[Record]:
+        """The records of the one JSON object file ``path`` (``on_document``), or the
+        problem that says why it is not one. Formats of several files override this."""
+        doc = self.load(self.path)
+        if isinstance(doc, Problem):
+            yield doc
+            return
+        yield from self.on_document(doc)
+
+    def on_document(self, doc: JSON) -> Iterator[Record]:
         raise NotImplementedError
 
     def load(self, path: Path) -> JSON | Problem:

@@ -57,7 +57,7 @@ from ..fs.privacy import make_dir
 from ..fs.reading import open_append, open_append_sized, open_regular, read_regular
 from ..fs.replacing import replace_file
 from ..models import Problem
-from ..records import record
+from ..record import record
 from .backend import EventFactory
 from .stats import StatsAccumulator, stats_ok
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..errors import StoreDamaged
 from ..fs.reading import open_regular
-from ..records import record
+from ..record import record
 
 MAX_READ = 4 * 1024 * 1024  # an ignore or config file larger than this is cut there
 

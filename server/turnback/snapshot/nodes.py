@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from ..objects.objectstore import ObjectStore
 from ..objects.trees import Entry, TreeReader
-from ..records import record
+from ..record import record
 from . import prescan
 from .ignore import IgnoreRules
 from .prescan import Verified

@@ -18,7 +18,7 @@ from ..fs.atomic import atomic_write
 from ..fs.namefold import NameRules
 from ..fs.paths import expand_home
 from ..fs.reading import read_regular
-from ..records import record
+from ..record import record
 
 # 3: the object log (objects/packlog.py), trees written binary (trees.py), the rewind journal
 # kept, emptied, between rewinds (rewind/oplog.py); 2: file modes carry every permission bit;

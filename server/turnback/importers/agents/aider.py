@@ -46,7 +46,8 @@ from ..base import (
     derive_id,
     short_title,
 )
-from ..inputs import find, in_workspace
+from ..given_path import file_or_folder
+from ..inputs import in_workspace
 
 AGENT = "aider"
 HISTORY_FILE = ".aider.chat.history.md"
@@ -77,9 +78,7 @@ def locate(ctx: Context, path: Path | None) -> list[Path]:
     if path is None:
         default = in_workspace(ctx.workspace, HISTORY_FILE)
         return [default] if default is not None else []
-    if path.is_dir():
-        return find(path, "**", HISTORY_FILE, refused=ctx.refused)
-    return [path]
+    return file_or_folder(ctx, path, "**", HISTORY_FILE)
 
 
 def parse_tokens(text: str) -> JSON | None:

@@ -41,7 +41,6 @@ from ..base import (
     CheckpointRecord,
     Context,
     EventRecord,
-    JsonlParser,
     MetaRecord,
     RawLine,
     Record,
@@ -56,6 +55,7 @@ from ..base import (
     sub_id,
     workspace_relpath,
 )
+from ..header_line import HeaderLineParser
 from ..inputs import DEFAULT_MAX_LINE, find, open_regular, read_regular
 from ..matching import same_dir
 
@@ -186,14 +186,14 @@ class _Snapshot:
     line: int
 
 
-class ClaudeCodeParser(JsonlParser):
+class ClaudeCodeParser(HeaderLineParser):
+    max_held = MAX_PENDING_LINES
+
     def __init__(self, path: Path, ctx: Context) -> None:
         super().__init__(path, ctx)
         self.subagent = path.parent.name == "subagents"
-        self.session_id: str | None = None
         self.base_session: str | None = None  # the sessionId written in the lines
         self.cwd: str | None = None
-        self.pending: list[tuple[JSON, RawLine]] = []
         self.last_ts = ""
         self.last_event: str | None = None
         self.remap: dict[str, str] = {}  # uuid of a split line -> its last event
@@ -205,17 +205,10 @@ class ClaudeCodeParser(JsonlParser):
 
     # -- session start -------------------------------------------------
 
-    def on_object(self, obj: JSON, line: RawLine) -> Iterator[Record]:
-        if self.session_id is None:
-            self.pending.append((obj, line))
-            if isinstance(obj.get("sessionId"), str) and isinstance(obj.get("timestamp"), str):
-                yield from self._start(obj)
-            elif len(self.pending) >= MAX_PENDING_LINES:
-                yield from self._start(None)
-            return
-        yield from self._line(obj, line)
+    def is_header(self, obj: JSON) -> bool:
+        return isinstance(obj.get("sessionId"), str) and isinstance(obj.get("timestamp"), str)
 
-    def _start(self, first: JSON | None) -> Iterator[Record]:
+    def start(self, first: JSON | None) -> Iterator[Record]:
         base = as_str(first.get("sessionId")) if first else None
         base_id = safe_id(base) or safe_id(self.path.stem) or derive_id(self.path.name)
         self.base_session = base_id
@@ -228,7 +221,7 @@ class ClaudeCodeParser(JsonlParser):
             extra["agentId"] = agent_id or self.path.stem.removeprefix("agent-")
         self.session_id = sid
         started = ""
-        for obj, _ in self.pending:
+        for obj, _ in self.held:
             ts = as_str(obj.get("timestamp"))
             if ts:
                 started = ts
@@ -249,20 +242,16 @@ class ClaudeCodeParser(JsonlParser):
                 extra=extra,
             )
         )
-        pending, self.pending = self.pending, []
-        for obj, line in pending:
-            yield from self._line(obj, line)
 
     def finish(self, final: bool) -> Iterator[Record]:
-        if self.session_id is None and self.pending and final:
-            yield from self._start(None)
+        yield from super().finish(final)
         if final and self.session_id is not None:
             yield from self._flush_message()
             yield from self._flush_snapshot()
 
     # -- one line ------------------------------------------------------
 
-    def _line(self, obj: JSON, line: RawLine) -> Iterator[Record]:
+    def on_line(self, obj: JSON, line: RawLine) -> Iterator[Record]:
         sid = self.session_id
         assert sid is not None
         ts = as_str(obj.get("timestamp")) or self.last_ts

@@ -35,7 +35,6 @@ from ..base import (
     TITLE_FIRST_PROMPT,
     Context,
     EventRecord,
-    JsonlParser,
     MetaRecord,
     RawLine,
     Record,
@@ -48,6 +47,8 @@ from ..base import (
     safe_id,
     short_title,
 )
+from ..given_path import file_or_folder
+from ..header_line import HeaderLineParser
 from ..inputs import DEFAULT_MAX_LINE, find, open_regular
 from ..matching import Matching, same_dir
 
@@ -65,7 +66,7 @@ TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_
 def locate(ctx: Context, path: Path | None) -> list[Path]:
     """Rollouts to import: PATH (a file or a folder), or this workspace's rollouts."""
     if path is not None:
-        return find(path, "**", "*.jsonl", refused=ctx.refused) if path.is_dir() else [path]
+        return file_or_folder(ctx, path, "**", "*.jsonl")
     return MATCHING.locate(ctx)
 
 
@@ -125,11 +126,11 @@ def _output_text_and_error(output: Any) -> tuple[Any, bool]:
     return output, bool(m and int(m.group(1)) != 0)
 
 
-class CodexParser(JsonlParser):
+class CodexParser(HeaderLineParser):
+    max_held = MAX_PENDING_LINES
+
     def __init__(self, path: Path, ctx: Context) -> None:
         super().__init__(path, ctx)
-        self.session_id: str | None = None
-        self.pending: list[tuple[JSON, RawLine]] = []
         self.last_event: str | None = None
         self.last_ts = ""
         self.model: str | None = None
@@ -138,19 +139,10 @@ class CodexParser(JsonlParser):
         self.iteration = 0
         self.open_turn: str | None = None  # turn id of a started, unfinished task
 
-    def on_object(self, obj: JSON, line: RawLine) -> Iterator[Record]:
-        if self.session_id is None:
-            self.pending.append((obj, line))
-            if obj.get("type") == "session_meta" or len(self.pending) >= MAX_PENDING_LINES:
-                yield from self._start(obj if obj.get("type") == "session_meta" else None)
-            return
-        yield from self._line(obj, line)
+    def is_header(self, obj: JSON) -> bool:
+        return obj.get("type") == "session_meta"
 
-    def finish(self, final: bool) -> Iterator[Record]:
-        if final and self.session_id is None and self.pending:
-            yield from self._start(None)
-
-    def _start(self, meta: JSON | None) -> Iterator[Record]:
+    def start(self, meta: JSON | None) -> Iterator[Record]:
         payload = as_dict(meta.get("payload")) if meta else {}
         found = _UUID_RE.search(self.path.name)
         sid = (
@@ -161,7 +153,7 @@ class CodexParser(JsonlParser):
         )
         self.session_id = sid
         started = as_str(payload.get("timestamp")) or next(
-            (str(o["timestamp"]) for o, _ in self.pending if isinstance(o.get("timestamp"), str)),
+            (str(o["timestamp"]) for o, _ in self.held if isinstance(o.get("timestamp"), str)),
             "",
         )
         self.last_ts = started
@@ -182,11 +174,8 @@ class CodexParser(JsonlParser):
                 extra=extra,
             )
         )
-        pending, self.pending = self.pending, []
-        for obj, line in pending:
-            yield from self._line(obj, line)
 
-    def _line(self, obj: JSON, line: RawLine) -> Iterator[Record]:
+    def on_line(self, obj: JSON, line: RawLine) -> Iterator[Record]:
         sid = self.session_id
         assert sid is not None
         ts = as_str(obj.get("timestamp")) or self.last_ts

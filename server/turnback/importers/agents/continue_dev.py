@@ -25,7 +25,6 @@ from typing import Any
 import orjson
 
 from ...events import JSON, Kind, SessionHeader
-from ...models import Problem
 from ..base import (
     TITLE_SUMMARY,
     Context,
@@ -85,11 +84,7 @@ def _text(content: Any) -> str:
 
 
 class ContinueParser(DocumentParser):
-    def parse(self) -> Iterator[Record]:
-        doc = self.load(self.path)
-        if isinstance(doc, Problem):
-            yield doc
-            return
+    def on_document(self, doc: JSON) -> Iterator[Record]:
         sid = safe_id(doc.get("sessionId")) or derive_id(self.path.name)
         started = norm_ts(doc.get("dateCreated")) or self._mtime()
         cwd = doc.get("workspaceDirectory")

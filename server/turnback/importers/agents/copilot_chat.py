@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 from ...events import JSON, Kind, SessionHeader
-from ...models import Problem
 from ..base import (
     TITLE_FIRST_PROMPT,
     TITLE_SUMMARY,
@@ -45,6 +44,7 @@ from ..base import (
 )
 from ..chain import Chain
 from ..editors import user_folders
+from ..given_path import file_or_folder
 from ..inputs import find
 from ..matching import Matching, same_dir
 
@@ -64,7 +64,7 @@ def folder_of(uri: Any) -> str | None:
 def locate(ctx: Context, path: Path | None) -> list[Path]:
     """PATH (a session file, or a folder of them), or this workspace's chat sessions."""
     if path is not None:
-        return find(path, "**", "*.json", refused=ctx.refused) if path.is_dir() else [path]
+        return file_or_folder(ctx, path, "**", "*.json")
     out: list[Path] = []
     for folder in chat_folders(ctx):
         out.extend(find(folder, "*.json", refused=ctx.refused))
@@ -112,11 +112,7 @@ def _message_text(value: Any) -> str:
 
 
 class CopilotChatParser(DocumentParser):
-    def parse(self) -> Iterator[Record]:
-        doc = self.load(self.path)
-        if isinstance(doc, Problem):
-            yield doc
-            return
+    def on_document(self, doc: JSON) -> Iterator[Record]:
         sid = safe_id(doc.get("sessionId")) or derive_id(self.path.name)
         started = _ms(doc.get("creationDate"))
         yield SessionRecord(SessionHeader(id=sid, agent="copilot-chat", started=started,

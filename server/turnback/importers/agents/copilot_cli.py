@@ -42,6 +42,7 @@ from ..base import (
     sub_id,
 )
 from ..chain import Chain
+from ..given_path import file_or_folder
 from ..inputs import find, read_regular
 from ..matching import Matching
 
@@ -56,7 +57,7 @@ def copilot_dir(ctx: Context) -> Path:
 def locate(ctx: Context, path: Path | None) -> list[Path]:
     """PATH (a session file or a folder of them), or this workspace's sessions."""
     if path is not None:
-        return find(path, "*.json", refused=ctx.refused) if path.is_dir() else [path]
+        return file_or_folder(ctx, path, "*.json")
     return MATCHING.locate(ctx)
 
 
@@ -96,11 +97,7 @@ def _inside(path: str, workspace: Path) -> bool:
 class CopilotCliParser(DocumentParser):
     agent = "copilot-cli"
 
-    def parse(self) -> Iterator[Record]:
-        doc = self.load(self.path)
-        if not isinstance(doc, dict):
-            yield doc
-            return
+    def on_document(self, doc: JSON) -> Iterator[Record]:
         sid = safe_id(doc.get("sessionId")) or derive_id(self.path.name)
         started = norm_ts(doc.get("startTime")) or ""
         yield SessionRecord(SessionHeader(id=sid, agent=self.agent, started=started,

@@ -88,11 +88,7 @@ def _ts(time: Any, key: str = "created") -> str:
 
 
 class OpenCodeParser(DocumentParser):
-    def parse(self) -> Iterator[Record]:
-        doc = self.load(self.path)
-        if isinstance(doc, Problem):
-            yield doc
-            return
+    def on_document(self, doc: JSON) -> Iterator[Record]:
         raw_id = doc.get("id")
         sid = safe_id(raw_id) or derive_id(self.path.name)
         storage = self.path.parent.parent.parent

@@ -25,7 +25,6 @@ from typing import Any
 
 import orjson
 
-from ...errors import InvalidInput
 from ...events import JSON, Event, Kind, SessionHeader
 from ...models import Problem
 from ..base import (
@@ -46,17 +45,15 @@ from ..base import (
     short_title,
     workspace_relpath,
 )
+from ..given_path import required
 from ..inputs import find
 
 AGENT = "checkpoint-json"
 
 
 def locate(ctx: Context, path: Path | None) -> list[Path]:
-    if path is None:
-        raise InvalidInput(
-            "source 'checkpoint-json' needs a PATH: a checkpoint .json file or their folder"
-        )
-    return [path]
+    # a folder is one session (its checkpoint files): the parser lists it
+    return [required(AGENT, path, "a checkpoint .json file or their folder")]
 
 
 def system_time(value: Any) -> str | None:

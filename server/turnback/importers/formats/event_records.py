@@ -45,20 +45,15 @@ from ..base import (
     short_title,
     sub_id,
 )
-from ..inputs import find
+from ..given_path import file_or_folder, required
 
 AGENT = "event-records"
 _CAMEL_RE = re.compile(r"(?<!^)(?=[A-Z])")
 
 
 def locate(ctx: Context, path: Path | None) -> list[Path]:
-    if path is None:
-        from ...errors import InvalidInput
-
-        raise InvalidInput(
-            "source 'event-records' needs a PATH: a session .jsonl file or a folder of them"
-        )
-    return find(path, "*.jsonl", refused=ctx.refused) if path.is_dir() else [path]
+    path = required(AGENT, path, "a session .jsonl file or a folder of them")
+    return file_or_folder(ctx, path, "*.jsonl")
 
 
 def _tagged(event: Any) -> tuple[str | None, JSON]:

@@ -21,7 +21,6 @@ from typing import Any
 
 import orjson
 
-from ...errors import InvalidInput
 from ...events import JSON, Event, Kind, SessionHeader
 from ..base import (
     TITLE_FIRST_PROMPT,
@@ -42,17 +41,14 @@ from ..base import (
     safe_id,
     short_title,
 )
-from ..inputs import find
+from ..given_path import file_or_folder, required
 
 AGENT = "meta-jsonl"
 
 
 def locate(ctx: Context, path: Path | None) -> list[Path]:
-    if path is None:
-        raise InvalidInput(
-            "source 'meta-jsonl' needs a PATH: a session .jsonl file or its sessions/ folder"
-        )
-    return find(path, "*.jsonl", refused=ctx.refused) if path.is_dir() else [path]
+    path = required(AGENT, path, "a session .jsonl file or its sessions/ folder")
+    return file_or_folder(ctx, path, "*.jsonl")
 
 
 def content_text(content: Any) -> str:

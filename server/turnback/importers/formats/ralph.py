@@ -32,7 +32,8 @@ from ..base import (
     norm_ts,
     short_title,
 )
-from ..inputs import find, in_workspace
+from ..given_path import file_or_folder
+from ..inputs import in_workspace
 
 AGENT = "ralph"
 DEFAULT_FILE = Path(".ralph") / "history.jsonl"
@@ -44,9 +45,7 @@ def locate(ctx: Context, path: Path | None) -> list[Path]:
     if path is None:
         default = in_workspace(ctx.workspace, DEFAULT_FILE)
         return [default] if default is not None else []
-    if path.is_dir():
-        return find(path, "**", "history.jsonl", refused=ctx.refused)
-    return [path]
+    return file_or_folder(ctx, path, "**", "history.jsonl")
 
 
 class RalphParser(JsonlParser):

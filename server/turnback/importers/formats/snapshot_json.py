@@ -22,9 +22,7 @@ from typing import Any
 
 import orjson
 
-from ...errors import InvalidInput
 from ...events import JSON, Event, Kind, SessionHeader
-from ...models import Problem
 from ..base import (
     TITLE_FIRST_PROMPT,
     Context,
@@ -40,16 +38,15 @@ from ..base import (
     iso_from_epoch,
     short_title,
 )
-from ..inputs import find
+from ..given_path import file_or_folder, required
 
 AGENT = "snapshot-json"
 SUPPORTED_VERSIONS = (1,)
 
 
 def locate(ctx: Context, path: Path | None) -> list[Path]:
-    if path is None:
-        raise InvalidInput("source 'snapshot-json' needs a PATH: a snapshot .json file or folder")
-    return find(path, "*.json", refused=ctx.refused) if path.is_dir() else [path]
+    path = required(AGENT, path, "a snapshot .json file or folder")
+    return file_or_folder(ctx, path, "*.json")
 
 
 def _variant(value: Any) -> tuple[str, Any]:
@@ -135,11 +132,7 @@ def message_parts(message: Any) -> tuple[str, list[tuple[str, JSON]]]:
 
 
 class SnapshotJsonParser(DocumentParser):
-    def parse(self) -> Iterator[Record]:
-        doc = self.load(self.path)
-        if isinstance(doc, Problem):
-            yield doc
-            return
+    def on_document(self, doc: JSON) -> Iterator[Record]:
         version = doc.get("version")
         if version not in SUPPORTED_VERSIONS:
             yield self.problem(f"unsupported snapshot version {version!r} (expected 1); skipped", 1)

@@ -25,7 +25,7 @@ from ..base import (
     SessionRecord,
     is_valid_id,
 )
-from ..inputs import find
+from ..given_path import file_or_folder, required
 
 HEADER_FIELDS = ("title", "agent", "model", "cwd", "ended")
 # An explicit header title is the session's own: it beats any guessed title.
@@ -33,9 +33,8 @@ TITLE_RANK = 100
 
 
 def locate(ctx: Context, path: Path | None) -> list[Path]:
-    if path is None:
-        raise InvalidInput("source 'turnback' needs a PATH: an exported .jsonl file or folder")
-    return find(path, "*.jsonl", refused=ctx.refused) if path.is_dir() else [path]
+    path = required("turnback", path, "an exported .jsonl file or folder")
+    return file_or_folder(ctx, path, "*.jsonl")
 
 
 class TurnbackParser(JsonlParser):
