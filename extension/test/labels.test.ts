@@ -36,7 +36,7 @@ describe('event labels', () => {
         { ...base, kind: 'checkpoint', data: {} },
         { id: 'abcdef0123', label: '', ts: '', sessionId: null, eventId: null, auto: true, partial: false },
       ),
-      'Checkpoint: checkpoint abcdef01',
+      'checkpoint abcdef01',
     );
   });
 
