@@ -224,6 +224,8 @@ step("the Turnback view shows the sessions, their events and checkpoints", "view
   // the undos of the steps above: said once, naming the rewind they undid, not
   // "before undo to “before rewind to …”" nor a bare "before undo"
   await view.row(/^before undo of rewind to “[^“”]+”$/);
+  // and the undo's own row says what it undid (it said "Undo (files)")
+  await view.row(/^Undo of rewind to “[^“”]+”/);
 });
 
 step("a checkpoint's changed file opens in a diff with both sides' text", "diff-text", async () => {

@@ -86,12 +86,13 @@ export function eventSummary(event: Pick<SessionEvent, 'kind' | 'data' | 'summar
 }
 
 /**
- * A rewind's summary as a sentence of its own: the server says "rewind to “X” (files)" or
- * "undo (files)", which under "Rewind: " said the word twice. Any other summary (an
- * importer's words) is left for the "Rewind: " title.
+ * A rewind's summary as a sentence of its own: the server says "rewind to “X” (files)",
+ * "undo of rewind to “X” (files)", "redo of …" or "undo (files)", which under "Rewind: "
+ * said the word twice. Any other summary (an importer's words) is left for the "Rewind: "
+ * title.
  */
 export function rewindSentence(summary: string): string | undefined {
-  return /^(rewind|undo)\b/.test(summary) ? `${summary.charAt(0).toUpperCase()}${summary.slice(1)}` : undefined;
+  return /^(rewind|undo|redo)\b/.test(summary) ? `${summary.charAt(0).toUpperCase()}${summary.slice(1)}` : undefined;
 }
 
 /**
