@@ -16,12 +16,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from ..events import Event, Kind, summarize
 from ..models import Checkpoint
 
 REWIND = "rewind"
 UNDO = "undo"
+# the answer's field and its words' key (server/rpc/methods.py SAFETY_OF, SAFETY_WORDS)
+SAFETY_OF = "safetyOf"
+SAFETY_WORDS = "words"
 
 _LABEL = re.compile(r"before (rewind|undo) to ([0-9a-f]{12,64})")
 # names nest this deep at most: a rewind to a rewind's safety checkpoint names what that
@@ -121,3 +125,19 @@ def event_summary(event: Event, by_id: Mapping[str, Checkpoint], width: int = 12
     text = " ".join(f"{undone(target, by_id)} ({mode if isinstance(mode, str) else 'files'})"
                     .split())
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def checkpoint_json(cp: Checkpoint, by_id: Mapping[str, Checkpoint]) -> dict[str, Any]:
+    """``cp``'s record as the server's listing and ``turnback checkpoints --json`` show it:
+    ``safetyOf: {op, checkpoint, words}`` when it is a rewind's or an undo's safety
+    checkpoint (stored, or read from an older record's label), so that a client names it
+    without reading its label, in the words the CLI prints; ``by_id``: the checkpoints its
+    words may name. A record's field where ``safety_of`` finds none is left out: a user's
+    checkpoint, or a pulled one (its field names another machine's operation, which no
+    undo here goes back to). An older client reads the label, which is unchanged."""
+    out = cp.to_json()
+    out.pop(SAFETY_OF, None)
+    found = safety_of(cp)
+    if found is not None:
+        out[SAFETY_OF] = {"op": found[0], "checkpoint": found[1], SAFETY_WORDS: words(cp, by_id)}
+    return out
