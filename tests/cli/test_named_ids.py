@@ -36,6 +36,11 @@ def test_checkpoints_and_log_say_names_not_ids(ws: Path) -> None:
     assert f"to {ids[3]} “before undo of rewind to “Tests pass””  safety {ids[4]}" in log[2]
     # scripts read --json, which keeps the stored labels
     assert f"before rewind to {good}" in out(ws, "--json", "checkpoints")
+    # an undo's event says what it undid; it said "undo (files)" for the undo and the redo
+    sid = json.loads(out(ws, "--json", "session", "list", "--wait"))["sessions"][0]["id"]
+    shown = out(ws, "session", "show", sid)
+    assert "undo of rewind to “Tests pass” (files)" in shown, shown
+    assert "redo of rewind to “Tests pass” (files)" in shown, shown
 
 
 def test_checkpoints_json_says_safety_of_as_the_server_and_not_a_pulled_ones(ws: Path) -> None:
