@@ -127,10 +127,11 @@ step("a session's children are its turns, with tools, changes and steps", "turns
   const described = plain(await first.innerText());
   assert.match(described, /6 tools \(1 ✗\)/);
   assert.match(described, /in 3 files/);
-  await view.row("Make the logo brighter and drop the scratch notes.");
+  // cut to the row's 44 characters, so that the time after it stays in sight
+  await view.row(/^Make the logo brighter and drop the scratch…$/);
   await view.row("Actually, make the farewell shorter.");
   await view.expand(FIRST_TURN);
-  await view.row(/^Bash\(pytest -q\) ✗ FAILED tests\/test_farewell\.py/);
+  await view.row(/^Bash\(pytest -q\) ✗ FAILED tests\/test_farewel/); // cut at 44 characters
   await view.row(/^Bash\(pytest -q\) ✓ 2 passed/);
   await view.row("test_farewell.py");
   await view.row(/thinking and usage steps? hidden/);
@@ -209,24 +210,26 @@ step("the Turnback view shows the sessions, their events and checkpoints", "view
   await view.row("Add a farewell command", 60_000);
   await view.row("Tidy the README");
   await view.expand("Add a farewell command");
-  await view.row(/^Prompt: Add a farewell\(name\) next to greet\(\)/);
+  await view.row(/^Prompt: Add a farewell\(name\) next to greet/); // cut at 44 characters
   await view.row(/^Tool: Read\(greeter\/greet\.py\)/);
-  await view.row("Checkpoint: Before the agent");
-  await view.row("Checkpoint: farewell() added");
-  await view.row("Checkpoint: Tests pass");
-  await view.row("Checkpoint: Brighter logo");
-  await view.row("Checkpoint: Shorter farewell (branch)");
+  await view.row("Before the agent");
+  await view.row("farewell() added");
+  await view.row("Tests pass");
+  await view.row("Brighter logo");
+  await view.row("Shorter farewell (branch)");
   await view.row("Prompt: Actually, make the farewell shorter.");
   // The branch's rewind and its safety checkpoint name the checkpoint, not its id.
-  await view.row("Checkpoint: before rewind to “farewell() added”");
+  await view.row("before rewind to “farewell() added”");
   await view.row("Rewind to “farewell() added” (files)");
   // the undos of the steps above: said once, naming the rewind they undid, not
   // "before undo to “before rewind to …”" nor a bare "before undo"
-  await view.row(/^Checkpoint: before undo of rewind to “[^“”]+”$/);
+  await view.row(/^before undo of rewind to “[^“”]+”$/);
+  // and the undo's own row says what it undid (it said "Undo (files)")
+  await view.row(/^Undo of rewind to “[^“”]+”/);
 });
 
 step("a checkpoint's changed file opens in a diff with both sides' text", "diff-text", async () => {
-  const row = await view.childOf("Checkpoint: Tests pass", "cli.py");
+  const row = await view.childOf("Tests pass", "cli.py");
   await row.click();
   const diff = await readDiff(page, /cli\.py/, (d) => d.original.trim() !== "" && d.modified.trim() !== "");
   assert.match(diff.title, /cli\.py/);
@@ -234,21 +237,21 @@ step("a checkpoint's changed file opens in a diff with both sides' text", "diff-
   assert.doesNotMatch(diff.original, /farewell/);
   assert.match(diff.modified, /from greeter\.greet import farewell, greet$/m);
   assert.match(diff.modified, /say = farewell if sys\.argv\[1:2\] == \["bye"\] else greet/);
-  await view.collapse("Checkpoint: Tests pass");
+  await view.collapse("Tests pass");
 });
 
 step("a binary file's diff says so on both sides, with each side's size", "diff-binary", async () => {
   const before = expectedTree(cp("Tests pass")).get("assets/logo.png");
   const after = expectedTree(cp("Brighter logo")).get("assets/logo.png");
   assert.ok(before !== undefined && after !== undefined && before.length < 1024 && after.length < 1024);
-  await (await view.childOf("Checkpoint: Brighter logo", "logo.png")).click();
+  await (await view.childOf("Brighter logo", "logo.png")).click();
   const diff = await readDiff(page, /logo\.png/, (d) => d.original.includes("binary") && d.modified.includes("binary"));
   assert.match(diff.title, /logo\.png/);
   assert.ok(diff.original.includes(`assets/logo.png is a binary file (${before.length} B)`), diff.original);
   assert.ok(diff.modified.includes(`assets/logo.png is a binary file (${after.length} B)`), diff.modified);
   // in short lines: a side of the diff does not wrap, and a long line ran out of sight
   assert.match(diff.original, /^puts it back byte for byte\.$/m);
-  await view.collapse("Checkpoint: Brighter logo");
+  await view.collapse("Brighter logo");
 });
 
 let beforeRewind: Map<string, Buffer>;
@@ -258,7 +261,7 @@ step("rewind from the tree's inline action, confirmed, puts the checkpoint's fil
   await page.keyboard.press("W"); // close editors, so the rewind has no open documents to settle
   await clearNotifications(page);
   beforeRewind = readTree(workspace);
-  await view.inlineAction("Checkpoint: Tests pass", "Rewind to Here");
+  await view.inlineAction("Tests pass", "Rewind to Here");
   await quickPick(page, "Files");
   const question = await answerDialog(page, "Rewind");
   assert.match(question, /Rewind to “Tests pass”/);
@@ -289,7 +292,7 @@ step("Create Checkpoint from the command palette records the workspace as it is"
   // A checkpoint taken outside any agent session goes to the folder's own session,
   // which the extension expands to show the new checkpoint selected (a click of ours
   // on its twistie would race that, and could collapse it again).
-  const shown = await view.row("Checkpoint: From the palette");
+  const shown = await view.row("From the palette");
   await expectAttribute(shown, "aria-selected", "true");
   // The status bar says what it counts and how old the newest is.
   await page.locator(".statusbar-item", { hasText: /\d+ checkpoints · just now/ }).first().waitFor({ timeout: 20_000 });
@@ -297,7 +300,7 @@ step("Create Checkpoint from the command palette records the workspace as it is"
 
 step("an event appended with the CLI from outside shows up in the tree by itself", "cli-append", async () => {
   await view.expand("Add a farewell command");
-  // short enough for a row's label (cut at 60 characters), unique to this run
+  // short enough for a row's label (cut at 44 characters), unique to this run
   const text = `Appended from outside at ${Date.now().toString(36)}`;
   await run(CLI, ["record", "prompt", "--session", demo.sessions.main, "--text", text], { cwd: workspace });
   await view.row(`Prompt: ${text}`, 20_000);
@@ -325,13 +328,13 @@ step("rewinding to a checkpoint whose stored content is gone fails readably and 
   writeFileSync(join(workspace, "README.md"), "# greeter\n\nchanged after the checkpoint\n");
   const untouched = readTree(workspace);
 
-  await view.inlineAction("Checkpoint: Doomed", "Rewind to Here");
+  await view.inlineAction("Doomed", "Rewind to Here");
   await quickPick(page, "Files");
   await answerDialog(page, "Rewind");
   const error = await toastText(page, /^Rewind failed/);
   assert.match(error, /doomed\.txt/);
   assert.match(error, /missing/);
-  assert.match(error, /not changed/);
+  assert.match(error, /Nothing was changed/);
   assert.doesNotMatch(error, /cannot rewind/i, "the error says the action's word twice");
   // no progress notification stays beside the error (a quick rewind shows none at all)
   await noProgressNotification(page);

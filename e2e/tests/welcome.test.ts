@@ -67,6 +67,6 @@ test("a folder without a store gets a welcome that explains and offers the next 
   await toastText(page, /^Turnback records this workspace/);
   assert.ok(existsSync(join(workspace, ".turnback", "config.json")));
   await view.row("fresh", 30_000);
-  await view.row(/^Checkpoint: Recording started/, 30_000);
+  await view.row(/^Recording started/, 30_000);
   await shots.take(page, "welcome-recording");
 });

@@ -72,23 +72,76 @@ export function describeError(action: string, err: unknown): string {
   return own ? `${text}${hint}` : `${action} failed: ${text}${hint}`;
 }
 
-/** How much of an error a notification shows: past about two lines of a toast it was cut off. */
-export const TOAST_WIDTH = 160;
+/**
+ * How much of an error a notification's toast shows at once: a toast is about 450 px wide,
+ * and a first sentence of 130 characters ("Rewind failed: the stored content of 'x'
+ * (object 1a2b…) is missing; the workspace was not changed.") was cut in it.
+ */
+export const TOAST_WIDTH = 90;
+
+/** Says that nothing was changed: kept in the toast, it is what a person asks first. */
+const UNCHANGED = /\b(?:was not changed|were not changed|nothing was changed|nothing changed)\b/i;
+const NOTHING_CHANGED = 'Nothing was changed.';
+/** An aside ending in an id (" (object 1a2b3c4d5e6f)"): no one can place it; the details keep it. */
+const ID_ASIDE = / \([^()'“”\n]{0,40}\b[0-9a-f]{8,64}\)/g;
 
 /**
- * An error message as a notification shows it: a long one's key part first (its first
- * sentence, or its first `TOAST_WIDTH` characters cut at a word) with the whole message as
- * `detail`, for a "Show Details" action; a short one whole, with no detail.
+ * Where the message's first clause ends: at the first ". ", "; " or line break outside a
+ * quoted name (a path such as 'notes. old.txt' is no end).
+ */
+function clauseEnd(message: string): number {
+  let quote: string | undefined;
+  for (let i = 0; i < message.length; i += 1) {
+    const c = message[i] ?? '';
+    const before = i > 0 ? (message[i - 1] ?? '') : ' ';
+    const after = message[i + 1] ?? ' ';
+    if (quote !== undefined) {
+      if (c === quote && (quote === '”' || /[\s,.;:)]/.test(after))) {
+        quote = undefined;
+      }
+    } else if (c === '“') {
+      quote = '”';
+    } else if (c === "'" && /[\s(]/.test(before)) {
+      quote = "'";
+    } else if (c === '\n' || ((c === '.' || c === ';') && /\s/.test(after))) {
+      return i;
+    }
+  }
+  return message.length;
+}
+
+/** `text` cut at a word to at most `width` characters, marked with "…" when cut. */
+function cutAtWord(text: string, width: number): string {
+  if (text.length <= width) {
+    return text;
+  }
+  const cut = text.slice(0, width - 1);
+  const space = cut.lastIndexOf(' ');
+  return `${(space > width / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
+}
+
+/**
+ * An error message as a notification shows it, short by construction: its first clause
+ * (to the first ". " or "; "), asides that are only an id left out, cut at a word to
+ * `TOAST_WIDTH`, then "Nothing was changed." when the message says so; the whole message
+ * is the `detail`, for a "Show Details" action. A message that fits is shown whole.
  */
 export function toastParts(message: string, width = TOAST_WIDTH): { summary: string; detail?: string } {
   if (message.length <= width) {
     return { summary: message };
   }
-  const sentence = /^.*?\.(?=\s)/s.exec(message)?.[0];
-  if (sentence !== undefined && sentence.length >= 20 && sentence.length <= width) {
-    return { summary: sentence, detail: message };
+  const end = clauseEnd(message);
+  const clause = message.slice(0, end).replace(ID_ASIDE, '').trim();
+  let summary = cutAtWord(clause, width);
+  const unchanged = UNCHANGED.test(message) && !UNCHANGED.test(summary);
+  if (unchanged) {
+    summary = cutAtWord(clause, width - NOTHING_CHANGED.length - 1);
   }
-  const cut = message.slice(0, width - 1);
-  const space = cut.lastIndexOf(' ');
-  return { summary: `${(space > width / 2 ? cut.slice(0, space) : cut).trimEnd()}…`, detail: message };
+  if (!/[….!?]$/.test(summary)) {
+    summary = `${summary}.`;
+  }
+  if (unchanged) {
+    summary = `${summary} ${NOTHING_CHANGED}`;
+  }
+  return { summary, detail: message };
 }

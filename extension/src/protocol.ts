@@ -312,7 +312,11 @@ export interface ForkResult {
   head: string;
 }
 
-export const IMPORT_SOURCES = [
+/**
+ * The agents whose sessions an import finds where the agent keeps them (a path is
+ * optional); the other sources are file formats, read from a path given.
+ */
+export const AGENT_SOURCES = [
   'claude-code',
   'codex',
   'aider',
@@ -327,6 +331,10 @@ export const IMPORT_SOURCES = [
   'opencode',
   'copilot-chat',
   'continue',
+] as const;
+
+export const IMPORT_SOURCES = [
+  ...AGENT_SOURCES,
   'ralph',
   'checkpoint-json',
   'event-records',

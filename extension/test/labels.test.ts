@@ -36,13 +36,18 @@ describe('event labels', () => {
         { ...base, kind: 'checkpoint', data: {} },
         { id: 'abcdef0123', label: '', ts: '', sessionId: null, eventId: null, auto: true, partial: false },
       ),
-      'Checkpoint: checkpoint abcdef01',
+      'checkpoint abcdef01',
     );
   });
 
   it('says a rewind once: "Rewind to “Tests pass” (files)", not "Rewind: rewind to …"', () => {
     const base = { id: 'e', parent: null, ts: '' };
     assert.equal(eventLabel({ ...base, kind: 'rewind', data: {}, summary: 'rewind to “Tests pass” (files)' }), 'Rewind to “Tests pass” (files)');
+    // the server names what an undo undid; a redo is one too
+    assert.equal(
+      eventLabel({ ...base, kind: 'rewind', data: {}, summary: 'redo of rewind to “Tests pass” (files)' }),
+      'Redo of rewind to “Tests pass” (files)',
+    );
     assert.equal(eventLabel({ ...base, kind: 'rewind', data: {}, summary: 'undo (files)' }), 'Undo (files)');
     // an importer's own words keep the title
     assert.equal(eventLabel({ ...base, kind: 'rewind', data: {}, summary: 'went back' }), 'Rewind: went back');

@@ -35,11 +35,22 @@ describe('errors', () => {
   it("puts a long message's key part in the toast and the whole in its details", () => {
     assert.deepEqual(toastParts('Rewind failed: no such checkpoint'), { summary: 'Rewind failed: no such checkpoint' });
     const long =
-      "Rewind failed: the stored content of 'doomed.txt' is missing, the workspace was not changed. " +
+      "Rewind failed: 'doomed.txt' is missing, the workspace was not changed. " +
       `Run 'turnback fsck' in the workspace to list what is damaged, then ${'pull it again or rewind elsewhere '.repeat(4)}`;
     const told = toastParts(long);
-    assert.equal(told.summary, "Rewind failed: the stored content of 'doomed.txt' is missing, the workspace was not changed.");
+    assert.equal(told.summary, "Rewind failed: 'doomed.txt' is missing, the workspace was not changed.");
     assert.equal(told.detail, long);
+    // the store's own message (rewind_ops.py): its first sentence of 131 characters was
+    // shown whole and the toast cut it (ux33's e2e screenshot); the key part first, short
+    const server =
+      "Rewind failed: the stored content of 'doomed.txt' (object 1a2b3c4d5e6f) is missing; " +
+      "the workspace was not changed. Run 'turnback fsck'";
+    const short = toastParts(server);
+    assert.equal(short.summary, "Rewind failed: the stored content of 'doomed.txt' is missing. Nothing was changed.");
+    assert.equal(short.detail, server);
+    // a name with ". " or "; " in its quotes is no end of the clause
+    const quoted = toastParts(`Restore failed: cannot read 'notes. old; v2.txt' (tree 0123456789ab). ${'More. '.repeat(20)}`);
+    assert.equal(quoted.summary, "Restore failed: cannot read 'notes. old; v2.txt'.");
     // no sentence short enough: cut at a word, marked, the whole in the details
     const words = toastParts(`Import failed: ${'word '.repeat(100)}`);
     assert.ok(words.summary.length <= TOAST_WIDTH && words.summary.endsWith('word…'), words.summary);

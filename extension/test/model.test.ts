@@ -149,11 +149,12 @@ describe('event nodes', () => {
     });
     assert.deepEqual(
       nodes.map((n) => n.label),
-      ['Prompt: make the tests pass', 'Tool: Bash(pytest)', 'Result (no output)', 'Checkpoint: after tests'],
+      ['Prompt: make the tests pass', 'Tool: Bash(pytest)', 'Result (no output)', 'after tests'],
     );
     const head = byEvent(nodes, 'e4');
     assert.equal(head.head, true);
-    assert.match(head.description ?? '', /^● head · 10:04:00/);
+    // the time first: VS Code cuts the row's end (ux33's screenshot: "10:2…")
+    assert.match(head.description ?? '', /^10:04:00 · ● head/);
     assert.equal(head.contextValue, 'event checkpoint head');
     assert.equal(byEvent(nodes, 'e1').contextValue, 'event');
     assert.equal(byEvent(nodes, 'e1').description, '10:01:00');
@@ -191,7 +192,7 @@ describe('event nodes', () => {
     });
     const node = byEvent(nodes, 'e4');
     assert.equal(node.checkpoint?.id, 'cp1');
-    assert.equal(node.label, 'Checkpoint: checkpoint cp1');
+    assert.equal(node.label, 'checkpoint cp1');
   });
 
   it('marks a non-checkpoint event that owns a checkpoint', () => {
@@ -224,7 +225,7 @@ describe('event nodes', () => {
     assert.equal(first.sessionId, 's1');
     assert.deepEqual(
       page.slice(1).map((n) => n.label),
-      ['Result (no output)', 'Checkpoint: after tests'],
+      ['Result (no output)', 'after tests'],
     );
     assert.ok(!page.some((n) => n.type === 'checkpoint'), 'no stray checkpoints before the earliest page');
     assert.doesNotMatch(byEvent(page, 'e3').description ?? '', /branch/, 'a parent before the window is no branch');
@@ -240,7 +241,7 @@ describe('event nodes', () => {
     assert.ok(!all.some((n) => n.type === 'loadMore'));
     const tail = all[all.length - 1];
     assert.ok(tail?.type === 'checkpoint');
-    assert.equal(tail.label, 'Checkpoint: imported');
+    assert.equal(tail.label, 'imported');
     assert.equal(tail.contextValue, 'checkpoint');
     assert.equal(tail.checkpoint.previous?.id, 'cp1');
   });
@@ -317,6 +318,23 @@ describe('event nodes', () => {
     assert.ok(row.label.length <= ROW_LABEL_WIDTH && row.label.endsWith('…'), row.label);
     assert.match(String(row.tooltip), /and its many tests and its many tests and its many tests/);
     assert.equal(byEvent(nodes, 'e2').label, 'Result (no output)');
+  });
+
+  it('leaves room for the time at the default sidebar width for a prompt near 60 characters', () => {
+    // ux33's screenshot: a row of 60 characters showed "10:2…" in a sidebar of about 440 px,
+    // which fits about 55 characters three levels in, the time's 8 among them
+    const prompt = 'Make the logo brighter and drop the scratch notes, please.'; // 58
+    const nodes = eventNodes({
+      folder: FOLDER,
+      sessionId: 's1',
+      result: { events: [ev('e1', null, 'prompt', { text: prompt }, 1)], head: 'e1', total: 1, offset: 0 },
+      checkpoints: [],
+      now: NOW,
+    });
+    const row = byEvent(nodes, 'e1');
+    const time = (row.description ?? '').split(' · ')[0] ?? '';
+    assert.ok(row.label.length + ' · '.length + time.length <= 56, row.label);
+    assert.match(row.description ?? '', /^10:01:00/);
   });
 
   it('says so when a session has no events', () => {
@@ -407,7 +425,7 @@ describe('changed files of a checkpoint', () => {
     key: 'c|f|cp2',
     folder: FOLDER,
     checkpoint: { id: 'cp2', title: 'after tests', previous, files: 12 },
-    label: 'Checkpoint: after tests',
+    label: 'after tests',
     contextValue: 'checkpoint',
     collapsible: 'collapsed',
   });

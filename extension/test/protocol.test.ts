@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 
-import { Fields, Methods, NOTIFICATIONS, Notifications, REQUESTS, SafetyOps } from '../src/protocol';
+import { AGENT_SOURCES, Fields, IMPORT_SOURCES, Methods, NOTIFICATIONS, Notifications, REQUESTS, SafetyOps } from '../src/protocol';
 import { repoRoot } from './repo';
 
 interface PythonMethods {
@@ -82,5 +82,17 @@ describe('protocol constants against methods.py', () => {
     for (const name of [...REQUESTS, ...NOTIFICATIONS]) {
       assert.match(name, /^turnback\/[a-z][A-Za-z]*$/);
     }
+  });
+});
+
+describe('import sources', () => {
+  it("name the server's registry's sources, its agents (found where they keep sessions) first", () => {
+    const source = readFileSync(path.join(repoRoot(), 'server/turnback/importers/registry.py'), 'utf8');
+    const entries = source.split(/^\s*Source\(/m).slice(1);
+    const names = entries.map((e) => /^"([^"]+)"/.exec(e)?.[1] ?? '');
+    // each entry runs to the next "Source(": the last one's tail holds no "agent=True"
+    const agents = entries.filter((e) => /\bagent=True\b/.test(e)).map((e) => /^"([^"]+)"/.exec(e)?.[1] ?? '');
+    assert.deepEqual([...IMPORT_SOURCES], names);
+    assert.deepEqual([...AGENT_SOURCES], agents);
   });
 });

@@ -190,8 +190,8 @@ describe('against the real server', { skip: haveServer ? false : `no ${python} (
     const labels = nodes.map((n) => n.label);
     assert.ok(labels.includes('Prompt: make it print v2'), labels.join(' | '));
     assert.ok(labels.includes('Tool: Edit(src/app.py)'), labels.join(' | '));
-    assert.ok(labels.includes('Checkpoint: Before'), labels.join(' | '));
-    const found = nodes.find((n): n is EventNode => n.type === 'event' && n.label === 'Checkpoint: After');
+    assert.ok(labels.includes('Before'), labels.join(' | '));
+    const found = nodes.find((n): n is EventNode => n.type === 'event' && n.label === 'After');
     assert.ok(found !== undefined && bearsCheckpoint(found));
     assert.equal(found.checkpoint.previous?.title, 'Before');
     assert.match(found.contextValue, /\bcheckpoint\b/);

@@ -60,6 +60,11 @@ describe('turn rows', () => {
     assert.equal(noCheckpointNote(n), undefined);
   });
 
+  it("puts the time first, before the head's mark, so that a cut row keeps it", () => {
+    const n = turnNode(FOLDER, 's1', 'claude-code', turn({ head: true }));
+    assert.match(n.description ?? '', /^\d\d:\d\d:\d\d · ● head · /);
+  });
+
   it("title a turn's two ends by a prompt short enough for a tab to show both", () => {
     const prompt = `Add a farewell(name) next to greet() with a test, ${'and wire it into the CLI '.repeat(3)}as bye.`;
     const n = turnNode(FOLDER, 's1', 'claude-code', turn({ prompt }));
@@ -187,7 +192,7 @@ describe('file history rows', () => {
     const [row] = historyRows(FOLDER, { path: 'a.py', versions: [v], total: 1, offset: 0 }, NOW);
     assert.ok(row?.kind === 'version');
     assert.equal(row.label, 'Add a farewell command');
-    assert.equal(row.description, '+3 −1 · claude-code · 1 h ago');
+    assert.equal(row.description, '1 h ago · +3 −1 · claude-code');
     assert.equal(row.checkpoint.previous?.id, 'cpA');
     assert.ok(row.contextValue.includes('hasTurn'));
   });
@@ -198,7 +203,7 @@ describe('file history rows', () => {
     const agent = `evil\u202e\n${'x'.repeat(10_000)}`;
     const [row] = historyRows(FOLDER, { path: 'a.py', versions: [{ ...v, agent }], total: 1, offset: 0 }, NOW);
     assert.ok(row?.kind === 'version');
-    assert.ok(row.description.startsWith('+3 −1 · evil\\u202e x'), row.description);
+    assert.ok(row.description.startsWith('1 h ago · +3 −1 · evil\\u202e x'), row.description);
     assert.ok(row.description.length < 80, String(row.description.length));
   });
 
@@ -207,7 +212,7 @@ describe('file history rows', () => {
     const [row] = historyRows(FOLDER, { path: 'a.py', versions: [safety], total: 1, offset: 0 }, NOW);
     assert.ok(row?.kind === 'version');
     assert.equal(row.label, 'before rewind to cpA');
-    assert.equal(row.description, '+3 −1 · Turnback · 1 h ago');
+    assert.equal(row.description, '1 h ago · +3 −1 · Turnback');
     assert.ok(row.tooltip.includes('before a rewind or undo'), row.tooltip);
     assert.ok(row.tooltip.includes('Add a farewell command'), row.tooltip);
   });

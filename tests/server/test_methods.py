@@ -140,6 +140,27 @@ async def test_rewind_then_undo(client: TurnbackClient, ws: Path) -> None:
     assert not (ws / "README.md").exists()
 
 
+async def test_an_undos_event_names_the_rewind_it_undid(client: TurnbackClient, ws: Path) -> None:
+    """The session's rows of an undo and a redo said "undo (files)" alike."""
+    run_python(SEED_SESSION, str(ws))
+    cp = (await client.call("turnback/createCheckpoint", {"label": "good", "sessionId": "s1"})
+          )["checkpoint"]["id"]
+    (ws / "src" / "app.py").write_text("broken\n")
+    await client.call("turnback/rewind", {"checkpoint": cp})
+    await client.call("turnback/undo", {})
+    await client.call("turnback/undo", {})
+    # an undo answers once its files are in place; its event is written just after: waited for
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 30
+    said: list[str] = []
+    while len(said) < 3 and loop.time() < deadline:
+        await asyncio.sleep(0.05)
+        res = await client.call("turnback/session", {"sessionId": "s1"})
+        said = [e["summary"] for e in res["events"] if e["kind"] == "rewind"]
+    assert said == [f"rewind to {cp} (files)", "undo of rewind to “good” (files)",
+                    "redo of rewind to “good” (files)"]
+
+
 async def test_rewind_chosen_paths(client: TurnbackClient, ws: Path) -> None:
     cp = (await client.call("turnback/createCheckpoint", {}))["checkpoint"]["id"]
     (ws / "src" / "app.py").write_text("x\n")

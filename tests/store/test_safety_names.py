@@ -7,7 +7,7 @@ from pathlib import Path
 
 from turnback.models import Checkpoint
 from turnback.store.facade import Store
-from turnback.store.safety_names import safety_label, safety_of, words
+from turnback.store.safety_names import event_summary, has_undo, safety_label, safety_of, words
 
 
 def cp(cid: str, label: str, auto: bool = True, origin: str | None = None) -> Checkpoint:
@@ -113,5 +113,35 @@ def test_the_store_labels_its_safety_checkpoints_in_that_shape(tmp_path: Path) -
         assert by_id[rewound.safety_checkpoint].safety_of == ("rewind", first.id)
         assert by_id[undone.safety_checkpoint].safety_of == ("undo", rewound.safety_checkpoint)
         assert by_id[first.id].safety_of is None
+    finally:
+        store.close()
+
+
+def test_an_undos_event_names_what_it_undid_and_a_redo_says_redo(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("one\n")
+    store = Store.open(ws, create=True)
+    try:
+        first = store.checkpoint(label="Tests pass")
+        (ws / "a.txt").write_text("two\n")
+        rewound = store.rewind(first.id)
+        store.undo()
+        store.undo()  # the undo of the undo: a redo
+        store.undo()
+        by_id = {c.id: c for c in store.checkpoints(None)}
+        events = [e for s in store.sessions()[0] for e in store.session(s.header.id).events
+                  if e.kind == "rewind"]
+        assert has_undo(events)
+        # in the order appended (one session: the workspace's)
+        assert [event_summary(e, by_id) for e in events] == [
+            f"rewind to {first.id} (files)",
+            "undo of rewind to “Tests pass” (files)",
+            "redo of rewind to “Tests pass” (files)",
+            "undo of rewind to “Tests pass” (files)",
+        ]
+        assert rewound.safety_checkpoint is not None
+        # with checkpoints it cannot find, as before: the event's own words
+        assert [event_summary(e, {}) for e in events if e.data.get("undo")] == ["undo (files)"] * 3
     finally:
         store.close()

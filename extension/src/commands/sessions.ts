@@ -7,7 +7,7 @@ import * as vscode from 'vscode';
 
 import { countOf, inline } from '../format';
 import { pickFolder } from '../folders';
-import { IMPORT_SOURCES, type ImportSource, type SessionInfo } from '../protocol';
+import { AGENT_SOURCES, IMPORT_SOURCES, type ImportSource, type SessionInfo } from '../protocol';
 import { sessionItem } from '../picks';
 import { checkpointTitle } from '../tree/labels';
 import { type Services, isTreeNode, requireTrust, showError, stringField, withProgress } from './common';
@@ -178,22 +178,8 @@ const SOURCE_DETAILS: Record<ImportSource, string> = {
   turnback: 'a Turnback export',
 };
 
-const KNOWN_LOCATION: readonly ImportSource[] = [
-  'claude-code',
-  'codex',
-  'aider',
-  'gemini-cli',
-  'qwen-code',
-  'cline',
-  'roo-code',
-  'kilo-code',
-  'crush',
-  'opencode-go',
-  'copilot-cli',
-  'opencode',
-  'copilot-chat',
-  'continue',
-];
+/** Sources with a place of their own, so that no path is asked for. */
+const KNOWN_LOCATION: readonly ImportSource[] = AGENT_SOURCES;
 
 /** turnback.importSessions: pick a source, then its default location or a file or folder. */
 export async function importSessions(services: Services, arg: unknown): Promise<void> {

@@ -55,13 +55,13 @@ export function versionRow(folder: string, path: string, v: FileVersion, now: nu
   // prompt it read like one more version the agent wrote
   const full = oneLine(v.turnPrompt !== '' && !v.safety ? v.turnPrompt : title, 200);
   const label = rowLabel(full); // the age after it stays in sight; the tooltip says it whole
-  const parts = [versionStat(v)];
+  // the age first: VS Code cuts a row's end, and the age is what tells versions apart
+  const parts = [formatAge(v.checkpoint.ts, now), versionStat(v)];
   if (v.safety) {
     parts.push('Turnback'); // taken by the rewind, not by the turn's agent
   } else if (v.agent !== '' && v.agent !== 'turnback') {
     parts.push(oneLine(v.agent, 40)); // a session header's text: one line, bounded, shown (redteam25)
   }
-  parts.push(formatAge(v.checkpoint.ts, now));
   const tags = ['version', v.status];
   if (v.turnId !== null && v.sessionId !== null) {
     tags.push('hasTurn');

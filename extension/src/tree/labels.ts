@@ -86,22 +86,24 @@ export function eventSummary(event: Pick<SessionEvent, 'kind' | 'data' | 'summar
 }
 
 /**
- * A rewind's summary as a sentence of its own: the server says "rewind to “X” (files)" or
- * "undo (files)", which under "Rewind: " said the word twice. Any other summary (an
- * importer's words) is left for the "Rewind: " title.
+ * A rewind's summary as a sentence of its own: the server says "rewind to “X” (files)",
+ * "undo of rewind to “X” (files)", "redo of …" or "undo (files)", which under "Rewind: "
+ * said the word twice. Any other summary (an importer's words) is left for the "Rewind: "
+ * title.
  */
 export function rewindSentence(summary: string): string | undefined {
-  return /^(rewind|undo)\b/.test(summary) ? `${summary.charAt(0).toUpperCase()}${summary.slice(1)}` : undefined;
+  return /^(rewind|undo|redo)\b/.test(summary) ? `${summary.charAt(0).toUpperCase()}${summary.slice(1)}` : undefined;
 }
 
 /**
- * "Prompt: make the tests pass"; a checkpoint is named by its own label; a tool's result
- * with nothing to say, "Result (no output)" (a bare "Result" row looked like a fault).
+ * "Prompt: make the tests pass"; a checkpoint by its own label alone, its row's icon
+ * (`git-commit`) saying what it is ("Checkpoint: " took a fifth of a row's width); a tool's
+ * result with nothing to say, "Result (no output)" (a bare "Result" row looked like a fault).
  */
 export function eventLabel(event: SessionEvent, checkpoint?: Checkpoint): string {
   const title = kindTitle(event.kind);
   if (event.kind === 'checkpoint' && checkpoint) {
-    return `${title}: ${checkpointTitle(checkpoint)}`;
+    return checkpointTitle(checkpoint);
   }
   const summary = eventSummary(event);
   const sentence = event.kind === 'rewind' ? rewindSentence(summary) : undefined;
@@ -112,11 +114,13 @@ export function eventLabel(event: SessionEvent, checkpoint?: Checkpoint): string
 }
 
 /**
- * How much of a label a tree row shows: VS Code puts the row's description (its time,
- * "● head", the branch) after the label and cuts the end of the line, so a prompt of 200
- * characters hid the time in any sidebar. The whole label is in the row's tooltip.
+ * How much of a label a tree row shows: VS Code puts the row's description (its time
+ * first, then "● head", the branch) after the label and cuts the end of the line, so a
+ * prompt of 200 characters hid the time in any sidebar, and one of 60 still did in the
+ * default sidebar (about 440 px: a step row, three levels in, has room for about 55
+ * characters, the time's 8 among them). The whole label is in the row's tooltip.
  */
-export const ROW_LABEL_WIDTH = 60;
+export const ROW_LABEL_WIDTH = 44;
 
 /** `label` cut for a tree row (its tooltip says it whole). */
 export function rowLabel(label: string): string {

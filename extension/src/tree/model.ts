@@ -450,11 +450,11 @@ export function eventNodes(input: EventsInput): TreeNode[] {
     if (isHead) {
       tags.push('head');
     }
-    const desc: string[] = [];
+    // the time first: VS Code cuts a row's end, and it is what tells rows apart
+    const desc: string[] = [formatClock(e.ts)];
     if (isHead) {
       desc.push('● head');
     }
-    desc.push(formatClock(e.ts));
     // a branch is said where it starts; its later rows say it in their tooltip only (every
     // row of the current branch read "· branch 2")
     if (p?.branchStart === true) {
@@ -549,7 +549,7 @@ function orphanCheckpointNode(
     folder,
     sessionId,
     checkpoint: ref,
-    label: `Checkpoint: ${ref.title}`,
+    label: rowLabel(ref.title), // the icon says checkpoint
     description: `${formatClock(cp.ts)} · ${formatAge(cp.ts, now)}`,
     tooltip: checkpointTooltip(cp),
     contextValue: 'checkpoint',

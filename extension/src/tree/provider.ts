@@ -31,7 +31,7 @@ import {
   sessionNode,
   sessionNodes,
 } from './model';
-import { checkpointTitle, checkpointTooltip } from './labels';
+import { checkpointTitle, checkpointTooltip, rowLabel } from './labels';
 import { formatAge, formatClock, inline } from '../format';
 
 /** The session the store files checkpoints made outside any agent session under. */
@@ -481,7 +481,7 @@ function looseCheckpoints(folder: string, all: readonly Checkpoint[], now: numbe
         parentKey: folderKey(folder),
         folder,
         checkpoint: ref,
-        label: `Checkpoint: ${checkpointTitle(cp)}`,
+        label: rowLabel(checkpointTitle(cp)), // the icon says checkpoint
         description: `${formatClock(cp.ts)} · ${formatAge(cp.ts, now)}`,
         tooltip: checkpointTooltip(cp),
         contextValue: 'checkpoint',

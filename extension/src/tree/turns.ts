@@ -77,11 +77,11 @@ export function turnTitle(prompt: string): string {
  */
 export function turnNode(folder: string, sessionId: string, agent: string, t: Turn, offBranchSaid = false): TurnNode {
   const parentKey = sessionKey(folder, sessionId);
-  const desc: string[] = [];
+  // the time first: VS Code cuts a row's end, and it is what tells rows apart
+  const desc: string[] = [formatClock(t.ts)];
   if (t.head) {
     desc.push('● head');
   }
-  desc.push(formatClock(t.ts));
   if (t.durationMs !== null && t.durationMs > 0) {
     desc.push(formatDuration(t.durationMs));
   }

@@ -9,7 +9,7 @@ import click
 from ..errors import NotFound
 from ..fs.paths import one_line, quote
 from ..interchange import cli_text
-from ..store.safety_names import words
+from ..store.safety_names import checkpoint_json, words
 from .common import Ctx, emit, pass_ctx, print_out, progress_bar
 from .times import local_time
 
@@ -42,15 +42,18 @@ def checkpoints(ctx: Ctx, session_id: str | None) -> None:
                    f"{store.index.repaired} checkpoint record(s) put back from the object "
                    "logs that hold them; 'turnback fsck' lists the damaged lines", err=True)
 
+    # a safety checkpoint's label names a checkpoint by id: said in words instead
+    by_id = {c.id: c for c in (items if session_id is None else store.checkpoints(None))}
+
     def human() -> None:
-        # a safety checkpoint's label names a checkpoint by id: said in words instead
-        by_id = {c.id: c for c in (items if session_id is None else store.checkpoints(None))}
         for c in items:
             flags = ("auto " if c.auto else "") + ("partial" if c.partial else "")
             label = one_line(words(c, by_id))
             click.echo(f"{c.id}  {local_time(c.ts)}  {c.files:>6} files  {flags:<12} {label}")
 
-    emit(ctx, {"checkpoints": [c.to_json() for c in items]}, human)
+    # as the server's turnback/checkpoints answers: safetyOf with its words, only where it
+    # counts (a pulled checkpoint's stored field named another machine's operation)
+    emit(ctx, {"checkpoints": [checkpoint_json(c, by_id) for c in items]}, human)
 
 
 @click.command("changes")

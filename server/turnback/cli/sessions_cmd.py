@@ -7,11 +7,10 @@ import os
 import click
 
 from ..errors import InvalidInput, NotFound
-from ..events import summarize
 from ..fs.paths import one_line
 from ..models import Checkpoint
 from ..store.facade import HEAD, Store
-from ..store.safety_names import words
+from ..store.safety_names import event_summary, has_undo, words
 from .common import Ctx, emit, parse_json_arg, pass_ctx
 from .times import local_clock, local_time
 
@@ -108,10 +107,11 @@ def session_show(ctx: Ctx, session_id: str) -> None:
                    f"{st['toolCalls']} ({st['toolCallsFailed']} failed)  checkpoints "
                    f"{st['checkpoints']}  rewinds {st['rewinds']}  tokens in "
                    f"{st['tokens']['input']} out {st['tokens']['output']}")
+        by_id = {c.id: c for c in store.checkpoints(None)} if has_undo(log.events) else {}
         for e in log.events:
             mark = "*" if e.id == log.head else " "
             click.echo(f"{mark} {e.id:<20} {local_clock(e.ts)} {e.kind:<14} "
-                       f"{one_line(summarize(e, 80))}")
+                       f"{one_line(event_summary(e, by_id, 80))}")
         for p in log.problems:
             click.echo(f"warning: {one_line(str(p))}", err=True)
 

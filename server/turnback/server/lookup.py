@@ -9,11 +9,17 @@ below the features and above the server's class.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from ..errors import NotFound
 from ..store.facade import Store
 from .core import TurnbackServer
 from .rpc.errors import about_param
+from .rpc.params import Params
 from .workspace.folders import Folder
+
+JSON = dict[str, Any]
 
 
 async def find_session(
@@ -24,6 +30,22 @@ async def find_session(
         if await ls.read_or(folder, lambda s: s.has_session(session_id), lambda: False):
             return folder
     raise NotFound(f"{method}: no session {session_id!r} (param 'sessionId')")
+
+
+async def session_in(ls: TurnbackServer, p: Params, method: str) -> tuple[str, Folder]:
+    """A request's required ``sessionId`` and the folder that holds it (its ``folder``, if
+    named, narrows the search): what every method about one session reads first."""
+    sid = p.req_ident("sessionId")
+    return sid, await find_session(ls, p.string("folder"), sid, method)
+
+
+async def read_in(ls: TurnbackServer, folder: Folder, job: Callable[[Store], JSON],
+                  missing: Callable[[], JSON] | None = None) -> JSON:
+    """``job``'s answer, read in ``folder``'s store, with the folder's URI (every answer
+    names its folder); a folder without a store answers ``missing()``, or NotFound."""
+    res = await (ls.read(folder, job) if missing is None else ls.read_or(folder, job, missing))
+    res["folder"] = folder.uri
+    return res
 
 
 async def session_or_folder(

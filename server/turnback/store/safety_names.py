@@ -15,12 +15,17 @@ what it names is only a name, never an id that anything acts on.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
+from ..events import Event, Kind, summarize
 from ..models import Checkpoint
 
 REWIND = "rewind"
 UNDO = "undo"
+# the answer's field and its words' key (server/rpc/methods.py SAFETY_OF, SAFETY_WORDS)
+SAFETY_OF = "safetyOf"
+SAFETY_WORDS = "words"
 
 _LABEL = re.compile(r"before (rewind|undo) to ([0-9a-f]{12,64})")
 # names nest this deep at most: a rewind to a rewind's safety checkpoint names what that
@@ -66,7 +71,7 @@ def words(cp: Checkpoint, by_id: Mapping[str, Checkpoint], depth: int = _DEPTH) 
         return cp.label
     op, target_id = found
     if op == UNDO:
-        return _undo_words(target_id, by_id, depth)
+        return f"before {undone(target_id, by_id, depth)}"
     if depth <= 1:
         return "before rewind"
     target = by_id.get(target_id)
@@ -75,11 +80,12 @@ def words(cp: Checkpoint, by_id: Mapping[str, Checkpoint], depth: int = _DEPTH) 
     return f"before rewind to “{_title(words(target, by_id, depth - 1))}”"
 
 
-def _undo_words(target_id: str, by_id: Mapping[str, Checkpoint], depth: int) -> str:
-    """An undo's safety checkpoint in words. An undo goes back to the safety checkpoint of
-    the operation it undoes: a rewind's ("undo of rewind to …") or an undo's, whose undo
-    is a redo; the chain is followed (bounded, a cycle in a written store stops it) to the
-    rewind at its end. A chain that ends nowhere known: "before undo"."""
+def undone(target_id: str, by_id: Mapping[str, Checkpoint], depth: int = _DEPTH) -> str:
+    """What an undo to ``target_id`` did, in words: an undo goes back to the safety
+    checkpoint of the operation it undoes, a rewind's ("undo of rewind to “X”") or an
+    undo's, whose undo is a redo ("redo of rewind to “X”"); the chain is followed (bounded,
+    a cycle in a written store stops it) to the rewind at its end. A chain that ends
+    nowhere known: "undo". An undo's safety checkpoint and its event say these words."""
     hops = 1
     seen: set[str] = set()
     target = by_id.get(target_id)
@@ -93,8 +99,45 @@ def _undo_words(target_id: str, by_id: Mapping[str, Checkpoint], depth: int) -> 
             verb = "undo" if hops % 2 else "redo"
             rewound = by_id.get(next_id) if depth > 1 else None
             if rewound is None:
-                return f"before {verb} of rewind"
-            return f"before {verb} of rewind to “{_title(words(rewound, by_id, depth - 1))}”"
+                return f"{verb} of rewind"
+            return f"{verb} of rewind to “{_title(words(rewound, by_id, depth - 1))}”"
         hops += 1
         target = by_id.get(next_id)
-    return "before undo"
+    return "undo"
+
+
+def has_undo(events: Iterable[Event]) -> bool:
+    """Whether any of ``events`` is an undo (whose summary wants the checkpoints)."""
+    return any(e.kind == Kind.REWIND and e.data.get("undo") for e in events)
+
+
+def event_summary(event: Event, by_id: Mapping[str, Checkpoint], width: int = 120) -> str:
+    """``summarize(event, width)``, an undo's naming what it undid: "undo of rewind to
+    “Tests pass” (files)", "redo of rewind to …" (its event says only "undo (files)",
+    so that undo, redo and undo again of one rewind read alike). Its data's ``checkpoint``
+    is the safety checkpoint it went back to; one not in ``by_id`` is summarized as before."""
+    d = event.data
+    target = d.get("checkpoint")
+    if event.kind != Kind.REWIND or not d.get("undo") or not isinstance(target, str) \
+            or target not in by_id:
+        return summarize(event, width)
+    mode = d.get("mode")
+    text = " ".join(f"{undone(target, by_id)} ({mode if isinstance(mode, str) else 'files'})"
+                    .split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def checkpoint_json(cp: Checkpoint, by_id: Mapping[str, Checkpoint]) -> dict[str, Any]:
+    """``cp``'s record as the server's listing and ``turnback checkpoints --json`` show it:
+    ``safetyOf: {op, checkpoint, words}`` when it is a rewind's or an undo's safety
+    checkpoint (stored, or read from an older record's label), so that a client names it
+    without reading its label, in the words the CLI prints; ``by_id``: the checkpoints its
+    words may name. A record's field where ``safety_of`` finds none is left out: a user's
+    checkpoint, or a pulled one (its field names another machine's operation, which no
+    undo here goes back to). An older client reads the label, which is unchanged."""
+    out = cp.to_json()
+    out.pop(SAFETY_OF, None)
+    found = safety_of(cp)
+    if found is not None:
+        out[SAFETY_OF] = {"op": found[0], "checkpoint": found[1], SAFETY_WORDS: words(cp, by_id)}
+    return out

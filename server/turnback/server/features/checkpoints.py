@@ -8,7 +8,7 @@ from ...models import Checkpoint
 from ...store.facade import WORKSPACE_SESSION, Store
 from ..core import TurnbackServer
 from ..jobs import shortwrite
-from ..lookup import find_checkpoint, session_or_folder
+from ..lookup import find_checkpoint, read_in, session_or_folder
 from ..rpc import methods
 from ..rpc.answers import checkpoint_json
 from ..rpc.errors import about_param, rpc_method
@@ -84,9 +84,7 @@ def register(ls: TurnbackServer) -> None:
             by_id = {c.id: c for c in (items if sid is None else store.checkpoints(None))}
             return {"checkpoints": [checkpoint_json(c, by_id) for c in items]}
 
-        out = await ls.read_or(folder, job, lambda: {"checkpoints": []})
-        out["folder"] = folder.uri
-        return out
+        return await read_in(ls, folder, job, lambda: {"checkpoints": []})
 
     @ls.feature(methods.CREATE_CHECKPOINT)
     @rpc_method(methods.CREATE_CHECKPOINT)

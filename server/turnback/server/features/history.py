@@ -12,7 +12,7 @@ from ...models import RewindResult
 from ...store.facade import Store
 from ..core import TurnbackServer
 from ..jobs.work import run_blocking
-from ..lookup import find_session
+from ..lookup import read_in, session_in
 from ..rpc import methods
 from ..rpc.errors import about_param, rpc_method
 from ..rpc.params import MAX_LIMIT, Params
@@ -29,10 +29,9 @@ def register(ls: TurnbackServer) -> None:
     @rpc_method(methods.TURNS)
     async def turns(ls: TurnbackServer, params: Any) -> JSON:
         p = Params(params, methods.TURNS)
-        sid = p.req_ident("sessionId")
         offset = p.opt_integer("offset")
         limit = p.integer("limit", DEFAULT_TURNS_PAGE, minimum=1, maximum=MAX_LIMIT)
-        folder = await find_session(ls, p.string("folder"), sid, methods.TURNS)
+        sid, folder = await session_in(ls, p, methods.TURNS)
 
         def job(store: Store) -> JSON:
             page = store.turn_page(sid, offset, limit)
@@ -48,26 +47,21 @@ def register(ls: TurnbackServer) -> None:
             return {"turns": out, "total": page.total, "offset": page.offset,
                     "session": store.session_summary(sid).to_json()}
 
-        res = await ls.read(folder, job)
-        res["folder"] = folder.uri
-        return res
+        return await read_in(ls, folder, job)
 
     @ls.feature(methods.TURN_STEPS)
     @rpc_method(methods.TURN_STEPS)
     async def turn_steps(ls: TurnbackServer, params: Any) -> JSON:
         p = Params(params, methods.TURN_STEPS)
-        sid = p.req_ident("sessionId")
         tid = p.req_ident("turnId")
-        folder = await find_session(ls, p.string("folder"), sid, methods.TURN_STEPS)
+        sid, folder = await session_in(ls, p, methods.TURN_STEPS)
 
         def job(store: Store) -> JSON:
             with about_param(methods.TURN_STEPS, "turnId"):
                 steps = store.steps(sid, tid)
             return {"steps": [s.to_json() for s in steps]}
 
-        res = await ls.read(folder, job)
-        res["folder"] = folder.uri
-        return res
+        return await read_in(ls, folder, job)
 
     @ls.feature(methods.FILE_HISTORY)
     @rpc_method(methods.FILE_HISTORY)
@@ -84,10 +78,8 @@ def register(ls: TurnbackServer) -> None:
             return {"path": path, "versions": [v.to_json() for v in versions], "total": total,
                     "offset": offset}
 
-        res = await ls.read_or(folder, job, lambda: {"path": path, "versions": [], "total": 0,
-                                                     "offset": offset})
-        res["folder"] = folder.uri
-        return res
+        return await read_in(ls, folder, job, lambda: {"path": path, "versions": [], "total": 0,
+                                                       "offset": offset})
 
     @ls.feature(methods.IMPORT_CANDIDATES)
     @rpc_method(methods.IMPORT_CANDIDATES)
@@ -115,10 +107,9 @@ def register_continue(ls: TurnbackServer) -> None:
         from ...importers.resume import CONTINUABLE, find_session_file, plan_fork, write_fork
 
         p = Params(params, methods.CONTINUE)
-        sid = p.req_ident("sessionId")
         tid = p.req_ident("turnId")
         dry_run = p.boolean("dryRun")
-        folder = await find_session(ls, p.string("folder"), sid, methods.CONTINUE)
+        sid, folder = await session_in(ls, p, methods.CONTINUE)
 
         def job(store: Store) -> JSON:
             with about_param(methods.CONTINUE, "turnId"):

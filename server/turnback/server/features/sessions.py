@@ -6,9 +6,9 @@ import logging
 from typing import Any
 
 from ...errors import NotFound
-from ...events import summarize
 from ...models import SessionSummary
 from ...store.facade import Store, filter_sessions
+from ...store.safety_names import event_summary, has_undo
 from ..core import TurnbackServer
 from ..lookup import find_session
 from ..rpc import methods
@@ -118,6 +118,8 @@ def register(ls: TurnbackServer) -> None:
                 unknown()
             page = store.session_page(sid, offset, limit)
             summary = store.session_summary(sid)
+            # an undo's summary names what it undid: the checkpoints, only when one is here
+            by_id = {c.id: c for c in store.checkpoints(None)} if has_undo(page.events) else {}
             return {
                 "session": summary.to_json(),
                 "head": page.head,
@@ -127,7 +129,7 @@ def register(ls: TurnbackServer) -> None:
                         "parent": e.parent,
                         "ts": e.ts,
                         "kind": e.kind,
-                        "summary": summarize(e),
+                        "summary": event_summary(e, by_id),
                         "data": e.data,
                     }
                     for e in page.events
