@@ -238,13 +238,15 @@ class RewindOps(CheckpointOps):
                     # one wait for the journal and the safety checkpoint: its log frame
                     # (which holds its record), or its record in checkpoints.jsonl when it
                     # went to a pack (its objects synced before); no file changes before
-                    # it returns, and the files' contents are read meanwhile
-                    self.oplog.begin(
+                    # it returns, and the files' contents are read meanwhile. Held open
+                    # to the end of this block: a refusal before the files (the listing's
+                    # below, by path) retracts it where it was written, never applied later
+                    keep.enter_context(self.oplog.begin(
                         record, fsync=self.config.fsync_commits,
                         sync_with=frame[0] if frame is not None else [self.index.path],
                         sync_dirs=frame[1] if frame is not None else [],
                         meanwhile=functools.partial(applier.preload, plan),
-                        folder=folders.root)
+                        folder=folders.root))
                 except BaseException:
                     # kept, as a checkpoint is: synced, then listed; not where its frame's
                     # path leads elsewhere (left in the frame, put back at the store's
