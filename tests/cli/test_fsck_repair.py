@@ -179,3 +179,18 @@ def test_repair_moves_a_run_of_objects_that_are_no_record(ws: Path, log: str) ->
     assert Path(f"{path}.junk-1").read_bytes() == b"{}\n" * 1100
     assert path.read_bytes() == kept
     run_cli(ws, "gc")
+
+
+def test_repair_says_that_moved_meta_lines_no_longer_apply(ws: Path) -> None:
+    """``meta`` lines naming no head after a session's last event go to the side file with
+    the run after them (redteam45): their title no longer applies, which the repair now
+    says (trust36), in words and in ``--json``'s ``meta``."""
+    _sid, path = _session(ws)
+    with open(path, "ab") as f:
+        f.write(b'{"type": "meta", "title": "planted"}\n' * 1100)
+    out = run_cli(ws, "fsck", "--repair", check=None).stdout.decode()
+    assert "1100 'meta' line(s) among them no longer apply" in out
+    with open(path, "ab") as f:
+        f.write(b'{"type": "meta", "title": "planted"}\n' * 1100)
+    rep = json.loads(run_cli(ws, "--json", "fsck", "--repair", check=None).stdout)
+    assert [(m["meta"], m["dropped"]) for m in rep["setAside"]] == [(1100, 0)]

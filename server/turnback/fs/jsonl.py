@@ -286,8 +286,9 @@ def _no_last_object(shown: str) -> NoLastObject:
         "of its records (Turnback writes only records there: those lines were planted, or "
         "the file is damaged), so its last record is not looked for further back and "
         "nothing was written to it. Run 'turnback fsck --repair', which moves the lines "
-        "after the last record into a side file beside it ('<name>.junk-<n>'), losing "
-        "nothing ('turnback fsck' lists them by number); the records before them "
+        "after the last record into a side file beside it ('<name>.junk-<n>'; their "
+        f"first {HEAD_BYTES} bytes, more is no line of Turnback's and is dropped, as its "
+        "output says; 'turnback fsck' lists them by number); the records before them "
         "are all read as before")
 
 
