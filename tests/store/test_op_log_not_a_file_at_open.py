@@ -30,7 +30,7 @@ def test_the_store_opens_and_writes_wait_for_the_op_log(ws: Path) -> None:
     assert (ws / "a.txt").read_text() == "one"
     with Store.open(ws) as store:  # before: NotRegular out of the open
         assert store.oplog.pending() is not None  # left as it was
-        assert [cp.label for cp in store.checkpoints()][0] == "first"  # reads work
+        assert store.checkpoints()[0].label == "first"  # reads work
         for write in (lambda: store.checkpoint(label="x"), lambda: store.rewind(first.id),
                       lambda: store.fork(store.session("workspace").head or "")):
             with pytest.raises(StoreDamaged, match=r"oplog\.jsonl is a FIFO.*moved away"):
