@@ -161,3 +161,36 @@ def test_the_side_file_and_its_name_are_on_disk_before_the_log_is_cut(
     assert moved is not None and moved.bytes == 2200
     assert steps.index(f"folder {tmp_path.name}") < steps.index("cut"), steps
     assert steps.index("fsync") < steps.index("cut")
+
+
+@pytest.mark.parametrize("log", ["oplog.jsonl", "checkpoints.jsonl"])
+def test_repair_moves_a_run_of_objects_that_are_no_record(ws: Path, log: str) -> None:
+    """1,100 ``{}`` after a log's last record: the repair kept any object, so it moved
+    nothing of ``oplog.jsonl``'s (undo still refused) and never looked at
+    ``checkpoints.jsonl``'s; the cut is now after the last record (trust36)."""
+    run_cli(ws, "init")
+    run_cli(ws, "checkpoint")
+    path = ws / ".turnback" / log
+    kept = path.read_bytes() if path.exists() else b""
+    with open(path, "ab") as f:
+        f.write(b"{}\n" * 1100)
+    rep = json.loads(run_cli(ws, "--json", "fsck", "--repair", check=None).stdout)
+    assert [m["side"] for m in rep["setAside"]] == [f"{path}.junk-1"]
+    assert Path(f"{path}.junk-1").read_bytes() == b"{}\n" * 1100
+    assert path.read_bytes() == kept
+    run_cli(ws, "gc")
+
+
+def test_repair_says_that_moved_meta_lines_no_longer_apply(ws: Path) -> None:
+    """``meta`` lines naming no head after a session's last event go to the side file with
+    the run after them (redteam45): their title no longer applies, which the repair now
+    says (trust36), in words and in ``--json``'s ``meta``."""
+    _sid, path = _session(ws)
+    with open(path, "ab") as f:
+        f.write(b'{"type": "meta", "title": "planted"}\n' * 1100)
+    out = run_cli(ws, "fsck", "--repair", check=None).stdout.decode()
+    assert "1100 'meta' line(s) among them no longer apply" in out
+    with open(path, "ab") as f:
+        f.write(b'{"type": "meta", "title": "planted"}\n' * 1100)
+    rep = json.loads(run_cli(ws, "--json", "fsck", "--repair", check=None).stdout)
+    assert [(m["meta"], m["dropped"]) for m in rep["setAside"]] == [(1100, 0)]

@@ -4,6 +4,7 @@ assertions, and where the close's thread is now."""
 
 from __future__ import annotations
 
+import gc
 import sys
 import threading
 from collections.abc import Callable
@@ -38,8 +39,22 @@ def close_in_a_thread(store: Store) -> Closing:
 
 
 def in_function(thread: threading.Thread, name: str) -> bool:
-    """Whether ``thread`` is now inside a function called ``name`` (at any depth)."""
-    frame = sys._current_frames().get(thread.ident or -1)
+    """Whether ``thread`` is now inside a function called ``name`` (at any depth).
+
+    The collector is off while the frames are taken: CPython 3.11's
+    ``sys._current_frames`` allocates while it holds the runtime's list of threads, and a
+    collection started there waited for that same lock, for ever, with the GIL held (seen
+    in ``test_close_during_finish_rewind.py`` under load: the looking thread in
+    ``gc_collect_main`` under ``_PyThread_CurrentFrames``, every other one waiting for the
+    GIL; the hang ``redteam46`` saw once)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        frames = sys._current_frames()
+    finally:
+        if collecting:
+            gc.enable()
+    frame = frames.get(thread.ident or -1)
     while frame is not None:
         if frame.f_code.co_name == name:
             return True

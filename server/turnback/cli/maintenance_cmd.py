@@ -66,6 +66,12 @@ def fsck(ctx: Ctx, repair: bool) -> None:
         for m in moved:
             click.echo(f"moved {m.bytes} bytes after the last record of {one_line(m.file)} "
                        f"into {one_line(m.side)}")
+            if m.dropped:
+                click.echo(f"  and dropped the {m.dropped} bytes after them: a tail that long "
+                           "holds no line Turnback writes")
+            if m.meta:
+                click.echo(f"  {m.meta} 'meta' line(s) among them no longer apply (a session's "
+                           "title or end they set); the side file is never read")
         click.echo(f"checked {rep.objects_checked} objects, {rep.checkpoints_checked} "
                    f"checkpoints, {rep.sessions_checked} sessions")
         for d in rep.damaged:

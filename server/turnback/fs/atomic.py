@@ -37,7 +37,7 @@ def fsync_dir(path: Path) -> None:
 
 
 def fsync_all(files: Sequence[Path], dirs: Sequence[Path] = (),
-              meanwhile: Callable[[], None] | None = None) -> None:
+              meanwhile: Callable[[], None] | None = None, fds: Sequence[int] = ()) -> None:
     """Make ``files`` and the names in ``dirs`` durable, the fsyncs waited for together.
 
     A journalling file system (ext4's jbd2, XFS's log) commits fsyncs that wait at the
@@ -51,9 +51,11 @@ def fsync_all(files: Sequence[Path], dirs: Sequence[Path] = (),
 
     ``meanwhile``: work for the caller's thread while the disk is waited for (every fsync
     then has a thread); it must not depend on the syncs, and what it raises is raised
-    after they are done.
+    after they are done. ``fds``: files already open (the caller's), synced through
+    their descriptors, first.
     """
-    jobs: list[Callable[[], None]] = [partial(fsync_file, f) for f in files]
+    jobs: list[Callable[[], None]] = [partial(os.fsync, fd) for fd in fds]
+    jobs += [partial(fsync_file, f) for f in files]
     jobs += [partial(fsync_dir, d) for d in dirs]
     if meanwhile is not None:
         jobs.insert(0, meanwhile)

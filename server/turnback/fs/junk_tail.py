@@ -1,7 +1,8 @@
 """A log's junk tail set aside: the lines after its last record, when there are too many of
 them for the head read (``jsonl.NoLastObject``: every append to the file is refused), are
 moved into a side file beside it, ``<name>.junk-<n>``, so appends work again and no byte is
-lost. Turnback writes only records, so such a run was planted or is damage."""
+lost up to a bound (``COPY_MOST``). Turnback writes only records, so such a run was planted
+or is damage."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 from ..errors import Conflict
 from ..record import record
 from .atomic import fsync_dir
-from .jsonl import Line, NoLastObject, last_line, read_lines
+from .jsonl import HEAD_BYTES, Line, NoLastObject, last_line, read_lines
 from .locks import try_rw_lock
 from .osflags import O_CLOEXEC
 from .privacy import FILE_MODE
@@ -22,18 +23,28 @@ from .reading import open_append
 SIDE = ".junk-"  # a side file: ``<the log's name>.junk-<n>``, n = 1, 2, ...
 MOST_SIDES = 1000  # side files looked past for a free name; more is no repair of ours
 CHUNK = 1 << 20
+# bytes of a junk tail copied into the side file at most, the rest dropped and said: as much
+# as the head read looks back, so any line Turnback could have written fits. A planted
+# sparse 2 GiB tail was written out whole, 2 GiB of the user's disk (redteam45, left open)
+COPY_MOST = HEAD_BYTES
 
 
 @record
 class SetAside:
-    """What one repair moved: from which file, into which side file, how many bytes."""
+    """What one repair moved: from which file, into which side file, how many bytes;
+    ``dropped``: bytes after the first ``COPY_MOST`` of the tail, cut and not kept;
+    ``meta``: ``meta`` lines among those moved (a session's title or end they set is no
+    longer applied: the side file is never read)."""
 
     file: str
     side: str
     bytes: int
+    dropped: int = 0
+    meta: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        return {"file": self.file, "side": self.side, "bytes": self.bytes}
+        return {"file": self.file, "side": self.side, "bytes": self.bytes,
+                "dropped": self.dropped, "meta": self.meta}
 
 
 def set_aside(path: Path, *, keep: Callable[[Line], bool] | None = None,
@@ -44,9 +55,9 @@ def set_aside(path: Path, *, keep: Callable[[Line], bool] | None = None,
     ``last_line``) refuses the file; None when it does not (nothing to move: run twice,
     the second does nothing). Refused (``Conflict``) while another holds the file's lock.
 
-    The tail is copied and flushed to disk, and the side file's name with its folder,
-    before the file is cut: a crash between leaves the lines in both (a later repair
-    copies them again), never in neither."""
+    The tail is copied (its first ``COPY_MOST`` bytes) and flushed to disk, and the side
+    file's name with its folder, before the file is cut: a crash between leaves the lines
+    in both (a later repair copies them again), never in neither."""
     with try_rw_lock(Path(f"{path}.lock"), exclusive=True) as held:
         if not held:
             raise Conflict(
@@ -57,16 +68,19 @@ def set_aside(path: Path, *, keep: Callable[[Line], bool] | None = None,
             return None
         except NoLastObject:
             pass
-        cut = 0
+        cut = meta = 0
         for line in read_lines(path):
             if keep is None or keep(line):
-                cut = line.end
+                cut, meta = line.end, 0
+            elif line.value.get("type") == "meta":
+                meta += 1
         fd = open_append(path)
         try:
             size = os.fstat(fd).st_size
             side, side_name = _new_side(path)
+            copied = min(size - cut, COPY_MOST)
             try:
-                _copy(fd, cut, size, side)
+                _copy(fd, cut, cut + copied, side)
             except BaseException:
                 os.close(side)
                 raise
@@ -79,7 +93,7 @@ def set_aside(path: Path, *, keep: Callable[[Line], bool] | None = None,
             os.fsync(fd)
         finally:
             os.close(fd)
-        return SetAside(str(path), side_name, size - cut)
+        return SetAside(str(path), side_name, copied, size - cut - copied, meta)
 
 
 def _new_side(path: Path) -> tuple[int, str]:

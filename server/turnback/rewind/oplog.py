@@ -7,6 +7,7 @@ the file stays, emptied, between rewinds).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from collections.abc import Callable, Sequence
@@ -24,6 +25,7 @@ from ..fs.osflags import O_BINARY, O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK
 from ..fs.privacy import FILE_MODE
 from ..fs.reading import read_fd, read_regular
 from . import signing
+from .written_journal import WrittenJournal
 
 # a journal names each path a rewind changes (about 200 bytes a path): far more than
 # MAX_FILES paths' worth is no journal Turnback wrote
@@ -32,13 +34,25 @@ MAX_JOURNAL = 1 << 30
 APPLIED = "applied"
 
 
+OPS = ("rewind", "undo")
+
+
+def is_op(value: dict[str, Any]) -> bool:
+    """Whether an object of the log names an operation (its id and kind); its other fields
+    are checked where they are used (``RewindOps._check_op``)."""
+    return isinstance(value.get("id"), str) and value.get("op") in OPS
+
+
 class OpLog:
     def __init__(self, root: Path) -> None:
         self.path = root / "oplog.jsonl"
         self.journal = root / "journal.json"
 
     def last(self) -> dict[str, Any] | None:
-        return last_line(self.path)
+        """The log's last operation: objects that name none (``{}``) passed over, as the
+        full read's users pass them (trust36: ``{}`` as the last line refused every undo
+        as damaged, and ``fsck --repair`` found nothing to move)."""
+        return last_line(self.path, is_op)
 
     def all(self) -> list[dict[str, Any]]:
         return [line.value for line in read_lines(self.path)]
@@ -57,7 +71,7 @@ class OpLog:
     def begin(self, record: dict[str, Any], *, fsync: bool, sync_with: Sequence[Path] = (),
               sync_dirs: Sequence[Path] = (),
               meanwhile: Callable[[], None] | None = None,
-              folder: Folder | None = None) -> None:
+              folder: Folder | None = None) -> WrittenJournal:
         """Write the journal of a rewind about to start, signed (``signing``), as one line
         into the journal file, which stays in place between rewinds (empty: none pending).
 
@@ -70,21 +84,28 @@ class OpLog:
         ``pending`` and the store's recovery tell both apart from a rewind begun
         (docs/FORMAT.md, "Rewind journal and operation log"). ``meanwhile``: work for
         this thread while the sync is waited for (not done when nothing is synced).
-        ``folder``: as ``add``'s (the sync is by path still).
+        ``folder``: as ``add``'s.
+
+        Returned open (the caller closes it): a rewind refused before its first file
+        retracts it through its descriptor, where it was written (``WrittenJournal``); it
+        is synced through that descriptor too, not opened again by path. Retracted here
+        when the write or the wait fails.
         """
         line = dumps(signing.sign(record)) + b"\n"
         fd, made = self._open_for_writing(folder)
-        try:
+        journal = WrittenJournal(fd, self.journal, fsync=fsync)
+        with contextlib.ExitStack() as on_error:
+            on_error.push(journal.__exit__)  # retracted and closed if what follows raises
             os.ftruncate(fd, 0)
             os.lseek(fd, 0, os.SEEK_SET)  # past what a check of a left journal read
             view = memoryview(line)
             while view:
                 view = view[os.write(fd, view):]
-        finally:
-            os.close(fd)
-        if fsync:
-            dirs = [*sync_dirs, self.journal.parent] if made else list(sync_dirs)
-            fsync_all([self.journal, *sync_with], dirs, meanwhile=meanwhile)
+            if fsync:
+                dirs = [*sync_dirs, self.journal.parent] if made else list(sync_dirs)
+                fsync_all(sync_with, dirs, meanwhile=meanwhile, fds=[fd])
+            on_error.pop_all()
+        return journal
 
     def mark_applied(self, record: dict[str, Any], *, fsync: bool,
                      folder: Folder | None = None) -> None:

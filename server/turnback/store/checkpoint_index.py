@@ -14,6 +14,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from ..errors import InvalidInput, NotFound, StoreDamaged, TurnbackError
 from ..events import is_id
@@ -41,6 +42,15 @@ def bad_ids(cp: Checkpoint) -> str | None:
     if not all(isinstance(s, dict) for s in cp.skipped):
         return "its skipped list holds something other than records"
     return None
+
+
+def is_record(value: dict[str, Any]) -> bool:
+    """Whether an object of the file is one of its records, a checkpoint's (an id and a
+    tree) or a drop line: what a look at its last record stops at (``{}`` is passed over,
+    as the full read skips it; trust36)."""
+    if value.get("type") == "drop":
+        return True
+    return isinstance(value.get("id"), str) and isinstance(value.get("tree"), str)
 
 
 class CheckpointIndex:
@@ -318,7 +328,7 @@ class CheckpointIndex:
         cache named, even ``../../x`` (redteam35). None after a run of junk lines too
         (``NoLastObject``): the look-up is made the usual way."""
         try:
-            line = last_line(self.path)
+            line = last_line(self.path, is_record)
         except NoLastObject:
             return None
         if line is None or line.get("type") == "drop":

@@ -103,6 +103,7 @@ class CheckpointOps(SessionOps):
         """
         if (self._scan_base is None or self._unfinished is not None
                 or self._refused_record is not None or self._cache_unsaved
+                or self._recovery_waits is not None  # refused by ``checkpoint``'s words
                 or self._own_dirty):  # a rewind's paths, to look at again: any number
             return None
         dirty = frozenset(dirty)

@@ -170,7 +170,7 @@ class Store(FileHistoryOps, RewindOps):
             if (self._unfinished is not None or self._refused_record is not None) \
                     and not unfinishable:
                 try:
-                    self.finish_rewind(CLOSE_WAIT)
+                    self.finish_rewind(CLOSE_WAIT, closing=True)
                 except (OSError, TurnbackError):
                     unfinishable = True
             ready = (lambda: True) if unfinishable else (lambda: self._unfinished is None)
@@ -192,7 +192,7 @@ class Store(FileHistoryOps, RewindOps):
                 return
 
     def _close(self) -> None:
-        self.finish_rewind(CLOSE_WAIT)
+        self.finish_rewind(CLOSE_WAIT, closing=True)
         self.scanner.close()
         if self._temporary:
             import shutil

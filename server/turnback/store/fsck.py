@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import NotFound, StoreDamaged, Unsafe
@@ -12,6 +13,8 @@ from ..fs.jsonl import NoLastObject
 from ..fs.junk_tail import SetAside, set_aside
 from ..fs.locks import try_rw_lock
 from ..objects.trees import DIR, MAX_DEPTH, MAX_FILES
+from ..rewind.oplog import is_op
+from .checkpoint_index import is_record
 from .gc import forget_caches, stray_temps
 
 if TYPE_CHECKING:
@@ -46,14 +49,23 @@ class _TooMany(Exception):
 
 
 def repair(store: StoreState) -> list[SetAside]:
-    """Every session file and ``oplog.jsonl`` whose junk tail refuses appends, that tail moved
-    to a side file beside it (``fs/junk_tail``): appends, ``gc`` and ``undo`` work again and
-    every line is kept. ``Conflict`` for a file another process is writing (the files done
-    before it stay done)."""
+    """Every session file, ``oplog.jsonl`` and ``checkpoints.jsonl`` whose junk tail refuses
+    appends, that tail moved to a side file beside it (``fs/junk_tail``): appends,
+    checkpoints, ``gc`` and ``undo`` work again and every line is kept. The cut is after
+    the last line its head read stops at (``is_op``, ``is_record``). ``Conflict`` for a file
+    another process is writing (the files done before it stay done)."""
     moved = [m for m in (_passing_damage(store.backend.set_aside_junk, sid)
                          for sid in store.backend.ids()) if m is not None]
-    op = _passing_damage(set_aside, store.oplog.path)
-    return [*moved, op] if op is not None else moved
+    for path, is_one in ((store.oplog.path, is_op), (store.index.path, is_record)):
+        done = _passing_damage(_logs_junk, (path, is_one))
+        if done is not None:
+            moved.append(done)
+    return moved
+
+
+def _logs_junk(arg: tuple[Path, Callable[[dict[str, Any]], bool]]) -> SetAside | None:
+    path, is_one = arg
+    return set_aside(path, keep=lambda line: is_one(line.value), head=is_one)
 
 
 _A = TypeVar("_A")

@@ -35,6 +35,7 @@ from ..fs.jsonl import NoLastObject, dumps
 from ..fs.locks import file_lock, rw_lock
 from ..fs.namefold import NameRules, Site, collisions, probe_site, probe_store
 from ..fs.paths import display, normalize, quote
+from ..fs.reading import NotRegular
 from ..models import Checkpoint
 from ..objects.trees import DIR, LINK, Entry
 from ..rewind import signing
@@ -238,13 +239,15 @@ class RewindOps(CheckpointOps):
                     # one wait for the journal and the safety checkpoint: its log frame
                     # (which holds its record), or its record in checkpoints.jsonl when it
                     # went to a pack (its objects synced before); no file changes before
-                    # it returns, and the files' contents are read meanwhile
-                    self.oplog.begin(
+                    # it returns, and the files' contents are read meanwhile. Held open
+                    # to the end of this block: a refusal before the files (the listing's
+                    # below, by path) retracts it where it was written, never applied later
+                    keep.enter_context(self.oplog.begin(
                         record, fsync=self.config.fsync_commits,
                         sync_with=frame[0] if frame is not None else [self.index.path],
                         sync_dirs=frame[1] if frame is not None else [],
                         meanwhile=functools.partial(applier.preload, plan),
-                        folder=folders.root)
+                        folder=folders.root))
                 except BaseException:
                     # kept, as a checkpoint is: synced, then listed; not where its frame's
                     # path leads elsewhere (left in the frame, put back at the store's
@@ -317,7 +320,7 @@ class RewindOps(CheckpointOps):
         self._checkpoint_event(cp, HEAD, folders.sessions)
         return cp, frame
 
-    def finish_rewind(self, wait: float = 30.0) -> None:
+    def finish_rewind(self, wait: float = 30.0, *, closing: bool = False) -> None:
         """Record the rewind that ``rewind(..., finish_later=True)`` left: sync the files it
         wrote, then its event, its op-log entry and the end of its journal.
 
@@ -327,8 +330,11 @@ class RewindOps(CheckpointOps):
         still holding the folder's write lock; every write method of this object calls it
         first, so nothing is recorded out of order. A stat cache left unsaved
         (``save_scan_cache``) is saved first. ``wait``: seconds the rewind lock is waited
-        for (a close's are fewer, ``closing.CLOSE_WAIT``).
+        for (a close's are fewer, ``closing.CLOSE_WAIT``). A recovery the open left
+        waiting (``_recover_late``) is tried first, but not by a close (``closing``).
         """
+        if self._recovery_waits is not None and not closing:
+            self._recover_late()
         self.save_scan_cache()
         if self._refused_record is not None:
             self._record_refused(wait)
@@ -350,6 +356,15 @@ class RewindOps(CheckpointOps):
             if self.config.fsync_commits:
                 syncfs(self.workspace)
             self._finish_or_retry(record)
+
+    def _recover_late(self) -> None:
+        """The open's recovery, left waiting for the op log (a FIFO or a socket at its name:
+        ``recover``), tried again: done once the log is readable; else the write is refused
+        with the open's words (``StoreDamaged``), nothing written."""
+        self._recovery_waits = None  # the recovery's own record (an event) is a write
+        self.recover()
+        if self._recovery_waits is not None:
+            raise StoreDamaged(self._recovery_waits)
 
     def leave_unfinished(self) -> None:
         """A rewind left to finish that a close could not finish (its lock held longer than
@@ -408,7 +423,18 @@ class RewindOps(CheckpointOps):
         """Record a rewind whose files are in place, whatever part of its record a failed
         try (or a crash) already wrote: op log, then its event, then the journal's end."""
         with _held_root(self._root_held) as root:
-            if self._logged(record["id"]):
+            try:
+                logged = self._logged(record["id"])
+            except NotRegular as exc:
+                # whether it was recorded is in the log: unknown, so nothing is applied or
+                # written; reads go on, writes wait for it (``finish_rewind``)
+                self._recovery_waits = self.journal_problem = (
+                    f"{exc.message}. A rewind interrupted here ({self.oplog.journal}) waits "
+                    "for it: whether it was recorded is in that log, so nothing was applied "
+                    "and every write is refused until it is moved away; reads work. The "
+                    "next write (or open) after that finishes the rewind")
+                return None
+            if logged:
                 # already recorded; only the journal was left: ended in the held root, as
                 # ``_finish`` ends it (by path, a copy put at the store's path had its
                 # journal emptied and the store opened kept its own; redteam47)
@@ -670,7 +696,18 @@ class RewindOps(CheckpointOps):
                     f"{exc.message}. Nothing was changed. If no rewind was interrupted here, "
                     "delete that file; 'turnback fsck' reports it until then")
                 return None
-            if self._logged(record["id"]):
+            try:
+                logged = self._logged(record["id"])
+            except NotRegular as exc:
+                # whether it was recorded is in the log: unknown, so nothing is applied or
+                # written; reads go on, writes wait for it (``finish_rewind``)
+                self._recovery_waits = self.journal_problem = (
+                    f"{exc.message}. A rewind interrupted here ({self.oplog.journal}) waits "
+                    "for it: whether it was recorded is in that log, so nothing was applied "
+                    "and every write is refused until it is moved away; reads work. The "
+                    "next write (or open) after that finishes the rewind")
+                return None
+            if logged:
                 # recorded already: a crash before the journal's end, or a journal kept and
                 # put back since; its plan applied again would undo what came after it
                 self.oplog.end()

@@ -140,6 +140,9 @@ class StoreState:
         self._refused_record: JSON | None = None
         # why the journal of an interrupted rewind was not applied (see recover())
         self.journal_problem: str | None = None
+        # a recovery that waits for the op log to be readable (a FIFO or a socket at its
+        # name): every write is refused with these words until it is done (trust36)
+        self._recovery_waits: str | None = None
         # damaged lines of checkpoints.jsonl a repair_index looked past already
         self._index_problems = 0
         # object logs the walks found holding what no writer writes (store/notices.py)
