@@ -126,3 +126,31 @@ def test_discover_lists_and_import_all_imports_every_agent(ws: Path, tmp_path: P
     assert result["codex"]["sessions"] == ["cx-1"]
     code, out, _ = run(ws, "import", "gemini-cli", "--discover", "--home", str(home))
     assert code == 0 and out == ""
+
+
+def test_a_claude_file_of_odd_lines_only_neither_stops_the_import_nor_loses_a_session(
+        ws: Path, tmp_path: Path) -> None:
+    """Claude Code lines before the session's header are held; one the mapping cannot take
+    (a ``subtype`` that is an object) raised out of the final replay: 'turnback import
+    claude-code FOLDER' ended in a traceback and imported none of the folder's files, and
+    with a header after it the session's record was dropped (every event then named no
+    known session). Now that line is one problem, naming it, and the rest is imported."""
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    odd = json.dumps({"type": "system", "subtype": {}, "timestamp": "2026-01-02T03:04:04Z"})
+    user = {"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s-good",
+            "timestamp": "2026-01-02T03:04:05Z", "cwd": str(ws),
+            "message": {"role": "user", "content": "hello"}}
+    (folder / "a-odd-only.jsonl").write_text(odd + "\n")
+    (folder / "b-odd-first.jsonl").write_text(
+        odd + "\n" + json.dumps({**user, "sessionId": "s-late"}) + "\n")
+    (folder / "c-good.jsonl").write_text(json.dumps(user) + "\n")
+    code, out, err = run(ws, "import", "claude-code", str(folder))
+    assert code == 0, err
+    assert out.endswith("3 sessions from 3 files\n"), out
+    assert "Traceback" not in err and "names no known session" not in err
+    assert f"{folder / 'a-odd-only.jsonl'}:1: could not interpret this line" in err
+    assert f"{folder / 'b-odd-first.jsonl'}:1: could not interpret this line" in err
+    with Store.open(ws) as store:
+        ids = {s.header.id for s in store.sessions()[0]}
+    assert {"a-odd-only", "s-late", "s-good"} <= ids, ids

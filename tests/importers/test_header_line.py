@@ -9,13 +9,21 @@ named after the file, started at the bound or at the end of a final read.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from turnback.importers.agents import claude_code, codex
-from turnback.importers.base import Context, EventRecord, JsonlParser, RawLine, SessionRecord
+from turnback.importers.base import (
+    Context,
+    EventRecord,
+    JsonlParser,
+    Problem,
+    RawLine,
+    SessionRecord,
+)
 
 SID = "0b7f3a52-3c1e-4d1e-9a39-2f1c0c6f3b10"
 TS = "2026-01-02T03:04:05.000Z"
@@ -111,3 +119,55 @@ def test_held_lines_wait_for_more_until_the_read_is_final(agent: str, tmp_path: 
     assert isinstance(records[0], SessionRecord) and records[0].header.id == "rollout-file"
     assert lines_of(records) == [1, 2]
     assert not any(isinstance(r, SessionRecord) for r in parser.finish(True))  # started once
+
+
+def odd_parser(agent: str, tmp_path: Path) -> JsonlParser:
+    """``agent``'s parser whose mapping of a line marked ``odd`` raises, as a line of a shape
+    the mapping never met does (Claude Code's ``{"type": "system", "subtype": {}}``)."""
+    base = AGENTS[agent][0]
+
+    class Odd(base):  # type: ignore[valid-type,misc]
+        def on_line(self, obj: dict[str, Any], line: RawLine) -> Iterator[Any]:
+            if obj.get("odd"):  # raised while the records are taken, as the agents' do
+                raise TypeError("unhashable type: 'dict'")
+            yield from super().on_line(obj, line)
+
+    parser: JsonlParser = Odd(tmp_path / "rollout-file.jsonl", Context(tmp_path, tmp_path))
+    return parser
+
+
+def problem_lines(records: list[Any]) -> list[int]:
+    return [r.line for r in records if isinstance(r, Problem)]
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_an_odd_held_line_is_its_own_loss_when_the_header_comes(
+        agent: str, tmp_path: Path) -> None:
+    """A held line that cannot be mapped is one problem naming it; the session, the header
+    and the other held lines are imported (the whole replay was dropped with it, the
+    session's record too: every later line then named no known session)."""
+    _, line, header, _ = AGENTS[agent]
+    parser = odd_parser(agent, tmp_path)
+    assert feed(parser, [line(1), {**line(2), "odd": True}, line(3)]) == []
+    records = feed(parser, [header()], first=4)
+    assert isinstance(records[0], SessionRecord) and records[0].header.id == SID
+    assert lines_of(records) == [1, 3]
+    assert problem_lines(records) == [2]
+    assert "could not interpret this line" in str(
+        next(r for r in records if isinstance(r, Problem)))
+    assert lines_of(feed(parser, [line(5)], first=5)) == [5]
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_an_odd_held_line_of_a_file_without_a_header_is_its_own_loss(
+        agent: str, tmp_path: Path) -> None:
+    """The final read's replay of a file that never names its session: the odd line is one
+    problem, the session and the other lines are imported (it raised out of ``finish``,
+    which nothing guards: the import, and every file after it, ended in a traceback)."""
+    _, line, _, _ = AGENTS[agent]
+    parser = odd_parser(agent, tmp_path)
+    assert feed(parser, [{**line(1), "odd": True}, line(2)]) == []
+    records = list(parser.finish(True))
+    assert isinstance(records[0], SessionRecord) and records[0].header.id == "rollout-file"
+    assert lines_of(records) == [2]
+    assert problem_lines(records) == [1]

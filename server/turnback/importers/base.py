@@ -356,13 +356,16 @@ class JsonlParser(FileParser):
         if isinstance(obj, Problem):
             yield obj
             return
+        yield from self.interpreted(line.number, self.on_object(obj, line))
+
+    def interpreted(self, number: int, records: Iterator[Record]) -> list[Record]:
+        """``records``, the mapping of line ``number``, made whole (an error mid-line
+        yields nothing half-done), or the one problem saying that line could not be
+        interpreted: a line of a shape the mapping never met is that line's loss only."""
         try:
-            # Materialize so an error mid-line yields nothing half-done.
-            records = list(self.on_object(obj, line))
+            return list(records)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            yield self.problem(line.number, f"could not interpret this line ({exc!r}); skipped")
-            return
-        yield from records
+            return [self.problem(number, f"could not interpret this line ({exc!r}); skipped")]
 
     def on_object(self, obj: JSON, line: RawLine) -> Iterator[Record]:
         raise NotImplementedError

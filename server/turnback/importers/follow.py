@@ -40,7 +40,7 @@ from .base import Context, DocumentParser, FileParser
 from .inputs import find
 from .live import WatchRoot, input_files, input_of
 from .result import ImportResult
-from .runner import Check, Cursor, Progress, make_context, read_lines
+from .runner import Check, Cursor, Progress, document_records, make_context, read_lines
 from .writer import RecordWriter
 
 
@@ -290,7 +290,7 @@ class Follower:
             return
         writer.file = str(path)
         before = list(result.prompted), list(result.ended)
-        for rec in doc.parse():
+        for rec in document_records(doc, path):
             if check is not None:
                 check()
             writer.add(rec)

@@ -55,4 +55,6 @@ class HeaderLineParser(JsonlParser):
         yield from self.start(header)
         held, self.held = self.held, []
         for obj, line in held:
-            yield from self.on_line(obj, line)
+            # each held line on its own: one that cannot be mapped is a problem naming it,
+            # not the loss of the session's record and of every line held with it
+            yield from self.interpreted(line.number, self.on_line(obj, line))

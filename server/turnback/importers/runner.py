@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,7 +12,7 @@ from ..fs.paths import expand_home
 from ..models import Problem
 from ..store.facade import Store
 from . import registry
-from .base import Context, DocumentParser, FileParser, SkippedLine, iter_raw_lines
+from .base import Context, DocumentParser, FileParser, Record, SkippedLine, iter_raw_lines
 from .inputs import check_named
 from .result import ImportResult
 from .sniff import LABELS, looks_like, same_family
@@ -88,7 +88,7 @@ def import_source(
                 progress(base + n, total)
 
         if isinstance(parser, DocumentParser):
-            for rec in parser.parse():
+            for rec in document_records(parser, f):
                 if check is not None:
                     check()
                 writer.add(rec)
@@ -145,9 +145,31 @@ def read_lines(
         writer.add(Problem(str(path), cursor.line, f"cannot read: {exc.strerror or exc}"))
     except Unsafe as exc:  # a link or FIFO found by a walk, or swapped in since
         writer.add(Problem(str(path), 0, f"{exc.message}; skipped"))
-    for rec in parser.finish(final):
+    try:
+        finished = list(parser.finish(final))
+    except Exception as exc:  # nor its last step the other files' import
+        finished = [parser.problem(cursor.line, f"could not finish reading this file ({exc!r}); "
+                                                "what it ended with skipped")]
+    for rec in finished:
         writer.add(rec)
     return read
+
+
+def document_records(parser: DocumentParser, path: Path) -> Iterator[Record]:
+    """``parser``'s records; a mapping that raises is a problem naming the file, the
+    records before it kept: one odd file must not stop the import of the others. Only the
+    parser's step is guarded, so that the caller's ``check`` (a cancel) still stops it."""
+    records = parser.parse()
+    while True:
+        try:
+            rec = next(records)
+        except StopIteration:
+            return
+        except Exception as exc:
+            yield Problem(str(path), 0, f"could not read this file ({exc!r}); "
+                                        "the rest of it skipped")
+            return
+        yield rec
 
 
 def _own_files(source: str, files: list[Path], *, named: bool,
