@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from turnback.importers import header_line
 from turnback.importers.agents import claude_code, codex
 from turnback.importers.base import (
     Context,
@@ -171,3 +172,21 @@ def test_an_odd_held_line_of_a_file_without_a_header_is_its_own_loss(
     assert isinstance(records[0], SessionRecord) and records[0].header.id == "rollout-file"
     assert lines_of(records) == [2]
     assert problem_lines(records) == [1]
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_held_lines_are_bounded_in_bytes_too(agent: str, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lines held before a header are bounded by their bytes as well as their count: each
+    may be up to 64 MiB, so 200 of them were 12.5 GiB in memory. Past the bound the session
+    starts as a file with no header does, and the held lines are replayed."""
+    _, line, _, bound = AGENTS[agent]
+    size = len(json.dumps(line(1)).encode()) + 1
+    monkeypatch.setattr(header_line, "MAX_HELD_BYTES", size * 3)
+    parser = parser_for(agent, tmp_path)
+    assert feed(parser, [line(1), line(2)]) == []
+    records = feed(parser, [line(3)], first=3)  # the third line reaches the byte bound
+    assert bound > 3  # the count's bound is not what started it
+    assert isinstance(records[0], SessionRecord) and records[0].header.id == "rollout-file"
+    assert lines_of(records) == [1, 2, 3]
+    assert lines_of(feed(parser, [line(4)], first=4)) == [4]

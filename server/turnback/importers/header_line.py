@@ -2,10 +2,10 @@
 
 Claude Code and Codex name the session (its id, time, folder) on a line that is
 usually, but not always, the first. The lines before it are held, at most
-``max_held`` of them (a file that never names its session is still imported,
-under a session named after the file), and are replayed in order once the
-session has started, so a follower fed the lines one at a time gets the same
-records as a whole import.
+``max_held`` of them and ``MAX_HELD_BYTES`` of their bytes (a file that never names
+its session is still imported, under a session named after the file), and are
+replayed in order once the session has started, so a follower fed the lines one
+at a time gets the same records as a whole import.
 """
 
 from __future__ import annotations
@@ -15,6 +15,10 @@ from pathlib import Path
 
 from ..events import JSON
 from .base import Context, JsonlParser, RawLine, Record
+
+# the held lines' bytes: each line may be up to ``TURNBACK_MAX_LINE`` (64 MiB), so a
+# count alone let a planted file hold 200 of them (12.5 GiB) in memory (redteam50)
+MAX_HELD_BYTES = 64 << 20
 
 
 class HeaderLineParser(JsonlParser):
@@ -27,6 +31,7 @@ class HeaderLineParser(JsonlParser):
         super().__init__(path, ctx)
         self.session_id: str | None = None
         self.held: list[tuple[JSON, RawLine]] = []
+        self.held_bytes = 0
 
     def is_header(self, obj: JSON) -> bool:
         raise NotImplementedError
@@ -43,8 +48,9 @@ class HeaderLineParser(JsonlParser):
             yield from self.on_line(obj, line)
             return
         self.held.append((obj, line))
+        self.held_bytes += len(line.data)
         header = self.is_header(obj)
-        if header or len(self.held) >= self.max_held:
+        if header or len(self.held) >= self.max_held or self.held_bytes >= MAX_HELD_BYTES:
             yield from self._begin(obj if header else None)
 
     def finish(self, final: bool) -> Iterator[Record]:
@@ -53,7 +59,7 @@ class HeaderLineParser(JsonlParser):
 
     def _begin(self, header: JSON | None) -> Iterator[Record]:
         yield from self.start(header)
-        held, self.held = self.held, []
+        held, self.held, self.held_bytes = self.held, [], 0
         for obj, line in held:
             # each held line on its own: one that cannot be mapped is a problem naming it,
             # not the loss of the session's record and of every line held with it
