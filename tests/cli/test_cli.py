@@ -235,7 +235,8 @@ def test_format_version_that_is_no_number_is_a_clear_error(ws: Path, bad: object
 
 
 ODD = {"a\nb.txt": '"a\\nb.txt"', "tab\there.txt": '"tab\\there.txt"',
-       "esc\x1b[31mred.txt": '"esc\\033[31mred.txt"', "plain.txt": "plain.txt"}
+       "esc\x1b[31mred.txt": '"esc\\033[31mred.txt"', "plain.txt": "plain.txt",
+       "bidi\u202etxt.exe": '"bidi\\342\\200\\256txt.exe"'}
 
 
 def test_text_output_quotes_names_with_control_characters(ws: Path) -> None:
@@ -264,7 +265,7 @@ def test_text_output_quotes_names_with_control_characters(ws: Path) -> None:
         header = f'"{cp}/{quoted[1:]}' if quoted.startswith('"') else f"{cp}/{quoted}"
         assert f"--- {header}\n" in outputs["diff"]
     for out in outputs.values():
-        assert "\x1b" not in out and "\t" not in out.replace("\\t", "")
+        assert "\x1b" not in out and "\u202e" not in out and "\t" not in out.replace("\\t", "")
         assert not any(line.startswith(("b.txt", "file.bin")) for line in out.splitlines())
     err = run_cli(ws, "show", cp, "no\nsuch", check=None).stderr.decode()
     assert err == f'turnback: "no\\nsuch" does not exist in checkpoint {cp}\n'

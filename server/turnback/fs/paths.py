@@ -47,9 +47,12 @@ _LONE_SURROGATE = "[\ud800-\udc7f\udd00-\udfff]"
 
 
 # C0 controls, DEL and C1 controls (U+009B is a terminal's CSI): one could end a line
-# early, move the cursor or recolour what follows, making one name look like others
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-_QUOTE = re.compile('[\x00-\x1f\x7f-\x9f"\\\\]')
+# early, move the cursor or recolour what follows, making one name look like others; and
+# the bidirectional controls (U+061C, U+200E/F, U+202A-E, U+2066-9), which reorder what a
+# terminal shows after them: a label or name could show as another (redteam50)
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_CONTROL = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}]")
+_QUOTE = re.compile(f'[\x00-\x1f\x7f-\x9f{_BIDI}"\\\\]')
 _ESC = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v", "\f": "\\f",
         "\r": "\\r", '"': '\\"', "\\": "\\\\"}
 
