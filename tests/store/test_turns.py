@@ -150,7 +150,11 @@ def test_file_history_says_which_versions_a_rewind_saved(
     assert [v.checkpoint.id for v in saved] == [res.safety_checkpoint]
     assert store.read_file(saved[0].checkpoint.id, "a.txt") == b"an edit of the user's\n"
     assert all(not v.safety for v in versions if v.checkpoint.id != res.safety_checkpoint)
-    assert saved[0].to_json()["safety"] is True and versions[-1].to_json()["safety"] is False
+    by_id = {c.id: c for c in store.checkpoints(None)}
+    said = saved[0].to_json(by_id)
+    assert said["safety"] is True and versions[-1].to_json(by_id)["safety"] is False
+    # the checkpoint as the listing says it (safety_names.checkpoint_json): with its words
+    assert said["checkpoint"]["safetyOf"]["words"] == f"before rewind to “{older.checkpoint.label}”"
 
 
 def test_nearest_checkpoint_is_the_last_before_the_turn(store: Store, ws: Path) -> None:
