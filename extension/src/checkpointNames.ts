@@ -74,7 +74,8 @@ export class CheckpointNames {
    * What a safety checkpoint was taken before, in the server's words (`safetyOf.words`);
    * undefined for any other checkpoint, or a mark without words (then its label is named
    * as any other). Its own or else the listed one's: a checkpoint inside another answer
-   * (turnback/fileHistory's) carries its record's `safetyOf`, which has no words.
+   * (turnback/fileHistory's) has its words since ux37, a server before that sent its record's
+   * `safetyOf`, which has none.
    */
   private safetyWords(cp: Pick<Checkpoint, 'safetyOf'> & { id?: string }): string | undefined {
     const listed = cp.id !== undefined ? this.byId.get(cp.id)?.safetyOf : undefined;

@@ -199,6 +199,24 @@ export function oneLine(text: string, width: number): string {
 }
 
 /**
+ * `oneLine`, cut after a whole word (and the punctuation that ends it left out) rather than
+ * inside one, for a title that a sentence quotes: “… next to greet() wi…” read as a typo.
+ * A first word longer than half the width is cut inside, as `oneLine` does.
+ */
+export function oneLineAtWord(text: string, width: number): string {
+  const flat = oneLine(text, width * 2);
+  if (flat.length <= width) {
+    return flat;
+  }
+  const head = flat.slice(0, Math.max(0, width - 1));
+  const end = flat[width - 1] === ' ' ? head.length : head.lastIndexOf(' ');
+  if (end < width / 2) {
+    return `${head}…`;
+  }
+  return `${head.slice(0, end).replace(/[\s,;:.\-–—]+$/u, '')}…`;
+}
+
+/**
  * Text for a label with its invisible characters made visible: controls (Cc), line and
  * paragraph separators and every format character (Cf: the bidi overrides, embeddings,
  * isolates and marks, zero-width spaces and joiners, U+FEFF, the soft hyphen, the tag

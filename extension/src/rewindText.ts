@@ -110,6 +110,24 @@ export function rewindSummary(r: RewindResult, target: string, what: 'rewind' | 
   return `${verb}: ${files}${head}.`;
 }
 
+/**
+ * The notification after a rewind: `rewindSummary` naming the target as shown (a turn's
+ * title cut to a few words), and, when `whole` (the target named in full) says more, the
+ * same sentence naming it in full, for its Show Details.
+ */
+export function rewindToast(
+  r: RewindResult,
+  target: string,
+  what: 'rewind' | 'restore' | 'undo',
+  whole?: string,
+): { text: string; detail?: string } {
+  const text = rewindSummary(r, target, what);
+  if (whole === undefined || whole === target || what === 'undo') {
+    return { text };
+  }
+  return { text, detail: rewindSummary(r, whole, what) };
+}
+
 /** Every path a rewind put in place or removed: the editors showing them reload from disk. */
 export function affectedPaths(r: RewindResult): string[] {
   return [...new Set([...r.written, ...(r.overwritten ?? []), ...created(r), ...r.removed])];

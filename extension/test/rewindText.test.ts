@@ -2,7 +2,8 @@ import * as assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import type { RewindResult } from '../src/protocol';
-import { affectedPaths, changesNothing, rewindConfirmation, rewindSummary } from '../src/rewindText';
+import { affectedPaths, changesNothing, rewindConfirmation, rewindSummary, rewindToast } from '../src/rewindText';
+import { turnTitle } from '../src/tree/turns';
 
 function result(extra: Partial<RewindResult>): RewindResult {
   return { written: [], overwritten: [], created: [], removed: [], safetyCheckpoint: 'safe1', dryRun: true, ...extra };
@@ -90,5 +91,28 @@ describe('rewind summary', () => {
     assert.deepEqual(affectedPaths(r).sort(), ['a', 'c', 'd']);
     assert.equal(changesNothing(r), false);
     assert.equal(changesNothing(result({})), true);
+  });
+});
+
+describe('rewind notification', () => {
+  const prompt = 'Add a farewell(name) next to greet() with a docstring and a test';
+  const r = result({ written: ['a.py'], overwritten: ['a.py'], dryRun: false });
+
+  it('names a long turn by whole words, so that its sentence reads whole', () => {
+    // it was cut inside a word: “Add a farewell(name) next to greet() wi…”
+    assert.equal(turnTitle(prompt), 'Add a farewell(name) next to greet()…');
+    assert.equal(turnTitle('fix it'), 'fix it');
+    // one word longer than the width: cut in it, nothing better to do
+    assert.equal(turnTitle('x'.repeat(60)), `${'x'.repeat(39)}…`);
+    // no dangling punctuation before the ellipsis
+    assert.equal(turnTitle('Rename the module and then the tests, every import too'), 'Rename the module and then the tests…');
+  });
+
+  it('puts the whole prompt behind Show Details when the title was cut', () => {
+    const toast = rewindToast(r, `before “${turnTitle(prompt)}”`, 'rewind', `before “${prompt}”`);
+    assert.equal(toast.text, 'Rewound to before “Add a farewell(name) next to greet()…”: 1 file overwritten.');
+    assert.equal(toast.detail, `Rewound to before “${prompt}”: 1 file overwritten.`);
+    assert.equal(rewindToast(r, '“x”', 'rewind', '“x”').detail, undefined);
+    assert.equal(rewindToast(r, '“x”', 'rewind').detail, undefined);
   });
 });

@@ -150,7 +150,11 @@ def test_file_history_says_which_versions_a_rewind_saved(
     assert [v.checkpoint.id for v in saved] == [res.safety_checkpoint]
     assert store.read_file(saved[0].checkpoint.id, "a.txt") == b"an edit of the user's\n"
     assert all(not v.safety for v in versions if v.checkpoint.id != res.safety_checkpoint)
-    assert saved[0].to_json()["safety"] is True and versions[-1].to_json()["safety"] is False
+    by_id = {c.id: c for c in store.checkpoints(None)}
+    said = saved[0].to_json(by_id)
+    assert said["safety"] is True and versions[-1].to_json(by_id)["safety"] is False
+    # the checkpoint as the listing says it (safety_names.checkpoint_json): with its words
+    assert said["checkpoint"]["safetyOf"]["words"] == f"before rewind to “{older.checkpoint.label}”"
 
 
 def test_nearest_checkpoint_is_the_last_before_the_turn(store: Store, ws: Path) -> None:
@@ -284,3 +288,26 @@ def test_a_session_file_written_over_in_place_is_read_again(
     turns = store.turns(sid)
     assert turns[2].prompt == "CHANGE A"
     assert [s.label for s in store.steps(sid, turns[-1].id)][-1] == "DONE"
+
+
+def test_an_undos_step_names_the_rewind_it_undid(tmp_path: Path) -> None:
+    """A turn's steps said "undo (files)" for an undo and a redo alike (their labels were
+    built below the store, without the checkpoints); they say what the session's rows say."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("one\n")
+    store = Store.open(ws, create=True)
+    try:
+        sid = store.start_session(title="t", agent="claude-code", session_id="s1").id
+        p = store.append(sid, Kind.PROMPT, {"text": "change a"})
+        good = store.checkpoint(label="Tests pass", session_id=sid)
+        (ws / "a.txt").write_text("two\n")
+        store.rewind(good.id)
+        store.undo()
+        store.undo()  # the undo of the undo: a redo
+        rewinds = [s.label for s in store.steps(sid, p.id) if s.kind == Kind.REWIND]
+        assert rewinds == [f"rewind to {good.id} (files)",
+                           "undo of rewind to “Tests pass” (files)",
+                           "redo of rewind to “Tests pass” (files)"]
+    finally:
+        store.close()

@@ -85,6 +85,8 @@ export interface CheckpointTarget {
   checkpoint: CheckpointRef;
   /** How to name the target in questions and toasts as is (default: the title in quotes). */
   described?: string;
+  /** `described` in full when it is cut (a turn's prompt): the notification's Show Details. */
+  whole?: string;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

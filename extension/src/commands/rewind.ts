@@ -18,7 +18,7 @@ import {
   affectedPaths,
   changesNothing,
   rewindConfirmation,
-  rewindSummary,
+  rewindToast,
   touchesFiles,
 } from '../rewindText';
 import { checkpointItem } from '../picks';
@@ -56,6 +56,7 @@ async function confirmAndRun(
   run: (dryRun: boolean) => Promise<RewindResult>,
   skipConfirmation: boolean,
   paths?: readonly string[],
+  whole?: string,
 ): Promise<RewindResult | undefined> {
   const label = what === 'undo' ? 'Undo Rewind' : what === 'restore' ? 'Restore' : 'Rewind';
   if (touchesFiles(mode) && !(await settleUnsaved(folder, label, paths))) {
@@ -94,16 +95,27 @@ async function confirmAndRun(
   }
   services.cache.invalidateAll();
   await showDisk(folder, affectedPaths(result));
-  void announce(services, folder, rewindSummary(result, target, what));
+  void announce(services, folder, rewindToast(result, target, what, whole));
   return result;
 }
 
-/** The notification after every rewind, restore or undo, with its Undo button. */
-async function announce(services: Services, folder: string, text: string): Promise<void> {
+const SHOW_DETAILS = 'Show Details';
+
+/**
+ * The notification after every rewind, restore or undo, with its Undo button, and Show
+ * Details when the target's name in it was cut (a turn's prompt: the whole one there).
+ */
+async function announce(services: Services, folder: string, toast: { text: string; detail?: string }): Promise<void> {
   const undo = 'Undo Rewind';
-  const answer = await vscode.window.showInformationMessage(text, undo);
+  const buttons = toast.detail !== undefined ? [undo, SHOW_DETAILS] : [undo];
+  const answer = await vscode.window.showInformationMessage(toast.text, ...buttons);
   if (answer === undo) {
     await undoRewind(services, { folder, confirmed: true });
+  } else if (answer === SHOW_DETAILS && toast.detail !== undefined) {
+    const again = await vscode.window.showInformationMessage('Rewound', { modal: true, detail: toast.detail }, undo);
+    if (again === undo) {
+      await undoRewind(services, { folder, confirmed: true });
+    }
   }
 }
 
@@ -132,6 +144,8 @@ export async function rewindTo(services: Services, target: CheckpointTarget, arg
       return services.client.request('turnback/rewind', params);
     },
     confirmedArg(arg),
+    undefined,
+    target.whole,
   );
 }
 

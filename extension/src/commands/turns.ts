@@ -8,7 +8,7 @@
 import * as vscode from 'vscode';
 
 import { showDisk, settleUnsaved } from '../editors';
-import { countOf, inline } from '../format';
+import { countOf, inline, oneLine } from '../format';
 import { folderPath } from '../uris';
 import { affectedPaths } from '../rewindText';
 import type { TurnNode } from '../tree/model';
@@ -30,7 +30,8 @@ export async function rewindTurn(services: Services, arg: unknown): Promise<void
   }
   if (turn.before !== undefined) {
     const described = `before “${turnTitle(turn.prompt)}”`;
-    await rewindTo(services, { folder: turn.folder, checkpoint: { id: turn.before, title: described }, described }, arg);
+    const whole = `before “${oneLine(turn.prompt, 200)}”`;
+    await rewindTo(services, { folder: turn.folder, checkpoint: { id: turn.before, title: described }, described, whole }, arg);
     return;
   }
   if (turn.nearest === undefined) {

@@ -8,7 +8,7 @@
  * fork of its own session file).
  */
 
-import { countOf, formatClock, formatCount, formatDuration, formatTimestamp, oneLine } from '../format';
+import { countOf, formatClock, formatCount, formatDuration, formatTimestamp, oneLine, oneLineAtWord } from '../format';
 import type { Step, Turn, TurnsResult } from '../protocol';
 import { codeSpan, escapeMarkdown } from '../markdown';
 import { checkpointTitle, rewindSentence, rowLabel } from './labels';
@@ -67,7 +67,8 @@ export const TURN_TITLE_WIDTH = 40;
  * “after …”, out of sight.
  */
 export function turnTitle(prompt: string): string {
-  return oneLine(prompt, TURN_TITLE_WIDTH);
+  // after a whole word: a sentence quoting it reads whole (the full prompt: Show Details)
+  return oneLineAtWord(prompt, TURN_TITLE_WIDTH);
 }
 
 /**

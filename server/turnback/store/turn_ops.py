@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 
 from ..errors import NotFound, imported_late
+from ..events import Event, Kind
 from ..models import Checkpoint
 from ..sessions.files import FileSessions
 from .checkpoint_ops import CheckpointOps
@@ -196,7 +198,24 @@ class TurnOps(CheckpointOps):
         with imported_late("turnback.sessions.turns"):
             from ..sessions.turns import turn_steps
 
-        return turn_steps(view.log.events, turn_id, view.checkpoint_at, view.owner)
+        steps = turn_steps(view.log.events, turn_id, view.checkpoint_at, view.owner)
+        self._name_undos(steps, view.log.events)
+        return steps
+
+    def _name_undos(self, steps: list[Step], events: Sequence[Event]) -> None:
+        """An undo's step says what it undid, as the session's rows do ("undo of rewind
+        to “X” (files)", ``safety_names.event_summary``): its event alone says "undo
+        (files)", and ``sessions/turns`` sits below the store, without the checkpoints."""
+        undos = {e.id: e for e in events if e.kind == Kind.REWIND and e.data.get("undo")}
+        if not any(s.id in undos for s in steps):
+            return
+        with imported_late("turnback.store.safety_names"):
+            from .safety_names import event_summary
+
+        by_id = {c.id: c for c in self.checkpoints(None)}
+        for s in steps:
+            if s.id in undos:
+                s.label = event_summary(undos[s.id], by_id)
 
     def nearest_checkpoint(self, turn: Turn) -> Checkpoint | None:
         """For a turn with no checkpoint before it: the folder's last checkpoint taken before

@@ -5,12 +5,14 @@ among them) though only turn queries use them: ``turn_ops`` imports this module 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..events import JSON, Event, Kind
 from ..models import Checkpoint
 from ..results import Change, SessionLog
 from ..sessions.files import ReadLog
+from .safety_names import checkpoint_json
 
 TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
 if TYPE_CHECKING:
@@ -58,9 +60,11 @@ class FileVersion:
     # it can be undone (the only copy of edits made since the checkpoint before)
     safety: bool = False
 
-    def to_json(self) -> JSON:
+    def to_json(self, by_id: Mapping[str, Checkpoint]) -> JSON:
+        """``by_id``: the checkpoints a safety checkpoint's words may name (the checkpoint is
+        said as ``turnback/checkpoints`` says it: ``safety_names.checkpoint_json``)."""
         return {
-            "checkpoint": self.checkpoint.to_json(),
+            "checkpoint": checkpoint_json(self.checkpoint, by_id),
             "previous": self.previous.id if self.previous else None,
             "previousLabel": self.previous.label if self.previous else None,
             "status": self.status,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from ...models import Checkpoint
 from ...store.facade import WORKSPACE_SESSION, Store
@@ -10,7 +10,7 @@ from ..core import TurnbackServer
 from ..jobs import shortwrite
 from ..lookup import find_checkpoint, read_in, session_or_folder
 from ..rpc import methods
-from ..rpc.answers import checkpoint_json
+from ..rpc.answers import checkpoint_json, safety_pool
 from ..rpc.errors import about_param, rpc_method
 from ..rpc.params import Params
 from ..rpc.progress import WorkProgress
@@ -18,6 +18,22 @@ from ..watching.dirty import Ticket
 from ..workspace.folders import Folder, WouldWalk, with_dirty
 
 JSON = dict[str, Any]
+T = TypeVar("T")
+
+
+@overload
+def said_as_listed(store: Store, taken: tuple[Checkpoint, T]) -> tuple[JSON, T]: ...
+@overload
+def said_as_listed(store: Store, taken: tuple[Checkpoint, T] | None
+                   ) -> tuple[JSON, T] | None: ...
+def said_as_listed(store: Store, taken: tuple[Checkpoint, T] | None
+                   ) -> tuple[JSON, T] | None:
+    """A new checkpoint as ``turnback/checkpoints`` lists it (``checkpoint_json``), made in
+    the write that took it, where the store is at hand; None (nothing taken) passes."""
+    if taken is None:
+        return None
+    cp, rest = taken
+    return checkpoint_json(cp, safety_pool(store, [cp])), rest
 
 
 def take_checkpoint(
@@ -104,25 +120,25 @@ def register(ls: TurnbackServer) -> None:
             work = WorkProgress(ls, "Turnback: checkpoint", p.raw.get("workDoneToken"))
             work.begin_soon("reading the workspace")
         try:
-            cp, ticket = await ls.write(
+            said, ticket = await ls.write(
                 folder,
-                lambda store: take_checkpoint(
+                lambda store: said_as_listed(store, take_checkpoint(
                     folder, store, label=label, session_id=sid, auto=auto, work=work
-                ),
+                )),
                 cancel=work.cancel_event if work is not None else None,
                 create=True,
                 sessions={sid or WORKSPACE_SESSION},
                 checkpoints=True,
                 after=Store.save_scan_cache,
-                short=lambda store: take_checkpoint_now(
+                short=lambda store: said_as_listed(store, take_checkpoint_now(
                     folder, store, label=label, session_id=sid, auto=auto
-                ),
+                )),
             )
         finally:
             if work is not None:
                 work.finish()
         return {
-            "checkpoint": cp.to_json(),
+            "checkpoint": said,
             "incremental": ticket.paths is not None,
             "dirtyPaths": len(ticket.paths | ticket.ahead) if ticket.paths is not None else None,
             "preparedPaths": len(ticket.ahead - ticket.paths) if ticket.paths is not None else 0,

@@ -14,6 +14,7 @@ from ..core import TurnbackServer
 from ..jobs.work import run_blocking
 from ..lookup import read_in, session_in
 from ..rpc import methods
+from ..rpc.answers import safety_pool
 from ..rpc.errors import about_param, rpc_method
 from ..rpc.params import MAX_LIMIT, Params
 from ..workspace.folders import rewind_with_dirty
@@ -75,7 +76,9 @@ def register(ls: TurnbackServer) -> None:
         def job(store: Store) -> JSON:
             with about_param(methods.FILE_HISTORY, "path"):
                 versions, total = store.file_history(path, offset, limit)
-            return {"path": path, "versions": [v.to_json() for v in versions], "total": total,
+            by_id = safety_pool(store, [v.checkpoint for v in versions])
+            return {"path": path, "versions": [v.to_json(by_id) for v in versions],
+                    "total": total,
                     "offset": offset}
 
         return await read_in(ls, folder, job, lambda: {"path": path, "versions": [], "total": 0,
