@@ -361,8 +361,15 @@ class RewindOps(CheckpointOps):
         """The open's recovery, left waiting for the op log (a FIFO or a socket at its name:
         ``recover``), tried again: done once the log is readable; else the write is refused
         with the open's words (``StoreDamaged``), nothing written."""
-        self._recovery_waits = None  # the recovery's own record (an event) is a write
-        self.recover()
+        waits, self._recovery_waits = self._recovery_waits, None  # its own event is a write
+        try:
+            self.recover()
+        except BaseException:
+            # still waiting: cleared, the writes after a try that failed otherwise (a
+            # lock not taken) went ahead with the journal pending (redteam48)
+            if self._recovery_waits is None:
+                self._recovery_waits = waits
+            raise
         if self._recovery_waits is not None:
             raise StoreDamaged(self._recovery_waits)
 
