@@ -608,7 +608,11 @@ class RewindOps(CheckpointOps):
                 f"({again}); it is retried when the store is next opened, and safety "
                 f"checkpoint {record.get('safety')} holds the files as they were"
             ) from again
-        self.oplog.end()
+        with _held_root(self._root_held) as root:
+            # where it was written, as a finished rewind's (``_finish``): by path, a copy
+            # put at the store's path had its journal ended, and the store the rewind
+            # wrote it in applied the rewind told as failed at its next open (redteam48)
+            self.oplog.end(root)
         if kept:
             raise Conflict(
                 f"a rewind failed part-way ({exc}); the workspace was put back, except "
