@@ -60,3 +60,18 @@ def test_what_is_no_file_at_its_name_is_named(ws: Path, kind: str) -> None:
     found = _op_log_damage(ws)  # before: none, fsck said "ok"
     assert len(found) == 1 and "move it away" in str(found[0]["recoverable"])
     assert ("FIFO" if kind == "a FIFO" else "folder") in str(found[0]["problem"])
+
+
+@pytest.mark.parametrize("line", [b'{"id": "zz", "op": "rewind"}\n',
+                                  b'{"id": "zz", "op": "undo", "session": "workspace"}\n'])
+def test_a_last_operation_undo_refuses_is_named(ws: Path, line: bytes) -> None:
+    """A line that names an operation (``is_op``) but whose fields undo refuses: the
+    refusal says "run 'turnback fsck'", which found nothing (and ``--repair`` keeps it)."""
+    oplog = _rewound(ws)
+    with open(oplog, "ab") as f:
+        f.write(line)
+    with Store.open(ws) as store, pytest.raises(StoreDamaged, match="last line"):
+        store.undo()
+    found = _op_log_damage(ws)  # before: none
+    assert len(found) == 1 and "by hand" in str(found[0]["recoverable"])
+    assert "last line" in str(found[0]["problem"])

@@ -227,7 +227,7 @@ def _check_op_log(store: StoreState, rep: FsckReport) -> None:
     or no file at its name, refuses every undo and every rewind's record. fsck never looked
     at it and said "ok" (redteam48), though the refusal and the repair send the user here."""
     try:
-        store.oplog.last()
+        last = store.oplog.last()
     except NoLastObject as exc:
         rep.damaged.append({
             "what": "operation log", "id": str(store.oplog.path), "problem": exc.message,
@@ -239,6 +239,19 @@ def _check_op_log(store: StoreState, rep: FsckReport) -> None:
             "what": "operation log", "id": str(store.oplog.path), "problem": exc.message,
             "recoverable": "no repair of Turnback's: move it away; undo and a rewind's "
                            "record are refused until then"})
+    else:
+        if last is None:
+            return
+        from .rewind_ops import check_op  # late: fsck is no rewind's import
+
+        try:
+            check_op(last, store.oplog.path)
+        except StoreDamaged as exc:  # a line that names an operation, with fields undo refuses
+            rep.damaged.append({
+                "what": "operation log", "id": str(store.oplog.path), "problem": exc.message,
+                "recoverable": "Turnback writes no such line: remove it by hand (undo then "
+                               "reverts the operation before it); the lines before it are "
+                               "intact, undo is refused until then"})
 
 
 T = TypeVar("T")

@@ -886,22 +886,28 @@ class RewindOps(CheckpointOps):
             finish_later=finish_later)
 
     def _check_op(self, op: JSON) -> None:
-        """An operation-log line is input: its ids and paths are checked before use."""
-        where = f"the last line of {self.oplog.path}"
-        try:
-            check_id(op.get("session"), "its session")
-            for key in ("id", "prevHead", "newHead"):
-                if op.get(key) is not None:
-                    check_id(op.get(key), key)
-        except InvalidInput as exc:
-            raise StoreDamaged(f"{where}: {exc.message}; run 'turnback fsck'") from None
-        if op.get("mode") not in MODES:
-            raise StoreDamaged(f"{where}: mode {str(op.get('mode'))[:40]!r} is unknown")
-        sel = op.get("paths")
-        if sel is not None and (not isinstance(sel, list) or not all(
-                isinstance(p, str) and _normal(p) == p for p in sel)):
-            raise StoreDamaged(f"{where}: its paths are not plain relative paths; "
-                               "run 'turnback fsck'")
+        check_op(op, self.oplog.path)
+
+
+def check_op(op: JSON, path: Path) -> None:
+    """An operation-log line is input: its ids and paths are checked before use
+    (``StoreDamaged`` names the first fault). ``path``: the log, for the words; fsck
+    checks the last line so too."""
+    where = f"the last line of {path}"
+    try:
+        check_id(op.get("session"), "its session")
+        for key in ("id", "prevHead", "newHead"):
+            if op.get(key) is not None:
+                check_id(op.get(key), key)
+    except InvalidInput as exc:
+        raise StoreDamaged(f"{where}: {exc.message}; run 'turnback fsck'") from None
+    if op.get("mode") not in MODES:
+        raise StoreDamaged(f"{where}: mode {str(op.get('mode'))[:40]!r} is unknown")
+    sel = op.get("paths")
+    if sel is not None and (not isinstance(sel, list) or not all(
+            isinstance(p, str) and _normal(p) == p for p in sel)):
+        raise StoreDamaged(f"{where}: its paths are not plain relative paths; "
+                           "run 'turnback fsck'")
 
 
 @contextlib.contextmanager
