@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -103,9 +103,10 @@ class CheckpointIndex:
         number = self._lines
         with f:
             f.seek(self._end)
-            for raw, at, took in _whole_lines(f, number, self.path, self.problems):
-                number = at
-                self._end += took
+            raws, took = _whole_lines(f, number, self.path, self.problems)
+            self._end += took
+            for raw in raws:
+                number += 1
                 if raw is None:
                     continue  # a line past MAX_LINE: a problem, not read
                 v = parse_object(raw, self.path, number, self.problems)
@@ -393,25 +394,33 @@ class CheckpointIndex:
 
 
 def _whole_lines(f: BinaryIO, number: int, path: Path, problems: list[Problem]
-                 ) -> Iterator[tuple[bytes | None, int, int]]:
-    """The file's whole lines from where ``f`` stands: each without its newline (None for
-    one longer than ``MAX_LINE``, a problem said here), its number and the bytes it took.
-    Read in pieces of at most ``MAX_LINE``, so no line is held longer than that: the file
-    was read whole from the last offset, and a planted sparse 2 GiB after its last record
-    was held in memory by every listing (redteam48). A final line with no newline (a
-    write in progress, a torn tail) is not yielded; nor read past ``MAX_LINE``'s pieces."""
-    skipping = 0  # bytes of a line past ``MAX_LINE`` read so far
+                 ) -> tuple[list[bytes | None], int]:
+    """The file's whole lines from where ``f`` stands, each without its newline (None for
+    one longer than ``MAX_LINE``, a problem said here; ``number``: the lines before), and
+    the bytes they take. Never more than ``MAX_LINE`` of a line held: the file was read
+    whole from the last offset, and a planted sparse 2 GiB after its last record was held
+    in memory by every listing (redteam48). A final line with no newline (a write in
+    progress, a torn tail) is left out."""
+    if os.fstat(f.fileno()).st_size - f.tell() <= MAX_LINE:
+        # no longer line fits: one read and a split, as before (a call a line costs a
+        # listing's count)
+        data = f.read()
+        cut = data.rfind(b"\n") + 1
+        return list(data[:cut].split(b"\n")[:-1]), cut
+    out: list[bytes | None] = []
+    took = skipping = 0  # ``skipping``: bytes of a line past ``MAX_LINE`` read so far
     for piece in iter(lambda: f.readline(MAX_LINE), b""):
         if not piece.endswith(b"\n"):
             if len(piece) < MAX_LINE:
-                return  # torn or in progress: waits for its end
+                break  # torn or in progress: waits for its end
             skipping += len(piece)
             continue
-        number += 1
+        took += skipping + len(piece)
         if skipping:
-            problems.append(Problem(str(path), number,
-                                    f"longer than {MAX_LINE} bytes: not read"))
-            yield None, number, skipping + len(piece)
             skipping = 0
+            out.append(None)
+            problems.append(Problem(str(path), number + len(out),
+                                    f"longer than {MAX_LINE} bytes: not read"))
             continue
-        yield piece[:-1], number, len(piece)
+        out.append(piece[:-1])
+    return out, took
