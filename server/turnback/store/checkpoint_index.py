@@ -14,13 +14,20 @@ import os
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ..errors import InvalidInput, NotFound, StoreDamaged, TurnbackError
 from ..events import is_id
 from ..fs.atomic import atomic_write
 from ..fs.folders import Folder
-from ..fs.jsonl import NoLastObject, append_lines, last_line, loads, parse_object
+from ..fs.jsonl import (
+    MAX_LINE,
+    NoLastObject,
+    append_lines,
+    last_line,
+    loads,
+    parse_object,
+)
 from ..fs.reading import open_regular, read_regular
 from ..models import Checkpoint, Problem
 from ..objects.objectstore import is_hash
@@ -87,44 +94,47 @@ class CheckpointIndex:
             self._seq, self._seen = {}, set()
             self.problems = []
         try:
-            with os.fdopen(open_regular(self.path), "rb") as f:
-                f.seek(self._end)
-                data = f.read()
+            f = os.fdopen(open_regular(self.path), "rb")
         except FileNotFoundError:
             return
-        cut = data.rfind(b"\n") + 1  # a torn or unfinished last line waits for its end
         items = self._by_id
         added: list[Checkpoint] = []
         dropped = False
         number = self._lines
-        for raw in data[:cut].split(b"\n")[:-1]:
-            number += 1
-            v = parse_object(raw, self.path, number, self.problems)
-            if v is None:
-                continue
-            if v.get("type") == "drop":
-                self._seen.add(str(v.get("id")))
-                if items.pop(str(v.get("id")), None) is not None:
-                    dropped = True
-                continue
-            try:
-                cp = Checkpoint.from_json(v)
-            except (KeyError, TypeError, ValueError) as exc:
-                self.problems.append(Problem(str(self.path), number, f"bad checkpoint ({exc})"))
-                continue
-            bad = bad_ids(cp)
-            if bad is not None:
-                # never used: its tree id would become a path (fsck lists the line)
-                self.problems.append(Problem(str(self.path), number,
-                                             f"bad checkpoint {cp.id[:80]!r} ({bad})"))
-                continue
-            self._seen.add(cp.id)
-            if cp.id in items:
-                dropped = True  # a record written again replaces the old one
-            items[cp.id] = cp
-            self._seq[cp.id] = number
-            added.append(cp)
-        self._end += cut
+        with f:
+            f.seek(self._end)
+            raws, took = _whole_lines(f, number, self.path, self.problems)
+            self._end += took
+            for raw in raws:
+                number += 1
+                if raw is None:
+                    continue  # a line past MAX_LINE: a problem, not read
+                v = parse_object(raw, self.path, number, self.problems)
+                if v is None:
+                    continue
+                if v.get("type") == "drop":
+                    self._seen.add(str(v.get("id")))
+                    if items.pop(str(v.get("id")), None) is not None:
+                        dropped = True
+                    continue
+                try:
+                    cp = Checkpoint.from_json(v)
+                except (KeyError, TypeError, ValueError) as exc:
+                    self.problems.append(Problem(str(self.path), number,
+                                                 f"bad checkpoint ({exc})"))
+                    continue
+                bad = bad_ids(cp)
+                if bad is not None:
+                    # never used: its tree id would become a path (fsck lists the line)
+                    self.problems.append(Problem(str(self.path), number,
+                                                 f"bad checkpoint {cp.id[:80]!r} ({bad})"))
+                    continue
+                self._seen.add(cp.id)
+                if cp.id in items:
+                    dropped = True  # a record written again replaces the old one
+                items[cp.id] = cp
+                self._seq[cp.id] = number
+                added.append(cp)
         self._lines = number
         seq = self._seq
 
@@ -381,3 +391,36 @@ class CheckpointIndex:
                 )
         raise NotFound(f"no checkpoint {ref!r} in {self.path.parent}; list them with "
                        "'turnback checkpoints'")
+
+
+def _whole_lines(f: BinaryIO, number: int, path: Path, problems: list[Problem]
+                 ) -> tuple[list[bytes | None], int]:
+    """The file's whole lines from where ``f`` stands, each without its newline (None for
+    one longer than ``MAX_LINE``, a problem said here; ``number``: the lines before), and
+    the bytes they take. Never more than ``MAX_LINE`` of a line held: the file was read
+    whole from the last offset, and a planted sparse 2 GiB after its last record was held
+    in memory by every listing (redteam48). A final line with no newline (a write in
+    progress, a torn tail) is left out."""
+    if os.fstat(f.fileno()).st_size - f.tell() <= MAX_LINE:
+        # no longer line fits: one read and a split, as before (a call a line costs a
+        # listing's count)
+        data = f.read()
+        cut = data.rfind(b"\n") + 1
+        return list(data[:cut].split(b"\n")[:-1]), cut
+    out: list[bytes | None] = []
+    took = skipping = 0  # ``skipping``: bytes of a line past ``MAX_LINE`` read so far
+    for piece in iter(lambda: f.readline(MAX_LINE), b""):
+        if not piece.endswith(b"\n"):
+            if len(piece) < MAX_LINE:
+                break  # torn or in progress: waits for its end
+            skipping += len(piece)
+            continue
+        took += skipping + len(piece)
+        if skipping:
+            skipping = 0
+            out.append(None)
+            problems.append(Problem(str(path), number + len(out),
+                                    f"longer than {MAX_LINE} bytes: not read"))
+            continue
+        out.append(piece[:-1])
+    return out, took

@@ -111,6 +111,7 @@ def check(store: StoreState) -> FsckReport:
                             "recoverable": "delete the file if no rewind was interrupted here "
                                            "(it was not applied); rewinds are refused until "
                                            "then"})
+    _check_op_log(store, rep)
     # every record the object logs hold put back first (each log read whole: a line lost
     # from the middle of checkpoints.jsonl while later ones stayed), and said. Under the gc
     # lock exclusive: a writer holds it shared from its log frame to its index line, and a
@@ -219,6 +220,38 @@ def check(store: StoreState) -> FsckReport:
                                "one: resume or end it); until then a checkpoint may reuse "
                                "the damaged objects"})
     return rep
+
+
+def _check_op_log(store: StoreState, rep: FsckReport) -> None:
+    """``oplog.jsonl`` looked at as undo looks at it: a junk run past the head read's bound,
+    or no file at its name, refuses every undo and every rewind's record. fsck never looked
+    at it and said "ok" (redteam48), though the refusal and the repair send the user here."""
+    try:
+        last = store.oplog.last()
+    except NoLastObject as exc:
+        rep.damaged.append({
+            "what": "operation log", "id": str(store.oplog.path), "problem": exc.message,
+            "recoverable": "its operations are all read; undo and a rewind's record are "
+                           "refused until 'turnback fsck --repair' moves the lines after its "
+                           "last operation into a side file beside it"})
+    except StoreDamaged as exc:  # a FIFO, a socket, a folder, a link at its name
+        rep.damaged.append({
+            "what": "operation log", "id": str(store.oplog.path), "problem": exc.message,
+            "recoverable": "no repair of Turnback's: move it away; undo and a rewind's "
+                           "record are refused until then"})
+    else:
+        if last is None:
+            return
+        from .rewind_ops import check_op  # late: fsck is no rewind's import
+
+        try:
+            check_op(last, store.oplog.path)
+        except StoreDamaged as exc:  # a line that names an operation, with fields undo refuses
+            rep.damaged.append({
+                "what": "operation log", "id": str(store.oplog.path), "problem": exc.message,
+                "recoverable": "Turnback writes no such line: remove it by hand (undo then "
+                               "reverts the operation before it); the lines before it are "
+                               "intact, undo is refused until then"})
 
 
 T = TypeVar("T")

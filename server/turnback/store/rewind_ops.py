@@ -361,8 +361,15 @@ class RewindOps(CheckpointOps):
         """The open's recovery, left waiting for the op log (a FIFO or a socket at its name:
         ``recover``), tried again: done once the log is readable; else the write is refused
         with the open's words (``StoreDamaged``), nothing written."""
-        self._recovery_waits = None  # the recovery's own record (an event) is a write
-        self.recover()
+        waits, self._recovery_waits = self._recovery_waits, None  # its own event is a write
+        try:
+            self.recover()
+        except BaseException:
+            # still waiting: cleared, the writes after a try that failed otherwise (a
+            # lock not taken) went ahead with the journal pending (redteam48)
+            if self._recovery_waits is None:
+                self._recovery_waits = waits
+            raise
         if self._recovery_waits is not None:
             raise StoreDamaged(self._recovery_waits)
 
@@ -601,7 +608,11 @@ class RewindOps(CheckpointOps):
                 f"({again}); it is retried when the store is next opened, and safety "
                 f"checkpoint {record.get('safety')} holds the files as they were"
             ) from again
-        self.oplog.end()
+        with _held_root(self._root_held) as root:
+            # where it was written, as a finished rewind's (``_finish``): by path, a copy
+            # put at the store's path had its journal ended, and the store the rewind
+            # wrote it in applied the rewind told as failed at its next open (redteam48)
+            self.oplog.end(root)
         if kept:
             raise Conflict(
                 f"a rewind failed part-way ({exc}); the workspace was put back, except "
@@ -875,22 +886,28 @@ class RewindOps(CheckpointOps):
             finish_later=finish_later)
 
     def _check_op(self, op: JSON) -> None:
-        """An operation-log line is input: its ids and paths are checked before use."""
-        where = f"the last line of {self.oplog.path}"
-        try:
-            check_id(op.get("session"), "its session")
-            for key in ("id", "prevHead", "newHead"):
-                if op.get(key) is not None:
-                    check_id(op.get(key), key)
-        except InvalidInput as exc:
-            raise StoreDamaged(f"{where}: {exc.message}; run 'turnback fsck'") from None
-        if op.get("mode") not in MODES:
-            raise StoreDamaged(f"{where}: mode {str(op.get('mode'))[:40]!r} is unknown")
-        sel = op.get("paths")
-        if sel is not None and (not isinstance(sel, list) or not all(
-                isinstance(p, str) and _normal(p) == p for p in sel)):
-            raise StoreDamaged(f"{where}: its paths are not plain relative paths; "
-                               "run 'turnback fsck'")
+        check_op(op, self.oplog.path)
+
+
+def check_op(op: JSON, path: Path) -> None:
+    """An operation-log line is input: its ids and paths are checked before use
+    (``StoreDamaged`` names the first fault). ``path``: the log, for the words; fsck
+    checks the last line so too."""
+    where = f"the last line of {path}"
+    try:
+        check_id(op.get("session"), "its session")
+        for key in ("id", "prevHead", "newHead"):
+            if op.get(key) is not None:
+                check_id(op.get(key), key)
+    except InvalidInput as exc:
+        raise StoreDamaged(f"{where}: {exc.message}; run 'turnback fsck'") from None
+    if op.get("mode") not in MODES:
+        raise StoreDamaged(f"{where}: mode {str(op.get('mode'))[:40]!r} is unknown")
+    sel = op.get("paths")
+    if sel is not None and (not isinstance(sel, list) or not all(
+            isinstance(p, str) and _normal(p) == p for p in sel)):
+        raise StoreDamaged(f"{where}: its paths are not plain relative paths; "
+                           "run 'turnback fsck'")
 
 
 @contextlib.contextmanager

@@ -1,0 +1,65 @@
+"""``checkpoints.jsonl`` read by the index (``CheckpointIndex._refresh``) in pieces of at
+most ``MAX_LINE`` bytes, as every other log's full read: a planted sparse tail of 2 GiB with
+no newline after its last record was read whole into memory by every listing (2 GiB
+resident, seconds; redteam48). The records before it are listed as before."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from turnback import Store
+
+# the child lists the checkpoints and says how much memory it held at most (KiB on Linux)
+CHILD = """
+import resource, sys
+from turnback import Store
+with Store.open(sys.argv[1]) as store:
+    print(len(store.checkpoints()))
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+SPARSE = 2 << 30
+
+
+def _store_with_a_sparse_tail(tmp_path: Path, newline_at_end: bool) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "f.txt").write_text("one\n")
+    with Store.open(ws) as store:
+        store.checkpoint(label="first")
+        (ws / "f.txt").write_text("two\n")
+        store.checkpoint(label="second")
+    index = ws / ".turnback" / "checkpoints.jsonl"
+    with open(index, "ab") as f:
+        f.write(b"x")
+        f.truncate(os.path.getsize(index) + SPARSE)
+        if newline_at_end:
+            f.seek(0, os.SEEK_END)
+            f.write(b"\n")
+    return ws
+
+
+def _listed(ws: Path) -> tuple[int, int]:
+    out = subprocess.run([sys.executable, "-c", CHILD, str(ws)], check=True,
+                         capture_output=True, text=True).stdout.split()
+    return int(out[0]), int(out[1]) * (1 if sys.platform == "darwin" else 1024)
+
+
+def test_a_sparse_torn_tail_is_not_read_into_memory(tmp_path: Path) -> None:
+    ws = _store_with_a_sparse_tail(tmp_path, newline_at_end=False)
+    listed, peak = _listed(ws)
+    assert listed == 2
+    assert peak < SPARSE // 4, peak  # before: over 2 GiB held
+
+
+def test_a_sparse_line_in_the_middle_is_not_read_into_memory(tmp_path: Path) -> None:
+    ws = _store_with_a_sparse_tail(tmp_path, newline_at_end=True)
+    with Store.open(ws) as store:
+        (ws / "f.txt").write_text("three\n")
+        store.checkpoint(label="after the long line")
+    listed, peak = _listed(ws)
+    assert listed == 3  # the record after the long line is read
+    assert peak < SPARSE // 4, peak
