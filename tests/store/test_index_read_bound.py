@@ -22,6 +22,10 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 SPARSE = 2 << 30
+# the bound on the child's peak: before, 2,068 MiB (torn) and 8,214 MiB (a long line);
+# after, 406-541 MiB, as ``readline``'s buffers and the allocator's reuse fall (a quarter of
+# SPARSE failed once in a full run at 541 MiB): half still tells the two apart
+PEAK = SPARSE // 2
 
 
 def _store_with_a_sparse_tail(tmp_path: Path, newline_at_end: bool) -> Path:
@@ -52,7 +56,7 @@ def test_a_sparse_torn_tail_is_not_read_into_memory(tmp_path: Path) -> None:
     ws = _store_with_a_sparse_tail(tmp_path, newline_at_end=False)
     listed, peak = _listed(ws)
     assert listed == 2
-    assert peak < SPARSE // 4, peak  # before: over 2 GiB held
+    assert peak < PEAK, peak  # before: over 2 GiB held
 
 
 def test_a_sparse_line_in_the_middle_is_not_read_into_memory(tmp_path: Path) -> None:
@@ -62,4 +66,4 @@ def test_a_sparse_line_in_the_middle_is_not_read_into_memory(tmp_path: Path) -> 
         store.checkpoint(label="after the long line")
     listed, peak = _listed(ws)
     assert listed == 3  # the record after the long line is read
-    assert peak < SPARSE // 4, peak
+    assert peak < PEAK, peak
