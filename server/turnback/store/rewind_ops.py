@@ -426,20 +426,26 @@ class RewindOps(CheckpointOps):
                     f"place but it could not be recorded: {getattr(exc, 'message', exc)}. "
                     "It is tried again at the next write; undo reverts it once recorded")
 
+    def _logged_or_waiting(self, op_id: object) -> bool | None:
+        """Whether the op log records ``op_id``; None when that log is no regular file:
+        whether it was recorded is unknown, so nothing is applied or written; reads go on,
+        writes wait for it (``finish_rewind``)."""
+        try:
+            return self._logged(op_id)
+        except NotRegular as exc:
+            self._recovery_waits = self.journal_problem = (
+                f"{exc.message}. A rewind interrupted here ({self.oplog.journal}) waits "
+                "for it: whether it was recorded is in that log, so nothing was applied "
+                "and every write is refused until it is moved away; reads work. The "
+                "next write (or open) after that finishes the rewind")
+            return None
+
     def _record_applied(self, record: JSON) -> None:
         """Record a rewind whose files are in place, whatever part of its record a failed
         try (or a crash) already wrote: op log, then its event, then the journal's end."""
         with _held_root(self._root_held) as root:
-            try:
-                logged = self._logged(record["id"])
-            except NotRegular as exc:
-                # whether it was recorded is in the log: unknown, so nothing is applied or
-                # written; reads go on, writes wait for it (``finish_rewind``)
-                self._recovery_waits = self.journal_problem = (
-                    f"{exc.message}. A rewind interrupted here ({self.oplog.journal}) waits "
-                    "for it: whether it was recorded is in that log, so nothing was applied "
-                    "and every write is refused until it is moved away; reads work. The "
-                    "next write (or open) after that finishes the rewind")
+            logged = self._logged_or_waiting(record["id"])
+            if logged is None:
                 return None
             if logged:
                 # already recorded; only the journal was left: ended in the held root, as
@@ -707,16 +713,8 @@ class RewindOps(CheckpointOps):
                     f"{exc.message}. Nothing was changed. If no rewind was interrupted here, "
                     "delete that file; 'turnback fsck' reports it until then")
                 return None
-            try:
-                logged = self._logged(record["id"])
-            except NotRegular as exc:
-                # whether it was recorded is in the log: unknown, so nothing is applied or
-                # written; reads go on, writes wait for it (``finish_rewind``)
-                self._recovery_waits = self.journal_problem = (
-                    f"{exc.message}. A rewind interrupted here ({self.oplog.journal}) waits "
-                    "for it: whether it was recorded is in that log, so nothing was applied "
-                    "and every write is refused until it is moved away; reads work. The "
-                    "next write (or open) after that finishes the rewind")
+            logged = self._logged_or_waiting(record["id"])
+            if logged is None:
                 return None
             if logged:
                 # recorded already: a crash before the journal's end, or a journal kept and
