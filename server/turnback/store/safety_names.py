@@ -18,8 +18,9 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..events import Event, Kind, summarize
+from ..events import Event, Kind
 from ..models import Checkpoint
+from ..sessions.summary import summarize
 
 REWIND = "rewind"
 UNDO = "undo"
