@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..events import JSON, Event, Kind, parse_iso
-from .summary import is_progress, summarize
+from .event_summary import is_progress, summarize
 
 PRELUDE = "prelude"  # the id of turn 0 (events before the first prompt)
 LABEL_WIDTH = 200

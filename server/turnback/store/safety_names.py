@@ -117,7 +117,7 @@ def event_summary(event: Event, by_id: Mapping[str, Checkpoint], width: int = 12
     so that undo, redo and undo again of one rewind read alike). Its data's ``checkpoint``
     is the safety checkpoint it went back to; one not in ``by_id`` is summarized as before."""
     # imported here: a checkpoint imports this module (for its label) and never summarizes
-    from ..sessions.summary import summarize
+    from ..sessions.event_summary import summarize
 
     d = event.data
     target = d.get("checkpoint")

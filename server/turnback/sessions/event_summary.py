@@ -1,5 +1,6 @@
-"""One line of an event for people: the summary a turn's step, a session's row and an
-undo's words start from, and the test runners' progress marks a result's line skips.
+"""An event in one line for people: the summary a turn's step, a session's row and an
+undo's words start from, and the test runners' progress marks a result's line skips. (Not
+a session's listing summary: that is ``files.py``'s summary index.)
 
 Display, not the event model (``events.py``): the model's readers (importers, the store's
 writes, sharing) never need it, so it sits beside its users, ``turns.py`` and the store's
