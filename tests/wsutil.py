@@ -322,3 +322,26 @@ def rewind_temp(op: str, path: str, pid: int, kept: bool = True, kind: str = "f"
     folder = path.rpartition("/")[0]
     tag = kept_name(op, path) if kept else write_tag(op, folder, kind, pid, "beef")
     return rewindnames.make(pid, tag)
+
+
+REFUSED_LOG = "log-1-0123456789abcdef"
+
+
+def plant_refused_log(ws: Path) -> None:
+    """A pack log that ``ws``'s own store refuses (50 frames naming no object) planted in
+    it as ``REFUSED_LOG``: a set-aside notice for the next command to tell."""
+    from turnback.objects.packlog import LOG_MAGIC, encode
+
+    planted = ws / ".turnback" / "objects" / "log" / REFUSED_LOG
+    planted.write_bytes(LOG_MAGIC + encode(8, [], b"", b"") * 50)
+
+
+def store_with_a_refused_log(ws: Path) -> None:
+    """``ws`` with ``a.txt``, its own store with one checkpoint ("first"), and
+    ``plant_refused_log``'s log in it."""
+    from turnback import Store
+
+    (ws / "a.txt").write_text("a\n")
+    with Store.open(ws, create=True) as store:
+        store.checkpoint(label="first")
+    plant_refused_log(ws)

@@ -16,17 +16,7 @@ import pytest
 
 from turnback import Store
 from turnback.cli import direct
-from turnback.objects.packlog import LOG_MAGIC, encode
-
-PLANTED = "log-1-0123456789abcdef"
-
-
-def _planted_store(ws: Path) -> None:
-    (ws / "a.txt").write_text("a\n")
-    with Store.open(ws, create=True) as store:
-        store.checkpoint(label="first")
-    planted = ws / ".turnback" / "objects" / "log" / PLANTED
-    planted.write_bytes(LOG_MAGIC + encode(8, [], b"", b"") * 50)  # refused: a notice to tell
+from wsutil import store_with_a_refused_log
 
 
 def test_a_checkpoint_goes_on_when_the_notices_module_cannot_be_imported(
@@ -34,7 +24,7 @@ def test_a_checkpoint_goes_on_when_the_notices_module_cannot_be_imported(
 ) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    _planted_store(ws)
+    store_with_a_refused_log(ws)
     (ws / "a.txt").write_text("b\n")
     monkeypatch.setitem(sys.modules, "turnback.store.notices", None)  # as if removed
     # the fast path only runs without a terminal on stderr: capsys's is none

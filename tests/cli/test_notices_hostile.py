@@ -24,18 +24,9 @@ import pytest
 
 from turnback import Store
 from turnback.cli import direct
-from turnback.objects.packlog import LOG_MAGIC, encode
+from wsutil import store_with_a_refused_log
 
-PLANTED = "log-1-0123456789abcdef"
 NOTICES = "turnback.store.notices"
-
-
-def _planted_store(ws: Path) -> None:
-    (ws / "a.txt").write_text("a\n")
-    with Store.open(ws, create=True) as store:
-        store.checkpoint(label="first")
-    planted = ws / ".turnback" / "objects" / "log" / PLANTED
-    planted.write_bytes(LOG_MAGIC + encode(8, [], b"", b"") * 50)  # refused: a notice to tell
 
 
 class _HalfWritten(importlib.abc.MetaPathFinder):
@@ -78,7 +69,7 @@ def test_a_half_written_notices_module_lets_the_command_go_on(
 ) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    _planted_store(ws)
+    store_with_a_refused_log(ws)
     monkeypatch.delitem(sys.modules, NOTICES, raising=False)
     monkeypatch.setattr(sys, "meta_path", [_HalfWritten(), *sys.meta_path])
     err = _checkpoint(ws, capsys)  # SyntaxError raised past before: no checkpoint
@@ -93,7 +84,7 @@ def test_a_zero_filled_notices_module_lets_the_command_go_on_on_any_python(
     (only ``SyntaxError`` was caught, 3.11's), the command stopped there."""
     ws = tmp_path / "ws"
     ws.mkdir()
-    _planted_store(ws)
+    store_with_a_refused_log(ws)
     cut = tmp_path / "notices.py"
     cut.write_bytes(b'"""Notices."""\n\nimport os\n' + bytes(4096))
     monkeypatch.delitem(sys.modules, NOTICES, raising=False)
@@ -108,7 +99,7 @@ def test_a_bugs_value_error_in_the_notices_module_is_shown(
     """A ``ValueError`` that is not a file's NUL bytes is a bug's: raised, not told away."""
     ws = tmp_path / "ws"
     ws.mkdir()
-    _planted_store(ws)
+    store_with_a_refused_log(ws)
     buggy = tmp_path / "notices.py"
     buggy.write_text('raise ValueError("a bug at import")\n')
     monkeypatch.delitem(sys.modules, NOTICES, raising=False)
@@ -123,7 +114,7 @@ def test_a_planted_told_file_neither_blocks_nor_stops_the_command(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    _planted_store(ws)
+    store_with_a_refused_log(ws)
     told = ws / ".turnback" / "cache" / "notices-told"
     told.parent.mkdir(exist_ok=True)
     if kind == "fifo":

@@ -7,10 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from turnback.objects.packlog import LOG_MAGIC, encode
-from wsutil import run_cli
-
-PLANTED = "log-1-0123456789abcdef"
+from wsutil import REFUSED_LOG, plant_refused_log, run_cli
 
 
 def _stderr(ws: Path, *args: str) -> str:
@@ -20,14 +17,13 @@ def _stderr(ws: Path, *args: str) -> str:
 def test_a_refused_log_is_named_once_with_what_to_do(ws: Path) -> None:
     (ws / "a.txt").write_text("a\n")
     run_cli(ws, "checkpoint")
-    planted = ws / ".turnback" / "objects" / "log" / PLANTED
-    planted.write_bytes(LOG_MAGIC + encode(8, [], b"", b"") * 50)  # frames with no object
+    plant_refused_log(ws)
     first = _stderr(ws, "status")
-    assert PLANTED in first and "turnback fsck" in first, first
-    assert PLANTED not in _stderr(ws, "checkpoints")  # told once, not at each command
-    assert PLANTED not in _stderr(ws, "status")
+    assert REFUSED_LOG in first and "turnback fsck" in first, first
+    assert REFUSED_LOG not in _stderr(ws, "checkpoints")  # told once, not at each command
+    assert REFUSED_LOG not in _stderr(ws, "status")
     fsck = run_cli(ws, "fsck", check=None).stdout.decode()
-    assert PLANTED in fsck  # fsck still names it, every time
+    assert REFUSED_LOG in fsck  # fsck still names it, every time
 
 
 def test_a_repair_of_the_checkpoint_file_at_the_open_is_said_once(ws: Path) -> None:
@@ -50,8 +46,7 @@ def _planted(ws: Path) -> None:
     (ws / "a.txt").write_text("a\n")
     run_cli(ws, "init")
     run_cli(ws, "checkpoint", "-m", "first")
-    planted = ws / ".turnback" / "objects" / "log" / PLANTED
-    planted.write_bytes(LOG_MAGIC + encode(8, [], b"", b"") * 50)
+    plant_refused_log(ws)
 
 
 def test_the_fast_path_tells_it_once_as_click_does(ws: Path) -> None:
@@ -59,17 +54,17 @@ def test_the_fast_path_tells_it_once_as_click_does(ws: Path) -> None:
     without click (``cli/direct.py``): they said nothing of it (trust21)."""
     _planted(ws)
     first = _stderr(ws, "checkpoint", "-m", "second")
-    assert first.count(PLANTED) == 1 and "turnback fsck" in first, first
-    assert PLANTED not in _stderr(ws, "checkpoint", "-m", "third")
-    assert PLANTED not in _stderr(ws, "status"), "told once for the CLI, whichever path"
-    assert PLANTED not in _stderr(ws, "rewind", "latest~1")
+    assert first.count(REFUSED_LOG) == 1 and "turnback fsck" in first, first
+    assert REFUSED_LOG not in _stderr(ws, "checkpoint", "-m", "third")
+    assert REFUSED_LOG not in _stderr(ws, "status"), "told once for the CLI, whichever path"
+    assert REFUSED_LOG not in _stderr(ws, "rewind", "latest~1")
 
 
 def test_a_dry_run_on_the_fast_path_tells_it_too(ws: Path) -> None:
     _planted(ws)
     (ws / "a.txt").write_text("b\n")
     proc = run_cli(ws, "rewind", "latest", "--dry-run")
-    assert PLANTED in proc.stderr.decode() and b"a.txt" in proc.stdout
+    assert REFUSED_LOG in proc.stderr.decode() and b"a.txt" in proc.stdout
 
 
 def test_an_agents_hook_tells_it_on_stderr_only(ws: Path) -> None:
@@ -78,6 +73,6 @@ def test_an_agents_hook_tells_it_on_stderr_only(ws: Path) -> None:
     payload = {"session_id": "s-1", "cwd": str(ws), "hook_event_name": "Stop",
                "transcript_path": str(ws / "none.jsonl")}
     proc = run_cli(ws, "hook", "claude-code", "Stop", input=json.dumps(payload).encode())
-    assert proc.stdout == b"" and PLANTED in proc.stderr.decode()
+    assert proc.stdout == b"" and REFUSED_LOG in proc.stderr.decode()
     again = run_cli(ws, "hook", "claude-code", "Stop", input=json.dumps(payload).encode())
     assert again.stderr == b""

@@ -10,6 +10,7 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
+from tests.fs.tail_setup import json_line, last_line_cut_at_read
 
 from turnback import Kind, Store
 from turnback.fs import jsonl
@@ -18,18 +19,12 @@ from turnback.fs.jsonl import TAIL_FIRST, TAIL_MOST, _torn_tail_start, last_line
 LENGTHS = (12, TAIL_FIRST - 1, TAIL_FIRST, TAIL_FIRST + 1, TAIL_FIRST * 5 + 3, TAIL_MOST + 7)
 
 
-def _line(n: int, length: int) -> bytes:
-    """A JSON object line of exactly ``length`` bytes with its newline (``length`` >= 12)."""
-    head = b'{"n":%d,"p":"' % n
-    return head + b"x" * (length - len(head) - 3) + b'"}\n'
-
-
 @pytest.mark.parametrize("torn", [0, 1, TAIL_FIRST, TAIL_MOST + 1])
 @pytest.mark.parametrize("last", LENGTHS)
 def test_the_shared_read_gives_the_tail_and_the_last_line_as_the_two_looks(
         tmp_path: Path, last: int, torn: int) -> None:
     p = tmp_path / "log.jsonl"
-    good = _line(1, 40) + _line(2, last)
+    good = json_line(1, 40) + json_line(2, last)
     p.write_bytes(good + (b'{"torn":"' + b"y" * torn if torn else b""))
     size = p.stat().st_size
     with open(p, "rb") as f:
@@ -37,14 +32,14 @@ def test_the_shared_read_gives_the_tail_and_the_last_line_as_the_two_looks(
         assert tail_and_last_line(fd, size, shown=str(p)) == (
             _torn_tail_start(fd, size), last_line(p))
         assert tail_and_last_line(fd, size, shown=str(p)) == (
-            len(good), jsonl.loads(_line(2, last)))
+            len(good), jsonl.loads(json_line(2, last)))
 
 
 def test_a_clean_end_is_read_once_for_both(tmp_path: Path) -> None:
     # the file's last block is read by the tail's look and used again by the line's: the
     # same bytes, not a second read of them (before: two reads of [size - 4096, size))
     p = tmp_path / "log.jsonl"
-    p.write_bytes(_line(1, 9000) + _line(2, 100))
+    p.write_bytes(json_line(1, 9000) + json_line(2, 100))
     size = p.stat().st_size
     reads: list[tuple[int, int]] = []
     real = os.pread
@@ -55,7 +50,7 @@ def test_a_clean_end_is_read_once_for_both(tmp_path: Path) -> None:
 
     with open(p, "rb") as f, mock.patch.object(os, "pread", pread):
         got = tail_and_last_line(f.fileno(), size, shown=str(p))
-    assert got == (size, jsonl.loads(_line(2, 100)))
+    assert got == (size, jsonl.loads(json_line(2, 100)))
     assert len(reads) == len(set(reads)) == 1
 
 
@@ -90,19 +85,8 @@ def test_a_file_cut_at_any_read_gives_a_whole_line_or_none(
     # no line of the file held, seen failing at d387941); now a short read looks again from
     # the new end
     p = tmp_path / "log.jsonl"
-    lines = [_line(1, 40), _line(2, 9000), _line(3, 30_000)]
+    lines = [json_line(1, 40), json_line(2, 9000), json_line(3, 30_000)]
     p.write_bytes(b"".join(lines))
-    real = os.pread
-    calls = 0
-
-    def pread(fd: int, n: int, at: int) -> bytes:
-        nonlocal calls
-        calls += 1
-        if calls == at_call:
-            os.truncate(p, cut)
-        return real(fd, n, at)
-
-    with mock.patch.object(os, "pread", pread):
-        got = last_line(p)
+    got, calls = last_line_cut_at_read(p, cut, at_call)
     assert got is None or got in [jsonl.loads(line) for line in lines]
     assert calls < 50

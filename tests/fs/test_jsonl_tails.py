@@ -9,6 +9,7 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
+from tests.fs.tail_setup import json_line, last_line_cut_at_read
 
 from turnback.fs import jsonl
 from turnback.fs.jsonl import (
@@ -25,12 +26,6 @@ from turnback.fs.reading import NotRegular
 EDGES = sorted({n + d for n in (1, TAIL_FIRST, TAIL_FIRST * 5, TAIL_MOST, TAIL_FIRST * 21,
                                 TAIL_FIRST * 21 + TAIL_MOST, 256 << 10, 3 << 20)
                  for d in (-1, 0, 1)} - {0})
-
-
-def _line(n: int, length: int) -> bytes:
-    """A JSON object line of exactly ``length`` bytes with its newline (``length`` >= 12)."""
-    head = b'{"n":%d,"p":"' % n
-    return head + b"x" * (length - len(head) - 3) + b'"}\n'
 
 
 def _expect_last(data: bytes) -> dict[str, object] | None:
@@ -52,12 +47,12 @@ def test_a_torn_tail_of_any_length_is_cut_and_no_line_is_lost(tmp_path: Path,
     # sound before and after: each window edge, a torn tail longer than every window
     p = tmp_path / "log.jsonl"
     for last in (12, TAIL_FIRST - 1, TAIL_FIRST, TAIL_FIRST + 1, TAIL_MOST + 7):
-        good = _line(1, 40) + _line(2, last)
+        good = json_line(1, 40) + json_line(2, last)
         p.write_bytes(good + b'{"torn":"' + b"y" * max(0, torn - 9))
         data = p.read_bytes()
         with open(p, "rb") as f:
             assert _torn_tail_start(f.fileno(), len(data)) == len(good)
-        assert last_line(p) == _expect_last(data) == jsonl.loads(_line(2, last))
+        assert last_line(p) == _expect_last(data) == jsonl.loads(json_line(2, last))
         append_lines(p, [{"n": 3}])
         assert p.read_bytes() == good + b'{"n":3}\n'
 
@@ -143,19 +138,8 @@ def test_a_file_cut_while_its_end_is_read_gives_a_whole_line_or_none(
     # another writer (or an attacker) truncates the file between last_line's reads: the
     # answer is a line that was written whole, or None; the loop ends (sound before/after)
     p = tmp_path / "log.jsonl"
-    lines = [_line(1, 40), _line(2, 9000), _line(3, 30_000)]
+    lines = [json_line(1, 40), json_line(2, 9000), json_line(3, 30_000)]
     p.write_bytes(b"".join(lines))
-    real = os.pread
-    calls = 0
-
-    def pread(fd: int, n: int, at: int) -> bytes:
-        nonlocal calls
-        calls += 1
-        if calls == 2:
-            os.truncate(p, cut)
-        return real(fd, n, at)
-
-    with mock.patch.object(os, "pread", pread):
-        got = last_line(p)
+    got, calls = last_line_cut_at_read(p, cut, 2)
     assert got is None or got in [jsonl.loads(line) for line in lines]
     assert calls < 50

@@ -52,14 +52,7 @@ def test_a_planted_log_of_empty_frames_is_read_no_further_than_its_first_frame(
     """No writer writes a frame without an object: the first one ends the log's read, so
     an open does not walk the planted frames (on main: every one, at every open)."""
     ws, planted = _store_with_planted_empty_frames(tmp_path, 2000)
-    looked: list[int] = []
-    frame_at = packlog._frame_at
-
-    def counted(fd: int, pos: int, size: int, **kw: bool) -> packlog.Frame | None:
-        looked.append(pos)
-        return frame_at(fd, pos, size, **kw)
-
-    monkeypatch.setattr(packlog, "_frame_at", counted)
+    looked = _counting(monkeypatch)
     with Store.open(ws) as store:
         assert store.read_file(store.checkpoints()[0].id, "a.txt") == b"a\n"
         opened = len(looked)

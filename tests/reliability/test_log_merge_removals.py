@@ -19,6 +19,19 @@ def edit(ws: Path, tag: str) -> None:
     age_tree(ws)
 
 
+def _three_checkpoints_in_one_log(ws: Path) -> Path:
+    """Checkpoints "first", "second" and "third" of ``ws``, each after an ``edit``, made by
+    one process: one object log, whose path this is."""
+    store = Store.open(ws)
+    for tag in ("first", "second", "third"):
+        edit(ws, tag)
+        store.checkpoint(label=tag)
+    store.close()
+    folder = ws / ".turnback" / "objects" / "log"
+    (log,) = packlog.log_names(folder)
+    return folder / log
+
+
 def log_records(root: Path) -> list[bytes]:
     return list(packlog.records(root / "objects" / "log", lambda raw: True))
 
@@ -110,14 +123,7 @@ def test_a_log_damaged_in_its_middle_is_kept_with_the_frames_past_the_damage(
     intact frames after it with it, so the checkpoints whose objects they held could never
     be read again, not even by hand. The log is kept whole (fsck names it) and the frames
     before the damage are copied as before. Fails before the fix."""
-    root = ws / ".turnback"
-    store = Store.open(ws)
-    for tag in ("first", "second", "third"):
-        edit(ws, tag)
-        store.checkpoint(label=tag)
-    store.close()
-    (log,) = packlog.log_names(root / "objects" / "log")
-    path = root / "objects" / "log" / log
+    path = _three_checkpoints_in_one_log(ws)
     data = bytearray(path.read_bytes())
     second = data.index(packlog.HEAD_MAGIC, data.index(packlog.HEAD_MAGIC) + 1)
     data[second] ^= 0xFF  # the second frame's head: the forward read stops there
@@ -269,18 +275,11 @@ def test_a_log_whose_first_frame_is_damaged_is_not_taken_for_a_stray(
     """A log whose first frame's head is broken reads as holding no frame: an hour old, the
     merge and gc took it for the leftover of a writer killed in its first write and
     removed it, with every intact frame after the first. Fails before the fix."""
-    root = ws / ".turnback"
-    store = Store.open(ws)
-    for tag in ("first", "second", "third"):
-        edit(ws, tag)
-        store.checkpoint(label=tag)
-    store.close()
-    (log,) = packlog.log_names(root / "objects" / "log")
+    path = _three_checkpoints_in_one_log(ws)
     edit(ws, "other")  # another log, so that there is something to merge
     other = Store.open(ws)
     other.checkpoint(label="other")
     other.close()
-    path = root / "objects" / "log" / log
     data = bytearray(path.read_bytes())
     data[data.index(packlog.HEAD_MAGIC)] ^= 0xFF
     path.write_bytes(bytes(data))

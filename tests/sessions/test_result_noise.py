@@ -1,10 +1,11 @@
 """A tool result's one-line summary skips a test runner's progress marks (pytest's dots),
-in the events' summary (`events.summarize`, a "Result" row) and a step's detail
+in the events' summary (`sessions/event_summary.summarize`, a "Result" row) and a step's detail
 (`turns.result_line`)."""
 
 from __future__ import annotations
 
-from turnback.events import Event, Kind, is_progress, summarize
+from turnback.events import Event, Kind
+from turnback.sessions.event_summary import is_progress, summarize
 from turnback.sessions.turns import result_line
 
 

@@ -1,6 +1,7 @@
 """``Store.close`` on a thread of its own, for the tests of a close that meets other work
 (a checkpoint, a rewind left to finish): the thread, the close's error kept for the test's
-assertions, and where the close's thread is now."""
+assertions, and where the close's thread is now; and a close while another holder has the
+rewind lock, its waits read instead of waited out."""
 
 from __future__ import annotations
 
@@ -9,8 +10,12 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from unittest import mock
 
 from turnback import Store
+from turnback.errors import Conflict
+from turnback.fs import locks
+from turnback.fs.locks import FileLock
 
 
 @dataclass
@@ -70,3 +75,31 @@ def wait_until(cond: Callable[[], bool], what: str, tries: int) -> None:
             return
         pause.wait(0.01)
     raise AssertionError(what)
+
+
+def close_with_the_rewind_lock_held(store: Store) -> list[float | None]:
+    """``store.close()`` while another holder has the store's rewind lock, the lock's poll
+    made to give up at once instead of waiting (no timing in the test): the waits, in
+    seconds, the close asked that lock for. What the close raises is raised."""
+    lock_path = str(store.root / "locks" / "rewind") + ".lock"  # as file_lock names it
+    asked: list[float | None] = []
+    real_poll = locks._poll
+
+    def poll(lock: locks._Backend, fd: int, exclusive: bool, timeout: float | None,
+             path: str) -> None:
+        if path != lock_path:
+            real_poll(lock, fd, exclusive, timeout, path)
+            return
+        asked.append(timeout)
+        if not lock.try_lock(fd, exclusive):  # held: the wait's end, without the wait
+            raise Conflict(f"another process has held the lock {path} for more than "
+                           f"{timeout:g} s; try again when it is done")
+
+    other = FileLock(lock_path, 1.0)  # another holder: a lock is per open file
+    other.acquire()
+    try:
+        with mock.patch.object(locks, "_poll", poll):
+            store.close()
+    finally:
+        other.release()
+    return asked

@@ -94,6 +94,29 @@ def replaced_at_scan(root: Path, moved: Path, put: str, elsewhere: Path) -> Iter
         yield
 
 
+def three_files_and_a_folder(tmp_path: Path) -> tuple[Path, Path]:
+    """``tmp_path/ws`` holding f0.txt, f1.txt, f2.txt and sub/g.txt, and
+    ``tmp_path/elsewhere``, an empty folder of the user's that a link put in the store's
+    place names."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for i in range(3):
+        (ws / f"f{i}.txt").write_text(f"file {i}\n")
+    (ws / "sub").mkdir()
+    (ws / "sub" / "g.txt").write_text("g\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    return ws, elsewhere
+
+
+def files_below(root: Path) -> list[str]:
+    """Every file and folder below ``root``; none when ``root`` is a link or no folder (what
+    was put in a store's place is looked at, never followed)."""
+    if root.is_symlink() or not root.is_dir():
+        return []
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
 def put_back(root: Path, moved: Path) -> None:
     """The store moved to ``moved`` put back at ``root``, whatever was put there removed."""
     if root.is_symlink():

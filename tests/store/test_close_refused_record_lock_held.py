@@ -18,11 +18,10 @@ from unittest import mock
 import pytest
 
 from turnback import Store
-from turnback.errors import Conflict
-from turnback.fs import locks
-from turnback.fs.locks import FileLock
 from turnback.rewind.oplog import OpLog
 from turnback.store.closing import CLOSE_WAIT
+
+from .closing import close_with_the_rewind_lock_held
 
 
 def _refused_rewind(ws: Path) -> Store:
@@ -45,27 +44,8 @@ def _refused_rewind(ws: Path) -> Store:
 
 def test_a_close_with_a_refused_record_and_the_lock_held_closes_the_store(ws: Path) -> None:
     store = _refused_rewind(ws)
-    lock_path = str(store.root / "locks" / "rewind") + ".lock"
-    asked: list[float | None] = []
-    real_poll = locks._poll
-
-    def poll(lock: locks._Backend, fd: int, exclusive: bool, timeout: float | None,
-             path: str) -> None:
-        if path != lock_path:
-            real_poll(lock, fd, exclusive, timeout, path)
-            return
-        asked.append(timeout)
-        if not lock.try_lock(fd, exclusive):
-            raise Conflict(f"another process has held the lock {path} for more than "
-                           f"{timeout:g} s; try again when it is done")
-
-    other = FileLock(lock_path, 1.0)
-    other.acquire()
-    try:
-        with mock.patch.object(locks, "_poll", poll):
-            store.close()  # before: Conflict out of the close, the store half closed
-    finally:
-        other.release()
+    # before: Conflict out of the close, the store half closed
+    asked = close_with_the_rewind_lock_held(store)
     assert asked and sum(t or 0.0 for t in asked) <= CLOSE_WAIT, asked
     assert store._root_held.folder() is None  # its held root closed
     assert store.oplog.pending() is not None  # left for the next open

@@ -21,18 +21,7 @@ import pytest
 from turnback import Store
 from turnback.fs.locks import LockIsFolder
 
-# the lock files a checkpoint opens, below the store's root
-LOCKS = ["checkpoints.jsonl.lock", "locks/gc", "sessions/workspace.jsonl.lock"]
-
-
-def _store(tmp_path: Path, named: bool) -> tuple[Path, dict[str, Path]]:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "f.txt").write_text("one\n")
-    where = {"store_dir": tmp_path / "store"} if named else {}
-    with Store.open(ws, **where) as store:
-        store.checkpoint(label="first")
-    return ws, where
+from .lock_setup import LOCKS, store_with_a_checkpoint
 
 
 def _plant(at: Path) -> None:
@@ -45,7 +34,7 @@ def _plant(at: Path) -> None:
 @pytest.mark.parametrize("lock", LOCKS)
 def test_a_folder_at_a_lock_is_named_with_what_to_do(tmp_path: Path, lock: str,
                                                      named: bool) -> None:
-    ws, where = _store(tmp_path, named)
+    ws, where = store_with_a_checkpoint(tmp_path, named)
     with Store.open(ws, **where) as store:
         root = store.root
         at = root / lock
@@ -68,7 +57,7 @@ def test_a_folder_at_a_lock_is_named_with_what_to_do(tmp_path: Path, lock: str,
 
 
 def test_the_cli_prints_the_refusal_and_exits_1(tmp_path: Path) -> None:
-    ws, _ = _store(tmp_path, False)
+    ws, _ = store_with_a_checkpoint(tmp_path, False)
     at = ws / ".turnback" / "checkpoints.jsonl.lock"
     _plant(at)
     (ws / "f.txt").write_text("two\n")

@@ -18,17 +18,7 @@ from turnback import Store
 from turnback.errors import StoreDamaged
 from turnback.fs.locks import LockNotAFile
 
-LOCKS = ["checkpoints.jsonl.lock", "locks/gc", "sessions/workspace.jsonl.lock"]
-
-
-def _store(tmp_path: Path, named: bool) -> tuple[Path, dict[str, Path]]:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "f.txt").write_text("one\n")
-    where = {"store_dir": tmp_path / "store"} if named else {}
-    with Store.open(ws, **where) as store:
-        store.checkpoint(label="first")
-    return ws, where
+from .lock_setup import LOCKS, store_with_a_checkpoint
 
 
 def plant_socket(at: Path, monkeypatch: pytest.MonkeyPatch) -> socket.socket:
@@ -46,7 +36,7 @@ def plant_socket(at: Path, monkeypatch: pytest.MonkeyPatch) -> socket.socket:
 @pytest.mark.parametrize("lock", LOCKS)
 def test_a_socket_at_a_lock_is_named_with_what_to_do(
         tmp_path: Path, lock: str, named: bool, monkeypatch: pytest.MonkeyPatch) -> None:
-    ws, where = _store(tmp_path, named)
+    ws, where = store_with_a_checkpoint(tmp_path, named)
     with Store.open(ws, **where) as store:
         at = store.root / lock
         sock = plant_socket(at, monkeypatch)
@@ -73,7 +63,7 @@ def test_a_socket_at_a_lock_is_named_with_what_to_do(
 def test_a_fifo_at_a_lock_is_opened_without_waiting_and_locked(tmp_path: Path,
                                                                lock: str) -> None:
     """Decided, not refused: a FIFO opens at once and its lock excludes as a file's."""
-    ws, where = _store(tmp_path, True)
+    ws, where = store_with_a_checkpoint(tmp_path, True)
     with Store.open(ws, **where) as store:
         at = store.root / lock
         at.unlink(missing_ok=True)

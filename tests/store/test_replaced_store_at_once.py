@@ -18,25 +18,12 @@ import pytest
 from turnback import Store
 from turnback.errors import TurnbackError
 
-from .swap_setup import put_back, replaced_at_scan
-
-
-def _files(root: Path) -> list[str]:
-    if root.is_symlink() or not root.is_dir():
-        return []
-    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+from .swap_setup import files_below, put_back, replaced_at_scan, three_files_and_a_folder
 
 
 @pytest.mark.parametrize("put", ["a link", "an empty folder", "nothing"])
 def test_a_named_store_swapped_in_an_at_once_scan_is_refused(tmp_path: Path, put: str) -> None:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    for i in range(3):
-        (ws / f"f{i}.txt").write_text(f"file {i}\n")
-    (ws / "sub").mkdir()
-    (ws / "sub" / "g.txt").write_text("g\n")
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
+    ws, elsewhere = three_files_and_a_folder(tmp_path)
     store_dir = tmp_path / "named-store"
     with Store.open(ws, store_dir=store_dir) as store:
         store.checkpoint(label="walk")
@@ -49,7 +36,7 @@ def test_a_named_store_swapped_in_an_at_once_scan_is_refused(tmp_path: Path, put
         message = str(got.value)
         assert str(root) in message and "was replaced" in message, message
         assert "nothing was recorded" in message
-        assert _files(elsewhere) == [] and _files(root) == []
+        assert files_below(elsewhere) == [] and files_below(root) == []
     put_back(root, moved)
     with Store.open(ws, store_dir=store_dir) as store:
         assert [c.label for c in store.checkpoints()] == ["walk"]

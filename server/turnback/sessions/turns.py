@@ -21,7 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..events import JSON, Event, Kind, is_progress, parse_iso, summarize
+from ..events import JSON, Event, Kind, parse_iso
+from .event_summary import is_progress, summarize
 
 PRELUDE = "prelude"  # the id of turn 0 (events before the first prompt)
 LABEL_WIDTH = 200

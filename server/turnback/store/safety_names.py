@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..events import Event, Kind, summarize
+from ..events import Event, Kind
 from ..models import Checkpoint
 
 REWIND = "rewind"
@@ -116,6 +116,9 @@ def event_summary(event: Event, by_id: Mapping[str, Checkpoint], width: int = 12
     “Tests pass” (files)", "redo of rewind to …" (its event says only "undo (files)",
     so that undo, redo and undo again of one rewind read alike). Its data's ``checkpoint``
     is the safety checkpoint it went back to; one not in ``by_id`` is summarized as before."""
+    # imported here: a checkpoint imports this module (for its label) and never summarizes
+    from ..sessions.event_summary import summarize
+
     d = event.data
     target = d.get("checkpoint")
     if event.kind != Kind.REWIND or not d.get("undo") or not isinstance(target, str) \
