@@ -131,7 +131,8 @@ step("a session's children are its turns, with tools, changes and steps", "turns
   await view.row(/^Make the logo brighter and drop the scratch…$/);
   await view.row("Actually, make the farewell shorter.");
   await view.expand(FIRST_TURN);
-  await view.row(/^Bash\(pytest -q\) ✗ FAILED tests\/test_farewel/); // cut at 44 characters
+  // cut after a whole word within 44 characters (it was cut inside one: "test_farewel…")
+  await view.row(/^Bash\(pytest -q\) ✗ FAILED…$/);
   await view.row(/^Bash\(pytest -q\) ✓ 2 passed/);
   await view.row("test_farewell.py");
   await view.row(/thinking and usage steps? hidden/);
@@ -210,7 +211,7 @@ step("the Turnback view shows the sessions, their events and checkpoints", "view
   await view.row("Add a farewell command", 60_000);
   await view.row("Tidy the README");
   await view.expand("Add a farewell command");
-  await view.row(/^Prompt: Add a farewell\(name\) next to greet/); // cut at 44 characters
+  await view.row(/^Prompt: Add a farewell\(name\) next to…$/); // cut at a word within 44 characters
   await view.row(/^Tool: Read\(greeter\/greet\.py\)/);
   await view.row("Before the agent");
   await view.row("farewell() added");

@@ -170,6 +170,20 @@ describe('steps', () => {
     const shown = stepNodes(parent, steps, true);
     assert.deepEqual(shown.map((n) => n.label), ['hmm', 'Bash(pytest -q) ✗ 1 failed', 'Done']);
   });
+
+  it("cut a long tool output after a whole word, the whole in the row's tooltip", () => {
+    // the e2e showed "Bash(pytest -q) ✗ FAILED tests/test_farewel…": cut inside a word
+    const detail = 'FAILED tests/test_farewell.py::test_farewell - AssertionError: assert 1 == 2';
+    const step: Step = { id: 'f', kind: 'tool', label: 'Bash(pytest -q)', ts: '2026-11-21T10:00:02Z', failed: true, detail };
+    const [row] = stepNodes(parent, [step], false);
+    assert.ok(row !== undefined);
+    const full = stepLabel(step);
+    assert.ok(row.label.length <= ROW_LABEL_WIDTH && row.label.endsWith('…'), row.label);
+    const kept = row.label.slice(0, -1);
+    assert.ok(full.startsWith(kept), row.label);
+    assert.equal(full.charAt(kept.length), ' ', `cut inside a word: ${row.label}`);
+    assert.ok((row.tooltip ?? '').includes('AssertionError: assert 1 \\=\\= 2'), row.tooltip); // Markdown-escaped
+  });
 });
 
 describe('file history rows', () => {
