@@ -219,14 +219,20 @@ step("the Turnback view shows the sessions, their events and checkpoints", "view
   await view.row("Brighter logo");
   await view.row("Shorter farewell (branch)");
   await view.row("Prompt: Actually, make the farewell shorter.");
-  // The branch's rewind and its safety checkpoint name the checkpoint, not its id.
-  await view.row("before rewind to “farewell() added”");
+  // The branch's rewind names the checkpoint, not its id; the safety checkpoint it took
+  // first is inside its row (one user action, one row; it was a row of its own above it).
   await view.row("Rewind to “farewell() added” (files)");
-  // the undos of the steps above: said once, naming the rewind they undid, not
+  await view.childOf("Rewind to “farewell() added” (files)", "before rewind to “farewell() added”");
+  await view.collapse("Rewind to “farewell() added” (files)");
+  // the undos of the steps above: the undo's row says what it undid (it said "Undo
+  // (files)"), its safety checkpoint inside, said once, naming the rewind undone, not
   // "before undo to “before rewind to …”" nor a bare "before undo"
-  await view.row(/^before undo of rewind to “[^“”]+”$/);
-  // and the undo's own row says what it undid (it said "Undo (files)")
-  await view.row(/^Undo of rewind to “[^“”]+”/);
+  const undo = await view.row(/^Undo of rewind to “[^“”]+”/);
+  // going back to just before the undo is one click on the undo's own row
+  await undo.hover();
+  await undo.locator('.actions .action-label[aria-label="Rewind to the State Before This"]').waitFor({ timeout: 10_000 });
+  await view.childOf(/^Undo of rewind to “[^“”]+”/, /^before undo of rewind to “[^“”]+”$/);
+  await view.collapse(/^Undo of rewind to “[^“”]+”/);
 });
 
 step("a checkpoint's changed file opens in a diff with both sides' text", "diff-text", async () => {

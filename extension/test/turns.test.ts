@@ -7,7 +7,7 @@ import * as assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { historyRows, versionStat } from '../src/history/model';
-import type { FileVersion, SessionInfo, Step, Turn } from '../src/protocol';
+import type { Checkpoint, FileVersion, SessionInfo, Step, Turn } from '../src/protocol';
 import { ROW_LABEL_WIDTH } from '../src/tree/labels';
 import { liveLinks } from './liveMarkdown';
 import { changeSummary, noCheckpointNote, stepLabel, stepNodes, turnNode, turnNodes } from '../src/tree/turns';
@@ -169,6 +169,32 @@ describe('steps', () => {
     assert.deepEqual(folded.map((n) => n.label), ['Bash(pytest -q) ✗ 1 failed', 'Done', '1 thinking and usage step hidden']);
     const shown = stepNodes(parent, steps, true);
     assert.deepEqual(shown.map((n) => n.label), ['hmm', 'Bash(pytest -q) ✗ 1 failed', 'Done']);
+  });
+
+  it("fold a rewind's safety checkpoint step into the rewind's row, one click away", () => {
+    const ts = '2026-11-21T10:00:05Z';
+    const ops: Step[] = [
+      { id: 'cp-sf1', kind: 'checkpoint', label: 'before rewind to abc', ts },
+      { id: 'rw-1', kind: 'rewind', label: 'rewind to “good” (files)', ts, safetyCheckpoint: 'sf1' },
+      { id: 'cp-good', kind: 'checkpoint', label: 'good', ts },
+    ];
+    const listed: Checkpoint[] = [
+      { id: 'good', label: 'good', ts, sessionId: 's1', eventId: 'cp-good', auto: false, partial: false },
+      {
+        id: 'sf1', label: 'before rewind to “good”', ts, sessionId: 's1', eventId: 'cp-sf1', auto: true, partial: false,
+        safetyOf: { op: 'rewind', checkpoint: 'good', words: 'before rewind to “good”' },
+      },
+    ];
+    const rows = stepNodes(parent, ops, false, listed, NOW);
+    assert.deepEqual(rows.map((n) => n.label), ['Rewind to “good” (files)', 'good']);
+    const [rewind] = rows;
+    assert.ok(rewind?.type === 'step');
+    assert.equal(rewind.checkpoint?.id, 'sf1');
+    assert.match(rewind.contextValue, /\bbeforeSaved\b/);
+    assert.equal(rewind.collapsible, 'collapsed');
+    assert.equal(rewind.safety?.label, 'before rewind to “good”');
+    // without the listing (or for a checkpoint it does not mark a safety one): as before
+    assert.deepEqual(stepNodes(parent, ops, false).map((n) => n.label).length, 3);
   });
 
   it("cut a long tool output after a whole word, the whole in the row's tooltip", () => {
