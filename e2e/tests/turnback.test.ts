@@ -197,6 +197,11 @@ step("File History follows a file: versions by turn, a diff, Restore This Versio
   await clickToastButton(page, /^Restored greeter\/greet\.py/, "Undo Rewind");
   await notificationText(page, /^Undid the last rewind/);
   assert.ok(readFileSync(join(workspace, "greeter", "greet.py")).equals(beforeRestore));
+  // the versions saved before the rewinds and undos so far come after the file's own, in
+  // one row, each one expand away (they were most of the list)
+  await view.childOf("Saved before rewinds and undos", /^before (undo of )?rewind to /);
+  await shots.take(page, "file-history-saved");
+  await view.collapse("Saved before rewinds and undos");
   await page.keyboard.press("Control+K");
   await page.keyboard.press("W");
 });

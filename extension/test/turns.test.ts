@@ -249,12 +249,34 @@ describe('file history rows', () => {
 
   it('name a safety checkpoint for what it is, not for its turn', () => {
     const safety = { ...v, checkpoint: { ...v.checkpoint, label: 'before rewind to cpA' }, safety: true };
-    const [row] = historyRows(FOLDER, { path: 'a.py', versions: [safety], total: 1, offset: 0 }, NOW);
-    assert.ok(row?.kind === 'version');
+    const [group] = historyRows(FOLDER, { path: 'a.py', versions: [safety], total: 1, offset: 0 }, NOW);
+    assert.ok(group?.kind === 'group');
+    const [row] = group.children;
+    assert.ok(row !== undefined);
     assert.equal(row.label, 'before rewind to cpA');
     assert.equal(row.description, '1 h ago · +3 −1 · Turnback');
     assert.ok(row.tooltip.includes('before a rewind or undo'), row.tooltip);
     assert.ok(row.tooltip.includes('Add a farewell command'), row.tooltip);
+  });
+
+  it("show a file's own versions first, the ones saved before rewinds and undos inside one row", () => {
+    // the e2e's File History after a few rewinds: mostly "before rewind to …" rows
+    const at = (id: string, hour: number, safety: boolean): FileVersion => ({
+      ...v,
+      checkpoint: { ...v.checkpoint, id, label: safety ? `before rewind to ${id}` : `turn ${id}`, ts: `2026-11-21T${String(hour)}:00:00Z` },
+      safety,
+    });
+    const versions = [at('s3', 11, true), at('t2', 10, false), at('s1', 9, true), at('t1', 8, false)];
+    const rows = historyRows(FOLDER, { path: 'a.py', versions, total: 6, offset: 0 }, NOW);
+    assert.deepEqual(rows.map((r) => r.kind), ['version', 'version', 'group', 'more']);
+    assert.deepEqual(rows.slice(0, 2).map((r) => r.label), ['Add a farewell command', 'Add a farewell command']);
+    const group = rows[2];
+    assert.ok(group?.kind === 'group');
+    assert.equal(group.label, 'Saved before rewinds and undos');
+    assert.equal(group.description, '2 versions · newest 1 h ago');
+    // each stays reachable: the group's children are the versions, newest first
+    assert.deepEqual(group.children.map((r) => r.checkpoint.id), ['s3', 's1']);
+    assert.ok(group.children.every((r) => r.contextValue.startsWith('version')));
   });
 
   it("cut a long prompt so the version's age stays in sight, the whole in the tooltip", () => {
