@@ -160,6 +160,13 @@ export class TreeView {
     }
   }
 
+  /** Runs an action of a row's context menu (right click) by its title. */
+  async contextAction(label: Text, action: string): Promise<void> {
+    const row = await this.row(label);
+    await row.click({ button: "right" });
+    await this.page.locator(".monaco-menu .action-item:not(.disabled) .action-label", { hasText: exact(action) }).first().click();
+  }
+
   /** Clicks an inline action (the icons shown on a hovered row) by its title. */
   async inlineAction(label: Text, action: string): Promise<void> {
     const row = await this.row(label);

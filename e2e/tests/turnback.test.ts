@@ -139,7 +139,9 @@ step("a session's children are its turns, with tools, changes and steps", "turns
 });
 
 step("Compare This Turn shows every file the turn changed in one diff editor", "turn-compare", async () => {
-  await view.inlineAction(FIRST_TURN, "Compare This Turn");
+  // a turn row has one inline action (Rewind to Before This Turn): two hid a selected
+  // row's time; Compare This Turn is in its context menu
+  await view.contextAction(FIRST_TURN, "Compare This Turn");
   const tab = page.locator(".editor-group-container.active .tab.active", { hasText: /before “Add a farewell/ });
   await tab.first().waitFor({ timeout: 30_000 });
   // Both ends fit a tab: the prompt is cut short, so "after “…”" is not pushed out of sight.
