@@ -332,7 +332,12 @@ export async function clickToastButton(page: Page, message: Text, button: string
     })
     .first();
   await item.locator(".monaco-button", { hasText: exact(button) }).click();
-  await runCommand(page, "Notifications: Hide Notifications");
+  // the click may close the center itself; then the palette has no "Hide Notifications",
+  // and waiting for it failed a step whose click had worked
+  await page
+    .locator(".notifications-center.visible")
+    .waitFor({ state: "hidden", timeout: 3_000 })
+    .catch(() => runCommand(page, "Notifications: Hide Notifications"));
 }
 
 /** Dismisses every notification, so the next one a test waits for is new. */
