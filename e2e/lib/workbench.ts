@@ -160,6 +160,13 @@ export class TreeView {
     }
   }
 
+  /** Runs an action of a row's context menu (right click) by its title. */
+  async contextAction(label: Text, action: string): Promise<void> {
+    const row = await this.row(label);
+    await row.click({ button: "right" });
+    await this.page.locator(".monaco-menu .action-item:not(.disabled) .action-label", { hasText: exact(action) }).first().click();
+  }
+
   /** Clicks an inline action (the icons shown on a hovered row) by its title. */
   async inlineAction(label: Text, action: string): Promise<void> {
     const row = await this.row(label);
@@ -325,7 +332,12 @@ export async function clickToastButton(page: Page, message: Text, button: string
     })
     .first();
   await item.locator(".monaco-button", { hasText: exact(button) }).click();
-  await runCommand(page, "Notifications: Hide Notifications");
+  // the click may close the center itself; then the palette has no "Hide Notifications",
+  // and waiting for it failed a step whose click had worked
+  await page
+    .locator(".notifications-center.visible")
+    .waitFor({ state: "hidden", timeout: 3_000 })
+    .catch(() => runCommand(page, "Notifications: Hide Notifications"));
 }
 
 /** Dismisses every notification, so the next one a test waits for is new. */

@@ -131,14 +131,17 @@ step("a session's children are its turns, with tools, changes and steps", "turns
   await view.row(/^Make the logo brighter and drop the scratch…$/);
   await view.row("Actually, make the farewell shorter.");
   await view.expand(FIRST_TURN);
-  await view.row(/^Bash\(pytest -q\) ✗ FAILED tests\/test_farewel/); // cut at 44 characters
+  // cut after a whole word within 44 characters (it was cut inside one: "test_farewel…")
+  await view.row(/^Bash\(pytest -q\) ✗ FAILED…$/);
   await view.row(/^Bash\(pytest -q\) ✓ 2 passed/);
   await view.row("test_farewell.py");
   await view.row(/thinking and usage steps? hidden/);
 });
 
 step("Compare This Turn shows every file the turn changed in one diff editor", "turn-compare", async () => {
-  await view.inlineAction(FIRST_TURN, "Compare This Turn");
+  // a turn row has one inline action (Rewind to Before This Turn): two hid a selected
+  // row's time; Compare This Turn is in its context menu
+  await view.contextAction(FIRST_TURN, "Compare This Turn");
   const tab = page.locator(".editor-group-container.active .tab.active", { hasText: /before “Add a farewell/ });
   await tab.first().waitFor({ timeout: 30_000 });
   // Both ends fit a tab: the prompt is cut short, so "after “…”" is not pushed out of sight.
@@ -196,6 +199,11 @@ step("File History follows a file: versions by turn, a diff, Restore This Versio
   await clickToastButton(page, /^Restored greeter\/greet\.py/, "Undo Rewind");
   await notificationText(page, /^Undid the last rewind/);
   assert.ok(readFileSync(join(workspace, "greeter", "greet.py")).equals(beforeRestore));
+  // the versions saved before the rewinds and undos so far come after the file's own, in
+  // one row, each one expand away (they were most of the list)
+  await view.childOf("Saved before rewinds and undos", /^before (undo of )?rewind to /);
+  await shots.take(page, "file-history-saved");
+  await view.collapse("Saved before rewinds and undos");
   await page.keyboard.press("Control+K");
   await page.keyboard.press("W");
 });
@@ -210,7 +218,7 @@ step("the Turnback view shows the sessions, their events and checkpoints", "view
   await view.row("Add a farewell command", 60_000);
   await view.row("Tidy the README");
   await view.expand("Add a farewell command");
-  await view.row(/^Prompt: Add a farewell\(name\) next to greet/); // cut at 44 characters
+  await view.row(/^Prompt: Add a farewell\(name\) next to…$/); // cut at a word within 44 characters
   await view.row(/^Tool: Read\(greeter\/greet\.py\)/);
   await view.row("Before the agent");
   await view.row("farewell() added");
@@ -218,14 +226,20 @@ step("the Turnback view shows the sessions, their events and checkpoints", "view
   await view.row("Brighter logo");
   await view.row("Shorter farewell (branch)");
   await view.row("Prompt: Actually, make the farewell shorter.");
-  // The branch's rewind and its safety checkpoint name the checkpoint, not its id.
-  await view.row("before rewind to “farewell() added”");
+  // The branch's rewind names the checkpoint, not its id; the safety checkpoint it took
+  // first is inside its row (one user action, one row; it was a row of its own above it).
   await view.row("Rewind to “farewell() added” (files)");
-  // the undos of the steps above: said once, naming the rewind they undid, not
+  await view.childOf("Rewind to “farewell() added” (files)", "before rewind to “farewell() added”");
+  await view.collapse("Rewind to “farewell() added” (files)");
+  // the undos of the steps above: the undo's row says what it undid (it said "Undo
+  // (files)"), its safety checkpoint inside, said once, naming the rewind undone, not
   // "before undo to “before rewind to …”" nor a bare "before undo"
-  await view.row(/^before undo of rewind to “[^“”]+”$/);
-  // and the undo's own row says what it undid (it said "Undo (files)")
-  await view.row(/^Undo of rewind to “[^“”]+”/);
+  const undo = await view.row(/^Undo of rewind to “[^“”]+”/);
+  // going back to just before the undo is one click on the undo's own row
+  await undo.hover();
+  await undo.locator('.actions .action-label[aria-label="Rewind to the State Before This"]').waitFor({ timeout: 10_000 });
+  await view.childOf(/^Undo of rewind to “[^“”]+”/, /^before undo of rewind to “[^“”]+”$/);
+  await view.collapse(/^Undo of rewind to “[^“”]+”/);
 });
 
 step("a checkpoint's changed file opens in a diff with both sides' text", "diff-text", async () => {

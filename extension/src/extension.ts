@@ -15,7 +15,8 @@ import { TurnbackClient } from './client';
 import { VIEW_ID, registerCommands } from './commands';
 import { CheckpointContentProvider } from './contentProvider';
 import { onPythonEnvironmentChange } from './python';
-import { SECTION, pageSize } from './settings';
+import { SECTION, pageSize, rowLabelWidth } from './settings';
+import { ROW_LABEL_WIDTH, setRowLabelWidth } from './tree/labels';
 import { StatusBar } from './statusBar';
 import { ChangeDecorationProvider } from './tree/decorations';
 import type { TreeNode } from './tree/model';
@@ -32,6 +33,7 @@ export function activate(context: vscode.ExtensionContext): void {
   client = new TurnbackClient(context.extensionPath, output);
   const turnback = client;
   const cache = new StoreCache(turnback, () => pageSize(vscode.workspace.getConfiguration(SECTION)));
+  setRowLabelWidth(rowLabelWidth(vscode.workspace.getConfiguration(SECTION), ROW_LABEL_WIDTH));
   const tree = new SessionTreeProvider(cache, () => turnback.currentState);
   const view = vscode.window.createTreeView<TreeNode>(VIEW_ID, {
     treeDataProvider: tree,
@@ -94,6 +96,9 @@ export function activate(context: vscode.ExtensionContext): void {
         void turnback.restart();
       } else if (e.affectsConfiguration(`${SECTION}.pageSize`)) {
         cache.invalidateAll();
+      } else if (e.affectsConfiguration(`${SECTION}.rowLabelWidth`)) {
+        setRowLabelWidth(rowLabelWidth(vscode.workspace.getConfiguration(SECTION), ROW_LABEL_WIDTH));
+        cache.invalidateAll(); // the views are drawn again, their rows cut anew
       } else if (e.affectsConfiguration(SECTION)) {
         startIfWanted(turnback); // followAgents turned on, a storePath set
         void turnback.sendSettings();

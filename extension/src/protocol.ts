@@ -490,6 +490,8 @@ export interface Step {
   folded?: boolean;
   resultId?: string;
   checkpoint?: string;
+  /** A rewind's or an undo's step: the safety checkpoint it took first. */
+  safetyCheckpoint?: string;
 }
 
 export interface TurnStepsResult {

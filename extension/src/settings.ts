@@ -94,3 +94,17 @@ export function pageSize(cfg: ConfigReader): number {
   }
   return Math.min(5000, Math.max(10, Math.trunc(v)));
 }
+
+/**
+ * How many characters of a tree row's label are shown before its description (the time):
+ * VS Code gives a tree no width, nor an event when the sidebar is resized, so the cut
+ * cannot follow the sidebar; a user with a wide one sets more. Clamped to the range
+ * package.json declares; the default fits the default sidebar (about 440 px).
+ */
+export function rowLabelWidth(cfg: ConfigReader, fallback: number): number {
+  const v = cfg.get('rowLabelWidth');
+  if (typeof v !== 'number' || !Number.isFinite(v)) {
+    return fallback;
+  }
+  return Math.min(200, Math.max(20, Math.trunc(v)));
+}

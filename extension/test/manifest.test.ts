@@ -106,7 +106,7 @@ describe('extension manifest', () => {
     assert.equal(u.supported, 'limited');
     assert.deepEqual(u.restrictedConfigurations, ['turnback.python', 'turnback.storePath']);
     const inline = manifest.contributes.menus['view/item/context'] ?? [];
-    for (const item of inline.filter((i) => ['turnback.rewindHere', 'turnback.restoreFile', 'turnback.fork'].includes(i.command))) {
+    for (const item of inline.filter((i) => ['turnback.rewindHere', 'turnback.rewindBefore', 'turnback.restoreFile', 'turnback.fork'].includes(i.command))) {
       assert.match(item.when ?? '', /isWorkspaceTrusted/, item.command);
     }
   });
@@ -160,6 +160,24 @@ describe('tree menus against model context values', () => {
     assert.ok(!shows('turnback.forgetPushedSession', 'session pulled', /.*/));
     assert.ok(!shows('turnback.forgetPushedSession', 'event', /.*/));
     assert.ok(!shows('turnback.forgetPushedSession', 'folder', /.*/));
+  });
+
+  it("offers one inline action on a turn row, so that a selected row keeps its time in sight", () => {
+    // two icons (rewind, compare) took the room of a selected turn row's description
+    const turn = 'turn rewindable comparable continuable';
+    const onTurn = items.filter((i) => (i.group ?? '').startsWith('inline') && shows(i.command, turn, inline));
+    assert.deepEqual(onTurn.map((i) => i.command), ['turnback.rewindTurn']);
+    assert.ok(shows('turnback.compareTurn', turn, /^2_compare/), 'Compare This Turn in the context menu');
+  });
+
+  it("offers Rewind to the State Before This on a rewind's or an undo's row that holds its safety checkpoint", () => {
+    for (const row of ['event beforeSaved', 'event head beforeSaved', 'step rewind beforeSaved']) {
+      assert.ok(shows('turnback.rewindBefore', row, inline), row);
+      assert.ok(shows('turnback.rewindBefore', row, /^1_rewind/), row);
+      assert.ok(!shows('turnback.rewindHere', row, inline), `${row}: one rewind icon, the clear one`);
+    }
+    assert.ok(!shows('turnback.rewindBefore', 'event', inline));
+    assert.ok(!shows('turnback.rewindBefore', 'step rewind', inline));
   });
 
   it('offers Fork Here on every event, in the context menu', () => {

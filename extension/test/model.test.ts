@@ -337,6 +337,63 @@ describe('event nodes', () => {
     assert.match(row.description ?? '', /^10:01:00/);
   });
 
+  it("folds a rewind's and an undo's safety checkpoint into the operation's row, one click away", () => {
+    // the e2e showed two rows for each: "before rewind to “good”" above "Rewind to “good”"
+    const safety = (id: string, eventId: string, minute: number, words: string, op = 'rewind'): Checkpoint => ({
+      ...cp(id, eventId, `2026-11-21T10:${String(minute)}:00Z`, words), // named as the cache names it
+      auto: true,
+      safetyOf: { op, checkpoint: 'cp1', words },
+    });
+    const withOps = [
+      ...linear,
+      ev('e5', 'e4', 'checkpoint', { checkpoint: 'sf1' }, 15),
+      { ...ev('e6', 'e5', 'rewind', { checkpoint: 'cp1', safetyCheckpoint: 'sf1' }, 16), summary: 'rewind to “after tests” (files)' },
+      ev('e7', 'e6', 'checkpoint', { checkpoint: 'sf2' }, 17),
+      { ...ev('e8', 'e7', 'rewind', { checkpoint: 'sf1', safetyCheckpoint: 'sf2', undo: 'op1' }, 18), summary: 'undo of rewind to “after tests” (files)' },
+      // an event naming a checkpoint that is no safety checkpoint: not folded, nor offered
+      { ...ev('e9', 'e8', 'rewind', { checkpoint: 'cp1', safetyCheckpoint: 'cp1' }, 19), summary: 'rewind to “after tests” (files)' },
+    ];
+    const all = [
+      ...checkpoints,
+      safety('sf1', 'e5', 15, 'before rewind to “after tests”'),
+      safety('sf2', 'e7', 17, 'before undo of rewind to “after tests”', 'undo'),
+    ];
+    const nodes = eventNodes({
+      folder: FOLDER,
+      sessionId: 's1',
+      result: { events: withOps, head: 'e9', total: withOps.length, offset: 0 },
+      checkpoints: all,
+      now: NOW,
+    });
+    assert.deepEqual(
+      nodes.map((n) => n.label),
+      [
+        'Prompt: make the tests pass',
+        'Tool: Bash(pytest)',
+        'Result (no output)',
+        'after tests',
+        'Rewind to “after tests” (files)',
+        'Undo of rewind to “after tests” (files)',
+        'Rewind to “after tests” (files)',
+      ],
+    );
+    const undo = byEvent(nodes, 'e8');
+    assert.deepEqual(undo.contextValue.split(' '), ['event', 'beforeSaved']);
+    assert.equal(undo.checkpoint?.id, 'sf2', "its one-click action goes to the state it saved");
+    assert.equal(undo.checkpoint.title, 'before undo of rewind to “after tests”');
+    assert.equal(undo.collapsible, 'collapsed');
+    assert.equal(undo.safety?.type, 'checkpoint');
+    assert.equal(undo.safety.label, 'before undo of rewind to “after tests”');
+    assert.equal(undo.safety.parentKey, undo.key);
+    assert.ok((undo.tooltip ?? '').includes('Rewind to the State Before This'), undo.tooltip);
+    assert.equal(byEvent(nodes, 'e6').safety?.checkpoint.id, 'sf1');
+    const odd = byEvent(nodes, 'e9');
+    assert.equal(odd.safety, undefined);
+    assert.ok(!odd.contextValue.includes('beforeSaved'), odd.contextValue);
+    // each safety checkpoint once: inside its operation's row, not again among the session's
+    assert.equal(nodes.filter((n) => n.type === 'checkpoint').length, 0);
+  });
+
   it('says so when a session has no events', () => {
     const nodes = eventNodes({
       folder: FOLDER,

@@ -1,7 +1,8 @@
 import * as assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { type ConfigReader, pageSize, serverSettings } from '../src/settings';
+import { type ConfigReader, pageSize, rowLabelWidth, serverSettings } from '../src/settings';
+import { ROW_LABEL_WIDTH, rowLabel, setRowLabelWidth } from '../src/tree/labels';
 
 function reader(values: Record<string, unknown>): ConfigReader {
   return { get: (key) => values[key] };
@@ -64,5 +65,24 @@ describe('server settings', () => {
     assert.equal(pageSize(reader({ pageSize: 3 })), 10);
     assert.equal(pageSize(reader({ pageSize: 1e9 })), 5000);
     assert.equal(pageSize(reader({ pageSize: 55.7 })), 55);
+  });
+});
+
+describe('row label width', () => {
+  it("cuts rows at turnback.rowLabelWidth, clamped, for a sidebar wider than the default", () => {
+    // VS Code gives a tree no width: a wide sidebar showed 44 characters of a prompt all the same
+    assert.equal(rowLabelWidth(reader({}), ROW_LABEL_WIDTH), 44);
+    assert.equal(rowLabelWidth(reader({ rowLabelWidth: 'wide' }), ROW_LABEL_WIDTH), 44);
+    assert.equal(rowLabelWidth(reader({ rowLabelWidth: 5 }), ROW_LABEL_WIDTH), 20);
+    assert.equal(rowLabelWidth(reader({ rowLabelWidth: 1e6 }), ROW_LABEL_WIDTH), 200);
+    const prompt = 'Add a farewell(name) next to greet() with a test, and wire it into the CLI as bye.';
+    try {
+      setRowLabelWidth(rowLabelWidth(reader({ rowLabelWidth: 90 }), ROW_LABEL_WIDTH));
+      assert.equal(rowLabel(prompt), prompt);
+      setRowLabelWidth(ROW_LABEL_WIDTH);
+      assert.equal(rowLabel(prompt), 'Add a farewell(name) next to greet() with a…');
+    } finally {
+      setRowLabelWidth(ROW_LABEL_WIDTH);
+    }
   });
 });

@@ -7,7 +7,7 @@ import * as assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { historyRows, versionStat } from '../src/history/model';
-import type { FileVersion, SessionInfo, Step, Turn } from '../src/protocol';
+import type { Checkpoint, FileVersion, SessionInfo, Step, Turn } from '../src/protocol';
 import { ROW_LABEL_WIDTH } from '../src/tree/labels';
 import { liveLinks } from './liveMarkdown';
 import { changeSummary, noCheckpointNote, stepLabel, stepNodes, turnNode, turnNodes } from '../src/tree/turns';
@@ -170,6 +170,46 @@ describe('steps', () => {
     const shown = stepNodes(parent, steps, true);
     assert.deepEqual(shown.map((n) => n.label), ['hmm', 'Bash(pytest -q) ✗ 1 failed', 'Done']);
   });
+
+  it("fold a rewind's safety checkpoint step into the rewind's row, one click away", () => {
+    const ts = '2026-11-21T10:00:05Z';
+    const ops: Step[] = [
+      { id: 'cp-sf1', kind: 'checkpoint', label: 'before rewind to abc', ts },
+      { id: 'rw-1', kind: 'rewind', label: 'rewind to “good” (files)', ts, safetyCheckpoint: 'sf1' },
+      { id: 'cp-good', kind: 'checkpoint', label: 'good', ts },
+    ];
+    const listed: Checkpoint[] = [
+      { id: 'good', label: 'good', ts, sessionId: 's1', eventId: 'cp-good', auto: false, partial: false },
+      {
+        id: 'sf1', label: 'before rewind to “good”', ts, sessionId: 's1', eventId: 'cp-sf1', auto: true, partial: false,
+        safetyOf: { op: 'rewind', checkpoint: 'good', words: 'before rewind to “good”' },
+      },
+    ];
+    const rows = stepNodes(parent, ops, false, listed, NOW);
+    assert.deepEqual(rows.map((n) => n.label), ['Rewind to “good” (files)', 'good']);
+    const [rewind] = rows;
+    assert.ok(rewind?.type === 'step');
+    assert.equal(rewind.checkpoint?.id, 'sf1');
+    assert.match(rewind.contextValue, /\bbeforeSaved\b/);
+    assert.equal(rewind.collapsible, 'collapsed');
+    assert.equal(rewind.safety?.label, 'before rewind to “good”');
+    // without the listing (or for a checkpoint it does not mark a safety one): as before
+    assert.deepEqual(stepNodes(parent, ops, false).map((n) => n.label).length, 3);
+  });
+
+  it("cut a long tool output after a whole word, the whole in the row's tooltip", () => {
+    // the e2e showed "Bash(pytest -q) ✗ FAILED tests/test_farewel…": cut inside a word
+    const detail = 'FAILED tests/test_farewell.py::test_farewell - AssertionError: assert 1 == 2';
+    const step: Step = { id: 'f', kind: 'tool', label: 'Bash(pytest -q)', ts: '2026-11-21T10:00:02Z', failed: true, detail };
+    const [row] = stepNodes(parent, [step], false);
+    assert.ok(row !== undefined);
+    const full = stepLabel(step);
+    assert.ok(row.label.length <= ROW_LABEL_WIDTH && row.label.endsWith('…'), row.label);
+    const kept = row.label.slice(0, -1);
+    assert.ok(full.startsWith(kept), row.label);
+    assert.equal(full.charAt(kept.length), ' ', `cut inside a word: ${row.label}`);
+    assert.ok((row.tooltip ?? '').includes('AssertionError: assert 1 \\=\\= 2'), row.tooltip); // Markdown-escaped
+  });
 });
 
 describe('file history rows', () => {
@@ -209,12 +249,34 @@ describe('file history rows', () => {
 
   it('name a safety checkpoint for what it is, not for its turn', () => {
     const safety = { ...v, checkpoint: { ...v.checkpoint, label: 'before rewind to cpA' }, safety: true };
-    const [row] = historyRows(FOLDER, { path: 'a.py', versions: [safety], total: 1, offset: 0 }, NOW);
-    assert.ok(row?.kind === 'version');
+    const [group] = historyRows(FOLDER, { path: 'a.py', versions: [safety], total: 1, offset: 0 }, NOW);
+    assert.ok(group?.kind === 'group');
+    const [row] = group.children;
+    assert.ok(row !== undefined);
     assert.equal(row.label, 'before rewind to cpA');
     assert.equal(row.description, '1 h ago · +3 −1 · Turnback');
     assert.ok(row.tooltip.includes('before a rewind or undo'), row.tooltip);
     assert.ok(row.tooltip.includes('Add a farewell command'), row.tooltip);
+  });
+
+  it("show a file's own versions first, the ones saved before rewinds and undos inside one row", () => {
+    // the e2e's File History after a few rewinds: mostly "before rewind to …" rows
+    const at = (id: string, hour: number, safety: boolean): FileVersion => ({
+      ...v,
+      checkpoint: { ...v.checkpoint, id, label: safety ? `before rewind to ${id}` : `turn ${id}`, ts: `2026-11-21T${String(hour)}:00:00Z` },
+      safety,
+    });
+    const versions = [at('s3', 11, true), at('t2', 10, false), at('s1', 9, true), at('t1', 8, false)];
+    const rows = historyRows(FOLDER, { path: 'a.py', versions, total: 6, offset: 0 }, NOW);
+    assert.deepEqual(rows.map((r) => r.kind), ['version', 'version', 'group', 'more']);
+    assert.deepEqual(rows.slice(0, 2).map((r) => r.label), ['Add a farewell command', 'Add a farewell command']);
+    const group = rows[2];
+    assert.ok(group?.kind === 'group');
+    assert.equal(group.label, 'Saved before rewinds and undos');
+    assert.equal(group.description, '2 versions · newest 1 h ago');
+    // each stays reachable: the group's children are the versions, newest first
+    assert.deepEqual(group.children.map((r) => r.checkpoint.id), ['s3', 's1']);
+    assert.ok(group.children.every((r) => r.contextValue.startsWith('version')));
   });
 
   it("cut a long prompt so the version's age stays in sight, the whole in the tooltip", () => {

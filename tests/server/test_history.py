@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from .conftest import TurnbackClient, run_python, started
@@ -11,6 +12,7 @@ INVALID = -32602
 
 SEED = """
 import sys
+import asyncio
 from pathlib import Path
 from turnback import Store, Kind
 ws = Path(sys.argv[1])
@@ -74,3 +76,33 @@ async def test_import_candidates_counts_without_a_store(ws: Path) -> None:
             res["sources"]
         assert res["total"] >= 1
         assert not (ws / ".turnback").exists(), "looking must not create a store"
+
+
+async def test_a_rewinds_step_names_the_checkpoint_it_took_first(client: TurnbackClient,
+                                                                  ws: Path) -> None:
+    """A rewind's step carries its safety checkpoint, so that the editor folds that
+    checkpoint's step into the rewind's row (one user action, one row): the two steps said
+    nothing of each other, and a turn showed `before rewind to “X”` above `Rewind to “X”`."""
+    run_python(SEED, str(ws))
+    cp = (await client.call("turnback/createCheckpoint", {"label": "good", "sessionId": "s1"})
+          )["checkpoint"]["id"]
+    (ws / "README.md").write_text("broken\n")
+    safety = (await client.call("turnback/rewind", {"checkpoint": cp}))["safetyCheckpoint"]
+    assert isinstance(safety, str)
+    # a rewind answers once its files are in place; its event is written just after
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 30
+    steps: list[dict[str, object]] = []
+    while not any(s["kind"] == "rewind" for s in steps) and loop.time() < deadline:
+        await asyncio.sleep(0.05)
+        turn = (await client.call("turnback/turns", {"sessionId": "s1"}))["turns"][-1]
+        steps = (await client.call("turnback/turnSteps",
+                                   {"sessionId": "s1", "turnId": turn["id"]}))["steps"]
+    rewind = [s for s in steps if s["kind"] == "rewind"]
+    assert len(rewind) == 1 and rewind[0].get("safetyCheckpoint") == safety, steps
+    # the checkpoint's step is found by its event (the listing's eventId), as the editor does
+    listed = (await client.call("turnback/checkpoints", {}))["checkpoints"]
+    event = next(c["eventId"] for c in listed if c["id"] == safety)
+    taken = [s for s in steps if s["id"] == event]
+    assert len(taken) == 1 and taken[0]["kind"] == "checkpoint", steps
+    assert all("safetyCheckpoint" not in s for s in steps if s["kind"] != "rewind")

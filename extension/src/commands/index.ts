@@ -25,6 +25,8 @@ export function registerCommands(services: Services): vscode.Disposable[] {
     'turnback.createCheckpoint': (arg) => createCheckpoint(services, arg),
     'turnback.rewind': (arg) => rewindPick(services, arg),
     'turnback.rewindHere': (arg) => rewindHere(services, arg),
+    // a rewind's or an undo's row: its safety checkpoint (the row's `checkpoint`)
+    'turnback.rewindBefore': (arg) => rewindHere(services, arg),
     'turnback.undo': (arg) => undoRewind(services, arg),
     'turnback.restoreFile': (arg) => restoreFile(services, arg),
     'turnback.compareWithNow': (arg) => compareWithNow(services, arg),

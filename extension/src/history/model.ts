@@ -1,9 +1,11 @@
 /**
  * The File History view's rows: one per checkpoint where the file changed, newest
- * first, from turnback/fileHistory. Pure (no VS Code), so labels are unit-tested.
+ * first, from turnback/fileHistory; the versions Turnback saved before a rewind or an
+ * undo come after the file's own, inside one row. Pure (no VS Code), so labels are
+ * unit-tested.
  */
 
-import { formatAge, formatCount, oneLine } from '../format';
+import { countOf, formatAge, formatCount, oneLine } from '../format';
 import type { FileHistoryResult, FileVersion } from '../protocol';
 import { codeSpan, escapeMarkdown } from '../markdown';
 import { rowLabel } from '../tree/labels';
@@ -31,7 +33,20 @@ export interface InfoRow {
   description?: string;
 }
 
-export type HistoryRow = VersionRow | InfoRow;
+/** The versions saved before rewinds and undos, folded into one row (expanded: them). */
+export interface GroupRow {
+  kind: 'group';
+  key: string;
+  label: string;
+  description: string;
+  tooltip: string;
+  children: VersionRow[];
+}
+
+export type HistoryRow = VersionRow | InfoRow | GroupRow;
+
+/** The safety group's label, and its tooltip's sentence. */
+export const SAVED_GROUP_LABEL = 'Saved before rewinds and undos';
 
 /** "+3 −1"; "binary"; "deleted". */
 export function versionStat(v: Pick<FileVersion, 'status' | 'binary' | 'linesAdded' | 'linesRemoved'>): string {
@@ -98,8 +113,32 @@ export function versionRow(folder: string, path: string, v: FileVersion, now: nu
   };
 }
 
+/**
+ * The rows of a file's history: its own versions (the turns' and the user's checkpoints),
+ * newest first, then the ones Turnback saved before a rewind or an undo in one row, newest
+ * first inside: after a few rewinds those were most of the list, each as long as a real
+ * one, and pushed the turns' versions out of sight. Each stays one expand away.
+ */
 export function historyRows(folder: string, result: FileHistoryResult, now: number): HistoryRow[] {
-  const rows: HistoryRow[] = result.versions.map((v) => versionRow(folder, result.path, v, now));
+  const own: HistoryRow[] = [];
+  const saved: VersionRow[] = [];
+  for (const v of result.versions) {
+    (v.safety ? saved : own).push(versionRow(folder, result.path, v, now));
+  }
+  const rows: HistoryRow[] = own;
+  const newest = result.versions.find((v) => v.safety);
+  if (saved.length > 0 && newest !== undefined) {
+    rows.push({
+      kind: 'group',
+      key: `g|${folder}|${result.path}|saved`,
+      label: SAVED_GROUP_LABEL,
+      description: `${countOf(saved.length, 'version')} · newest ${formatAge(newest.checkpoint.ts, now)}`,
+      tooltip:
+        'The file as it was before each rewind or undo, saved by Turnback so that it can be undone. ' +
+        'Expand to open or restore one.',
+      children: saved,
+    });
+  }
   if (rows.length === 0) {
     rows.push({ kind: 'info', key: 'none', label: 'No checkpoint holds a change to this file', description: result.path });
   }

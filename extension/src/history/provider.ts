@@ -87,10 +87,17 @@ export class FileHistoryProvider implements vscode.TreeDataProvider<HistoryRow>,
   }
 
   getTreeItem(row: HistoryRow): vscode.TreeItem {
-    const item = new vscode.TreeItem(row.label, vscode.TreeItemCollapsibleState.None);
+    const item = new vscode.TreeItem(
+      row.label,
+      row.kind === 'group' ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+    );
     item.id = row.key;
     item.description = row.description;
-    if (row.kind === 'version') {
+    if (row.kind === 'group') {
+      item.contextValue = 'savedVersions';
+      item.tooltip = row.tooltip;
+      item.iconPath = new vscode.ThemeIcon('history');
+    } else if (row.kind === 'version') {
       item.contextValue = row.contextValue;
       const md = new vscode.MarkdownString(row.tooltip);
       item.tooltip = md;
@@ -113,6 +120,9 @@ export class FileHistoryProvider implements vscode.TreeDataProvider<HistoryRow>,
   }
 
   async getChildren(row?: HistoryRow): Promise<HistoryRow[]> {
+    if (row?.kind === 'group') {
+      return row.children;
+    }
     if (row !== undefined || this.target === undefined) {
       return [];
     }

@@ -10,6 +10,7 @@ import {
   formatDuration,
   formatTimestamp,
   oneLine,
+  oneLineAtWord,
   shortId,
 } from '../format';
 import { codeSpan, escapeMarkdown } from '../markdown';
@@ -122,9 +123,20 @@ export function eventLabel(event: SessionEvent, checkpoint?: Checkpoint): string
  */
 export const ROW_LABEL_WIDTH = 44;
 
-/** `label` cut for a tree row (its tooltip says it whole). */
+/** The width in use: `turnback.rowLabelWidth` (VS Code tells a tree no width of its own). */
+let rowWidth = ROW_LABEL_WIDTH;
+
+/** Sets the width rows are cut at (extension.ts, from the setting; the tree is redrawn). */
+export function setRowLabelWidth(width: number): void {
+  rowWidth = width;
+}
+
+/**
+ * `label` cut for a tree row (its tooltip says it whole), after a whole word: a tool's
+ * output cut inside one ("FAILED tests/test_farewel…") read as a typo of the tool's.
+ */
 export function rowLabel(label: string): string {
-  return oneLine(label, ROW_LABEL_WIDTH);
+  return oneLineAtWord(label, rowWidth);
 }
 
 /** A checkpoint's name: its label, else "checkpoint 1a2b3c4d". */

@@ -79,6 +79,8 @@ export interface EventNode extends BaseNode {
   kind: string;
   head: boolean;
   checkpoint?: CheckpointRef;
+  /** A rewind's or an undo's safety checkpoint, shown inside its row (`checkpoint` is it). */
+  safety?: CheckpointNode;
 }
 
 /** A checkpoint of the session whose event is not among the loaded events. */
@@ -130,6 +132,9 @@ export interface StepNode extends BaseNode {
   folder: string;
   sessionId: string;
   eventId: string;
+  /** A rewind's or an undo's step: its safety checkpoint, inside its row (as EventNode's). */
+  checkpoint?: CheckpointRef;
+  safety?: CheckpointNode;
 }
 
 export interface MessageNode extends BaseNode {
@@ -423,6 +428,18 @@ export function eventNodes(input: EventsInput): TreeNode[] {
     }
   }
   const events = result.events;
+  // a rewind's or an undo's safety checkpoint is shown inside the operation's row: one
+  // user action, one row (its own row read "before undo of rewind to “X”" above "Undo of
+  // rewind to “X”")
+  const folded = new Map<string, Checkpoint>(); // operation's event id → its safety checkpoint
+  const foldedIds = new Set<string>();
+  for (const e of events) {
+    const taken = e.kind === 'rewind' ? safetyTaken(e.data?.safetyCheckpoint, byId) : undefined;
+    if (taken !== undefined) {
+      folded.set(e.id, taken);
+      foldedIds.add(taken.id);
+    }
+  }
   const placement = placeEvents(events, result.head);
   const branched = events.some((e) => placement.get(e.id)?.branchStart === true);
   const summaries = new Map(events.map((e) => [e.id, eventSummary(e, 40) || e.kind]));
@@ -443,6 +460,11 @@ export function eventNodes(input: EventsInput): TreeNode[] {
       shown.add(cp.id);
     }
     const isHead = result.head === e.id;
+    if (cp !== undefined && foldedIds.has(cp.id) && !isHead && e.kind === 'checkpoint') {
+      continue; // inside its operation's row
+    }
+    const taken = folded.get(e.id);
+    const takenRef = taken !== undefined ? refs.get(taken.id) : undefined;
     const tags = ['event'];
     if (ref) {
       tags.push('checkpoint');
@@ -499,21 +521,29 @@ export function eventNodes(input: EventsInput): TreeNode[] {
     if (cp) {
       tooltipLines.push('', checkpointTooltip(cp));
     }
+    const key = eventKey(folder, sessionId, e.id);
+    let safety: CheckpointNode | undefined;
+    if (taken !== undefined && takenRef !== undefined) {
+      tags.push(SAFETY_TAG);
+      tooltipLines.push('', ...safetyLines(takenRef));
+      safety = checkpointRow(folder, sessionId, taken, takenRef, input.now, key);
+    }
     nodes.push({
       type: 'event',
-      key: eventKey(folder, sessionId, e.id),
+      key,
       parentKey,
       folder,
       sessionId,
       eventId: e.id,
       kind: e.kind,
       head: isHead,
-      checkpoint: ref,
+      checkpoint: safety !== undefined ? takenRef : ref,
+      safety,
       label: rowLabel(eventLabel(e, cp)),
       description: desc.filter((d) => d.length > 0).join(' · '),
       tooltip: tooltipLines.join('  \n'),
       contextValue: tags.join(' '),
-      collapsible: ref ? 'collapsed' : 'none',
+      collapsible: ref !== undefined || safety !== undefined ? 'collapsed' : 'none',
       icon,
     });
   }
@@ -525,7 +555,7 @@ export function eventNodes(input: EventsInput): TreeNode[] {
     for (const cp of rest) {
       const ref = refs.get(cp.id);
       if (ref) {
-        nodes.push(orphanCheckpointNode(folder, sessionId, cp, ref, input.now));
+        nodes.push(checkpointRow(folder, sessionId, cp, ref, input.now, parentKey));
       }
     }
   }
@@ -535,17 +565,20 @@ export function eventNodes(input: EventsInput): TreeNode[] {
   return nodes;
 }
 
-function orphanCheckpointNode(
+/** A checkpoint's own row: under its session (its event not loaded) or inside the row of
+ * the rewind or undo that took it (`parentKey`). */
+export function checkpointRow(
   folder: string,
   sessionId: string,
   cp: Checkpoint,
   ref: CheckpointRef,
   now: number,
+  parentKey: string,
 ): CheckpointNode {
   return {
     type: 'checkpoint',
     key: `c|${folder}|${cp.id}`,
-    parentKey: sessionKey(folder, sessionId),
+    parentKey,
     folder,
     sessionId,
     checkpoint: ref,
@@ -556,6 +589,33 @@ function orphanCheckpointNode(
     collapsible: 'collapsed',
     icon: { id: 'git-commit' },
   };
+}
+
+// ---------------------------------------------------------------- safety checkpoints
+
+/** The context tag of a rewind's or an undo's row holding its safety checkpoint: its
+ * "Rewind to the State Before This" (package.json) matches it. */
+export const SAFETY_TAG = 'beforeSaved';
+
+/**
+ * The checkpoint a rewind's or an undo's event or step names as the one it took first,
+ * when the server's listing marks it a safety checkpoint (`safetyOf`: automatic, of this
+ * workspace); anything else a store's event may say there is not folded, nor offered.
+ */
+export function safetyTaken(id: unknown, byId: ReadonlyMap<string, Checkpoint>): Checkpoint | undefined {
+  if (typeof id !== 'string') {
+    return undefined;
+  }
+  const cp = byId.get(id);
+  return cp?.safetyOf !== undefined ? cp : undefined;
+}
+
+/** What a rewind's or an undo's tooltip says of the state it saved first (Markdown). */
+export function safetyLines(ref: CheckpointRef): string[] {
+  return [
+    `Before it, Turnback saved the workspace as “${escapeMarkdown(ref.title)}”.`,
+    'Rewind to the State Before This puts it back; expand the row for that checkpoint.',
+  ];
 }
 
 // ---------------------------------------------------------------- changes

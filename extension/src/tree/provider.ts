@@ -197,8 +197,13 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeNode>, v
           return this.eventsMode ? await this.eventsOf(node) : await this.turnsOf(node);
         case 'turn':
           return await this.insideTurn(node);
+        case 'step':
+          return node.safety !== undefined ? [node.safety] : [];
         case 'event':
         case 'checkpoint':
+          if (node.type === 'event' && node.safety !== undefined) {
+            return [node.safety]; // a rewind's or an undo's row: the checkpoint it took first
+          }
           if (!bearsCheckpoint(node)) {
             return [];
           }
@@ -309,7 +314,8 @@ export class SessionTreeProvider implements vscode.TreeDataProvider<TreeNode>, v
       const changes = await this.cache.changes(node.folder, cp.previous.id, cp.id);
       head.push(...changeNodes({ ...node, checkpoint: cp }, changes));
     }
-    return [...head, ...stepNodes(node, await steps, this.showFolded)];
+    const [done, checkpoints] = await Promise.all([steps, this.cache.checkpoints(node.folder)]);
+    return [...head, ...stepNodes(node, done, this.showFolded, checkpoints)];
   }
 
   private async eventsOf(node: SessionNode): Promise<TreeNode[]> {

@@ -9,16 +9,22 @@
  */
 
 import { countOf, formatClock, formatCount, formatDuration, formatTimestamp, oneLine, oneLineAtWord } from '../format';
-import type { Step, Turn, TurnsResult } from '../protocol';
+import type { Checkpoint, Step, Turn, TurnsResult } from '../protocol';
 import { codeSpan, escapeMarkdown } from '../markdown';
 import { checkpointTitle, rewindSentence, rowLabel } from './labels';
 import {
+  type CheckpointNode,
   type CheckpointRef,
   type StepNode,
   type TreeNode,
   type TurnNode,
+  SAFETY_TAG,
+  checkpointRefs,
+  checkpointRow,
   loadMore,
   message,
+  safetyLines,
+  safetyTaken,
   sessionKey,
 } from './model';
 
@@ -210,29 +216,63 @@ export function stepLabel(s: Step): string {
 
 /**
  * A turn's steps: thinking, usage and raw lines only when `showFolded`, else one
- * row saying how many are hidden (clicking it shows them).
+ * row saying how many are hidden (clicking it shows them). A rewind's or an undo's safety
+ * checkpoint (`checkpoints`: the folder's, from the listing) is shown inside the
+ * operation's row, which rewinds to it in one click, not as a step of its own above it.
  */
-export function stepNodes(turn: TurnNode, steps: readonly Step[], showFolded: boolean): TreeNode[] {
+export function stepNodes(
+  turn: TurnNode,
+  steps: readonly Step[],
+  showFolded: boolean,
+  checkpoints: readonly Checkpoint[] = [],
+  now = Date.now(),
+): TreeNode[] {
   const nodes: TreeNode[] = [];
   let hidden = 0;
+  const byId = new Map(checkpoints.map((cp) => [cp.id, cp]));
+  const refs = checkpoints.length > 0 ? checkpointRefs(checkpoints) : new Map<string, CheckpointRef>();
+  const taken = new Map<string, Checkpoint>(); // step id → its safety checkpoint
+  const inside = new Set<string>(); // the event ids of those checkpoints' steps
+  for (const s of steps) {
+    const cp = s.kind === 'rewind' ? safetyTaken(s.safetyCheckpoint, byId) : undefined;
+    if (cp !== undefined && refs.has(cp.id)) {
+      taken.set(s.id, cp);
+      if (cp.eventId !== null && cp.sessionId === turn.sessionId) {
+        inside.add(cp.eventId);
+      }
+    }
+  }
   for (const s of steps) {
     if (s.folded === true && !showFolded) {
       hidden += 1;
       continue;
     }
+    if (s.kind === 'checkpoint' && inside.has(s.id)) {
+      continue; // inside its operation's row
+    }
     const icon = STEP_ICONS[s.kind] ?? 'circle-small';
+    const key = `${turn.key}|s|${s.id}`;
+    const cp = taken.get(s.id);
+    const ref = cp !== undefined ? refs.get(cp.id) : undefined;
+    const safety: CheckpointNode | undefined =
+      cp !== undefined && ref !== undefined ? checkpointRow(turn.folder, turn.sessionId, cp, ref, now, key) : undefined;
+    const tip = [escapeMarkdown(stepLabel(s)), escapeMarkdown(formatTimestamp(s.ts)), `event ${codeSpan(s.id)}`];
+    if (ref !== undefined) {
+      tip.push('', ...safetyLines(ref));
+    }
     const node: StepNode = {
       type: 'step',
-      key: `${turn.key}|s|${s.id}`,
+      key,
       parentKey: turn.key,
       folder: turn.folder,
       sessionId: turn.sessionId,
       eventId: s.id,
+      ...(safety !== undefined ? { checkpoint: ref, safety } : {}),
       label: rowLabel(stepLabel(s)),
       description: formatClock(s.ts),
-      tooltip: `${escapeMarkdown(stepLabel(s))}  \n${escapeMarkdown(formatTimestamp(s.ts))}  \nevent ${codeSpan(s.id)}`,
-      contextValue: `step ${s.kind}${s.failed === true ? ' failed' : ''}`,
-      collapsible: 'none',
+      tooltip: tip.join('  \n'),
+      contextValue: `step ${s.kind}${s.failed === true ? ' failed' : ''}${safety !== undefined ? ` ${SAFETY_TAG}` : ''}`,
+      collapsible: safety !== undefined ? 'collapsed' : 'none',
       icon: s.failed === true ? { id: 'error', color: 'errorForeground' } : { id: icon },
     };
     nodes.push(node);

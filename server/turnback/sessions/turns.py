@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..events import JSON, Event, Kind, parse_iso
+from ..events import JSON, Event, Kind, is_id, parse_iso
 from .event_summary import is_progress, summarize
 
 PRELUDE = "prelude"  # the id of turn 0 (events before the first prompt)
@@ -278,6 +278,9 @@ class Step:
     folded: bool = False  # thinking and usage: shown on request
     result_id: str | None = None
     checkpoint: str | None = None
+    # a rewind's or an undo's: the checkpoint it took first (its event's safetyCheckpoint),
+    # so that the editor folds that checkpoint's step into this one's row
+    safety: str | None = None
 
     def to_json(self) -> JSON:
         out: JSON = {"id": self.id, "kind": self.kind, "label": self.label, "ts": self.ts}
@@ -293,6 +296,8 @@ class Step:
             out["resultId"] = self.result_id
         if self.checkpoint is not None:
             out["checkpoint"] = self.checkpoint
+        if self.safety is not None:
+            out["safetyCheckpoint"] = self.safety
         return out
 
 
@@ -341,5 +346,8 @@ def turn_steps(events: Sequence[Event], turn_id: str, checkpoint_at: Mapping[str
             step.failed = e.data.get("isError") is True
             step.detail = result_line(e.data.get("output"))
         step.checkpoint = checkpoint_at.get(e.id)
+        safety = e.data.get("safetyCheckpoint") if e.kind == Kind.REWIND else None
+        if is_id(safety):  # store text: an id's shape, bounded, or nothing
+            step.safety = str(safety)
         steps.append(step)
     return steps
