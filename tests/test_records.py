@@ -113,3 +113,76 @@ def test_building_a_record_compiles_no_source(monkeypatch: pytest.MonkeyPatch) -
     assert sorted(calls[:3]) == ["__delattr__", "__init__", "__setattr__"]
     assert sorted(calls[3:]) == ["__delattr__", "__eq__", "__hash__", "__init__", "__repr__",
                                  "__setattr__"]
+
+
+def test_init_false_takes_the_class_own_init_and_checks_it_takes_the_fields() -> None:
+    """``@record(init=False)``: the class's own ``__init__``, compiled with its module; a
+    class whose ``__init__`` does not take its fields, in order, or that has none, is
+    refused when it is made (a field added and forgotten there fails at import)."""
+
+    @record(init=False)
+    class Own:
+        name: str
+        tags: list[str] = field(default_factory=list)
+
+        def __init__(self, name: str, tags: list[str] | None = None) -> None:
+            self.name = name
+            self.tags = [] if tags is None else tags
+
+    assert Own.__init__.__code__.co_filename == __file__
+    assert Own("a") == Own("a", []) and Own("a") != Own("a", ["x"])
+    assert repr(Own("a", ["x"])).endswith("Own(name='a', tags=['x'])")
+    assert dataclasses.replace(Own("a"), name="b") == Own("b")
+    assert dataclasses.asdict(Own("a")) == {"name": "a", "tags": []}
+    assert not hasattr(Own("a"), "__dict__")
+
+    with pytest.raises(TypeError, match=r"Missed: its __init__ takes \('name',\), not its "
+                                        r"fields \('name', 'size'\)"):
+        @record(init=False)
+        class Missed:
+            name: str
+            size: int = 0
+
+            def __init__(self, name: str) -> None:
+                self.name = name
+
+    with pytest.raises(TypeError, match=r"Bare \(init=False\) defines no __init__"):
+        @record(init=False)
+        class Bare:
+            name: str
+
+
+def _no_op_records() -> list[tuple[type, tuple[Any, ...]]]:
+    """The records a fresh no-op checkpoint builds that write their own ``__init__`` (cold37),
+    each with arguments for the fields that have no default."""
+    from turnback.fs.jsonl import Line, Problem
+    from turnback.fs.namefold import NameRules
+    from turnback.sessions.files import ReadLog, _EventLines
+    from turnback.snapshot.gitexclude import GitExcludes
+    from turnback.snapshot.nodes import DirNode, Looked, Pending, ScanResult
+
+    st = __import__("os").stat(__file__)
+    return [(Checkpoint, ("i", "l", "t", "h", None, None)), (ScanResult, ("h", 1, 2)),
+            (Pending, ("r", 1)), (Looked, ("r", 1, st)), (DirNode, ()),
+            (Problem, ("f", 1, "m")), (Line, (1, 0, {}, 2)), (GitExcludes, ("", [], [], "k")),
+            (NameRules, ()), (_EventLines, (1,)), (ReadLog, (None, 1, 2, 3, 4, 5, b""))]
+
+
+@pytest.mark.parametrize("cls, args", _no_op_records(), ids=lambda v: getattr(v, "__name__", ""))
+def test_a_no_op_checkpoint_compiles_no_init_of_its_records(cls: type, args: tuple[Any, ...]
+                                                            ) -> None:
+    """The records a fresh no-op checkpoint builds (instantiating each four times at most)
+    write their own ``__init__``: ``dataclass`` compiled one for each at every start, ~14 M
+    instructions of the no-op's parent on its critical path (cold37). Their defaults and
+    factories are the fields' own."""
+    assert cls.__init__.__code__.co_filename != "<string>"  # type: ignore[misc]
+    made = cls(*args)
+    for f, given in zip(dataclasses.fields(made), args, strict=False):
+        assert getattr(made, f.name) is given
+    for f in dataclasses.fields(made)[len(args):]:
+        want = (f.default if f.default is not dataclasses.MISSING
+                else f.default_factory())  # type: ignore[misc]
+        got = getattr(made, f.name)
+        assert got == want and type(got) is type(want), f.name
+        if f.default is dataclasses.MISSING:
+            assert got is not cls(*args).__getattribute__(f.name)  # a new one each time

@@ -31,7 +31,9 @@ _IN_RESULTS = frozenset({"Change", "FileContent", "GcResult", "RewindResult", "S
                          "SessionPage", "SessionSummary"})
 
 
-@record
+# ``init=False``: it writes its own ``__init__``, compiled into the ``.pyc``, not by
+# ``dataclass`` at every start (``record``'s docstring)
+@record(init=False)
 class Checkpoint:
     """A whole-workspace (or, when ``partial``, some-files) snapshot at one moment."""
 
@@ -52,6 +54,26 @@ class Checkpoint:
     # a rewind's or an undo's safety checkpoint: (operation, id of the checkpoint it goes to),
     # stored since ux33 so that nothing reads it back from the label (docs/FORMAT.md)
     safety_of: tuple[str, str] | None = None
+
+    def __init__(self, id: str, label: str, ts: str, tree: str, session_id: str | None,
+                 event_id: str | None, auto: bool = False, partial: bool = False,
+                 files: int = 0, bytes: int = 0, skipped: list[JSON] | None = None,
+                 absent: list[str] | None = None, origin: str | None = None,
+                 safety_of: tuple[str, str] | None = None) -> None:
+        self.id = id
+        self.label = label
+        self.ts = ts
+        self.tree = tree
+        self.session_id = session_id
+        self.event_id = event_id
+        self.auto = auto
+        self.partial = partial
+        self.files = files
+        self.bytes = bytes
+        self.skipped = [] if skipped is None else skipped
+        self.absent = [] if absent is None else absent
+        self.origin = origin
+        self.safety_of = safety_of
 
     def to_json(self) -> JSON:
         out: JSON = {

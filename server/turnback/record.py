@@ -11,6 +11,13 @@ same class (``NotImplemented`` otherwise), ``__repr__`` is ``Name(field=value!r,
 of the shown fields (``...`` for a recursion), ``__hash__`` is None unless ``frozen``
 (then the hash of the compared fields). ``__init__`` (its signature, defaults and
 factories) and ``frozen``'s guard are still ``dataclass``'s own.
+
+``dataclass`` writes and compiles ``__init__`` too: ~0.8 M instructions a class, ~14 M of
+a fresh no-op checkpoint's parent for the fifteen classes it builds and instantiates at
+most four times each (bench/RESULTS.md, cold37). ``@record(init=False)``: the class writes
+its own ``__init__`` (compiled once, into its ``.pyc``), taking the fields that
+``dataclass`` would, in their order; checked here when the class is made, so that a field
+added to the class and not to its ``__init__`` fails at import, naming both.
 """
 
 from __future__ import annotations
@@ -41,8 +48,10 @@ def _getter(names: tuple[str, ...]) -> Callable[[object], tuple[Any, ...]]:
     return lambda _obj: ()
 
 
-def _finish(cls: type[T], frozen: bool) -> type[T]:
+def _finish(cls: type[T], frozen: bool, init: bool) -> type[T]:
     every: tuple[Field[Any], ...] = fields(cls)  # type: ignore[arg-type]
+    if not init:
+        _check_own_init(cls, tuple(f.name for f in every if f.init))
     compared = _getter(tuple(f.name for f in every if f.compare))
     shown = tuple(f.name for f in every if f.repr)
     values = _getter(shown)
@@ -68,20 +77,33 @@ def _finish(cls: type[T], frozen: bool) -> type[T]:
     return cls
 
 
+def _check_own_init(cls: type, names: tuple[str, ...]) -> None:
+    """That ``cls`` (``init=False``) defines ``__init__`` itself, taking exactly ``names``
+    (its fields, in order) after ``self``, none of them positional-only."""
+    own = cls.__dict__.get("__init__")
+    code = getattr(own, "__code__", None)
+    if code is None:
+        raise TypeError(f"record {cls.__qualname__} (init=False) defines no __init__")
+    took = code.co_varnames[1: code.co_argcount + code.co_kwonlyargcount]
+    if took != names or code.co_posonlyargcount > 1:
+        raise TypeError(f"record {cls.__qualname__}: its __init__ takes {took}, not its "
+                        f"fields {names}")
+
+
 @overload
 def record(cls: type[T], /) -> type[T]: ...
 @overload
-def record(*, frozen: bool = False) -> Callable[[type[T]], type[T]]: ...
+def record(*, frozen: bool = False, init: bool = True) -> Callable[[type[T]], type[T]]: ...
 
 
 @dataclass_transform(field_specifiers=(field,))
-def record(cls: type[T] | None = None, /, *,
-           frozen: bool = False) -> type[T] | Callable[[type[T]], type[T]]:
-    """``@dataclass(slots=True[, frozen=True])``, its ``__eq__``, ``__repr__`` and
-    ``__hash__`` made here (see the module's docstring)."""
+def record(cls: type[T] | None = None, /, *, frozen: bool = False,
+           init: bool = True) -> type[T] | Callable[[type[T]], type[T]]:
+    """``@dataclass(slots=True[, frozen=True][, init=False])``, its ``__eq__``, ``__repr__``
+    and ``__hash__`` made here (see the module's docstring)."""
 
     def wrap(c: type[T]) -> type[T]:
-        made = dataclass(slots=True, frozen=frozen, eq=False, repr=False)(c)
-        return _finish(made, frozen)
+        made = dataclass(slots=True, frozen=frozen, eq=False, repr=False, init=init)(c)
+        return _finish(made, frozen, init)
 
     return wrap if cls is None else wrap(cls)

@@ -195,3 +195,13 @@ def test_a_checkpoint_builds_none_of_the_results_it_does_not_make(ws: Path) -> N
     for modules in _modules_of_two_checkpoints(ws):
         assert b"turnback.models" in modules and b"turnback.results" not in modules
 
+
+
+def test_a_no_op_checkpoint_imports_no_zstandard(ws: Path) -> None:
+    """A no-op checkpoint reads and writes no object: ``zstandard`` (and the ``typing`` it
+    imports) is imported by the object store's functions that call it, not at its import
+    (~2.3 M instructions of the parent's, on the no-op's critical path; cold37)."""
+    first, no_op = _modules_of_two_checkpoints(ws)
+    assert b"zstandard" in first  # the first checkpoint stored its files
+    assert b"turnback.objects.objectstore" in no_op and b"turnback.objects.packs" in no_op
+    assert b"zstandard" not in no_op

@@ -25,13 +25,20 @@ from .privacy import FILE_MODE, make_dir
 from .reading import open_append_sized, open_regular
 
 
-@record
+# ``init=False``: it writes its own ``__init__``, compiled into the ``.pyc``, not by
+# ``dataclass`` at every start (``record``'s docstring)
+@record(init=False)
 class Problem:
     """A damaged spot found while reading (a bad line, a torn tail)."""
 
     file: str
     line: int
     message: str
+
+    def __init__(self, file: str, line: int, message: str) -> None:
+        self.file = file
+        self.line = line
+        self.message = message
 
     def to_json(self) -> dict[str, Any]:
         return {"file": self.file, "line": self.line, "message": self.message}
@@ -41,7 +48,7 @@ class Problem:
 
 
 
-@record
+@record(init=False)
 class Line:
     """One JSON line read, and where it starts."""
 
@@ -49,6 +56,12 @@ class Line:
     offset: int  # byte offset of the line start
     value: dict[str, Any]
     end: int  # byte offset just past the line's newline
+
+    def __init__(self, number: int, offset: int, value: dict[str, Any], end: int) -> None:
+        self.number = number
+        self.offset = offset
+        self.value = value
+        self.end = end
 
 
 # Containers a value Turnback writes may nest. orjson reads 1,024 levels but writes 254, and

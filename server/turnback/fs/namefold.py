@@ -31,12 +31,18 @@ def _simple_lower(text: str) -> str:
     return "".join(low if len(low := c.lower()) == 1 else c for c in text)
 
 
-@record(frozen=True)
+# ``init=False``: it writes its own ``__init__``, compiled into the ``.pyc``, not by
+# ``dataclass`` at every start (``record``'s docstring)
+@record(frozen=True, init=False)
 class NameRules:
     """How the workspace's file system compares names."""
 
     case_insensitive: bool = False
     normalizing: bool = False  # NFC and NFD spellings of a name are one file
+
+    def __init__(self, case_insensitive: bool = False, normalizing: bool = False) -> None:
+        object.__setattr__(self, "case_insensitive", case_insensitive)  # frozen: as
+        object.__setattr__(self, "normalizing", normalizing)  # dataclass's own __init__
 
     @property
     def folds(self) -> bool:

@@ -33,8 +33,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
-import zstandard
-
 from ..errors import StoreDamaged
 from ..fs.atomic import fsync_dir
 from ..fs.osflags import O_BINARY
@@ -44,6 +42,10 @@ from .heldfiles import HeldFiles
 from .objfolder import create_in, object_folder, unlink_object_file
 from .packlog import LOG_ID, LOG_MAGIC, frames, log_names
 from .packlog import _rebase as rebase_rows
+
+TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
+if TYPE_CHECKING:
+    import zstandard
 
 PACK_MAGIC = b"TBPACK1\n"
 IDX_MAGIC = b"TBIDX1\n"
@@ -204,7 +206,12 @@ _compressors = threading.local()
 def _compressor(level: int) -> zstandard.ZstdCompressor:
     """This thread's compressor for ``level``, kept between packs: a fresh one allocates
     its tables on its first block (a 60 KB block at level 3: 0.50 ms new, 0.05 ms
-    reused), and a server makes a pack, so fresh compressors, every small checkpoint."""
+    reused), and a server makes a pack, so fresh compressors, every small checkpoint.
+
+    zstandard is imported by the functions that call it, not at this module's import: a
+    no-op checkpoint reads and writes no pack (bench/RESULTS.md, branch cold37)."""
+    import zstandard
+
     kept: dict[int, zstandard.ZstdCompressor] | None = getattr(_compressors, "by_level", None)
     if kept is None:
         kept = _compressors.by_level = {}
@@ -235,6 +242,8 @@ def _in_parts(cctx: zstandard.ZstdCompressor, data: bytes,
     """``data`` as one zstd frame whose zstd blocks end at object ends ``SUB_BLOCK`` or more
     apart (``objects``: name, offset, length, in order), so that reading one object decodes
     only the zstd blocks up to its end."""
+    import zstandard
+
     if len(data) <= SUB_BLOCK:
         return cctx.compress(data)
     co = cctx.compressobj(size=len(data))
@@ -423,6 +432,8 @@ class PackWriter:
 
     def read_own(self, name: str) -> bytes | None:
         """An object this writer holds (a checkpoint reading its own writes), else None."""
+        import zstandard
+
         with self._lock:
             for blk in (self._blobs, self._trees):
                 for n, off, ln in blk.pending:
@@ -787,6 +798,8 @@ class PackReader:
     def _decompress(self, loc: Loc, need: int) -> bytes:
         """The block's decompressed bytes up to ``need`` (its end, at most): an object early
         in a block costs only the zstd blocks of the frame up to its end (``SUB_BLOCK``)."""
+        import zstandard
+
         d = getattr(self._dctx, "d", None)
         if d is None:
             # a damaged frame header cannot make it reserve more than a block for its window

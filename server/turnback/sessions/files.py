@@ -138,7 +138,9 @@ MAX_ACC = 1 << 24  # one session's accumulator snapshot
 PAGE_INDEXES = 16  # sessions whose event positions are kept (the ones last paged through)
 
 
-@record
+# ``init=False``: it writes its own ``__init__``, compiled into the ``.pyc``, not by
+# ``dataclass`` at every start (``record``'s docstring)
+@record(init=False)
 class _EventLines:
     """Where a session file's events are: what paging needs without parsing every line.
 
@@ -157,11 +159,25 @@ class _EventLines:
     head: str | None = None
     problems: list[Problem] = field(default_factory=list)
 
+    def __init__(self, ino: int, size: int = 0, end: int = 0, line: int = 0,
+                 starts: array[int] | None = None, ends: array[int] | None = None,
+                 header: bool = False, head: str | None = None,
+                 problems: list[Problem] | None = None) -> None:
+        self.ino = ino
+        self.size = size
+        self.end = end
+        self.line = line
+        self.starts = array("q") if starts is None else starts
+        self.ends = array("q") if ends is None else ends
+        self.header = header
+        self.head = head
+        self.problems = [] if problems is None else problems
+
 
 MARK = 64  # bytes kept from before where a read stopped, to tell an append from a rewrite
 
 
-@record(frozen=True)
+@record(frozen=True, init=False)
 class ReadLog:
     """A session file read up to ``end`` (just past its last complete line, number
     ``line``): what ``FileSessions.load_more`` continues from."""
@@ -173,6 +189,17 @@ class ReadLog:
     end: int
     line: int
     mark: bytes  # the bytes just before ``end``
+
+    def __init__(self, log: SessionLog, ino: int, size: int, mtime: int, end: int, line: int,
+                 mark: bytes) -> None:
+        set_ = object.__setattr__  # frozen: as dataclass's own __init__
+        set_(self, "log", log)
+        set_(self, "ino", ino)
+        set_(self, "size", size)
+        set_(self, "mtime", mtime)
+        set_(self, "end", end)
+        set_(self, "line", line)
+        set_(self, "mark", mark)
 
     def continues(self, fd: int, st: os.stat_result) -> bool:
         """Whether the open file is this one, unchanged or grown by appends: the same inode,

@@ -24,7 +24,9 @@ from ..record import record
 MAX_READ = 4 * 1024 * 1024  # an ignore or config file larger than this is cut there
 
 
-@record(frozen=True)
+# ``init=False``: it writes its own ``__init__``, compiled into the ``.pyc``, not by
+# ``dataclass`` at every start (``record``'s docstring)
+@record(frozen=True, init=False)
 class GitExcludes:
     """The lines of both files, and where the workspace sits in the repository."""
 
@@ -32,6 +34,13 @@ class GitExcludes:
     info_lines: list[str]  # info/exclude (empty when there is no repository)
     global_lines: list[str]  # core.excludesFile
     key: str  # what they were read from and what they held, for cache signatures
+
+    def __init__(self, prefix: str, info_lines: list[str], global_lines: list[str],
+                 key: str) -> None:
+        object.__setattr__(self, "prefix", prefix)  # frozen: as dataclass's own __init__
+        object.__setattr__(self, "info_lines", info_lines)
+        object.__setattr__(self, "global_lines", global_lines)
+        object.__setattr__(self, "key", key)
 
 
 def read_text(path: Path | str, *, follow: bool = True) -> str | None:

@@ -31,7 +31,9 @@ class PastBound(Exception):
     a folder whole: raised by the listing, before any file is read."""
 
 
-@record
+# ``init=False``: each writes its own ``__init__``, compiled into the ``.pyc``, not by
+# ``dataclass`` at every start (``record``'s docstring)
+@record(init=False)
 class ScanResult:
     """A scan's answer: the root tree and what it holds."""
 
@@ -41,8 +43,16 @@ class ScanResult:
     skipped: list[dict[str, object]] = field(default_factory=list)
     read: int = 0  # files actually read (not served by the stat cache)
 
+    def __init__(self, tree: str, files: int, bytes: int,
+                 skipped: list[dict[str, object]] | None = None, read: int = 0) -> None:
+        self.tree = tree
+        self.files = files
+        self.bytes = bytes
+        self.skipped = [] if skipped is None else skipped
+        self.read = read
 
-@record
+
+@record(init=False)
 class Pending:
     """A file to read: its path and the size the listing saw. Nothing more is kept (no
     ``stat_result``, no absolute path: 0.6 KB a file less, which on a first checkpoint of
@@ -51,8 +61,12 @@ class Pending:
     rel: str
     size: int
 
+    def __init__(self, rel: str, size: int) -> None:
+        self.rel = rel
+        self.size = size
 
-@record
+
+@record(init=False)
 class Looked(Pending):
     """A file an incremental scan of a few changed paths found changed, with the ``lstat``
     it took of it: the reader opens it without looking again (10 changed files: 10
@@ -61,6 +75,11 @@ class Looked(Pending):
     ``stat_result`` is 0.6 KB."""
 
     st: os.stat_result
+
+    def __init__(self, rel: str, size: int, st: os.stat_result) -> None:
+        self.rel = rel
+        self.size = size
+        self.st = st
 
 
 # What a scan keeps of a file it read, until its folder's tree is built:
@@ -80,7 +99,7 @@ class Built(NamedTuple):
     clean: bool  # unchanged since the last scan (see ``DirNode.clean``)
 
 
-@record
+@record(init=False)
 class DirNode:
     """A folder of the walk, until its tree is built."""
 
@@ -93,6 +112,18 @@ class DirNode:
     # of them, every one as the last full scan saw it) are not in ``entries``
     reused: bool = False
     futures: bool = False  # a streaming scan's: its files are being hashed (``Scanner._open``)
+
+    def __init__(self, entries: dict[str, Entry | DirNode | Pending | Built] | None = None,
+                 hits: int = 0, clean: bool = True, base: str | None = None,
+                 changed: frozenset[str] = frozenset(), reused: bool = False,
+                 futures: bool = False) -> None:
+        self.entries = {} if entries is None else entries
+        self.hits = hits
+        self.clean = clean
+        self.base = base
+        self.changed = changed
+        self.reused = reused
+        self.futures = futures
 
 
 
