@@ -12,15 +12,15 @@ each phase's median wall and CPU time with the load average. Each phase is marke
     python bench/atonce_parts.py --summarize trace.txt
 
 The workspace's store (``.turnback``) is made by a first checkpoint when missing.
-``--again``: each rewind round's second edit is to the 10 files its checkpoint just
-stored (an agent's next turn on the same files), so the rewind's targets are blobs this
-process stored a moment before; by default they are 10 other files, whose targets a first
-checkpoint stored. ``--profile PHASE`` prints cProfile's 40 first entries by cumulative time, or by the sort
-``PROF_SORT`` names (``tottime``: where the time is spent itself). ``--now``: the checkpoint
-as the server's event loop runs it (``Store.checkpoint_now``, its stat cache saved after
-the phase, as the server saves it once it has answered), and no rewind (the paths a
-rewind wrote make the next ``checkpoint_now`` decline); a round it declines is counted
-apart and its checkpoint taken by ``Store.checkpoint`` outside the phase.
+``--again``: each rewind round's second edit is to the 10 files its checkpoint just stored
+(an agent's next turn on the same files), so the rewind's targets are blobs this process
+stored a moment before; by default they are 10 other files, whose targets a first checkpoint
+stored. ``--profile PHASE`` prints cProfile's 40 first entries by cumulative time, or by the
+sort ``PROF_SORT`` names (``tottime``: where the time is spent itself). ``--now``: the
+checkpoint as the server's event loop runs it (``Store.checkpoint_now``, its stat cache
+saved after the phase, as the server saves it once it has answered), and no rewind (the
+paths a rewind wrote make the next ``checkpoint_now`` decline); a round it declines is
+counted apart and its checkpoint taken by ``Store.checkpoint`` outside the phase.
 """
 
 from __future__ import annotations

@@ -9,12 +9,12 @@ before it stored of the files an agent edits again) is kept here as the bytes th
 hashed into its name, so no block is decoded for it.
 
 Only what a small batch stored is kept (a checkpoint's, a rewind's safety checkpoint's, a
-preparation's: one log frame, ``PackWriter.seal``), not a first checkpoint's whole
-workspace: those are the objects a large batch packs. A read checks the bytes against the
-name as every read of the store does (``ObjectStore._raw``), so an entry can never stand
-for another object. Bounded in bytes (``RECENT_BYTES``), the oldest dropped first; emptied
-after a gc (``ObjectStore.forget_recent``), so an object a gc removed is never read from
-here.
+preparation's: one log frame, ``PackWriter.seal``), not what a batch of more than 8 MiB
+compressed or 4,096 objects packs (a first checkpoint of any but a small workspace). A read
+checks the bytes against the name as every read of the store does (``ObjectStore._raw``),
+so an entry can never stand for another object. Bounded in bytes (``RECENT_BYTES``), the
+oldest dropped first; emptied after a gc (``gc.forget_caches``, ``StoreState._check_gc``),
+so an object a gc removed is not read from here by a rewind.
 """
 
 from __future__ import annotations
