@@ -237,10 +237,8 @@ class ObjectStore:
                 if self._depth == 0 and self._writer is not None:
                     w, self._writer = self._writer, None
                     small = ok and w.seal()
-                    if small:
-                        self.recent.keep_offered()
-                    else:
-                        self.recent.drop_offered()
+                    # its blobs kept only when it ends as a log frame (recentblobs.py)
+                    (self.recent.keep_offered if small else self.recent.drop_offered)()
                     if small:
                         if not w.count:
                             pass
