@@ -12,12 +12,15 @@ each phase's median wall and CPU time with the load average. Each phase is marke
     python bench/atonce_parts.py --summarize trace.txt
 
 The workspace's store (``.turnback``) is made by a first checkpoint when missing.
-``--profile PHASE`` prints cProfile's 40 first entries by cumulative time, or by the sort
-``PROF_SORT`` names (``tottime``: where the time is spent itself). ``--now``: the checkpoint
-as the server's event loop runs it (``Store.checkpoint_now``, its stat cache saved after
-the phase, as the server saves it once it has answered), and no rewind (the paths a
-rewind wrote make the next ``checkpoint_now`` decline); a round it declines is counted
-apart and its checkpoint taken by ``Store.checkpoint`` outside the phase.
+``--again``: each rewind round's second edit is to the 10 files its checkpoint just stored
+(an agent's next turn on the same files), so the rewind's targets are blobs this process
+stored a moment before; by default they are 10 other files, whose targets a first checkpoint
+stored. ``--profile PHASE`` prints cProfile's 40 first entries by cumulative time, or by the
+sort ``PROF_SORT`` names (``tottime``: where the time is spent itself). ``--now``: the
+checkpoint as the server's event loop runs it (``Store.checkpoint_now``, its stat cache
+saved after the phase, as the server saves it once it has answered), and no rewind (the
+paths a rewind wrote make the next ``checkpoint_now`` decline); a round it declines is
+counted apart and its checkpoint taken by ``Store.checkpoint`` outside the phase.
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ def mark(phase: str) -> None:
 
 
 def run(workspace: Path, rounds: int, profile: str | None, seed: int | None = None,
-        now: bool = False, raw_held: bool = False) -> None:
+        now: bool = False, raw_held: bool = False, again: bool = False) -> None:
     store = Store.open(workspace)
     fold = getattr(store, "fold_held", None) if raw_held else None  # not at the base
     store.objects.raw_held = fold is not None
@@ -95,7 +98,12 @@ def run(workspace: Path, rounds: int, profile: str | None, seed: int | None = No
                     fold()  # as the server's preparer does once quiet (server/jobs/prepare.py)
                 continue
             cp = timed("checkpoint", partial(store.checkpoint, label="at once", dirty=edited))
-            edited = set(ed.edit(10))
+            if again:
+                if fold is not None:
+                    fold()  # the turn's quiet moments: the server's preparer folds its log
+                edited = set(ed.edit_again())
+            else:
+                edited = set(ed.edit(10))
             timed("rewind", partial(store.rewind, cp.id,  # type: ignore[attr-defined]
                                     dirty=edited, finish_later=True))
             timed("finish", store.finish_rewind)
@@ -163,6 +171,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--now", action="store_true",
                     help="the checkpoint as the server's event loop runs it (checkpoint_now)")
     ap.add_argument("--summarize", type=Path, default=None, help="a trace to summarize")
+    ap.add_argument("--again", action="store_true",
+                    help="the rewind's edits are to the files the checkpoint just stored (an "
+                         "agent's next turn on the same files; with --raw-held, the log "
+                         "folded between), not to 10 others: its targets are recent blobs")
     ap.add_argument("--seed", type=int, default=None,
                     help="the edits' seed (default: the time): the same edits for callgrind")
     ap.add_argument("--raw-held", action="store_true",
@@ -172,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.summarize is not None:
         summarize(a.summarize)
     else:
-        run(a.workspace, a.rounds, a.profile, a.seed, a.now, a.raw_held)
+        run(a.workspace, a.rounds, a.profile, a.seed, a.now, a.raw_held, a.again)
     return 0
 
 

@@ -41,6 +41,7 @@ class Editor:
             )
         self.rng = random.Random(seed)
         self.round = 0
+        self._last: list[str] = []
 
     def edit(self, k: int) -> dict[str, bytes]:
         """Edit ``k`` files; returns their new contents (to re-apply them later)."""
@@ -48,9 +49,13 @@ class Editor:
             raise ValueError(
                 f"cannot edit {k} files: the workspace has {len(self.files)} text files"
             )
+        return self._edit(self.rng.sample(self.files, k))
+
+    def _edit(self, chosen: list[str]) -> dict[str, bytes]:
         self.round += 1
         written: dict[str, bytes] = {}
-        for rel in self.rng.sample(self.files, k):
+        self._last = chosen
+        for rel in chosen:
             path = self.workspace / rel
             lines = path.read_bytes().split(b"\n")
             mid = len(lines) // 2
@@ -60,6 +65,10 @@ class Editor:
             path.write_bytes(data)
             written[rel] = data
         return written
+
+    def edit_again(self) -> dict[str, bytes]:
+        """Edit the files the last ``edit`` edited, once more (a next turn on them)."""
+        return self._edit(list(self._last))
 
     def apply(self, contents: dict[str, bytes]) -> None:
         """Write ``contents`` again (the same edit, after a restore undid it)."""

@@ -29,6 +29,7 @@ from .packlog import FRAME_MAX, FRAME_OVERHEAD, LOG_ID, LogFile, log_names
 from .packlog import frames as log_frames
 from .packlog import verify as verify_frame
 from .packs import Loc, PackReader, PackWriter, read_index
+from .recentblobs import RecentBlobs
 
 TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
 if TYPE_CHECKING:
@@ -121,6 +122,9 @@ class ObjectStore:
         # written with it as one log frame, one disk wait
         self._held: PackWriter | None = None
         self._log: LogFile | None = None  # this process's object log (packlog.py)
+        # the blobs this process's small batches stored, read back without a block's
+        # decode (a rewind's or an undo's targets; recentblobs.py)
+        self.recent = RecentBlobs()
         # a server's: held batches written as raw frames, folded at the configured level by
         # ``Store.fold_held`` in its quiet time (``packs.RAW_BLOCK``); ``unfolded``: since
         # the last fold, a frame with raw blocks went to this process's log
@@ -242,7 +246,10 @@ class ObjectStore:
                 self._depth -= 1
                 if self._depth == 0 and self._writer is not None:
                     w, self._writer = self._writer, None
-                    if ok and w.seal():
+                    small = ok and w.seal()
+                    # its blobs kept only when it ends as a log frame (recentblobs.py)
+                    (self.recent.keep_offered if small else self.recent.drop_offered)()
+                    if small:
                         if not w.count:
                             pass
                         elif hold:
@@ -450,7 +457,10 @@ class ObjectStore:
         w = self._writer
         if w is not None and len(data) < LOOSE_THRESHOLD:
             if not self._in_pack(name):
-                w.add(name, kind + b"\0" + data)  # which skips a name it holds already
+                raw = kind + b"\0" + data
+                w.add(name, raw)  # which skips a name it holds already
+                if kind == BLOB:
+                    self.recent.offer(name, raw)  # kept if the batch ends small
             return name
         final = self.path(name)
         if self._in_pack(name) or final.exists():
@@ -697,7 +707,9 @@ class ObjectStore:
 
     def get(self, kind: bytes, name: str) -> bytes:
         """The content of object ``name``, checked to be of ``kind``."""
-        raw = self._raw(name)
+        raw = self.recent.get(name) if kind == BLOB else None
+        if raw is None:
+            raw = self._raw(name)
         head, sep, data = raw.partition(b"\0")
         if not sep or head != kind:
             raise StoreDamaged(

@@ -102,6 +102,7 @@ def forget_caches(store: StoreState) -> None:
     The file goes, and the generation mark tells running processes to drop theirs.
     """
     instore.unlink(store.scanner.statcache.path)  # through no link swapped in
+    store.objects.recent.clear()  # this process's kept blobs: one may be gone now
     gen = store.root / "cache" / "gc-generation"
     atomic_write(gen, f"{time.time_ns()}-{os.getpid()}".encode(), fsync=False)
 

@@ -194,6 +194,7 @@ class StoreState:
             self._gc_seen = gen
             self._statcache.discard()  # rows and folder trees alike may name removed objects
             self._scan_base = None
+            self.objects.recent.clear()  # nor is a blob it removed read from memory
 
     def _packs_stale(self) -> bool:
         """Whether a checkpoint's object batch must list the pack folder again, after
