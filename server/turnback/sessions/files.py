@@ -51,7 +51,7 @@ from ..fs.jsonl import (
     read_lines,
     tail_and_last_line,
 )
-from ..fs.junk_tail import SetAside, set_aside
+from ..fs.junk_tail import Budget, SetAside, set_aside
 from ..fs.locks import file_lock, file_lock_free
 from ..fs.privacy import make_dir
 from ..fs.reading import open_append, open_append_sized, open_regular, read_regular
@@ -412,13 +412,13 @@ class FileSessions:
     def update_meta(self, session_id: str, meta: dict[str, str]) -> None:
         self._control(session_id, {"type": "meta", **meta})
 
-    def set_aside_junk(self, session_id: str) -> SetAside | None:
+    def set_aside_junk(self, session_id: str, budget: Budget | None = None) -> SetAside | None:
         """The lines after the session's last record moved to a side file, when they refuse
         every append (``fs/junk_tail.set_aside``); None when they do not."""
         path = self.path(session_id)
         if not path.exists():
             raise self.missing(session_id)
-        return set_aside(path, keep=_kept_by_repair, head=_sets_head)
+        return set_aside(path, keep=_kept_by_repair, head=_sets_head, budget=budget)
 
     def head(self, session_id: str) -> str | None:
         path = self.path(session_id)
