@@ -46,6 +46,7 @@ from ..fs.jsonl import (
     bounded,
     dumps,
     last_line,
+    last_line_of,
     loads,
     parse_object,
     read_lines,
@@ -422,9 +423,12 @@ class FileSessions:
 
     def head(self, session_id: str) -> str | None:
         path = self.path(session_id)
-        if not path.exists():
-            raise self.missing(session_id)
-        return _head_of(last_line(path, _sets_head))
+        fd = self._open(session_id, path)
+        try:
+            return _head_of(last_line_of(fd, os.fstat(fd).st_size, shown=str(path),
+                                         accept=_sets_head))
+        finally:
+            os.close(fd)
 
     # -- reading -----------------------------------------------------------------
     def load(self, session_id: str) -> SessionLog:
@@ -505,11 +509,33 @@ class FileSessions:
 
     def _open(self, session_id: str, path: Path) -> int:
         """``path`` (the session's file) open for reading as a regular file, or NotFound
-        (``missing``)."""
+        (``missing``). In a store this process opened, through its ``sessions/`` as held
+        (``instore.folder_of``: one ``lstat`` of it): a link swapped in for that folder
+        while a server held the store is refused (``LinkedInStore``, naming it), not read
+        through (redteam50, trust37); a ``--store`` store's links are followed, by design."""
         try:
-            return open_regular(path)
+            folder = instore.folder_of(path, create=False)
         except FileNotFoundError:
             raise self.missing(session_id) from None
+        try:
+            if folder is None:
+                return open_regular(path)
+            return open_regular(path.name, folder=folder)
+        except FileNotFoundError:
+            raise self.missing(session_id) from None
+        finally:
+            if folder is not None:
+                folder.close()
+
+    def _refuse_swapped(self) -> None:
+        """``LinkedInStore`` when ``sessions/`` is no longer the folder this process held
+        (a link or a file swapped in): a listing's scan by path would read through it."""
+        try:
+            folder = instore.folder_of(self.root / "_", create=False)
+        except FileNotFoundError:
+            return  # none: no session, as before
+        if folder is not None:
+            folder.close()
 
     def page(self, session_id: str, offset: int, limit: int) -> SessionPage:
         """``load(session_id)``'s events[offset:offset + limit], head, count and problems.
@@ -730,6 +756,7 @@ class FileSessions:
 
     def summaries(self) -> list[SessionSummary]:
         """Every session's summary: one directory scan, one stat per file, cached counts."""
+        self._refuse_swapped()
         if not self.root.exists():
             return []
         out: list[SessionSummary] = []
@@ -783,6 +810,7 @@ class FileSessions:
         one stat a file, against the summary index): what a listing costs, known cheaply;
         the scan stops once past ``more_than``. An accumulator without its summary entry
         is not looked at (counted as if none)."""
+        self._refuse_swapped()
         if not self.root.exists():
             return 0
         total = 0
@@ -826,6 +854,7 @@ class FileSessions:
         is left out until it is counted, as are names that are no session id."""
         from ..results import SessionSummary  # where one is made: a checkpoint makes none
 
+        self._refuse_swapped()
         if not self.root.exists():
             return []
         out: list[SessionSummary] = []
