@@ -16,7 +16,8 @@ import errno
 import os
 from collections.abc import Iterator
 
-# bytes a read takes: the most held besides one line's ``limit``
+# bytes a read takes (at most: no more than a line's ``limit`` and one byte), the most held
+# besides one line
 CHUNK = 1 << 20
 
 _SEEK_HOLE: int | None = getattr(os, "SEEK_HOLE", None)
@@ -30,6 +31,7 @@ def whole_lines(fd: int, start: int, limit: int) -> Iterator[tuple[bytes | None,
     newline (torn, or a write in progress) is not yielded. Read with ``pread``: ``fd``'s
     own offset is left to the ``lseek`` calls of the holes' look."""
     pos = start  # where the next read starts
+    step = max(1, min(CHUNK, limit + 1))  # a bound below CHUNK holds no more than it
     held: list[bytes] = []  # the current line's pieces so far
     held_len = 0
     over = False  # the current line is past ``limit``: its bytes are not kept
@@ -41,7 +43,7 @@ def whole_lines(fd: int, start: int, limit: int) -> Iterator[tuple[bytes | None,
             over, held, held_len = True, [], 0
             pos = after_hole
         # (a shorter hole is read as the zeros it holds)
-        data = os.pread(fd, CHUNK, pos)
+        data = os.pread(fd, step, pos)
         if not data:
             return
         i = 0
