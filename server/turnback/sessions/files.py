@@ -517,6 +517,9 @@ class FileSessions:
             folder = instore.folder_of(path, create=False)
         except FileNotFoundError:
             raise self.missing(session_id) from None
+        except LinkedInStore:
+            self._refuse_swapped()  # a link: refused, said as a read's refusal
+            folder = None  # something else, no folder: its error as before, by path
         try:
             if folder is None:
                 return open_regular(path)
@@ -528,12 +531,21 @@ class FileSessions:
                 folder.close()
 
     def _refuse_swapped(self) -> None:
-        """``LinkedInStore`` when ``sessions/`` is no longer the folder this process held
-        (a link or a file swapped in): a listing's scan by path would read through it."""
+        """``LinkedInStore`` when ``sessions/`` is a link no longer the folder this process
+        held: a listing's scan by path would read through it. Anything else that is no
+        folder there is left to the scan's own error ("Not a directory"), as before."""
         try:
             folder = instore.folder_of(self.root / "_", create=False)
         except FileNotFoundError:
             return  # none: no session, as before
+        except LinkedInStore:
+            if not os.path.islink(self.root):
+                return
+            raise LinkedInStore(
+                f"{self.root} is a link, put there after the store was opened; Turnback "
+                "reads no session through it. Remove it (see what it points to first; "
+                "the store's sessions may be in the folder moved aside), then try "
+                "again") from None
         if folder is not None:
             folder.close()
 
