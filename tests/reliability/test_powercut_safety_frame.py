@@ -91,12 +91,21 @@ def test_frame_kept_journal_lost_the_safety_checkpoint_comes_back_and_nothing_ch
         assert again.fsck().ok, again.fsck().damaged
 
 
-def test_both_kept_the_rewind_is_carried_to_its_target_and_undone(tmp_path: Path) -> None:
+@pytest.mark.parametrize("write_one", [True, False])
+def test_both_kept_the_rewind_is_carried_to_its_target_and_undone(
+        tmp_path: Path, write_one: bool) -> None:
+    """Carried to its target once a file shows it (``write_one``); with none touched, the
+    journal is emptied and nothing applied (trust37: it was carried there too)."""
     ws = tmp_path / "ws"
-    before, safety = _cut_in_the_wait(ws, keep_frame=True, keep_journal=True)
+    before, safety = _cut_in_the_wait(ws, keep_frame=True, keep_journal=True,
+                                      write_one=write_one)
     with Store.open(ws) as again:
         assert again.journal_problem is None
         assert again.index.get(safety) is not None
+        assert not journal_left(again.root)
+        if not write_one:
+            assert picture(ws) == before and again.log()[-1]["op"] != "rewind"
+            return
         assert picture(ws) != before and again.log()[-1]["op"] == "rewind"
         again.undo()
         assert picture(ws) == before

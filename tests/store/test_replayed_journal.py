@@ -125,4 +125,7 @@ def test_the_applied_mark_is_signed(ws: Path, monkeypatch: pytest.MonkeyPatch,
             assert (ws / "a.txt").read_text() == "two\n"  # nothing written either
         else:
             assert store.journal_problem is None
-            assert (ws / "a.txt").read_text() == "one\n"  # finished
+            # no file touched: emptied, nothing applied or recorded (trust37; it was
+            # finished, as a refusal killed before its retraction was)
+            assert (ws / "a.txt").read_text() == "two\n"
+            assert store.oplog.all() == ops and store.oplog.pending() is None

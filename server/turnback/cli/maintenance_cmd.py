@@ -63,10 +63,19 @@ def fsck(ctx: Ctx, repair: bool) -> None:
     rep = store.fsck()
 
     def human() -> None:
+        from ..fs.junk_tail import REPAIR_MOST
+
         for m in moved:
-            click.echo(f"moved {m.bytes} bytes after the last record of {one_line(m.file)} "
-                       f"into {one_line(m.side)}")
-            if m.dropped:
+            if m.side:
+                click.echo(f"moved {m.bytes} bytes after the last record of {one_line(m.file)} "
+                           f"into {one_line(m.side)}")
+            else:
+                click.echo(f"cut the tail after the last record of {one_line(m.file)}")
+            if m.dropped and m.spent:
+                click.echo(f"  and dropped the {m.dropped} bytes after them: this repair's "
+                           f"side files hold {REPAIR_MOST} bytes at most, spent on the "
+                           "files above (lines Turnback writes are records, never a tail)")
+            elif m.dropped:
                 click.echo(f"  and dropped the {m.dropped} bytes after them: a tail that long "
                            "holds no line Turnback writes")
             if m.meta:

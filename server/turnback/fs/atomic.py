@@ -36,8 +36,18 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def fsync_folder_fd(fd: int) -> None:
+    """``fsync_dir`` of a folder already open (the caller's descriptor, not closed here):
+    no path followed to it."""
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+
+
 def fsync_all(files: Sequence[Path], dirs: Sequence[Path] = (),
-              meanwhile: Callable[[], None] | None = None, fds: Sequence[int] = ()) -> None:
+              meanwhile: Callable[[], None] | None = None, fds: Sequence[int] = (),
+              dir_fds: Sequence[int] = ()) -> None:
     """Make ``files`` and the names in ``dirs`` durable, the fsyncs waited for together.
 
     A journalling file system (ext4's jbd2, XFS's log) commits fsyncs that wait at the
@@ -52,9 +62,10 @@ def fsync_all(files: Sequence[Path], dirs: Sequence[Path] = (),
     ``meanwhile``: work for the caller's thread while the disk is waited for (every fsync
     then has a thread); it must not depend on the syncs, and what it raises is raised
     after they are done. ``fds``: files already open (the caller's), synced through
-    their descriptors, first.
+    their descriptors, first; ``dir_fds``: folders so, their failure ignored as ``dirs``'.
     """
     jobs: list[Callable[[], None]] = [partial(os.fsync, fd) for fd in fds]
+    jobs += [partial(fsync_folder_fd, fd) for fd in dir_fds]
     jobs += [partial(fsync_file, f) for f in files]
     jobs += [partial(fsync_dir, d) for d in dirs]
     if meanwhile is not None:

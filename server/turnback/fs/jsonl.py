@@ -19,6 +19,7 @@ import orjson
 
 from ..errors import StoreDamaged
 from ..record import record
+from .bounded_lines import whole_lines
 from .folders import Folder
 from .locks import file_lock
 from .privacy import FILE_MODE, make_dir
@@ -224,35 +225,42 @@ def read_lines(
     except FileNotFoundError:
         return
     with f:
+        if os.fstat(f.fileno()).st_size - start > MAX_LINE:
+            # a line longer may stand there: read in bounded pieces, holes passed over
+            yield from _long_file_lines(f.fileno(), path, start, first_line, problems)
+            return
+        # no longer line fits: iterated as it is (a call of ``readline`` a line was ~4 %
+        # of a count)
         f.seek(start)
         offset = start
         number = first_line - 1
-        skipping = False  # in a line past ``MAX_LINE``: its pieces are not kept
-        # a file holding no more than MAX_LINE bytes from ``start`` cannot hold a longer
-        # line: iterated as it is (a call of ``readline`` a line was ~4 % of a count)
-        pieces: Iterable[bytes] = (
-            f if os.fstat(f.fileno()).st_size - start <= MAX_LINE
-            else iter(lambda: f.readline(MAX_LINE), b""))
-        for raw in pieces:
+        for raw in f:
             line_offset = offset
             offset += len(raw)
-            whole = raw.endswith(b"\n")
-            if not skipping:
-                number += 1
-            if not whole:
-                if len(raw) < MAX_LINE:
-                    break  # torn or in-progress tail (a long one too: silent as any)
-                skipping = True
-                continue
-            if skipping:  # that long line's end
-                skipping = False
-                if problems is not None:
-                    problems.append(Problem(str(path), number,
-                                            f"longer than {MAX_LINE} bytes: not read"))
-                continue
+            if not raw.endswith(b"\n"):
+                break  # torn or in-progress tail: skipped silently (an append cuts it)
+            number += 1
             value = parse_object(raw, path, number, problems)
             if value is not None:
                 yield Line(number, line_offset, value, offset)
+
+
+def _long_file_lines(fd: int, path: Path, start: int, first_line: int,
+                     problems: list[Problem] | None) -> Iterator[Line]:
+    """``read_lines`` of a file holding more than ``MAX_LINE`` bytes from ``start``: a
+    line longer is a problem, its bytes not held (``bounded_lines``)."""
+    offset, number = start, first_line - 1
+    for raw, end in whole_lines(fd, start, MAX_LINE):
+        number += 1
+        line_offset, offset = offset, end
+        if raw is None:
+            if problems is not None:
+                problems.append(Problem(str(path), number,
+                                        f"longer than {MAX_LINE} bytes: not read"))
+            continue
+        value = parse_object(raw, path, number, problems)
+        if value is not None:
+            yield Line(number, line_offset, value, offset)
 
 
 def parse_object(

@@ -19,7 +19,7 @@ import orjson
 from ..errors import Conflict, LinkedInStore, StoreDamaged
 from ..fs import instore
 from ..fs.atomic import atomic_write, fsync_all
-from ..fs.folders import Folder
+from ..fs.folders import FdFolder, Folder
 from ..fs.jsonl import append_lines, dumps, last_line, loads, read_lines
 from ..fs.osflags import O_BINARY, O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK
 from ..fs.privacy import FILE_MODE
@@ -102,8 +102,15 @@ class OpLog:
             while view:
                 view = view[os.write(fd, view):]
             if fsync:
-                dirs = [*sync_dirs, self.journal.parent] if made else list(sync_dirs)
-                fsync_all(sync_with, dirs, meanwhile=meanwhile, fds=[fd])
+                # a new journal's name synced in the folder it was made in: through
+                # ``folder`` when it is held by a descriptor (by path, a --store store
+                # replaced meanwhile had the copy's folder synced; trust36, left open)
+                held = made and isinstance(folder, FdFolder)
+                dirs = ([*sync_dirs, self.journal.parent] if made and not held
+                        else list(sync_dirs))
+                fsync_all(sync_with, dirs, meanwhile=meanwhile, fds=[fd],
+                          dir_fds=[folder.fd] if held and isinstance(folder, FdFolder)
+                          else [])
             on_error.pop_all()
         return journal
 

@@ -14,7 +14,7 @@ from typing import Protocol
 from ..errors import Conflict, NotFound, TurnbackError
 from ..events import Event, SessionHeader
 from ..fs.folders import Folder
-from ..fs.junk_tail import SetAside
+from ..fs.junk_tail import Budget, SetAside
 from .stats import StatsAccumulator
 
 TYPE_CHECKING = False  # not typing's: see turnback/__init__.py
@@ -41,7 +41,7 @@ class SessionBackend(Protocol):
     def page(self, session_id: str, offset: int, limit: int) -> SessionPage: ...
     def summary(self, session_id: str) -> SessionSummary: ...
     def head(self, session_id: str) -> str | None: ...
-    def set_aside_junk(self, session_id: str) -> SetAside | None: ...
+    def set_aside_junk(self, session_id: str, budget: Budget | None = None) -> SetAside | None: ...
     def has_event(self, session_id: str, event_id: str) -> bool: ...
     def summaries(self) -> list[SessionSummary]: ...
 
@@ -104,7 +104,7 @@ class MemorySessions:
         with self._lock:
             self._get(session_id).header.apply_meta(meta)
 
-    def set_aside_junk(self, session_id: str) -> SetAside | None:
+    def set_aside_junk(self, session_id: str, budget: Budget | None = None) -> SetAside | None:
         self._get(session_id)
         return None  # no file: no junk
 

@@ -46,12 +46,13 @@ from ..fs.jsonl import (
     bounded,
     dumps,
     last_line,
+    last_line_of,
     loads,
     parse_object,
     read_lines,
     tail_and_last_line,
 )
-from ..fs.junk_tail import SetAside, set_aside
+from ..fs.junk_tail import Budget, SetAside, set_aside
 from ..fs.locks import file_lock, file_lock_free
 from ..fs.privacy import make_dir
 from ..fs.reading import open_append, open_append_sized, open_regular, read_regular
@@ -439,19 +440,22 @@ class FileSessions:
     def update_meta(self, session_id: str, meta: dict[str, str]) -> None:
         self._control(session_id, {"type": "meta", **meta})
 
-    def set_aside_junk(self, session_id: str) -> SetAside | None:
+    def set_aside_junk(self, session_id: str, budget: Budget | None = None) -> SetAside | None:
         """The lines after the session's last record moved to a side file, when they refuse
         every append (``fs/junk_tail.set_aside``); None when they do not."""
         path = self.path(session_id)
         if not path.exists():
             raise self.missing(session_id)
-        return set_aside(path, keep=_kept_by_repair, head=_sets_head)
+        return set_aside(path, keep=_kept_by_repair, head=_sets_head, budget=budget)
 
     def head(self, session_id: str) -> str | None:
         path = self.path(session_id)
-        if not path.exists():
-            raise self.missing(session_id)
-        return _head_of(last_line(path, _sets_head))
+        fd = self._open(session_id, path)
+        try:
+            return _head_of(last_line_of(fd, os.fstat(fd).st_size, shown=str(path),
+                                         accept=_sets_head))
+        finally:
+            os.close(fd)
 
     # -- reading -----------------------------------------------------------------
     def load(self, session_id: str) -> SessionLog:
@@ -532,11 +536,45 @@ class FileSessions:
 
     def _open(self, session_id: str, path: Path) -> int:
         """``path`` (the session's file) open for reading as a regular file, or NotFound
-        (``missing``)."""
+        (``missing``). In a store this process opened, through its ``sessions/`` as held
+        (``instore.folder_of``: one ``lstat`` of it): a link swapped in for that folder
+        while a server held the store is refused (``LinkedInStore``, naming it), not read
+        through (redteam50, trust37); a ``--store`` store's links are followed, by design."""
         try:
-            return open_regular(path)
+            folder = instore.folder_of(path, create=False)
         except FileNotFoundError:
             raise self.missing(session_id) from None
+        except LinkedInStore:
+            self._refuse_swapped()  # a link: refused, said as a read's refusal
+            folder = None  # something else, no folder: its error as before, by path
+        try:
+            if folder is None:
+                return open_regular(path)
+            return open_regular(path.name, folder=folder)
+        except FileNotFoundError:
+            raise self.missing(session_id) from None
+        finally:
+            if folder is not None:
+                folder.close()
+
+    def _refuse_swapped(self) -> None:
+        """``LinkedInStore`` when ``sessions/`` is a link no longer the folder this process
+        held: a listing's scan by path would read through it. Anything else that is no
+        folder there is left to the scan's own error ("Not a directory"), as before."""
+        try:
+            folder = instore.folder_of(self.root / "_", create=False)
+        except FileNotFoundError:
+            return  # none: no session, as before
+        except LinkedInStore:
+            if not os.path.islink(self.root):
+                return
+            raise LinkedInStore(
+                f"{self.root} is a link, put there after the store was opened; Turnback "
+                "reads no session through it. Remove it (see what it points to first; "
+                "the store's sessions may be in the folder moved aside), then try "
+                "again") from None
+        if folder is not None:
+            folder.close()
 
     def page(self, session_id: str, offset: int, limit: int) -> SessionPage:
         """``load(session_id)``'s events[offset:offset + limit], head, count and problems.
@@ -757,6 +795,7 @@ class FileSessions:
 
     def summaries(self) -> list[SessionSummary]:
         """Every session's summary: one directory scan, one stat per file, cached counts."""
+        self._refuse_swapped()
         if not self.root.exists():
             return []
         out: list[SessionSummary] = []
@@ -810,6 +849,7 @@ class FileSessions:
         one stat a file, against the summary index): what a listing costs, known cheaply;
         the scan stops once past ``more_than``. An accumulator without its summary entry
         is not looked at (counted as if none)."""
+        self._refuse_swapped()
         if not self.root.exists():
             return 0
         total = 0
@@ -853,6 +893,7 @@ class FileSessions:
         is left out until it is counted, as are names that are no session id."""
         from ..results import SessionSummary  # where one is made: a checkpoint makes none
 
+        self._refuse_swapped()
         if not self.root.exists():
             return []
         out: list[SessionSummary] = []

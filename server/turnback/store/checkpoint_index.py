@@ -19,6 +19,7 @@ from typing import Any, BinaryIO
 from ..errors import InvalidInput, NotFound, StoreDamaged, TurnbackError
 from ..events import is_id
 from ..fs.atomic import atomic_write
+from ..fs.bounded_lines import whole_lines
 from ..fs.folders import Folder
 from ..fs.jsonl import (
     MAX_LINE,
@@ -397,30 +398,24 @@ def _whole_lines(f: BinaryIO, number: int, path: Path, problems: list[Problem]
                  ) -> tuple[list[bytes | None], int]:
     """The file's whole lines from where ``f`` stands, each without its newline (None for
     one longer than ``MAX_LINE``, a problem said here; ``number``: the lines before), and
-    the bytes they take. Never more than ``MAX_LINE`` of a line held: the file was read
-    whole from the last offset, and a planted sparse 2 GiB after its last record was held
-    in memory by every listing (redteam48). A final line with no newline (a write in
-    progress, a torn tail) is left out."""
-    if os.fstat(f.fileno()).st_size - f.tell() <= MAX_LINE:
+    the bytes they take, bad lines after the last good one too (their problems are said
+    once). A final line with no newline (a write in progress, a torn tail) is left out.
+    Past ``MAX_LINE`` bytes, in bounded pieces with a sparse file's holes passed over
+    (``bounded_lines``): the file was read whole from the last offset, a planted sparse
+    2 GiB held in memory by every listing (redteam48), then read zeros and all (trust37)."""
+    start = f.tell()
+    if os.fstat(f.fileno()).st_size - start <= MAX_LINE:
         # no longer line fits: one read and a split, as before (a call a line costs a
         # listing's count)
         data = f.read()
         cut = data.rfind(b"\n") + 1
         return list(data[:cut].split(b"\n")[:-1]), cut
     out: list[bytes | None] = []
-    took = skipping = 0  # ``skipping``: bytes of a line past ``MAX_LINE`` read so far
-    for piece in iter(lambda: f.readline(MAX_LINE), b""):
-        if not piece.endswith(b"\n"):
-            if len(piece) < MAX_LINE:
-                break  # torn or in progress: waits for its end
-            skipping += len(piece)
-            continue
-        took += skipping + len(piece)
-        if skipping:
-            skipping = 0
-            out.append(None)
+    end = start
+    for raw, past in whole_lines(f.fileno(), start, MAX_LINE):
+        out.append(raw)
+        end = past
+        if raw is None:
             problems.append(Problem(str(path), number + len(out),
                                     f"longer than {MAX_LINE} bytes: not read"))
-            continue
-        out.append(piece[:-1])
-    return out, took
+    return out, end - start

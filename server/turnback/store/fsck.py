@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import NotFound, StoreDamaged, Unsafe
 from ..fs.jsonl import NoLastObject
-from ..fs.junk_tail import SetAside, set_aside
+from ..fs.junk_tail import Budget, SetAside, set_aside
 from ..fs.locks import try_rw_lock
 from ..objects.trees import DIR, MAX_DEPTH, MAX_FILES
 from ..rewind.oplog import is_op
@@ -53,19 +53,27 @@ def repair(store: StoreState) -> list[SetAside]:
     appends, that tail moved to a side file beside it (``fs/junk_tail``): appends,
     checkpoints, ``gc`` and ``undo`` work again and every line is kept. The cut is after
     the last line its head read stops at (``is_op``, ``is_record``). ``Conflict`` for a file
-    another process is writing (the files done before it stay done)."""
-    moved = [m for m in (_passing_damage(store.backend.set_aside_junk, sid)
-                         for sid in store.backend.ids()) if m is not None]
+    another process is writing (the files done before it stay done). The side files of
+    the whole repair hold at most ``junk_tail.REPAIR_MOST`` bytes (``Budget``): the op log
+    and ``checkpoints.jsonl`` first, then the sessions; past it a tail is dropped, said."""
+    budget = Budget()
+    moved: list[SetAside] = []
     for path, is_one in ((store.oplog.path, is_op), (store.index.path, is_record)):
-        done = _passing_damage(_logs_junk, (path, is_one))
+        done = _passing_damage(_logs_junk, (path, is_one, budget))
         if done is not None:
             moved.append(done)
-    return moved
+    return [m for m in (_passing_damage(_session_junk, (store, sid, budget))
+                        for sid in store.backend.ids()) if m is not None] + moved
 
 
-def _logs_junk(arg: tuple[Path, Callable[[dict[str, Any]], bool]]) -> SetAside | None:
-    path, is_one = arg
-    return set_aside(path, keep=lambda line: is_one(line.value), head=is_one)
+def _session_junk(arg: tuple[StoreState, str, Budget]) -> SetAside | None:
+    store, sid, budget = arg
+    return store.backend.set_aside_junk(sid, budget)
+
+
+def _logs_junk(arg: tuple[Path, Callable[[dict[str, Any]], bool], Budget]) -> SetAside | None:
+    path, is_one, budget = arg
+    return set_aside(path, keep=lambda line: is_one(line.value), head=is_one, budget=budget)
 
 
 _A = TypeVar("_A")

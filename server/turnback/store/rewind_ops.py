@@ -722,7 +722,14 @@ class RewindOps(CheckpointOps):
                 self.oplog.end()
                 return str(record["id"])
             with imported_late("turnback.rewind.apply"):
-                from ..rewind.apply import Applier
+                from ..rewind.apply import Applier, untouched
+            if not applied and untouched(str(self.workspace), plan, str(record["id"])):
+                # no file touched: killed before its first file, which is also where a
+                # refusal after the journal is decided and its retraction not yet made
+                # (trust37): applied now, a rewind the user was told, or was about to be
+                # told, was refused would go ahead. Emptied, it is as if never begun
+                self.oplog.end()
+                return None
             applier = Applier(str(self.workspace), self.objects, True, str(record["id"]))
             try:
                 # first, a write that landed before a replacement the crash left unchecked:
