@@ -954,11 +954,18 @@ class Applier:
         )
 
 
-def untouched(workspace: str, plan: Plan, op: str) -> bool:
+def untouched(workspace: str, plan: Plan, op: str, *, since_before: bool = False) -> bool:
     """Whether no path of ``plan`` shows a sign of it having been applied: none holds what
     it writes there, none it removes is gone, and no temporary name of rewind ``op``
     stands in a folder it writes to. (What each path held before is not needed: a
-    journal whose safety checkpoint is missing has nothing to say it with.)"""
+    journal whose safety checkpoint is missing has nothing to say it with.)
+
+    ``since_before``: also none holds anything but what it held before (``plan.before``,
+    from the safety checkpoint). A path changed since the safety scan may be the rewind's
+    write changed again: a rewind answered and then left to the next open to record
+    (``leave_unfinished``, or a kill once its second names were freed), its files edited
+    meanwhile by the agent told it was made, showed no other sign, and was emptied
+    unrecorded, its undo gone (redteam51). Changed, it is finished: its edits kept."""
     tags = _tags(op, plan)
     try:
         with open_root(workspace) as root:
@@ -967,14 +974,22 @@ def untouched(workspace: str, plan: Plan, op: str) -> bool:
                 with open_dir(root, parts[:-1], create=False) as dfd:
                     if _lstat_or_none(dfd, parts[-1]) is None:
                         return False
+                    if since_before and not _same(disk_entry(dfd, parts[-1]),
+                                                  plan.before.get(path)):
+                        return False
             for path, entry in {**plan.write, **plan.create}.items():
                 parts = path.split("/")
                 try:
                     dfd = open_dir(root, parts[:-1], create=False)
                 except (FileNotFoundError, NotADirectoryError, NotAFolder):
+                    if since_before and plan.before.get(path) is not None:
+                        return False  # its folder gone since: changed
                     continue  # its folder is not there: nothing written in it
                 with dfd:
-                    if _same(disk_entry(dfd, parts[-1]), entry):
+                    now = disk_entry(dfd, parts[-1])
+                    if _same(now, entry):
+                        return False
+                    if since_before and not _same(now, plan.before.get(path)):
                         return False
                     folder = "/".join(parts[:-1])
                     for name in dfd.listdir():
