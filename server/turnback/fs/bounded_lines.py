@@ -16,8 +16,12 @@ import errno
 import os
 from collections.abc import Iterator
 
-# bytes a read takes: the most held besides one line's ``limit``
+# bytes a read takes: the most held besides one line's ``limit`` (less for a smaller
+# ``limit``: ``_step``)
 CHUNK = 1 << 20
+# the least a read takes, whatever the limit: a line at most this long is no reason for
+# reads of a few bytes
+LEAST = 4096
 
 _SEEK_HOLE: int | None = getattr(os, "SEEK_HOLE", None)
 _SEEK_DATA: int | None = getattr(os, "SEEK_DATA", None)
@@ -33,6 +37,9 @@ def whole_lines(fd: int, start: int, limit: int) -> Iterator[tuple[bytes | None,
     held: list[bytes] = []  # the current line's pieces so far
     held_len = 0
     over = False  # the current line is past ``limit``: its bytes are not kept
+    # reads no longer than the bound they serve: a 1 MiB read whatever the bound held two
+    # of them (the one read and the one before) for a bound of 4 KiB (redteam51)
+    step = min(CHUNK, max(limit, LEAST))
     while True:
         after_hole = _past_hole(fd, pos)
         if after_hole is None:
@@ -41,7 +48,8 @@ def whole_lines(fd: int, start: int, limit: int) -> Iterator[tuple[bytes | None,
             over, held, held_len = True, [], 0
             pos = after_hole
         # (a shorter hole is read as the zeros it holds)
-        data = os.pread(fd, CHUNK, pos)
+        data = b""  # the last read freed before the next
+        data = os.pread(fd, step, pos)
         if not data:
             return
         i = 0
