@@ -17,19 +17,21 @@ import pytest
 from turnback import Store
 from turnback.fs.jsonl import MAX_LINE
 
-# the child lists the checkpoints and says how much memory it held at most (KiB on Linux)
+# the child lists the checkpoints and says how much memory it held at most (KiB): its own
+# image's high-water mark, ``VmHWM``. Not ``ru_maxrss``, which Linux carries across the
+# exec from the process forked: the pytest process's own peak, so a child of a run past
+# 128 MiB failed the bound whatever it held (redteam51: 147 MiB in a run of tests/store)
 CHILD = """
 import sys
 from turnback import Store
-def read():
-    with open("/proc/self/io") as f:
-        return int(next(l for l in f if l.startswith("rchar")).split()[1])
-before = read()
+def field(path, name):
+    with open(path) as f:
+        return int(next(l for l in f if l.startswith(name)).split()[1])
+before = field("/proc/self/io", "rchar")
 with Store.open(sys.argv[1]) as store:
     print(len(store.checkpoints()))
-with open("/proc/self/status") as f:  # this process's own peak: ru_maxrss also counts
-    print(next(l for l in f if l.startswith("VmHWM")).split()[1])  # the parent's at exec
-print(read() - before)
+print(field("/proc/self/status", "VmHWM:"))
+print(field("/proc/self/io", "rchar") - before)
 """
 
 SPARSE = 2 << 30
@@ -70,7 +72,7 @@ def _listed(ws: Path) -> tuple[int, int, int]:
 
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
-                                reason="/proc/self/io, ru_maxrss in KiB")
+                                reason="/proc/self/io and status")
 
 
 def test_a_sparse_torn_tail_is_not_read_into_memory(tmp_path: Path) -> None:

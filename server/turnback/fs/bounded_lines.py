@@ -16,9 +16,12 @@ import errno
 import os
 from collections.abc import Iterator
 
-# bytes a read takes (at most: no more than a line's ``limit`` and one byte), the most held
-# besides one line
+# bytes a read takes: the most held besides one line's ``limit`` (less for a smaller
+# ``limit``: ``_step``)
 CHUNK = 1 << 20
+# the least a read takes, whatever the limit: a line at most this long is no reason for
+# reads of a few bytes
+LEAST = 4096
 
 _SEEK_HOLE: int | None = getattr(os, "SEEK_HOLE", None)
 _SEEK_DATA: int | None = getattr(os, "SEEK_DATA", None)
@@ -31,10 +34,12 @@ def whole_lines(fd: int, start: int, limit: int) -> Iterator[tuple[bytes | None,
     newline (torn, or a write in progress) is not yielded. Read with ``pread``: ``fd``'s
     own offset is left to the ``lseek`` calls of the holes' look."""
     pos = start  # where the next read starts
-    step = max(1, min(CHUNK, limit + 1))  # a bound below CHUNK holds no more than it
     held: list[bytes] = []  # the current line's pieces so far
     held_len = 0
     over = False  # the current line is past ``limit``: its bytes are not kept
+    # reads no longer than the bound they serve: a 1 MiB read whatever the bound held two
+    # of them (the one read and the one before) for a bound of 4 KiB (redteam51)
+    step = min(CHUNK, max(limit, LEAST))
     while True:
         after_hole = _past_hole(fd, pos)
         if after_hole is None:
@@ -43,6 +48,7 @@ def whole_lines(fd: int, start: int, limit: int) -> Iterator[tuple[bytes | None,
             over, held, held_len = True, [], 0
             pos = after_hole
         # (a shorter hole is read as the zeros it holds)
+        data = b""  # the last read freed before the next
         data = os.pread(fd, step, pos)
         if not data:
             return

@@ -14,8 +14,9 @@ import itertools
 import os
 import stat
 import sys
+import unicodedata
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import blake3
 
@@ -954,12 +955,23 @@ class Applier:
         )
 
 
-def untouched(workspace: str, plan: Plan, op: str) -> bool:
+def untouched(workspace: str, plan: Plan, op: str, *, since_before: bool = False) -> bool:
     """Whether no path of ``plan`` shows a sign of it having been applied: none holds what
     it writes there, none it removes is gone, and no temporary name of rewind ``op``
     stands in a folder it writes to. (What each path held before is not needed: a
-    journal whose safety checkpoint is missing has nothing to say it with.)"""
+    journal whose safety checkpoint is missing has nothing to say it with.)
+
+    ``since_before``: also none holds anything but what it held before (``plan.before``,
+    from the safety checkpoint). A path changed since the safety scan may be the rewind's
+    write changed again: a rewind answered and then left to the next open to record
+    (``leave_unfinished``, or a kill once its second names were freed), its files edited
+    meanwhile by the agent told it was made, showed no other sign, and was emptied
+    unrecorded, its undo gone (redteam51). Changed, it is finished: its edits kept."""
     tags = _tags(op, plan)
+    removed: dict[str, list[str]] = {}  # the names a removal of the plan takes, by folder
+    for path in plan.remove:
+        folder, _, name = path.rpartition("/")
+        removed.setdefault(folder, []).append(name)
     try:
         with open_root(workspace) as root:
             for path in plan.remove:
@@ -967,17 +979,29 @@ def untouched(workspace: str, plan: Plan, op: str) -> bool:
                 with open_dir(root, parts[:-1], create=False) as dfd:
                     if _lstat_or_none(dfd, parts[-1]) is None:
                         return False
+                    if since_before and not _same(disk_entry(dfd, parts[-1]),
+                                                  plan.before.get(path)):
+                        return False
             for path, entry in {**plan.write, **plan.create}.items():
                 parts = path.split("/")
                 try:
                     dfd = open_dir(root, parts[:-1], create=False)
                 except (FileNotFoundError, NotADirectoryError, NotAFolder):
+                    if since_before and plan.before.get(path) is not None:
+                        return False  # its folder gone since: changed
                     continue  # its folder is not there: nothing written in it
                 with dfd:
-                    if _same(disk_entry(dfd, parts[-1]), entry):
+                    names = dfd.listdir()
+                    now = disk_entry(dfd, parts[-1])
+                    # the file a removal of the plan names, found by another spelling (a
+                    # case-insensitive file system), is that removal's to look at, not this
+                    other = now is not None and _other_spelling(
+                        parts[-1], names, removed.get("/".join(parts[:-1]), ()))
+                    if not other and (_same(now, entry) or (
+                            since_before and not _same(now, plan.before.get(path)))):
                         return False
                     folder = "/".join(parts[:-1])
-                    for name in dfd.listdir():
+                    for name in names:
                         st = (_lstat_or_none(dfd, name) if name.startswith(TMP_PREFIX)
                               else None)
                         if st is not None and _of_op(op, folder, tags[folder], name,
@@ -986,6 +1010,24 @@ def untouched(workspace: str, plan: Plan, op: str) -> bool:
     except (OSError, Unsafe, NotAFolder):
         return False  # cannot tell: left to the refusal that names it
     return True
+
+
+def _other_spelling(name: str, names: list[str], removed: Sequence[str]) -> bool:
+    """Whether ``name``, found in a folder listed as ``names`` though not listed by that
+    spelling (so a case- or normalization-insensitive file system's), is a name the plan
+    removes (``removed``, names in that folder) that is still listed: a case-only rename
+    not yet made. No sign of the rewind then: taken for one, a rename killed before any
+    file was applied at the next open (redteam51). Made, the listing holds ``name``'s
+    spelling. (Names folded loosely, NFC and ``casefold``: on a file system that folds
+    none, a name found is listed as it is, and this is never asked.)"""
+    if name in names:
+        return False
+    key = _loose_key(name)
+    return any(other in names and _loose_key(other) == key for other in removed)
+
+
+def _loose_key(name: str) -> str:
+    return unicodedata.normalize("NFC", name).casefold()
 
 
 def _exact(rel: str) -> str:

@@ -723,11 +723,14 @@ class RewindOps(CheckpointOps):
                 return str(record["id"])
             with imported_late("turnback.rewind.apply"):
                 from ..rewind.apply import Applier, untouched
-            if not applied and untouched(str(self.workspace), plan, str(record["id"])):
+            if not applied and untouched(str(self.workspace), plan, str(record["id"]),
+                                         since_before=True):
                 # no file touched: killed before its first file, which is also where a
                 # refusal after the journal is decided and its retraction not yet made
                 # (trust37): applied now, a rewind the user was told, or was about to be
-                # told, was refused would go ahead. Emptied, it is as if never begun
+                # told, was refused would go ahead. Emptied, it is as if never begun.
+                # Every path as its safety checkpoint saw it (since_before): a rewind
+                # whose files were edited after it was answered is finished (redteam51)
                 self.oplog.end()
                 return None
             applier = Applier(str(self.workspace), self.objects, True, str(record["id"]))
