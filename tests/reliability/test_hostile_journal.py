@@ -141,10 +141,11 @@ def test_a_journal_never_overwrites_what_its_safety_checkpoint_did_not_hold(
     assert again.journal_problem is None
     assert (ws / "a.txt").read_text() == "my unsaved work\n"  # kept
     assert (ws / "b.txt").read_text() == "b\n"  # not in the safety checkpoint: kept
-    # no file shows the rewind (trust37): emptied, nothing recorded; it was recorded with
-    # both paths kept
+    # a.txt holds what the safety checkpoint did not see: a sign the rewind may have run
+    # (redteam51), so it is finished and recorded with both paths kept, never emptied
     rewinds = [e for e in again.session(cp.session_id or "").events if e.kind == "rewind"]
-    assert rewinds == [] and again.oplog.pending() is None and again.oplog.all() == []
+    assert sorted(rewinds[-1].data["kept"]) == ["a.txt", "b.txt"]
+    assert again.oplog.pending() is None
     count("journal of another workspace: changed files kept")
 
 

@@ -458,10 +458,13 @@ def test_finishing_an_interrupted_rewind_drops_the_early_child(
                 pass  # reads only (during the journal's sync)
 
             def apply(self, _plan: object) -> None:
-                raise Crash  # the journal is written, no file yet
+                # the journal is written and one file of the plan with it: the next open
+                # finishes the rewind (one with no file written is emptied: trust37)
+                write(ws, "c/z/f1.txt", "c/z 1")
+                raise Crash
 
             def release_failed(self) -> None:
-                pass  # nothing held: no file was written
+                pass  # nothing held
 
         # the store imports the applier where it applies a plan: patched at its module
         monkeypatch.setattr(apply_mod, "Applier", Dies)
