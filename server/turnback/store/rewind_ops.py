@@ -703,6 +703,9 @@ class RewindOps(CheckpointOps):
                     self.oplog.end()  # torn, or emptied meanwhile: nothing was begun
                     return None
                 if self._never_begun(record):
+                    # a power cut lost its safety record: told, as one emptied below
+                    dropped_rewind.note(self.root, record, fsync=self.config.fsync_commits)
+                    self.rewind_dropped = True
                     self.oplog.end()
                     return None
                 plan = self._journal_plan(record)
