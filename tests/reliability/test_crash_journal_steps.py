@@ -140,6 +140,9 @@ def test_a_journal_whose_safety_record_was_lost_before_any_file_changed_is_empti
         assert not journal_left(again.root)
         assert picture(ws) == b
         assert again.log()[-1]["op"] == "undo"  # the cut rewind was never recorded
+        # and the user is told so (trust38)
+        assert [n.kind for n in again.notices()] == ["rewind"]
+        assert "nothing was recorded" in again.notices()[0].message
         assert again.fsck().ok, again.fsck().damaged
 
 
@@ -156,6 +159,7 @@ def test_a_small_safety_record_lost_from_the_index_is_put_back_and_the_journal_e
         assert not journal_left(again.root)
         assert picture(ws) == b and again.log()[-1]["op"] == "undo"
         assert again.checkpoints()[-1].safety_of is not None  # put back from its frame
+        assert [n.kind for n in again.notices()] == ["rewind"]  # told (trust38)
         assert again.fsck().ok, again.fsck().damaged
 
 

@@ -82,18 +82,20 @@ def run(req: Request) -> int | None:
     return 0
 
 
-def tell_notices(store: Store) -> None:
+def tell_notices(store: Store, probe: bool = False) -> None:
     """Say on stderr, once for each cause, what the store found and set aside (a refused
     object log, a repaired checkpoints.jsonl: ``store/notices.py``), on every CLI path that
     opens the store itself: click's commands (``Ctx.open``), this fast path and the agents'
     hook (``hook_cmd``), which said nothing before (trust21). Right after the open, before
     the command's own output; a warning never stops the command, nor does its module
     failing to import after an upgrade (``CodeChanged``; ``SyntaxError``, a file of it
-    half-written): said once, the command goes on."""
+    half-written): said once, the command goes on. ``probe``: every cause looked for
+    (``Store.notices``), not only this process's (``status``: a rewind's journal a server
+    emptied, trust38)."""
     from ..errors import CodeChanged
 
     try:
-        for notice in store.untold_notices("cli"):
+        for notice in store.untold_notices("cli", store.notices() if probe else None):
             _write(sys.stderr, f"turnback: {notice.message}\n")
     except OSError:
         pass

@@ -23,6 +23,10 @@ def init(ctx: Ctx) -> None:
 def status(ctx: Ctx) -> None:
     """Where the store is, what it holds and its disk usage."""
     store = ctx.open()
+    # what a server or a hook's process found since (a rewind's journal emptied), once
+    from .direct import tell_notices
+
+    tell_notices(store, probe=True)
     st = store.status()
     # a running server that met the kernel's watch limit says so in the store
     limit = watchlimit.read_note(store.root)

@@ -3,8 +3,10 @@
 A log the store refuses (frames no writer makes, or longer than any log is: a planted one,
 or damage) and a repair of ``checkpoints.jsonl`` (damaged lines; records put back from the
 object logs) were said only by ``fsck`` or a listing: a user never learned that the store
-had set something aside. ``untold`` gives the causes present now that a channel (the
-CLI's stderr, the language server's ``window/showMessage``) has not told yet, and notes
+had set something aside. A rewind's journal the recovery emptied (its rewind touched no
+file: ``store/dropped_rewind.py``) is such a cause too. ``untold`` gives the causes present
+now that a channel (the CLI's stderr, the language server's ``window/showMessage``) has
+not told yet, and notes
 them told in ``cache/notices-told``: once for each cause, not for each command. The
 server's ``turnback/status`` lists every cause present (``current``), told or not.
 
@@ -23,6 +25,7 @@ from ..errors import StoreDamaged, TurnbackError
 from ..fs.atomic import atomic_write
 from ..fs.reading import open_regular, read_regular
 from ..objects.packlog import READ_MAX, log_names, refused_at
+from . import dropped_rewind
 from .state import StoreState
 
 MAX_BYTES = 16 << 10
@@ -36,7 +39,9 @@ CHANNELS = ("cli", "server")
 
 @dataclass(frozen=True, slots=True)
 class Notice:
-    kind: str  # "log" (a refused object log) or "index" (checkpoints.jsonl repaired)
+    # "log" (a refused object log), "index" (checkpoints.jsonl repaired) or "rewind" (a
+    # rewind's journal emptied at an open: store/dropped_rewind.py)
+    kind: str
     key: str  # the cause: told once while it stays the same (no space in it)
     message: str  # what was found, what was done, what to do
 
@@ -106,6 +111,10 @@ def current(store: StoreState, probe: bool = True) -> list[Notice]:
         out.append(Notice("index", f"index:{ino}:{max(put_back, damaged)}", (
             f"{store.index.path} was damaged (lines unreadable or lost): {done}. Run "
             "'turnback fsck' to list the damaged lines")))
+    if probe or store.rewind_dropped:
+        dropped = dropped_rewind.read(store.root)
+        if dropped is not None:
+            out.append(Notice("rewind", *dropped))
     return out
 
 

@@ -41,6 +41,7 @@ from ..objects.trees import DIR, LINK, Entry
 from ..rewind import signing
 from ..rewind.oplog import APPLIED
 from ..snapshot import prescan
+from . import dropped_rewind
 from .checkpoint_ops import CheckpointOps, folder_gone
 from .record_folders import RecordFolders, open_record_folders
 from .safety_names import safety_label
@@ -257,6 +258,7 @@ class RewindOps(CheckpointOps):
                         self.index.add(safety, fsync=False, folder=folders.root)
                     self._cache_unsaved = True
                     raise
+                dropped_rewind.clear(self.root)  # the user asked again (or anew)
                 if frame is not None:
                     # listed only now: a power cut never keeps this line and loses the
                     # frame (two files synced together may land one without the other);
@@ -701,6 +703,9 @@ class RewindOps(CheckpointOps):
                     self.oplog.end()  # torn, or emptied meanwhile: nothing was begun
                     return None
                 if self._never_begun(record):
+                    # a power cut lost its safety record: told, as one emptied below
+                    dropped_rewind.note(self.root, record, fsync=self.config.fsync_commits)
+                    self.rewind_dropped = True
                     self.oplog.end()
                     return None
                 plan = self._journal_plan(record)
@@ -730,7 +735,10 @@ class RewindOps(CheckpointOps):
                 # (trust37): applied now, a rewind the user was told, or was about to be
                 # told, was refused would go ahead. Emptied, it is as if never begun.
                 # Every path as its safety checkpoint saw it (since_before): a rewind
-                # whose files were edited after it was answered is finished (redteam51)
+                # whose files were edited after it was answered is finished (redteam51).
+                # Kept first, to be told (store/dropped_rewind): not silently (trust38)
+                dropped_rewind.note(self.root, record, fsync=self.config.fsync_commits)
+                self.rewind_dropped = True
                 self.oplog.end()
                 return None
             applier = Applier(str(self.workspace), self.objects, True, str(record["id"]))

@@ -147,6 +147,9 @@ class StoreState:
         self._index_problems = 0
         # object logs the walks found holding what no writer writes (store/notices.py)
         self.refused_logs: set[str] = set()
+        # this process's recovery emptied a journal whose rewind touched no file: its
+        # notice is in cache/rewind-dropped (store/dropped_rewind.py)
+        self.rewind_dropped = False
         self.index_damaged = 0  # the most damaged lines of checkpoints.jsonl a listing saw
         self._temporary: list[Path] = []  # Store.memory()'s folders, removed by close()
         # releases this open in fs/storeroots.py (its held folders closed with the last)
@@ -277,11 +280,12 @@ class StoreState:
         return self._root_held.folder()
 
     def set_aside(self) -> bool:
-        """Whether this process found something set aside: a refused object log or a
-        repaired ``checkpoints.jsonl`` (``notices.current``'s causes but those a probe of
-        each log finds). Asked before ``notices`` is imported: a command with nothing to
-        tell (nearly all) spares its import (``Store.untold_notices``)."""
-        return bool(self.refused_logs or self.index.repaired or self.index_damaged)
+        """Whether this process found something set aside: a refused object log, a
+        repaired ``checkpoints.jsonl``, a rewind's journal emptied (``notices.current``'s
+        causes but those a probe of each log finds). Asked before ``notices`` is imported:
+        a command with nothing to tell (nearly all) spares its import (``Store.untold_notices``)."""
+        return bool(self.refused_logs or self.index.repaired or self.index_damaged
+                    or self.rewind_dropped)
 
     def disk_usage(self) -> int:
         total = 0
