@@ -29,9 +29,7 @@ def fsync_dir(path: Path) -> None:
     except OSError:  # Windows opens no folder: NTFS journals the rename itself
         return
     try:
-        os.fsync(fd)
-    except OSError:
-        pass
+        fsync_folder_fd(fd)
     finally:
         os.close(fd)
 

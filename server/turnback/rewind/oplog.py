@@ -105,12 +105,10 @@ class OpLog:
                 # a new journal's name synced in the folder it was made in: through
                 # ``folder`` when it is held by a descriptor (by path, a --store store
                 # replaced meanwhile had the copy's folder synced; trust36, left open)
-                held = made and isinstance(folder, FdFolder)
+                held = [folder.fd] if made and isinstance(folder, FdFolder) else []
                 dirs = ([*sync_dirs, self.journal.parent] if made and not held
                         else list(sync_dirs))
-                fsync_all(sync_with, dirs, meanwhile=meanwhile, fds=[fd],
-                          dir_fds=[folder.fd] if held and isinstance(folder, FdFolder)
-                          else [])
+                fsync_all(sync_with, dirs, meanwhile=meanwhile, fds=[fd], dir_fds=held)
             on_error.pop_all()
         return journal
 

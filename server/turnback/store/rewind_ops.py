@@ -442,6 +442,14 @@ class RewindOps(CheckpointOps):
                 "next write (or open) after that finishes the rewind")
             return None
 
+    def _drop_journal(self, record: JSON) -> None:
+        """End the journal of a rewind that is not to be made (no file touched, or its
+        safety record lost), kept first in ``cache/rewind-dropped`` so that the user is told
+        it did not happen, not left to find out (trust38)."""
+        dropped_rewind.note(self.root, record, fsync=self.config.fsync_commits)
+        self.rewind_dropped = True
+        self.oplog.end()
+
     def _record_applied(self, record: JSON) -> None:
         """Record a rewind whose files are in place, whatever part of its record a failed
         try (or a crash) already wrote: op log, then its event, then the journal's end."""
@@ -704,9 +712,7 @@ class RewindOps(CheckpointOps):
                     return None
                 if self._never_begun(record):
                     # a power cut lost its safety record: told, as one emptied below
-                    dropped_rewind.note(self.root, record, fsync=self.config.fsync_commits)
-                    self.rewind_dropped = True
-                    self.oplog.end()
+                    self._drop_journal(record)
                     return None
                 plan = self._journal_plan(record)
                 record.pop(signing.FIELD, None)  # checked: the records that follow need it not
@@ -736,10 +742,7 @@ class RewindOps(CheckpointOps):
                 # told, was refused would go ahead. Emptied, it is as if never begun.
                 # Every path as its safety checkpoint saw it (since_before): a rewind
                 # whose files were edited after it was answered is finished (redteam51).
-                # Kept first, to be told (store/dropped_rewind): not silently (trust38)
-                dropped_rewind.note(self.root, record, fsync=self.config.fsync_commits)
-                self.rewind_dropped = True
-                self.oplog.end()
+                self._drop_journal(record)
                 return None
             applier = Applier(str(self.workspace), self.objects, True, str(record["id"]))
             try:
